@@ -1,0 +1,79 @@
+import type { Pool, PoolClient } from 'pg';
+
+/**
+ * One dedicated connection that LISTENs on a channel and fans notifications out to in-process
+ * callbacks. Bursts of notifications (one per append) are coalesced into one callback per
+ * debounce window. If the connection drops it reconnects; subscribers also poll slowly, so a
+ * notification lost in between delays an event by at most one poll interval.
+ */
+export class NotificationListener {
+  private client: PoolClient | null = null;
+  private connecting: Promise<void> | null = null;
+  private readonly callbacks = new Set<() => void>();
+  private pending: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly channel: string,
+    private readonly debounceMs = 2,
+  ) {}
+
+  onNotify(callback: () => void): () => void {
+    this.callbacks.add(callback);
+    void this.ensureConnected();
+    return () => this.callbacks.delete(callback);
+  }
+
+  private ensureConnected(): Promise<void> {
+    if (this.client || this.closed) return Promise.resolve();
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<void> {
+    try {
+      const client = await this.pool.connect();
+      client.on('notification', () => this.schedule());
+      client.on('error', () => this.drop(client));
+      await client.query(`LISTEN ${this.channel}`);
+      if (this.closed) {
+        client.release(true);
+        return;
+      }
+      this.client = client;
+      this.schedule(); // anything appended while we were not listening
+    } catch {
+      if (!this.closed) setTimeout(() => void this.ensureConnected(), 1000).unref();
+    }
+  }
+
+  private drop(client: PoolClient): void {
+    if (this.client !== client) return;
+    this.client = null;
+    client.release(true);
+    if (!this.closed && this.callbacks.size > 0) setTimeout(() => void this.ensureConnected(), 200).unref();
+  }
+
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = null;
+      for (const cb of this.callbacks) cb();
+    }, this.debounceMs);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.pending) clearTimeout(this.pending);
+    await this.connecting;
+    const client = this.client;
+    this.client = null;
+    if (client) {
+      await client.query(`UNLISTEN ${this.channel}`).catch(() => undefined);
+      client.release(true);
+    }
+  }
+}

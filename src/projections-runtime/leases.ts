@@ -1,0 +1,99 @@
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from '../log';
+
+/**
+ * Session advisory locks held on one dedicated connection: whichever gateway process holds the
+ * lock of a consumer is its active instance. If the connection dies, PostgreSQL releases every
+ * lock at once and this process stops its consumers until it wins them again. Correctness does
+ * not depend on the lease (the runner checks its checkpoint under a row lock in every batch); the
+ * lease only keeps the other instances from doing the same work twice.
+ */
+export class LeaseHolder {
+  private client: Promise<PoolClient> | null = null;
+  private readonly held = new Set<string>();
+  private readonly wanted = new Map<string, (held: boolean) => void>();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+    private readonly retryMs = 2000,
+  ) {}
+
+  /** Calls onChange(true) when this process wins the lease and onChange(false) if it loses it. */
+  want(name: string, onChange: (held: boolean) => void): void {
+    this.wanted.set(name, onChange);
+    void this.tryAcquire();
+  }
+
+  /** The one lease connection; concurrent callers share the same connect. */
+  private connection(): Promise<PoolClient> {
+    this.client ??= this.pool.connect().then(
+      (client) => {
+        let released = false;
+        client.on('error', (err) => {
+          // After close() the connection was already handed back; its end is expected then.
+          if (released || this.closed) return;
+          released = true;
+          this.logger.warn({ err }, 'lease connection lost');
+          this.client = null;
+          client.release(true);
+          for (const name of this.held) this.wanted.get(name)?.(false);
+          this.held.clear();
+        });
+        return client;
+      },
+      (err: unknown) => {
+        this.client = null;
+        throw err;
+      },
+    );
+    return this.client;
+  }
+
+  private acquiring: Promise<void> | null = null;
+
+  /** One acquisition pass at a time: the lease connection runs one query at a time anyway. */
+  private tryAcquire(): Promise<void> {
+    this.acquiring ??= this.acquirePass().finally(() => {
+      this.acquiring = null;
+    });
+    return this.acquiring;
+  }
+
+  private async acquirePass(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const client = await this.connection();
+      for (const [name, onChange] of this.wanted) {
+        if (this.held.has(name)) continue;
+        const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [`consumer:${name}`]);
+        if (rows[0]!.ok && !this.closed) {
+          this.held.add(name);
+          onChange(true);
+        }
+      }
+    } catch (err) {
+      if (!this.closed) this.logger.warn({ err }, 'lease acquisition failed');
+    }
+    if (!this.closed && this.held.size < this.wanted.size && !this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        void this.tryAcquire();
+      }, this.retryMs);
+      this.timer.unref();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.acquiring;
+    const client = await this.client?.catch(() => null);
+    this.client = null;
+    this.held.clear();
+    // Releasing the connection without reuse ends the session and with it every advisory lock.
+    client?.release(true);
+  }
+}

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { Database } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
+import type { RecordedEvent } from '../../src/eventstore/port';
+import { PostgresEventStore } from '../../src/eventstore/postgres/store';
+import { ALL_MIGRATIONS } from '../../src/gateway';
+import { createTestDatabase } from '../support/database';
+import { readToEnd } from './eventstore-conformance.test';
+
+describe('PostgreSQL global log: no event is skipped by a reader @integration', () => {
+  let db: Database;
+  let store: PostgresEventStore;
+
+  before(async () => {
+    db = await createTestDatabase(40);
+    await migrate(db.pool, ALL_MIGRATIONS);
+    store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 50 });
+  });
+  after(async () => {
+    await store.close();
+    await db.close();
+  });
+
+  it('does not advance past a transaction that is still open when a later one commits', async () => {
+    const slow = `slow-${randomUUID()}`;
+    const fast = `fast-${randomUUID()}`;
+    const seen: RecordedEvent[] = [];
+    const subscription = store.subscribe({ from: await store.headPosition(), onBatch: async (batch) => void seen.push(...batch) });
+
+    const open = await db.pool.connect();
+    try {
+      await open.query('BEGIN');
+      // Takes its sequence position and transaction id now, commits only later.
+      await open.query(`SELECT * FROM es_append($1, 'no_stream', NULL, $2, $3, $4, $5)`, [slow, [randomUUID()], ['Slow'], ['{}'], ['{}']]);
+      await store.append(fast, [{ type: 'Fast', data: {} }], { expectedVersion: 'no_stream' });
+
+      await waitUntil(async () => (await readFast()).length === 0, 300);
+      expect(seen.map((e) => e.type), 'nothing is delivered past the open transaction').to.deep.equal([]);
+      expect((await store.readAll(null, 10_000)).some((e) => e.streamId === fast), 'readAll holds back too').to.equal(false);
+
+      await open.query('COMMIT');
+    } finally {
+      open.release();
+    }
+    await waitUntil(async () => seen.length >= 2, 5000);
+    await subscription.close();
+    expect(seen.map((e) => e.type)).to.deep.equal(['Slow', 'Fast']);
+
+    async function readFast(): Promise<RecordedEvent[]> {
+      return (await store.readAll(null, 10_000)).filter((e) => e.streamId === fast);
+    }
+  });
+
+  it('under many concurrent appenders, a subscriber sees exactly the committed set, once each, in stream order', async function () {
+    this.timeout(120_000);
+    const prefix = `rand-${randomUUID().slice(0, 8)}`;
+    const streams = Array.from({ length: 8 }, (_, i) => `${prefix}-${i}`);
+    const seen: RecordedEvent[] = [];
+    const subscription = store.subscribe({ from: await store.headPosition(), batchSize: 37, onBatch: async (batch) => void seen.push(...batch.filter((e) => e.streamId.startsWith(prefix))) });
+
+    const committed = new Set<string>();
+    let rolledBack = 0;
+    // 12 writers, each appending 40 times to random streams with 'any', some inside transactions
+    // that are held open for a random time and some rolled back.
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, writer) => {
+        for (let i = 0; i < 40; i++) {
+          const streamId = streams[Math.floor(Math.random() * streams.length)]!;
+          const id = randomUUID();
+          const client = await db.pool.connect();
+          try {
+            await client.query('BEGIN');
+            await client.query(`SELECT * FROM es_append($1, 'any', NULL, $2, $3, $4, $5)`, [streamId, [id], ['Rand'], [JSON.stringify({ writer, i })], ['{}']]);
+            if (Math.random() < 0.3) await new Promise((r) => setTimeout(r, Math.random() * 15));
+            if (Math.random() < 0.1) {
+              await client.query('ROLLBACK');
+              rolledBack++;
+            } else {
+              await client.query('COMMIT');
+              committed.add(id);
+            }
+          } finally {
+            client.release();
+          }
+        }
+      }),
+    );
+    await waitUntil(async () => seen.length >= committed.size, 20_000);
+    await new Promise((r) => setTimeout(r, 200));
+    await subscription.close();
+
+    const ids = seen.map((e) => e.id);
+    expect(new Set(ids).size, 'no duplicates').to.equal(ids.length);
+    expect(new Set(ids)).to.deep.equal(committed);
+    expect(rolledBack).to.be.greaterThan(0);
+    for (const s of streams) {
+      const revisions = seen.filter((e) => e.streamId === s).map((e) => e.revision);
+      expect(revisions, `stream ${s} in order without gaps`).to.deep.equal(revisions.map((_, i) => i));
+    }
+    const all = (await readToEnd(store)).filter((e) => e.streamId.startsWith(prefix)).map((e) => e.id);
+    expect(all).to.deep.equal(ids);
+  });
+});
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

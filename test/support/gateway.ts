@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { allProjections } from '../../projections';
+import { runAudit } from '../../src/audit/audit';
+import { loadConfig } from '../../src/config';
+import { tempDir } from '../../src/db/database';
+import { defaultFeatures } from '../../src/features';
+import { startGateway, type FeatureFactory, type Gateway } from '../../src/gateway';
+import { createLogger } from '../../src/log';
+import { createTestDatabase } from './database';
+
+export interface TestGateway extends Gateway {
+  /** Calls the admin API; returns status and parsed body. */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Calls the /v1 API with an API key. */
+  api(key: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  /** The balance of the key's account (GET /v1/account). */
+  balance(key: string): Promise<{ available: number; frozen: number }>;
+  /** A new account holding `amount` minor units, and an unrestricted key for it. */
+  fundedAccount(amount: number, allowedModels?: string[] | null): Promise<{ accountId: string; key: string; keyId: string }>;
+  /** Fails the test unless the ledger invariants and the replay comparison hold. */
+  expectAuditClean(): Promise<void>;
+  /** Stops this gateway process but keeps its database, for restart tests. */
+  stopProcess(): Promise<void>;
+}
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token';
+
+let counter = 0;
+
+/** A whole gateway on an ephemeral port, with its own database on the test server. */
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: { features?: readonly FeatureFactory[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
+): Promise<TestGateway> {
+  const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase();
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: tempDir('gateway-test-data-'),
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RECONCILE_INTERVAL_MS: '3600000',
+    SUBSCRIPTION_POLL_MS: '200',
+    ...env,
+  });
+  const logger = createLogger(config.logLevel);
+  const gateway = await startGateway(config, { logger, database, features: options.features ?? defaultFeatures(), clock: options.clock });
+
+  async function call(auth: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(gateway.url + path, {
+      method,
+      headers: {
+        ...(auth ? { authorization: `Bearer ${auth}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed as any, headers: res.headers };
+  }
+
+  let processStopped = false;
+  const test: TestGatewayInternal = Object.assign(Object.create(null) as object, gateway, {
+    database,
+    admin: (method: string, path: string, body?: unknown) => call(TEST_ADMIN_TOKEN, method, path, body),
+    api: (key: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>) => call(key, method, path, body, headers),
+    balance: async (key: string) => (await call(key, 'GET', '/v1/account')).body.balance as { available: number; frozen: number },
+    async fundedAccount(amount: number, allowedModels: string[] | null = null) {
+      const account = await call(TEST_ADMIN_TOKEN, 'POST', '/admin/v1/accounts', { name: `test account ${++counter}` });
+      expect(account.status).to.equal(201);
+      const accountId = account.body.id as string;
+      if (amount > 0) {
+        const credit = await call(TEST_ADMIN_TOKEN, 'POST', `/admin/v1/accounts/${accountId}/credits`, { amount, reference: `initial-${accountId}` });
+        expect(credit.status).to.equal(201);
+      }
+      const key = await call(TEST_ADMIN_TOKEN, 'POST', `/admin/v1/accounts/${accountId}/keys`, { allowed_models: allowedModels });
+      expect(key.status).to.equal(201);
+      return { accountId, key: key.body.key as string, keyId: key.body.id as string };
+    },
+    async expectAuditClean() {
+      const report = await runAudit(gateway.pool, gateway.store, allProjections, { staleAfterMs: 3_600_000 });
+      expect(report.invariantViolations, 'ledger invariants').to.deep.equal([]);
+      expect(report.mismatches, 'read models against a replay of the log').to.deep.equal([]);
+    },
+    async stopProcess() {
+      processStopped = true;
+      await gateway.close();
+    },
+    async close() {
+      if (!processStopped) await gateway.close();
+      await database.close();
+    },
+  });
+  return test;
+}
+
+interface TestGatewayInternal extends TestGateway {
+  readonly database: Awaited<ReturnType<typeof createTestDatabase>>;
+}

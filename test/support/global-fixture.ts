@@ -1,0 +1,27 @@
+import fs from 'node:fs';
+import { startEmbeddedPostgres, tempDir, type EmbeddedServer } from '../../src/db/database';
+import { createLogger } from '../../src/log';
+
+/**
+ * One PostgreSQL server for the whole run: the machine's own when DATABASE_URL is set (CI), else
+ * an embedded one in a temporary directory. Each test suite creates its own database on it.
+ */
+let embedded: EmbeddedServer | null = null;
+let dir: string | null = null;
+
+export async function mochaGlobalSetup(): Promise<void> {
+  if (process.env.DATABASE_URL) {
+    process.env.TEST_ADMIN_DATABASE_URL = process.env.DATABASE_URL;
+    return;
+  }
+  dir = tempDir('gateway-test-pg-');
+  // The embedded server may run as the `postgres` system user, which must reach its directory.
+  fs.chmodSync(dir, 0o755);
+  embedded = await startEmbeddedPostgres({ dir: `${dir}/data`, port: 0, persistent: false, logger: createLogger('silent') });
+  process.env.TEST_ADMIN_DATABASE_URL = embedded.url;
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await embedded?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+}
