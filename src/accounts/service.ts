@@ -1,0 +1,272 @@
+import type { Pool } from 'pg';
+import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ClosedOutcome } from '../domain/account/decider';
+import { accountStream, type AccountEvent, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
+import type { CommandHandler, CommandResult } from '../domain/command-handler';
+import { DomainError } from '../domain/decider';
+import type { EventMetadata } from '../eventstore/port';
+import { newId } from '../ids';
+import type { ConsumerProgress } from '../projections-runtime/progress';
+import { displayPrefix, generateApiKey, generateWebhookSecret, hashApiKey } from './api-keys';
+
+export type AccountCommands = CommandHandler<AccountCommand, AccountEvent, AccountState>;
+
+export interface Balance {
+  readonly available: number;
+  readonly frozen: number;
+  readonly currency: 'CNY';
+}
+
+export interface AccountSettings {
+  readonly default_video_url_mode: VideoUrlMode;
+}
+
+export interface AccountView {
+  readonly id: string;
+  readonly name: string;
+  readonly balance: Balance;
+  readonly settings: AccountSettings;
+}
+
+export interface AuthenticatedKey {
+  readonly keyId: string;
+  readonly accountId: string;
+  /** null: the key may use every model. */
+  readonly allowedModels: readonly string[] | null;
+}
+
+export interface LedgerEntryView {
+  readonly id: string;
+  readonly sequence: number;
+  readonly type: string;
+  readonly amount: number;
+  readonly available_delta: number;
+  readonly frozen_delta: number;
+  readonly available_after: number;
+  readonly frozen_after: number;
+  readonly reservation_id: string | null;
+  readonly reference: string | null;
+  readonly description: string | null;
+  readonly created_at: string;
+}
+
+const LEDGER_VIEWS = ['balances', 'ledger'];
+
+/**
+ * Accounts, keys and the prepaid ledger as the HTTP layer and the process managers use them.
+ * Writes go through the account decider; reads come from projections, made fresh for the stream
+ * they concern (see ConsumerProgress).
+ */
+export class AccountService {
+  constructor(
+    private readonly commands: AccountCommands,
+    private readonly pool: Pool,
+    private readonly progress: ConsumerProgress,
+    private readonly options: { projectionWaitMs: number; clock?: () => Date },
+  ) {}
+
+  private now(): string {
+    return (this.options.clock?.() ?? new Date()).toISOString();
+  }
+
+  private async run(accountId: string, command: AccountCommand, metadata: EventMetadata, waitFor: readonly string[]): Promise<CommandResult<AccountState, AccountEvent>> {
+    const result = await this.commands.handle(accountStream(accountId), command, metadata);
+    if (result.position && waitFor.length > 0) await this.progress.waitFor(result.position, waitFor, this.options.projectionWaitMs);
+    return result;
+  }
+
+  async open(name: string, metadata: EventMetadata = {}): Promise<AccountView> {
+    const accountId = newId('acct');
+    await this.run(accountId, { type: 'OpenAccount', accountId, name, now: this.now() }, metadata, ['accounts', 'balances']);
+    return { id: accountId, name, balance: { available: 0, frozen: 0, currency: 'CNY' }, settings: { default_video_url_mode: 'auto' } };
+  }
+
+  async get(accountId: string): Promise<AccountView | null> {
+    await this.progress.waitForStream(accountStream(accountId), ['accounts', 'balances'], this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<{ name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode }>(
+      `SELECT a.name, a.default_video_url_mode, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id) WHERE a.account_id = $1`,
+      [accountId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: accountId,
+      name: row.name,
+      balance: { available: Number(row.available), frozen: Number(row.frozen), currency: 'CNY' },
+      settings: { default_video_url_mode: row.default_video_url_mode },
+    };
+  }
+
+  /** Adds prepaid credit; the same reference again returns the first entry and credits nothing. */
+  async addCredit(accountId: string, amount: number, reference: string, note: string | null, metadata: EventMetadata = {}): Promise<{ created: boolean; entry: LedgerEntryView }> {
+    const entryId = newId('cred');
+    const result = await this.run(accountId, { type: 'AddCredit', entryId, amount, reference, note, now: this.now() }, metadata, LEDGER_VIEWS);
+    if (!result.position) await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND entry_type = 'credit' AND reference = $2`, [accountId, reference]);
+    if (!rows[0]) throw new Error(`credit ${reference} of ${accountId} is not in the ledger view`);
+    return { created: result.events.length > 0, entry: toLedgerEntry(rows[0]) };
+  }
+
+  async ledger(accountId: string, page: { after: number | null; limit: number }): Promise<{ entries: LedgerEntryView[]; hasMore: boolean }> {
+    await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`, [
+      accountId,
+      page.after ?? -1,
+      page.limit + 1,
+    ]);
+    return { entries: rows.slice(0, page.limit).map(toLedgerEntry), hasMore: rows.length > page.limit };
+  }
+
+  async issueKey(accountId: string, name: string | null, allowedModels: string[] | null, metadata: EventMetadata = {}): Promise<{ id: string; key: string; name: string | null; allowed_models: string[] | null }> {
+    const key = generateApiKey();
+    const keyId = newId('key');
+    await this.run(
+      accountId,
+      { type: 'IssueApiKey', keyId, name, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), allowedModels, now: this.now() },
+      metadata,
+      ['api_keys'],
+    );
+    return { id: keyId, key, name, allowed_models: allowedModels };
+  }
+
+  async revokeKey(keyId: string, metadata: EventMetadata = {}): Promise<boolean> {
+    const { rows } = await this.pool.query<{ account_id: string }>('SELECT account_id FROM rm.api_keys WHERE key_id = $1', [keyId]);
+    if (!rows[0]) return false;
+    await this.run(rows[0].account_id, { type: 'RevokeApiKey', keyId, now: this.now() }, metadata, ['api_keys']);
+    return true;
+  }
+
+  async authenticate(key: string): Promise<AuthenticatedKey | null> {
+    const { rows } = await this.pool.query<{ key_id: string; account_id: string; allowed_models: string[] | null }>(
+      'SELECT key_id, account_id, allowed_models FROM rm.api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+      [hashApiKey(key)],
+    );
+    const row = rows[0];
+    return row ? { keyId: row.key_id, accountId: row.account_id, allowedModels: row.allowed_models } : null;
+  }
+
+  async rotateWebhookSecret(accountId: string, metadata: EventMetadata = {}): Promise<string> {
+    const secret = generateWebhookSecret();
+    await this.run(accountId, { type: 'RotateWebhookSecret', secret, now: this.now() }, metadata, ['accounts']);
+    return secret;
+  }
+
+  async changeSettings(accountId: string, settings: AccountSettings, metadata: EventMetadata = {}): Promise<void> {
+    await this.run(accountId, { type: 'ChangeSettings', defaultVideoUrlMode: settings.default_video_url_mode, now: this.now() }, metadata, ['accounts']);
+  }
+
+  async webhookSecret(accountId: string): Promise<string | null> {
+    await this.progress.waitForStream(accountStream(accountId), ['accounts'], this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<{ webhook_secret: string | null }>('SELECT webhook_secret FROM rm.accounts WHERE account_id = $1', [accountId]);
+    return rows[0]?.webhook_secret ?? null;
+  }
+
+  /**
+   * Freezes `amount` for a purpose. Throws DomainError `insufficient_balance` when the account's
+   * available balance is below it. The reservation is open until settle or release; if its owner
+   * dies, the reconciler releases it.
+   */
+  async reserve(input: { accountId: string; amount: number; purpose: ReservationPurpose; ttlMs: number; reservationId?: string }, metadata: EventMetadata = {}): Promise<string> {
+    const reservationId = input.reservationId ?? newId('rsv');
+    const now = this.options.clock?.() ?? new Date();
+    await this.commands.handle(
+      accountStream(input.accountId),
+      {
+        type: 'Reserve',
+        reservationId,
+        amount: input.amount,
+        purpose: input.purpose,
+        expiresAt: new Date(now.getTime() + input.ttlMs).toISOString(),
+        now: now.toISOString(),
+      },
+      metadata,
+    );
+    return reservationId;
+  }
+
+  /** Charges the actual amount; a repeated settle or release returns the first outcome. */
+  async settle(accountId: string, reservationId: string, amount: number, usage: Record<string, unknown>, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
+    return this.close(accountId, reservationId, { type: 'Settle', reservationId, amount, usage, now: this.now() }, metadata);
+  }
+
+  async release(accountId: string, reservationId: string, reason: string, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
+    return this.close(accountId, reservationId, { type: 'Release', reservationId, reason, now: this.now() }, metadata);
+  }
+
+  /**
+   * Closes a reservation, or answers how it was closed. The account state only remembers recently
+   * closed reservations; an older one (a retry long after the first close) is answered from the
+   * ledger view, so a repeated close returns the first outcome however late it comes.
+   */
+  private async close(accountId: string, reservationId: string, command: AccountCommand, metadata: EventMetadata): Promise<ClosedOutcome> {
+    try {
+      const result = await this.commands.handle(accountStream(accountId), command, metadata);
+      return closedOutcome(result.state, reservationId);
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.code !== 'reservation_not_found') throw err;
+      const earlier = await this.closedEarlier(accountId, reservationId);
+      if (!earlier) throw err;
+      return earlier;
+    }
+  }
+
+  private async closedEarlier(accountId: string, reservationId: string): Promise<ClosedOutcome | null> {
+    await this.awaitLedger(accountId);
+    const { rows } = await this.pool.query<{ status: string; amount: string; settled_amount: string | null; refunded_amount: string; close_reason: string | null }>(
+      `SELECT status, amount, settled_amount, refunded_amount, close_reason FROM rm.reservations WHERE reservation_id = $1 AND account_id = $2 AND status <> 'open'`,
+      [reservationId, accountId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return row.status === 'settled'
+      ? { kind: 'settled', amount: Number(row.settled_amount), reservedAmount: Number(row.amount), refunded: Number(row.refunded_amount) }
+      : { kind: 'released', amount: Number(row.amount), reason: row.close_reason ?? '' };
+  }
+
+  /** Waits until the balance and ledger views reflect everything appended to the account so far. */
+  async awaitLedger(accountId: string): Promise<void> {
+    await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
+  }
+}
+
+function closedOutcome(state: AccountState, reservationId: string): ClosedOutcome {
+  const outcome = closedOutcomeOf(state, reservationId);
+  if (!outcome) throw new DomainError('reservation_not_found', `reservation ${reservationId} is not closed`);
+  return outcome;
+}
+
+interface LedgerRow {
+  event_id: string;
+  revision: string;
+  entry_type: string;
+  amount: string;
+  available_delta: string;
+  frozen_delta: string;
+  available_after: string;
+  frozen_after: string;
+  reservation_id: string | null;
+  reference: string | null;
+  description: string | null;
+  at: Date;
+}
+
+const LEDGER_SELECT = `SELECT event_id, revision, entry_type, amount, available_delta, frozen_delta, available_after, frozen_after,
+  reservation_id, reference, description, at FROM rm.ledger_entries`;
+
+function toLedgerEntry(row: LedgerRow): LedgerEntryView {
+  return {
+    id: row.event_id,
+    sequence: Number(row.revision),
+    type: row.entry_type,
+    amount: Number(row.amount),
+    available_delta: Number(row.available_delta),
+    frozen_delta: Number(row.frozen_delta),
+    available_after: Number(row.available_after),
+    frozen_after: Number(row.frozen_after),
+    reservation_id: row.reservation_id,
+    reference: row.reference,
+    description: row.description,
+    created_at: row.at.toISOString(),
+  };
+}
+
+export { accountDecider };

@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ajv } from '../http/validation';
+
+/**
+ * The models the gateway sells, read from a JSON data file (CATALOG_FILE, else the built-in
+ * src/billing/catalog.json) and reloadable at run time. Everything that differs between models
+ * (prices, limits, which request options they accept) lives here as data, so adding or repricing
+ * a model is an edit of this file, never of code.
+ */
+export interface ModelEntry {
+  readonly id: string;
+  readonly type: string;
+  /** The upstream channel that serves it (see CHANNELS). */
+  readonly channel: string;
+  readonly owned_by: string;
+  /** Unix seconds, as in the OpenAI model object. */
+  readonly created: number;
+  readonly description?: string;
+  /** Prices in minor units (1 = 0.000001 CNY); the members depend on the type. */
+  readonly pricing: Readonly<Record<string, unknown>>;
+  readonly capabilities: Readonly<Record<string, unknown>>;
+}
+
+export const MONEY_SCHEMA = { type: 'integer', minimum: 0 } as const;
+
+/** Prices per million input and output tokens (chat models, bots, token-billed images). */
+export interface TokenPricing {
+  readonly input_per_million: number;
+  readonly output_per_million: number;
+}
+
+/** The `pricing` schema of a model billed by tokens (see TokenPricing). */
+export const TOKEN_PRICING_SCHEMA = {
+  type: 'object',
+  properties: { input_per_million: MONEY_SCHEMA, output_per_million: MONEY_SCHEMA },
+  required: ['input_per_million', 'output_per_million'],
+  additionalProperties: false,
+} as const;
+
+/**
+ * What the catalog requires of one model type's `pricing` and `capabilities`. Each feature defines
+ * its types (see defineModelType) next to the code that reads them; a type nobody defined only
+ * gets the base checks.
+ */
+export interface ModelTypeSchemas {
+  readonly pricing: object;
+  readonly capabilities: object;
+}
+
+const typeValidators = new Map<string, { pricing: ReturnType<typeof ajv.compile>; capabilities: ReturnType<typeof ajv.compile> }>();
+
+export function defineModelType(type: string, schemas: ModelTypeSchemas): void {
+  typeValidators.set(type, { pricing: ajv.compile(schemas.pricing), capabilities: ajv.compile(schemas.capabilities) });
+}
+
+const validateFile = ajv.compile({
+  type: 'object',
+  properties: {
+    models: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$' },
+          type: { type: 'string', minLength: 1 },
+          channel: { type: 'string', minLength: 1 },
+          owned_by: { type: 'string' },
+          created: { type: 'integer', minimum: 0 },
+          description: { type: 'string' },
+          pricing: { type: 'object' },
+          capabilities: { type: 'object' },
+        },
+        required: ['id', 'type', 'channel', 'owned_by', 'created', 'pricing', 'capabilities'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['models'],
+  additionalProperties: false,
+});
+
+export class CatalogError extends Error {
+  override readonly name = 'CatalogError';
+}
+
+export const DEFAULT_CATALOG_FILE = path.join(__dirname, 'catalog.json');
+
+/** Parses and checks a catalog document; throws CatalogError naming the first problem. */
+export function parseCatalog(text: string, source: string): ModelEntry[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new CatalogError(`${source}: not JSON (${(err as Error).message})`);
+  }
+  if (!validateFile(doc)) {
+    const e = validateFile.errors![0]!;
+    throw new CatalogError(`${source}: ${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+  }
+  const models = (doc as { models: ModelEntry[] }).models;
+  const seen = new Set<string>();
+  for (const m of models) {
+    if (seen.has(m.id)) throw new CatalogError(`${source}: model ${m.id} is listed twice`);
+    seen.add(m.id);
+    const v = typeValidators.get(m.type);
+    if (v && !v.pricing(m.pricing)) throw new CatalogError(`${source}: model ${m.id} pricing${v.pricing.errors![0]!.instancePath} ${v.pricing.errors![0]!.message}`);
+    if (v && !v.capabilities(m.capabilities)) {
+      throw new CatalogError(`${source}: model ${m.id} capabilities${v.capabilities.errors![0]!.instancePath} ${v.capabilities.errors![0]!.message}`);
+    }
+  }
+  return models;
+}
+
+export class Catalog {
+  private models: ReadonlyMap<string, ModelEntry>;
+
+  constructor(
+    private readonly file: string = DEFAULT_CATALOG_FILE,
+    initial?: readonly ModelEntry[],
+  ) {
+    this.models = toMap(initial ?? parseCatalog(fs.readFileSync(file, 'utf8'), file));
+  }
+
+  /** Re-reads the file; on any error the current catalog stays in force and the error is thrown. */
+  reload(): number {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (err) {
+      throw new CatalogError(`${this.file}: ${(err as Error).message}`);
+    }
+    const models = parseCatalog(text, this.file);
+    this.models = toMap(models);
+    return models.length;
+  }
+
+  get(id: string): ModelEntry | undefined {
+    return this.models.get(id);
+  }
+
+  list(type?: string): ModelEntry[] {
+    return [...this.models.values()].filter((m) => type === undefined || m.type === type);
+  }
+
+  channels(): Set<string> {
+    return new Set([...this.models.values()].map((m) => m.channel));
+  }
+}
+
+function toMap(models: readonly ModelEntry[]): ReadonlyMap<string, ModelEntry> {
+  return new Map(models.map((m) => [m.id, m]));
+}
+

@@ -1,0 +1,46 @@
+import type { ModelEntry } from './catalog';
+import { RequestCharge } from './request-charge';
+import type { Core } from '../gateway';
+import { authOf, type GatewayContext } from '../http/context';
+import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
+
+/**
+ * The billing frame of every synchronous metered call: count the request against the key's rate
+ * limit, freeze the upper-bound estimate (402 when short), run the call, and make sure the
+ * reservation is closed exactly once whatever happens: `work` settles actual usage; an upstream
+ * failure releases it and answers in the client's terms.
+ */
+export async function metered<T>(
+  core: Core,
+  ctx: GatewayContext,
+  input: { model: ModelEntry; estimate: number },
+  work: (charge: RequestCharge) => Promise<T>,
+): Promise<T> {
+  const auth = authOf(ctx);
+  core.rateLimiter.take(auth.keyId);
+  const charge = await RequestCharge.reserve(core.accounts, ctx.state.logger, {
+    accountId: auth.accountId,
+    amount: input.estimate,
+    requestId: ctx.state.requestId,
+    description: input.model.id,
+    ttlMs: core.config.requestReservationTtlMs,
+  });
+  try {
+    return await work(charge);
+  } catch (err) {
+    await charge.release(err instanceof UpstreamError ? `upstream failed: ${err.message}` : isAbort(err) ? 'client went away' : 'request failed');
+    if (err instanceof UpstreamError) throw upstreamToApiError(err);
+    throw err;
+  } finally {
+    await charge.finish();
+  }
+}
+
+/** Aborts an upstream call when the client disconnects before the answer. */
+export function abortOnDisconnect(ctx: GatewayContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.req.on('close', () => {
+    if (!ctx.res.writableEnded) controller.abort();
+  });
+  return controller.signal;
+}

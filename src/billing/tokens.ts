@@ -1,0 +1,144 @@
+/**
+ * The deterministic token count shared by the simulator (to report usage) and the gateway (to
+ * estimate and check it): every CJK character is one token, and every other maximal run of
+ * non-whitespace characters is one token. "Whitespace" is exactly what JavaScript's `\s` matches,
+ * so `text.split(/\s+/)` agrees with it on non-CJK text.
+ *
+ * Scanning char codes without regular expressions or allocations keeps it cheap: the gateway
+ * counts every request and the simulator every answer.
+ */
+
+export interface TokenMessage {
+  readonly role: string;
+  readonly content: string;
+}
+
+/** Overheads of the documented chat approximation: per message, and to prime the reply. */
+export const TOKENS_PER_MESSAGE = 4;
+export const TOKENS_REPLY_PRIMING = 2;
+
+export function countTokens(text: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const cjk = cjkLength(text, i, code);
+    if (cjk > 0) {
+      count++;
+      inWord = false;
+      i += cjk - 1;
+    } else if (isWhitespace(code)) {
+      inWord = false;
+    } else if (!inWord) {
+      count++;
+      inWord = true;
+    }
+  }
+  return count;
+}
+
+/** Sum over messages of (countTokens(content) + 4), plus 2. */
+export function countMessageTokens(messages: readonly TokenMessage[]): number {
+  let total = TOKENS_REPLY_PRIMING;
+  for (const message of messages) total += countTokens(message.content) + TOKENS_PER_MESSAGE;
+  return total;
+}
+
+/**
+ * Splits `text` into pieces that each carry exactly one token, whitespace attached to the token
+ * that follows it (leading and trailing whitespace of `text` to the first and last piece), so
+ * that `pieces.length === countTokens(text)` and, unless `text` is only whitespace,
+ * `pieces.join('') === text`. Streams send one piece per chunk; truncating to N tokens is taking
+ * the first N pieces.
+ */
+export function splitTokens(text: string): string[] {
+  const pieces: string[] = [];
+  let start = 0; // where the pending piece begins
+  let tokenEnd = 0; // just after the last non-whitespace character seen
+  let pendingHasToken = false;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const cjk = cjkLength(text, i, code);
+    const whitespace = cjk === 0 && isWhitespace(code);
+    if (cjk > 0 || (!inWord && !whitespace)) {
+      // A token starts: the pending one ends with its last character, so the whitespace in
+      // between leads the new piece (" word", like the leading spaces of real tokenizers).
+      if (pendingHasToken) {
+        pieces.push(text.slice(start, tokenEnd));
+        start = tokenEnd;
+      }
+      pendingHasToken = true;
+    }
+    inWord = cjk === 0 && !whitespace;
+    if (!whitespace) tokenEnd = i + Math.max(cjk, 1);
+    if (cjk > 1) i += cjk - 1;
+  }
+  if (pendingHasToken) pieces.push(text.slice(start));
+  return pieces;
+}
+
+/**
+ * 1 or 2 (a surrogate pair) if a CJK character starts at `i`, else 0. Covers Han (BMP, extension A,
+ * compatibility ideographs, and the supplementary planes 2 and 3), kana and Hangul syllables.
+ */
+function cjkLength(text: string, i: number, code: number): number {
+  if (code < 0x3040) return 0; // everything below (ASCII, Latin, Cyrillic...) is not CJK
+  if (
+    (code >= 0x4e00 && code <= 0x9fff) ||
+    (code >= 0x3400 && code <= 0x4dbf) ||
+    (code >= 0x3040 && code <= 0x30ff) ||
+    (code >= 0xac00 && code <= 0xd7af) ||
+    (code >= 0xf900 && code <= 0xfaff)
+  ) {
+    return 1;
+  }
+  // High surrogates 0xD840..0xD8BF encode planes 2 and 3 (U+20000..U+3FFFF): CJK extensions B+.
+  if (code >= 0xd840 && code <= 0xd8bf) {
+    const low = text.charCodeAt(i + 1);
+    if (low >= 0xdc00 && low <= 0xdfff) return 2;
+  }
+  return 0;
+}
+
+/** Exactly the characters JavaScript's `\s` matches. */
+function isWhitespace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
+/** The texts of a Responses input item: its content (a string or text parts), or a tool output string. */
+export function responsesItemTexts(item: unknown): string[] {
+  if (typeof item !== 'object' || item === null) return [];
+  const { content, output } = item as { content?: unknown; output?: unknown };
+  if (typeof content === 'string') return [content];
+  if (Array.isArray(content)) {
+    return content.flatMap((part: unknown) => {
+      const text = typeof part === 'object' && part !== null ? (part as { text?: unknown }).text : undefined;
+      return typeof text === 'string' ? [text] : [];
+    });
+  }
+  return typeof output === 'string' ? [output] : [];
+}
+
+/** Responses input: a string is one item; Σ over items of (tokens of its texts + 4), plus 2. */
+export function countResponsesInputTokens(input: string | readonly unknown[]): number {
+  const items = typeof input === 'string' ? [[input]] : input.map(responsesItemTexts);
+  let total = TOKENS_REPLY_PRIMING;
+  for (const texts of items) {
+    total += TOKENS_PER_MESSAGE;
+    for (const text of texts) total += countTokens(text);
+  }
+  return total;
+}

@@ -1,0 +1,289 @@
+import { DomainError, type Decider } from '../decider';
+import type { AccountEvent, ReservationPurpose, VideoUrlMode } from './events';
+
+/**
+ * The prepaid ledger of one account, modelled on two-phase transfers: a reservation freezes
+ * funds (pending), then exactly one closing event either settles it by actual usage (post) or
+ * releases it (void). Amounts are integers in minor units (1 = 0.000001 CNY).
+ *
+ * available = credited - settled - frozen + refunded. Only a settlement above its reservation
+ * (an overrun) can take `available` below zero; a reservation never does.
+ */
+export interface OpenReservation {
+  readonly amount: number;
+  readonly purpose: ReservationPurpose;
+  readonly expiresAt: string;
+}
+
+export type ClosedOutcome =
+  | { readonly kind: 'settled'; readonly amount: number; readonly reservedAmount: number; readonly refunded: number }
+  | { readonly kind: 'released'; readonly amount: number; readonly reason: string };
+
+export interface AccountState {
+  readonly exists: boolean;
+  readonly accountId: string;
+  readonly name: string;
+  readonly credited: number;
+  readonly settled: number;
+  readonly refunded: number;
+  readonly frozen: number;
+  readonly open: Readonly<Record<string, OpenReservation>>;
+  /**
+   * Outcomes of the most recently closed reservations, so that a repeated settle or release can
+   * answer with the first outcome. Bounded to keep the state (and its snapshots) small: safety does
+   * not depend on it, since only an open reservation can ever close. Kept as two generations of
+   * up to RECENT_GENERATION entries: a close copies only the young generation, and when it is full
+   * the old one is dropped whole, so folding a long stream costs no per-event deletes or shifts.
+   */
+  readonly recentlyClosed: Readonly<Record<string, ClosedOutcome>>;
+  readonly previouslyClosed: Readonly<Record<string, ClosedOutcome>>;
+  /** Credit references seen, so that a repeated top-up is a no-op. */
+  readonly credits: Readonly<Record<string, { readonly entryId: string; readonly amount: number }>>;
+  readonly keys: Readonly<Record<string, { readonly revoked: boolean }>>;
+  readonly webhookSecret: string | null;
+}
+
+export const RECENT_GENERATION = 128;
+
+/** The outcome of a recently closed reservation, from either generation. */
+export function closedOutcomeOf(state: AccountState, reservationId: string): ClosedOutcome | undefined {
+  return state.recentlyClosed[reservationId] ?? state.previouslyClosed[reservationId];
+}
+
+export type AccountCommand =
+  | { type: 'OpenAccount'; accountId: string; name: string; now: string }
+  | { type: 'AddCredit'; entryId: string; amount: number; reference: string; note: string | null; now: string }
+  | { type: 'Reserve'; reservationId: string; amount: number; purpose: ReservationPurpose; expiresAt: string; now: string }
+  | { type: 'Settle'; reservationId: string; amount: number; usage: Record<string, unknown>; now: string }
+  | { type: 'Release'; reservationId: string; reason: string; now: string }
+  | { type: 'Refund'; refundId: string; reservationId: string; amount: number; reason: string; now: string }
+  | { type: 'IssueApiKey'; keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; now: string }
+  | { type: 'RevokeApiKey'; keyId: string; now: string }
+  | { type: 'RotateWebhookSecret'; secret: string; now: string }
+  | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string };
+
+export function available(state: AccountState): number {
+  return state.credited - state.settled - state.frozen + state.refunded;
+}
+
+function initialState(): AccountState {
+  return {
+    exists: false,
+    accountId: '',
+    name: '',
+    credited: 0,
+    settled: 0,
+    refunded: 0,
+    frozen: 0,
+    open: {},
+    recentlyClosed: {},
+    previouslyClosed: {},
+    credits: {},
+    keys: {},
+    webhookSecret: null,
+  };
+}
+
+function requireAmount(amount: number, allowZero: boolean): void {
+  if (!Number.isSafeInteger(amount) || amount < 0 || (!allowZero && amount === 0)) {
+    throw new DomainError('invalid_amount', `amount must be a ${allowZero ? 'non-negative' : 'positive'} integer of minor units`);
+  }
+}
+
+function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
+  if (command.type === 'OpenAccount') {
+    if (state.exists) throw new DomainError('account_exists', `account ${command.accountId} already exists`);
+    return [{ type: 'AccountOpened', data: { accountId: command.accountId, name: command.name, openedAt: command.now } }];
+  }
+  if (!state.exists) throw new DomainError('account_not_found', 'account not found');
+
+  switch (command.type) {
+    case 'AddCredit': {
+      requireAmount(command.amount, false);
+      const seen = state.credits[command.reference];
+      if (seen) {
+        if (seen.amount !== command.amount) {
+          throw new DomainError('credit_reference_conflict', `reference ${command.reference} was already used for a credit of ${seen.amount}`);
+        }
+        return [];
+      }
+      return [
+        {
+          type: 'CreditAdded',
+          data: { entryId: command.entryId, amount: command.amount, reference: command.reference, note: command.note, at: command.now },
+        },
+      ];
+    }
+    case 'Reserve': {
+      requireAmount(command.amount, true);
+      const existing = state.open[command.reservationId];
+      if (existing) {
+        if (existing.amount === command.amount) return [];
+        throw new DomainError('reservation_exists', `reservation ${command.reservationId} exists with another amount`);
+      }
+      if (closedOutcomeOf(state, command.reservationId)) {
+        throw new DomainError('reservation_closed', `reservation ${command.reservationId} is already closed`);
+      }
+      if (available(state) < command.amount) {
+        throw new DomainError('insufficient_balance', 'insufficient balance for this request', {
+          required: command.amount,
+          available: available(state),
+        });
+      }
+      return [
+        {
+          type: 'FundsReserved',
+          data: {
+            reservationId: command.reservationId,
+            amount: command.amount,
+            purpose: command.purpose,
+            expiresAt: command.expiresAt,
+            at: command.now,
+          },
+        },
+      ];
+    }
+    case 'Settle': {
+      requireAmount(command.amount, true);
+      const reservation = openOrNoOp(state, command.reservationId);
+      if (!reservation) return [];
+      return [
+        {
+          type: 'ReservationSettled',
+          data: {
+            reservationId: command.reservationId,
+            amount: command.amount,
+            reservedAmount: reservation.amount,
+            overrun: Math.max(0, command.amount - reservation.amount),
+            usage: command.usage,
+            at: command.now,
+          },
+        },
+      ];
+    }
+    case 'Release': {
+      const reservation = openOrNoOp(state, command.reservationId);
+      if (!reservation) return [];
+      return [
+        { type: 'ReservationReleased', data: { reservationId: command.reservationId, amount: reservation.amount, reason: command.reason, at: command.now } },
+      ];
+    }
+    case 'Refund': {
+      requireAmount(command.amount, false);
+      const outcome = closedOutcomeOf(state, command.reservationId);
+      if (!outcome || outcome.kind !== 'settled') {
+        throw new DomainError('refund_not_allowed', `reservation ${command.reservationId} has no recent settled charge to refund`);
+      }
+      if (command.amount > outcome.amount - outcome.refunded) {
+        throw new DomainError('refund_exceeds_charge', `at most ${outcome.amount - outcome.refunded} can be refunded`);
+      }
+      return [
+        {
+          type: 'ChargeRefunded',
+          data: { refundId: command.refundId, reservationId: command.reservationId, amount: command.amount, reason: command.reason, at: command.now },
+        },
+      ];
+    }
+    case 'IssueApiKey':
+      return [
+        {
+          type: 'ApiKeyIssued',
+          data: {
+            keyId: command.keyId,
+            name: command.name,
+            keyHash: command.keyHash,
+            keyPrefix: command.keyPrefix,
+            allowedModels: command.allowedModels,
+            at: command.now,
+          },
+        },
+      ];
+    case 'RevokeApiKey': {
+      const key = state.keys[command.keyId];
+      if (!key) throw new DomainError('key_not_found', `key ${command.keyId} not found`);
+      return key.revoked ? [] : [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, at: command.now } }];
+    }
+    case 'RotateWebhookSecret':
+      return [{ type: 'WebhookSecretRotated', data: { secret: command.secret, at: command.now } }];
+    case 'ChangeSettings':
+      return [{ type: 'AccountSettingsChanged', data: { defaultVideoUrlMode: command.defaultVideoUrlMode, at: command.now } }];
+  }
+}
+
+/** The open reservation, or null when it closed recently (a repeated close is a no-op). */
+function openOrNoOp(state: AccountState, reservationId: string): OpenReservation | null {
+  const reservation = state.open[reservationId];
+  if (reservation) return reservation;
+  if (closedOutcomeOf(state, reservationId)) return null;
+  throw new DomainError('reservation_not_found', `reservation ${reservationId} is not open`);
+}
+
+function withClosed(state: AccountState, reservationId: string, outcome: ClosedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed' | 'open'> {
+  const { [reservationId]: _closed, ...open } = state.open;
+  return { open, ...withOutcome(state, reservationId, outcome) };
+}
+
+/** Records (or replaces) a closed outcome in the young generation, rolling generations when it is full. */
+function withOutcome(state: AccountState, reservationId: string, outcome: ClosedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed'> {
+  if (reservationId in state.recentlyClosed || Object.keys(state.recentlyClosed).length < RECENT_GENERATION) {
+    return { recentlyClosed: { ...state.recentlyClosed, [reservationId]: outcome }, previouslyClosed: state.previouslyClosed };
+  }
+  return { recentlyClosed: { [reservationId]: outcome }, previouslyClosed: state.recentlyClosed };
+}
+
+function evolve(state: AccountState, event: AccountEvent): AccountState {
+  switch (event.type) {
+    case 'AccountOpened':
+      return { ...state, exists: true, accountId: event.data.accountId, name: event.data.name };
+    case 'CreditAdded':
+      return {
+        ...state,
+        credited: state.credited + event.data.amount,
+        credits: { ...state.credits, [event.data.reference]: { entryId: event.data.entryId, amount: event.data.amount } },
+      };
+    case 'FundsReserved':
+      return {
+        ...state,
+        frozen: state.frozen + event.data.amount,
+        open: { ...state.open, [event.data.reservationId]: { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt } },
+      };
+    case 'ReservationSettled':
+      return {
+        ...state,
+        ...withClosed(state, event.data.reservationId, {
+          kind: 'settled',
+          amount: event.data.amount,
+          reservedAmount: event.data.reservedAmount,
+          refunded: 0,
+        }),
+        frozen: state.frozen - event.data.reservedAmount,
+        settled: state.settled + event.data.amount,
+      };
+    case 'ReservationReleased':
+      return {
+        ...state,
+        ...withClosed(state, event.data.reservationId, { kind: 'released', amount: event.data.amount, reason: event.data.reason }),
+        frozen: state.frozen - event.data.amount,
+      };
+    case 'ChargeRefunded': {
+      const outcome = closedOutcomeOf(state, event.data.reservationId);
+      const generations = outcome?.kind === 'settled' ? withOutcome(state, event.data.reservationId, { ...outcome, refunded: outcome.refunded + event.data.amount }) : {};
+      return { ...state, ...generations, refunded: state.refunded + event.data.amount };
+    }
+    case 'ApiKeyIssued':
+      return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: false } } };
+    case 'ApiKeyRevoked':
+      return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: true } } };
+    case 'WebhookSecretRotated':
+      return { ...state, webhookSecret: event.data.secret };
+    case 'AccountSettingsChanged':
+      return state;
+  }
+}
+
+export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
+  initialState,
+  decide,
+  evolve,
+  snapshotVersion: 2,
+};

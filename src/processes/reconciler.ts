@@ -1,0 +1,89 @@
+import type { Pool } from 'pg';
+import type { AccountService } from '../accounts/service';
+import type { EventStore } from '../eventstore/port';
+import type { Logger } from '../log';
+
+/**
+ * Closes reservations whose owner died, so that no money stays frozen forever:
+ * - a `request` reservation (one synchronous HTTP call) still open after its expiry: the process
+ *   that made it crashed before settling; released.
+ * - a `task` reservation whose task stream still does not exist after a grace period: the process
+ *   crashed between reserving and recording the task; released. A task that exists owns its
+ *   reservation and its process manager closes it.
+ * Runs in one gateway process at a time (an advisory lock); releasing is idempotent anyway.
+ */
+export class Reconciler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly store: EventStore,
+    private readonly accounts: AccountService,
+    private readonly logger: Logger,
+    private readonly options: { intervalMs: number; orphanGraceMs: number; clock?: () => Date },
+  ) {}
+
+  start(): void {
+    const tick = (): void => {
+      this.timer = setTimeout(() => {
+        void this.runOnce()
+          .catch((err: unknown) => this.logger.error({ err }, 'reconciler failed'))
+          .finally(() => this.timer && tick());
+      }, this.options.intervalMs);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  /** One pass; returns how many reservations it released. */
+  runOnce(): Promise<number> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    const client = await this.pool.connect();
+    try {
+      const { rows: lock } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(7316003) AS ok');
+      if (!lock[0]!.ok) return 0;
+      try {
+        return await this.releaseDead();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(7316003)');
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  private async releaseDead(): Promise<number> {
+    const now = this.options.clock?.() ?? new Date();
+    const orphanBefore = new Date(now.getTime() - this.options.orphanGraceMs);
+    const { rows } = await this.pool.query<{ reservation_id: string; account_id: string; purpose_kind: string; purpose_ref: string }>(
+      `SELECT reservation_id, account_id, purpose_kind, purpose_ref FROM rm.reservations
+       WHERE status = 'open' AND (
+         (purpose_kind = 'request' AND expires_at < $1) OR
+         (purpose_kind = 'task' AND reserved_at < $2))
+       ORDER BY reserved_at LIMIT 500`,
+      [now, orphanBefore],
+    );
+    let released = 0;
+    for (const row of rows) {
+      if (row.purpose_kind === 'task' && (await this.store.streamHead(row.purpose_ref)) !== null) continue;
+      const reason = row.purpose_kind === 'task' ? 'orphaned: the task was never recorded' : 'expired: the request never settled';
+      await this.accounts.release(row.account_id, row.reservation_id, reason, { actor: 'reconciler' });
+      this.logger.warn({ reservationId: row.reservation_id, accountId: row.account_id, reason }, 'released a dead reservation');
+      released++;
+    }
+    return released;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,133 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { allProjections } from '../../projections';
+import { runAudit } from '../../src/audit/audit';
+import { READ_MODEL_SCHEMA } from '../../src/projections-runtime/consumer';
+import { rebuildProjections } from '../../src/projections-runtime/rebuild';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+const run = promisify(execFile);
+
+describe('reconciler, audit and rebuild @integration', () => {
+  let gw: TestGateway;
+  let now = new Date();
+  before(async () => {
+    gw = await startTestGateway({ ORPHAN_RESERVATION_GRACE_MS: '60000' }, { clock: () => now });
+  });
+  after(async () => gw.close());
+
+  it('releases a task reservation whose task was never recorded (a crash between the two appends)', async () => {
+    const { accountId, key } = await gw.fundedAccount(1000);
+    // The flow is killed after reserving: the task stream the reservation names never appears.
+    const orphan = await gw.accounts.reserve({ accountId, amount: 400, purpose: { kind: 'task', ref: 'video-never-recorded', description: 'video' }, ttlMs: 3_600_000 });
+    // A reservation whose task exists belongs to that task: left alone.
+    await gw.store.append('video-recorded', [{ type: 'TestTaskSubmitted', data: {} }], { expectedVersion: 'no_stream' });
+    const owned = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'task', ref: 'video-recorded', description: 'video' }, ttlMs: 3_600_000 });
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 500, frozen: 500, currency: 'CNY' });
+
+    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.reconciler.runOnce(), 'within the grace period nothing is released').to.equal(0);
+    now = new Date(now.getTime() + 61_000);
+    expect(await gw.reconciler.runOnce()).to.equal(1);
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 900, frozen: 100, currency: 'CNY' });
+    await gw.accounts.awaitLedger(accountId);
+    const { rows } = await gw.pool.query('SELECT reservation_id, status, close_reason FROM rm.reservations WHERE account_id = $1 ORDER BY reservation_id', [accountId]);
+    expect(rows).to.deep.equal([
+      { reservation_id: orphan, status: 'released', close_reason: 'orphaned: the task was never recorded' },
+      { reservation_id: owned, status: 'open', close_reason: null },
+    ]);
+    await gw.accounts.release(accountId, owned, 'test done');
+    await gw.expectAuditClean();
+  });
+
+  it('releases a request reservation that was never settled once it expires', async () => {
+    const { accountId } = await gw.fundedAccount(1000);
+    await gw.accounts.reserve({ accountId, amount: 250, purpose: { kind: 'request', ref: 'req_dead', description: 'chat' }, ttlMs: 10_000 });
+    await gw.accounts.awaitLedger(accountId);
+    now = new Date(now.getTime() + 11_000);
+    expect(await gw.reconciler.runOnce()).to.equal(1);
+    expect((await gw.accounts.get(accountId))!.balance).to.deep.equal({ available: 1000, frozen: 0, currency: 'CNY' });
+    await gw.expectAuditClean();
+  });
+
+  it('catches a tampered read model, in the library and through `npm run audit` (non-zero exit)', async function () {
+    this.timeout(120_000);
+    const { accountId } = await gw.fundedAccount(777);
+    await gw.expectAuditClean();
+    const env = { ...process.env, DATABASE_URL: (gw as unknown as { database: { url: string } }).database.url, LOG_LEVEL: 'silent' };
+    const clean = await run('npx', ['tsx', 'src/cli/audit.ts'], { env });
+    expect(JSON.parse(clean.stdout).ok).to.equal(true);
+
+    await gw.pool.query(`UPDATE ${READ_MODEL_SCHEMA}.balances SET available = available + 1 WHERE account_id = $1`, [accountId]);
+    const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
+    expect(report.ok).to.equal(false);
+    expect(report.mismatches).to.deep.equal(['balances: 2 row(s) of balances differ from a replay of the log']);
+    let exitCode = 0;
+    let stdout = '';
+    try {
+      await run('npx', ['tsx', 'src/cli/audit.ts'], { env });
+    } catch (err) {
+      exitCode = (err as { code: number }).code;
+      stdout = (err as { stdout: string }).stdout;
+    }
+    expect(exitCode).to.equal(1);
+    expect(JSON.parse(stdout).mismatches).to.have.length(1);
+
+    // A rebuild from the log repairs it and gives the same balances as before the tampering.
+    await rebuildProjections(gw.pool, gw.store, allProjections, READ_MODEL_SCHEMA, gw.logger);
+    expect((await gw.accounts.get(accountId))!.balance.available).to.equal(777);
+    await gw.expectAuditClean();
+  });
+
+  it('rebuilds every read model to identical rows through `npm run projections:rebuild`', async function () {
+    this.timeout(120_000);
+    const { accountId } = await gw.fundedAccount(5000);
+    const r = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'x', description: 'chat' }, ttlMs: 60_000 });
+    await gw.accounts.settle(accountId, r, 123, { tokens: 3 });
+    await gw.accounts.awaitLedger(accountId);
+    const snapshot = async () => {
+      const out: Record<string, unknown[]> = {};
+      for (const p of allProjections) for (const t of p.tables) out[t] = (await gw.pool.query(`SELECT * FROM ${READ_MODEL_SCHEMA}.${t} ORDER BY 1, 2`)).rows;
+      return out;
+    };
+    const before = await snapshot();
+    const env = { ...process.env, DATABASE_URL: (gw as unknown as { database: { url: string } }).database.url, LOG_LEVEL: 'silent' };
+    const out = await run('npx', ['tsx', 'src/cli/rebuild.ts'], { env });
+    expect(out.stdout).to.include(`rebuilt ${allProjections.map((p) => p.name).join(', ')}`);
+    // The live gateway replays too (it sees its checkpoints reset); wait until it is at the head.
+    await gw.progress.waitFor((await gw.store.headPosition())!, allProjections.map((p) => p.name), 10_000);
+    expect(await snapshot()).to.deep.equal(before);
+    await gw.expectAuditClean();
+  });
+
+  it('shows the lag of each consumer to the operator, and nothing behind once caught up', async () => {
+    await gw.fundedAccount(5);
+    const head = (await gw.store.headPosition())!;
+    await gw.progress.waitFor(head, [...gw.runners.keys()], 10_000);
+    const res = await gw.admin('GET', '/admin/v1/consumers');
+    expect(res.status).to.equal(200);
+    const names = res.body.consumers.map((c: { name: string }) => c.name);
+    expect(names).to.include.members(allProjections.map((p) => p.name));
+    expect(names).to.include('task-process-manager');
+    for (const c of res.body.consumers.filter((x: { name: string }) => gw.runners.has(x.name))) {
+      expect(c, c.name).to.deep.include({ behind: 0, behind_capped: false, active_here: true });
+    }
+    expect((await gw.api(null, 'GET', '/admin/v1/consumers')).status).to.equal(401);
+  });
+
+  it('lists failing jobs for the operator', async () => {
+    // A job of a kind no worker handles stays due; one marked as failed shows with its error.
+    await gw.pool.query(
+      `INSERT INTO jobs (kind, key, payload, due_at, attempts, last_error) VALUES
+         ('test.unhandled', 'ok-1', '{}', now(), 0, NULL), ('test.unhandled', 'broken-1', '{}', now(), 3, 'upstream said no')`,
+    );
+    const all = await gw.admin('GET', '/admin/v1/jobs');
+    expect(all.body.data.filter((j: { kind: string }) => j.kind === 'test.unhandled').map((j: { key: string }) => j.key).sort()).to.deep.equal(['broken-1', 'ok-1']);
+    const failing = await gw.admin('GET', '/admin/v1/jobs?failing=true');
+    expect(failing.body.data).to.have.length(1);
+    expect(failing.body.data[0]).to.deep.include({ kind: 'test.unhandled', key: 'broken-1', attempts: 3, last_error: 'upstream said no' });
+    await gw.pool.query("DELETE FROM jobs WHERE kind = 'test.unhandled'");
+  });
+});
+

@@ -1,0 +1,109 @@
+import { expect } from 'chai';
+import { accountDecider, available, closedOutcomeOf, RECENT_GENERATION, type AccountCommand, type AccountState } from '../../src/domain/account/decider';
+import { DomainError } from '../../src/domain/decider';
+
+const now = '2026-01-01T00:00:00.000Z';
+const purpose = { kind: 'request' as const, ref: 'req_1', description: 'chat' };
+
+function run(commands: AccountCommand[], state: AccountState = accountDecider.initialState()): AccountState {
+  for (const c of commands) for (const e of accountDecider.decide(c, state)) state = accountDecider.evolve(state, e);
+  return state;
+}
+
+function refused(command: AccountCommand, state: AccountState): string {
+  try {
+    accountDecider.decide(command, state);
+  } catch (err) {
+    expect(err).to.be.instanceOf(DomainError);
+    return (err as DomainError).code;
+  }
+  throw new Error('command was accepted');
+}
+
+const opened = (): AccountState =>
+  run([
+    { type: 'OpenAccount', accountId: 'a', name: 'A', now },
+    { type: 'AddCredit', entryId: 'c1', amount: 100, reference: 'top-up-1', note: null, now },
+  ]);
+
+const reserve = (id: string, amount: number): AccountCommand => ({ type: 'Reserve', reservationId: id, amount, purpose, expiresAt: now, now });
+
+describe('account decider', () => {
+  it('refuses commands on an account that was never opened', () => {
+    expect(refused(reserve('r', 1), accountDecider.initialState())).to.equal('account_not_found');
+  });
+
+  it('credits once per reference and refuses a reused reference with another amount', () => {
+    const state = opened();
+    expect(accountDecider.decide({ type: 'AddCredit', entryId: 'c2', amount: 100, reference: 'top-up-1', note: null, now }, state)).to.deep.equal([]);
+    expect(refused({ type: 'AddCredit', entryId: 'c2', amount: 5, reference: 'top-up-1', note: null, now }, state)).to.equal('credit_reference_conflict');
+    expect(available(state)).to.equal(100);
+  });
+
+  it('reserves up to the available balance and refuses beyond it', () => {
+    const state = run([reserve('r1', 60)], opened());
+    expect(available(state)).to.equal(40);
+    expect(state.frozen).to.equal(60);
+    expect(refused(reserve('r2', 41), state)).to.equal('insufficient_balance');
+    expect(available(run([reserve('r2', 40)], state))).to.equal(0);
+  });
+
+  it('settles by actual usage and releases the rest of the freeze', () => {
+    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 25, usage: { tokens: 25 }, now }], opened());
+    expect(state.frozen).to.equal(0);
+    expect(state.settled).to.equal(25);
+    expect(available(state)).to.equal(75);
+  });
+
+  it('records an overrun when usage exceeds the reservation', () => {
+    const state = run([reserve('r1', 100)], opened());
+    const [event] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', amount: 130, usage: {}, now }, state);
+    expect(event).to.deep.include({ type: 'ReservationSettled' });
+    expect((event!.data as { overrun: number }).overrun).to.equal(30);
+    expect(available(accountDecider.evolve(state, event!))).to.equal(-30);
+  });
+
+  it('closes a reservation once: a second settle or release is a no-op and the first outcome stays', () => {
+    const state = run([reserve('r1', 60), { type: 'Release', reservationId: 'r1', reason: 'upstream failed', now }], opened());
+    expect(accountDecider.decide({ type: 'Settle', reservationId: 'r1', amount: 60, usage: {}, now }, state)).to.deep.equal([]);
+    expect(accountDecider.decide({ type: 'Release', reservationId: 'r1', reason: 'again', now }, state)).to.deep.equal([]);
+    expect(closedOutcomeOf(state, 'r1')).to.deep.equal({ kind: 'released', amount: 60, reason: 'upstream failed' });
+    expect(available(state)).to.equal(100);
+  });
+
+  it('refuses to close a reservation that never existed', () => {
+    expect(refused({ type: 'Settle', reservationId: 'nope', amount: 1, usage: {}, now }, opened())).to.equal('reservation_not_found');
+  });
+
+  it('refunds at most the settled charge', () => {
+    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 50, usage: {}, now }], opened());
+    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 51, reason: 'x', now }, state)).to.equal('refund_exceeds_charge');
+    const refunded = run([{ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', now }], state);
+    expect(available(refunded)).to.equal(70);
+    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r1', amount: 31, reason: 'x', now }, refunded)).to.equal('refund_exceeds_charge');
+  });
+
+  it('refuses amounts that are not non-negative integers of minor units', () => {
+    expect(refused(reserve('r1', 1.5), opened())).to.equal('invalid_amount');
+    expect(refused(reserve('r1', -1), opened())).to.equal('invalid_amount');
+    expect(refused({ type: 'AddCredit', entryId: 'c', amount: 0, reference: 'z', note: null, now }, opened())).to.equal('invalid_amount');
+  });
+
+  it('keeps its state bounded however many reservations close', () => {
+    let state = run([{ type: 'AddCredit', entryId: 'c9', amount: 1_000_000, reference: 'big', note: null, now }], opened());
+    for (let i = 0; i < RECENT_GENERATION * 3 + 5; i++) state = run([reserve(`r${i}`, 1), { type: 'Settle', reservationId: `r${i}`, amount: 1, usage: {}, now }], state);
+    expect(Object.keys(state.recentlyClosed)).to.have.length(5);
+    expect(Object.keys(state.previouslyClosed)).to.have.length(RECENT_GENERATION);
+    expect(closedOutcomeOf(state, `r${RECENT_GENERATION * 2 + 10}`)).to.deep.include({ kind: 'settled' });
+    expect(closedOutcomeOf(state, 'r0')).to.equal(undefined);
+    expect(Object.keys(state.open)).to.have.length(0);
+    expect(state.settled).to.equal(RECENT_GENERATION * 3 + 5);
+  });
+
+  it('revokes keys once and refuses unknown keys', () => {
+    const state = run([{ type: 'IssueApiKey', keyId: 'k1', name: null, keyHash: 'h', keyPrefix: 'tr-abc', allowedModels: null, now }], opened());
+    const revoked = run([{ type: 'RevokeApiKey', keyId: 'k1', now }], state);
+    expect(accountDecider.decide({ type: 'RevokeApiKey', keyId: 'k1', now }, revoked)).to.deep.equal([]);
+    expect(refused({ type: 'RevokeApiKey', keyId: 'k2', now }, state)).to.equal('key_not_found');
+  });
+});
