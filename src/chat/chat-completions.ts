@@ -1,0 +1,144 @@
+import type { ModelEntry } from '../billing/catalog';
+import { chatCapabilities, chatPricing } from './model-type';
+import { tokenCharge } from '../billing/money';
+import type { RequestCharge } from '../billing/request-charge';
+import { countMessageTokens, countTokens } from '../billing/tokens';
+import type { Core } from '../gateway';
+import { readJson } from '../http/body';
+import { authOf, type GatewayContext } from '../http/context';
+import { ApiError } from '../http/errors';
+import { resolveModel } from '../http/models-access';
+import { SseResponse } from '../http/sse';
+import { isAbort, UpstreamError } from '../http/upstream-errors';
+import type { Channel } from '../upstreams/channel';
+import { abortOnDisconnect, metered } from '../billing/metered';
+import { parseChatRequest, type ChatRequest } from './schemas';
+
+interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+interface ChatCompletion {
+  id: string;
+  object: string;
+  model: string;
+  choices: { index: number; message: { role: string; content: string | null }; finish_reason: string | null }[];
+  usage?: ChatUsage;
+}
+
+interface ChatChunk {
+  id: string;
+  object: string;
+  model: string;
+  choices: { index: number; delta: { role?: string; content?: string | null }; finish_reason: string | null }[];
+  usage?: ChatUsage | null;
+}
+
+/** What an upstream call is expected to cost at most, and what the model will be asked for. */
+export function chatPlan(model: ModelEntry, request: ChatRequest): { promptTokens: number; maxTokens: number; estimate: number } {
+  const caps = chatCapabilities(model);
+  const requested = request.max_completion_tokens ?? request.max_tokens;
+  if (requested !== undefined && requested > caps.max_output_tokens) {
+    throw new ApiError(400, 'invalid_request', `max_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_tokens' });
+  }
+  const promptTokens = countMessageTokens(request.messages);
+  if (promptTokens > caps.context_window) {
+    throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: 'messages' });
+  }
+  const maxTokens = requested ?? caps.max_output_tokens;
+  return { promptTokens, maxTokens, estimate: tokenCharge(chatPricing(model), promptTokens, maxTokens) };
+}
+
+/** The body sent upstream: the client's request under the provider's model name, usage always asked for. */
+function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number, stream: boolean): Record<string, unknown> {
+  const { stream_options: _ignored, max_completion_tokens: _alias, ...rest } = request;
+  return {
+    ...rest,
+    model: chatCapabilities(model).upstream_model ?? model.id,
+    max_tokens: maxTokens,
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  };
+}
+
+export async function handleChatCompletion(core: Core, ctx: GatewayContext): Promise<void> {
+  const request = parseChatRequest(await readJson(ctx));
+  const model = resolveModel(core.catalog, authOf(ctx), request.model, ['chat']);
+  const plan = chatPlan(model, request);
+  const channel = core.upstreams.channel(model.channel);
+  await metered(core, ctx, { model, estimate: plan.estimate }, (charge) =>
+    request.stream ? streamChat(core, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
+  );
+}
+
+async function completeChat(
+  ctx: GatewayContext,
+  channel: Channel,
+  model: ModelEntry,
+  request: ChatRequest,
+  plan: { promptTokens: number; maxTokens: number },
+  charge: RequestCharge,
+): Promise<void> {
+  const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxTokens, false), abortOnDisconnect(ctx));
+  const usage = completion.usage ?? countedUsage(plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
+  await charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage });
+  ctx.body = { ...completion, model: model.id, usage };
+}
+
+/** When an upstream reports no usage: the gateway's own count of what it delivered, never zero. */
+function countedUsage(promptTokens: number, delivered: string): ChatUsage {
+  const completion = countTokens(delivered);
+  return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+}
+
+async function streamChat(
+  core: Core,
+  ctx: GatewayContext,
+  channel: Channel,
+  model: ModelEntry,
+  request: ChatRequest,
+  plan: { promptTokens: number; maxTokens: number },
+  charge: RequestCharge,
+): Promise<void> {
+  const upstreamAbort = new AbortController();
+  // Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain JSON error answer.
+  const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), upstreamAbort.signal);
+  const sse = new SseResponse(ctx, core.config.ssePingMs);
+  sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
+  const includeUsage = request.stream_options?.include_usage === true;
+  let delivered = '';
+  let usage: ChatUsage | null = null;
+  let lastChunk: ChatChunk | null = null;
+  try {
+    for await (const event of events) {
+      if (event.data === '[DONE]') break;
+      const chunk = JSON.parse(event.data) as ChatChunk;
+      lastChunk = chunk;
+      if (chunk.usage) usage = chunk.usage;
+      for (const choice of chunk.choices) delivered += choice.delta.content ?? '';
+      if (chunk.choices.length === 0 && !includeUsage) continue;
+      const { usage: _usage, ...rest } = chunk;
+      await sse.data({ ...rest, model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
+    }
+    usage ??= countedUsage(plan.promptTokens, delivered);
+    await charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage });
+    await sse.data('[DONE]');
+  } catch (err) {
+    // The client left, or the upstream failed or stalled mid-stream: charge what was delivered.
+    const counted = countedUsage(plan.promptTokens, delivered);
+    await charge.settle(tokenCharge(chatPricing(model), counted.prompt_tokens, counted.completion_tokens), {
+      model: model.id,
+      ...counted,
+      interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed',
+    });
+    if (!isAbort(err)) {
+      const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
+      ctx.state.logger.warn({ err, lastChunkId: lastChunk?.id }, 'chat stream interrupted');
+      await sse.data({ error: { message, type: 'upstream_error', param: null, code: err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error' } });
+    }
+  } finally {
+    sse.end();
+  }
+}

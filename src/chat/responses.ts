@@ -1,0 +1,148 @@
+import type { ModelEntry } from '../billing/catalog';
+import { chatCapabilities, chatPricing } from './model-type';
+import { tokenCharge } from '../billing/money';
+import type { RequestCharge } from '../billing/request-charge';
+import { countResponsesInputTokens, countTokens } from '../billing/tokens';
+import type { Core } from '../gateway';
+import { readJson } from '../http/body';
+import { authOf, type GatewayContext } from '../http/context';
+import { ApiError } from '../http/errors';
+import { resolveModel } from '../http/models-access';
+import { SseResponse } from '../http/sse';
+import { isAbort, UpstreamError } from '../http/upstream-errors';
+import type { Channel } from '../upstreams/channel';
+import { abortOnDisconnect, metered } from '../billing/metered';
+import { parseResponsesRequest, type ResponsesRequest } from './schemas';
+
+interface ResponsesUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  [more: string]: unknown;
+}
+
+interface ResponseObject {
+  id: string;
+  object: string;
+  status: string;
+  model: string;
+  output: { type: string; content?: { type: string; text?: string }[] }[];
+  usage?: ResponsesUsage | null;
+  [more: string]: unknown;
+}
+
+interface StreamEvent {
+  type: string;
+  sequence_number: number;
+  response?: ResponseObject;
+  delta?: string;
+  [more: string]: unknown;
+}
+
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+function plan(model: ModelEntry, request: ResponsesRequest): { inputTokens: number; maxOutput: number; estimate: number } {
+  const caps = chatCapabilities(model);
+  if (request.max_output_tokens !== undefined && request.max_output_tokens > caps.max_output_tokens) {
+    throw new ApiError(400, 'invalid_request', `max_output_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_output_tokens' });
+  }
+  const inputTokens = countResponsesInputTokens(request.input) + (request.instructions ? countTokens(request.instructions) : 0);
+  const maxOutput = request.max_output_tokens ?? caps.max_output_tokens;
+  return { inputTokens, maxOutput, estimate: tokenCharge(chatPricing(model), inputTokens, maxOutput) };
+}
+
+function upstreamBody(model: ModelEntry, request: ResponsesRequest, maxOutput: number): Record<string, unknown> {
+  return { ...request, model: chatCapabilities(model).upstream_model ?? model.id, max_output_tokens: maxOutput };
+}
+
+function outputText(response: ResponseObject): string {
+  return response.output.flatMap((item) => (item.content ?? []).map((part) => part.text ?? '')).join('');
+}
+
+function counted(inputTokens: number, delivered: string): ResponsesUsage {
+  const output = countTokens(delivered);
+  return { input_tokens: inputTokens, output_tokens: output, total_tokens: inputTokens + output };
+}
+
+function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {
+  return charge.settle(tokenCharge(chatPricing(model), usage.input_tokens, usage.output_tokens), {
+    model: model.id,
+    input_tokens: usage.input_tokens,
+    output_tokens: usage.output_tokens,
+    ...extra,
+  });
+}
+
+/**
+ * POST /v1/responses, passed to the channel's Responses endpoint. An upstream without that
+ * interface answers with its error, which is passed through; the reservation is released.
+ */
+export async function handleResponses(core: Core, ctx: GatewayContext): Promise<void> {
+  const request = parseResponsesRequest(await readJson(ctx));
+  const model = resolveModel(core.catalog, authOf(ctx), request.model, ['chat']);
+  const p = plan(model, request);
+  const channel = core.upstreams.channel(model.channel);
+  await metered(core, ctx, { model, estimate: p.estimate }, async (charge) => {
+    if (request.stream) return streamResponses(core, ctx, channel, model, request, p, charge);
+    const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), abortOnDisconnect(ctx));
+    const usage = response.usage ?? counted(p.inputTokens, outputText(response));
+    await settle(charge, model, usage);
+    ctx.body = { ...response, model: model.id, usage };
+  });
+}
+
+async function streamResponses(
+  core: Core,
+  ctx: GatewayContext,
+  channel: Channel,
+  model: ModelEntry,
+  request: ResponsesRequest,
+  p: { inputTokens: number; maxOutput: number },
+  charge: RequestCharge,
+): Promise<void> {
+  const upstreamAbort = new AbortController();
+  const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, upstreamAbort.signal);
+  const sse = new SseResponse(ctx, core.config.ssePingMs);
+  sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
+  let delivered = '';
+  let sequence = -1;
+  let response: ResponseObject | null = null;
+  let usage: ResponsesUsage | null = null;
+  let terminal = false;
+  try {
+    for await (const raw of events) {
+      const event = JSON.parse(raw.data) as StreamEvent;
+      sequence = event.sequence_number;
+      if (event.response) {
+        response = { ...event.response, model: model.id };
+        event.response = response;
+        if (event.response.usage) usage = event.response.usage;
+      }
+      if (event.type === 'response.output_text.delta') delivered += event.delta ?? '';
+      await sse.event(event.type, event);
+      if (TERMINAL.has(event.type)) {
+        terminal = true;
+        break;
+      }
+    }
+    if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
+    await settle(charge, model, usage ?? counted(p.inputTokens, delivered));
+  } catch (err) {
+    await settle(charge, model, counted(p.inputTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    if (!isAbort(err)) {
+      const code = err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error';
+      const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
+      ctx.state.logger.warn({ err }, 'responses stream interrupted');
+      await sse.event('error', { type: 'error', code, message, param: null, sequence_number: ++sequence });
+      if (response) {
+        await sse.event('response.failed', {
+          type: 'response.failed',
+          sequence_number: ++sequence,
+          response: { ...response, status: 'failed', error: { code, message }, usage: counted(p.inputTokens, delivered) },
+        });
+      }
+    }
+  } finally {
+    sse.end();
+  }
+}

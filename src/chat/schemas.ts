@@ -1,0 +1,110 @@
+import { validator } from '../http/validation';
+
+export type MessageRole = 'system' | 'user' | 'assistant';
+
+export interface ChatMessage {
+  role: MessageRole;
+  content: string;
+  name?: string;
+}
+
+/** The `messages` of a chat-style request, at least one: a role, the content (its schema given), an optional name. */
+export function messagesSchema(content: object): object {
+  return {
+    type: 'array',
+    minItems: 1,
+    items: {
+      type: 'object',
+      properties: {
+        role: { type: 'string', enum: ['system', 'user', 'assistant'] satisfies MessageRole[] },
+        content,
+        name: { type: 'string' },
+      },
+      required: ['role', 'content'],
+      additionalProperties: false,
+    },
+  };
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  seed?: number;
+  user?: string;
+  n?: 1;
+}
+
+export const parseChatRequest = validator<ChatRequest>({
+  type: 'object',
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    messages: messagesSchema({ type: 'string' }),
+    stream: { type: 'boolean' },
+    stream_options: { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false },
+    temperature: { type: 'number', minimum: 0, maximum: 2 },
+    top_p: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    max_tokens: { type: 'integer', minimum: 1 },
+    max_completion_tokens: { type: 'integer', minimum: 1 },
+    stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }] },
+    presence_penalty: { type: 'number', minimum: -2, maximum: 2 },
+    frequency_penalty: { type: 'number', minimum: -2, maximum: 2 },
+    seed: { type: 'integer' },
+    user: { type: 'string' },
+    n: { type: 'integer', const: 1 },
+  },
+  required: ['model', 'messages'],
+  additionalProperties: false,
+});
+
+export interface ResponsesRequest {
+  model: string;
+  input: string | Record<string, unknown>[];
+  stream?: boolean;
+  max_output_tokens?: number;
+  instructions?: string;
+  temperature?: number;
+  top_p?: number;
+  metadata?: Record<string, string>;
+  store?: boolean;
+  user?: string;
+}
+
+export const parseResponsesRequest = validator<ResponsesRequest>({
+  type: 'object',
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    input: {
+      anyOf: [
+        { type: 'string' },
+        {
+          type: 'array',
+          minItems: 1,
+          items: {
+            type: 'object',
+            properties: { role: { type: 'string' }, type: { type: 'string' } },
+            anyOf: [{ required: ['role', 'content'] }, { required: ['type'] }],
+          },
+        },
+      ],
+    },
+    stream: { type: 'boolean' },
+    max_output_tokens: { type: 'integer', minimum: 1 },
+    instructions: { type: 'string' },
+    temperature: { type: 'number', minimum: 0, maximum: 2 },
+    top_p: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    store: { type: 'boolean' },
+    user: { type: 'string' },
+  },
+  required: ['model', 'input'],
+  additionalProperties: false,
+});

@@ -1,0 +1,239 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChannelConfig } from './upstreams/channel';
+
+/**
+ * Every setting the gateway reads from its environment, in one place. Names are part of the
+ * operator interface (README, docker-compose.yml): do not rename them.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Unset: an embedded PostgreSQL server is started under dataDir. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Unset: generated at first start, kept in dataDir, printed once. */
+  readonly adminToken: string | undefined;
+  readonly eventStore: 'postgres' | 'eventstoredb';
+  readonly esdbConnectionString: string | undefined;
+  readonly logLevel: string;
+  /** Port of the embedded PostgreSQL server; 0 picks a free one. */
+  readonly embeddedPgPort: number;
+  /** How long a write waits for the read models it affects before answering. */
+  readonly projectionWaitMs: number;
+  /** How often the reconciler looks for reservations whose purpose died. */
+  readonly reconcileIntervalMs: number;
+  /** A task reservation whose task stream does not exist this long after reserving is released. */
+  readonly orphanReservationGraceMs: number;
+  /** A reservation made for one synchronous request is released if still open after this long. */
+  readonly requestReservationTtlMs: number;
+  /** Fallback poll of the event log when no notification arrives. */
+  readonly subscriptionPollMs: number;
+  /** Upstream provider endpoints; null: every model is served by the built-in simulator. */
+  readonly channels: readonly ChannelConfig[] | null;
+  /** Deadline of the built-in simulator channel (headers, and each gap in a stream). */
+  readonly upstreamTimeoutMs: number;
+  /** The model catalog; unset: the built-in src/billing/catalog.json. */
+  readonly catalogFile: string | undefined;
+  /** Requests per minute one API key may make to the metered endpoints; 0 disables the limit. */
+  readonly rateLimitPerMinute: number;
+  /** Interval of `: ping` comments on idle event streams. */
+  readonly ssePingMs: number;
+  /** Hosts (and their subdomains) whose pages count as official documents for risk identity and cards. */
+  readonly riskOfficialDomains: readonly string[];
+  /** The chat model that writes risk report summaries. */
+  readonly riskWriterModel: string;
+  /** The search model the risk agent queries. */
+  readonly riskSearchModel: string;
+  /** How many risk dimension searches of one request run at once. */
+  readonly riskSearchConcurrency: number;
+  /** How long a web-search answer is reused (not billed again) from the search cache. */
+  readonly searchCacheTtlMs: number;
+  /** Base URL clients reach this gateway at, for signed download links; unset: the listening URL. */
+  readonly publicBaseUrl: string | undefined;
+  /** Key of signed download links; unset: generated once and kept in DATA_DIR (share it between instances). */
+  readonly urlSigningSecret: string | undefined;
+  /** Delays before webhook attempts 2, 3 and 4. */
+  readonly webhookRetryDelaysMs: readonly number[];
+  /** A webhook attempt fails without a 2xx within this. */
+  readonly webhookTimeoutMs: number;
+  /** Allow callback URLs on loopback and private networks (tests, trusted networks only). */
+  readonly webhookAllowPrivateTargets: boolean;
+  /** First poll of an upstream task after it was accepted; later polls back off from it. */
+  readonly taskPollMs: number;
+  /** A task the upstream has not finished after this fails with `timeout` (and is released). */
+  readonly taskTimeoutMs: number;
+  /** When a provider could not take a task during its creation request, the background retry comes this much later. */
+  readonly taskInlineSubmitGraceMs: number;
+  /** Parallel job workers per gateway process. */
+  readonly jobConcurrency: number;
+  /** A claimed job not finished within this is claimed again by another worker. */
+  readonly jobLeaseMs: number;
+  /** Validity of signed links to archived videos. */
+  readonly videoUrlTtlMs: number;
+  /** Validity of signed links to generated images (sync, async and the gallery). */
+  readonly imageUrlTtlMs: number;
+  /** Validity of a podcast's signed `audio_url` (the spec: 1 hour). */
+  readonly podcastUrlTtlMs: number;
+  /** Validity of signed links to subtitle-erased videos. */
+  readonly eraseUrlTtlMs: number;
+  /** Minimum interval between two polls of one podcast task by one API key; faster is 429. 0 disables. */
+  readonly pollMinIntervalMsPodcast: number;
+  /** The same for subtitle erase tasks. */
+  readonly pollMinIntervalMsErase: number;
+  /** The same for async image tasks. */
+  readonly pollMinIntervalMsImage: number;
+  /** A service-minutes summary still unfinished this long after its transcription succeeded fails the task (summary_timeout). */
+  readonly minutesSummaryTimeoutMs: number;
+  /** Largest file POST /v1/files accepts (413 above). */
+  readonly uploadMaxBytes: number;
+  /** Validity of the signed links to uploaded files (what an upstream fetches a recording by). */
+  readonly uploadUrlTtlMs: number;
+  /** Let the minutes file-size probe (a HEAD on file_url) reach loopback and private addresses (tests, trusted networks only). */
+  readonly fileUrlAllowPrivateTargets: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const eventStore = oneOf(env, 'EVENT_STORE', ['postgres', 'eventstoredb'] as const, 'postgres');
+  const esdbConnectionString = nonEmpty(env.ESDB_CONNECTION_STRING);
+  if (eventStore === 'eventstoredb' && !esdbConnectionString) {
+    throw new ConfigError('EVENT_STORE=eventstoredb needs ESDB_CONNECTION_STRING');
+  }
+  return Object.freeze({
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: nonEmpty(env.HOST) ?? '0.0.0.0',
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    dataDir: path.resolve(nonEmpty(env.DATA_DIR) ?? './data'),
+    adminToken: nonEmpty(env.ADMIN_TOKEN),
+    eventStore,
+    esdbConnectionString,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
+    projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 5000, 0),
+    reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 30_000, 10),
+    orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
+    requestReservationTtlMs: integer(env, 'REQUEST_RESERVATION_TTL_MS', 3_600_000, 1000),
+    subscriptionPollMs: integer(env, 'SUBSCRIPTION_POLL_MS', 1000, 10),
+    channels: channels(env),
+    upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
+    catalogFile: nonEmpty(env.CATALOG_FILE),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
+    ssePingMs: integer(env, 'SSE_PING_MS', 15_000, 10),
+    riskOfficialDomains: domainList(env, 'RISK_OFFICIAL_DOMAINS', DEFAULT_RISK_OFFICIAL_DOMAINS),
+    riskWriterModel: nonEmpty(env.RISK_WRITER_MODEL) ?? 'chat-fast',
+    riskSearchModel: nonEmpty(env.RISK_SEARCH_MODEL) ?? 'web-search',
+    riskSearchConcurrency: integer(env, 'RISK_SEARCH_CONCURRENCY', 4, 1, 64),
+    searchCacheTtlMs: integer(env, 'SEARCH_CACHE_TTL_MS', 86_400_000, 0),
+    publicBaseUrl: nonEmpty(env.PUBLIC_BASE_URL)?.replace(/\/$/, ''),
+    urlSigningSecret: nonEmpty(env.URL_SIGNING_SECRET),
+    webhookRetryDelaysMs: integerList(env, 'WEBHOOK_RETRY_DELAYS_MS', [5_000, 30_000, 300_000], 3),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
+    webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    taskPollMs: integer(env, 'TASK_POLL_MS', 1_000, 5),
+    taskTimeoutMs: integer(env, 'TASK_TIMEOUT_MS', 6 * 3_600_000, 1000),
+    taskInlineSubmitGraceMs: integer(env, 'TASK_INLINE_SUBMIT_GRACE_MS', 30_000, 0),
+    jobConcurrency: integer(env, 'JOB_CONCURRENCY', 8, 1, 256),
+    jobLeaseMs: integer(env, 'JOB_LEASE_MS', 120_000, 1000),
+    videoUrlTtlMs: integer(env, 'VIDEO_URL_TTL_MS', 24 * 3_600_000, 1000),
+    imageUrlTtlMs: integer(env, 'IMAGE_URL_TTL_MS', 24 * 3_600_000, 1000),
+    podcastUrlTtlMs: integer(env, 'PODCAST_URL_TTL_MS', 3_600_000, 1000),
+    eraseUrlTtlMs: integer(env, 'ERASE_URL_TTL_MS', 24 * 3_600_000, 1000),
+    pollMinIntervalMsPodcast: integer(env, 'POLL_MIN_INTERVAL_MS_PODCAST', 5_000, 0),
+    pollMinIntervalMsErase: integer(env, 'POLL_MIN_INTERVAL_MS_ERASE', 1_000, 0),
+    pollMinIntervalMsImage: integer(env, 'POLL_MIN_INTERVAL_MS_IMAGE', 1_000, 0),
+    minutesSummaryTimeoutMs: integer(env, 'MINUTES_SUMMARY_TIMEOUT_MS', 1_800_000, 100),
+    uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 1_073_741_824, 1),
+    uploadUrlTtlMs: integer(env, 'UPLOAD_URL_TTL_MS', 24 * 3_600_000, 1000),
+    fileUrlAllowPrivateTargets: boolean(env, 'FILE_URL_ALLOW_PRIVATE_TARGETS', false),
+  });
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** CHANNELS (a JSON array) or CHANNELS_FILE (a path to one); see the README for the format. */
+function channels(env: Env): ChannelConfig[] | null {
+  const inline = nonEmpty(env.CHANNELS);
+  const file = nonEmpty(env.CHANNELS_FILE);
+  if (!inline && !file) return null;
+  const source = inline ? 'CHANNELS' : `CHANNELS_FILE ${file}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(inline ?? fs.readFileSync(file!, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) throw new ConfigError(`${source} must be a non-empty JSON array of channels`);
+  return parsed.map((raw: unknown, i) => {
+    const c = (raw ?? {}) as Record<string, unknown>;
+    const where = `${source}[${i}]`;
+    if (typeof c.name !== 'string' || c.name === '') throw new ConfigError(`${where}.name must be a non-empty string`);
+    if (typeof c.base_url !== 'string' || !/^https?:\/\//.test(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
+    if (c.api_key !== undefined && typeof c.api_key !== 'string') throw new ConfigError(`${where}.api_key must be a string`);
+    const timeout = c.timeout_ms ?? 60_000;
+    const concurrency = c.max_concurrency ?? 64;
+    if (!Number.isSafeInteger(timeout) || (timeout as number) < 1) throw new ConfigError(`${where}.timeout_ms must be a positive integer`);
+    if (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1) throw new ConfigError(`${where}.max_concurrency must be a positive integer`);
+    return { name: c.name, base_url: c.base_url, api_key: c.api_key as string | undefined, timeout_ms: timeout as number, max_concurrency: concurrency as number };
+  });
+}
+
+/**
+ * The court, tax and registry sites of the simulator's fictional corpus (the reserved `.example`
+ * TLD). Deployments on a real search provider list the real official domains instead.
+ */
+const DEFAULT_RISK_OFFICIAL_DOMAINS = ['court.gov.example', 'tax.gov.example', 'gsxt.gov.example'];
+
+/** A comma-separated list of host names, lower-cased. */
+function domainList(env: Env, name: string, fallback: readonly string[]): readonly string[] {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const domains = raw.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+  const bad = domains.find((d) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(d));
+  if (bad !== undefined || domains.length === 0) throw new ConfigError(`${name} must be a comma-separated list of host names, got "${raw}"`);
+  return domains;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function integerList(env: Env, name: string, fallback: number[], length: number): number[] {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const values = raw.split(',').map((v) => Number(v.trim()));
+  if (values.length !== length || values.some((v) => !Number.isSafeInteger(v) || v < 0)) {
+    throw new ConfigError(`${name} must be ${length} comma-separated non-negative integers, got "${raw}"`);
+  }
+  return values;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}

@@ -1,0 +1,39 @@
+import type { Context } from 'koa';
+import { ApiError } from './errors';
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Reads and parses a JSON body, refusing with 413 as soon as it passes `limit` bytes (it never
+ * buffers more than that) and with 400 when it is not JSON.
+ */
+export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (declared > limit) throw payloadTooLarge(limit);
+  const type = ctx.get('content-type');
+  if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
+    throw new ApiError(415, 'unsupported_media_type', 'request body must be application/json');
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      ctx.req.destroy();
+      throw payloadTooLarge(limit);
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  ctx.state.rawBody = text;
+  if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body must be a JSON object');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'request body is not valid JSON');
+  }
+}
+
+function payloadTooLarge(limit: number): ApiError {
+  return new ApiError(413, 'payload_too_large', `request body exceeds ${limit} bytes`);
+}

@@ -1,0 +1,100 @@
+import type { Context, Next } from 'koa';
+import { DomainError } from '../domain/decider';
+
+/**
+ * An error answered to the client. Endpoints render it in their documented shape:
+ * - `openai` (default): {error: {message, type, param, code}}
+ * - `risk` (shape A): {error: {message, code}, request_id}
+ * - `minutes` (shape B): {error: message, type}
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly options: { param?: string | null; type?: string; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type ErrorShape = 'openai' | 'risk' | 'minutes';
+
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'insufficient_balance',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
+  502: 'upstream_error',
+  503: 'service_unavailable',
+};
+
+/** How domain refusals reach HTTP. */
+const DOMAIN_STATUS: Record<string, number> = {
+  insufficient_balance: 402,
+  account_not_found: 404,
+  key_not_found: 404,
+  reservation_not_found: 404,
+  credit_reference_conflict: 409,
+  reservation_exists: 409,
+  account_exists: 409,
+  invalid_amount: 400,
+  refund_not_allowed: 400,
+  refund_exceeds_charge: 400,
+};
+
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) {
+    const status = DOMAIN_STATUS[err.code] ?? 400;
+    // SDKs retry some statuses; a short balance will not fix itself.
+    const headers: Record<string, string> = status === 402 ? { 'x-should-retry': 'false' } : {};
+    return new ApiError(status, err.code, err.message, { headers, details: err.details });
+  }
+  return null;
+}
+
+export function renderError(ctx: Context, error: ApiError): void {
+  const shape: ErrorShape = (ctx.state.errorShape as ErrorShape | undefined) ?? 'openai';
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.options.headers ?? {})) ctx.set(name, value);
+  const requestId = String(ctx.state.requestId ?? '');
+  if (shape === 'risk') {
+    ctx.body = { error: { message: error.message, code: error.code }, request_id: requestId };
+  } else if (shape === 'minutes') {
+    ctx.body = { error: error.message, type: error.status === 401 ? 'auth_error' : error.options.type ?? 'invalid_request_error' };
+  } else {
+    ctx.body = {
+      error: {
+        message: error.message,
+        type: error.options.type ?? TYPE_BY_STATUS[error.status] ?? 'api_error',
+        param: error.options.param ?? null,
+        code: error.code,
+      },
+    };
+  }
+}
+
+/** Renders ApiError and DomainError; anything else is a 500 without internals in the body. */
+export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) {
+      throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+    }
+  } catch (err) {
+    const apiError = toApiError(err);
+    if (apiError) {
+      renderError(ctx, apiError);
+      return;
+    }
+    ctx.state.logger?.error({ err }, 'unhandled error');
+    renderError(ctx, new ApiError(500, 'internal_error', 'internal error', { type: 'api_error' }));
+  }
+}

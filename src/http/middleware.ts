@@ -1,0 +1,62 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Next } from 'koa';
+import type { AccountService } from '../accounts/service';
+import { looksLikeApiKey } from '../accounts/api-keys';
+import type { Logger } from '../log';
+import type { GatewayContext } from './context';
+import { ApiError } from './errors';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request id (the client's X-Request-Id when sane), a child logger, and one access log line. */
+export function requestContext(logger: Logger) {
+  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+    ctx.state.requestId = requestId;
+    ctx.state.logger = logger.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.logger.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, accountId: ctx.state.auth?.accountId },
+        'request',
+      );
+    }
+  };
+}
+
+
+function bearer(ctx: GatewayContext): string | null {
+  const header = ctx.get('authorization');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+/** `Authorization: Bearer tr-…`: 401 when missing, malformed, unknown or revoked. */
+export function apiKeyAuth(accounts: AccountService) {
+  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+    const key = bearer(ctx);
+    const auth = key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null;
+    if (!auth) throw new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
+    ctx.state.auth = auth;
+    await next();
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
+export function adminAuth(adminToken: string) {
+  const expected = digest(adminToken);
+  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+    const token = bearer(ctx);
+    if (!token || !timingSafeEqual(digest(token), expected)) throw new ApiError(401, 'invalid_admin_token', 'invalid or missing admin token');
+    await next();
+  };
+}

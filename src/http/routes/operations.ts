@@ -1,0 +1,41 @@
+import Router from '@koa/router';
+import type { Pool } from 'pg';
+import { CatalogError, type Catalog } from '../../billing/catalog';
+import type { GatewayState } from '../context';
+import { ApiError } from '../errors';
+import { adminAuth } from '../middleware';
+
+/** The operator's view of the gateway itself: consumer lag, failing jobs, reloading the catalog. */
+export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise<unknown>, pool: Pool, adminToken: string): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/admin/v1' });
+  router.use(adminAuth(adminToken));
+
+  router.get('/consumers', async (ctx) => {
+    ctx.body = await consumerStatus();
+  });
+
+  /**
+   * Due work, oldest first; `?failing=true` keeps the jobs whose last run failed (they are retried
+   * with backoff, so a job listed here again and again needs a look at its `last_error`).
+   */
+  router.get('/jobs', async (ctx) => {
+    const failing = ctx.query.failing === 'true';
+    const { rows } = await pool.query<{ kind: string; key: string; due_at: Date; attempts: number; locked_until: Date | null; last_error: string | null }>(
+      `SELECT kind, key, due_at, attempts, locked_until, last_error FROM jobs WHERE ($1::boolean IS FALSE OR last_error IS NOT NULL)
+       ORDER BY due_at LIMIT 200`,
+      [failing],
+    );
+    ctx.body = { object: 'list', data: rows.map((r) => ({ ...r, due_at: r.due_at.toISOString(), locked_until: r.locked_until?.toISOString() ?? null })) };
+  });
+
+  router.post('/catalog/reload', (ctx) => {
+    try {
+      ctx.body = { models: catalog.reload() };
+    } catch (err) {
+      if (err instanceof CatalogError) throw new ApiError(400, 'invalid_catalog', err.message);
+      throw err;
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,81 @@
+import type { ServerResponse } from 'node:http';
+import type { GatewayContext } from './context';
+
+/**
+ * A text/event-stream answer written straight to the socket (Koa steps aside), with `: ping`
+ * comments while idle, backpressure, and a signal that fires when the client goes away.
+ */
+export class SseResponse {
+  private readonly res: ServerResponse;
+  private readonly controller = new AbortController();
+  private ping: NodeJS.Timeout | null = null;
+  private ended = false;
+
+  constructor(ctx: GatewayContext, private readonly pingMs: number) {
+    ctx.respond = false;
+    ctx.status = 200;
+    this.res = ctx.res;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    this.res.on('close', () => {
+      if (!this.ended) this.controller.abort();
+      this.stopPing();
+    });
+    this.schedulePing();
+  }
+
+  /** Aborted when the client disconnects before the stream ended. */
+  get clientGone(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** `data: <json>` */
+  data(payload: unknown): Promise<void> {
+    return this.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`);
+  }
+
+  /** `event: <type>` + `data: <json>` */
+  event(type: string, payload: unknown): Promise<void> {
+    return this.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopPing();
+    this.res.end();
+  }
+
+  private async write(frame: string): Promise<void> {
+    if (this.ended || this.res.destroyed) return;
+    this.schedulePing();
+    if (!this.res.write(frame)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.res.off('drain', done);
+          this.res.off('close', done);
+          resolve();
+        };
+        this.res.once('drain', done);
+        this.res.once('close', done);
+      });
+    }
+  }
+
+  private schedulePing(): void {
+    this.stopPing();
+    this.ping = setTimeout(() => {
+      void this.write(': ping\n\n');
+    }, this.pingMs);
+    this.ping.unref();
+  }
+
+  private stopPing(): void {
+    if (this.ping) clearTimeout(this.ping);
+    this.ping = null;
+  }
+}

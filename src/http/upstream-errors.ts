@@ -1,0 +1,19 @@
+import { UpstreamError } from '../upstreams/channel';
+import { ApiError } from './errors';
+
+/**
+ * How a failed upstream call reaches the client: a provider's refusal of the request (4xx) is
+ * passed through as a 400 with its message, its rate limit as a 429, and anything else (5xx, a
+ * timeout, no answer) as a 502.
+ */
+export function upstreamToApiError(err: UpstreamError): ApiError {
+  if (err.status === 429) return new ApiError(429, 'upstream_rate_limited', `upstream: ${err.message}`, { headers: { 'retry-after': '1' } });
+  if (err.status >= 400 && err.status < 500) return new ApiError(400, err.code ?? 'upstream_rejected', `upstream: ${err.message}`, { details: { upstream_status: err.status } });
+  return new ApiError(502, err.code ?? 'upstream_error', `upstream: ${err.message}`, { type: 'upstream_error' });
+}
+
+export function isAbort(err: unknown): boolean {
+  return (err as { name?: string } | null)?.name === 'AbortError' || (err as { code?: string } | null)?.code === 'UND_ERR_ABORTED';
+}
+
+export { UpstreamError };

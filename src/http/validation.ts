@@ -1,0 +1,46 @@
+import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { ApiError } from './errors';
+
+/**
+ * One ajv instance for every request schema. `useDefaults` fills documented defaults in place;
+ * additional properties are rejected by each schema that lists its fields exhaustively.
+ */
+export const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: true, strictRequired: false });
+addFormats(ajv);
+
+export type { JSONSchemaType };
+
+/** Compiles a schema once; the returned function validates a body or throws a 400 naming the field. */
+export function validator<T>(schema: JSONSchemaType<T> | Record<string, unknown>): (body: unknown) => T {
+  const validate = ajv.compile(schema) as ValidateFunction<T>;
+  return (body: unknown): T => {
+    if (validate(body)) return body;
+    const error = validate.errors![0]!;
+    const param = fieldOf(error);
+    throw new ApiError(400, 'invalid_request', describe(error, param), { param });
+  };
+}
+
+function fieldOf(error: ErrorObject): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') path.push(String(error.params.missingProperty));
+  if (error.keyword === 'additionalProperties') path.push(String(error.params.additionalProperty));
+  return path.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '') || 'body';
+}
+
+function describe(error: ErrorObject, param: string): string {
+  switch (error.keyword) {
+    case 'required':
+      return `${param} is required`;
+    case 'additionalProperties':
+      return `${param} is not a recognised field`;
+    case 'enum':
+      return `${param} must be one of ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`;
+    default:
+      return `${param} ${error.message ?? 'is invalid'}`;
+  }
+}

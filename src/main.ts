@@ -1,0 +1,37 @@
+import { loadConfig } from './config';
+import { createLogger } from './log';
+import { startGateway } from './gateway';
+import { defaultFeatures } from './features';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const gateway = await startGateway(config, { logger, features: defaultFeatures() });
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    gateway.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGHUP', () => {
+    try {
+      logger.info({ models: gateway.catalog.reload() }, 'catalog reloaded');
+    } catch (err) {
+      logger.error({ err }, 'catalog reload failed; the previous catalog stays in force');
+    }
+  });
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+import type { Readable } from 'node:stream';
+import { Pool, errors as undiciErrors } from 'undici';
+import { parseSse, type SseEvent } from './sse';
+
+/**
+ * A provider endpoint: an OpenAI-compatible base URL (e.g. https://api.example.com/v1), its key,
+ * a deadline and a concurrency limit. Configured through CHANNELS (see README).
+ */
+export interface ChannelConfig {
+  readonly name: string;
+  readonly base_url: string;
+  readonly api_key?: string;
+  /** Deadline for the response headers, and for each gap between body chunks (a stall). */
+  readonly timeout_ms: number;
+  /** Connections to the provider; requests beyond it wait in line. */
+  readonly max_concurrency: number;
+}
+
+/** A failed upstream call: an HTTP error answer (status ≥ 400) or no answer at all (status 0). */
+export class UpstreamError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string | null = null,
+    readonly kind: 'http' | 'timeout' | 'network' | 'protocol' = 'http',
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly body: Readable;
+}
+
+/**
+ * One keep-alive connection pool per channel (undici), with deadlines, streaming bodies and
+ * aborts. Bodies are never buffered whole except JSON answers.
+ */
+export class Channel {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+
+  constructor(readonly config: ChannelConfig) {
+    const url = new URL(config.base_url);
+    this.basePath = url.pathname.replace(/\/$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: config.max_concurrency,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: config.timeout_ms,
+      bodyTimeout: config.timeout_ms,
+    });
+  }
+
+  private async send(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal, accept = 'application/json', extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
+    try {
+      const res = await this.pool.request({
+        method,
+        path: this.basePath + path,
+        headers: {
+          accept,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(this.config.api_key ? { authorization: `Bearer ${this.config.api_key}` } : {}),
+          ...extraHeaders,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+      return { status: res.statusCode, body: res.body };
+    } catch (err) {
+      throw toUpstreamError(err, this.config.name);
+    }
+  }
+
+  /** A JSON answer; an HTTP error status becomes an UpstreamError carrying the provider's message. */
+  async json<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
+    const res = await this.send(method, path, body, signal, 'application/json', headers);
+    const text = await readText(res.body, this.config.name);
+    if (res.status >= 400) throw errorFromBody(res.status, text);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new UpstreamError(502, `channel ${this.config.name} answered with invalid JSON`, null, 'protocol');
+    }
+  }
+
+  /** An event stream; the HTTP error status of a refused stream becomes an UpstreamError before any event. */
+  async stream(path: string, body: unknown, signal?: AbortSignal): Promise<AsyncGenerator<SseEvent>> {
+    const res = await this.send('POST', path, body, signal, 'text/event-stream');
+    if (res.status >= 400) throw errorFromBody(res.status, await readText(res.body, this.config.name));
+    const name = this.config.name;
+    return (async function* events() {
+      try {
+        yield* parseSse(res.body);
+      } catch (err) {
+        throw toUpstreamError(err, name);
+      } finally {
+        res.body.destroy();
+      }
+    })();
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+async function readText(body: Readable, channel: string): Promise<string> {
+  try {
+    let text = '';
+    for await (const chunk of body) text += String(chunk);
+    return text;
+  } catch (err) {
+    throw toUpstreamError(err, channel);
+  }
+}
+
+function errorFromBody(status: number, text: string): UpstreamError {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } | string };
+    const error = parsed.error;
+    if (typeof error === 'string') return new UpstreamError(status, error);
+    if (error && typeof error.message === 'string') return new UpstreamError(status, error.message, typeof error.code === 'string' ? error.code : null);
+  } catch {
+    // not JSON: use the text itself
+  }
+  return new UpstreamError(status, text.slice(0, 500) || `upstream answered HTTP ${status}`);
+}
+
+function toUpstreamError(err: unknown, channel: string): unknown {
+  if (err instanceof UpstreamError) return err;
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+    return new UpstreamError(0, `channel ${channel} timed out`, 'upstream_timeout', 'timeout');
+  }
+  if ((err as { name?: string }).name === 'AbortError' || err instanceof undiciErrors.RequestAbortedError) return err;
+  return new UpstreamError(0, `channel ${channel} is unreachable: ${(err as Error).message}`, 'upstream_unreachable', 'network');
+}

@@ -1,0 +1,16 @@
+import { asrRoutes } from './asr';
+import { botRoutes } from './bots';
+import { eraseRoutes } from './erase';
+import { imageRoutes } from './images';
+import { podcastRoutes } from './podcasts';
+import { searchRoutes } from './search';
+import type { ExtraRoute } from './server';
+import { videoRoutes } from './video';
+
+/**
+ * Every simulated provider API besides chat (which the server always mounts), for the standalone
+ * simulator. Inside the gateway each feature mounts its own.
+ */
+export function allSimulatorRoutes(): ExtraRoute[] {
+  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes()];
+}

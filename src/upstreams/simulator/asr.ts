@@ -1,0 +1,399 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'undici';
+import { sendBytes } from './files';
+import { HttpError, sendJson } from './http';
+import { wav } from './media';
+import type { ExtraRoute } from './server';
+
+/**
+ * Simulated speech providers for meeting minutes, deterministic and steered by query parameters
+ * of the file URL (a real provider ignores them):
+ *
+ * - A file-ASR task API (`POST /v1/asr/tasks`, `GET /v1/asr/tasks/{id}`; engine `auc_flash`):
+ *   a multi-speaker transcript in Chinese or English, with segment ids, millisecond times and
+ *   speaker ids (word times on request).
+ * - A partner minutes API (`POST /v1/partner/minutes/tasks`, `GET …/{task_id}`) in its own
+ *   vocabulary: the transcript plus the requested extras (summary, chapters, todos, qa, translation).
+ * - Media files (`GET|HEAD /sim/media/{name}`) to point file URLs at.
+ *
+ * File URL parameters:
+ * `sim_duration_ms=N` the recording's length (default 180000; a WAV fetched from loopback
+ * otherwise gives its own), `sim=asr_fail` the task fails, `sim=asr_unavailable` submission
+ * answers 503, `sim=asr_reject` submission answers 400, `sim_asr_delay_ms=N` processing time
+ * (default 150), `sim_summary=fail|invalid|invalid-once|slow|dangling` carried into the transcript
+ * as a `[sim:summary=…]` directive for the summary model (see minutes-summary.ts), and for media
+ * files `sim_bytes=N` the size a HEAD announces, `sim_head=none` no HEAD support.
+ *
+ * Files on loopback (the gateway's own signed links in tests and demos) are downloaded first, as a
+ * provider would: an answer other than 200 fails the task.
+ */
+const DEFAULT_DURATION_MS = 180_000;
+const DEFAULT_DELAY_MS = 150;
+
+interface SimSegment {
+  id: string;
+  text: string;
+  startMs: number;
+  endMs: number;
+  speakerId: string | null;
+  words?: { text: string; startMs: number; endMs: number }[];
+}
+
+interface SimTranscript {
+  durationMs: number;
+  language: string;
+  segments: SimSegment[];
+  speakers: { id: string; name: string }[];
+}
+
+interface SimTask {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly finishAt: number;
+  readonly durationMs: number;
+  readonly fail: { code: string; message: string } | null;
+  readonly transcript: () => SimTranscript;
+  readonly features: Record<string, unknown> | null;
+}
+
+const EN = [
+  "Good morning everyone, let's start the weekly project sync.",
+  'The first topic is the release schedule for the mobile app.',
+  'We finished the payment module last week and testing is in progress.',
+  'Alice, please send the updated budget sheet to everyone by next Friday.',
+  'I think we should move the launch to the second week of June.',
+  'After discussion, we decided to adopt plan B for the data migration.',
+  'The Kubernetes cluster had two outages, and the root cause was a memory leak.',
+  'Bob will follow up with the vendor about the license renewal.',
+  'Customer feedback on the new dashboard has been mostly positive.',
+  "Let's review the open risks before we close the meeting.",
+];
+
+const ZH = [
+  '大家早上好，我们开始本周的项目例会。',
+  '第一个议题是移动端应用的发布计划。',
+  '支付模块上周已经完成，目前正在测试。',
+  '小李，请在下周五之前把更新后的预算表发给大家。',
+  '我认为应该把上线时间推迟到六月第二周。',
+  '经过讨论，我们决定数据迁移采用方案B。',
+  'Kubernetes 集群出现了两次故障，根本原因是内存泄漏。',
+  '老王负责跟进供应商的许可证续签。',
+  '客户对新仪表盘的反馈总体是正面的。',
+  '散会之前我们再过一遍未解决的风险。',
+];
+
+function intParam(query: URLSearchParams, name: string, fallback: number, max = 24 * 3_600_000): number {
+  const raw = query.get(name);
+  if (raw === null || !/^\d{1,10}$/.test(raw)) return fallback;
+  return Math.min(Number(raw), max);
+}
+
+/** Words of a text for word timestamps: CJK characters one by one, other words by whitespace. */
+function wordsOf(text: string): string[] {
+  return text.match(/[\u3400-\u9fff]|[^\s\u3400-\u9fff]+/g) ?? [];
+}
+
+export function simulatedTranscript(options: {
+  durationMs: number;
+  language: string;
+  speakers: number;
+  speakerIdentification: boolean;
+  words: boolean;
+  summaryDirective: string | null;
+}): SimTranscript {
+  const bank = options.language === 'en_us' ? EN : ZH;
+  const speakerCount = Math.max(1, options.speakers || 3);
+  const speakers = Array.from({ length: speakerCount }, (_, i) => ({ id: `spk-${i + 1}`, name: options.language === 'en_us' ? `Speaker ${i + 1}` : `说话人${i + 1}` }));
+  const segments: SimSegment[] = [];
+  let at = 0;
+  for (let i = 0; at < options.durationMs; i++) {
+    const length = 8_000 + ((i * 3_761) % 7_000);
+    const end = Math.min(options.durationMs, at + length);
+    let text = bank[i % bank.length]!;
+    // The directive rides in the transcript to the summary model; `invalid-once` gets a nonce so
+    // that "once" means once for this recording, not for every identical simulated transcript.
+    if (i === 0 && options.summaryDirective) {
+      const once = options.summaryDirective.endsWith('-once') ? ` [sim:once=${randomBytes(6).toString('hex')}]` : '';
+      text = `[sim:summary=${options.summaryDirective}]${once} ${text}`;
+    }
+    const segment: SimSegment = { id: `seg-${i + 1}`, text, startMs: at, endMs: end, speakerId: options.speakerIdentification ? speakers[i % speakerCount]!.id : null };
+    if (options.words) {
+      const words = wordsOf(text);
+      const step = Math.max(1, Math.floor((end - at) / Math.max(1, words.length)));
+      segment.words = words.map((w, k) => ({ text: w, startMs: at + k * step, endMs: Math.min(end, at + (k + 1) * step) }));
+    }
+    segments.push(segment);
+    at = end;
+  }
+  return { durationMs: options.durationMs, language: options.language, segments, speakers: options.speakerIdentification ? speakers : [] };
+}
+
+function isLoopback(url: URL): boolean {
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+/** The length of a PCM WAV from its header, or null when the bytes are not one. */
+function wavDurationMs(bytes: Buffer): number | null {
+  if (bytes.length < 44 || bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') return null;
+  const byteRate = bytes.readUInt32LE(28);
+  const dataBytes = bytes.readUInt32LE(40);
+  return byteRate > 0 ? Math.round((dataBytes * 1000) / byteRate) : null;
+}
+
+/** What the provider learns by downloading a loopback file: whether it can, and a WAV's length. */
+async function inspect(url: URL): Promise<{ ok: boolean; status: number; durationMs: number | null }> {
+  if (!isLoopback(url)) return { ok: true, status: 200, durationMs: null };
+  try {
+    const res = await request(url, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 10_000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return { ok: false, status: res.statusCode, durationMs: null };
+    }
+    const head = Buffer.from(await res.body.arrayBuffer());
+    return { ok: true, status: 200, durationMs: wavDurationMs(head) };
+  } catch {
+    return { ok: false, status: 0, durationMs: null };
+  }
+}
+
+interface SubmitOptions {
+  url: string;
+  language: string;
+  speakerIdentification: boolean;
+  speakers: number;
+  words: boolean;
+  features: Record<string, unknown> | null;
+}
+
+async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
+  let url: URL;
+  try {
+    url = new URL(o.url);
+  } catch {
+    throw new HttpError(400, 'the audio url is not a URL', 'InvalidParameter.AudioUrl');
+  }
+  const q = url.searchParams;
+  const sim = q.get('sim');
+  if (sim === 'asr_unavailable') throw new HttpError(503, 'the speech service is temporarily unavailable', 'ServiceUnavailable');
+  if (sim === 'asr_reject') throw new HttpError(400, 'the audio format is not supported', 'InvalidParameter.AudioFormat');
+  const fetched = await inspect(url);
+  const durationMs = q.get('sim_duration_ms') !== null ? intParam(q, 'sim_duration_ms', DEFAULT_DURATION_MS, 100 * 3_600_000) : (fetched.durationMs ?? DEFAULT_DURATION_MS);
+  const now = Date.now();
+  const fail = !fetched.ok
+    ? { code: 'FileUnreachable', message: `the audio file could not be downloaded (HTTP ${fetched.status})` }
+    : sim === 'asr_fail'
+      ? { code: 'AudioDecodeFailed', message: 'the audio could not be decoded' }
+      : null;
+  let cached: SimTranscript | null = null;
+  return {
+    id,
+    createdAt: now,
+    finishAt: now + intParam(q, 'sim_asr_delay_ms', DEFAULT_DELAY_MS, 600_000),
+    durationMs,
+    fail,
+    features: o.features,
+    transcript: () =>
+      (cached ??= simulatedTranscript({
+        durationMs,
+        language: o.language,
+        speakers: o.speakers,
+        speakerIdentification: o.speakerIdentification,
+        words: o.words,
+        summaryDirective: q.get('sim_summary'),
+      })),
+  };
+}
+
+function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
+  const now = Date.now();
+  if (now >= task.finishAt) return 'done';
+  return now >= task.createdAt + (task.finishAt - task.createdAt) / 5 ? 'running' : 'queued';
+}
+
+// --- partner extras, derived from the transcript -------------------------------------------------
+
+function partnerExtras(t: SimTranscript, features: Record<string, unknown>): Record<string, unknown> {
+  const all = features.all_activate === true;
+  const want = (name: string) => all || features[name] === true;
+  const zh = t.language !== 'en_us';
+  const out: Record<string, unknown> = {};
+  if (want('summary')) {
+    out.summary = { title: zh ? '会议纪要' : 'Meeting minutes', paragraph: t.segments.slice(0, 3).map((s) => s.text).join(' ') };
+  }
+  if (want('chapters')) {
+    const chapters = [];
+    for (let i = 0; i < t.segments.length; i += 4) {
+      const chunk = t.segments.slice(i, i + 4);
+      chapters.push({ title: chunk[0]!.text.slice(0, 24), summary: chunk.map((s) => s.text).join(' '), begin: chunk[0]!.startMs, end: chunk[chunk.length - 1]!.endMs });
+    }
+    out.chapters = chapters;
+  }
+  if (want('todos')) {
+    out.todos = t.segments.filter((s) => /please|follow up|请|负责/i.test(s.text)).map((s) => ({ content: s.text, assignee: s.speakerId, begin: s.startMs }));
+  }
+  if (want('qa')) {
+    out.qa = t.segments
+      .filter((s) => /decided|决定/.test(s.text))
+      .map((s) => ({ question: zh ? '数据迁移采用哪个方案？' : 'Which plan does the data migration follow?', answer: s.text, begin: s.startMs }));
+  }
+  if (want('translate')) {
+    const target = typeof features.target_lang === 'string' ? features.target_lang : zh ? 'en_us' : 'zh_cn';
+    const bankFrom = zh ? ZH : EN;
+    const bankTo = target === 'en_us' ? EN : ZH;
+    out.translation = {
+      target_lang: target,
+      paragraphs: t.segments.map((s) => {
+        const index = bankFrom.findIndex((b) => s.text.endsWith(b));
+        return { id: s.id, text: index >= 0 ? bankTo[index] : s.text, begin: s.startMs, end: s.endMs };
+      }),
+    };
+  }
+  return out;
+}
+
+export function asrRoutes(): ExtraRoute[] {
+  const tasks = new Map<string, SimTask>();
+  const byClientId = new Map<string, string>();
+  let seq = 0;
+
+  async function submit(clientId: unknown, prefix: string, options: SubmitOptions): Promise<string> {
+    if (typeof clientId === 'string' && byClientId.has(clientId)) return byClientId.get(clientId)!;
+    const task = await createTask(`${prefix}-${++seq}`, options);
+    // A concurrent duplicate may have won while this one downloaded the file.
+    if (typeof clientId === 'string' && byClientId.has(clientId)) return byClientId.get(clientId)!;
+    tasks.set(task.id, task);
+    if (typeof clientId === 'string') byClientId.set(clientId, task.id);
+    return task.id;
+  }
+
+  function find(id: string): SimTask {
+    const task = tasks.get(id);
+    if (!task) throw new HttpError(404, `task ${id} not found`, 'ResourceNotFound');
+    return task;
+  }
+
+  return [
+    {
+      method: 'POST',
+      path: '/v1/asr/tasks',
+      handler: async ({ req, res, body }) => {
+        const b = (body ?? {}) as { engine?: string; audio?: { url?: string }; language?: string; speaker_identification?: boolean; number_of_speakers?: number; word_time_series?: boolean };
+        if (typeof b.audio?.url !== 'string') throw new HttpError(400, 'audio.url is required', 'InvalidParameter.AudioUrl');
+        const id = await submit(req.headers['x-client-request-id'], 'asr-sim', {
+          url: b.audio.url,
+          language: b.language === 'en_us' ? 'en_us' : 'zh_cn',
+          speakerIdentification: b.speaker_identification !== false,
+          speakers: typeof b.number_of_speakers === 'number' ? b.number_of_speakers : 0,
+          words: b.word_time_series === true,
+          features: null,
+        });
+        sendJson(res, 200, { id, engine: b.engine ?? 'auc_flash' });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/asr/tasks/:id',
+      handler: ({ res, params }) => {
+        const task = find(params.id!);
+        const state = stateOf(task);
+        if (state !== 'done') return sendJson(res, 200, { id: task.id, status: state, duration_ms: state === 'running' ? task.durationMs : null });
+        if (task.fail) return sendJson(res, 200, { id: task.id, status: 'failed', error: task.fail });
+        const t = task.transcript();
+        sendJson(res, 200, {
+          id: task.id,
+          status: 'succeeded',
+          duration_ms: t.durationMs,
+          result: {
+            language: t.language,
+            duration_ms: t.durationMs,
+            utterances: t.segments.map((s) => ({
+              id: s.id,
+              text: s.text,
+              start_time: s.startMs,
+              end_time: s.endMs,
+              speaker_id: s.speakerId,
+              ...(s.words ? { words: s.words.map((w) => ({ text: w.text, start_time: w.startMs, end_time: w.endMs })) } : {}),
+            })),
+            speakers: t.speakers,
+          },
+        });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/partner/minutes/tasks',
+      handler: async ({ req, res, body }) => {
+        const b = (body ?? {}) as {
+          file_url?: string;
+          source_lang?: string;
+          speaker_identification?: boolean;
+          number_of_speakers?: number;
+          need_word_time_series?: boolean;
+          all_activate?: boolean;
+          features?: Record<string, unknown>;
+        };
+        if (typeof b.file_url !== 'string') throw new HttpError(400, 'file_url is required', 'InvalidParameter');
+        const id = await submit(req.headers['x-client-request-id'], 'ptn-sim', {
+          url: b.file_url,
+          language: b.source_lang === 'en_us' ? 'en_us' : 'zh_cn',
+          speakerIdentification: b.speaker_identification !== false,
+          speakers: typeof b.number_of_speakers === 'number' ? b.number_of_speakers : 0,
+          words: b.need_word_time_series === true,
+          features: { ...(b.features ?? {}), all_activate: b.all_activate === true },
+        });
+        sendJson(res, 200, { task_id: id });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/partner/minutes/tasks/:id',
+      handler: ({ res, params }) => {
+        const task = find(params.id!);
+        const state = stateOf(task);
+        if (state !== 'done') return sendJson(res, 200, { task_id: task.id, status: 'processing', duration_ms: state === 'running' ? task.durationMs : null });
+        if (task.fail) return sendJson(res, 200, { task_id: task.id, status: 'failed', error_code: task.fail.code, error_message: task.fail.message });
+        const t = task.transcript();
+        sendJson(res, 200, {
+          task_id: task.id,
+          status: 'completed',
+          duration_ms: t.durationMs,
+          result: {
+            transcription: {
+              language: t.language,
+              speakers: t.speakers,
+              paragraphs: t.segments.map((s) => ({
+                id: s.id,
+                text: s.text,
+                begin: s.startMs,
+                end: s.endMs,
+                speaker: s.speakerId,
+                ...(s.words ? { words: s.words.map((w) => ({ text: w.text, begin: w.startMs, end: w.endMs })) } : {}),
+              })),
+            },
+            ...partnerExtras(t, task.features ?? {}),
+          },
+        });
+      },
+    },
+    ...(['GET', 'HEAD'] as const).map(
+      (method): ExtraRoute => ({
+        method,
+        path: '/sim/media/:name',
+        handler: ({ res, params, query }) => {
+          if (method === 'HEAD' && query.get('sim_head') === 'none') {
+            res.writeHead(405, { allow: 'GET' });
+            res.end();
+            return;
+          }
+          const bytes = params.name!.toLowerCase().endsWith('.wav') ? wav(intParam(query, 'sim_duration_ms', 3_000, 60_000) / 1000, 100) : Buffer.alloc(1024, 7);
+          if (method === 'HEAD') {
+            res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': query.get('sim_bytes') ?? String(bytes.length)});
+            res.end();
+            return;
+          }
+          sendBytes(res, 'application/octet-stream', bytes);
+        },
+      }),
+    ),
+  ];
+}

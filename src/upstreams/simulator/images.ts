@@ -1,0 +1,149 @@
+import type { IncomingMessage } from 'node:http';
+import { countTokens } from '../../billing/tokens';
+import { parseDirectives, stripDirectives, type SimDirectives } from './directives';
+import { originOf, sendBytes } from './files';
+import { HttpError, sendJson, waitUnlessGone } from './http';
+import { JPEG, png } from './media';
+import type { ExtraRoute } from './server';
+import { sendSimTask, SimTaskStore, type SimTask } from './task-store';
+
+/**
+ * Image generation providers, simulated:
+ * - `POST /v1/images/generations`: OpenAI-style synchronous generation. `response_format`
+ *   `b64_json` (default) or `url`; `output_format` `png` (default) or `jpeg`; usage in tokens
+ *   (prompt words; ceil(width × height / 1024) per image) always reported.
+ * - `POST /v1/images/tasks`, `GET /v1/images/tasks/:id`: the same generation as a task (queued,
+ *   running, succeeded with `data[{url}]` and `usage`, or failed); the same X-Client-Request-Id
+ *   creates one task.
+ * Directives in the prompt: `[sim:fail]` (sync: HTTP 500; task: it fails), `[sim:status=NNN]`
+ * (HTTP NNN), `[sim:delay=MS]` (sync: before answering; task: until it finishes, default 150 ms),
+ * `[sim:count=K]` returns K images at most (fewer than asked).
+ * Images are real: a small PNG (width and height divided by 64) or a baseline JPEG, served at
+ * `/sim/files/images/<w>x<h>-<seed>.<png|jpg>`.
+ */
+
+export interface SimImageRequest {
+  model?: string;
+  prompt?: string;
+  n?: number;
+  size?: string;
+  response_format?: 'url' | 'b64_json';
+  output_format?: 'png' | 'jpeg';
+}
+
+interface Dimensions {
+  readonly width: number;
+  readonly height: number;
+}
+
+function parseSize(size: string | undefined): Dimensions {
+  const match = /^(\d{1,5})x(\d{1,5})$/.exec(size ?? '1024x1024');
+  if (!match) throw new HttpError(400, `size must be WIDTHxHEIGHT, got ${size}`, 'invalid_size', 'size');
+  return { width: Number(match[1]), height: Number(match[2]) };
+}
+
+function imageBytes(format: 'png' | 'jpeg', d: Dimensions, seed: number): Buffer {
+  return format === 'jpeg' ? JPEG : png(Math.max(1, Math.ceil(d.width / 64)), Math.max(1, Math.ceil(d.height / 64)), seed);
+}
+
+/** Output tokens of one image of this size. */
+export function simImageTokens(d: Dimensions): number {
+  return Math.ceil((d.width * d.height) / 1024);
+}
+
+interface Generation {
+  readonly count: number;
+  readonly dimensions: Dimensions;
+  readonly format: 'png' | 'jpeg';
+  readonly seed: number;
+  readonly usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+}
+
+function checked(b: SimImageRequest): { generation: Generation; directives: SimDirectives } {
+  if (!b.model || typeof b.prompt !== 'string' || b.prompt === '') throw new HttpError(400, 'model and prompt are required', 'invalid_request');
+  const n = b.n ?? 1;
+  if (!Number.isInteger(n) || n < 1 || n > 16) throw new HttpError(400, 'n must be an integer from 1 to 16', 'invalid_request', 'n');
+  const directives = parseDirectives(b.prompt);
+  if (directives.status) throw new HttpError(directives.status, `simulated HTTP ${directives.status}`, null);
+  const dimensions = parseSize(b.size);
+  const count = Math.min(n, intOr(directives.raw['count'], n));
+  const input = countTokens(stripDirectives(b.prompt));
+  const output = count * simImageTokens(dimensions);
+  return {
+    directives,
+    generation: {
+      count,
+      dimensions,
+      format: b.output_format === 'jpeg' ? 'jpeg' : 'png',
+      seed: b.prompt.length,
+      usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
+    },
+  };
+}
+
+function intOr(value: string | true | undefined, fallback: number): number {
+  return typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : fallback;
+}
+
+function fileUrl(req: IncomingMessage, g: Generation, index: number): string {
+  return `${originOf(req.headers)}/sim/files/images/${g.dimensions.width}x${g.dimensions.height}-${g.seed + index}.${g.format === 'jpeg' ? 'jpg' : 'png'}`;
+}
+
+interface SimImageTask extends SimTask {
+  readonly generation: Generation;
+}
+
+export function imageRoutes(): ExtraRoute[] {
+  const tasks = new SimTaskStore<SimImageTask>('imgtask-sim', 'task');
+
+  return [
+    {
+      method: 'POST',
+      path: '/v1/images/generations',
+      handler: async ({ req, res, body }) => {
+        const b = (body ?? {}) as SimImageRequest;
+        const { generation: g, directives } = checked(b);
+        if (directives.delayMs && !(await waitUnlessGone(res, directives.delayMs))) return;
+        if (directives.fail) throw new HttpError(500, 'the simulated image generation failed', 'internal_error');
+        const asUrl = b.response_format === 'url';
+        const data = Array.from({ length: g.count }, (_, i) =>
+          asUrl ? { url: fileUrl(req, g, i) } : { b64_json: imageBytes(g.format, g.dimensions, g.seed + i).toString('base64') },
+        );
+        sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data, usage: g.usage });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/images/tasks',
+      handler: ({ req, res, body }) => {
+        const b = (body ?? {}) as SimImageRequest;
+        if (tasks.replayed(req, res)) return;
+        const { generation, directives } = checked(b);
+        tasks.create(req, res, b.model!, directives, (task) => ({ ...task, generation }));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/images/tasks/:id',
+      handler: ({ req, res, params }) => {
+        const task = tasks.find(params.id!);
+        const g = task.generation;
+        sendSimTask(res, task, { code: 'ImageGenerationFailed', message: 'the simulated image generation failed' }, () => ({
+          created: Math.floor(task.finishAt / 1000),
+          data: Array.from({ length: g.count }, (_, i) => ({ url: fileUrl(req, g, i) })),
+          usage: g.usage,
+        }));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/sim/files/images/:name',
+      handler: ({ res, params }) => {
+        const match = /^(\d{1,5})x(\d{1,5})-(\d{1,9})\.(png|jpg)$/.exec(params.name!);
+        if (!match) throw new HttpError(404, 'no such file', 'not_found');
+        const format = match[4] === 'jpg' ? 'jpeg' : 'png';
+        sendBytes(res, format === 'jpeg' ? 'image/jpeg' : 'image/png', imageBytes(format, { width: Number(match[1]), height: Number(match[2]) }, Number(match[3])));
+      },
+    },
+  ];
+}

@@ -1,0 +1,120 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError, sendJson } from './http';
+import type { ExtraRoute } from './server';
+
+/**
+ * The task machinery the simulated task providers (images, podcasts, subtitle erase, video) share:
+ * tasks by id, created once per X-Client-Request-Id, and their phase by time: queued for the first
+ * fifth of their time, then running, then succeeded or failed (`[sim:fail]`); cancelled when the
+ * client cancelled them first. Each provider keeps its own wire format.
+ */
+
+/** When a simulated task finishes, and how. */
+export interface SimTaskTiming {
+  readonly createdAt: number;
+  readonly finishAt: number;
+  readonly fail: boolean;
+  cancelled: boolean;
+}
+
+export interface SimTask extends SimTaskTiming {
+  readonly id: string;
+  readonly model: string;
+}
+
+export type SimTaskPhase = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A simulated task's phase at `now`. */
+export function simTaskPhase(task: SimTaskTiming, now = Date.now()): SimTaskPhase {
+  if (task.cancelled) return 'cancelled';
+  if (now < task.finishAt) return now >= task.createdAt + (task.finishAt - task.createdAt) / 5 ? 'running' : 'queued';
+  return task.fail ? 'failed' : 'succeeded';
+}
+
+/** Cancels a simulated task unless it already finished (409, as providers answer). */
+export function simCancel(task: SimTaskTiming): void {
+  const phase = simTaskPhase(task);
+  if (phase === 'succeeded' || phase === 'failed') throw new HttpError(409, `the task already ${phase}`, 'TaskFinished');
+  task.cancelled = true;
+}
+
+/** The tasks of one simulated provider. */
+export class SimTaskStore<T extends SimTask> {
+  private readonly tasks = new Map<string, T>();
+  private readonly byClientId = new Map<string, string>();
+  private seq = 0;
+
+  /**
+   * @param idPrefix task ids are `<idPrefix>-<n>-<creation time in base 36>`
+   * @param label names a task in the 404 of an unknown id, e.g. `erase task`
+   */
+  constructor(
+    private readonly idPrefix: string,
+    private readonly label: string,
+  ) {}
+
+  get(id: string): T | undefined {
+    return this.tasks.get(id);
+  }
+
+  /** The task, or 404 `ResourceNotFound`. */
+  find(id: string): T {
+    const task = this.tasks.get(id);
+    if (!task) throw new HttpError(404, `${this.label} ${id} not found`, 'ResourceNotFound');
+    return task;
+  }
+
+  /** Answers a create whose X-Client-Request-Id already made a task with that task's id; true when it did. */
+  replayed(req: IncomingMessage, res: ServerResponse): boolean {
+    const clientId = req.headers['x-client-request-id'];
+    if (typeof clientId !== 'string' || !this.byClientId.has(clientId)) return false;
+    sendJson(res, 200, { id: this.byClientId.get(clientId) });
+    return true;
+  }
+
+  /**
+   * Creates a task that finishes `delayMs` (default 150 ms) from now, failing when `fail`, keeps it
+   * under the request's X-Client-Request-Id, and answers with its id.
+   */
+  create(req: IncomingMessage, res: ServerResponse, model: string, directives: { readonly delayMs?: number; readonly fail: boolean }, build: (task: SimTask) => T): T {
+    const now = Date.now();
+    const task = build({
+      id: `${this.idPrefix}-${++this.seq}-${now.toString(36)}`,
+      model,
+      createdAt: now,
+      finishAt: now + (directives.delayMs ?? 150),
+      fail: directives.fail,
+      cancelled: false,
+    });
+    this.tasks.set(task.id, task);
+    const clientId = req.headers['x-client-request-id'];
+    if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
+    sendJson(res, 200, { id: task.id });
+    return task;
+  }
+
+  /** `POST <path>` (path ending in `/:id/cancel`): cancels an unfinished task, 409 once finished. */
+  cancelRoute(path: string): ExtraRoute {
+    return {
+      method: 'POST',
+      path,
+      handler: ({ res, params }) => {
+        const task = this.find(params.id!);
+        simCancel(task);
+        sendJson(res, 200, { id: task.id, status: 'cancelled' });
+      },
+    };
+  }
+}
+
+/**
+ * A task read in the images / podcasts / erase style: `{ id, model, status }`, with the provider's
+ * `error` once failed and its result members once succeeded.
+ */
+export function sendSimTask(res: ServerResponse, task: SimTask, failure: { code: string; message: string }, succeeded: () => Record<string, unknown>): void {
+  const phase = simTaskPhase(task);
+  const base = { id: task.id, model: task.model, status: phase };
+  if (phase === 'failed') return sendJson(res, 200, { ...base, error: failure });
+  if (phase !== 'succeeded') return sendJson(res, 200, base);
+  sendJson(res, 200, { ...base, ...succeeded() });
+}

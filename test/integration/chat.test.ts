@@ -1,0 +1,273 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { tokenCharge } from '../../src/billing/money';
+import { countMessageTokens, countResponsesInputTokens } from '../../src/billing/tokens';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
+
+const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
+
+describe('chat completions and the Responses interface through the openai SDK @integration', () => {
+  let gw: TestGateway;
+  let client: OpenAI;
+  let accountId: string;
+  let key: string;
+
+  before(async () => {
+    gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '800', RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200' });
+    ({ accountId, key } = await gw.fundedAccount(100_000_000));
+    client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  });
+  afterEach(async () => {
+    const me = await gw.api(key, 'GET', '/v1/account');
+    expect(me.body.balance.frozen, 'no reservation is left open').to.equal(0);
+    await gw.expectAuditClean();
+  });
+  after(async () => gw.close());
+
+  async function charged<T>(work: () => Promise<T>): Promise<{ result: T; charge: number }> {
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance.available as number;
+    const result = await work();
+    const after = (await gw.api(key, 'GET', '/v1/account')).body.balance.available as number;
+    return { result, charge: before - after };
+  }
+
+  it('lists the catalog in the OpenAI shape, filters by type, and hides models a restricted key may not use', async () => {
+    const models = await client.models.list();
+    const ids = models.data.map((m) => m.id);
+    expect(ids).to.include.members(['chat-fast', 'chat-pro']);
+    const fast = models.data.find((m) => m.id === 'chat-fast') as unknown as Record<string, any>;
+    expect(fast).to.deep.include({ object: 'model', type: 'chat', owned_by: 'gateway' });
+    expect(fast.pricing).to.deep.include(FAST);
+    expect(fast.capabilities).to.deep.include({ max_output_tokens: 4096 });
+    expect((await gw.api(key, 'GET', '/v1/models?type=video')).body.data.every((m: { type: string }) => m.type === 'video')).to.equal(true);
+    const restricted = await gw.fundedAccount(0, ['chat-pro']);
+    expect((await gw.api(restricted.key, 'GET', '/v1/models')).body.data.map((m: { id: string }) => m.id)).to.deep.equal(['chat-pro']);
+  });
+
+  it('completes a chat and charges exactly the formula for the reported usage', async () => {
+    const messages = [
+      { role: 'system' as const, content: 'Be brief.' },
+      { role: 'user' as const, content: 'Name three colours [sim:tokens=7]' },
+    ];
+    const { result, charge } = await charged(() => client.chat.completions.create({ model: 'chat-fast', messages }));
+    expect(result.object).to.equal('chat.completion');
+    expect(result.model).to.equal('chat-fast');
+    expect(result.choices[0]!.message.role).to.equal('assistant');
+    expect(result.choices[0]!.finish_reason).to.equal('stop');
+    expect(result.usage).to.deep.include({ prompt_tokens: countMessageTokens(messages), completion_tokens: 7 });
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 7));
+  });
+
+  it('streams a chat with include_usage exactly as the SDK parses it, and charges the streamed usage', async () => {
+    const messages = [{ role: 'user' as const, content: 'Tell a story [sim:tokens=25]' }];
+    const { result, charge } = await charged(async () => {
+      const stream = await client.chat.completions.create({ model: 'chat-fast', messages, stream: true, stream_options: { include_usage: true } });
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      return chunks;
+    });
+    const ids = new Set(result.map((c) => c.id));
+    expect(ids.size).to.equal(1);
+    expect(result[0]!.choices[0]!.delta.role).to.equal('assistant');
+    const text = result.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('');
+    expect(text.split(/\s+/).filter(Boolean)).to.have.length(25);
+    expect(result.some((c) => c.choices[0]?.finish_reason === 'stop')).to.equal(true);
+    const last = result[result.length - 1]!;
+    expect(last.choices).to.deep.equal([]);
+    expect(last.usage).to.deep.include({ completion_tokens: 25, prompt_tokens: countMessageTokens(messages) });
+    expect(result.every((c) => c.model === 'chat-fast')).to.equal(true);
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 25));
+  });
+
+  it('streams without include_usage: no usage chunk reaches the client, usage is still charged', async () => {
+    const messages = [{ role: 'user' as const, content: 'Short [sim:tokens=4]' }];
+    const { result, charge } = await charged(async () => {
+      const chunks = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'chat-fast', messages, stream: true })) chunks.push(chunk);
+      return chunks;
+    });
+    expect(result.every((c) => c.choices.length === 1 && !c.usage)).to.equal(true);
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 4));
+  });
+
+  it('charges the tokens delivered when the client disconnects mid-stream, and aborts the upstream', async () => {
+    const messages = [{ role: 'user' as const, content: 'Go on forever [sim:stall]' }];
+    const controller = new AbortController();
+    const { result, charge } = await charged(async () => {
+      const stream = await client.chat.completions.create({ model: 'chat-fast', messages, stream: true }, { signal: controller.signal });
+      let text = '';
+      try {
+        for await (const chunk of stream) {
+          text += chunk.choices[0]?.delta.content ?? '';
+          if (text.trim().split(/\s+/).length >= 2) controller.abort();
+        }
+      } catch (err) {
+        expect((err as Error).name).to.match(/Abort/);
+      }
+      await waitFor('the reservation to close', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0, 5000, 20);
+      return text;
+    });
+    expect(result.trim().split(/\s+/)).to.have.length(2);
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+  });
+
+  it('ends a stalled upstream stream with an error event and charges what was delivered', async () => {
+    const messages = [{ role: 'user' as const, content: 'Stall please [sim:stall]' }];
+    const { result, charge } = await charged(async () => {
+      const stream = await client.chat.completions.create({ model: 'chat-fast', messages, stream: true });
+      let text = '';
+      let error: unknown = null;
+      try {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      } catch (err) {
+        error = err;
+      }
+      return { text, error };
+    });
+    expect(result.error).to.be.instanceOf(OpenAI.APIError);
+    expect((result.error as Error).message).to.include('timed out');
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+  });
+
+  it('answers the Responses interface plain, with usage, and charges it', async () => {
+    const input = 'Summarise the news [sim:tokens=9]';
+    const { result, charge } = await charged(() => client.responses.create({ model: 'chat-pro', input }));
+    expect(result.status).to.equal('completed');
+    expect(result.model).to.equal('chat-pro');
+    expect(result.output_text.split(/\s+/)).to.have.length(9);
+    expect(result.usage).to.deep.include({ input_tokens: countResponsesInputTokens(input), output_tokens: 9 });
+    expect(charge).to.equal(tokenCharge({ input_per_million: 4_000_000, output_per_million: 16_000_000 }, countResponsesInputTokens(input), 9));
+  });
+
+  it('streams typed Responses events that the strict responses.stream() helper accepts', async () => {
+    const input = [{ role: 'user' as const, content: 'Explain briefly [sim:tokens=12]' }];
+    const { result, charge } = await charged(async () => {
+      const stream = client.responses.stream({ model: 'chat-fast', input });
+      const types: string[] = [];
+      const sequence: number[] = [];
+      for await (const event of stream) {
+        types.push(event.type);
+        sequence.push(event.sequence_number);
+      }
+      return { types, sequence, final: await stream.finalResponse() };
+    });
+    expect(result.types[0]).to.equal('response.created');
+    expect(result.types.slice(1, 4)).to.deep.equal(['response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(result.types.filter((t) => t === 'response.output_text.delta')).to.have.length(12);
+    expect(result.types.slice(-4)).to.deep.equal(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(result.sequence).to.deep.equal(result.sequence.map((_, i) => i));
+    expect(result.final.usage).to.deep.include({ output_tokens: 12, input_tokens: countResponsesInputTokens(input) });
+    expect(charge).to.equal(tokenCharge(FAST, countResponsesInputTokens(input), 12));
+  });
+
+  it('ends a failing Responses stream with error and response.failed, charging what was delivered', async () => {
+    const input = 'Stall [sim:stall]';
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat-fast', input, stream: true }),
+    });
+    const text = await res.text();
+    const events = text.split('\n\n').filter((f) => f.startsWith('event:')).map((f) => f.split('\n')[0]!.slice(7));
+    expect(events.slice(-2)).to.deep.equal(['error', 'response.failed']);
+    const failed = JSON.parse(text.trim().split('\n').pop()!.slice(6));
+    expect(failed.response).to.deep.include({ status: 'failed', model: 'chat-fast' });
+    expect(failed.response.usage.output_tokens).to.equal(2);
+  });
+
+  it('passes through the error of an upstream without the Responses interface and releases everything', async () => {
+    const { result, charge } = await charged(async () => {
+      try {
+        await client.responses.create({ model: 'chat-fast', input: 'hello [sim:no-responses]' });
+      } catch (err) {
+        return err;
+      }
+      throw new Error('no error');
+    });
+    expect(result).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((result as Error).message).to.include('upstream');
+    expect(charge).to.equal(0);
+  });
+
+  it('raises the SDK error classes: 400, 401, 402, 403, 404, 429 and 502, reserving nothing', async () => {
+    const expectError = async (work: () => Promise<unknown>, klass: new (...args: never[]) => Error, code?: string) => {
+      try {
+        await work();
+      } catch (err) {
+        expect(err).to.be.instanceOf(klass);
+        if (code) expect((err as { code?: string }).code).to.equal(code);
+        return err as InstanceType<typeof OpenAI.APIError>;
+      }
+      throw new Error(`expected ${klass.name}`);
+    };
+    const { charge } = await charged(async () => {
+      await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], temperature: 3 }), OpenAI.BadRequestError);
+      await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'tool' as never, content: 'x' }] }), OpenAI.BadRequestError);
+      await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], top_p: 0 }), OpenAI.BadRequestError);
+      await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }), OpenAI.BadRequestError);
+      await expectError(() => client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), OpenAI.NotFoundError, 'model_not_found');
+      await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] }), OpenAI.InternalServerError);
+      await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=400]' }] }), OpenAI.BadRequestError);
+    });
+    expect(charge).to.equal(0);
+    const bad = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], temperature: 3 });
+    expect(bad.body.error).to.deep.include({ type: 'invalid_request_error', param: 'temperature' });
+    const upstream = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] });
+    expect(upstream.status).to.equal(502);
+
+    const noKey = new OpenAI({ apiKey: 'tr-' + 'z'.repeat(43), baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    await expectError(() => noKey.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }] }), OpenAI.AuthenticationError);
+
+    const poor = await gw.fundedAccount(1);
+    const poorClient = new OpenAI({ apiKey: poor.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const short = await expectError(() => poorClient.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }] }), OpenAI.APIError, 'insufficient_balance');
+    expect(short.status).to.equal(402);
+    expect(short.headers?.get('x-should-retry')).to.equal('false');
+
+    const restricted = await gw.fundedAccount(1_000_000, ['chat-pro']);
+    const restrictedClient = new OpenAI({ apiKey: restricted.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    await expectError(() => restrictedClient.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }] }), OpenAI.PermissionDeniedError, 'model_not_allowed');
+    await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x [sim:fail]' }), OpenAI.InternalServerError);
+  });
+
+  it('answers 429 with Retry-After when a key exceeds its request rate', async () => {
+    const limited = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const { key: k } = await limited.fundedAccount(10_000_000);
+      const c = new OpenAI({ apiKey: k, baseURL: `${limited.url}/v1`, maxRetries: 0 });
+      const ask = () => c.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'hi' }] });
+      await ask();
+      await ask();
+      try {
+        await ask();
+        throw new Error('expected a 429');
+      } catch (err) {
+        expect(err).to.be.instanceOf(OpenAI.RateLimitError);
+        expect(Number((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after'))).to.be.greaterThan(0);
+      }
+      await limited.expectAuditClean();
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('keeps the ledger exact across many concurrent streamed and plain calls', async () => {
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance.available as number;
+    const calls = Array.from({ length: 24 }, (_, i) => {
+      const messages = [{ role: 'user' as const, content: `call ${i} [sim:tokens=${i + 1}]` }];
+      const expected = tokenCharge(FAST, countMessageTokens(messages), i + 1);
+      const run = i % 2
+        ? client.chat.completions.create({ model: 'chat-fast', messages }).then(() => expected)
+        : client.chat.completions.create({ model: 'chat-fast', messages, stream: true }).then(async (s) => {
+            for await (const _ of s) void _;
+            return expected;
+          });
+      return run;
+    });
+    const total = (await Promise.all(calls)).reduce((a, b) => a + b, 0);
+    const after = (await gw.api(key, 'GET', '/v1/account')).body.balance.available as number;
+    expect(before - after).to.equal(total);
+    expect(accountId).to.be.a('string');
+  });
+});
