@@ -1,0 +1,124 @@
+import type { PoolClient } from 'pg';
+import type { RecordedEvent } from '../src/eventstore/port';
+import type { Projection } from '../src/projections-runtime/consumer';
+import { TASK_EVENT_TYPES, taskIdOfStream, type TaskEvent } from '../src/tasks/events';
+import type { DeliveryView } from '../src/tasks/view-row';
+
+/**
+ * One row per asynchronous task of every kind, with its billing and its webhook delivery log;
+ * the status endpoints render kind-specific shapes from it.
+ */
+export const tasksProjection: Projection = {
+  name: 'tasks',
+  tables: ['tasks'],
+  ddl: `
+    CREATE TABLE tasks (
+      task_id text PRIMARY KEY,
+      kind text NOT NULL,
+      account_id text NOT NULL,
+      model text NOT NULL,
+      status text NOT NULL,
+      request jsonb NOT NULL,
+      upstream_id text,
+      upstream_status text,
+      progress double precision,
+      result jsonb,
+      usage jsonb,
+      artifacts jsonb NOT NULL DEFAULT '[]',
+      archived jsonb,
+      archive_error text,
+      error jsonb,
+      reserved_amount bigint NOT NULL,
+      billing_status text NOT NULL,
+      billed_amount bigint,
+      callback jsonb,
+      deliveries jsonb NOT NULL DEFAULT '[]',
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      finished_at timestamptz,
+      revision bigint NOT NULL
+    );
+    CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);`,
+  eventTypes: TASK_EVENT_TYPES,
+  async apply(tx, raw) {
+    const event = raw as RecordedEvent & TaskEvent;
+    const taskId = taskIdOfStream(raw.streamId);
+    const at = (event.data as { at: string }).at;
+    const set = (assignments: string, values: unknown[]): Promise<unknown> =>
+      tx.query(`UPDATE tasks SET ${assignments}, updated_at = $2, revision = $3 WHERE task_id = $1`, [taskId, at, raw.revision, ...values]);
+    switch (event.type) {
+      case 'TaskSubmitted': {
+        const d = event.data;
+        await tx.query(
+          `INSERT INTO tasks (task_id, kind, account_id, model, status, request, reserved_amount, billing_status, callback, created_at, updated_at, revision)
+           VALUES ($1, $2, $3, $4, 'queued', $5, $6, 'reserved', $7, $8, $8, $9)`,
+          [taskId, d.kind, d.accountId, d.model, JSON.stringify(d.request), d.estimate, d.callback ? JSON.stringify(d.callback) : null, d.at, raw.revision],
+        );
+        return;
+      }
+      case 'TaskUpstreamAccepted':
+        await set('upstream_id = $4', [event.data.upstreamId]);
+        return;
+      case 'TaskProgressed':
+        await set(`upstream_status = $4, progress = $5, status = CASE WHEN $4 = 'running' AND status = 'queued' THEN 'running' ELSE status END`, [
+          event.data.upstreamStatus,
+          event.data.progress,
+        ]);
+        return;
+      case 'TaskUpstreamSucceeded':
+        await set(`result = $4, usage = $5, artifacts = $6, upstream_status = 'succeeded', status = CASE WHEN status = 'queued' THEN 'running' ELSE status END`, [
+          JSON.stringify(event.data.result),
+          JSON.stringify(event.data.usage),
+          JSON.stringify(event.data.artifacts),
+        ]);
+        return;
+      case 'TaskStageCompleted':
+        await set(`result = COALESCE(result, '{}'::jsonb) || $4::jsonb, usage = COALESCE(usage, '{}'::jsonb) || $5::jsonb`, [
+          JSON.stringify(event.data.result),
+          JSON.stringify(event.data.usage),
+        ]);
+        return;
+      case 'TaskArtifactsArchived':
+        await set('archived = $4, archive_error = NULL', [JSON.stringify(event.data.artifacts)]);
+        return;
+      case 'TaskArchiveFailed':
+        await set('archive_error = $4', [event.data.message]);
+        return;
+      case 'TaskSucceeded':
+        await set(`status = 'succeeded', finished_at = $2`, []);
+        return;
+      case 'TaskFailed':
+        await set(`status = 'failed', error = $4, finished_at = $2`, [JSON.stringify(event.data.error)]);
+        return;
+      case 'TaskCancelled':
+        await set(`status = 'cancelled', error = $4, finished_at = $2`, [JSON.stringify({ code: 'cancelled', message: event.data.reason })]);
+        return;
+      case 'TaskBilled':
+        await set('billing_status = $4, billed_amount = $5', [event.data.outcome, event.data.amount]);
+        return;
+      case 'WebhookDeliveryRequested':
+      case 'WebhookAttempted':
+      case 'WebhookDropped':
+        await updateDeliveries(tx, taskId, at, raw.revision, event);
+        return;
+    }
+  },
+};
+
+async function updateDeliveries(tx: PoolClient, taskId: string, at: string, revision: number, event: TaskEvent): Promise<void> {
+  const { rows } = await tx.query<{ deliveries: DeliveryView[] }>('SELECT deliveries FROM tasks WHERE task_id = $1', [taskId]);
+  const deliveries = rows[0]?.deliveries ?? [];
+  if (event.type === 'WebhookDeliveryRequested') {
+    deliveries.push({ id: event.data.deliveryId, reason: event.data.reason, status: 'pending', requested_at: at, attempts: [] });
+  } else if (event.type === 'WebhookAttempted') {
+    const d = deliveries.find((x) => x.id === event.data.deliveryId);
+    if (d) {
+      d.attempts.push({ attempt: event.data.attempt, at, ok: event.data.ok, status_code: event.data.statusCode, error: event.data.error, duration_ms: event.data.durationMs });
+      if (event.data.ok) (d as { status: string }).status = 'delivered';
+    }
+  } else if (event.type === 'WebhookDropped') {
+    const d = deliveries.find((x) => x.id === event.data.deliveryId);
+    if (d) (d as { status: string }).status = 'dropped';
+  }
+  await tx.query('UPDATE tasks SET deliveries = $2, updated_at = $3, revision = $4 WHERE task_id = $1', [taskId, JSON.stringify(deliveries), at, revision]);
+}

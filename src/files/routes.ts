@@ -1,0 +1,26 @@
+import type { Next } from 'koa';
+import type { GatewayContext } from '../http/context';
+import { ApiError } from '../http/errors';
+import { contentTypeOf } from './content-types';
+import type { UrlSigner } from './signed-urls';
+import type { FileStore } from './store';
+
+const PREFIX = '/files/';
+
+/** GET /files/<key>?expires=&sig=: stored files by signed, expiring link (no API key: the link is the credential). */
+export function signedFiles(files: FileStore, signer: UrlSigner) {
+  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+    if (!ctx.path.startsWith(PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const key = ctx.path.slice(PREFIX.length).split('/').map(decodeURIComponent).join('/');
+    const verdict = signer.verify(key, ctx.query.expires as string | undefined, ctx.query.sig as string | undefined);
+    if (verdict === 'expired') throw new ApiError(403, 'link_expired', 'this download link has expired');
+    if (verdict !== 'ok') throw new ApiError(403, 'invalid_signature', 'this download link is not valid');
+    const stat = await files.stat(key);
+    const body = stat ? await files.open(key) : null;
+    if (!stat || !body) throw new ApiError(404, 'file_not_found', 'the file no longer exists');
+    ctx.set('cache-control', 'private, max-age=300');
+    ctx.type = contentTypeOf(key);
+    ctx.length = stat.bytes;
+    ctx.body = body;
+  };
+}

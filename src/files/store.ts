@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface StoredFile {
+  readonly key: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/**
+ * Where the gateway keeps the bytes it serves (archived videos, generated images, audio, uploads).
+ * A port, so that an S3-compatible bucket can replace the local disk: keys are opaque relative
+ * paths, writes are atomic (a reader never sees half a file).
+ */
+export interface FileStore {
+  put(key: string, body: AsyncIterable<Uint8Array> | Readable, options?: { maxBytes?: number }): Promise<StoredFile>;
+  open(key: string): Promise<Readable | null>;
+  stat(key: string): Promise<{ bytes: number } | null>;
+  delete(key: string): Promise<void>;
+}
+
+export class FileTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`file exceeds ${maxBytes} bytes`);
+    this.name = 'FileTooLargeError';
+  }
+}
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
+/** The default store: files under DATA_DIR/files, streamed to a temporary name and renamed. */
+export class LocalFileStore implements FileStore {
+  constructor(private readonly root: string) {}
+
+  private pathOf(key: string): string {
+    if (!SAFE_KEY.test(key) || key.includes('..')) throw new Error(`unsafe file key: ${key}`);
+    return path.join(this.root, key);
+  }
+
+  async put(key: string, body: AsyncIterable<Uint8Array> | Readable, options: { maxBytes?: number } = {}): Promise<StoredFile> {
+    const target = this.pathOf(key);
+    await fs.promises.mkdir(path.dirname(target), { recursive: true });
+    const temp = `${target}.${process.pid}.${Date.now()}.part`;
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        bytes += chunk.length;
+        if (options.maxBytes !== undefined && bytes > options.maxBytes) return callback(new FileTooLargeError(options.maxBytes));
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body instanceof Readable ? body : Readable.from(body), meter, fs.createWriteStream(temp));
+      await fs.promises.rename(temp, target);
+    } catch (err) {
+      await fs.promises.rm(temp, { force: true });
+      throw err;
+    }
+    return { key, bytes, sha256: hash.digest('hex') };
+  }
+
+  async open(key: string): Promise<Readable | null> {
+    const file = this.pathOf(key);
+    try {
+      await fs.promises.access(file);
+    } catch {
+      return null;
+    }
+    return fs.createReadStream(file);
+  }
+
+  async stat(key: string): Promise<{ bytes: number } | null> {
+    try {
+      return { bytes: (await fs.promises.stat(this.pathOf(key))).size };
+    } catch {
+      return null;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.promises.rm(this.pathOf(key), { force: true });
+  }
+}

@@ -1,0 +1,155 @@
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from '../log';
+import { NotificationListener } from '../eventstore/postgres/notification-listener';
+
+/**
+ * Durable timers and side effects. Process managers write due jobs (in the transaction that
+ * advances their checkpoint, so a job exists exactly when its cause was folded); workers claim
+ * them with FOR UPDATE SKIP LOCKED and a lease, run the side effect outside any transaction, and
+ * record its outcome as an event. A worker that dies mid-job leaves it to another once the lease
+ * expires, so every handler must be idempotent (keyed by task, attempt or reservation).
+ */
+export interface Job {
+  readonly id: string;
+  readonly kind: string;
+  readonly key: string;
+  readonly payload: Record<string, unknown>;
+  /** How many times this job has been claimed, this claim included. */
+  readonly attempts: number;
+}
+
+/** Done (the row is deleted), or run again at a time (a poll, a retry with backoff). */
+export type JobOutcome = { done: true } | { retryAt: Date };
+
+export type JobHandler = (job: Job) => Promise<JobOutcome>;
+
+/** Inserts or moves a job; used by process managers inside their transaction. */
+export async function scheduleJob(tx: PoolClient, kind: string, key: string, payload: Record<string, unknown>, dueAt: Date | string): Promise<void> {
+  await tx.query(
+    `INSERT INTO jobs (kind, key, payload, due_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (kind, key) DO UPDATE SET payload = EXCLUDED.payload, due_at = EXCLUDED.due_at, attempts = 0, last_error = NULL`,
+    [kind, key, JSON.stringify(payload), dueAt],
+  );
+  await tx.query("SELECT pg_notify('jobs_due', '')");
+}
+
+export interface WorkerOptions {
+  readonly concurrency: number;
+  /** A claim this long without an outcome is considered dead and the job is claimed again. */
+  readonly leaseMs: number;
+  readonly pollMs: number;
+}
+
+export class JobWorker {
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly listener: NotificationListener;
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private wakers = new Set<() => void>();
+  private unlisten: (() => void) | null = null;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+    private readonly options: WorkerOptions,
+  ) {
+    this.listener = new NotificationListener(pool, 'jobs_due');
+  }
+
+  register(kind: string, handler: JobHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  start(): void {
+    this.running = true;
+    this.unlisten = this.listener.onNotify(() => this.wakeAll());
+    this.loops = Array.from({ length: this.options.concurrency }, () => this.loop());
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers]) wake();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let job: (Job & { lease: string }) | null = null;
+      try {
+        job = await this.claim();
+      } catch (err) {
+        if (this.running) this.logger.warn({ err }, 'job claim failed');
+      }
+      if (job) await this.run(job);
+      else await this.idle(await this.untilNextDue().catch(() => this.options.pollMs));
+    }
+  }
+
+  /** Milliseconds until the earliest job becomes due (bounded by the poll interval), so timers fire on time. */
+  private async untilNextDue(): Promise<number> {
+    const { rows } = await this.pool.query<{ ms: number | null }>(
+      `SELECT (extract(epoch FROM min(due_at) - now()) * 1000)::float8 AS ms FROM jobs
+       WHERE kind = ANY($1) AND (locked_until IS NULL OR locked_until < now())`,
+      [[...this.handlers.keys()]],
+    );
+    const ms = rows[0]?.ms;
+    return ms === null || ms === undefined ? this.options.pollMs : Math.max(1, Math.min(this.options.pollMs, Math.ceil(ms)));
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const wakers = this.wakers;
+      function done(): void {
+        clearTimeout(timer);
+        wakers.delete(done);
+        resolve();
+      }
+      wakers.add(done);
+    });
+  }
+
+  private async claim(): Promise<(Job & { lease: string }) | null> {
+    const kinds = [...this.handlers.keys()];
+    const { rows } = await this.pool.query<{ id: string; kind: string; key: string; payload: Record<string, unknown>; attempts: number; lease: string }>(
+      `UPDATE jobs SET locked_until = now() + make_interval(secs => $1::double precision / 1000), attempts = attempts + 1
+       WHERE id = (
+         SELECT id FROM jobs
+         WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now()) AND kind = ANY($2)
+         ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING id, kind, key, payload, attempts, locked_until::text AS lease`,
+      [this.options.leaseMs, kinds],
+    );
+    return rows[0] ?? null;
+  }
+
+  private async run(job: Job & { lease: string }): Promise<void> {
+    const handler = this.handlers.get(job.kind)!;
+    // The lease value fences the outcome: if our lease expired and another worker re-claimed the
+    // job, our late outcome must not delete or move its claim.
+    try {
+      const outcome = await handler(job);
+      if ('done' in outcome) {
+        await this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, job.lease]);
+      } else {
+        await this.pool.query('UPDATE jobs SET due_at = $3, locked_until = NULL, attempts = 0 WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, job.lease, outcome.retryAt]);
+      }
+    } catch (err) {
+      const delayMs = Math.min(60_000, 200 * 2 ** Math.min(job.attempts, 10));
+      this.logger.warn({ err, job: { kind: job.kind, key: job.key, attempts: job.attempts } }, 'job failed; retrying');
+      await this.pool
+        .query(
+          `UPDATE jobs SET due_at = now() + make_interval(secs => $3::double precision / 1000), locked_until = NULL, last_error = $4
+           WHERE id = $1 AND locked_until = $2::timestamptz`,
+          [job.id, job.lease, delayMs, String((err as Error).message ?? err).slice(0, 1000)],
+        )
+        .catch((e: unknown) => this.logger.error({ err: e }, 'could not reschedule a failed job'));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unlisten?.();
+    this.wakeAll();
+    await Promise.all(this.loops);
+    await this.listener.close();
+  }
+}

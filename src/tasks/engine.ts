@@ -1,0 +1,198 @@
+import type { AccountService } from '../accounts/service';
+import { CommandHandler } from '../domain/command-handler';
+import { DomainError } from '../domain/decider';
+import type { EventMetadata } from '../eventstore/port';
+import type { FileStore } from '../files/store';
+import type { UrlSigner } from '../files/signed-urls';
+import { ApiError } from '../http/errors';
+import { newId } from '../ids';
+import type { Logger } from '../log';
+import type { ConsumerProgress } from '../projections-runtime/progress';
+import type { WebhookSender } from '../webhooks/deliver';
+import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
+import { taskIdOfStream, taskStream, type Callback, type TaskEvent } from './events';
+import { IdempotencyKeys } from './idempotency';
+import { TaskRejected, type TaskKind } from './kind';
+import { readTask, listTasks } from './read';
+import type { TaskRow } from './view-row';
+import type { Pool } from 'pg';
+import type { EventStore } from '../eventstore/port';
+
+export interface TaskEngineDeps {
+  readonly pool: Pool;
+  readonly store: EventStore;
+  readonly accounts: AccountService;
+  readonly progress: ConsumerProgress;
+  readonly logger: Logger;
+  readonly clock: () => Date;
+  readonly files: FileStore;
+  readonly signer: UrlSigner;
+  readonly webhooks: WebhookSender;
+  readonly settings: {
+    readonly projectionWaitMs: number;
+    readonly orphanReservationGraceMs: number;
+    readonly taskPollMs: number;
+    readonly taskTimeoutMs: number;
+    /**
+     * How long the submit job waits behind a creator that submits inline (submitOnce): it only
+     * runs if the creator crashed or could not reach the provider.
+     */
+    readonly inlineSubmitGraceMs: number;
+    readonly webhookRetryDelaysMs: readonly number[];
+  };
+}
+
+export interface CreateTaskInput {
+  readonly kind: string;
+  readonly accountId: string;
+  readonly model: string;
+  readonly request: Record<string, unknown>;
+  readonly estimate: number;
+  readonly callback: Callback | null;
+  readonly idempotency: { key: string; hash: string } | null;
+  readonly requestId: string;
+  /**
+   * The creator submits to the upstream itself right away (submitOnce) to answer with the
+   * upstream's verdict; the submit job then only runs `inlineSubmitGraceMs` later, as the safety
+   * net for a crash or an unreachable provider. Unset: the submit job runs at once.
+   */
+  readonly submitsInline?: boolean;
+}
+
+/** A task reservation lives as long as the task can: the task's own process closes it. */
+const TASK_RESERVATION_TTL_MS = 30 * 24 * 3_600_000;
+export const TASK_VIEWS = ['tasks'];
+
+/**
+ * The asynchronous task engine shared by every task kind: creation (idempotency, reservation,
+ * submission), reads, and the state every job handler and the process manager work from.
+ */
+export class TaskEngine {
+  readonly commands: CommandHandler<TaskCommand, TaskEvent, TaskState>;
+  private readonly kinds = new Map<string, TaskKind>();
+  private readonly idempotency: IdempotencyKeys;
+
+  constructor(readonly deps: TaskEngineDeps) {
+    this.commands = new CommandHandler(deps.store, deps.pool, taskDecider, deps.logger);
+    this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.orphanReservationGraceMs);
+  }
+
+  register(kind: TaskKind): void {
+    this.kinds.set(kind.kind, kind);
+  }
+
+  kind(name: string): TaskKind {
+    const kind = this.kinds.get(name);
+    if (!kind) throw new Error(`no task kind ${name}`);
+    return kind;
+  }
+
+  now(): string {
+    return this.deps.clock().toISOString();
+  }
+
+  /** Applies a command to a task stream; refusals of commands that cannot apply any more are no-ops upstream. */
+  run(stream: string, command: TaskCommand, metadata: EventMetadata = {}) {
+    return this.commands.handle(stream, command, metadata);
+  }
+
+  async load(stream: string): Promise<TaskState> {
+    return (await this.commands.load(stream)).state;
+  }
+
+  /**
+   * Reserves the estimate and records the task; the process manager takes it from there. The
+   * order matters for crashes: money is reserved before the task is recorded, so a crash in
+   * between leaves a reservation whose task never appears, which the reconciler releases.
+   */
+  async create(input: CreateTaskInput): Promise<{ row: TaskRow; replayed: boolean }> {
+    const kind = this.kind(input.kind);
+    const metadata = { requestId: input.requestId };
+    for (;;) {
+      // A replay answers with the first task before any money moves.
+      const key = input.idempotency ? await this.idempotency.lookup(input.accountId, input.idempotency.key, input.idempotency.hash) : null;
+      if (key?.kind === 'replay') {
+        const row = await this.read(kind.kind, taskIdOfStream(key.taskStream), input.accountId);
+        if (row) return { row, replayed: true };
+        throw new ApiError(409, 'idempotent_request_in_progress', 'a request with this Idempotency-Key is still being processed');
+      }
+      const taskId = newId(kind.idPrefix);
+      const stream = taskStream(kind.kind, taskId);
+      const reservationId = await this.deps.accounts.reserve(
+        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model }, ttlMs: TASK_RESERVATION_TTL_MS },
+        metadata,
+      );
+      if (input.idempotency && key?.kind === 'free' && !(await this.idempotency.claim(input.accountId, input.idempotency.key, input.idempotency.hash, stream, key.expectedVersion))) {
+        await this.deps.accounts.release(input.accountId, reservationId, 'a concurrent request with the same Idempotency-Key won', metadata);
+        continue;
+      }
+      const result = await this.run(
+        stream,
+        {
+          type: 'Submit',
+          data: {
+            taskId,
+            kind: kind.kind,
+            accountId: input.accountId,
+            model: input.model,
+            request: input.request,
+            reservationId,
+            estimate: input.estimate,
+            callback: input.callback,
+            idempotencyKey: input.idempotency?.key ?? null,
+            ...(input.submitsInline ? { submitAt: new Date(this.deps.clock().getTime() + this.deps.settings.inlineSubmitGraceMs).toISOString() } : {}),
+            at: this.now(),
+          },
+        },
+        metadata,
+      );
+      await this.deps.progress.waitFor(result.position!, TASK_VIEWS, this.deps.settings.projectionWaitMs);
+      const row = await this.read(kind.kind, taskId, input.accountId);
+      if (!row) throw new Error(`task ${stream} is not in the tasks view`);
+      return { row, replayed: false };
+    }
+  }
+
+  /**
+   * Submits a recorded task to its upstream unless that already happened or the task finished:
+   * `accepted`, `rejected` (the upstream refused it for good: the task failed) or `skipped`.
+   * Transient failures (UpstreamError) are thrown to the caller. Used by the submit job, and by
+   * creators that answer with the upstream's verdict (see CreateTaskInput.submitsInline).
+   */
+  async submitOnce(stream: string, metadata: EventMetadata): Promise<'accepted' | 'rejected' | 'skipped'> {
+    const task = await this.load(stream);
+    if (isTerminal(task.status) || task.upstreamId) return 'skipped';
+    try {
+      const { upstreamId } = await this.kind(task.kind).submit(task);
+      await this.run(stream, { type: 'AcceptUpstream', upstreamId, now: this.now() }, metadata);
+      return 'accepted';
+    } catch (err) {
+      if (!(err instanceof TaskRejected)) throw err;
+      await this.run(stream, { type: 'Fail', error: err.error, now: this.now() }, metadata);
+      return 'rejected';
+    }
+  }
+
+  /** A task of this account, as fresh as its stream; null for unknown ids and other accounts' tasks. */
+  async read(kind: string, taskId: string, accountId: string): Promise<TaskRow | null> {
+    await this.deps.progress.waitForStream(taskStream(kind, taskId), TASK_VIEWS, this.deps.settings.projectionWaitMs);
+    return readTask(this.deps.pool, kind, taskId, accountId);
+  }
+
+  list(kind: string, accountId: string, page: { after: string | null; limit: number }) {
+    return listTasks(this.deps.pool, kind, accountId, page);
+  }
+
+  async redeliver(kind: string, taskId: string, accountId: string, requestId: string): Promise<string> {
+    const row = await this.read(kind, taskId, accountId);
+    if (!row) throw new ApiError(404, 'task_not_found', `task ${taskId} not found`);
+    const deliveryId = `dlv_${taskId}_${row.deliveries.length}`;
+    try {
+      await this.run(taskStream(kind, taskId), { type: 'RequestRedelivery', deliveryId, now: this.now() }, { requestId });
+    } catch (err) {
+      if (err instanceof DomainError) throw new ApiError(400, err.code, err.message);
+      throw err;
+    }
+    return deliveryId;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The events of one asynchronous task's stream (`<kind>-<taskId>`): its submission, what the
+ * upstream did, how it was billed, and every webhook delivery attempt. Shared by every task kind
+ * (video, minutes, podcasts, subtitle erase, async images); kind-specific data rides in `request`,
+ * `result` and `usage`.
+ */
+export interface TaskError {
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface Artifact {
+  /** What the file is for the task kind, e.g. `video`, `last_frame`, `image_0`, `audio`. */
+  readonly name: string;
+  /** Where the upstream serves it. */
+  readonly sourceUrl: string;
+  readonly contentType?: string;
+}
+
+export interface ArchivedArtifact {
+  readonly name: string;
+  readonly key: string;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly contentType: string;
+}
+
+export interface Callback {
+  readonly url: string;
+  /** False only on the legacy path: no account secret and no explicit delivery mode. */
+  readonly signed: boolean;
+}
+
+export type TaskEvent =
+  | {
+      type: 'TaskSubmitted';
+      data: {
+        taskId: string;
+        kind: string;
+        accountId: string;
+        model: string;
+        /** The validated request with its defaults, as the task kind needs it later. */
+        request: Record<string, unknown>;
+        reservationId: string;
+        estimate: number;
+        callback: Callback | null;
+        idempotencyKey: string | null;
+        /** When the submit job is due, if later than `at` (the creator submits inline first; the job is the safety net). */
+        submitAt?: string;
+        at: string;
+      };
+    }
+  | { type: 'TaskUpstreamAccepted'; data: { upstreamId: string; at: string } }
+  | { type: 'TaskProgressed'; data: { upstreamStatus: string; progress: number | null; at: string } }
+  | {
+      type: 'TaskUpstreamSucceeded';
+      /** `stage`: the task finishes only once that stage completes (TaskStageCompleted). */
+      data: { result: Record<string, unknown>; usage: Record<string, unknown>; artifacts: Artifact[]; stage?: string | null; at: string };
+    }
+  | {
+      /** A kind's own stage after the upstream (minutes: the summary) ended; merged into result and usage. */
+      type: 'TaskStageCompleted';
+      data: {
+        stage: string;
+        outcome: 'succeeded' | 'failed';
+        result: Record<string, unknown>;
+        usage: Record<string, unknown>;
+        error: TaskError | null;
+        at: string;
+      };
+    }
+  | { type: 'TaskArtifactsArchived'; data: { artifacts: ArchivedArtifact[]; at: string } }
+  | { type: 'TaskArchiveFailed'; data: { message: string; at: string } }
+  | { type: 'TaskSucceeded'; data: { at: string } }
+  | { type: 'TaskFailed'; data: { error: TaskError; at: string } }
+  | { type: 'TaskCancelled'; data: { reason: string; at: string } }
+  | { type: 'TaskBilled'; data: { reservationId: string; outcome: 'settled' | 'released'; amount: number; at: string } }
+  | { type: 'WebhookDeliveryRequested'; data: { deliveryId: string; reason: 'finished' | 'redeliver'; at: string } }
+  | {
+      type: 'WebhookAttempted';
+      data: { deliveryId: string; attempt: number; ok: boolean; statusCode: number | null; error: string | null; durationMs: number; at: string };
+    }
+  | { type: 'WebhookDropped'; data: { deliveryId: string; attempts: number; at: string } };
+
+export const TASK_EVENT_TYPES: ReadonlySet<string> = new Set<TaskEvent['type']>([
+  'TaskSubmitted',
+  'TaskUpstreamAccepted',
+  'TaskProgressed',
+  'TaskUpstreamSucceeded',
+  'TaskStageCompleted',
+  'TaskArtifactsArchived',
+  'TaskArchiveFailed',
+  'TaskSucceeded',
+  'TaskFailed',
+  'TaskCancelled',
+  'TaskBilled',
+  'WebhookDeliveryRequested',
+  'WebhookAttempted',
+  'WebhookDropped',
+]);
+
+export function taskStream(kind: string, taskId: string): string {
+  return `${kind}-${taskId}`;
+}
+
+export function taskIdOfStream(streamId: string): string {
+  return streamId.slice(streamId.indexOf('-') + 1);
+}

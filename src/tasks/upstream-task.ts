@@ -1,0 +1,85 @@
+import type { Catalog, ModelEntry } from '../billing/catalog';
+import { UpstreamError, type Channel } from '../upstreams/channel';
+import type { Upstreams } from '../upstreams/registry';
+import type { TaskState } from './decider';
+import { TaskRejected, type UpstreamPoll } from './kind';
+
+/**
+ * What task kinds share in talking to a provider's task API (create, poll by id, cancel): the
+ * task's model and channel, submission with the task id as the client request id, the mapping of
+ * unfinished and unsuccessful upstream states, the poll backoff and the model a task is priced by.
+ */
+
+/** A task's model and the upstream channel it runs on; a model gone from the catalog fails the task for good. */
+export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, modelId: string): { model: ModelEntry; channel: Channel } {
+  const model = deps.catalog.get(modelId);
+  if (!model) throw new TaskRejected({ code: 'model_not_found', message: `model ${modelId} is no longer in the catalog` });
+  return { model, channel: deps.upstreams.channel(model.channel) };
+}
+
+/** The model that prices a finished task (a model gone from the catalog cannot price it). */
+export function pricingModel(catalog: Catalog, task: TaskState): ModelEntry {
+  const model = catalog.get(task.model);
+  if (!model) throw new Error(`model ${task.model} left the catalog; cannot price task ${task.taskId}`);
+  return model;
+}
+
+/** Delay before the next poll: `pollMs`, doubled per earlier poll (at most 2^6 times), capped at `capMs`. */
+export function pollBackoff(pollMs: number, capMs: number): (polls: number) => number {
+  return (polls) => Math.min(pollMs * 2 ** Math.min(polls, 6), capMs);
+}
+
+/** The states of a provider task on a create / poll by id API. */
+export interface UpstreamTaskStatus {
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  error?: { code?: string; message?: string };
+}
+
+/** A provider task not (yet) succeeded: pending while queued or running, else failed with its error; null once succeeded. */
+export function unsucceededPoll(t: UpstreamTaskStatus): UpstreamPoll | null {
+  if (t.status === 'queued' || t.status === 'running') return { state: 'pending', upstreamStatus: t.status };
+  if (t.status !== 'succeeded') return { state: 'failed', error: { code: t.error?.code ?? 'task_failed', message: t.error?.message ?? `the upstream task ${t.status}` } };
+  return null;
+}
+
+/**
+ * Creates the provider task. The task id is the client request id: a resubmission after a crash
+ * finds the same task. A refusal fails the task for good (see rejectOn4xx).
+ */
+export async function submitUpstreamTask(channel: Channel, path: string, body: unknown, task: TaskState): Promise<{ upstreamId: string }> {
+  try {
+    const created = await channel.json<{ id: string }>('POST', path, body, undefined, { 'x-client-request-id': task.taskId });
+    return { upstreamId: created.id };
+  } catch (err) {
+    return rejectOn4xx(err);
+  }
+}
+
+/** Tells the provider to stop a task (`POST {taskPath}/cancel`); a 4xx answer means nothing is left to stop. */
+export async function cancelUpstreamTask(channel: Channel, taskPath: string): Promise<void> {
+  try {
+    await channel.json('POST', `${taskPath}/cancel`, {});
+  } catch (err) {
+    ignore4xx(err);
+  }
+}
+
+/** A provider's refusal of a request (4xx other than 429): final, unlike anything else, which is transient. */
+export function isRefusal(err: unknown): err is UpstreamError {
+  return err instanceof UpstreamError && err.status >= 400 && err.status < 500 && err.status !== 429;
+}
+
+/**
+ * Submission errors of a provider: its refusal fails the task for good with the provider's code;
+ * anything else is transient and retried by the engine.
+ */
+function rejectOn4xx(err: unknown): never {
+  if (isRefusal(err)) throw new TaskRejected({ code: err.code ?? 'upstream_rejected', message: err.message });
+  throw err;
+}
+
+/** Cancelling upstream: a provider refusing (already finished, unknown task) has nothing left to stop. */
+function ignore4xx(err: unknown): void {
+  if (isRefusal(err)) return;
+  throw err;
+}

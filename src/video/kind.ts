@@ -1,0 +1,143 @@
+import type { Catalog } from '../billing/catalog';
+import type { UrlSigner } from '../files/signed-urls';
+import type { Upstreams } from '../upstreams/registry';
+import type { TaskState } from '../tasks/decider';
+import type { TaskKind, UpstreamPoll } from '../tasks/kind';
+import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
+import type { TaskRow } from '../tasks/view-row';
+import { videoCapabilities } from './model-type';
+import { videoCharge, type NormalizedVideoRequest } from './request';
+
+interface UpstreamTask extends UpstreamTaskStatus {
+  id: string;
+  content?: { video_url?: string; last_frame_url?: string };
+  video_url_expires_at?: number;
+  usage?: { duration?: number; resolution?: string; completion_tokens?: number; total_tokens?: number };
+}
+
+/** Native provider URLs are used only while they stay valid at least this much longer. */
+const NATIVE_URL_MARGIN_MS = 5 * 60_000;
+
+/**
+ * Video generation on a content-generation task API (create, then poll by id). The gateway
+ * archives every finished video; `video_url_mode` decides which URL a client sees and whether the
+ * task waits for the archive (`tos`).
+ */
+export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; videoUrlTtlMs: number; pollMs: number }): TaskKind {
+  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedVideoRequest;
+  /** The URL a client gets for the video, by mode: native while usable, else the archive's signed link. */
+  function videoUrl(row: { result: Record<string, unknown> | null; archived: { name: string; key: string }[] | null; request: Record<string, unknown> }, signer: UrlSigner, name = 'video') {
+    const mode = requestOf(row).video_url_mode;
+    const archived = row.archived?.find((a) => a.name === name);
+    const archiveUrl = archived ? signer.url(archived.key, deps.videoUrlTtlMs) : null;
+    const result = (row.result ?? {}) as { content?: { video_url?: string; last_frame_url?: string }; video_url_expires_at?: number };
+    const native = name === 'video' ? result.content?.video_url : result.content?.last_frame_url;
+    const nativeExpires = result.video_url_expires_at ? result.video_url_expires_at * 1000 : null;
+    const nativeUsable = native && (nativeExpires === null || nativeExpires - deps.clock().getTime() > NATIVE_URL_MARGIN_MS);
+    if (mode === 'tos') return archiveUrl ? { url: archiveUrl.url, source: 'archive', expires_at: archiveUrl.expiresAt } : null;
+    if (native && (mode === 'upstream' || nativeUsable)) return { url: native, source: 'upstream', expires_at: nativeExpires ? new Date(nativeExpires).toISOString() : null };
+    if (archiveUrl) return { url: archiveUrl.url, source: 'archive', expires_at: archiveUrl.expiresAt };
+    return native ? { url: native, source: 'upstream', expires_at: nativeExpires ? new Date(nativeExpires).toISOString() : null } : null;
+  }
+
+  return {
+    kind: 'video',
+    idPrefix: 'vid',
+
+    async submit(task: TaskState) {
+      const { model, channel } = taskChannel(deps, task.model);
+      const r = requestOf(task);
+      const content = r.draft_task ? [{ type: 'draft_task', draft_task: { id: r.draft_task.upstream_id } }] : r.content;
+      const body = {
+        model: videoCapabilities(model).upstream_model ?? model.id,
+        content,
+        resolution: r.resolution,
+        ...(r.draft_task ? {} : { ratio: r.ratio, duration: r.duration, seed: r.seed, draft: r.draft }),
+        ...(r.generate_audio === null || r.draft_task ? {} : { generate_audio: r.generate_audio }),
+        return_last_frame: r.return_last_frame,
+        camera_fixed: r.camera_fixed,
+        watermark: r.watermark,
+        service_tier: r.service_tier,
+        ...(r.safety_identifier ? { safety_identifier: r.safety_identifier } : {}),
+      };
+      return submitUpstreamTask(channel, '/contents/generations/tasks', body, task);
+    },
+
+    async poll(task: TaskState): Promise<UpstreamPoll> {
+      const { channel } = taskChannel(deps, task.model);
+      const t = await channel.json<UpstreamTask>('GET', `/contents/generations/tasks/${encodeURIComponent(task.upstreamId!)}`);
+      const unsucceeded = unsucceededPoll(t);
+      if (unsucceeded) return unsucceeded;
+      const artifacts = [{ name: 'video', sourceUrl: t.content?.video_url ?? '', contentType: 'video/mp4' }];
+      if (t.content?.last_frame_url) artifacts.push({ name: 'last_frame', sourceUrl: t.content.last_frame_url, contentType: 'image/png' });
+      if (!t.content?.video_url) return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
+      return {
+        state: 'succeeded',
+        result: { content: t.content, video_url_expires_at: t.video_url_expires_at ?? null },
+        usage: { duration_seconds: t.usage?.duration ?? requestOf(task).billed_seconds, resolution: t.usage?.resolution ?? requestOf(task).resolution, completion_tokens: t.usage?.completion_tokens ?? null },
+        artifacts,
+      };
+    },
+
+    pollDelayMs: pollBackoff(deps.pollMs, 15_000),
+
+    succeedsBeforeArchive: (task) => requestOf(task).video_url_mode !== 'tos',
+
+    settlement(task: TaskState) {
+      const model = pricingModel(deps.catalog, task);
+      const usage = task.usage as { duration_seconds: number; resolution: string };
+      return { amount: videoCharge(model, requestOf(task), usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
+    },
+
+    webhookFields(task: TaskState, signer: UrlSigner) {
+      return { video_url: videoUrl({ result: task.result, archived: task.archived as { name: string; key: string }[] | null, request: task.request }, signer)?.url ?? null };
+    },
+
+    render(row: TaskRow, signer: UrlSigner) {
+      const r = requestOf(row);
+      const finished = row.status === 'succeeded';
+      const video = finished ? videoUrl(row, signer) : null;
+      const lastFrame = finished && r.return_last_frame ? videoUrl(row, signer, 'last_frame') : null;
+      return {
+        id: row.task_id,
+        object: 'video.generation',
+        model: row.model,
+        status: row.status,
+        upstream_id: row.upstream_id,
+        request: {
+          content: r.content,
+          resolution: r.resolution,
+          ratio: r.ratio,
+          duration: r.duration,
+          seed: r.seed,
+          generate_audio: r.generate_audio,
+          draft: r.draft,
+          return_last_frame: r.return_last_frame,
+          camera_fixed: r.camera_fixed,
+          watermark: r.watermark,
+          service_tier: r.service_tier,
+          video_url_mode: r.video_url_mode,
+          safety_identifier: r.safety_identifier,
+          callback_url: row.callback?.url ?? null,
+        },
+        video_url: video?.url ?? null,
+        video_url_source: video?.source ?? null,
+        video_url_expires_at: video?.expires_at ?? null,
+        last_frame_url: lastFrame?.url ?? null,
+        archive: { status: row.archived ? 'archived' : row.archive_error ? 'failed' : 'pending', error: row.archive_error },
+        usage: row.usage,
+        billing: {
+          currency: 'CNY',
+          reserved: Number(row.reserved_amount),
+          status: row.billing_status,
+          amount: row.billed_amount === null ? null : Number(row.billed_amount),
+        },
+        error: row.error,
+        webhook: row.callback ? { url: row.callback.url, signed: row.callback.signed, deliveries: row.deliveries } : null,
+        created_at: row.created_at.toISOString(),
+        updated_at: row.updated_at.toISOString(),
+        finished_at: row.finished_at?.toISOString() ?? null,
+      };
+    },
+  };
+}

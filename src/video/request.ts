@@ -1,0 +1,265 @@
+import type { ModelEntry } from '../billing/catalog';
+import { charge } from '../billing/money';
+import { ApiError } from '../http/errors';
+import { validator } from '../http/validation';
+import { videoCapabilities, videoPricing } from './model-type';
+
+export type ContentType = 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
+export type ContentRole = 'first_frame' | 'last_frame' | 'reference_image' | 'reference_video' | 'reference_audio';
+
+export interface ContentItem {
+  type: ContentType;
+  text?: string;
+  image_url?: { url: string };
+  video_url?: { url: string };
+  audio_url?: { url: string };
+  draft_task?: { id: string };
+  role?: ContentRole;
+}
+
+export interface VideoRequestBody {
+  model: string;
+  content: ContentItem[];
+  video_url_mode?: 'auto' | 'upstream' | 'tos';
+  resolution?: string;
+  ratio?: string;
+  duration?: number;
+  seed?: number;
+  generate_audio?: boolean;
+  draft?: boolean;
+  return_last_frame?: boolean;
+  camera_fixed?: boolean;
+  watermark?: boolean;
+  service_tier?: 'default' | 'flex';
+  callback_url?: string;
+  safety_identifier?: string;
+}
+
+const url = { type: 'object', properties: { url: { type: 'string', minLength: 1, maxLength: 4096 } }, required: ['url'], additionalProperties: false };
+
+export const parseVideoRequest = validator<VideoRequestBody>({
+  type: 'object',
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    content: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 16,
+      items: {
+        type: 'object',
+        properties: {
+          type: { type: 'string', enum: ['text', 'image_url', 'video_url', 'audio_url', 'draft_task'] },
+          text: { type: 'string', minLength: 1, maxLength: 4000 },
+          image_url: url,
+          video_url: url,
+          audio_url: url,
+          draft_task: { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'], additionalProperties: false },
+          role: { type: 'string', enum: ['first_frame', 'last_frame', 'reference_image', 'reference_video', 'reference_audio'] },
+        },
+        required: ['type'],
+        additionalProperties: false,
+        allOf: [
+          { if: { properties: { type: { const: 'text' } } }, then: { required: ['text'] } },
+          { if: { properties: { type: { const: 'image_url' } } }, then: { required: ['image_url'] } },
+          { if: { properties: { type: { const: 'video_url' } } }, then: { required: ['video_url'] } },
+          { if: { properties: { type: { const: 'audio_url' } } }, then: { required: ['audio_url'] } },
+          { if: { properties: { type: { const: 'draft_task' } } }, then: { required: ['draft_task'] } },
+        ],
+      },
+    },
+    video_url_mode: { type: 'string', enum: ['auto', 'upstream', 'tos'] },
+    resolution: { type: 'string', enum: ['480p', '720p', '1080p', '768P', '2K'] },
+    ratio: { type: 'string', enum: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'] },
+    duration: { type: 'integer', minimum: -1, maximum: 600, not: { const: 0 } },
+    seed: { type: 'integer', minimum: -1, maximum: 4294967295 },
+    generate_audio: { type: 'boolean' },
+    draft: { type: 'boolean' },
+    return_last_frame: { type: 'boolean' },
+    camera_fixed: { type: 'boolean' },
+    watermark: { type: 'boolean' },
+    service_tier: { type: 'string', enum: ['default', 'flex'] },
+    callback_url: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s/$.?#][^\\s]*$' },
+    safety_identifier: { type: 'string', maxLength: 64 },
+  },
+  required: ['model', 'content'],
+  additionalProperties: false,
+});
+
+/** The request as the task keeps it: every default applied, draft finals resolved. */
+export interface NormalizedVideoRequest {
+  readonly content: ContentItem[];
+  readonly mode: 'text' | 'frames' | 'references' | 'draft_final';
+  readonly video_url_mode: 'auto' | 'upstream' | 'tos';
+  readonly video_url_mode_explicit: boolean;
+  readonly resolution: string;
+  readonly ratio: string;
+  readonly duration: number;
+  readonly seed: number;
+  readonly generate_audio: boolean | null;
+  readonly draft: boolean;
+  readonly return_last_frame: boolean;
+  readonly camera_fixed: boolean;
+  readonly watermark: boolean;
+  readonly service_tier: 'default' | 'flex';
+  readonly safety_identifier: string | null;
+  /** Whether a reference video is part of the task (or of its draft): it selects the price table. */
+  readonly has_reference_video: boolean;
+  /** For a draft final: the draft task, and its upstream id the provider knows it by. */
+  readonly draft_task: { id: string; upstream_id: string } | null;
+  /** Seconds billed up front. */
+  readonly billed_seconds: number;
+}
+
+/** What the draft final step needs to know of its draft. */
+export interface DraftInfo {
+  readonly model: string;
+  readonly status: string;
+  readonly createdAt: Date;
+  readonly request: NormalizedVideoRequest;
+  readonly upstreamId: string | null;
+}
+
+export const DRAFT_VALIDITY_MS = 7 * 24 * 3_600_000;
+
+function bad(code: string, message: string, param?: string): ApiError {
+  return new ApiError(400, code, message, { param: param ?? null });
+}
+
+function mediaUrlOf(item: ContentItem): string | null {
+  return item.image_url?.url ?? item.video_url?.url ?? item.audio_url?.url ?? null;
+}
+
+function checkMedia(item: ContentItem, index: number): void {
+  const mediaUrl = mediaUrlOf(item);
+  if (mediaUrl === null) return;
+  const param = `content[${index}].${item.type}.url`;
+  if (/^data:/i.test(mediaUrl)) throw bad('inline_data_not_allowed', `${param}: inline base64 data URIs are not accepted; give a public https URL or an asset:// id`, param);
+  if (item.type === 'image_url' && /^asset:\/\/[A-Za-z0-9._-]+$/.test(mediaUrl)) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(mediaUrl);
+  } catch {
+    throw bad('invalid_media_url', `${param} is not a URL`, param);
+  }
+  if (parsed.protocol !== 'https:') throw bad('invalid_media_url', `${param} must be a publicly reachable https URL${item.type === 'image_url' ? ' (or asset://<id>)' : ''}`, param);
+}
+
+/**
+ * Applies the spec's defaults and every model rule, all driven by the model's capabilities.
+ * Each violation is a 400 that names the rule.
+ */
+export function normalizeVideoRequest(
+  model: ModelEntry,
+  body: VideoRequestBody,
+  context: { draft: DraftInfo | null; now: Date; accountDefaultMode: 'auto' | 'upstream' | 'tos' },
+): NormalizedVideoRequest {
+  const { draft, now } = context;
+  const caps = videoCapabilities(model);
+  body.content.forEach(checkMedia);
+  const drafts = body.content.filter((c) => c.type === 'draft_task');
+  const texts = body.content.filter((c) => c.type === 'text');
+  const images = body.content.filter((c) => c.type === 'image_url');
+  const frames = images.filter((c) => c.role === undefined || c.role === 'first_frame' || c.role === 'last_frame');
+  const references = body.content.filter((c) => c.role?.startsWith('reference_') || c.type === 'video_url' || c.type === 'audio_url');
+  const media = body.content.filter((c) => c.type === 'video_url' || c.type === 'audio_url');
+
+  if (body.video_url_mode === 'upstream' && !caps.upstream_url_mode) throw bad('unsupported_video_url_mode', `${model.id} does not support video_url_mode upstream`, 'video_url_mode');
+  if (body.generate_audio !== undefined && !caps.audio) throw bad('unsupported_parameter', `${model.id} does not support generate_audio`, 'generate_audio');
+
+  // An account default the model cannot honour falls back to auto; only an explicit mode is refused.
+  const defaultMode = context.accountDefaultMode === 'upstream' && !caps.upstream_url_mode ? 'auto' : context.accountDefaultMode;
+  const common = {
+    video_url_mode: body.video_url_mode ?? defaultMode,
+    video_url_mode_explicit: body.video_url_mode !== undefined,
+    return_last_frame: body.return_last_frame ?? false,
+    camera_fixed: body.camera_fixed ?? false,
+    watermark: body.watermark ?? false,
+    service_tier: body.service_tier ?? 'default',
+    safety_identifier: body.safety_identifier ?? null,
+  } as const;
+
+  if (drafts.length > 0) {
+    if (!caps.draft) throw bad('draft_not_supported', `${model.id} does not support the draft flow`, 'content');
+    if (body.content.length !== 1) throw bad('invalid_draft_final', 'the draft final step carries exactly one draft_task item and nothing else', 'content');
+    for (const field of ['duration', 'ratio', 'seed', 'generate_audio', 'draft', 'resolution'] as const) {
+      if (body[field] !== undefined) throw bad('invalid_draft_final', `the draft final step does not resend ${field}: it comes from the draft`, field);
+    }
+    const id = drafts[0]!.draft_task!.id;
+    if (!draft) throw bad('invalid_draft_task', `draft task ${id} not found`, 'content[0].draft_task.id');
+    if (!draft.request.draft) throw bad('invalid_draft_task', `task ${id} is not a draft`, 'content[0].draft_task.id');
+    if (draft.model !== model.id) throw bad('invalid_draft_task', `draft task ${id} was made with ${draft.model}`, 'content[0].draft_task.id');
+    if (draft.status !== 'succeeded' || !draft.upstreamId) throw bad('invalid_draft_task', `draft task ${id} has not succeeded`, 'content[0].draft_task.id');
+    if (now.getTime() - draft.createdAt.getTime() > DRAFT_VALIDITY_MS) throw bad('invalid_draft_task', `draft task ${id} is older than 7 days`, 'content[0].draft_task.id');
+    const resolution = caps.resolutions.includes('1080p') ? '1080p' : caps.resolutions[caps.resolutions.length - 1]!;
+    return {
+      ...common,
+      content: body.content,
+      mode: 'draft_final',
+      resolution,
+      ratio: draft.request.ratio,
+      duration: draft.request.duration,
+      seed: draft.request.seed,
+      generate_audio: draft.request.generate_audio,
+      draft: false,
+      has_reference_video: draft.request.has_reference_video,
+      draft_task: { id, upstream_id: draft.upstreamId },
+      billed_seconds: draft.request.billed_seconds,
+    };
+  }
+
+  if (texts.length > 1) throw bad('invalid_content', 'at most one text item (the prompt) is accepted', 'content');
+  if (frames.length > 0 && !caps.frame_inputs) throw bad('frames_not_supported', `${model.id} does not accept first/last frame images`, 'content');
+  if (frames.filter((c) => c.role === 'last_frame').length > 0 && frames.filter((c) => c.role !== 'last_frame').length !== 1) {
+    throw bad('invalid_frames', 'a last_frame image needs exactly one first_frame image', 'content');
+  }
+  if (frames.filter((c) => c.role !== 'last_frame').length > 1 || frames.filter((c) => c.role === 'last_frame').length > 1) {
+    throw bad('invalid_frames', 'at most one first_frame and one last_frame image', 'content');
+  }
+  if (images.some((c) => c.role && !['first_frame', 'last_frame', 'reference_image'].includes(c.role))) throw bad('invalid_role', 'image items take the roles first_frame, last_frame or reference_image', 'content');
+  if (references.length > 0 && !caps.reference_assets) throw bad('references_not_supported', `${model.id} does not accept reference assets`, 'content');
+  if (media.length > 0 && !caps.reference_media) throw bad('reference_media_not_supported', `video_url and audio_url items need a reference-capable model; ${model.id} is not one`, 'content');
+  if (frames.length > 0 && references.length > 0 && !caps.mix_frames_and_references) {
+    throw bad('frames_with_references', `${model.id} does not mix first/last frames with reference assets`, 'content');
+  }
+  if (texts.length === 0 && frames.length === 0 && references.length === 0) throw bad('invalid_content', 'content needs a text prompt, frame images or reference assets', 'content');
+  const mode = references.length > 0 ? 'references' : frames.length > 0 ? 'frames' : 'text';
+
+  const resolution = body.resolution ?? (caps.resolutions.includes('720p') ? '720p' : caps.resolutions[0]!);
+  if (!caps.resolutions.includes(resolution)) throw bad('unsupported_resolution', `${model.id} supports resolution ${caps.resolutions.join(', ')}`, 'resolution');
+  const draftFlag = body.draft ?? false;
+  if (draftFlag && !caps.draft) throw bad('draft_not_supported', `${model.id} does not support draft`, 'draft');
+  if (draftFlag && body.resolution !== undefined && body.resolution !== '480p') throw bad('invalid_draft', 'a draft renders a 480p preview', 'resolution');
+
+  const duration = body.duration ?? 5;
+  if (duration === -1 && !caps.durations.auto) throw bad('unsupported_duration', `${model.id} needs an explicit duration from ${caps.durations.min} to ${caps.durations.max}`, 'duration');
+  if (duration !== -1 && (duration < caps.durations.min || duration > caps.durations.max)) {
+    throw bad('unsupported_duration', `${model.id} takes a duration from ${caps.durations.min} to ${caps.durations.max} seconds`, 'duration');
+  }
+  const ratio = body.ratio ?? 'adaptive';
+  if (mode === 'text' && caps.text_to_video_requires_ratio && ratio === 'adaptive') {
+    throw bad('ratio_required', `text-to-video with ${model.id} needs a concrete ratio, not adaptive`, 'ratio');
+  }
+  return {
+    ...common,
+    content: body.content,
+    mode,
+    resolution: draftFlag ? '480p' : resolution,
+    ratio,
+    duration,
+    seed: body.seed ?? -1,
+    generate_audio: caps.audio ? (body.generate_audio ?? true) : null,
+    draft: draftFlag,
+    has_reference_video: body.content.some((c) => c.type === 'video_url'),
+    draft_task: null,
+    billed_seconds: duration === -1 ? caps.auto_duration_seconds : duration,
+  };
+}
+
+/** Seconds × the per-second price at the resolution (the reference-video table when one is involved). */
+export function videoCharge(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video'>, resolution: string, seconds: number): number {
+  const pricing = videoPricing(model);
+  const table = (request.has_reference_video && pricing.per_second_with_reference_video) || pricing.per_second;
+  const price = table[resolution];
+  if (price === undefined) throw new Error(`${model.id} has no price at ${resolution}`);
+  return charge([[seconds, price]]);
+}

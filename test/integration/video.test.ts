@@ -1,0 +1,404 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { verifyWebhook } from '../../src/webhooks/signing';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { expectSettledAndAuditClean, waitFor } from '../support/wait';
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: string;
+  at: number;
+}
+
+/** A webhook receiver on loopback whose answers a test scripts. */
+class Receiver {
+  readonly received: Received[] = [];
+  private server!: Server;
+  url = '';
+  /** Status per call in order; beyond the list, the last entry. 'hang' never answers. */
+  script: (number | 'hang')[] = [200];
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        this.received.push({ headers: req.headers, body, at: Date.now() });
+        const step = this.script[Math.min(this.received.length - 1, this.script.length - 1)]!;
+        if (step === 'hang') return;
+        res.writeHead(step).end('ok');
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+const PER_SECOND_720 = 400_000; // video-ref-2.0 at 720p
+
+describe('video generation tasks and webhooks @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let receiver: Receiver;
+
+  const env = {
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_RETRY_DELAYS_MS: '100,200,300',
+    WEBHOOK_TIMEOUT_MS: '300',
+    TASK_POLL_MS: '20',
+  };
+
+  before(async () => {
+    gw = await startTestGateway(env);
+    ({ key } = await gw.fundedAccount(1_000_000_000));
+  });
+  beforeEach(async () => {
+    receiver = await new Receiver().start();
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+  after(async () => gw.close());
+
+  const create = (body: Record<string, unknown>, headers?: Record<string, string>, k = key) => gw.api(k, 'POST', '/v1/videos/generations', body, headers);
+  const get = (id: string, k = key) => gw.api(k, 'GET', `/v1/videos/generations/${id}`);
+  const billed = (id: string) => waitFor(`task ${id} to be billed`, async () => {
+    const t = (await get(id)).body;
+    return t.billing.status !== 'reserved' ? t : null;
+  });
+
+  it('creates a text-to-video task, answers at once, finishes, and settles by actual usage', async () => {
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:delay=1500]' }], duration: 4 });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.have.keys(['id', 'upstream_id', 'model', 'status', 'created_at']);
+    expect(res.body).to.deep.include({ model: 'video-ref-2.0', status: 'queued' });
+    expect(res.body.upstream_id, 'the provider took the task during the request').to.match(/^cgt-sim-/);
+    expect(Date.parse(res.body.created_at)).to.be.a('number').and.not.NaN;
+    const frozen = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    expect(frozen.frozen - before.frozen).to.equal(4 * PER_SECOND_720);
+
+    const task = await billed(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    expect(task.video_url).to.match(/^http/);
+    expect(task.upstream_id).to.match(/^cgt-sim-/);
+    expect(task.usage).to.deep.include({ duration_seconds: 4, resolution: '720p' });
+    expect(task.billing).to.deep.include({ status: 'settled', amount: 4 * PER_SECOND_720, reserved: 4 * PER_SECOND_720 });
+    expect(task.request).to.deep.include({ resolution: '720p', ratio: 'adaptive', duration: 4, seed: -1, generate_audio: true, service_tier: 'default', video_url_mode: 'auto' });
+    const after = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    expect(before.available - after.available).to.equal(4 * PER_SECOND_720);
+  });
+
+  async function withSecret(): Promise<string> {
+    return (await gw.api(key, 'POST', '/v1/account/webhook-secret')).body.secret as string;
+  }
+
+  it('delivers a signed success payload that verifies with the account secret', async () => {
+    const secret = await withSecret();
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'sunrise' }], callback_url: receiver.url, video_url_mode: 'auto' });
+    expect(res.status).to.equal(200);
+    await waitFor('the webhook', async () => receiver.received.length === 1);
+    const [hook] = receiver.received;
+    expect(hook!.headers['content-type']).to.equal('application/json');
+    const signature = hook!.headers['x-service-signature'] as string;
+    expect(signature).to.match(/^sha256=[0-9a-f]{64}$/);
+    expect(verifyWebhook(secret, hook!.headers['x-service-timestamp'] as string, hook!.body, signature, Math.floor(Date.now() / 1000))).to.equal(true);
+    expect(verifyWebhook('whsec_wrong', hook!.headers['x-service-timestamp'] as string, hook!.body, signature, Math.floor(Date.now() / 1000))).to.equal(false);
+    const payload = JSON.parse(hook!.body);
+    expect(payload).to.have.keys(['task_id', 'status', 'model', 'video_url', 'created_at', 'finished_at']);
+    expect(payload).to.deep.include({ task_id: res.body.id, status: 'succeeded', model: 'video-ref-2.0' });
+    expect(payload.video_url).to.match(/^http/);
+    // The receiver answered before the gateway recorded the attempt: wait for the record.
+    const task = await waitFor('the delivery on record', async () => {
+      const t = (await get(res.body.id)).body;
+      return t.webhook.deliveries[0]?.status === 'delivered' ? t : null;
+    });
+    expect(task.webhook.deliveries).to.have.length(1);
+    expect(task.webhook.deliveries[0].attempts[0]).to.deep.include({ attempt: 1, ok: true, status_code: 200 });
+  });
+
+  it('delivers a failure payload and releases the whole freeze', async () => {
+    await withSecret();
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance.available;
+    const res = await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: 'doomed [sim:fail]' }], callback_url: receiver.url });
+    await waitFor('the webhook', async () => receiver.received.length === 1);
+    const payload = JSON.parse(receiver.received[0]!.body);
+    expect(payload).to.have.keys(['task_id', 'status', 'model', 'error', 'created_at', 'finished_at']);
+    expect(payload).to.deep.include({ task_id: res.body.id, status: 'failed', model: 'video-pro-1.5' });
+    expect(payload.error).to.have.keys(['code', 'message']);
+    const task = await billed(res.body.id);
+    expect(task.billing).to.deep.include({ status: 'released', amount: 0 });
+    expect(task.error.code).to.equal('InternalServiceError');
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(before);
+  });
+
+  it('retries a failing receiver at the configured spacing until it answers 2xx', async () => {
+    receiver.script = [500, 503, 200];
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'retry me' }], callback_url: receiver.url });
+    await waitFor('three attempts', async () => receiver.received.length === 3);
+    const gaps = [receiver.received[1]!.at - receiver.received[0]!.at, receiver.received[2]!.at - receiver.received[1]!.at];
+    expect(gaps[0]).to.be.at.least(100);
+    expect(gaps[1]).to.be.at.least(200);
+    expect(new Set(receiver.received.map((r) => r.headers['x-service-timestamp'])).size, 'each attempt is signed afresh').to.be.at.least(1);
+    const task = await waitFor('delivered', async () => {
+      const t = (await get(res.body.id)).body;
+      return t.webhook.deliveries[0]?.status === 'delivered' ? t : null;
+    });
+    expect(task.webhook.deliveries[0].attempts.map((a: { status_code: number }) => a.status_code)).to.deep.equal([500, 503, 200]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received).to.have.length(3);
+  });
+
+  it('drops a delivery after 4 attempts to a receiver that never answers; the task stays readable', async () => {
+    receiver.script = ['hang'];
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'nobody listens' }], callback_url: receiver.url });
+    const task = await waitFor('dropped', async () => {
+      const t = (await get(res.body.id)).body;
+      return t.webhook?.deliveries[0]?.status === 'dropped' ? t : null;
+    });
+    expect(receiver.received).to.have.length(4);
+    expect(task.webhook.deliveries[0].attempts).to.have.length(4);
+    expect(task.webhook.deliveries[0].attempts.every((a: { ok: boolean; error: string }) => !a.ok && /no answer within 300 ms/.test(a.error))).to.equal(true);
+    expect(task.status).to.equal('succeeded');
+    expect(task.video_url).to.match(/^http/);
+
+    // The customer can have it sent again, as a new delivery.
+    receiver.script = [200];
+    const redeliver = await gw.api(key, 'POST', `/v1/videos/generations/${res.body.id}/webhook/redeliver`);
+    expect(redeliver.status).to.equal(202);
+    await waitFor('the redelivery', async () => receiver.received.length === 5);
+    const again = await waitFor('redelivered', async () => {
+      const t = (await get(res.body.id)).body;
+      return t.webhook.deliveries[1]?.status === 'delivered' ? t : null;
+    });
+    expect(again.webhook.deliveries[1]).to.deep.include({ id: redeliver.body.delivery_id, reason: 'redeliver' });
+    expect(JSON.parse(receiver.received[4]!.body).task_id).to.equal(res.body.id);
+  });
+
+  it('signs each attempt with the secret in force: a rotation between attempts applies to the next one', async () => {
+    const oldSecret = await withSecret();
+    receiver.script = ['hang', 200];
+    await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'rotate' }], callback_url: receiver.url, video_url_mode: 'upstream' });
+    await waitFor('the first attempt', async () => receiver.received.length === 1);
+    const newSecret = await withSecret();
+    await waitFor('the second attempt', async () => receiver.received.length === 2);
+    const verify = (r: Received, s: string) => verifyWebhook(s, r.headers['x-service-timestamp'] as string, r.body, r.headers['x-service-signature'] as string, Math.floor(Date.now() / 1000));
+    expect(verify(receiver.received[0]!, oldSecret)).to.equal(true);
+    expect(verify(receiver.received[1]!, newSecret)).to.equal(true);
+    expect(verify(receiver.received[1]!, oldSecret)).to.equal(false);
+  });
+
+  it('delivers unsigned on the legacy path: callback without a secret and without an explicit mode', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'legacy' }], callback_url: receiver.url }, undefined, fresh.key);
+    expect(res.status).to.equal(200);
+    await waitFor('the webhook', async () => receiver.received.length === 1);
+    expect(receiver.received[0]!.headers['x-service-signature']).to.equal(undefined);
+    expect(receiver.received[0]!.headers['x-service-timestamp']).to.match(/^\d+$/);
+    await waitFor('billing', async () => (await gw.api(fresh.key, 'GET', '/v1/account')).body.balance.frozen === 0);
+  });
+
+  it('refuses a callback with an explicit mode when the account has no webhook secret: 400 webhook_secret_required', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'x' }], callback_url: receiver.url, video_url_mode: 'tos' }, undefined, fresh.key);
+    expect(res.status).to.equal(400);
+    expect(res.body.error.code).to.equal('webhook_secret_required');
+    expect((await gw.api(fresh.key, 'GET', '/v1/account')).body.balance).to.deep.include({ frozen: 0, available: 100_000_000 });
+  });
+
+  it('refuses callback URLs on private networks unless allowed', async () => {
+    const strict = await startTestGateway({ ...env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      const account = await strict.fundedAccount(100_000_000);
+      for (const url of ['http://127.0.0.1:9/hook', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://localhost:8080/x']) {
+        const res = await strict.api(account.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x' }], callback_url: url });
+        expect(res.status, url).to.equal(400);
+        expect(res.body.error.code).to.equal('invalid_callback_url');
+      }
+      await strict.expectAuditClean();
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('answers 413 payload_too_large above 5 MB and 400 for every rule, reserving nothing', async () => {
+    const big = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'x'.repeat(3000) }], safety_identifier: 'y'.repeat(6 * 1024 * 1024) });
+    expect(big.status).to.equal(413);
+    expect(big.body.error.code).to.equal('payload_too_large');
+    const text = { type: 'text', text: 'a prompt' };
+    const image = (url: string, role?: string) => ({ type: 'image_url', image_url: { url }, ...(role ? { role } : {}) });
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['missing content', { model: 'video-ref-2.0' }, 'content', 'invalid_request'],
+      ['unknown field', { model: 'video-ref-2.0', content: [text], colour: 'red' }, 'colour', 'invalid_request'],
+      ['bad resolution value', { model: 'video-ref-2.0', content: [text], resolution: '4K' }, 'resolution', 'invalid_request'],
+      ['bad ratio', { model: 'video-ref-2.0', content: [text], ratio: '2:1' }, 'ratio', 'invalid_request'],
+      ['seed too large', { model: 'video-ref-2.0', content: [text], seed: 4294967296 }, 'seed', 'invalid_request'],
+      ['seed too small', { model: 'video-ref-2.0', content: [text], seed: -2 }, 'seed', 'invalid_request'],
+      ['safety identifier too long', { model: 'video-ref-2.0', content: [text], safety_identifier: 'x'.repeat(65) }, 'safety_identifier', 'invalid_request'],
+      ['callback not http', { model: 'video-ref-2.0', content: [text], callback_url: 'ftp://example.com/x' }, 'callback_url', 'invalid_request'],
+      ['text item without text', { model: 'video-ref-2.0', content: [{ type: 'text' }] }, 'content[0].text', 'invalid_request'],
+      ['bad service tier', { model: 'video-ref-2.0', content: [text], service_tier: 'fast' }, 'service_tier', 'invalid_request'],
+      ['H3 resolution', { model: 'video-h3', content: [text], ratio: '16:9', resolution: '720p' }, 'resolution', 'unsupported_resolution'],
+      ['H3 duration below 4', { model: 'video-h3', content: [text], ratio: '16:9', duration: 3 }, 'duration', 'unsupported_duration'],
+      ['H3 duration above 15', { model: 'video-h3', content: [text], ratio: '16:9', duration: 16 }, 'duration', 'unsupported_duration'],
+      ['H3 lets the model choose', { model: 'video-h3', content: [text], ratio: '16:9', duration: -1 }, 'duration', 'unsupported_duration'],
+      ['H3 text-to-video without ratio', { model: 'video-h3', content: [text] }, 'ratio', 'ratio_required'],
+      ['H3 text-to-video adaptive', { model: 'video-h3', content: [text], ratio: 'adaptive' }, 'ratio', 'ratio_required'],
+      ['H3 generate_audio', { model: 'video-h3', content: [text], ratio: '16:9', generate_audio: true }, 'generate_audio', 'unsupported_parameter'],
+      ['H3 frames with references', { model: 'video-h3', content: [image('https://example.com/a.png', 'first_frame'), image('https://example.com/b.png', 'reference_image')] }, 'content', 'frames_with_references'],
+      ['video item on a non-reference model', { model: 'video-h3', ratio: '16:9', content: [text, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_video' }] }, 'content', 'reference_media_not_supported'],
+      ['audio item on 1.5 pro', { model: 'video-pro-1.5', content: [text, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_audio' }] }, 'content', 'references_not_supported'],
+      ['draft on a model without it', { model: 'video-ref-2.0', content: [text], draft: true }, 'draft', 'draft_not_supported'],
+      ['draft on the idle variant', { model: 'video-2.5-idle', content: [text], draft: true }, 'draft', 'draft_not_supported'],
+      ['idle variant refuses upstream mode', { model: 'video-2.5-idle', content: [text], video_url_mode: 'upstream' }, 'video_url_mode', 'unsupported_video_url_mode'],
+      ['http image', { model: 'video-ref-2.0', content: [image('http://example.com/a.png')] }, 'content[0].image_url.url', 'invalid_media_url'],
+      ['inline base64 image', { model: 'video-ref-2.0', content: [image('data:image/png;base64,AAAA')] }, 'content[0].image_url.url', 'inline_data_not_allowed'],
+      ['last frame without first', { model: 'video-ref-2.0', content: [image('https://example.com/a.png', 'last_frame')] }, 'content', 'invalid_frames'],
+      ['duration out of range', { model: 'video-ref-2.0', content: [text], duration: 30 }, 'duration', 'unsupported_duration'],
+      ['unknown model', { model: 'video-none', content: [text] }, 'model', 'model_not_found'],
+      ['a chat model', { model: 'chat-fast', content: [text] }, 'model', 'model_not_found'],
+      ['draft final with extras', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_x' } }, text] }, 'content', 'invalid_draft_final'],
+      ['draft final resending duration', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_x' } }], duration: 5 }, 'duration', 'invalid_draft_final'],
+      ['draft final of an unknown task', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_unknown' } }] }, 'content[0].draft_task.id', 'invalid_draft_task'],
+    ];
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    for (const [name, body, param, code] of cases) {
+      const res = await create(body);
+      expect(res.status, name).to.equal(code === 'model_not_found' ? 404 : 400);
+      expect(res.body.error.code, name).to.equal(code);
+      expect(res.body.error.param, name).to.equal(param);
+    }
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
+  });
+
+  it('accepts the shapes each class allows: H3 with a ratio, asset:// reference images, frames with references on 2.0', async () => {
+    const ok = [
+      { model: 'video-h3', content: [{ type: 'text', text: 'h3' }], ratio: '16:9', resolution: '2K', duration: 4 },
+      { model: 'video-ref-2.0', content: [{ type: 'text', text: 'ref' }, { type: 'image_url', image_url: { url: 'asset://asset-123' }, role: 'reference_image' }, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_video' }] },
+      { model: 'video-ref-2.0', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' }, { type: 'image_url', image_url: { url: 'https://example.com/b.png' }, role: 'last_frame' }], duration: -1 },
+    ];
+    for (const body of ok) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).to.equal(200);
+      await billed(res.body.id);
+    }
+  });
+
+  it('fails a task whose image shows a real person with the provider code, and releases it', async () => {
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' }] });
+    expect(res.status).to.equal(200);
+    const task = await billed(res.body.id);
+    expect(task.status).to.equal('failed');
+    expect(task.error).to.deep.equal({ code: 'InputImageSensitiveContentDetected.PrivacyInformation', message: 'The request failed because the input image may contain real person.' });
+    expect(task.billing).to.deep.include({ status: 'released', amount: 0 });
+  });
+
+  it('runs the draft flow: a 480p draft, then the 1080p final priced separately', async () => {
+    const draft = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'draft me' }], draft: true, duration: 6 });
+    expect(draft.status).to.equal(200);
+    const draftTask = await billed(draft.body.id);
+    expect(draftTask.request).to.deep.include({ draft: true, resolution: '480p' });
+    expect(draftTask.billing.amount).to.equal(6 * 100_000);
+    const final = await create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: draft.body.id } }] });
+    expect(final.status).to.equal(200);
+    const finalTask = await billed(final.body.id);
+    expect(finalTask.status).to.equal('succeeded');
+    expect(finalTask.request).to.deep.include({ resolution: '1080p', duration: 6, draft: false });
+    expect(finalTask.billing.amount).to.equal(6 * 500_000);
+    // A task that was not a draft cannot be finalised.
+    const notDraft = await create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: final.body.id } }] });
+    expect(notDraft.status).to.equal(400);
+    expect(notDraft.body.error.code).to.equal('invalid_draft_task');
+  });
+
+  it('prices a draft final by whether its draft had a reference video', async () => {
+    const draft = await create({ model: 'video-2.5', draft: true, duration: 4, content: [{ type: 'text', text: 'with ref' }, { type: 'video_url', video_url: { url: 'https://example.com/ref.mp4' }, role: 'reference_video' }] });
+    expect((await billed(draft.body.id)).billing.amount).to.equal(4 * 150_000);
+    const final = await create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: draft.body.id } }] });
+    expect((await billed(final.body.id)).billing.amount).to.equal(4 * 750_000);
+  });
+
+  it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 409', async () => {
+    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'once [sim:delay=1000]' }] };
+    const first = await create(body, { 'idempotency-key': 'order-42' });
+    const frozen = (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen;
+    const second = await create(body, { 'idempotency-key': 'order-42' });
+    expect(second.status).to.equal(200);
+    expect(second.body.id).to.equal(first.body.id);
+    expect(second.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance.frozen).to.equal(frozen);
+    const other = await create({ ...body, duration: 6 }, { 'idempotency-key': 'order-42' });
+    expect(other.status).to.equal(409);
+    expect(other.body.error.code).to.equal('idempotency_key_reused');
+    await billed(first.body.id);
+  });
+
+  it('archives videos: tos waits for a verified archive, upstream keeps the native URL, and the archive link serves the bytes', async () => {
+    await withSecret();
+    const tos = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'archive' }], video_url_mode: 'tos', return_last_frame: true });
+    const tosTask = await billed(tos.body.id);
+    expect(tosTask).to.deep.include({ status: 'succeeded', video_url_source: 'archive' });
+    expect(tosTask.archive.status).to.equal('archived');
+    const file = await fetch(tosTask.video_url);
+    expect(file.status).to.equal(200);
+    expect(file.headers.get('content-type')).to.equal('video/mp4');
+    const bytes = Buffer.from(await file.arrayBuffer());
+    expect(bytes.subarray(4, 8).toString('ascii')).to.equal('ftyp');
+    const frame = await fetch(tosTask.last_frame_url);
+    expect(frame.headers.get('content-type')).to.equal('image/png');
+    const tampered = await fetch(tosTask.video_url.replace(/sig=[0-9a-f]{4}/, 'sig=0000'));
+    expect(tampered.status).to.equal(403);
+
+    const upstream = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'native' }], video_url_mode: 'upstream' });
+    const upstreamTask = await billed(upstream.body.id);
+    expect(upstreamTask.video_url_source).to.equal('upstream');
+    expect(upstreamTask.video_url).to.include('/sim/files/video/');
+
+    // auto: the native URL while it is usable, the archive once it expires.
+    const auto = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'short lived [sim:url-ttl=1000]' }] });
+    const autoTask = await waitFor('archived', async () => {
+      const t = (await get(auto.body.id)).body;
+      return t.archive.status === 'archived' ? t : null;
+    });
+    expect(autoTask.video_url_source).to.equal('archive');
+  });
+
+  it('reads only the caller’s tasks (404 otherwise) and lists them newest first with a cursor', async () => {
+    const other = await gw.fundedAccount(100_000_000);
+    const mine = await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: 'mine' }] });
+    expect((await get(mine.body.id, other.key)).status).to.equal(404);
+    expect((await get('vid_does_not_exist')).status).to.equal(404);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: `list ${i}` }] }, undefined, other.key)).body.id);
+    const page1 = await gw.api(other.key, 'GET', '/v1/videos/generations?limit=2');
+    expect(page1.body.data.map((t: { id: string }) => t.id)).to.deep.equal([ids[2], ids[1]]);
+    expect(page1.body.has_more).to.equal(true);
+    const page2 = await gw.api(other.key, 'GET', `/v1/videos/generations?limit=2&after=${page1.body.next_after}`);
+    expect(page2.body.data.map((t: { id: string }) => t.id)).to.deep.equal([ids[0]]);
+    for (const id of [mine.body.id]) await billed(id);
+    for (const id of ids) await waitFor('billed', async () => ((await get(id, other.key)).body.billing.status !== 'reserved'));
+  });
+
+  it('uses the account default video_url_mode when a request omits it', async () => {
+    const account = await gw.fundedAccount(100_000_000);
+    const changed = await gw.admin('PATCH', `/admin/v1/accounts/${account.accountId}`, { default_video_url_mode: 'tos' });
+    expect(changed.status).to.equal(200);
+    expect(changed.body.settings).to.deep.equal({ default_video_url_mode: 'tos' });
+    expect((await gw.admin('PATCH', `/admin/v1/accounts/${account.accountId}`, { default_video_url_mode: 'fast' })).status).to.equal(400);
+    const res = await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: 'default mode' }] }, undefined, account.key);
+    const task = await waitFor('billing', async () => {
+      const t = (await get(res.body.id, account.key)).body;
+      return t.billing.status !== 'reserved' ? t : null;
+    });
+    expect(task.request.video_url_mode).to.equal('tos');
+    expect(task.video_url_source).to.equal('archive');
+  });
+});
