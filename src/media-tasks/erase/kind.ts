@@ -1,0 +1,85 @@
+import type { Catalog } from '../../billing/catalog';
+import type { UrlSigner } from '../../files/signed-urls';
+import type { TaskState } from '../../tasks/decider';
+import type { TaskKind, UpstreamPoll } from '../../tasks/kind';
+import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import type { TaskRow } from '../../tasks/view-row';
+import type { Upstreams } from '../../upstreams/registry';
+import { archivedUrl, renderProcessingTask } from '../common';
+import { eraseCapabilities } from '../model-types';
+import { eraseCharge, type NormalizedEraseRequest } from './request';
+
+interface UpstreamErase extends UpstreamTaskStatus {
+  id: string;
+  result?: Record<string, unknown> & { video_url?: string; duration?: number };
+}
+
+export const ERASE_TASK_KIND = 'erase';
+
+/**
+ * Subtitle erase on an erase task API (create, poll by id, cancel). The erased video is archived
+ * into the file store before the task succeeds; `video_url` and `result.video_url` are the same
+ * signed gateway link (the provider's own link is not handed out: it may expire or need its
+ * credentials). Billed per second of video: frozen for the declared duration (or the model's
+ * default), settled for the duration the provider processed.
+ */
+export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoUrlTtlMs: number; pollMs: number }): TaskKind {
+  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedEraseRequest;
+  const taskPath = (task: TaskState) => `/videos/erase-subtitle/${encodeURIComponent(task.upstreamId!)}`;
+
+  return {
+    kind: ERASE_TASK_KIND,
+    idPrefix: 'ers',
+
+    async submit(task: TaskState) {
+      const { model, channel } = taskChannel(deps, task.model);
+      const r = requestOf(task);
+      const body = {
+        model: eraseCapabilities(model).upstream_model ?? model.id,
+        video_url: r.video_url,
+        ...(r.regions ? { regions: r.regions } : {}),
+        ...(r.duration_seconds !== null ? { duration_seconds: r.duration_seconds } : {}),
+        output: r.output,
+      };
+      return submitUpstreamTask(channel, '/videos/erase-subtitle', body, task);
+    },
+
+    async poll(task: TaskState): Promise<UpstreamPoll> {
+      const t = await taskChannel(deps, task.model).channel.json<UpstreamErase>('GET', taskPath(task));
+      const unsucceeded = unsucceededPoll(t);
+      if (unsucceeded) return unsucceeded;
+      const videoUrl = t.result?.video_url;
+      if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
+      const duration = typeof t.result?.duration === 'number' && Number.isFinite(t.result.duration) && t.result.duration > 0 ? Math.ceil(t.result.duration) : requestOf(task).billed_seconds;
+      return {
+        state: 'succeeded',
+        result: t.result!,
+        usage: { duration_seconds: duration },
+        artifacts: [{ name: 'video', sourceUrl: videoUrl, contentType: 'video/mp4' }],
+      };
+    },
+
+    async cancelUpstream(task: TaskState) {
+      await cancelUpstreamTask(taskChannel(deps, task.model).channel, taskPath(task));
+    },
+
+    pollDelayMs: pollBackoff(deps.pollMs, 3_000),
+
+    succeedsBeforeArchive: () => false,
+
+    settlement(task: TaskState) {
+      const usage = task.usage as { duration_seconds: number };
+      return { amount: eraseCharge(pricingModel(deps.catalog, task), usage.duration_seconds), usage: { model: task.model, task_id: task.taskId, duration_seconds: usage.duration_seconds } };
+    },
+
+    render(row: TaskRow, signer: UrlSigner) {
+      return renderProcessingTask(row, {
+        model: false,
+        succeeded: () => {
+          const url = archivedUrl(row, 'video', signer, deps.videoUrlTtlMs);
+          return { video_url: url, result: { ...(row.result ?? {}), video_url: url } };
+        },
+      });
+    },
+  };
+}

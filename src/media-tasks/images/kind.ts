@@ -1,0 +1,100 @@
+import type { Catalog } from '../../billing/catalog';
+import type { UrlSigner } from '../../files/signed-urls';
+import type { TaskState } from '../../tasks/decider';
+import type { TaskKind, UpstreamPoll } from '../../tasks/kind';
+import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import type { TaskRow } from '../../tasks/view-row';
+import type { Upstreams } from '../../upstreams/registry';
+import { unixSeconds } from '../common';
+import { imageCapabilities } from '../model-types';
+import { imageSettlement, tokenUsageOf, type ImageTokenUsage, type NormalizedImageRequest } from './request';
+
+/** What an async image task keeps of its request: the normalized request and how it is billed. */
+export interface ImageTaskRequest extends NormalizedImageRequest {
+  readonly billing: 'per_image' | 'tokens';
+}
+
+interface UpstreamImageTask extends UpstreamTaskStatus {
+  id: string;
+  created?: number;
+  data?: { url?: string }[];
+  usage?: unknown;
+}
+
+export const IMAGE_TASK_KIND = 'image';
+
+/**
+ * Async images on an image task API (create, then poll by id). Each image is archived into the
+ * file store before the task succeeds, so the result's links are the gateway's own signed URLs,
+ * and the gallery projection picks the images up from the task's events.
+ * Statuses: `queued` (with the gateway or the provider's queue), `processing` (the provider is
+ * generating, or the gateway is storing the images), `succeeded`, `failed`.
+ */
+export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number; pollMs: number }): TaskKind {
+  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as ImageTaskRequest;
+
+  return {
+    kind: IMAGE_TASK_KIND,
+    idPrefix: 'imt',
+
+    async submit(task: TaskState) {
+      const { model, channel } = taskChannel(deps, task.model);
+      const r = requestOf(task);
+      const body = { model: imageCapabilities(model).upstream_model ?? model.id, prompt: r.prompt, n: r.n, size: r.size, output_format: r.output_format };
+      return submitUpstreamTask(channel, '/images/tasks', body, task);
+    },
+
+    async poll(task: TaskState): Promise<UpstreamPoll> {
+      const { model, channel } = taskChannel(deps, task.model);
+      const t = await channel.json<UpstreamImageTask>('GET', `/images/tasks/${encodeURIComponent(task.upstreamId!)}`);
+      const unsucceeded = unsucceededPoll(t);
+      if (unsucceeded) return unsucceeded;
+      const r = requestOf(task);
+      const urls = (t.data ?? []).map((d) => d.url).filter((u): u is string => typeof u === 'string').slice(0, r.n);
+      if (urls.length === 0) return { state: 'failed', error: { code: 'no_images', message: 'the upstream returned no images' } };
+      const tokens: ImageTokenUsage | null = r.billing === 'tokens' ? tokenUsageOf(model, r, urls.length, t.usage) : null;
+      return {
+        state: 'succeeded',
+        result: { created: t.created ?? null, images: urls.length },
+        usage: { images: urls.length, ...(tokens ?? {}) },
+        artifacts: urls.map((url, i) => ({ name: `image_${i}`, sourceUrl: url })),
+      };
+    },
+
+    pollDelayMs: pollBackoff(deps.pollMs, 3_000),
+
+    // The result links are the gateway's: the task succeeds once its images are stored.
+    succeedsBeforeArchive: () => false,
+
+    settlement(task: TaskState) {
+      const model = pricingModel(deps.catalog, task);
+      const usage = (task.usage ?? {}) as { images?: number } & Partial<ImageTokenUsage>;
+      const images = usage.images ?? task.artifacts.length;
+      const tokens = requestOf(task).billing === 'tokens' ? tokenUsageOf(model, requestOf(task), images, usage) : null;
+      const { amount, usage: record } = imageSettlement(model, requestOf(task), images, tokens);
+      return { amount, usage: { ...record, task_id: task.taskId } };
+    },
+
+    render(row: TaskRow, signer: UrlSigner) {
+      return renderImageTask(row, signer, deps.imageUrlTtlMs);
+    },
+  };
+}
+
+/** The spec's async image task: `error` only when failed, `result` only when succeeded. */
+export function renderImageTask(row: TaskRow, signer: UrlSigner, ttlMs: number): Record<string, unknown> {
+  const r = row.request as unknown as ImageTaskRequest;
+  const status = row.status === 'queued' ? 'queued' : row.status === 'running' ? 'processing' : row.status === 'succeeded' ? 'succeeded' : 'failed';
+  const body: Record<string, unknown> = { id: row.task_id, status, model: row.model, created_at: unixSeconds(row.created_at) };
+  if (status === 'failed') body.error = row.status === 'cancelled' ? 'the task was cancelled' : (row.error?.message ?? 'the task failed');
+  if (status === 'succeeded') {
+    const usage = (row.usage ?? {}) as Partial<ImageTokenUsage>;
+    const images = (row.archived ?? []).filter((a) => a.name.startsWith('image_')).sort((a, b) => Number(a.name.slice(6)) - Number(b.name.slice(6)));
+    body.result = {
+      created: unixSeconds(row.finished_at ?? row.updated_at),
+      data: images.map((a) => ({ url: signer.url(a.key, ttlMs).url })),
+      ...(r.billing === 'tokens' ? { usage: { input_tokens: usage.input_tokens ?? 0, output_tokens: usage.output_tokens ?? 0, total_tokens: usage.total_tokens ?? 0 } } : {}),
+    };
+  }
+  return body;
+}

@@ -1,0 +1,114 @@
+import type { ModelEntry } from '../../billing/catalog';
+import { charge, tokenCharge } from '../../billing/money';
+import { countTokens } from '../../billing/tokens';
+import { ApiError } from '../../http/errors';
+import { validator } from '../../http/validation';
+import { imageCapabilities, imagePricing } from '../model-types';
+
+/** The body of POST /v1/images/generations and POST /v1/images/async. */
+export interface ImageRequestBody {
+  model: string;
+  prompt: string;
+  n?: number;
+  size?: string;
+  response_format?: 'url' | 'b64_json';
+  output_format?: 'png' | 'jpeg';
+}
+
+export const parseImageRequest = validator<ImageRequestBody>({
+  type: 'object',
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    prompt: { type: 'string', minLength: 1, maxLength: 4000 },
+    n: { type: 'integer', minimum: 1, maximum: 16 },
+    size: { type: 'string', pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' },
+    response_format: { type: 'string', enum: ['url', 'b64_json'] },
+    output_format: { type: 'string', enum: ['png', 'jpeg'] },
+  },
+  required: ['model', 'prompt'],
+  additionalProperties: false,
+});
+
+/** The request with every default applied, as the sync call and the async task keep it. */
+export interface NormalizedImageRequest {
+  readonly prompt: string;
+  readonly n: number;
+  readonly size: string;
+  readonly response_format: 'url' | 'b64_json';
+  /** The format of the (base layer of the) image, whether asked for or the model's default. */
+  readonly output_format: 'png' | 'jpeg';
+}
+
+function bad(code: string, message: string, param: string): ApiError {
+  return new ApiError(400, code, message, { param });
+}
+
+/**
+ * Applies the model's rules, all from its catalog capabilities: `n` up to `max_n`, `size` one of
+ * `sizes`, and `output_format` by `output_format_scope` (null: the model outputs its one format
+ * and refuses the parameter; `image` or `base_layer`: one of `output_formats`).
+ */
+export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody, mode: 'sync' | 'async'): NormalizedImageRequest {
+  const caps = imageCapabilities(model);
+  const n = body.n ?? 1;
+  if (n > caps.max_n) throw bad('invalid_request', `n must be at most ${caps.max_n} for ${model.id}`, 'n');
+  const size = body.size ?? caps.default_size;
+  if (!caps.sizes.includes(size)) throw bad('unsupported_size', `${model.id} supports size ${caps.sizes.join(', ')}`, 'size');
+  if (body.output_format !== undefined) {
+    if (caps.output_format_scope === null) {
+      throw bad('unsupported_parameter', `${model.id} outputs ${caps.output_formats.map((f) => f.toUpperCase()).join(' or ')} only and does not accept output_format`, 'output_format');
+    }
+    if (!caps.output_formats.includes(body.output_format)) throw bad('unsupported_output_format', `${model.id} supports output_format ${caps.output_formats.join(', ')}`, 'output_format');
+  }
+  const responseFormat = body.response_format ?? 'url';
+  if (mode === 'async' && responseFormat !== 'url') throw bad('unsupported_parameter', 'async image results are links: response_format must be url', 'response_format');
+  return { prompt: body.prompt, n, size, response_format: responseFormat, output_format: body.output_format ?? caps.default_output_format };
+}
+
+export function dimensionsOf(size: string): { width: number; height: number } {
+  const [width, height] = size.split('x').map(Number) as [number, number];
+  return { width, height };
+}
+
+/** Output tokens one image of `size` is frozen at: the catalog's figure, else width × height / 1024. */
+export function outputTokensPerImage(model: ModelEntry, size: string): number {
+  const listed = imageCapabilities(model).output_tokens_per_image?.[size];
+  if (listed !== undefined) return listed;
+  const { width, height } = dimensionsOf(size);
+  return Math.ceil((width * height) / 1024);
+}
+
+/** The freeze: n images at the per-image price, or the prompt's tokens plus n images' output tokens. */
+export function imageEstimate(model: ModelEntry, request: NormalizedImageRequest): number {
+  const pricing = imagePricing(model);
+  if (pricing.billing === 'per_image') return charge([[request.n, pricing.per_image]]);
+  return tokenCharge(pricing, countTokens(request.prompt), request.n * outputTokensPerImage(model, request.size));
+}
+
+export interface ImageTokenUsage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly total_tokens: number;
+}
+
+/** The token usage an upstream reported, or (when it reported none) the gateway's own count of what came back. */
+export function tokenUsageOf(model: ModelEntry, request: NormalizedImageRequest, images: number, reported: unknown): ImageTokenUsage {
+  const r = (reported ?? {}) as Partial<Record<keyof ImageTokenUsage, unknown>>;
+  const valid = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+  if (valid(r.input_tokens) && valid(r.output_tokens)) return { input_tokens: r.input_tokens, output_tokens: r.output_tokens, total_tokens: r.input_tokens + r.output_tokens };
+  const input = countTokens(request.prompt);
+  const output = images * outputTokensPerImage(model, request.size);
+  return { input_tokens: input, output_tokens: output, total_tokens: input + output };
+}
+
+/**
+ * The charge for the images that actually came back: count × per-image price, or the reported
+ * tokens; plus the usage record the settlement carries.
+ */
+export function imageSettlement(model: ModelEntry, request: NormalizedImageRequest, images: number, tokens: ImageTokenUsage | null): { amount: number; usage: Record<string, unknown> } {
+  const pricing = imagePricing(model);
+  const base = { model: model.id, images, requested: request.n, size: request.size };
+  if (pricing.billing === 'per_image') return { amount: charge([[images, pricing.per_image]]), usage: base };
+  const t = tokens ?? tokenUsageOf(model, request, images, null);
+  return { amount: tokenCharge(pricing, t.input_tokens, t.output_tokens), usage: { ...base, ...t } };
+}

@@ -1,0 +1,118 @@
+import { Readable } from 'node:stream';
+import { request as httpRequest } from 'undici';
+import { abortOnDisconnect, metered } from '../../billing/metered';
+import type { Core } from '../../gateway';
+import { readJson } from '../../http/body';
+import { authOf, type GatewayContext } from '../../http/context';
+import { resolveModel } from '../../http/models-access';
+import { newId } from '../../ids';
+import { UpstreamError } from '../../upstreams/channel';
+import { sniffImage, unixSeconds } from '../common';
+import { imageCapabilities, imagePricing } from '../model-types';
+import { generationStream, IMAGES_GENERATED, type GeneratedImage, type ImagesGenerated } from './events';
+import { imageEstimate, imageSettlement, normalizeImageRequest, parseImageRequest, tokenUsageOf, type ImageTokenUsage } from './request';
+
+interface UpstreamImages {
+  created?: number;
+  data?: { url?: string; b64_json?: string }[];
+  usage?: unknown;
+}
+
+/** Largest image accepted from a provider. */
+const MAX_IMAGE_BYTES = 50 * 1024 * 1024;
+
+/** The bytes of one image a provider returned, inline (b64_json) or by link. */
+async function imageBytes(item: { url?: string; b64_json?: string }, signal: AbortSignal): Promise<Buffer> {
+  if (typeof item.b64_json === 'string') return Buffer.from(item.b64_json, 'base64');
+  if (typeof item.url !== 'string') throw new UpstreamError(502, 'the upstream returned an image without url or b64_json', 'invalid_image', 'protocol');
+  let res;
+  try {
+    res = await httpRequest(item.url, { method: 'GET', headersTimeout: 30_000, bodyTimeout: 60_000, signal });
+  } catch (err) {
+    if ((err as { name?: string }).name === 'AbortError') throw err;
+    throw new UpstreamError(0, `image download failed: ${(err as Error).message}`, 'upstream_unreachable', 'network');
+  }
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    throw new UpstreamError(502, `image download answered HTTP ${res.statusCode}`, 'invalid_image', 'protocol');
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_IMAGE_BYTES) throw new UpstreamError(502, 'the upstream image is too large', 'invalid_image', 'protocol');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * POST /v1/images/generations: freeze n images' worth (or the token estimate), generate, store
+ * every image in the file store (served by expiring signed link), record the generation for the
+ * gallery, and settle what actually came back. An upstream that returns fewer images than asked
+ * is charged for those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
+ */
+export async function handleImageGeneration(core: Core, ctx: GatewayContext): Promise<void> {
+  const body = parseImageRequest(await readJson(ctx));
+  const auth = authOf(ctx);
+  const model = resolveModel(core.catalog, auth, body.model, ['image']);
+  const request = normalizeImageRequest(model, body, 'sync');
+  const caps = imageCapabilities(model);
+  const tokenBilled = imagePricing(model).billing === 'tokens';
+  const channel = core.upstreams.channel(model.channel);
+  await metered(core, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
+    const signal = abortOnDisconnect(ctx);
+    const upstream = await channel.json<UpstreamImages>(
+      'POST',
+      '/images/generations',
+      {
+        model: caps.upstream_model ?? model.id,
+        prompt: request.prompt,
+        n: request.n,
+        size: request.size,
+        response_format: 'b64_json',
+        // Always the effective format: a single-format model's own (JPEG for the 4.x classes).
+        output_format: request.output_format,
+      },
+      signal,
+    );
+    // Never more than asked for (and billed for no more).
+    const items = (Array.isArray(upstream.data) ? upstream.data : []).slice(0, request.n);
+    if (items.length === 0) throw new UpstreamError(502, 'the upstream returned no images', 'no_images', 'protocol');
+
+    const generationId = newId('igen');
+    const images: (GeneratedImage & { data: Buffer })[] = [];
+    for (const [index, item] of items.entries()) {
+      const bytes = await imageBytes(item, signal);
+      const type = sniffImage(bytes);
+      if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
+      const id = `img_${generationId.slice(generationId.indexOf('_') + 1)}_${index}`;
+      const stored = await core.files.put(`images/${auth.accountId}/${id}${type.extension}`, Readable.from([bytes]));
+      images.push({ id, key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes });
+    }
+    const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, images.length, upstream.usage) : null;
+    const now = core.clock();
+    const event: ImagesGenerated = {
+      type: IMAGES_GENERATED,
+      data: {
+        generationId,
+        accountId: auth.accountId,
+        model: model.id,
+        prompt: request.prompt,
+        size: request.size,
+        images: images.map(({ data: _bytes, ...image }) => image),
+        at: now.toISOString(),
+      },
+    };
+    await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+    const settlement = imageSettlement(model, request, images.length, tokens);
+    await charge.settle(settlement.amount, { ...settlement.usage, generation_id: generationId });
+    ctx.body = {
+      created: unixSeconds(now),
+      data: images.map((image) =>
+        request.response_format === 'b64_json' ? { b64_json: image.data.toString('base64') } : { url: core.signer.url(image.key, core.config.imageUrlTtlMs).url },
+      ),
+      ...(tokens ? { usage: tokens } : {}),
+    };
+  });
+}

@@ -1,0 +1,106 @@
+import type { Catalog } from '../../billing/catalog';
+import type { UrlSigner } from '../../files/signed-urls';
+import type { TaskState } from '../../tasks/decider';
+import type { TaskKind, UpstreamPoll } from '../../tasks/kind';
+import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import type { TaskRow } from '../../tasks/view-row';
+import type { Upstreams } from '../../upstreams/registry';
+import { archivedUrl, renderProcessingTask } from '../common';
+import { podcastCapabilities } from '../model-types';
+import { podcastCharge, type NormalizedPodcastRequest } from './request';
+
+interface UpstreamPodcast extends UpstreamTaskStatus {
+  id: string;
+  audio_url?: string;
+  audio_duration?: number;
+  usage?: { input_text_tokens?: number; output_audio_tokens?: number };
+}
+
+export const PODCAST_TASK_KIND = 'podcast';
+
+const CONTENT_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mpeg' };
+
+function count(value: unknown): number | null {
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null;
+}
+
+/**
+ * Podcasts on a podcast task API (create, poll by id, cancel). The audio is archived into the file
+ * store before the task succeeds; `audio_url` is a signed gateway link valid PODCAST_URL_TTL_MS
+ * (1 hour) from the read that issued it, refused with 403 afterwards. Billed by input text tokens
+ * and output audio tokens.
+ */
+export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audioUrlTtlMs: number; pollMs: number }): TaskKind {
+  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedPodcastRequest;
+  const taskPath = (task: TaskState) => `/audio/podcasts/${encodeURIComponent(task.upstreamId!)}`;
+
+  return {
+    kind: PODCAST_TASK_KIND,
+    idPrefix: 'pod',
+
+    async submit(task: TaskState) {
+      const { model, channel } = taskChannel(deps, task.model);
+      const r = requestOf(task);
+      const body = {
+        model: podcastCapabilities(model).upstream_model ?? model.id,
+        ...(r.text !== null ? { text: r.text } : { topic: r.topic }),
+        speakers: r.speakers,
+        language: r.language,
+        format: r.format,
+        max_duration_seconds: r.max_duration_seconds,
+      };
+      return submitUpstreamTask(channel, '/audio/podcasts', body, task);
+    },
+
+    async poll(task: TaskState): Promise<UpstreamPoll> {
+      const { model, channel } = taskChannel(deps, task.model);
+      const t = await channel.json<UpstreamPodcast>('GET', taskPath(task));
+      const unsucceeded = unsucceededPoll(t);
+      if (unsucceeded) return unsucceeded;
+      const duration = typeof t.audio_duration === 'number' && Number.isFinite(t.audio_duration) && t.audio_duration > 0 ? t.audio_duration : null;
+      if (!t.audio_url || duration === null) return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without audio' } };
+      const r = requestOf(task);
+      const usage = {
+        input_text_tokens: count(t.usage?.input_text_tokens) ?? r.input_tokens,
+        output_audio_tokens: count(t.usage?.output_audio_tokens) ?? Math.ceil(duration * podcastCapabilities(model).audio_tokens_per_second),
+      };
+      return {
+        state: 'succeeded',
+        result: { audio_duration: duration },
+        usage,
+        artifacts: [{ name: 'audio', sourceUrl: t.audio_url, contentType: CONTENT_TYPES[r.format] ?? 'audio/wav' }],
+      };
+    },
+
+    async cancelUpstream(task: TaskState) {
+      await cancelUpstreamTask(taskChannel(deps, task.model).channel, taskPath(task));
+    },
+
+    pollDelayMs: pollBackoff(deps.pollMs, 5_000),
+
+    succeedsBeforeArchive: () => false,
+
+    settlement(task: TaskState) {
+      const model = pricingModel(deps.catalog, task);
+      const usage = task.usage as { input_text_tokens: number; output_audio_tokens: number };
+      return {
+        amount: podcastCharge(model, usage.input_text_tokens, usage.output_audio_tokens),
+        usage: { model: task.model, task_id: task.taskId, ...usage, audio_duration: (task.result as { audio_duration?: number } | null)?.audio_duration ?? null },
+      };
+    },
+
+    render(row: TaskRow, signer: UrlSigner) {
+      return renderProcessingTask(row, {
+        model: true,
+        succeeded: () => {
+          const usage = row.usage as { input_text_tokens: number; output_audio_tokens: number };
+          return {
+            audio_url: archivedUrl(row, 'audio', signer, deps.audioUrlTtlMs),
+            audio_duration: (row.result as { audio_duration: number }).audio_duration,
+            usage: { input_text_tokens: usage.input_text_tokens, output_audio_tokens: usage.output_audio_tokens },
+          };
+        },
+      });
+    },
+  };
+}

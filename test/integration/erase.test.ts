@@ -1,0 +1,217 @@
+import { expect } from 'chai';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
+import { expectSettledAndAuditClean, pollUntilFinal as pollTask, sleep, waitFor } from '../support/wait';
+
+const PER_SECOND = 5_000;
+const DEFAULT_SECONDS = 60;
+
+const signed = { type: 'string', pattern: '^http://127\\.0\\.0\\.1:\\d+/files/tasks/erase/ers_[0-9a-f]+/video\\.mp4\\?expires=\\d+&sig=[0-9a-f]{64}$' };
+/** The spec's subtitle erase task, one schema per status: video_url and result only when succeeded, error only when failed. */
+const eraseSchemas = statusSchemas(
+  {
+    properties: {
+      id: { type: 'string', pattern: '^ers_' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+    required: ['id', 'status', 'created_at', 'updated_at'],
+  },
+  {
+    processing: {},
+    cancelled: {},
+    failed: { error: ERROR_MESSAGE },
+    succeeded: { video_url: signed, result: { type: 'object', properties: { video_url: signed }, required: ['video_url'] } },
+  },
+);
+
+const expectValid = (body: any, what: string) => expectValidForStatus(eraseSchemas, body, what);
+
+/** An MP4's duration in seconds from its movie header. */
+function mp4Seconds(bytes: Buffer): number {
+  expect(bytes.subarray(4, 8).toString('ascii')).to.equal('ftyp');
+  const moov = bytes.indexOf('mvhd');
+  expect(moov).to.be.above(0);
+  const mvhd = moov + 4;
+  return bytes.readUInt32BE(mvhd + 16) / bytes.readUInt32BE(mvhd + 12);
+}
+
+const POLL_MS = 50;
+const VIDEO = 'https://cdn.example.com/clips/interview.mp4';
+
+describe('subtitle erase tasks @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+
+  before(async () => {
+    gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_ERASE: String(POLL_MS) });
+    ({ key } = await gw.fundedAccount(1_000_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
+  after(async () => gw.close());
+
+  const balance = (k = key) => gw.balance(k);
+  const create = (body: Record<string, unknown>, headers?: Record<string, string>, k = key) => gw.api(k, 'POST', '/v1/videos/erase-subtitle', body, headers);
+  const get = (id: string, k = key) => gw.api(k, 'GET', `/v1/videos/erase-subtitle/${id}`);
+  const cancel = (id: string, k = key) => gw.api(k, 'POST', `/v1/videos/erase-subtitle/${id}/cancel`);
+  const ledgerOf = async (k: string) => (await gw.api(k, 'GET', '/v1/account/ledger?limit=100')).body.data as { type: string; amount: number }[];
+
+  const pollUntilFinal = (id: string, k = key) =>
+    pollTask(`erase ${id}`, () => get(id, k), { check: (body) => expectValid(body, 'erase task'), isFinal: (status) => status !== 'processing', everyMs: POLL_MS + 15 });
+
+  it('erases subtitles: processing at once, then the stored video behind a signed link and the full result, settled per second processed', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const regions = [{ x: 0, y: 0.8, width: 1, height: 0.2 }];
+    const res = await create({ video_url: `${VIDEO}?sim=delay=600,duration=8`, duration_seconds: 10, regions, output: { resolution: '720p' } }, undefined, fresh.key);
+    expect(res.status).to.equal(200);
+    expectValid(res.body, 'creation answer');
+    expect(res.body.status).to.equal('processing');
+    expect((await balance(fresh.key)).frozen).to.equal(10 * PER_SECOND);
+
+    const { final, seen } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(seen).to.deep.equal(['processing', 'succeeded']);
+    expect(final.result.video_url).to.equal(final.video_url);
+    expect(final.result).to.deep.include({ duration: 8, format: 'mp4', resolution: '720p', regions, frames_processed: 200 });
+    const file = await fetch(final.video_url);
+    expect(file.status).to.equal(200);
+    expect(file.headers.get('content-type')).to.equal('video/mp4');
+    expect(mp4Seconds(Buffer.from(await file.arrayBuffer()))).to.equal(8);
+
+    await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
+    const ledger = await ledgerOf(fresh.key);
+    expect(ledger.map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'settlement']);
+    expect(ledger[1]!.amount).to.equal(10 * PER_SECOND);
+    expect(ledger[2]!.amount).to.equal(8 * PER_SECOND);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000 - 8 * PER_SECOND);
+  });
+
+  it('freezes the default duration when none is declared and settles what the provider processed', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const res = await create({ model: 'subtitle-erase', video_url: `${VIDEO}?sim=duration=12` }, undefined, fresh.key);
+    expect((await balance(fresh.key)).frozen).to.equal(DEFAULT_SECONDS * PER_SECOND);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.result).to.deep.include({ duration: 12, resolution: 'source', regions: [] });
+    await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
+    expect(100_000_000 - (await balance(fresh.key)).available).to.equal(12 * PER_SECOND);
+  });
+
+  it('validates the request and reserves nothing for a refused one', async () => {
+    const before = await balance();
+    const cases: [Record<string, unknown>, number, string, string][] = [
+      [{}, 400, 'video_url', 'invalid_request'],
+      [{ video_url: 'http://cdn.example.com/v.mp4' }, 400, 'video_url', 'invalid_video_url'],
+      [{ video_url: 'not a url' }, 400, 'video_url', 'invalid_video_url'],
+      [{ video_url: VIDEO, regions: [{ x: 0.5, y: 0.9, width: 0.6, height: 0.1 }] }, 400, 'regions[0]', 'invalid_region'],
+      [{ video_url: VIDEO, regions: [{ x: 0, y: 0, width: 0, height: 0.1 }] }, 400, 'regions[0].width', 'invalid_request'],
+      [{ video_url: VIDEO, regions: [{ x: 0, y: 0, width: 1.5, height: 0.1 }] }, 400, 'regions[0].width', 'invalid_request'],
+      [{ video_url: VIDEO, regions: Array.from({ length: 9 }, () => ({ x: 0, y: 0, width: 0.1, height: 0.1 })) }, 400, 'regions', 'invalid_request'],
+      [{ video_url: VIDEO, duration_seconds: 7201 }, 400, 'duration_seconds', 'invalid_request'],
+      [{ video_url: VIDEO, duration_seconds: 2.5 }, 400, 'duration_seconds', 'invalid_request'],
+      [{ video_url: VIDEO, output: { format: 'mov' } }, 400, 'output.format', 'unsupported_output_format'],
+      [{ video_url: VIDEO, output: { resolution: '4k' } }, 400, 'output.resolution', 'unsupported_resolution'],
+      [{ video_url: VIDEO, output: { codec: 'h265' } }, 400, 'output.codec', 'invalid_request'],
+      [{ video_url: VIDEO, language: 'en' }, 400, 'language', 'invalid_request'],
+      [{ video_url: VIDEO, model: 'chat-fast' }, 404, 'model', 'model_not_found'],
+    ];
+    for (const [body, status, param, code] of cases) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).to.equal(status);
+      expect(res.body.error, JSON.stringify(body)).to.deep.include({ param, code });
+    }
+    expect(await balance()).to.deep.equal(before);
+  });
+
+  it('fails with an error string when the provider fails or refuses, and refunds the freeze', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const failed = await create({ video_url: `${VIDEO}?sim=fail`, duration_seconds: 30 }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(failed.body.id, fresh.key);
+    expect(final.status).to.equal('failed');
+    expect(final.error).to.equal('the simulated subtitle erase failed');
+    const refused = await create({ video_url: `${VIDEO}?sim=status=422` }, undefined, fresh.key);
+    expect((await pollUntilFinal(refused.body.id, fresh.key)).final.status).to.equal('failed');
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000);
+    expect((await ledgerOf(fresh.key)).map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'release', 'reservation', 'release']);
+  });
+
+  it('cancels an unfinished task: released, the provider told to stop; a finished one answers 409', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const res = await create({ video_url: `${VIDEO}?sim=delay=5000` }, undefined, fresh.key);
+    const upstreamId = await waitFor('accepted upstream', async () => (await gw.tasks.read('erase', res.body.id, fresh.accountId))?.upstream_id ?? null);
+    const cancelled = await cancel(res.body.id, fresh.key);
+    expect(cancelled.status).to.equal(200);
+    expectValid(cancelled.body, 'cancel answer');
+    expect(cancelled.body.status).to.equal('cancelled');
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000);
+    await waitFor('the provider task cancelled', async () => {
+      const upstream = await fetch(`${gw.upstreams.simulatorUrl}/v1/videos/erase-subtitle/${upstreamId}`);
+      return ((await upstream.json()) as { status: string }).status === 'cancelled';
+    });
+    expect((await cancel(res.body.id, fresh.key)).status).to.equal(409);
+    expectValid((await get(res.body.id, fresh.key)).body, 'cancelled task');
+
+    // Cancelled right after creation, whether or not the provider has accepted it yet.
+    const early = await create({ video_url: `${VIDEO}?sim=delay=5000` }, undefined, fresh.key);
+    const earlyCancel = await cancel(early.body.id, fresh.key);
+    expect(earlyCancel.status).to.equal(200);
+    expect(earlyCancel.body.status).to.equal('cancelled');
+
+    const done = await create({ video_url: `${VIDEO}?sim=duration=2` }, undefined, fresh.key);
+    await pollUntilFinal(done.body.id, fresh.key);
+    const late = await cancel(done.body.id, fresh.key);
+    expect(late.status).to.equal(409);
+    expect(late.body.error.code).to.equal('task_finished');
+    await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
+    expect(100_000_000 - (await balance(fresh.key)).available).to.equal(2 * PER_SECOND);
+  });
+
+  it('answers 401 without a key and 404 for unknown ids and other accounts’ tasks', async () => {
+    const res = await create({ video_url: `${VIDEO}?sim=duration=1` });
+    expect((await gw.api(null, 'GET', `/v1/videos/erase-subtitle/${res.body.id}`)).status).to.equal(401);
+    expect((await gw.api(null, 'POST', '/v1/videos/erase-subtitle', { video_url: VIDEO })).status).to.equal(401);
+    const other = await gw.fundedAccount(0);
+    const foreign = await get(res.body.id, other.key);
+    expect(foreign.status).to.equal(404);
+    expect(foreign.body.error.code).to.equal('task_not_found');
+    expect((await cancel(res.body.id, other.key)).status).to.equal(404);
+    expect((await get('ers_unknown')).status).to.equal(404);
+    await pollUntilFinal(res.body.id);
+  });
+
+  it('honours Idempotency-Key on creation', async () => {
+    const body = { video_url: `${VIDEO}?sim=duration=1`, duration_seconds: 5 };
+    const first = await create(body, { 'idempotency-key': 'erase-1' });
+    const frozen = (await balance()).frozen;
+    const again = await create(body, { 'idempotency-key': 'erase-1' });
+    expect(again.body).to.deep.equal(first.body);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await balance()).frozen).to.equal(frozen);
+    expect((await create({ ...body, duration_seconds: 6 }, { 'idempotency-key': 'erase-1' })).status).to.equal(409);
+    await pollUntilFinal(first.body.id);
+  });
+});
+
+describe('subtitle erase polling limit @integration', () => {
+  let gw: TestGateway;
+
+  before(async () => {
+    // The shipped default (POLL_MIN_INTERVAL_MS_ERASE = 1000): lenient next to the published 3 to 5 s.
+    gw = await startTestGateway({ TASK_POLL_MS: '20' });
+  });
+  after(async () => gw.close());
+
+  it('answers 429 with Retry-After when one key polls one task faster than allowed', async () => {
+    const { key } = await gw.fundedAccount(100_000_000);
+    const id = (await gw.api(key, 'POST', '/v1/videos/erase-subtitle', { video_url: `${VIDEO}?sim=duration=1` })).body.id as string;
+    expect((await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${id}`)).status).to.equal(200);
+    const fast = await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${id}`);
+    expect(fast.status).to.equal(429);
+    expect(fast.body.error.code).to.equal('polling_too_fast');
+    expect(fast.headers.get('retry-after')).to.equal('1');
+    await sleep(1050);
+    expect((await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${id}`)).status).to.equal(200);
+    await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
+    await gw.expectAuditClean();
+  });
+});

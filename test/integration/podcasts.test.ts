@@ -1,0 +1,289 @@
+import { expect } from 'chai';
+import { tokenCharge } from '../../src/billing/money';
+import { countTokens } from '../../src/billing/tokens';
+import { loadConfig } from '../../src/config';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
+import { expectSettledAndAuditClean, pollUntilFinal as pollTask, sleep, waitFor } from '../support/wait';
+
+const PRICES = { input_per_million: 2_000_000, output_per_million: 60_000_000 };
+const AUDIO_TOKENS_PER_SECOND = 25;
+const charge = (input: number, output: number) => tokenCharge(PRICES, input, output);
+
+/** The spec's podcast task, one schema per status: audio_url, audio_duration and usage only when succeeded, error only when failed. */
+const podcastSchemas = statusSchemas(
+  {
+    properties: {
+      id: { type: 'string', pattern: '^pod_' },
+      model: { type: 'string' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+    required: ['id', 'model', 'status', 'created_at', 'updated_at'],
+  },
+  {
+    processing: {},
+    cancelled: {},
+    failed: { error: ERROR_MESSAGE },
+    succeeded: {
+      audio_url: { type: 'string', pattern: '^http://127\\.0\\.0\\.1:\\d+/files/tasks/podcast/pod_[0-9a-f]+/audio\\.wav\\?expires=\\d+&sig=[0-9a-f]{64}$' },
+      audio_duration: { type: 'number', exclusiveMinimum: 0 },
+      usage: {
+        type: 'object',
+        properties: { input_text_tokens: { type: 'integer', minimum: 0 }, output_audio_tokens: { type: 'integer', minimum: 1 } },
+        required: ['input_text_tokens', 'output_audio_tokens'],
+        additionalProperties: false,
+      },
+    },
+  },
+);
+
+const expectValid = (body: any, what: string) => expectValidForStatus(podcastSchemas, body, what);
+
+/** A WAV file's duration from its header. */
+function wavSeconds(bytes: Buffer): number {
+  expect(bytes.subarray(0, 4).toString('ascii')).to.equal('RIFF');
+  expect(bytes.subarray(8, 12).toString('ascii')).to.equal('WAVE');
+  return bytes.readUInt32LE(40) / bytes.readUInt32LE(28);
+}
+
+const POLL_MS = 50;
+
+describe('podcast tasks @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let accountId: string;
+
+  before(async () => {
+    gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_PODCAST: String(POLL_MS) });
+    ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
+  after(async () => gw.close());
+
+  const balance = (k = key) => gw.balance(k);
+  const create = (body: Record<string, unknown>, headers?: Record<string, string>, k = key) => gw.api(k, 'POST', '/v1/audio/podcasts', body, headers);
+  const get = (id: string, k = key) => gw.api(k, 'GET', `/v1/audio/podcasts/${id}`);
+  const cancel = (id: string, k = key) => gw.api(k, 'POST', `/v1/audio/podcasts/${id}/cancel`);
+
+  async function ledgerOf(k: string): Promise<{ type: string; amount: number; reservation_id: string | null }[]> {
+    return (await gw.api(k, 'GET', '/v1/account/ledger?limit=100')).body.data;
+  }
+
+  /** Polls within the limit, validating every answer against its status schema, until the task is final. */
+  const pollUntilFinal = (id: string, k = key) =>
+    pollTask(`podcast ${id}`, () => get(id, k), { check: (body) => expectValid(body, 'podcast'), isFinal: (status) => status !== 'processing', everyMs: POLL_MS + 15 });
+
+  it('turns a text into a podcast: processing at once, then a stored WAV behind a signed link, settled by tokens', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const text = 'Two hosts discuss why the sea is salty and where rivers carry minerals [sim:duration=3] [sim:delay=600]';
+    const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
+    expect(res.status).to.equal(200);
+    expectValid(res.body, 'creation answer');
+    expect(res.body).to.deep.include({ model: 'podcast-standard', status: 'processing' });
+    const estimate = charge(countTokens(text), 300 * AUDIO_TOKENS_PER_SECOND);
+    expect((await balance(fresh.key)).frozen).to.equal(estimate);
+
+    const { final, seen } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(seen).to.deep.equal(['processing', 'succeeded']);
+    expect(final.audio_duration).to.equal(3);
+    const plain = text.replace(/\[sim:[^\]]*\]/g, ' ');
+    expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plain), output_audio_tokens: 3 * AUDIO_TOKENS_PER_SECOND });
+    const audio = await fetch(final.audio_url);
+    expect(audio.status).to.equal(200);
+    expect(audio.headers.get('content-type')).to.equal('audio/wav');
+    expect(wavSeconds(Buffer.from(await audio.arrayBuffer()))).to.equal(3);
+
+    await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
+    const ledger = await ledgerOf(fresh.key);
+    expect(ledger.map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'settlement']);
+    expect(ledger[1]!.amount).to.equal(estimate);
+    expect(ledger[2]!.amount).to.equal(charge(final.usage.input_text_tokens, final.usage.output_audio_tokens));
+    expect((await balance(fresh.key)).available).to.equal(100_000_000 - ledger[2]!.amount);
+  });
+
+  it('takes a topic with chosen speakers, language and a shorter cap, which sets the freeze', async () => {
+    const topic = 'the history of tea [sim:duration=2.5]';
+    const before = await balance();
+    const res = await create({
+      model: 'podcast-standard',
+      topic,
+      speakers: [
+        { name: 'Ada', voice: 'nova' },
+        { name: 'Ben', voice: 'onyx' },
+        { name: 'Cy', voice: 'fable' },
+      ],
+      language: 'en_us',
+      format: 'wav',
+      max_duration_seconds: 60,
+    });
+    expect(res.status).to.equal(200);
+    expect((await balance()).frozen - before.frozen).to.equal(charge(countTokens(topic), 60 * AUDIO_TOKENS_PER_SECOND));
+    const { final } = await pollUntilFinal(res.body.id);
+    expect(final.status).to.equal('succeeded');
+    expect(final.audio_duration).to.equal(2.5);
+    expect(final.usage.output_audio_tokens).to.equal(Math.ceil(2.5 * AUDIO_TOKENS_PER_SECOND));
+    // The request as the provider got it.
+    const row = await gw.tasks.read('podcast', res.body.id, accountId);
+    expect(row!.request).to.deep.include({ topic: 'the history of tea [sim:duration=2.5]', text: null, language: 'en_us', format: 'wav', max_duration_seconds: 60 });
+    expect(row!.request.speakers).to.have.length(3);
+  });
+
+  it('validates the request and reserves nothing for a refused one', async () => {
+    const before = await balance();
+    const cases: [Record<string, unknown>, number, string, string][] = [
+      [{ model: 'podcast-standard' }, 400, 'text', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'a', topic: 'b' }, 400, 'topic', 'invalid_request'],
+      [{ model: 'podcast-standard', text: '' }, 400, 'text', 'invalid_request'],
+      [{ model: 'podcast-standard', topic: 'x'.repeat(501) }, 400, 'topic', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: 'alloy' }, { name: 'B', voice: 'robot' }] }, 400, 'speakers[1].voice', 'unsupported_voice'],
+      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: 'alloy' }, { name: 'A', voice: 'echo' }] }, 400, 'speakers', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', speakers: ['a', 'b', 'c', 'd', 'e'].map((name) => ({ name, voice: 'alloy' })) }, 400, 'speakers', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', speakers: [] }, 400, 'speakers', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A' }] }, 400, 'speakers[0].voice', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', language: 'fr_fr' }, 400, 'language', 'unsupported_language'],
+      [{ model: 'podcast-standard', text: 'x', format: 'mp3' }, 400, 'format', 'unsupported_format'],
+      [{ model: 'podcast-standard', text: 'x', format: 'ogg' }, 400, 'format', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', max_duration_seconds: 1801 }, 400, 'max_duration_seconds', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', max_duration_seconds: 0 }, 400, 'max_duration_seconds', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', voice: 'alloy' }, 400, 'voice', 'invalid_request'],
+      [{ text: 'x' }, 400, 'model', 'invalid_request'],
+      [{ model: 'image-5.0', text: 'x' }, 404, 'model', 'model_not_found'],
+    ];
+    for (const [body, status, param, code] of cases) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).to.equal(status);
+      expect(res.body.error, JSON.stringify(body)).to.deep.include({ param, code });
+    }
+    expect(await balance()).to.deep.equal(before);
+    const poor = await gw.fundedAccount(1000);
+    const short = await create({ model: 'podcast-standard', text: 'too long for my wallet' }, undefined, poor.key);
+    expect(short.status).to.equal(402);
+  });
+
+  it('fails with an error string when the upstream fails, and refunds the freeze', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const res = await create({ model: 'podcast-standard', text: 'this one breaks [sim:fail]' }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.status).to.equal('failed');
+    expect(final.error).to.equal('the simulated podcast generation failed');
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000);
+    expect((await ledgerOf(fresh.key)).map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'release']);
+  });
+
+  it('cancels an unfinished podcast: released, the upstream told to stop, a second cancel is 409', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const res = await create({ model: 'podcast-standard', text: 'a very long episode [sim:delay=5000]' }, undefined, fresh.key);
+    // Let the provider accept it first, so there is an upstream task to stop.
+    const accepted = await waitFor('accepted upstream', async () => {
+      const row = await gw.tasks.read('podcast', res.body.id, fresh.accountId);
+      return row?.upstream_id ?? null;
+    });
+    const cancelled = await cancel(res.body.id, fresh.key);
+    expect(cancelled.status).to.equal(200);
+    expectValid(cancelled.body, 'cancel answer');
+    expect(cancelled.body.status).to.equal('cancelled');
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000);
+    expect((await ledgerOf(fresh.key)).map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'release']);
+    await waitFor('the upstream task cancelled', async () => {
+      const upstream = await fetch(`${gw.upstreams.simulatorUrl}/v1/audio/podcasts/${accepted}`);
+      return ((await upstream.json()) as { status: string }).status === 'cancelled';
+    });
+    const again = await cancel(res.body.id, fresh.key);
+    expect(again.status).to.equal(409);
+    expect(again.body.error.code).to.equal('task_finished');
+    await sleep(POLL_MS + 10);
+    const read = await get(res.body.id, fresh.key);
+    expectValid(read.body, 'cancelled task');
+    expect(read.body.status).to.equal('cancelled');
+
+    const done = await create({ model: 'podcast-standard', text: 'short one [sim:duration=2]' }, undefined, fresh.key);
+    expect((await pollUntilFinal(done.body.id, fresh.key)).final.status).to.equal('succeeded');
+    const late = await cancel(done.body.id, fresh.key);
+    expect(late.status).to.equal(409);
+    expect(late.body.error.code).to.equal('task_finished');
+    expect((await cancel('pod_unknown', fresh.key)).status).to.equal(404);
+    expect((await cancel(done.body.id, key)).status, 'another account').to.equal(404);
+  });
+
+  it('answers 401 without a key and 404 for unknown ids and other accounts’ tasks', async () => {
+    const res = await create({ model: 'podcast-standard', text: 'mine [sim:duration=2]' });
+    expect((await gw.api(null, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status).to.equal(401);
+    expect((await gw.api(null, 'POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: 'x' })).status).to.equal(401);
+    expect((await gw.api(null, 'POST', `/v1/audio/podcasts/${res.body.id}/cancel`)).status).to.equal(401);
+    const other = await gw.fundedAccount(0);
+    const foreign = await get(res.body.id, other.key);
+    expect(foreign.status).to.equal(404);
+    expect(foreign.body.error.code).to.equal('task_not_found');
+    expect((await get('pod_nope')).status).to.equal(404);
+    await pollUntilFinal(res.body.id);
+  });
+
+  it('honours Idempotency-Key on creation', async () => {
+    const body = { model: 'podcast-standard', text: 'only once [sim:duration=2]' };
+    const first = await create(body, { 'idempotency-key': 'pod-1' });
+    const frozen = (await balance()).frozen;
+    const again = await create(body, { 'idempotency-key': 'pod-1' });
+    expect(again.body.id).to.equal(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await balance()).frozen).to.equal(frozen);
+    expect((await create({ ...body, language: 'en_us' }, { 'idempotency-key': 'pod-1' })).status).to.equal(409);
+    await pollUntilFinal(first.body.id);
+  });
+});
+
+describe('podcast audio link expiry and polling limit @integration', () => {
+  let gw: TestGateway;
+  let offsetMs = 0;
+
+  before(async () => {
+    // A clock the test moves: it drives the signer of the one-hour audio link (PODCAST_URL_TTL_MS default).
+    gw = await startTestGateway({ TASK_POLL_MS: '20', POLL_MIN_INTERVAL_MS_PODCAST: '1500' }, { clock: () => new Date(Date.now() + offsetMs) });
+  });
+  after(async () => gw.close());
+
+  it('serves the audio for its hour and refuses it with 403 afterwards; a new read issues a fresh link', async () => {
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    const res = await gw.api(key, 'POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: 'expiring audio [sim:duration=2]' });
+    await waitFor('succeeded', async () => (await gw.tasks.read('podcast', res.body.id, accountId))?.status === 'succeeded');
+    const task = (await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).body;
+    expectValid(task, 'succeeded podcast');
+    const expires = Number(new URL(task.audio_url).searchParams.get('expires'));
+    expect(expires * 1000 - Date.now()).to.be.within(3_600_000 - 2_000, 3_600_000);
+
+    expect((await fetch(task.audio_url)).status).to.equal(200);
+    offsetMs = 59 * 60_000;
+    expect((await fetch(task.audio_url)).status, 'after 59 minutes').to.equal(200);
+    offsetMs = 61 * 60_000;
+    const expired = await fetch(task.audio_url);
+    expect(expired.status, 'after 61 minutes').to.equal(403);
+    expect(((await expired.json()) as { error: { code: string } }).error.code).to.equal('link_expired');
+
+    await sleep(1600);
+    const fresh = (await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).body;
+    expect(fresh.audio_url).to.not.equal(task.audio_url);
+    expect((await fetch(fresh.audio_url)).status).to.equal(200);
+    offsetMs = 0;
+    await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
+    await gw.expectAuditClean();
+  });
+
+  it('answers 429 with Retry-After when one key polls one podcast faster than the limit (default 5 s, lenient next to the published 10 to 15 s)', async () => {
+    expect(loadConfig({}).pollMinIntervalMsPodcast).to.equal(5_000);
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    const res = await gw.api(key, 'POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: 'poll me [sim:duration=2]' });
+    expect((await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status).to.equal(200);
+    const fast = await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`);
+    expect(fast.status).to.equal(429);
+    expect(fast.body.error.code).to.equal('polling_too_fast');
+    expect(Number(fast.headers.get('retry-after'))).to.be.oneOf([1, 2]);
+    const second = (await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {})).body.key as string;
+    expect((await gw.api(second, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status, 'another key').to.equal(200);
+    await sleep(1550);
+    expect((await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status, 'after the interval').to.equal(200);
+    await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
+    await gw.expectAuditClean();
+  });
+});
