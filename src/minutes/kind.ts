@@ -1,0 +1,238 @@
+import type { Catalog } from '../billing/catalog';
+import type { UrlSigner } from '../files/signed-urls';
+import type { TaskState } from '../tasks/decider';
+import { TaskRejected, type TaskKind, type UpstreamPoll } from '../tasks/kind';
+import { isRefusal, pollBackoff, taskChannel } from '../tasks/upstream-task';
+import type { TaskRow } from '../tasks/view-row';
+import type { Upstreams } from '../upstreams/registry';
+import { minutesCapabilities } from './model-type';
+import { minutesCharges, type NormalizedMinutesRequest } from './request';
+import type { Segment, Transcript } from './transcript';
+import { renderMinutes } from './view';
+
+/** The stage a summarising minutes task goes through after its transcription. */
+export const SUMMARY_STAGE = 'summary';
+
+export function minutesRequestOf(task: { request: Record<string, unknown> }): NormalizedMinutesRequest {
+  return task.request as unknown as NormalizedMinutesRequest;
+}
+
+// --- the file-ASR protocol (engine auc_flash) ---------------------------------------------------
+
+interface AsrTask {
+  id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  duration_ms?: number | null;
+  error?: { code?: string; message?: string };
+  result?: {
+    language?: string;
+    duration_ms?: number;
+    utterances?: { id: string; text: string; start_time: number; end_time: number; speaker_id?: string | null; words?: { text: string; start_time: number; end_time: number }[] }[];
+    speakers?: { id: string; name: string }[];
+  };
+}
+
+function asrTranscript(t: AsrTask, language: string): Transcript {
+  const r = t.result ?? {};
+  return {
+    durationMs: r.duration_ms ?? t.duration_ms ?? 0,
+    language: r.language ?? language,
+    segments: (r.utterances ?? []).map(
+      (u): Segment => ({
+        id: u.id,
+        text: u.text,
+        startMs: u.start_time,
+        endMs: u.end_time,
+        speakerId: u.speaker_id ?? null,
+        ...(u.words ? { words: u.words.map((w) => ({ text: w.text, startMs: w.start_time, endMs: w.end_time })) } : {}),
+      }),
+    ),
+    speakers: (r.speakers ?? []).map((s) => ({ id: s.id, displayName: s.name })),
+  };
+}
+
+// --- the partner minutes protocol ----------------------------------------------------------------
+
+interface PartnerTask {
+  task_id: string;
+  status: 'processing' | 'completed' | 'failed';
+  duration_ms?: number | null;
+  error_code?: string;
+  error_message?: string;
+  result?: {
+    transcription?: {
+      language?: string;
+      speakers?: { id: string; name: string }[];
+      paragraphs?: { id: string; text: string; begin: number; end: number; speaker?: string | null; words?: { text: string; begin: number; end: number }[] }[];
+    };
+    summary?: { title?: string; paragraph?: string };
+    chapters?: { title?: string; summary?: string; begin?: number; end?: number }[];
+    todos?: { content?: string; assignee?: string | null; begin?: number }[];
+    qa?: { question?: string; answer?: string; begin?: number }[];
+    translation?: { target_lang?: string; paragraphs?: { id: string; text: string; begin?: number; end?: number }[] };
+  };
+}
+
+function partnerTranscript(t: PartnerTask, language: string): Transcript {
+  const tr = t.result?.transcription ?? {};
+  return {
+    durationMs: t.duration_ms ?? 0,
+    language: tr.language ?? language,
+    segments: (tr.paragraphs ?? []).map(
+      (p): Segment => ({
+        id: p.id,
+        text: p.text,
+        startMs: p.begin,
+        endMs: p.end,
+        speakerId: p.speaker ?? null,
+        ...(p.words ? { words: p.words.map((w) => ({ text: w.text, startMs: w.begin, endMs: w.end })) } : {}),
+      }),
+    ),
+    speakers: (tr.speakers ?? []).map((s) => ({ id: s.id, displayName: s.name })),
+  };
+}
+
+/** The partner's extras in the gateway's own vocabulary; only what the task asked for. */
+function partnerExtras(t: PartnerTask, request: NormalizedMinutesRequest, transcript: Transcript): Record<string, unknown> {
+  const r = t.result ?? {};
+  const wants = (f: string) => request.features.includes(f as never);
+  const name = (id: string | null | undefined) => transcript.speakers.find((s) => s.id === id)?.displayName ?? null;
+  const extras: Record<string, unknown> = {};
+  if (wants('summary') && r.summary) extras.summary = { title: r.summary.title ?? '', paragraph: r.summary.paragraph ?? '' };
+  if (wants('chapters') && r.chapters) {
+    extras.chapters = r.chapters.map((c) => ({ title: c.title ?? '', summary: c.summary ?? '', start_time: c.begin ?? 0, end_time: c.end ?? 0 }));
+  }
+  if (wants('todos') && r.todos) extras.todos = r.todos.map((x) => ({ content: x.content ?? '', assignee: name(x.assignee), start_time: x.begin ?? null }));
+  if (wants('qa') && r.qa) extras.qa = r.qa.map((x) => ({ question: x.question ?? '', answer: x.answer ?? '', start_time: x.begin ?? null }));
+  if (wants('translate') && r.translation) {
+    extras.translation = {
+      target_lang: r.translation.target_lang ?? request.target_lang,
+      sentences: (r.translation.paragraphs ?? []).map((p) => ({ id: p.id, content: p.text, start_time: p.begin ?? null, end_time: p.end ?? null })),
+    };
+  }
+  return extras;
+}
+
+function durationExceeded(durationMs: number, request: NormalizedMinutesRequest): UpstreamPoll | null {
+  if (durationMs <= request.max_duration_ms) return null;
+  const minutes = (ms: number) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return {
+    state: 'failed',
+    error: { code: 'duration_exceeded', message: `the recording is ${minutes(durationMs)} long; at most ${minutes(request.max_duration_ms)} are accepted` },
+  };
+}
+
+/**
+ * Meeting minutes on a file-ASR API (service models: the gateway then writes the summary, see
+ * summary-stage.ts) or on a partner minutes API (everything from the partner).
+ */
+export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind {
+  function settlement(task: TaskState) {
+    const r = minutesRequestOf(task);
+    const c = minutesCharges(r, task.usage);
+    return {
+      amount: c.amount,
+      usage: {
+        model: task.model,
+        duration_ms: c.durationMs,
+        engine: r.engine,
+        rate_per_hour: r.rate_per_hour,
+        asr_amount: c.asrAmount,
+        ...(r.summary ? { summary_model: r.summary.model, flash_amount: c.flashAmount, flash_input_tokens: c.inputTokens, flash_output_tokens: c.outputTokens } : {}),
+      },
+    };
+  }
+
+  return {
+    kind: 'minutes',
+    idPrefix: 'mins',
+
+    async submit(task: TaskState) {
+      const { model, channel } = taskChannel(deps, task.model);
+      const r = minutesRequestOf(task);
+      const upstreamModel = minutesCapabilities(model).upstream_model ?? model.id;
+      const headers = { 'x-client-request-id': task.taskId };
+      try {
+        if (r.protocol === 'asr') {
+          const body = {
+            model: upstreamModel,
+            engine: r.engine,
+            audio: { url: r.file_url, format: r.file_type },
+            language: r.source_lang,
+            speaker_identification: r.speaker_identification,
+            number_of_speakers: r.number_of_speakers,
+            ...(r.hot_words ? { hot_words: r.hot_words } : {}),
+            word_time_series: r.need_word_time_series,
+          };
+          return { upstreamId: (await channel.json<{ id: string }>('POST', '/asr/tasks', body, undefined, headers)).id };
+        }
+        const body = {
+          model: upstreamModel,
+          file_url: r.file_url,
+          file_type: r.file_type,
+          source_lang: r.source_lang,
+          speaker_identification: r.speaker_identification,
+          number_of_speakers: r.number_of_speakers,
+          ...(r.hot_words ? { hot_words: r.hot_words } : {}),
+          need_word_time_series: r.need_word_time_series,
+          all_activate: r.all_activate,
+          features: {
+            summary: r.features.includes('summary'),
+            chapters: r.features.includes('chapters'),
+            todos: r.features.includes('todos'),
+            qa: r.features.includes('qa'),
+            translate: r.features.includes('translate'),
+            ...(r.target_lang ? { target_lang: r.target_lang } : {}),
+          },
+        };
+        return { upstreamId: (await channel.json<{ task_id: string }>('POST', '/partner/minutes/tasks', body, undefined, headers)).task_id };
+      } catch (err) {
+        if (isRefusal(err)) {
+          throw new TaskRejected({ code: 'upstream_rejected', message: `the speech provider refused the file: ${err.message}` });
+        }
+        throw err;
+      }
+    },
+
+    async poll(task: TaskState): Promise<UpstreamPoll> {
+      const { channel } = taskChannel(deps, task.model);
+      const r = minutesRequestOf(task);
+      const id = encodeURIComponent(task.upstreamId!);
+      let transcript: Transcript;
+      let extras: Record<string, unknown> = {};
+      if (r.protocol === 'asr') {
+        const t = await channel.json<AsrTask>('GET', `/asr/tasks/${id}`);
+        if (t.status === 'queued' || t.status === 'running') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: t.status };
+        if (t.status !== 'succeeded') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error?.message ?? t.status} (${t.error?.code ?? 'unknown'})` } };
+        transcript = asrTranscript(t, r.source_lang);
+      } else {
+        const t = await channel.json<PartnerTask>('GET', `/partner/minutes/tasks/${id}`);
+        if (t.status === 'processing') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: 'running' };
+        if (t.status !== 'completed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error_message ?? t.status} (${t.error_code ?? 'unknown'})` } };
+        transcript = partnerTranscript(t, r.source_lang);
+        extras = partnerExtras(t, r, transcript);
+      }
+      const exceeded = durationExceeded(transcript.durationMs, r);
+      if (exceeded) return exceeded;
+      if (transcript.segments.length === 0 || transcript.durationMs <= 0) return { state: 'failed', error: { code: 'transcription_failed', message: 'the provider returned an empty transcript' } };
+      return {
+        state: 'succeeded',
+        result: { transcript, ...(Object.keys(extras).length > 0 ? { extras } : {}) },
+        usage: { duration_ms: transcript.durationMs },
+        artifacts: [],
+        ...(r.summary ? { stage: SUMMARY_STAGE } : {}),
+      };
+    },
+
+    pollDelayMs: pollBackoff(deps.pollMs, 15_000),
+
+    succeedsBeforeArchive: () => true,
+
+    settlement,
+
+    /** A task whose transcription succeeded owes for it (and for summary tokens observed) even if the summary failed. */
+    failureSettlement: (task: TaskState) => (task.upstreamSucceeded ? settlement(task) : null),
+
+    render: (row: TaskRow, _signer: UrlSigner) => renderMinutes(row),
+  };
+}

@@ -1,0 +1,223 @@
+import type { Catalog, ModelEntry } from '../billing/catalog';
+import { chatPricing } from '../chat/model-type';
+import { charge, tokenCharge } from '../billing/money';
+import { ApiError } from '../http/errors';
+import { validator } from '../http/validation';
+import { minutesCapabilities, minutesPricing } from './model-type';
+import { summaryUpperBound } from './summarizer';
+
+export type Language = 'zh_cn' | 'en_us';
+export type Feature = 'summary' | 'chapters' | 'todos' | 'qa' | 'translate';
+export const ALL_FEATURES: readonly Feature[] = ['summary', 'chapters', 'todos', 'qa', 'translate'];
+/** What the report of a summarising model (service-minutes) always covers, for usage.features. */
+export const REPORT_FEATURES: readonly Feature[] = ['summary', 'chapters', 'todos'];
+
+export interface MinutesRequestBody {
+  model: string;
+  file_url: string;
+  recorded_at?: string | null;
+  timezone?: string | null;
+  file_type?: 'audio' | 'video';
+  source_lang?: Language;
+  all_activate?: boolean;
+  speaker_identification?: boolean;
+  number_of_speakers?: number;
+  hot_words?: string;
+  need_word_time_series?: boolean;
+  features?: { summary?: boolean; chapters?: boolean; todos?: boolean; qa?: boolean; translate?: boolean; target_lang?: Language };
+}
+
+const LANG = { type: 'string', enum: ['zh_cn', 'en_us'] };
+/** RFC 3339 date-time with its offset (Z or ±hh:mm); the calendar is checked by the `date-time` format. */
+const RFC3339 = '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$';
+
+export const parseMinutesRequest = validator<MinutesRequestBody>({
+  type: 'object',
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 128 },
+    file_url: { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+[^\\s]*$' },
+    recorded_at: { anyOf: [{ type: 'string', pattern: RFC3339, format: 'date-time' }, { type: 'null' }] },
+    timezone: { anyOf: [{ type: 'string', minLength: 1, maxLength: 64 }, { type: 'null' }] },
+    file_type: { type: 'string', enum: ['audio', 'video'] },
+    source_lang: LANG,
+    all_activate: { type: 'boolean' },
+    speaker_identification: { type: 'boolean' },
+    number_of_speakers: { type: 'integer', minimum: 0, maximum: 100 },
+    hot_words: { type: 'string', maxLength: 2000 },
+    need_word_time_series: { type: 'boolean' },
+    features: {
+      type: 'object',
+      properties: {
+        summary: { type: 'boolean' },
+        chapters: { type: 'boolean' },
+        todos: { type: 'boolean' },
+        qa: { type: 'boolean' },
+        translate: { type: 'boolean' },
+        target_lang: LANG,
+      },
+      additionalProperties: false,
+    },
+  },
+  required: ['model', 'file_url'],
+  additionalProperties: false,
+});
+
+/** The request as a minutes task keeps it: every default applied, prices frozen at submission. */
+export interface NormalizedMinutesRequest {
+  readonly request_id: string;
+  readonly file_url: string;
+  readonly file_name: string;
+  readonly file_type: 'audio' | 'video';
+  /** From the file store or a HEAD request; null when unknown. */
+  readonly file_bytes: number | null;
+  readonly recorded_at: string | null;
+  readonly timezone: string | null;
+  readonly source_lang: Language;
+  readonly all_activate: boolean;
+  readonly speaker_identification: boolean;
+  readonly number_of_speakers: number;
+  readonly hot_words: string | null;
+  readonly need_word_time_series: boolean;
+  /** The extras this task produces (partner: the requested ones; service: what the report covers). */
+  readonly features: readonly Feature[];
+  readonly target_lang: Language | null;
+  readonly engine: string;
+  readonly protocol: 'asr' | 'partner';
+  readonly rate_per_hour: number;
+  readonly max_duration_ms: number;
+  /** Summarising models: the chat model, its prices at submission, and its output bound. */
+  readonly summary: { model: string; input_per_million: number; output_per_million: number; max_output_tokens: number } | null;
+}
+
+function bad(message: string, param: string): ApiError {
+  return new ApiError(400, 'invalid_request', message, { param });
+}
+
+const AUDIO = new Set(['mp3', 'wav', 'm4a', 'aac', 'flac', 'ogg', 'oga', 'opus', 'amr', 'wma', 'pcm', 'spx', 'weba']);
+const VIDEO = new Set(['mp4', 'mov', 'm4v', 'avi', 'mkv', 'webm', 'flv', 'wmv', '3gp', 'mpeg', 'mpg', 'ts']);
+
+/** `audio` or `video` from the URL path's suffix; null when the suffix says neither. */
+export function inferFileType(url: URL): 'audio' | 'video' | null {
+  const ext = /\.([A-Za-z0-9]{1,5})$/.exec(url.pathname)?.[1]?.toLowerCase();
+  if (!ext) return null;
+  return AUDIO.has(ext) ? 'audio' : VIDEO.has(ext) ? 'video' : null;
+}
+
+export function isIanaZone(zone: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The catalog's minutes model a request names; any other value is a 400 (the field takes two values). */
+export function minutesModel(catalog: Catalog, id: string): ModelEntry {
+  const model = catalog.get(id);
+  if (!model || model.type !== 'minutes') {
+    const names = catalog.list('minutes').map((m) => m.id);
+    throw bad(`model must be one of ${names.join(', ')}`, 'model');
+  }
+  return model;
+}
+
+/** Applies defaults and the model's rules (driven by its capabilities). */
+export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, body: MinutesRequestBody, requestId: string): Omit<NormalizedMinutesRequest, 'file_bytes'> {
+  const caps = minutesCapabilities(model);
+  const url = new URL(body.file_url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('file_url must be an http(s) URL', 'file_url');
+  const file_type = body.file_type ?? inferFileType(url);
+  if (!file_type) throw bad('file_type is required when the file_url does not end in a known audio or video suffix', 'file_type');
+  if (body.timezone != null && !isIanaZone(body.timezone)) throw bad(`timezone ${body.timezone} is not an IANA time zone`, 'timezone');
+  const source_lang = body.source_lang ?? 'zh_cn';
+  if (!caps.languages.includes(source_lang)) throw bad(`${model.id} transcribes ${caps.languages.join(', ')}`, 'source_lang');
+
+  let features: Feature[];
+  let all_activate = false;
+  let target_lang: Language | null = null;
+  if (caps.extras) {
+    all_activate = body.all_activate ?? false;
+    const f = body.features ?? {};
+    features = all_activate ? [...ALL_FEATURES] : ALL_FEATURES.filter((name) => f[name] === true);
+    if (features.length === 0) throw bad(`${model.id} needs at least one of features.summary, .chapters, .todos, .qa, .translate, or all_activate`, 'features');
+    if (features.includes('translate')) {
+      target_lang = f.target_lang ?? (source_lang === 'zh_cn' ? 'en_us' : 'zh_cn');
+      if (target_lang === source_lang) throw bad('features.target_lang must differ from source_lang', 'features.target_lang');
+    }
+  } else {
+    // all_activate and features are ignored by models that always produce their full report.
+    features = [...REPORT_FEATURES];
+  }
+
+  let summary: NormalizedMinutesRequest['summary'] = null;
+  if (caps.summary_model) {
+    const chat = catalog.get(caps.summary_model);
+    if (!chat || chat.type !== 'chat') throw new Error(`${model.id} names summary model ${caps.summary_model}, which is not a chat model of the catalog`);
+    const pricing = chatPricing(chat);
+    summary = {
+      model: chat.id,
+      input_per_million: pricing.input_per_million,
+      output_per_million: pricing.output_per_million,
+      max_output_tokens: caps.summary_max_output_tokens ?? (chat.capabilities.max_output_tokens as number),
+    };
+  }
+
+  const segments = url.pathname.split('/');
+  let file_name = segments[segments.length - 1] ?? '';
+  try {
+    file_name = decodeURIComponent(file_name);
+  } catch {
+    // keep it encoded
+  }
+  return {
+    request_id: requestId,
+    file_url: body.file_url,
+    file_name: file_name.slice(0, 255),
+    file_type,
+    recorded_at: body.recorded_at ?? null,
+    timezone: body.timezone ?? null,
+    source_lang,
+    all_activate,
+    speaker_identification: caps.speaker_identification === 'always' ? true : (body.speaker_identification ?? true),
+    number_of_speakers: body.number_of_speakers ?? 0,
+    hot_words: body.hot_words ?? null,
+    need_word_time_series: body.need_word_time_series ?? false,
+    features,
+    target_lang,
+    engine: caps.engine,
+    protocol: caps.protocol,
+    rate_per_hour: minutesPricing(model).rate_per_hour,
+    max_duration_ms: caps.max_duration_ms,
+    summary,
+  };
+}
+
+/** ASR by duration: ceil(duration_ms × rate_per_hour / 3,600,000), rounded once. */
+export function asrCharge(durationMs: number, ratePerHour: number): number {
+  return charge([[durationMs, ratePerHour]], 3_600_000);
+}
+
+/**
+ * The frozen estimate, an upper bound of what the task can cost:
+ *   ASR for the longest accepted recording (max_duration_ms, 2 hours) at rate_per_hour
+ * + for a summarising model, the summary's upper bound: the chat model's whole input budget
+ *   (context_window − max output) at its input price plus the maximum output at its output price.
+ */
+export function minutesEstimate(catalog: Catalog, request: Omit<NormalizedMinutesRequest, 'file_bytes'>): number {
+  const asr = asrCharge(request.max_duration_ms, request.rate_per_hour);
+  if (!request.summary) return asr;
+  const chat = catalog.get(request.summary.model)!;
+  return asr + summaryUpperBound(chat, request.summary.max_output_tokens);
+}
+
+/** What the task costs: ASR by duration, plus the summary's observed tokens; two charges, each rounded once. */
+export function minutesCharges(request: NormalizedMinutesRequest, usage: Record<string, unknown> | null) {
+  const durationMs = Number(usage?.duration_ms ?? 0);
+  const inputTokens = Number(usage?.flash_input_tokens ?? 0);
+  const outputTokens = Number(usage?.flash_output_tokens ?? 0);
+  const asrAmount = asrCharge(durationMs, request.rate_per_hour);
+  const flashAmount = request.summary ? tokenCharge(request.summary, inputTokens, outputTokens) : 0;
+  return { durationMs, inputTokens, outputTokens, asrAmount, flashAmount, amount: asrAmount + flashAmount };
+}

@@ -1,0 +1,194 @@
+import Router from '@koa/router';
+import type { Next } from 'koa';
+import { chatPricing } from '../chat/model-type';
+import type { Core } from '../gateway';
+import { readJson } from '../http/body';
+import { authOf, type GatewayContext, type GatewayState } from '../http/context';
+import { ApiError, toApiError } from '../http/errors';
+import { keyAllows } from '../http/models-access';
+import { listBody, pageParams } from '../http/pagination';
+import { upstreamToApiError } from '../http/upstream-errors';
+import { validator } from '../http/validation';
+import { idempotencyOf } from '../tasks/idempotency';
+import { taskStream } from '../tasks/events';
+import { UpstreamError } from '../upstreams/channel';
+import type { FileProbe } from './file-probe';
+import { minutesCapabilities } from './model-type';
+import { minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest, type NormalizedMinutesRequest } from './request';
+import type { SummaryRequest } from './summary-kind';
+import { planSummary } from './summarizer';
+import { transcriptOf } from './transcript';
+import { renderMinutes, renderSummary } from './view';
+
+/**
+ * The creator submits to the provider inline, to answer 400/502 with the provider's verdict; the
+ * submit job is the safety net for a crash in between and runs this much later.
+ */
+
+/** Shape B `type` by status, for the statuses the spec lists beyond 400 and 401. */
+const SHAPE_B_TYPES: Record<number, string> = {
+  402: 'insufficient_balance_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  409: 'invalid_request_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
+  502: 'upstream_error',
+};
+
+/** Gives every error of these endpoints a shape B `type` (errors.ts renders the body). */
+async function shapeBTypes(_ctx: GatewayContext, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    const api = toApiError(err);
+    if (!api || api.options.type || !SHAPE_B_TYPES[api.status]) throw err;
+    throw new ApiError(api.status, api.code, api.message, { ...api.options, type: SHAPE_B_TYPES[api.status] });
+  }
+}
+
+/** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
+export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes' });
+  const tasks = core.tasks;
+  router.use(shapeBTypes);
+
+  router.post('/', async (ctx) => {
+    const auth = authOf(ctx);
+    const body = parseMinutesRequest(await readJson(ctx));
+    const model = minutesModel(core.catalog, body.model);
+    if (!keyAllows(auth, model.id)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
+    const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId);
+    core.rateLimiter.take(auth.keyId);
+    const fileBytes = await probe.size(normalized.file_url);
+    const maxBytes = minutesCapabilities(model).max_file_bytes;
+    if (fileBytes !== null && fileBytes > maxBytes) {
+      throw new ApiError(400, 'file_too_large', `the file has ${fileBytes} bytes; ${model.id} accepts files under ${maxBytes} bytes`, { param: 'file_url' });
+    }
+    const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };
+    const idempotency = idempotencyOf(ctx);
+    const { row, replayed } = await tasks.create({
+      kind: 'minutes',
+      accountId: auth.accountId,
+      model: model.id,
+      request: request as unknown as Record<string, unknown>,
+      estimate: minutesEstimate(core.catalog, request),
+      callback: null,
+      idempotency,
+      requestId: ctx.state.requestId,
+      submitsInline: true,
+    });
+    if (replayed) {
+      ctx.set('idempotent-replayed', 'true');
+    } else {
+      const stream = taskStream('minutes', row.task_id);
+      const meta = { requestId: ctx.state.requestId };
+      let outcome;
+      try {
+        outcome = await tasks.submitOnce(stream, meta);
+      } catch (err) {
+        if (!(err instanceof UpstreamError)) throw err;
+        // Nothing is left pending: the task fails now and its reservation is released.
+        await tasks.run(stream, { type: 'Fail', error: { code: 'upstream_unavailable', message: err.message }, now: tasks.now() }, meta);
+        throw upstreamToApiError(err);
+      }
+      if (outcome === 'rejected') {
+        const failed = await tasks.load(stream);
+        throw new ApiError(400, failed.error?.code ?? 'upstream_rejected', failed.error?.message ?? 'the provider refused the file', { param: 'file_url' });
+      }
+    }
+    const r = row.request as unknown as NormalizedMinutesRequest;
+    ctx.body = { id: row.task_id, request_id: r.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() };
+  });
+
+  router.get('/', async (ctx) => {
+    const page = pageParams(ctx.query);
+    const { rows, hasMore } = await tasks.list('minutes', authOf(ctx).accountId, page);
+    ctx.body = listBody(rows.map(renderMinutes), hasMore, (t) => String(t.id));
+  });
+
+  router.get('/:id', async (ctx) => {
+    const row = await tasks.read('minutes', ctx.params.id!, authOf(ctx).accountId);
+    if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${ctx.params.id} not found`);
+    ctx.body = renderMinutes(row);
+  });
+
+  return router;
+}
+
+const parseSummaryRequest = validator<{ task_id: string }>({
+  type: 'object',
+  properties: { task_id: { type: 'string', minLength: 1, maxLength: 128 } },
+  required: ['task_id'],
+  additionalProperties: false,
+});
+
+/**
+ * POST /v1/summaries {task_id}: a new summary of one of the caller's minutes tasks, the only way
+ * to get one after a summary failure (nothing retries automatically). 202 with the summary
+ * resource; GET /v1/summaries/{id} reads it. Billed as a summary: its own reservation of the
+ * summary's upper bound, settled by the tokens observed.
+ */
+export function summariesRouter(core: Core): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/v1/summaries' });
+  const tasks = core.tasks;
+  router.use(shapeBTypes);
+
+  router.post('/', async (ctx) => {
+    const auth = authOf(ctx);
+    const body = parseSummaryRequest(await readJson(ctx));
+    const row = await tasks.read('minutes', body.task_id, auth.accountId);
+    if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${body.task_id} not found`);
+    if (!keyAllows(auth, row.model)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${row.model}'`, { param: 'task_id' });
+    const minutesRequest = row.request as unknown as NormalizedMinutesRequest;
+    if (!minutesRequest.summary) throw new ApiError(400, 'summary_not_supported', `${row.model} tasks are summarised by their provider; summaries are written for models with a summary model`, { param: 'task_id' });
+    const transcript = transcriptOf(row.result);
+    if (!transcript || (row.status !== 'succeeded' && row.status !== 'failed')) {
+      throw new ApiError(400, 'transcription_unavailable', `task ${body.task_id} has no completed transcription to summarise`, { param: 'task_id' });
+    }
+    const chat = core.catalog.get(minutesRequest.summary.model);
+    if (!chat || chat.type !== 'chat') throw new ApiError(400, 'summary_not_supported', `the summary model ${minutesRequest.summary.model} is no longer available`, { param: 'task_id' });
+    const pricing = chatPricing(chat);
+    const summary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, max_output_tokens: minutesRequest.summary.max_output_tokens };
+    const plan = planSummary(chat, transcript, summary.max_output_tokens);
+    core.rateLimiter.take(auth.keyId);
+    const idempotency = idempotencyOf(ctx);
+    const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
+    const created = await tasks.create({
+      kind: 'summary',
+      accountId: auth.accountId,
+      model: chat.id,
+      request: request as unknown as Record<string, unknown>,
+      estimate: plan.estimate,
+      callback: null,
+      idempotency,
+      requestId: ctx.state.requestId,
+    });
+    if (created.replayed) ctx.set('idempotent-replayed', 'true');
+    ctx.status = 202;
+    ctx.body = {
+      id: created.row.task_id,
+      object: 'minutes.summary',
+      request_id: (created.row.request as unknown as SummaryRequest).request_id,
+      task_id: row.task_id,
+      model: created.row.model,
+      status: 'processing',
+      created_at: created.row.created_at.toISOString(),
+    };
+  });
+
+  router.get('/', async (ctx) => {
+    const page = pageParams(ctx.query);
+    const { rows, hasMore } = await tasks.list('summary', authOf(ctx).accountId, page);
+    ctx.body = listBody(rows.map(renderSummary), hasMore, (t) => String(t.id));
+  });
+
+  router.get('/:id', async (ctx) => {
+    const row = await tasks.read('summary', ctx.params.id!, authOf(ctx).accountId);
+    if (!row) throw new ApiError(404, 'summary_not_found', `summary ${ctx.params.id} not found`);
+    ctx.body = renderSummary(row);
+  });
+
+  return router;
+}

@@ -1,0 +1,155 @@
+import type { Catalog } from '../billing/catalog';
+import type { RecordedEvent } from '../eventstore/port';
+import { scheduleJob, type Job, type JobHandler, type JobOutcome } from '../jobs/queue';
+import type { Logger } from '../log';
+import type { Consumer } from '../projections-runtime/consumer';
+import { isTerminal } from '../tasks/decider';
+import type { TaskEngine } from '../tasks/engine';
+import type { TaskEvent } from '../tasks/events';
+import { UpstreamError } from '../upstreams/channel';
+import type { Upstreams } from '../upstreams/registry';
+import { minutesRequestOf, SUMMARY_STAGE } from './kind';
+import { ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';
+import type { NormalizedMinutesRequest } from './request';
+import { planSummary, writeSummary } from './summarizer';
+import { transcriptOf, type Transcript } from './transcript';
+
+/**
+ * The summary stage of `service-minutes`, after the transcription succeeded: a job writes the
+ * summary, and a durable timer fails the task if the summary is still unfinished
+ * MINUTES_SUMMARY_TIMEOUT_MS after the transcription (issue `summary_timeout`, no automatic
+ * retry). Both are jobs scheduled from the TaskUpstreamSucceeded event, with due times derived
+ * from its time, so a restart or a replay schedules the same timers. Whichever of the two records
+ * its outcome first wins (CompleteStage applies once); GET never drives any of it.
+ */
+export const MINUTES_JOB = {
+  summary: 'minutes.summary',
+  summaryTimeout: 'minutes.summary_timeout',
+} as const;
+
+/** Transient failures of the chat call (no answer, 429, 5xx) are retried this many times in all. */
+const MAX_SUMMARY_ATTEMPTS = 3;
+
+export function minutesProcessManager(settings: { summaryTimeoutMs: number }): Consumer {
+  return {
+    name: 'minutes-process-manager',
+    eventTypes: new Set(['TaskUpstreamSucceeded']),
+    async apply(tx, raw) {
+      const event = raw as RecordedEvent & Extract<TaskEvent, { type: 'TaskUpstreamSucceeded' }>;
+      if (!raw.streamId.startsWith('minutes-') || event.data.stage !== SUMMARY_STAGE) return;
+      const stream = raw.streamId;
+      const at = new Date(event.data.at);
+      const deadline = new Date(at.getTime() + settings.summaryTimeoutMs);
+      await scheduleJob(tx, MINUTES_JOB.summary, stream, { stream, deadline: deadline.toISOString() }, at);
+      await scheduleJob(tx, MINUTES_JOB.summaryTimeout, stream, { stream }, deadline);
+    },
+  };
+}
+
+/** What the report's metadata comes from: the request only (recordedAt is never the creation time). */
+export function reportContext(request: NormalizedMinutesRequest, transcript: Transcript): ReportContext {
+  return {
+    transcript,
+    recordedAt: request.recorded_at ?? '',
+    timezone: request.timezone ?? '',
+    fallbackTitle: request.file_name.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'Meeting',
+  };
+}
+
+function transient(err: UpstreamError): boolean {
+  return err.status === 0 || err.status === 429 || err.status >= 500;
+}
+
+export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog; upstreams: Upstreams; logger: Logger; summaryTimeoutMs: number }): Record<string, JobHandler> {
+  const { engine } = deps;
+  const done: JobOutcome = { done: true };
+  const meta = (job: Job) => ({ causationId: `job:${job.kind}:${job.key}` });
+
+  /** Ends the stage as failed: the transcript stays, the report is `unavailable`, observed tokens are kept for billing. */
+  function failStage(job: Job, context: ReportContext, issues: QualityIssue[], error: { code: string; message: string }, tokens: { input: number; output: number }) {
+    return engine.run(
+      job.payload.stream as string,
+      {
+        type: 'CompleteStage',
+        stage: SUMMARY_STAGE,
+        outcome: 'failed',
+        result: { report: unavailableReport(context, issues), transcription_status: 'succeeded', summary_status: 'failed' },
+        usage: { flash_input_tokens: tokens.input, flash_output_tokens: tokens.output },
+        error,
+        now: engine.now(),
+      },
+      meta(job),
+    );
+  }
+
+  return {
+    async [MINUTES_JOB.summary](job) {
+      const stream = job.payload.stream as string;
+      const task = await engine.load(stream);
+      if (isTerminal(task.status) || task.pendingStage !== SUMMARY_STAGE) return done;
+      const remaining = Date.parse(job.payload.deadline as string) - Date.now();
+      // Past the deadline the timer fails the task; a summary is never started that late.
+      if (remaining <= 0) return done;
+      const request = minutesRequestOf(task);
+      const transcript = transcriptOf(task.result)!;
+      const context = reportContext(request, transcript);
+      const chat = request.summary ? deps.catalog.get(request.summary.model) : undefined;
+      if (!request.summary || !chat) {
+        await failStage(job, context, [{ code: ISSUE.summaryFailed, path: '' }], { code: 'summary_failed', message: `the summary model ${request.summary?.model ?? ''} is not in the catalog` }, { input: 0, output: 0 });
+        return done;
+      }
+      const plan = planSummary(chat, transcript, request.summary.max_output_tokens);
+      const deadline = AbortSignal.timeout(remaining);
+      let outcome;
+      try {
+        outcome = await writeSummary(deps.upstreams.channel(chat.channel), plan, context, deadline);
+      } catch (err) {
+        if (deadline.aborted) return done; // the timer records summary_timeout
+        if (!(err instanceof UpstreamError)) throw err;
+        if (transient(err) && job.attempts < MAX_SUMMARY_ATTEMPTS) throw err;
+        deps.logger.warn({ err, stream }, 'the minutes summary failed');
+        await failStage(job, context, [{ code: ISSUE.summaryFailed, path: '' }], { code: 'summary_failed', message: `the summary failed: ${err.message}` }, { input: 0, output: 0 });
+        return done;
+      }
+      if (outcome.kind === 'unparseable') {
+        await failStage(
+          job,
+          context,
+          [{ code: ISSUE.summaryUnparseable, path: '' }],
+          { code: 'summary_unavailable', message: `the summary could not be used: ${outcome.reason}` },
+          { input: outcome.inputTokens, output: outcome.outputTokens },
+        );
+        return done;
+      }
+      await engine.run(
+        stream,
+        {
+          type: 'CompleteStage',
+          stage: SUMMARY_STAGE,
+          outcome: 'succeeded',
+          result: { report: outcome.report, transcription_status: 'succeeded', summary_status: 'succeeded' },
+          usage: { flash_input_tokens: outcome.inputTokens, flash_output_tokens: outcome.outputTokens },
+          error: null,
+          now: engine.now(),
+        },
+        meta(job),
+      );
+      return done;
+    },
+
+    async [MINUTES_JOB.summaryTimeout](job) {
+      const task = await engine.load(job.payload.stream as string);
+      if (isTerminal(task.status) || task.pendingStage !== SUMMARY_STAGE) return done;
+      const request = minutesRequestOf(task);
+      const minutes = Math.round(deps.summaryTimeoutMs / 60_000);
+      await failStage(
+        job,
+        reportContext(request, transcriptOf(task.result)!),
+        [{ code: ISSUE.summaryTimeout, path: '' }],
+        { code: 'summary_timeout', message: `the summary did not finish within ${minutes >= 1 ? `${minutes} minutes` : `${deps.summaryTimeoutMs} ms`} after the transcription succeeded` },
+        { input: 0, output: 0 },
+      );
+      return done;
+    },
+  };
+}

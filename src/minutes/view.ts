@@ -1,0 +1,222 @@
+import type { TaskRow } from '../tasks/view-row';
+import { blockText, type ChapterNode, type Report } from './report';
+import { REPORT_V2_SCHEMA } from './report-schema';
+import { minutesCharges, type NormalizedMinutesRequest } from './request';
+import { transcriptOf, type Transcript } from './transcript';
+
+/**
+ * The API views of minutes tasks and summaries, rendered from the `tasks` read model. Stored data
+ * is never rewritten: a stored result whose report is `unavailable` reads as `failed` here.
+ */
+
+type Status = 'processing' | 'succeeded' | 'failed' | 'cancelled';
+
+function isFinished(row: TaskRow): boolean {
+  return row.status === 'succeeded' || row.status === 'failed' || row.status === 'cancelled';
+}
+
+/** The status a client sees: queued and running are `processing`; an unavailable report is `failed`. */
+export function presentedStatus(row: TaskRow): Status {
+  if (!isFinished(row)) return 'processing';
+  const report = row.result?.report as Report | undefined;
+  if (row.status === 'succeeded' && report?.quality?.status === 'unavailable') return 'failed';
+  return row.status as Status;
+}
+
+function speakerNames(transcript: Transcript | null, report: Report | null): Map<string, string> {
+  // Speaker ids are resolved with report.speakers at display time (the transcript's, without a report).
+  const list = report?.speakers ?? transcript?.speakers ?? [];
+  return new Map(list.map((s) => [s.id, s.displayName]));
+}
+
+function renderTranscription(t: Transcript, names: Map<string, string>): Record<string, unknown> {
+  return {
+    language: t.language,
+    duration_ms: t.durationMs,
+    speakers: t.speakers.map((s) => ({ id: s.id, name: names.get(s.id) ?? s.displayName })),
+    sentences: t.segments.map((s) => ({
+      id: s.id,
+      content: s.text,
+      start_time: s.startMs,
+      end_time: s.endMs,
+      speaker: s.speakerId ? { id: s.speakerId, name: names.get(s.speakerId) ?? s.speakerId } : null,
+      ...(s.words ? { words: s.words.map((w) => ({ text: w.text, start_time: w.startMs, end_time: w.endMs })) } : {}),
+    })),
+  };
+}
+
+type SchemaNode = { $ref?: string; properties?: Record<string, SchemaNode>; items?: SchemaNode };
+const DEFS = REPORT_V2_SCHEMA.$defs as unknown as Record<string, SchemaNode>;
+
+/** The report with its members in the specification's order (the read model's jsonb sorts keys its own way). */
+function inSchemaOrder(value: unknown, schema: SchemaNode | undefined): unknown {
+  const s = schema?.$ref ? DEFS[schema.$ref.slice('#/$defs/'.length)] : schema;
+  if (Array.isArray(value)) return s?.items ? value.map((v) => inSchemaOrder(v, s.items)) : value;
+  if (typeof value !== 'object' || value === null || !s?.properties) return value;
+  const source = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, sub] of Object.entries(s.properties)) if (key in source) out[key] = inSchemaOrder(source[key], sub);
+  for (const key of Object.keys(source)) if (!(key in out)) out[key] = source[key];
+  return out;
+}
+
+function storedReport(row: TaskRow): Report | null {
+  const report = row.result?.report as Report | undefined;
+  return report ? (inSchemaOrder(report, REPORT_V2_SCHEMA as unknown as SchemaNode) as Report) : null;
+}
+
+// --- legacy members rendered from the report --------------------------------------------------
+
+export function legacySummary(report: Report): Record<string, unknown> {
+  return { title: report.metadata.title, paragraph: blockText(report.overview), quality: report.quality.status };
+}
+
+function legacyChapter(c: ChapterNode): Record<string, unknown> {
+  return {
+    id: c.id,
+    title: blockText(c.heading),
+    summary: blockText(c.summary),
+    start_time: c.startMs,
+    end_time: c.endMs,
+    start_segment_id: c.startSegmentId,
+    end_segment_id: c.endSegmentId,
+    ...(c.children.length > 0 ? { children_paras: c.children.map(legacyChapter) } : {}),
+  };
+}
+
+export function legacyChapters(report: Report): Record<string, unknown> | null {
+  return report.quality.status === 'unavailable' ? null : { chapter_summary: report.chapters.map(legacyChapter) };
+}
+
+export function legacyExtraction(report: Report): Record<string, unknown> | null {
+  if (report.quality.status === 'unavailable') return null;
+  const name = (id: string) => report.speakers.find((s) => s.id === id)?.displayName ?? null;
+  return {
+    todos: report.todos.map((t) => ({
+      id: t.id,
+      content: blockText(t.action),
+      assignee: t.assigneeSpeakerId ? name(t.assigneeSpeakerId) : null,
+      assignee_speaker_id: t.assigneeSpeakerId || null,
+      deadline: t.deadline || null,
+      source_segment_ids: t.action.sourceSegmentIds,
+    })),
+    decisions: report.decisions.map((d) => ({
+      id: d.id,
+      question: blockText(d.question),
+      content: blockText(d.conclusion),
+      options: d.options.map((o) => blockText(o.proposal)),
+      basis: d.basis.map(blockText),
+      source_segment_ids: d.conclusion.sourceSegmentIds,
+    })),
+    quotes: report.quotes.map((q) => ({
+      id: q.id,
+      text: q.text,
+      speaker: name(q.speakerId),
+      speaker_id: q.speakerId,
+      start_time: q.startMs,
+      end_time: q.endMs,
+      reason: blockText(q.reason),
+    })),
+  };
+}
+
+// --- minutes tasks --------------------------------------------------------------------------------
+
+function usageOf(row: TaskRow, r: NormalizedMinutesRequest): Record<string, unknown> {
+  const c = minutesCharges(r, row.usage);
+  // Total settled: the settlement once billed; 0 when released; until then what is due so far.
+  const amount = row.billing_status === 'settled' ? Number(row.billed_amount) : row.billing_status === 'released' ? 0 : c.amount;
+  return {
+    duration_ms: c.durationMs,
+    features: r.features,
+    all_activate: r.all_activate,
+    engine: r.engine,
+    rate_per_hour: r.rate_per_hour,
+    amount,
+    ...(r.summary ? { asr_amount: c.asrAmount, flash_amount: c.flashAmount } : {}),
+    flash_input_tokens: c.inputTokens,
+    flash_output_tokens: c.outputTokens,
+  };
+}
+
+export function renderMinutes(row: TaskRow): Record<string, unknown> {
+  const r = row.request as unknown as NormalizedMinutesRequest;
+  const result = row.result ?? {};
+  const finished = isFinished(row);
+  const transcript = finished ? transcriptOf(result) : null;
+  const report = finished ? storedReport(row) : null;
+  const extras = (result.extras ?? {}) as Record<string, any>;
+  const names = speakerNames(transcript, report);
+  const status = presentedStatus(row);
+  const summaryStatus = finished ? (result.summary_status as string | undefined) : undefined;
+
+  let summary: unknown = null;
+  let chapters: unknown = null;
+  let extraction: unknown = null;
+  let translation: unknown = null;
+  if (report) {
+    summary = legacySummary(report);
+    chapters = legacyChapters(report);
+    extraction = legacyExtraction(report);
+  } else if (transcript) {
+    summary = extras.summary ?? null;
+    chapters = extras.chapters ? { chapter_summary: extras.chapters } : null;
+    const wanted = r.features.filter((f) => f === 'todos' || f === 'qa');
+    extraction = wanted.length > 0 ? Object.fromEntries(wanted.map((f) => [f, extras[f] ?? []])) : null;
+    translation = extras.translation ?? null;
+  }
+  const unavailable = report?.quality.status === 'unavailable';
+  return {
+    id: row.task_id,
+    request_id: r.request_id,
+    model: row.model,
+    status,
+    ...(transcript ? { transcription_status: 'succeeded' } : {}),
+    ...(summaryStatus ? { summary_status: summaryStatus } : {}),
+    report,
+    transcription: transcript ? renderTranscription(transcript, names) : null,
+    summary,
+    chapters,
+    extraction,
+    translation,
+    usage: usageOf(row, r),
+    error: row.error?.message ?? (status === 'failed' && unavailable ? 'the summary is unavailable' : null),
+    error_code: row.error?.code ?? (status === 'failed' && unavailable ? 'summary_unavailable' : null),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+// --- summaries (POST /v1/summaries) ---------------------------------------------------------------
+
+export function renderSummary(row: TaskRow): Record<string, unknown> {
+  const request = row.request as { request_id: string; task_id: string; summary: { input_per_million: number; output_per_million: number } };
+  const finished = isFinished(row);
+  const report = finished ? storedReport(row) : null;
+  const status = presentedStatus(row);
+  const usage = row.usage ?? {};
+  const amount = row.billing_status === 'settled' ? Number(row.billed_amount) : 0;
+  const unavailable = report?.quality.status === 'unavailable';
+  return {
+    id: row.task_id,
+    object: 'minutes.summary',
+    request_id: request.request_id,
+    task_id: request.task_id,
+    model: row.model,
+    status,
+    ...(finished && row.result?.summary_status ? { summary_status: row.result.summary_status } : {}),
+    report,
+    summary: report ? legacySummary(report) : null,
+    chapters: report ? legacyChapters(report) : null,
+    extraction: report ? legacyExtraction(report) : null,
+    usage: {
+      flash_input_tokens: Number(usage.flash_input_tokens ?? 0),
+      flash_output_tokens: Number(usage.flash_output_tokens ?? 0),
+      amount,
+    },
+    error: row.error?.message ?? (status === 'failed' && unavailable ? 'the summary is unavailable' : null),
+    error_code: row.error?.code ?? (status === 'failed' && unavailable ? 'summary_unavailable' : null),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

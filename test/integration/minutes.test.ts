@@ -1,0 +1,544 @@
+import Ajv from 'ajv';
+import { expect } from 'chai';
+import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
+import { wav } from '../../src/upstreams/simulator/media';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { expectSettledAndAuditClean, waitFor as waitWithin } from '../support/wait';
+
+/** This suite's waits allow 20 s (transcription, then the summary). */
+const waitFor = <T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000) => waitWithin(what, probe, timeoutMs);
+
+// Prices of the built-in catalog, in minor units.
+const SERVICE_RATE = 1_200_000; // service-minutes rate_per_hour
+const PARTNER_RATE = 2_400_000; // partner-minutes rate_per_hour
+const FLASH = { input: 1_000_000, output: 4_000_000 }; // chat-fast per million tokens
+const ceilDiv = (a: bigint, b: bigint) => Number((a + b - 1n) / b);
+const asrAmount = (ms: number, rate: number) => ceilDiv(BigInt(ms) * BigInt(rate), 3_600_000n);
+const flashAmount = (input: number, output: number) => ceilDiv(BigInt(input) * BigInt(FLASH.input) + BigInt(output) * BigInt(FLASH.output), 1_000_000n);
+/** The frozen estimate: 2 hours of ASR, plus for service-minutes chat-fast's input budget (32768 − 4096) and maximum output (4096). */
+const SERVICE_ESTIMATE = asrAmount(7_200_000, SERVICE_RATE) + flashAmount(32_768 - 4_096, 4_096);
+const PARTNER_ESTIMATE = asrAmount(7_200_000, PARTNER_RATE);
+
+const ajv = new Ajv({ strict: true, allErrors: true });
+const validateReport = ajv.compile(REPORT_V2_SCHEMA);
+
+function expectValidReport(report: unknown): void {
+  const ok = validateReport(report);
+  expect(ok, `report matches the report version 2 schema: ${ajv.errorsText(validateReport.errors)}`).to.equal(true);
+}
+
+/** Every structural rule the gateway promises, checked independently over the whole report. */
+function expectReferencesSound(report: any): void {
+  const segmentIds = new Set<string>(report.segments.map((s: any) => s.id));
+  const speakerIds = new Set<string>(report.speakers.map((s: any) => s.id));
+  const ids: string[] = [];
+  const duration = report.metadata.durationMs;
+  const walk = (value: unknown, path: string): void => {
+    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${path}/${i}`));
+    if (typeof value !== 'object' || value === null) return;
+    const o = value as Record<string, unknown>;
+    if (Array.isArray(o.sourceSegmentIds)) for (const id of o.sourceSegmentIds) expect(segmentIds.has(id as string), `${path} cites ${String(id)}`).to.equal(true);
+    for (const key of ['startSegmentId', 'endSegmentId']) if (typeof o[key] === 'string') expect(segmentIds.has(o[key] as string), `${path}.${key}`).to.equal(true);
+    if (typeof o.startMs === 'number') {
+      expect(o.startMs, `${path}.startMs`).to.be.within(0, duration);
+      expect(o.endMs as number, `${path}.endMs`).to.be.within(o.startMs as number, duration);
+    }
+    if (typeof o.speakerId === 'string') expect(speakerIds.has(o.speakerId), `${path}.speakerId`).to.equal(true);
+    if (typeof o.id === 'string') ids.push(o.id);
+    for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`);
+  };
+  for (const member of ['overview', 'keyPoints', 'sections', 'chapters', 'todos', 'decisions', 'quotes', 'reviewItems', 'visuals']) walk(report[member], `/${member}`);
+  expect(new Set(ids).size, 'ids are unique').to.equal(ids.length);
+}
+
+const blockText = (b: any) => b.content.map((c: any) => c.text).join('');
+
+describe('meeting minutes @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let other: string;
+
+  before(async () => {
+    gw = await startTestGateway({ TASK_POLL_MS: '20', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', MINUTES_SUMMARY_TIMEOUT_MS: '20000' });
+    ({ key } = await gw.fundedAccount(100_000_000));
+    ({ key: other } = await gw.fundedAccount(100_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key, other], 20_000));
+  after(async () => gw.close());
+
+  /** A recording served by the simulator; its query parameters steer the simulated providers. */
+  const media = (name: string, params: Record<string, string> = {}) => `${gw.upstreams.simulatorUrl}/sim/media/${name}?${new URLSearchParams(params)}`;
+  const create = (body: Record<string, unknown>, k: string | null = key) => gw.api(k, 'POST', '/v1/audio/minutes', body);
+  const get = (id: string, k: string | null = key) => gw.api(k, 'GET', `/v1/audio/minutes/${id}`);
+  const balance = (k = key) => gw.balance(k);
+  const finished = (id: string, k = key) =>
+    waitFor(`minutes task ${id} to finish`, async () => {
+      const t = (await get(id, k)).body;
+      return t.status !== 'processing' ? t : null;
+    });
+  /** Finished, and its reservation closed (the usage amount is then the settled one). */
+  const settled = async (id: string, k = key) => {
+    await finished(id, k);
+    await waitFor('the reservation to close', async () => (await balance(k)).frozen === 0);
+    return (await get(id, k)).body;
+  };
+  const lastLedgerEntry = async (k = key) => {
+    const entries = (await gw.api(k, 'GET', '/v1/account/ledger?limit=100')).body.data as any[];
+    return entries[entries.length - 1];
+  };
+
+  it('runs a service-minutes task end to end: transcript, report version 2, legacy members, usage and the settlement', async () => {
+    const before = await balance();
+    const recordedAt = '2026-03-02T09:30:00+08:00';
+    const res = await create({
+      model: 'service-minutes',
+      file_url: media('weekly-sync.mp3', { sim_duration_ms: '180000', sim_asr_delay_ms: '600' }),
+      recorded_at: recordedAt,
+      timezone: 'Asia/Shanghai',
+      source_lang: 'en_us',
+      // Ignored for service-minutes: its report always covers the same ground.
+      all_activate: true,
+      features: { qa: true },
+    });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.have.keys(['id', 'request_id', 'model', 'status', 'created_at']);
+    expect(res.body).to.deep.include({ model: 'service-minutes', status: 'processing', request_id: res.headers.get('x-request-id') });
+    expect(res.body.id).to.match(/^mins_/);
+    expect((await balance()).frozen - before.frozen).to.equal(SERVICE_ESTIMATE);
+
+    const early = (await get(res.body.id)).body;
+    expect(early.status).to.equal('processing');
+    for (const member of ['transcription', 'summary', 'chapters', 'extraction', 'translation', 'report']) expect(early[member], member).to.equal(null);
+
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    expect(task).to.include({ transcription_status: 'succeeded', summary_status: 'succeeded', error: null });
+
+    const report = task.report;
+    expectValidReport(report);
+    expectReferencesSound(report);
+    expect(report.version).to.equal(2);
+    expect(report.metadata).to.deep.equal({ title: report.metadata.title, recordedAt, timezone: 'Asia/Shanghai', durationMs: 180_000 });
+    expect(report.metadata.title).to.be.a('string').and.not.equal('');
+    expect(report.quality).to.deep.equal({ status: 'complete', issues: [] });
+    expect(report.overview.verification).to.equal('sourced');
+    expect(report.overview.sourceSegmentIds).to.have.length.greaterThan(0);
+    for (const member of ['keyPoints', 'sections', 'chapters', 'todos', 'decisions', 'quotes', 'reviewItems', 'visuals']) expect(report[member], member).to.have.length.greaterThan(0);
+    expect(report.sections[0].children, 'sections are recursive').to.have.length(1);
+    expect(report.chapters[0].children, 'chapters are recursive').to.have.length(2);
+    expect(report.todos[0]).to.include({ status: 'pending', deadline: 'next Friday' });
+    expect(report.decisions[0].status).to.equal('proposed');
+    expect(report.reviewItems[0]).to.include({ kind: 'proper_noun', originalText: 'Kubernetes', status: 'pending' });
+    expect(report.visuals[0]).to.include({ type: 'hierarchy', origin: 'summary_structure' });
+    expect(report.speakers).to.have.length(3);
+    // The segments are the transcript's, authoritative.
+    expect(report.segments.map((s: any) => [s.id, s.text, s.startMs, s.endMs, s.speakerId])).to.deep.equal(
+      task.transcription.sentences.map((s: any) => [s.id, s.content, s.start_time, s.end_time, s.speaker.id]),
+    );
+    expect(report.segments[report.segments.length - 1].endMs).to.equal(180_000);
+
+    expect(task.transcription.duration_ms).to.equal(180_000);
+    expect(task.transcription.sentences[0]).to.include.keys(['id', 'content', 'start_time', 'end_time', 'speaker']);
+    expect(task.transcription.sentences[0].speaker).to.deep.equal({ id: 'spk-1', name: 'Speaker 1' });
+
+    // The legacy members, rendered from the report.
+    expect(task.summary).to.deep.equal({ title: report.metadata.title, paragraph: blockText(report.overview), quality: 'complete' });
+    expect(task.chapters.chapter_summary).to.have.length(report.chapters.length);
+    expect(task.chapters.chapter_summary[0]).to.include({ title: blockText(report.chapters[0].heading), start_time: report.chapters[0].startMs, end_time: report.chapters[0].endMs });
+    expect(task.chapters.chapter_summary[0].children_paras).to.have.length(2);
+    expect(task.chapters.chapter_summary[1]).not.to.have.property('children_paras');
+    expect(task.extraction).to.have.keys(['todos', 'decisions', 'quotes']);
+    expect(task.extraction.todos).to.have.length(report.todos.length);
+    expect(task.extraction.todos[0]).to.include({ content: blockText(report.todos[0].action), deadline: 'next Friday' });
+    expect(task.extraction.quotes[0]).to.include({ text: report.quotes[0].text, speaker: 'Speaker 1' });
+    expect(task.translation).to.equal(null);
+
+    const u = task.usage;
+    expect(u).to.have.keys(['duration_ms', 'features', 'all_activate', 'engine', 'rate_per_hour', 'amount', 'asr_amount', 'flash_amount', 'flash_input_tokens', 'flash_output_tokens']);
+    expect(u).to.deep.include({ duration_ms: 180_000, features: ['summary', 'chapters', 'todos'], all_activate: false, engine: 'auc_flash', rate_per_hour: SERVICE_RATE });
+    expect(u.flash_input_tokens).to.be.greaterThan(100);
+    expect(u.flash_output_tokens).to.be.greaterThan(100);
+    expect(u.asr_amount).to.equal(asrAmount(180_000, SERVICE_RATE));
+    expect(u.flash_amount).to.equal(flashAmount(u.flash_input_tokens, u.flash_output_tokens));
+    expect(u.amount).to.equal(u.asr_amount + u.flash_amount);
+
+    const after = await balance();
+    expect(before.available - after.available).to.equal(u.amount);
+    const entry = await lastLedgerEntry();
+    expect(entry).to.include({ type: 'settlement', amount: u.amount });
+  });
+
+  it('runs partner-minutes with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
+    const before = await balance();
+    const res = await create({
+      model: 'partner-minutes',
+      file_url: media('board.m4a', { sim_duration_ms: '95000' }),
+      source_lang: 'zh_cn',
+      speaker_identification: true,
+      number_of_speakers: 2,
+      features: { summary: true, todos: true, translate: true, target_lang: 'en_us' },
+    });
+    expect(res.status).to.equal(200);
+    expect((await balance()).frozen - before.frozen).to.equal(PARTNER_ESTIMATE);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    expect(task.report).to.equal(null);
+    expect(task.transcription.sentences).to.have.length.greaterThan(5);
+    expect(task.transcription.speakers.map((s: any) => s.id)).to.deep.equal(['spk-1', 'spk-2']);
+    expect(task.summary).to.have.keys(['title', 'paragraph']);
+    expect(task.summary.paragraph).to.include('项目例会');
+    expect(task.chapters, 'not requested').to.equal(null);
+    expect(task.extraction).to.have.keys(['todos']);
+    expect(task.extraction.todos[0].content).to.include('预算表');
+    expect(task.translation.target_lang).to.equal('en_us');
+    expect(task.translation.sentences).to.have.length(task.transcription.sentences.length);
+    expect(task.translation.sentences[0].content).to.equal("Good morning everyone, let's start the weekly project sync.");
+    const u = task.usage;
+    expect(u).to.have.keys(['duration_ms', 'features', 'all_activate', 'engine', 'rate_per_hour', 'amount', 'flash_input_tokens', 'flash_output_tokens']);
+    expect(u).to.deep.equal({
+      duration_ms: 95_000,
+      features: ['summary', 'todos', 'translate'],
+      all_activate: false,
+      engine: 'partner_minutes',
+      rate_per_hour: PARTNER_RATE,
+      amount: asrAmount(95_000, PARTNER_RATE),
+      flash_input_tokens: 0,
+      flash_output_tokens: 0,
+    });
+    expect(before.available - (await balance()).available).to.equal(asrAmount(95_000, PARTNER_RATE));
+  });
+
+  it('runs partner-minutes with all_activate: every extra, word times on request', async () => {
+    const res = await create({ model: 'partner-minutes', file_url: media('all-hands.mp4', { sim_duration_ms: '61000' }), source_lang: 'en_us', all_activate: true, need_word_time_series: true });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    expect(task.summary.title).to.equal('Meeting minutes');
+    expect(task.chapters.chapter_summary).to.have.length.greaterThan(0);
+    expect(task.chapters.chapter_summary[0]).to.include.keys(['title', 'summary', 'start_time', 'end_time']);
+    expect(task.extraction).to.have.keys(['todos', 'qa']);
+    expect(task.extraction.qa[0].answer).to.include('plan B');
+    expect(task.translation.target_lang).to.equal('zh_cn');
+    expect(task.transcription.sentences[0].words.length).to.be.greaterThan(3);
+    expect(task.usage).to.deep.include({ all_activate: true, features: ['summary', 'chapters', 'todos', 'qa', 'translate'], amount: asrAmount(61_000, PARTNER_RATE) });
+  });
+
+  it('fails a task whose transcription fails and releases everything', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('broken.wav', { sim: 'asr_fail' }) });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('failed');
+    expect(task.error_code).to.equal('transcription_failed');
+    expect(task.error).to.include('could not be decoded');
+    for (const member of ['report', 'transcription', 'summary', 'chapters', 'extraction', 'translation']) expect(task[member], member).to.equal(null);
+    expect(task).not.to.have.property('transcription_status');
+    expect(task.usage).to.deep.include({ duration_ms: 0, amount: 0, asr_amount: 0, flash_amount: 0 });
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+  });
+
+  it('fails a recording over 2 hours with a clear error, as soon as the ASR reports its length, and releases the money', async () => {
+    const before = await balance();
+    const res = await create({ model: 'partner-minutes', file_url: media('offsite.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: '5000' }), features: { summary: true } });
+    expect(res.status).to.equal(200);
+    const started = Date.now();
+    const task = await settled(res.body.id);
+    expect(Date.now() - started, 'failed while the ASR was still running').to.be.lessThan(4_000);
+    expect(task.status).to.equal('failed');
+    expect(task.error_code).to.equal('duration_exceeded');
+    expect(task.error).to.equal('the recording is 121 min 40 s long; at most 120 min 0 s are accepted');
+    expect(task.transcription).to.equal(null);
+    expect((await balance()).available).to.equal(before.available);
+  });
+
+  it('keeps the transcript and bills it when only the summary fails: failed, unavailable report, ASR settled, the rest released', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('standup.mp3', { sim_duration_ms: '120000', sim_summary: 'fail' }), recorded_at: '2026-03-03T10:00:00Z' });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('failed');
+    expect(task).to.include({ transcription_status: 'succeeded', summary_status: 'failed', error_code: 'summary_failed' });
+    expectValidReport(task.report);
+    expect(task.report.quality).to.deep.equal({ status: 'unavailable', issues: [{ code: 'summary_failed', path: '' }] });
+    expect(task.report.metadata).to.deep.equal({ title: 'standup', recordedAt: '2026-03-03T10:00:00Z', timezone: '', durationMs: 120_000 });
+    expect(task.report.segments).to.have.length(task.transcription.sentences.length);
+    expect(task.report.keyPoints).to.deep.equal([]);
+    expect(task.transcription.sentences.length).to.be.greaterThan(5);
+    expect(task.summary).to.deep.equal({ title: 'standup', paragraph: '', quality: 'unavailable' });
+    expect(task.chapters).to.equal(null);
+    expect(task.extraction).to.equal(null);
+    // The transcription is billed; no summary tokens were observed (every attempt failed).
+    expect(task.usage).to.deep.include({ duration_ms: 120_000, asr_amount: asrAmount(120_000, SERVICE_RATE), flash_amount: 0, flash_input_tokens: 0, flash_output_tokens: 0 });
+    expect(task.usage.amount).to.equal(asrAmount(120_000, SERVICE_RATE));
+    expect(before.available - (await balance()).available).to.equal(task.usage.amount);
+    expect(await lastLedgerEntry()).to.include({ type: 'settlement', amount: task.usage.amount });
+  });
+
+  it('marks a report partial when the model references missing segments, and removes those items', async () => {
+    const res = await create({ model: 'service-minutes', file_url: media('retro.mp3', { sim_duration_ms: '150000', sim_summary: 'dangling' }), source_lang: 'en_us' });
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    const report = task.report;
+    expectValidReport(report);
+    expectReferencesSound(report);
+    expect(report.quality.status).to.equal('partial');
+    const issues = report.quality.issues as { code: string; path: string }[];
+    const keyPoints = report.keyPoints.length;
+    expect(issues).to.deep.include({ code: 'dangling_segment_reference', path: `/keyPoints/${keyPoints}` });
+    expect(issues.map((i) => i.code)).to.include.members(['dangling_segment_reference', 'time_out_of_range', 'duplicate_id', 'unknown_speaker']);
+    expect(report.todos.map((t: any) => t.id)).not.to.include('todo-ghost');
+    expect(report.chapters.map((c: any) => c.id)).not.to.include('ch-late');
+    expect(report.quotes.map((q: any) => q.id)).to.deep.equal(['quote-1', 'quote-2']);
+    // recordedAt comes only from the request: none given, none invented (not the creation time).
+    expect(report.metadata.recordedAt).to.equal('');
+    expect(task.summary.quality).to.equal('partial');
+    expect(task.usage.amount).to.equal(task.usage.asr_amount + task.usage.flash_amount);
+  });
+
+  it('bills the observed tokens of an unusable summary; POST /v1/summaries then writes a new one, billed on its own', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('review.mp3', { sim_duration_ms: '90000', sim_summary: 'invalid-once' }), source_lang: 'en_us' });
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('failed');
+    expect(task).to.include({ summary_status: 'failed', error_code: 'summary_unavailable' });
+    expect(task.report.quality).to.deep.equal({ status: 'unavailable', issues: [{ code: 'summary_unparseable', path: '' }] });
+    expect(task.usage.flash_input_tokens).to.be.greaterThan(0);
+    expect(task.usage.flash_output_tokens).to.be.greaterThan(0);
+    expect(task.usage.flash_amount).to.equal(flashAmount(task.usage.flash_input_tokens, task.usage.flash_output_tokens));
+    expect(task.usage.amount).to.equal(asrAmount(90_000, SERVICE_RATE) + task.usage.flash_amount);
+    const afterTask = await balance();
+    expect(before.available - afterTask.available).to.equal(task.usage.amount);
+
+    // Nothing retries by itself: the task stays failed until a summary is asked for.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await get(res.body.id)).body.summary_status).to.equal('failed');
+
+    expect((await gw.api(other, 'POST', '/v1/summaries', { task_id: res.body.id })).status, "another account's task").to.equal(404);
+    const asked = await gw.api(key, 'POST', '/v1/summaries', { task_id: res.body.id });
+    expect(asked.status).to.equal(202);
+    expect(asked.body).to.have.keys(['id', 'object', 'request_id', 'task_id', 'model', 'status', 'created_at']);
+    expect(asked.body).to.deep.include({ object: 'minutes.summary', task_id: res.body.id, model: 'chat-fast', status: 'processing' });
+    expect(asked.body.id).to.match(/^sum_/);
+    const summary = await waitFor('the new summary', async () => {
+      const s = (await gw.api(key, 'GET', `/v1/summaries/${asked.body.id}`)).body;
+      return s.status !== 'processing' ? s : null;
+    });
+    await waitFor('the summary reservation to close', async () => (await balance()).frozen === 0);
+    const done = (await gw.api(key, 'GET', `/v1/summaries/${asked.body.id}`)).body;
+    expect(summary.status).to.equal('succeeded');
+    expectValidReport(done.report);
+    expectReferencesSound(done.report);
+    expect(done.report.quality).to.deep.equal({ status: 'complete', issues: [] });
+    expect(done.report.segments).to.deep.equal(task.report.segments);
+    expect(done.summary.quality).to.equal('complete');
+    expect(done.usage.amount).to.equal(flashAmount(done.usage.flash_input_tokens, done.usage.flash_output_tokens));
+    expect(afterTask.available - (await balance()).available).to.equal(done.usage.amount);
+    expect(await lastLedgerEntry()).to.include({ type: 'settlement', amount: done.usage.amount });
+    // The minutes task itself is history: neither its data nor its billing changed.
+    expect((await get(res.body.id)).body).to.deep.equal(task);
+    const list = (await gw.api(key, 'GET', '/v1/summaries')).body;
+    expect(list.data.map((s: any) => s.id)).to.include(asked.body.id);
+  });
+
+  it('reads a stored result whose summary is unavailable as failed, without rewriting its data or billing', async () => {
+    const res = await create({ model: 'service-minutes', file_url: media('garbled.mp3', { sim_duration_ms: '30000', sim_summary: 'invalid' }), source_lang: 'en_us' });
+    await settled(res.body.id);
+    // A new summary whose answer is unusable again: stored as the upstream's result, billed by its tokens.
+    const asked = await gw.api(key, 'POST', '/v1/summaries', { task_id: res.body.id });
+    expect(asked.status).to.equal(202);
+    await waitFor('the summary to be billed', async () => {
+      const { rows } = await gw.pool.query(`SELECT billing_status FROM rm.tasks WHERE task_id = $1`, [asked.body.id]);
+      return rows[0]?.billing_status === 'settled';
+    });
+    const { rows } = await gw.pool.query(`SELECT status, billed_amount, usage, result->'report'->'quality' AS quality FROM rm.tasks WHERE task_id = $1`, [asked.body.id]);
+    expect(rows[0].status, 'stored as the upstream answered').to.equal('succeeded');
+    expect(rows[0].quality).to.deep.equal({ status: 'unavailable', issues: [{ code: 'summary_unparseable', path: '' }] });
+    const view = (await gw.api(key, 'GET', `/v1/summaries/${asked.body.id}`)).body;
+    expect(view).to.deep.include({ status: 'failed', summary_status: 'failed', error_code: 'summary_unavailable' });
+    expect(view.usage.amount).to.equal(Number(rows[0].billed_amount));
+    expect(view.usage.amount).to.equal(flashAmount(rows[0].usage.flash_input_tokens, rows[0].usage.flash_output_tokens));
+    const listed = (await gw.api(key, 'GET', '/v1/summaries?limit=100')).body.data.find((s: any) => s.id === asked.body.id);
+    expect(listed.status, 'the list view agrees').to.equal('failed');
+  });
+
+  it('transcribes a file uploaded through POST /v1/files, fetched by the provider through its signed link', async () => {
+    const form = new FormData();
+    form.append('purpose', 'minutes');
+    form.append('file', new Blob([wav(75, 100)], { type: 'audio/wav' }), 'interview.wav');
+    const uploaded = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(uploaded.status).to.equal(200);
+    const file = (await uploaded.json()) as any;
+    expect(file.url).to.match(/\/files\/uploads\/file_[0-9a-f]+\.wav\?expires=\d+&sig=[0-9a-f]{64}$/);
+    const res = await create({ model: 'service-minutes', file_url: file.url, source_lang: 'en_us' });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    // The simulated provider downloaded the WAV and measured it: 75 s.
+    expect(task.usage.duration_ms).to.equal(75_000);
+    expect(task.report.metadata.title).to.match(/^Minutes: /);
+    expect(task.usage.asr_amount).to.equal(asrAmount(75_000, SERVICE_RATE));
+
+    // A link to a deleted upload is refused up front.
+    expect((await gw.api(key, 'DELETE', `/v1/files/${file.id}`)).status).to.equal(200);
+    const gone = await create({ model: 'service-minutes', file_url: file.url });
+    expect(gone.status).to.equal(400);
+    expect(gone.body).to.deep.equal({ error: 'file_url names a file that no longer exists', type: 'invalid_request_error' });
+  });
+
+  it('answers errors in shape B: 401, 400 naming the field, 404 for unknown tasks and for other accounts', async () => {
+    const shapeB = (res: { body: any }) => expect(res.body).to.have.keys(['error', 'type']);
+    for (const res of [await create({ model: 'service-minutes', file_url: media('a.mp3') }, null), await get('mins_x', null), await gw.api('tr-invalid', 'GET', '/v1/audio/minutes')]) {
+      expect(res.status).to.equal(401);
+      expect(res.body).to.deep.equal({ error: 'invalid or missing API key', type: 'auth_error' });
+    }
+    expect((await gw.api(null, 'POST', '/v1/summaries', { task_id: 'x' })).body).to.deep.equal({ error: 'invalid or missing API key', type: 'auth_error' });
+
+    const url = media('a.mp3');
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ file_url: url }, /^model is required$/],
+      [{ model: 'chat-fast', file_url: url }, /^model must be one of /],
+      [{ model: 'service-minutes' }, /^file_url is required$/],
+      [{ model: 'service-minutes', file_url: 'ftp://files.example/a.mp3' }, /^file_url must match/],
+      [{ model: 'service-minutes', file_url: url, recorded_at: '2026-03-02T09:30:00' }, /^recorded_at /],
+      [{ model: 'service-minutes', file_url: url, recorded_at: '2026-02-30T09:30:00+08:00' }, /^recorded_at /],
+      [{ model: 'service-minutes', file_url: url, timezone: 'Mars/Olympus_Mons' }, /^timezone Mars\/Olympus_Mons is not an IANA time zone$/],
+      [{ model: 'service-minutes', file_url: media('recording') }, /^file_type is required when/],
+      [{ model: 'service-minutes', file_url: url, source_lang: 'fr_fr' }, /^source_lang must be one of zh_cn, en_us$/],
+      [{ model: 'service-minutes', file_url: url, number_of_speakers: -1 }, /^number_of_speakers /],
+      [{ model: 'service-minutes', file_url: url, colour: 'blue' }, /^colour is not a recognised field$/],
+      [{ model: 'partner-minutes', file_url: url }, /^partner-minutes needs at least one of features/],
+      [{ model: 'partner-minutes', file_url: url, features: { summary: false, qa: false } }, /^partner-minutes needs at least one of features/],
+      [{ model: 'partner-minutes', file_url: url, features: { translate: true, target_lang: 'zh_cn' } }, /^features.target_lang must differ from source_lang$/],
+      [{ model: 'service-minutes', file_url: media('huge.mp4', { sim_bytes: '1073741825' }) }, /^the file has 1073741825 bytes; service-minutes accepts files under 1073741824 bytes$/],
+    ];
+    const before = await balance();
+    for (const [body, message] of bad) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).to.equal(400);
+      shapeB(res);
+      expect(res.body.type).to.equal('invalid_request_error');
+      expect(res.body.error, JSON.stringify(body)).to.match(message);
+    }
+    expect((await create({ model: 'service-minutes', file_url: 'not json' })).status).to.equal(400);
+    expect(await balance(), 'a refused request changes nothing').to.deep.equal({ ...before, currency: 'CNY' });
+
+    // A recording without a suffix is accepted with an explicit file_type; a HEAD-less server is no obstacle.
+    const explicit = await create({ model: 'partner-minutes', file_url: media('recording', { sim_head: 'none' }), file_type: 'audio', features: { qa: true } });
+    expect(explicit.status).to.equal(200);
+
+    const missing = await get('mins_0000000000000000000000000000');
+    expect(missing.status).to.equal(404);
+    expect(missing.body).to.deep.equal({ error: 'minutes task mins_0000000000000000000000000000 not found', type: 'invalid_request_error' });
+    expect((await get(explicit.body.id, other)).status, "another account's task").to.equal(404);
+    shapeB(await get(explicit.body.id, other));
+    const otherList = (await gw.api(other, 'GET', '/v1/audio/minutes?limit=100')).body.data.map((t: any) => t.id);
+    expect(otherList).not.to.include(explicit.body.id);
+    await settled(explicit.body.id);
+  });
+
+  it('answers 402 in shape B when the estimate cannot be frozen, and changes nothing', async () => {
+    const poor = await gw.fundedAccount(SERVICE_ESTIMATE - 1);
+    const res = await create({ model: 'service-minutes', file_url: media('a.mp3') }, poor.key);
+    expect(res.status).to.equal(402);
+    expect(res.body).to.deep.equal({ error: 'insufficient balance for this request', type: 'insufficient_balance_error' });
+    expect((await balance(poor.key)).available).to.equal(SERVICE_ESTIMATE - 1);
+    // The partner model's estimate is higher still; a smaller one fits.
+    const rich = await gw.fundedAccount(PARTNER_ESTIMATE);
+    expect((await create({ model: 'partner-minutes', file_url: media('a.mp3'), features: { qa: true } }, rich.key)).status).to.equal(200);
+    await waitFor('the partner task to be billed', async () => (await balance(rich.key)).frozen === 0);
+  });
+
+  it('answers 502 in shape B when the speech provider is unavailable at submission, and releases the freeze', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_unavailable' }) });
+    expect(res.status).to.equal(502);
+    expect(res.body).to.deep.equal({ error: 'upstream: the speech service is temporarily unavailable', type: 'upstream_error' });
+    await waitFor('the release', async () => (await balance()).frozen === 0);
+    expect((await balance()).available).to.equal(before.available);
+    // A provider's refusal of the file is a 400.
+    const refused = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }) });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error).to.equal('the speech provider refused the file: the audio format is not supported');
+  });
+
+  it('lists the caller\'s minutes tasks newest first with a cursor', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await create({ model: 'partner-minutes', file_url: media(`p${i}.mp3`, { sim_duration_ms: '20000' }), features: { summary: true } })).body.id);
+    const first = (await gw.api(key, 'GET', '/v1/audio/minutes?limit=2')).body;
+    expect(first).to.include({ object: 'list', has_more: true });
+    expect(first.data.map((t: any) => t.id)).to.deep.equal([ids[2], ids[1]]);
+    const second = (await gw.api(key, 'GET', `/v1/audio/minutes?limit=2&after=${first.next_after}`)).body;
+    expect(second.data[0].id).to.equal(ids[0]);
+    expect(second.data[0]).to.include.keys(['id', 'model', 'status', 'usage', 'created_at', 'updated_at']);
+    for (const id of ids) await settled(id);
+  });
+});
+
+describe('meeting minutes: the summary time limit and the rate limit @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+
+  before(async () => {
+    gw = await startTestGateway({ TASK_POLL_MS: '20', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', MINUTES_SUMMARY_TIMEOUT_MS: '1200', RATE_LIMIT_PER_MINUTE: '4' });
+    ({ key } = await gw.fundedAccount(100_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key], 20_000));
+  after(async () => gw.close());
+
+  const media = (name: string, params: Record<string, string> = {}) => `${gw.upstreams.simulatorUrl}/sim/media/${name}?${new URLSearchParams(params)}`;
+
+  it('fails a summary still unfinished at the limit after the transcription, by a server-side timer, with summary_timeout and no retry', async () => {
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    const res = await gw.api(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: media('slow.mp3', { sim_duration_ms: '60000', sim_summary: 'slow' }) });
+    expect(res.status).to.equal(200);
+    const stream = `minutes-${res.body.id}`;
+    // No GET while it runs: only the server's own jobs can finish it.
+    const row = await waitFor(
+      'the task to fail',
+      async () => {
+        const { rows } = await gw.pool.query(`SELECT status, billing_status FROM rm.tasks WHERE task_id = $1`, [res.body.id]);
+        return rows[0]?.status === 'failed' && rows[0].billing_status !== 'reserved' ? rows[0] : null;
+      },
+      15_000,
+    );
+    expect(row.billing_status).to.equal('settled');
+    const events = (await gw.store.readStream(stream)).map((e) => e.type);
+    const succeededAt = Date.parse(((await gw.store.readStream(stream)).find((e) => e.type === 'TaskUpstreamSucceeded')!.data as { at: string }).at);
+    const failedAt = Date.parse(((await gw.store.readStream(stream)).find((e) => e.type === 'TaskFailed')!.data as { at: string }).at);
+    expect(failedAt - succeededAt, 'the limit counts from the transcription').to.be.within(1_200, 4_000);
+
+    const task = (await gw.api(key, 'GET', `/v1/audio/minutes/${res.body.id}`)).body;
+    expect(task.status).to.equal('failed');
+    expect(task).to.include({ transcription_status: 'succeeded', summary_status: 'failed', error_code: 'summary_timeout' });
+    expect(task.report.quality.status).to.equal('unavailable');
+    expect(task.report.quality.issues).to.deep.include({ code: 'summary_timeout', path: '' });
+    expectValidReport(task.report);
+    expect(task.transcription.sentences.length).to.be.greaterThan(0);
+    expect(task.usage).to.deep.include({ amount: asrAmount(60_000, SERVICE_RATE), flash_amount: 0 });
+    await waitFor('the release', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
+    expect(before.available - (await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(asrAmount(60_000, SERVICE_RATE));
+
+    // No automatic retry: no summary work is left scheduled, and the stage completed exactly once.
+    const { rows: jobs } = await gw.pool.query(`SELECT kind FROM jobs WHERE key = $1 AND kind LIKE 'minutes.%'`, [stream]);
+    expect(jobs).to.deep.equal([]);
+    await new Promise((r) => setTimeout(r, 500));
+    const later = (await gw.store.readStream(stream)).map((e) => e.type);
+    expect(later).to.deep.equal(events);
+    expect(later.filter((t) => t === 'TaskStageCompleted')).to.have.length(1);
+  });
+
+  it('answers 429 in shape B beyond the rate limit of the key', async () => {
+    const { key: limited } = await gw.fundedAccount(100_000_000);
+    const statuses: number[] = [];
+    let last: { status: number; body: any; headers: Headers } | null = null;
+    for (let i = 0; i < 6; i++) {
+      last = await gw.api(limited, 'POST', '/v1/audio/minutes', { model: 'partner-minutes', file_url: media(`r${i}.mp3`, { sim_duration_ms: '10000' }), features: { summary: true } });
+      statuses.push(last.status);
+    }
+    expect(statuses.filter((s) => s === 200)).to.have.length(4);
+    expect(statuses.slice(4)).to.deep.equal([429, 429]);
+    expect(last!.body).to.deep.equal({ error: 'rate limit of 4 requests per minute exceeded for this key', type: 'rate_limit_error' });
+    expect(last!.headers.get('retry-after')).to.match(/^\d+$/);
+    await waitFor('the tasks to be billed', async () => (await gw.api(limited, 'GET', '/v1/account')).body.balance.frozen === 0);
+  });
+});

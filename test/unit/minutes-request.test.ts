@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
+import '../../src/chat/model-type';
+import '../../src/minutes/model-type';
+import { ApiError } from '../../src/http/errors';
+import { inferFileType, isIanaZone, minutesCharges, minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
+
+describe('minutes requests: defaults, model rules and the estimate', () => {
+  const catalog = new Catalog(DEFAULT_CATALOG_FILE);
+  const service = minutesModel(catalog, 'service-minutes');
+  const partner = minutesModel(catalog, 'partner-minutes');
+  const normalize = (model = service, body: Record<string, unknown> = {}) =>
+    normalizeMinutesRequest(catalog, model, parseMinutesRequest({ model: model.id, file_url: 'https://media.example/m/sync.MP3?x=1', ...body }), 'req_1');
+
+  it('infers audio or video from the URL suffix, and nothing from anything else', () => {
+    expect(inferFileType(new URL('https://a.example/x/y.wav?download=1'))).to.equal('audio');
+    expect(inferFileType(new URL('https://a.example/y.MOV'))).to.equal('video');
+    expect(inferFileType(new URL('https://a.example/y.txt'))).to.equal(null);
+    expect(inferFileType(new URL('https://a.example/recording'))).to.equal(null);
+  });
+
+  it('accepts IANA zones only', () => {
+    for (const zone of ['Asia/Shanghai', 'America/Argentina/Buenos_Aires', 'UTC', 'Etc/GMT+8']) expect(isIanaZone(zone), zone).to.equal(true);
+    for (const zone of ['Mars/Base', '+08:00', 'Asia/', '', 'asia shanghai']) expect(isIanaZone(zone), zone).to.equal(false);
+  });
+
+  it('applies the defaults; service-minutes ignores features and all_activate and always identifies speakers', () => {
+    const r = normalize(service, { all_activate: true, features: { qa: true }, speaker_identification: false });
+    expect(r).to.deep.include({
+      file_type: 'audio',
+      file_name: 'sync.MP3',
+      source_lang: 'zh_cn',
+      all_activate: false,
+      speaker_identification: true,
+      number_of_speakers: 0,
+      need_word_time_series: false,
+      recorded_at: null,
+      timezone: null,
+      features: ['summary', 'chapters', 'todos'],
+      engine: 'auc_flash',
+      rate_per_hour: 1_200_000,
+      max_duration_ms: 7_200_000,
+    });
+    expect(r.summary).to.deep.equal({ model: 'chat-fast', input_per_million: 1_000_000, output_per_million: 4_000_000, max_output_tokens: 4096 });
+  });
+
+  it('takes partner features as asked, all of them with all_activate, and the other language as the default translation target', () => {
+    expect(normalize(partner, { features: { todos: true, qa: true } }).features).to.deep.equal(['todos', 'qa']);
+    const all = normalize(partner, { all_activate: true, source_lang: 'en_us', speaker_identification: false });
+    expect(all).to.deep.include({ all_activate: true, target_lang: 'zh_cn', speaker_identification: false, summary: null });
+    expect(all.features).to.deep.equal(['summary', 'chapters', 'todos', 'qa', 'translate']);
+    expect(() => normalize(partner, {})).to.throw(ApiError, /needs at least one of features/);
+  });
+
+  it('freezes 2 hours of ASR plus, for a summarising model, the summary\'s upper bound', () => {
+    // 2 h × 1.2 CNY/h, plus chat-fast's input budget (32768 − 4096 tokens at 1 CNY/M) and 4096 output tokens at 4 CNY/M.
+    expect(minutesEstimate(catalog, normalize(service))).to.equal(2_400_000 + (32_768 - 4_096) + 4_096 * 4);
+    expect(minutesEstimate(catalog, normalize(partner, { features: { qa: true } }))).to.equal(4_800_000);
+  });
+
+  it('charges ASR by duration and the summary by tokens, each rounded up once', () => {
+    const r = { ...normalize(service), file_bytes: null };
+    // 1 ms at 1.2 CNY/h is 1/3 minor unit: rounded up to 1.
+    expect(minutesCharges(r, { duration_ms: 1 })).to.deep.include({ asrAmount: 1, flashAmount: 0, amount: 1 });
+    expect(minutesCharges(r, { duration_ms: 180_000, flash_input_tokens: 1_001, flash_output_tokens: 250 })).to.deep.include({ asrAmount: 60_000, flashAmount: 2_001, amount: 62_001 });
+  });
+});
