@@ -1,0 +1,25 @@
+import Router from '@koa/router';
+import type { FeatureFactory } from '../gateway';
+import type { GatewayState } from '../http/context';
+import { botRoutes } from '../upstreams/simulator/bots';
+import { searchRoutes } from '../upstreams/simulator/search';
+import './model-types';
+import { getRiskReport, handleRiskCompletion } from './risk/handler';
+import { handleWebQa } from './webqa/handler';
+
+/**
+ * The agents: public-information risk screening over the web-search channel (errors in shape A)
+ * and the web Q&A agent proxied to the upstream agent channel. With no CHANNELS configured, the
+ * built-in simulator gains a web-search provider and a bot-chat provider.
+ */
+export const agentsFeature: FeatureFactory = (core) => {
+  core.upstreams.addSimulatorRoutes([...searchRoutes(), ...botRoutes()]);
+  const router = new Router<GatewayState>();
+  for (const path of ['/v1/agent/risk/chat/completions', '/v1/agent/risk/chat/completion']) router.post(path, (ctx) => handleRiskCompletion(core, ctx));
+  router.get('/v1/agent/risk/reports/:id', (ctx) => getRiskReport(core, ctx, ctx.params.id!));
+  for (const path of ['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions']) router.post(path, (ctx) => handleWebQa(core, ctx));
+  return {
+    routers: [router],
+    errorShapes: [[/^\/v1\/agent\/risk\//, 'risk']],
+  };
+};

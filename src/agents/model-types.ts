@@ -1,0 +1,95 @@
+import { defineModelType, MONEY_SCHEMA, TOKEN_PRICING_SCHEMA, type ModelEntry, type TokenPricing } from '../billing/catalog';
+
+/**
+ * The catalog types of the agents: `agent` (the risk screening agent), `search` (a web-search
+ * channel sold per query) and `bot` (a web Q&A bot billed by the tokens it reports).
+ */
+
+/** An agent has no price of its own: what it uses (searches, the writer) is billed at those models' rates. */
+export interface AgentCapabilities {
+  /** Only the last this many messages of a request are read. */
+  readonly max_messages: number;
+}
+
+export interface SearchPricing {
+  /** Charged for every successful search answered by the upstream, an empty answer included. */
+  readonly per_query: number;
+}
+
+export interface SearchCapabilities {
+  /** Results asked of the provider per query. */
+  readonly max_results: number;
+}
+
+export type BotPricing = TokenPricing;
+
+export type BotTier = 'pro' | 'basic';
+
+export interface BotCapabilities {
+  /** Pro bots answer with follow-up suggestions and cards and accept mixed-media messages. */
+  readonly tier: BotTier;
+  readonly max_output_tokens: number;
+  readonly context_window: number;
+  /** Models a request may ask the bot to answer with (`model`); empty: the bot's own only. */
+  readonly models: readonly string[];
+  /** The provider's id of the bot, when it differs from the gateway's id (hidden from clients). */
+  readonly upstream_model?: string;
+}
+
+defineModelType('agent', {
+  // No member may be added: the risk agent has no per-call fee.
+  pricing: { type: 'object', properties: {}, additionalProperties: false },
+  capabilities: {
+    type: 'object',
+    properties: { max_messages: { type: 'integer', minimum: 1, maximum: 100 } },
+    required: ['max_messages'],
+    additionalProperties: false,
+  },
+});
+
+defineModelType('search', {
+  pricing: { type: 'object', properties: { per_query: MONEY_SCHEMA }, required: ['per_query'], additionalProperties: false },
+  capabilities: {
+    type: 'object',
+    properties: { max_results: { type: 'integer', minimum: 1, maximum: 50 } },
+    required: ['max_results'],
+    additionalProperties: false,
+  },
+});
+
+defineModelType('bot', {
+  pricing: TOKEN_PRICING_SCHEMA,
+  capabilities: {
+    type: 'object',
+    properties: {
+      tier: { type: 'string', enum: ['pro', 'basic'] },
+      max_output_tokens: { type: 'integer', minimum: 1 },
+      context_window: { type: 'integer', minimum: 1 },
+      models: { type: 'array', items: { type: 'string', minLength: 1 } },
+      upstream_model: { type: 'string', minLength: 1 },
+    },
+    required: ['tier', 'max_output_tokens', 'context_window', 'models'],
+    additionalProperties: false,
+  },
+});
+
+/** Typed views of the catalog data; the schemas above guarantee the members. */
+export function agentCapabilities(model: ModelEntry): AgentCapabilities {
+  return model.capabilities as unknown as AgentCapabilities;
+}
+
+export function searchPricing(model: ModelEntry): SearchPricing {
+  return model.pricing as unknown as SearchPricing;
+}
+
+export function searchCapabilities(model: ModelEntry): SearchCapabilities {
+  return model.capabilities as unknown as SearchCapabilities;
+}
+
+export function botPricing(model: ModelEntry): BotPricing {
+  return model.pricing as unknown as BotPricing;
+}
+
+export function botCapabilities(model: ModelEntry): BotCapabilities {
+  return model.capabilities as unknown as BotCapabilities;
+}

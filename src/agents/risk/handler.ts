@@ -1,0 +1,163 @@
+import { charge as chargeOf } from '../../billing/money';
+import type { RequestCharge } from '../../billing/request-charge';
+import { metered } from '../../billing/metered';
+import type { Core } from '../../gateway';
+import { readJson } from '../../http/body';
+import { authOf, type GatewayContext } from '../../http/context';
+import { ApiError, toApiError } from '../../http/errors';
+import { SseResponse } from '../../http/sse';
+import { newId } from '../../ids';
+import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
+import { configuredModel, requireAllowed } from '../access';
+import { agentCapabilities, searchPricing } from '../model-types';
+import { DIMENSIONS } from './dimensions';
+import { riskDirectives } from './directives';
+import { RISK_REPORT_COMPLETED, riskReportStream, type RiskReportCompleted } from './events';
+import { extractSubject } from './extract';
+import { identityQuery } from './identity';
+import { coverageOf, type RiskResult } from './report';
+import { parseRiskRequest } from './schemas';
+import { screenCompany, type ScreeningInput, type ScreeningOutcome } from './screen-company';
+import { seconds } from './screening';
+import { writerEstimate } from './writer';
+
+export const RISK_AGENT_MODEL = 'risk-agent';
+
+/**
+ * POST /v1/agent/risk/chat/completions: reserve the most the request can cost (every search at
+ * the search rate, plus the writer's budget), screen, settle what was used, store the report, and
+ * answer it (plain, or streamed as chat-completion chunks ending with the whole result).
+ */
+export async function handleRiskCompletion(core: Core, ctx: GatewayContext): Promise<void> {
+  const request = parseRiskRequest(await readJson(ctx));
+  const agent = configuredModel(core.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent');
+  const maxMessages = agentCapabilities(agent).max_messages;
+  const used = request.messages.slice(-maxMessages);
+  const lastUser = [...used].reverse().find((m) => m.role === 'user');
+  if (!lastUser) throw new ApiError(400, 'user_message_required', `a user message is required among the last ${maxMessages} messages`, { param: 'messages' });
+  const subject = extractSubject(used);
+  if (subject.name === null && subject.validCode === null && subject.invalidCodes.length === 0) {
+    throw new ApiError(400, 'company_required', 'name the company (for example 「青峦数据科技有限公司」) or give its unified social credit code', { param: 'messages' });
+  }
+  const identifyOnly = request.identify === true;
+  const search = configuredModel(core.catalog, core.config.riskSearchModel, 'search', 'web-search');
+  const writer = identifyOnly ? null : configuredModel(core.catalog, core.config.riskWriterModel, 'chat', 'report writer');
+  requireAllowed(authOf(ctx), writer ? [agent, search, writer] : [agent, search], 'the risk endpoint');
+
+  const searches = identityQuery(subject) === null ? 0 : identifyOnly ? 1 : 1 + DIMENSIONS.length;
+  const estimate = chargeOf([[searches, searchPricing(search).per_query]]) + (writer && searches > 0 ? writerEstimate(writer) : 0);
+  const reportId = newId('risk');
+  const input = {
+    subject,
+    identifyOnly,
+    directives: riskDirectives(lastUser.content, core.upstreams.simulatorUrl !== null),
+    search,
+    writer,
+    requestId: ctx.state.requestId,
+    logger: ctx.state.logger,
+  };
+  await metered(core, ctx, { model: agent, estimate }, (charge) =>
+    request.stream ? streamRisk(core, ctx, reportId, input, charge) : completeRisk(core, ctx, reportId, input, charge),
+  );
+}
+
+type BaseInput = Omit<ScreeningInput, 'stream' | 'onText' | 'signal'>;
+
+async function completeRisk(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
+  const outcome = await screenCompany(core, { ...input, stream: false, onText: async () => undefined });
+  ctx.body = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+}
+
+/**
+ * The streaming design: the answer opens at once (after the reservation) with the assistant role
+ * chunk and `: ping` comments while the searches run; the summary follows as content deltas as the
+ * writer streams it (then the gateway's fallback, if the writer failed, and the caveats); then a
+ * `finish_reason: "stop"` chunk; then one chunk with `choices: []`, `usage` and `risk_result` (the
+ * same object as the non-streamed answer, and as GET /v1/agent/risk/reports/{id}); then
+ * `data: [DONE]`. A failure after the stream opened is sent as `data: {"error": {message, code},
+ * "request_id"}` (shape A) and ends the stream.
+ */
+async function streamRisk(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
+  const sse = new SseResponse(ctx, core.config.ssePingMs);
+  const writerAbort = new AbortController();
+  sse.clientGone.addEventListener('abort', () => writerAbort.abort());
+  const base = { id: reportId, object: 'chat.completion.chunk', created: seconds(core.clock()), model: RISK_AGENT_MODEL };
+  const delta = (d: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] });
+  try {
+    await sse.data(delta({ role: 'assistant', content: '' }, null));
+    const outcome = await screenCompany(core, {
+      ...input,
+      stream: true,
+      signal: writerAbort.signal,
+      onText: (piece) => sse.data(delta({ content: piece }, null)),
+    });
+    const result = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+    await sse.data(delta({}, 'stop'));
+    await sse.data({ ...base, choices: [], usage: result.usage, risk_result: result });
+    await sse.data('[DONE]');
+  } catch (err) {
+    const error = toApiError(err) ?? new ApiError(500, 'internal_error', 'internal error');
+    if (!charge.closed) await charge.release(`risk screening failed: ${error.code}`);
+    if (error.status >= 500) ctx.state.logger.error({ err }, 'risk stream failed');
+    await sse.data({ error: { message: error.message, code: error.code }, request_id: ctx.state.requestId });
+  } finally {
+    sse.end();
+  }
+}
+
+/** Settles before storing: completed searches are billed even if storing the report fails. */
+async function settleAndStore(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, outcome: ScreeningOutcome, charge: RequestCharge): Promise<RiskResult> {
+  await charge.settle(outcome.amount, {
+    model: RISK_AGENT_MODEL,
+    report_id: reportId,
+    search_model: input.search.id,
+    query_calls: outcome.usage.query_calls,
+    query_cached_calls: outcome.usage.query_cached_calls,
+    query_request_ids: outcome.usage.query_request_ids,
+    writer_model: input.writer?.id ?? null,
+    prompt_tokens: outcome.usage.prompt_tokens,
+    completion_tokens: outcome.usage.completion_tokens,
+  });
+  const now = core.clock();
+  const result: RiskResult = {
+    id: reportId,
+    object: 'chat.completion',
+    created: seconds(now),
+    model: RISK_AGENT_MODEL,
+    company: outcome.company,
+    report: {
+      source: 'web_search',
+      rating: 'unknown',
+      score: null,
+      summary: outcome.summary,
+      fetched_at: seconds(now),
+      coverage: coverageOf(outcome.dimensions),
+      warnings: outcome.warnings,
+      dimensions: outcome.dimensions,
+    },
+    choices: [{ index: 0, message: { role: 'assistant', content: outcome.summary }, finish_reason: 'stop' }],
+    cards: outcome.cards,
+    usage: outcome.usage,
+  };
+  const event: RiskReportCompleted = {
+    type: RISK_REPORT_COMPLETED,
+    data: { reportId, accountId: authOf(ctx).accountId, requestId: ctx.state.requestId, identifyOnly: input.identifyOnly, createdAt: now.toISOString(), result },
+  };
+  const appended = await core.store.append(riskReportStream(reportId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+  // Read your writes: the report, and the cache entries appended before it, are readable once answered.
+  await core.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], core.config.projectionWaitMs);
+  return result;
+}
+
+/** GET /v1/agent/risk/reports/{id}: a stored report of the caller's account, as it was answered. */
+export async function getRiskReport(core: Core, ctx: GatewayContext, reportId: string): Promise<void> {
+  const auth = authOf(ctx);
+  requireAllowed(auth, [configuredModel(core.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent')], 'reading risk reports');
+  await core.progress.waitForStream(riskReportStream(reportId), ['risk_reports'], core.config.projectionWaitMs);
+  const { rows } = await core.pool.query<{ result: RiskResult }>(`SELECT result FROM ${READ_MODEL_SCHEMA}.risk_reports WHERE report_id = $1 AND account_id = $2`, [
+    reportId,
+    auth.accountId,
+  ]);
+  if (!rows[0]) throw new ApiError(404, 'report_not_found', `no risk report ${reportId} for this account`);
+  ctx.body = rows[0].result;
+}

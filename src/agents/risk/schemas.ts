@@ -1,0 +1,35 @@
+import { validator } from '../../http/validation';
+
+export interface RiskRequest {
+  /** Accepted so that OpenAI-compatible clients can call the endpoint; only `risk-agent`. */
+  model?: string;
+  messages: { role: 'system' | 'user' | 'assistant'; content: string; name?: string }[];
+  stream?: boolean;
+  identify?: boolean;
+}
+
+export const parseRiskRequest = validator<RiskRequest>({
+  type: 'object',
+  properties: {
+    model: { type: 'string', enum: ['risk-agent'] },
+    messages: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        properties: {
+          role: { type: 'string', enum: ['system', 'user', 'assistant'] },
+          content: { type: 'string', maxLength: 100_000 },
+          name: { type: 'string' },
+        },
+        required: ['role', 'content'],
+        additionalProperties: false,
+      },
+    },
+    stream: { type: 'boolean' },
+    identify: { type: 'boolean' },
+  },
+  required: ['messages'],
+  additionalProperties: false,
+});

@@ -1,0 +1,147 @@
+import type { ModelEntry } from '../../billing/catalog';
+import type { Core } from '../../gateway';
+import { charge } from '../../billing/money';
+import { ApiError } from '../../http/errors';
+import type { Logger } from '../../log';
+import { UpstreamError } from '../../upstreams/channel';
+import { mapBounded } from '../concurrency';
+import { searchPricing } from '../model-types';
+import type { SearchResult } from '../search/events';
+import { WebSearch } from '../search/web-search';
+import { DIMENSIONS, dimensionQuery } from './dimensions';
+import type { RiskDirectives } from './directives';
+import type { Subject } from './extract';
+import { identityQuery, resolveIdentity, type Company } from './identity';
+import { CAVEATS, fallbackSummary, historicalWarning, identitySummary, usageOf, type RiskUsage } from './report';
+import { cardFor, screenDimension, type Card, type DimensionItem } from './screening';
+import { NO_WRITER_USAGE, runWriter, writerCharge, writerMessages, type WriterUsage } from './writer';
+
+export interface ScreeningInput {
+  readonly subject: Subject;
+  readonly identifyOnly: boolean;
+  readonly directives: RiskDirectives;
+  readonly search: ModelEntry;
+  /** null in identify mode. */
+  readonly writer: ModelEntry | null;
+  readonly requestId: string;
+  readonly logger: Logger;
+  /** Stream the writer's answer (else one call). */
+  readonly stream: boolean;
+  /** Receives the chat message's text, piece by piece, as it is produced. */
+  readonly onText: (piece: string) => Promise<void>;
+  /** Aborts the writer (the client left). */
+  readonly signal?: AbortSignal;
+}
+
+export interface ScreeningOutcome {
+  readonly company: Company;
+  readonly dimensions: readonly DimensionItem[];
+  readonly cards: readonly Card[];
+  readonly warnings: readonly string[];
+  readonly summary: string;
+  readonly usage: RiskUsage;
+  /** What the request costs: billed searches at the search rate plus the writer's tokens. */
+  readonly amount: number;
+}
+
+interface SearchRecord {
+  readonly cached: boolean;
+  readonly requestId: string;
+}
+
+/**
+ * The risk agent's work: one identity search, then (unless only identity was asked for, or no
+ * legal name stands behind a bare credit code) one search per dimension, a bounded number at a
+ * time, and the writer. A failed search costs nothing and fails only its dimension; when not a
+ * single search could be answered the request fails with 502 (and nothing is billed).
+ */
+export async function screenCompany(core: Core, input: ScreeningInput): Promise<ScreeningOutcome> {
+  const web = new WebSearch(core, input.search);
+  const official = core.config.riskOfficialDomains;
+  // Answered searches by the order they were asked in (they finish in any order).
+  const answered: (SearchRecord | undefined)[] = [];
+  let attempted = 0;
+  const searches = (): SearchRecord[] => answered.filter((s): s is SearchRecord => s !== undefined);
+  const search = async (query: string, domain: string, target: string): Promise<{ results: readonly SearchResult[]; fetchedAt: Date } | { failure: string }> => {
+    const slot = attempted++;
+    try {
+      const answer = await web.search(query, domain, { requestId: input.requestId, logger: input.logger, simDirective: input.directives.searchDirective(target) });
+      answered[slot] = { cached: answer.cached, requestId: answer.requestId };
+      return answer;
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      input.logger.warn({ err, target }, 'risk search failed');
+      return { failure: err.message };
+    }
+  };
+  const noAnswer = (): ApiError => new ApiError(502, 'search_unavailable', 'the web-search channel answered none of the searches; nothing was billed');
+
+  const warnings: string[] = [];
+  const identitySearch = identityQuery(input.subject);
+  let identityResults: readonly SearchResult[] | null = null;
+  if (identitySearch) {
+    const answer = await search(identitySearch.query, identitySearch.domain, 'identity');
+    if ('failure' in answer) warnings.push(`the identity search failed (${answer.failure})`);
+    else identityResults = answer.results;
+  }
+  const identity = resolveIdentity(input.subject, identityResults, official);
+  warnings.push(...identity.warnings);
+  const { company } = identity;
+
+  if (input.identifyOnly || identity.screeningName === null || !input.writer) {
+    if (attempted > 0 && searches().length === 0) throw noAnswer();
+    const summary = `${identitySummary(company)}\n\n${CAVEATS}`;
+    await input.onText(summary);
+    return outcome(input, company, [], [], warnings, summary, searches(), NO_WRITER_USAGE);
+  }
+
+  const name = identity.screeningName;
+  const screened = await mapBounded(DIMENSIONS, core.config.riskSearchConcurrency, async (dimension) => {
+    const answer = await search(dimensionQuery(name, dimension), dimension.domain, dimension.data_type);
+    if ('failure' in answer) return { screened: screenDimension(dimension, null, name, official, core.clock()), failure: `the ${dimension.data_type} (${dimension.label}) search failed (${answer.failure})` };
+    return { screened: screenDimension(dimension, answer, name, official, core.clock()), failure: null };
+  });
+  if (searches().length === 0) throw noAnswer();
+  warnings.push(...screened.flatMap((s) => (s.failure ? [s.failure] : [])));
+  const dimensions = screened.map((s) => s.screened.item);
+  const historical = historicalWarning(dimensions, core.clock());
+  if (historical) warnings.push(historical);
+  const cached = searches().filter((s) => s.cached).length;
+  if (cached > 0) warnings.push(`${cached} search answer(s) came from the search cache (younger than ${Math.round(core.config.searchCacheTtlMs / 3_600_000)} h) and were not billed`);
+  const cards = screened.flatMap((s) => cardFor(s.screened, name, company.credit_code) ?? []);
+
+  const writer = input.writer;
+  const written = await runWriter(core, writer, writerMessages({ company, screenedName: name, dimensions, warnings }, input.directives.writer), {
+    stream: input.stream,
+    onText: input.onText,
+    signal: input.signal,
+    logger: input.logger,
+  });
+  let summary = written.text;
+  if (written.failure) {
+    warnings.push(`the report writer failed (${written.failure}); the gateway wrote the summary`);
+    const fallback = `${summary ? '\n\n' : ''}${fallbackSummary(name, dimensions)}`;
+    await input.onText(fallback);
+    summary += fallback;
+  }
+  const caveats = `${summary ? '\n\n' : ''}${CAVEATS}`;
+  await input.onText(caveats);
+  summary += caveats;
+  return outcome(input, company, dimensions, cards, warnings, summary, searches(), written.usage);
+}
+
+function outcome(
+  input: ScreeningInput,
+  company: Company,
+  dimensions: readonly DimensionItem[],
+  cards: readonly Card[],
+  warnings: readonly string[],
+  summary: string,
+  searches: readonly SearchRecord[],
+  writerUsage: WriterUsage,
+): ScreeningOutcome {
+  const usage = usageOf(searches, writerUsage);
+  // Searches are whole multiples of the rate; the writer's tokens are rounded once, in tokenCharge.
+  const amount = charge([[usage.query_calls, searchPricing(input.search).per_query]]) + (input.writer ? writerCharge(input.writer, writerUsage) : 0);
+  return { company, dimensions, cards, warnings, summary, usage, amount };
+}

@@ -1,0 +1,85 @@
+import type { ModelEntry } from '../../billing/catalog';
+import type { Core } from '../../gateway';
+import { newId } from '../../ids';
+import type { Logger } from '../../log';
+import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
+import { UpstreamError } from '../../upstreams/channel';
+import { searchCapabilities } from '../model-types';
+import { normalizeQuery, SEARCH_CACHE_EVENT, searchCacheKey, searchCacheStream, type SearchResult, type SearchResultCached } from './events';
+
+export interface SearchAnswer {
+  readonly results: readonly SearchResult[];
+  /** The provider's request id of the search that produced these results (for a cached answer: the original one). */
+  readonly requestId: string;
+  readonly fetchedAt: Date;
+  /** Answered from the cache: not billed. */
+  readonly cached: boolean;
+}
+
+/**
+ * The web-search channel behind a read-through cache. A fresh cached answer (younger than
+ * SEARCH_CACHE_TTL_MS by the gateway's clock) is reused; otherwise the provider is asked and its
+ * answer, empty or not, is appended as a `SearchResultCached` event. Billing is the caller's: a
+ * non-cached answer is one billable search; a failure throws UpstreamError and is neither billed
+ * nor cached.
+ */
+export class WebSearch {
+  constructor(
+    private readonly core: Core,
+    readonly model: ModelEntry,
+  ) {}
+
+  async search(query: string, domain: string | null, options: { requestId: string; logger: Logger; simDirective?: string }): Promise<SearchAnswer> {
+    const key = searchCacheKey(query, domain);
+    const cached = await this.cached(key);
+    if (cached) return cached;
+
+    // A simulator directive rides on the wire only; it is not part of the query or its key.
+    const wireQuery = options.simDirective ? `${query} ${options.simDirective}` : query;
+    const answer = await this.core.upstreams
+      .channel(this.model.channel)
+      .json<{ request_id?: unknown; results?: unknown }>('POST', '/search', { query: wireQuery, domain, max_results: searchCapabilities(this.model).max_results });
+    if (!Array.isArray(answer.results)) throw new UpstreamError(502, 'the search provider answered without a results array', 'upstream_invalid_answer', 'protocol');
+    const results = answer.results.flatMap(toResult);
+    const requestId = typeof answer.request_id === 'string' && answer.request_id !== '' ? answer.request_id : newId('srch');
+    const fetchedAt = this.core.clock();
+    const event: SearchResultCached = {
+      type: SEARCH_CACHE_EVENT,
+      data: { key, query: normalizeQuery(query), domain, results, requestId, fetchedAt: fetchedAt.toISOString() },
+    };
+    try {
+      await this.core.store.append(searchCacheStream(key), [{ ...event, metadata: { requestId: options.requestId } }], { expectedVersion: 'any' });
+    } catch (err) {
+      // The answer was paid for and is good; only its reuse is lost.
+      options.logger.warn({ err, key }, 'could not cache a search answer');
+    }
+    return { results, requestId, fetchedAt, cached: false };
+  }
+
+  private async cached(key: string): Promise<SearchAnswer | null> {
+    const freshAfter = new Date(this.core.clock().getTime() - this.core.config.searchCacheTtlMs);
+    const { rows } = await this.core.pool.query<{ results: SearchResult[]; request_id: string; fetched_at: Date }>(
+      `SELECT results, request_id, fetched_at FROM ${READ_MODEL_SCHEMA}.search_cache WHERE cache_key = $1 AND fetched_at > $2`,
+      [key, freshAfter],
+    );
+    const row = rows[0];
+    return row ? { results: row.results, requestId: row.request_id, fetchedAt: row.fetched_at, cached: true } : null;
+  }
+}
+
+function toResult(raw: unknown): SearchResult[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const r = raw as Record<string, unknown>;
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const url = text(r['url']);
+  if (url === '') return [];
+  let site = text(r['site']);
+  if (site === '') {
+    try {
+      site = new URL(url).hostname;
+    } catch {
+      site = '';
+    }
+  }
+  return [{ title: text(r['title']), url, snippet: text(r['snippet']), published_at: text(r['published_at']), site }];
+}

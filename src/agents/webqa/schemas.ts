@@ -1,0 +1,103 @@
+import { messagesSchema, type ChatMessage } from '../../chat/schemas';
+import { ApiError } from '../../http/errors';
+import { validator } from '../../http/validation';
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'file_url'; file_url: { url: string } }
+  | { type: 'audio_url'; audio_url: { url: string } };
+
+export interface WebQaMessage extends Omit<ChatMessage, 'content'> {
+  /** Text, or parts: text and media (mixed media needs a Pro bot). */
+  content: string | ContentPart[];
+}
+
+export interface ExtensionOptions {
+  /** Continue a conversation the upstream agent keeps. */
+  conversation_id?: string;
+  /** The end user, for the upstream's per-user memory; default: the caller's account. */
+  user_id?: string;
+  /** Follow-up suggestions (Pro bots: default true). */
+  follow_ups?: boolean;
+  /** Cards (Pro bots: default true). */
+  cards?: boolean;
+}
+
+export interface WebQaRequest {
+  bot_id: string;
+  messages: WebQaMessage[];
+  stream?: boolean;
+  model?: string;
+  extension_options?: ExtensionOptions;
+}
+
+const URL_OBJECT = { type: 'object', properties: { url: { type: 'string', minLength: 1 } }, required: ['url'], additionalProperties: false };
+const MEDIA = ['image_url', 'file_url', 'audio_url'] as const;
+
+const validate = validator<WebQaRequest>({
+  type: 'object',
+  properties: {
+    bot_id: { type: 'string', minLength: 1 },
+    messages: messagesSchema({
+      anyOf: [
+        { type: 'string' },
+        {
+          type: 'array',
+          minItems: 1,
+          items: {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['text', ...MEDIA] },
+              text: { type: 'string' },
+              image_url: URL_OBJECT,
+              file_url: URL_OBJECT,
+              audio_url: URL_OBJECT,
+            },
+            required: ['type'],
+            additionalProperties: false,
+          },
+        },
+      ],
+    }),
+    stream: { type: 'boolean' },
+    model: { type: 'string', minLength: 1 },
+    extension_options: {
+      type: 'object',
+      properties: {
+        conversation_id: { type: 'string', minLength: 1, maxLength: 128 },
+        user_id: { type: 'string', minLength: 1, maxLength: 128 },
+        follow_ups: { type: 'boolean' },
+        cards: { type: 'boolean' },
+      },
+      additionalProperties: false,
+    },
+  },
+  required: ['bot_id', 'messages'],
+  additionalProperties: false,
+});
+
+/** Validates the body; a part must carry the member its type names (`text`, `image_url`…). */
+export function parseWebQaRequest(body: unknown): WebQaRequest {
+  const request = validate(body);
+  request.messages.forEach((message, i) => {
+    if (typeof message.content === 'string') return;
+    message.content.forEach((part, j) => {
+      const member = (part as Record<string, unknown>)[part.type];
+      if (member === undefined) throw new ApiError(400, 'invalid_request', `messages[${i}].content[${j}].${part.type} is required`, { param: `messages[${i}].content[${j}].${part.type}` });
+    });
+  });
+  return request;
+}
+
+/** The parts of the request that are not text: mixed media. */
+export function mediaParts(request: WebQaRequest): { param: string }[] {
+  return request.messages.flatMap((m, i) =>
+    typeof m.content === 'string' ? [] : m.content.flatMap((p, j) => (p.type === 'text' ? [] : [{ param: `messages[${i}].content[${j}]` }])),
+  );
+}
+
+/** The text of a message, for token counting: its text parts joined by newlines. */
+export function messageText(message: WebQaMessage): string {
+  return typeof message.content === 'string' ? message.content : message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+}

@@ -1,0 +1,413 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { isValidCreditCode } from '../../src/agents/risk/credit-code';
+import { CAVEATS } from '../../src/agents/risk/report';
+import { searchPricing } from '../../src/agents/model-types';
+import { tokenCharge } from '../../src/billing/money';
+import { chatPricing } from '../../src/chat/model-type';
+import { FICTIONAL_COMPANIES as CO } from '../../src/upstreams/simulator/corpus';
+import { searchRoutes } from '../../src/upstreams/simulator/search';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+const DAY = 86_400_000;
+const NINE = ['cpws', 'zxgg', 'shixin', 'ktgg', 'fygg', 'sifacdk', 'satparty_qs', 'satparty_chufa', 'satparty_fzc'];
+const RISK = '/v1/agent/risk/chat/completions';
+
+describe('risk screening agent @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let now = new Date('2026-03-01T08:00:00Z');
+  /** Queries the simulated search provider received, in order. */
+  let providerQueries: string[] = [];
+  let perQuery: number;
+  let writerPricing: ReturnType<typeof chatPricing>;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200', UPSTREAM_TIMEOUT_MS: '1500' }, { clock: () => now });
+    // Count what reaches the provider: the real simulated search route behind a spy.
+    const real = searchRoutes()[0]!;
+    gw.upstreams.addSimulatorRoutes([{ ...real, handler: (ctx) => (providerQueries.push(String((ctx.body as { query?: unknown }).query)), real.handler(ctx)) }]);
+    ({ key } = await gw.fundedAccount(1_000_000_000));
+    perQuery = searchPricing(gw.catalog.get('web-search')!).per_query;
+    writerPricing = chatPricing(gw.catalog.get('chat-fast')!);
+    expect(perQuery).to.be.greaterThan(0);
+  });
+  beforeEach(() => {
+    // Every test starts after the previous test's cache entries expired.
+    now = new Date(now.getTime() + 2 * DAY);
+    providerQueries = [];
+  });
+  afterEach(async () => {
+    const me = await gw.api(key, 'GET', '/v1/account');
+    expect(me.body.balance.frozen, 'no reservation is left open').to.equal(0);
+    await gw.expectAuditClean();
+  });
+  after(async () => gw.close());
+
+  const user = (content: string, extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content }], ...extra });
+
+  async function available(k = key): Promise<number> {
+    return (await gw.api(k, 'GET', '/v1/account')).body.balance.available as number;
+  }
+
+  /** Calls the endpoint and measures what the account was charged. */
+  async function screen(body: unknown, k = key, path = RISK) {
+    const before = await available(k);
+    const res = await gw.api(k, 'POST', path, body);
+    return { ...res, charge: before - (await available(k)) };
+  }
+
+  /** searches × the web-search rate + the writer's tokens at the writer's prices. */
+  function expectedCharge(usage: { query_calls: number; prompt_tokens: number; completion_tokens: number }): number {
+    return usage.query_calls * perQuery + tokenCharge(writerPricing, usage.prompt_tokens, usage.completion_tokens);
+  }
+
+  function expectShapeA(res: { status: number; body: any; headers: Headers }, status: number, code: string): void {
+    expect(res.status).to.equal(status);
+    expect(res.body).to.have.all.keys('error', 'request_id');
+    expect(res.body.error).to.have.all.keys('message', 'code');
+    expect(res.body.error.code).to.equal(code);
+    expect(res.body.error.message).to.be.a('string').and.not.equal('');
+    expect(res.body.request_id).to.equal(res.headers.get('x-request-id'));
+  }
+
+  describe('identity', () => {
+    it('matched: a unique labelled name with a valid code in an official registry page; identify makes exactly one search', async () => {
+      const res = await screen(user(`请核实「${CO.qingluan.name}」的身份`, { identify: true }));
+      expect(res.status).to.equal(200);
+      expect(providerQueries, 'one search reached the provider').to.have.length(1);
+      expect(res.body.company).to.deep.equal({
+        keyword: CO.qingluan.name,
+        resolved_name: CO.qingluan.name,
+        credit_code: CO.qingluan.code,
+        status: '存续',
+        identity_status: 'matched',
+        sources: [{ title: `${CO.qingluan.name} - 企业信用信息公示`, url: `https://www.gsxt.gov.example/corp/${CO.qingluan.code}` }],
+      });
+      expect(isValidCreditCode(res.body.company.credit_code)).to.equal(true);
+      expect(res.body.report.dimensions).to.deep.equal([]);
+      expect(res.body.usage).to.deep.include({ query_calls: 1, query_cached: false, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+      expect(res.body.usage.query_request_ids).to.have.length(1);
+      expect(res.charge).to.equal(perQuery);
+      expect(res.body.choices[0].message.content).to.equal(res.body.report.summary);
+      expect(res.body.report.summary).to.include(CAVEATS);
+      // Stored, and readable as it was answered.
+      const stored = await gw.api(key, 'GET', `/v1/agent/risk/reports/${res.body.id}`);
+      expect(stored.status).to.equal(200);
+      expect(stored.body).to.deep.equal(res.body);
+    });
+
+    it('matched from a credit code alone, through the alias path', async () => {
+      const res = await screen(user(`统一社会信用代码 ${CO.qingluan.code.toLowerCase()}`, { identify: true }), key, '/v1/agent/risk/chat/completion');
+      expect(res.status).to.equal(200);
+      expect(res.body.company).to.deep.include({ keyword: CO.qingluan.code, resolved_name: CO.qingluan.name, credit_code: CO.qingluan.code, identity_status: 'matched' });
+      expect(providerQueries).to.deep.equal([CO.qingluan.code]);
+      expect(res.charge).to.equal(perQuery);
+    });
+
+    it('user_provided: a partial name that fits two registered companies, and a name only an unofficial site knows', async () => {
+      const ambiguous = await screen(user('请筛查「松川物流」', { identify: true }));
+      expect(ambiguous.status).to.equal(200);
+      expect(ambiguous.body.company).to.deep.include({ keyword: '松川物流', resolved_name: '', credit_code: '', identity_status: 'user_provided' });
+      expect(ambiguous.body.company.sources.map((s: { url: string }) => s.url)).to.have.members([
+        `https://www.gsxt.gov.example/corp/${CO.songchuan.code}`,
+        `https://www.gsxt.gov.example/corp/${CO.songchuanShenzhen.code}`,
+      ]);
+      expect(ambiguous.body.report.warnings.join('\n')).to.include('fits 2 companies');
+      expect(providerQueries).to.have.length(1);
+
+      // The full name of one of them is unique: matched.
+      const full = await screen(user(`「${CO.songchuanShenzhen.name}」`, { identify: true }));
+      expect(full.body.company).to.deep.include({ resolved_name: CO.songchuanShenzhen.name, credit_code: CO.songchuanShenzhen.code, status: '注销', identity_status: 'matched' });
+
+      // A labelled name and a valid code, but on an aggregator: not an official document.
+      const unofficial = await screen(user(`${CO.yunshan.name}的风险`, { identify: true }));
+      expect(unofficial.body.company).to.deep.include({ keyword: CO.yunshan.name, resolved_name: '', credit_code: '', identity_status: 'user_provided' });
+      expect(unofficial.body.company.sources).to.deep.equal([]);
+      expect(ambiguous.charge + full.charge + unofficial.charge).to.equal(3 * perQuery);
+    });
+
+    it('company_unresolved: a valid code with no legal name anywhere; the identity search stays billed and nothing else runs', async () => {
+      expect(isValidCreditCode(CO.nameless.code)).to.equal(true);
+      const res = await screen(user(`筛查 ${CO.nameless.code}`));
+      expect(res.status).to.equal(200);
+      expect(res.body.company).to.deep.equal({
+        keyword: CO.nameless.code,
+        resolved_name: '',
+        credit_code: CO.nameless.code,
+        status: '',
+        identity_status: 'company_unresolved',
+        sources: [],
+      });
+      expect(providerQueries, 'the identity search only').to.deep.equal([CO.nameless.code]);
+      expect(res.body.report.dimensions).to.deep.equal([]);
+      expect(res.body.report.coverage).to.deep.equal({ total: 9, queried: 0, failed: 0, with_evidence: 0, unverified: 0 });
+      expect(res.body.usage).to.deep.include({ query_calls: 1, prompt_tokens: 0, completion_tokens: 0 });
+      expect(res.charge).to.equal(perQuery);
+    });
+
+    it('a wrong check character is never valid: from the client, and in an official page', async () => {
+      // The client's code fails its check: not searched, not matched, warned about; nothing to bill.
+      const bad = await screen(user('请筛查 91110000600037341N'));
+      expect(bad.status).to.equal(200);
+      expect(bad.body.company).to.deep.include({ keyword: '91110000600037341N', credit_code: '', identity_status: 'company_unresolved' });
+      expect(bad.body.report.warnings[0]).to.include('91110000600037341N').and.include('check character');
+      expect(providerQueries).to.deep.equal([]);
+      expect(bad.charge).to.equal(0);
+
+      // The registry page of 白鹭湾 shows a code with a wrong check character: the name stays user_provided.
+      expect(isValidCreditCode(CO.bailuwan.code)).to.equal(false);
+      const typo = await screen(user(`「${CO.bailuwan.name}」`, { identify: true }));
+      expect(typo.body.company).to.deep.include({ identity_status: 'user_provided', resolved_name: '', credit_code: '' });
+      expect(typo.body.report.warnings.join('\n')).to.include(CO.bailuwan.code).and.include('fails the check character');
+
+      // A name with a mistyped code: the code is ignored, the name still matches the registry's valid code.
+      const mistyped = `${CO.qingluan.code.slice(0, 17)}${CO.qingluan.code[17] === 'Q' ? 'R' : 'Q'}`;
+      const named = await screen(user(`${CO.qingluan.name}（${mistyped}）`, { identify: true }));
+      expect(named.body.company).to.deep.include({ identity_status: 'matched', credit_code: CO.qingluan.code });
+      expect(named.body.report.warnings[0]).to.include(mistyped);
+      expect(typo.charge + named.charge).to.equal(2 * perQuery);
+    });
+  });
+
+  describe('screening', () => {
+    it('searches all nine dimensions; one failing dimension does not fail the report and is not billed', async () => {
+      const res = await screen(user(`请筛查：${CO.qingluan.name} [sim:search-fail=shixin]`));
+      expect(res.status).to.equal(200);
+      expect(providerQueries, 'the identity search and nine dimension searches').to.have.length(10);
+      const report = res.body.report;
+      expect(report).to.deep.include({ source: 'web_search', rating: 'unknown', score: null });
+      expect(report.dimensions.map((d: { data_type: string }) => d.data_type)).to.deep.equal(NINE);
+      const byType = Object.fromEntries(report.dimensions.map((d: { data_type: string }) => [d.data_type, d]));
+      expect(byType.shixin).to.deep.include({ status: 'failed', evidence_count: 0, hit_count: null, domain: 'sifa', label: '失信被执行人' });
+      expect(byType.cpws).to.deep.include({ status: 'evidence_found', evidence_count: 1 });
+      expect(byType.fygg).to.deep.include({ status: 'unverified', evidence_count: 0 });
+      expect(byType.satparty_qs).to.deep.include({ domain: 'shuiwu', status: 'evidence_found' });
+      expect(report.coverage).to.deep.equal({ total: 9, queried: 9, failed: 1, with_evidence: 5, unverified: 3 });
+      for (const d of report.dimensions) {
+        expect(d.hit_count).to.equal(null);
+        expect(d.evidence_count).to.equal(d.samples.length);
+        expect(d.fetched_at).to.equal(Math.floor(now.getTime() / 1000));
+        for (const s of d.samples) {
+          expect(s).to.have.all.keys('entry_id', 'title', 'date', 'source_type', 'source_url', 'excerpt', 'page_published_at', 'verification_status', 'retrieval_method', 'fields_missing');
+          expect(s).to.deep.include({ verification_status: 'unverified', retrieval_method: 'search_api' });
+        }
+      }
+      // A page without dates says so.
+      expect(byType.sifacdk.samples[0]).to.deep.include({ date: '', page_published_at: '', fields_missing: ['date', 'page_published_at'] });
+      expect(report.warnings.join('\n')).to.include('shixin').and.include('search failed');
+      expect(report.warnings.join('\n')).to.include('oldest 2017-03-02').and.include('historical records do not establish current status');
+      expect(report.summary).to.include('missing evidence does not establish that there is no risk');
+      expect(report.summary).to.include('Historical records do not establish the current status');
+      expect(report.summary).to.include('needs verification');
+      expect(res.body.choices).to.deep.equal([{ index: 0, message: { role: 'assistant', content: report.summary }, finish_reason: 'stop' }]);
+      // The failed search is not billed; the nine answered ones and the writer are.
+      expect(res.body.usage).to.deep.include({ query_calls: 9, query_cached: false });
+      expect(res.body.usage.query_request_ids).to.have.length(9);
+      expect(res.body.usage.prompt_tokens).to.be.greaterThan(0);
+      expect(res.charge).to.equal(expectedCharge(res.body.usage));
+    });
+
+    it('shows cards only for official domains whose page names the company exactly', async () => {
+      const res = await screen(user(`「${CO.qingluan.name}」`));
+      expect(res.status).to.equal(200);
+      const cards = res.body.cards;
+      // zxgg: an official page about 北京青峦数据科技有限公司 (a longer name); shixin: an unofficial page.
+      expect(cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['cpws', 'ktgg', 'sifacdk', 'satparty_qs']);
+      const dims = Object.fromEntries(res.body.report.dimensions.map((d: { data_type: string }) => [d.data_type, d]));
+      expect(dims.zxgg.samples[0]).to.deep.include({ source_type: 'official', title: '被执行人公告：北京青峦数据科技有限公司' });
+      expect(dims.shixin.samples[0]).to.deep.include({ source_type: 'web', source_url: 'https://news.example.com/2025/01/qingluan-rumour' });
+      for (const card of cards) {
+        expect(card).to.deep.include({ card_type: 'risk_summary', rating: 'unknown', score: null, hit_count: null, source: 'web_search', source_type: 'official', credit_code: CO.qingluan.code });
+        expect(card.evidence_count).to.equal(card.samples.length);
+        expect(card.samples.every((s: { source_url: string }) => /^https:\/\/[^/]*\.(court|tax)\.gov\.example\//.test(s.source_url))).to.equal(true);
+        expect(card.samples.every((s: { title: string; excerpt: string }) => `${s.title}${s.excerpt}`.includes(CO.qingluan.name))).to.equal(true);
+      }
+      // A partial name is never an exact mention of a longer legal name: leads, but no cards.
+      const partial = await screen(user('「松川物流」'));
+      expect(partial.body.company.identity_status).to.equal('user_provided');
+      expect(partial.body.report.coverage.with_evidence).to.be.greaterThan(0);
+      expect(partial.body.cards).to.deep.equal([]);
+
+      // The official list is configuration: with only the tax site, only the tax card remains.
+      const taxOnly = await startTestGateway({ RISK_OFFICIAL_DOMAINS: 'tax.gov.example', RATE_LIMIT_PER_MINUTE: '100000' });
+      try {
+        const other = await taxOnly.fundedAccount(10_000_000);
+        const r = await taxOnly.api(other.key, 'POST', RISK, user(`「${CO.qingluan.name}」`));
+        expect(r.body.cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['satparty_qs']);
+        // The registry is not official there: the identity cannot be matched.
+        expect(r.body.company.identity_status).to.equal('user_provided');
+        await taxOnly.expectAuditClean();
+      } finally {
+        await taxOnly.close();
+      }
+    });
+
+    it('reuses cached searches for 24 hours without billing them, then searches again; stored reports keep their data', async () => {
+      const first = await screen(user(`「${CO.songchuan.name}」`));
+      expect(first.status).to.equal(200);
+      expect(providerQueries).to.have.length(10);
+      expect(first.body.usage).to.deep.include({ query_calls: 10, query_cached: false });
+      expect(first.charge).to.equal(expectedCharge(first.body.usage));
+      const firstSearchCharge = 10 * perQuery;
+      expect(first.charge).to.be.greaterThan(firstSearchCharge);
+
+      // 23 hours later: every search is answered by the cache; only the writer is billed.
+      now = new Date(now.getTime() + 23 * 3_600_000);
+      providerQueries = [];
+      const second = await screen(user(`「${CO.songchuan.name}」`));
+      expect(providerQueries, 'no search reached the provider').to.deep.equal([]);
+      expect(second.body.usage).to.deep.include({ query_calls: 0, query_cached: true, query_cached_calls: 10, query_request_ids: [] });
+      expect(second.charge).to.equal(tokenCharge(writerPricing, second.body.usage.prompt_tokens, second.body.usage.completion_tokens));
+      expect(second.body.report.dimensions.map((d: { fetched_at: number }) => d.fetched_at)).to.deep.equal(first.body.report.dimensions.map((d: { fetched_at: number }) => d.fetched_at));
+      expect(second.body.report.warnings.join('\n')).to.include('came from the search cache');
+      expect(second.body.cards).to.deep.equal(first.body.cards);
+
+      // Past 24 hours: searched and billed again.
+      now = new Date(now.getTime() + 2 * 3_600_000);
+      const third = await screen(user(`「${CO.songchuan.name}」`));
+      expect(providerQueries).to.have.length(10);
+      expect(third.body.usage).to.deep.include({ query_calls: 10, query_cached: false });
+      expect(third.charge).to.equal(expectedCharge(third.body.usage));
+      expect(third.body.report.dimensions[0].fetched_at).to.equal(Math.floor(now.getTime() / 1000));
+
+      // The newer cache entries did not touch the stored reports.
+      const stored = await gw.api(key, 'GET', `/v1/agent/risk/reports/${first.body.id}`);
+      expect(stored.body).to.deep.equal(first.body);
+      expect(stored.body.report.dimensions[0].fetched_at).to.be.lessThan(third.body.report.dimensions[0].fetched_at);
+    });
+
+    it('bills the completed searches when the writer fails, and writes the summary itself', async () => {
+      const res = await screen(user(`「${CO.qingluan.name}」 [sim:writer-fail]`));
+      expect(res.status).to.equal(200);
+      expect(res.body.usage).to.deep.include({ query_calls: 10, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+      expect(res.charge).to.equal(10 * perQuery);
+      expect(res.body.report.warnings.join('\n')).to.include('the report writer failed');
+      expect(res.body.report.summary).to.match(/^Screening of 青峦数据科技有限公司: 6 of 9 dimensions show unverified web leads/);
+      expect(res.body.report.summary).to.include(CAVEATS);
+      expect((await gw.api(key, 'GET', `/v1/agent/risk/reports/${res.body.id}`)).body.report.summary).to.equal(res.body.report.summary);
+    });
+
+    it('reads only the last 10 messages', async () => {
+      const filler = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `还有别的吗？${i}` }));
+      // The company is named in the 12th message from the end: not read.
+      const outside = await screen({ messages: [{ role: 'user', content: `「${CO.qingluan.name}」` }, { role: 'assistant', content: '好的' }, ...filler(10)] });
+      expectShapeA(outside, 400, 'company_required');
+      expect(outside.charge).to.equal(0);
+      // The only user message is the 11th from the end: not read either.
+      const noUser = await screen({ messages: [{ role: 'user', content: `「${CO.qingluan.name}」` }, ...Array.from({ length: 10 }, () => ({ role: 'assistant', content: '……' }))] });
+      expectShapeA(noUser, 400, 'user_message_required');
+      expect(providerQueries).to.deep.equal([]);
+      // Named in the 10th from the end: read.
+      const inside = await screen({ messages: [{ role: 'user', content: `「${CO.songchuan.name}」` }, { role: 'user', content: `「${CO.qingluan.name}」` }, ...filler(9)], identify: true });
+      expect(inside.status).to.equal(200);
+      expect(inside.body.company.keyword).to.equal(CO.qingluan.name);
+    });
+
+    it('streams the writer as chat-completion chunks, then the whole result, as the openai SDK parses it', async () => {
+      const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1/agent/risk`, maxRetries: 0 });
+      const before = await available();
+      const stream = await client.chat.completions.create({ model: 'risk-agent', stream: true, messages: [{ role: 'user', content: `「${CO.qingluan.name}」 [sim:writer-tokens=6]` }] });
+      const chunks: any[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      const charge = before - (await available());
+      expect(new Set(chunks.map((c) => c.id)).size).to.equal(1);
+      expect(chunks[0].choices[0].delta.role).to.equal('assistant');
+      const text = chunks.flatMap((c) => c.choices.map((ch: any) => ch.delta.content ?? '')).join('');
+      expect(text.startsWith('word1 word2 word3 word4 word5 word6')).to.equal(true);
+      const last = chunks[chunks.length - 1];
+      expect(last.choices).to.deep.equal([]);
+      const result = last.risk_result;
+      expect(result.id).to.equal(chunks[0].id);
+      expect(result.object).to.equal('chat.completion');
+      expect(result.report.summary).to.equal(text);
+      expect(result.choices[0].message.content).to.equal(text);
+      expect(result.report.dimensions).to.have.length(9);
+      expect(result.cards.length).to.be.greaterThan(0);
+      expect(last.usage).to.deep.equal(result.usage);
+      expect(result.usage).to.deep.include({ query_calls: 10, completion_tokens: 6 });
+      expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop')).to.equal(true);
+      expect(charge).to.equal(expectedCharge(result.usage));
+      expect((await gw.api(key, 'GET', `/v1/agent/risk/reports/${result.id}`)).body).to.deep.equal(result);
+
+      // A failure after the stream opened arrives as a shape A error event; nothing is billed.
+      const beforeFailure = await available();
+      const failing = await fetch(gw.url + RISK, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(user(`「${CO.songchuan.name}」 [sim:search-fail=all]`, { stream: true })),
+      });
+      expect(failing.headers.get('content-type')).to.match(/^text\/event-stream/);
+      const frames = (await failing.text()).split('\n\n').filter((f) => f.startsWith('data: '));
+      const error = JSON.parse(frames[frames.length - 1]!.slice(6));
+      expect(error).to.deep.equal({ error: { message: error.error.message, code: 'search_unavailable' }, request_id: failing.headers.get('x-request-id') });
+      expect(await available()).to.equal(beforeFailure);
+    });
+    it('streams what a stalling writer delivered, then the fallback, and bills its delivered tokens', async () => {
+      const before = await available();
+      const res = await fetch(gw.url + RISK, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(user(`「${CO.songchuan.name}」 [sim:writer-stall]`, { stream: true })),
+      });
+      const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('data: {'));
+      const chunks = frames.map((f) => JSON.parse(f.slice(6)));
+      const text = chunks.flatMap((c) => (c.choices ?? []).map((ch: any) => ch.delta.content ?? '')).join('');
+      const result = chunks[chunks.length - 1].risk_result;
+      expect(result.report.summary).to.equal(text);
+      expect(text.startsWith('Simulated answer\n\nScreening of 松川物流有限公司')).to.equal(true);
+      expect(result.report.warnings.join('\n')).to.include('the report writer failed').and.include('timed out');
+      expect(result.usage).to.deep.include({ query_calls: 10, completion_tokens: 2 });
+      expect(result.usage.prompt_tokens).to.be.greaterThan(0);
+      expect(before - (await available())).to.equal(expectedCharge(result.usage));
+    });
+  });
+
+  describe('access and errors (shape A)', () => {
+    it('needs a restricted key to allow risk-agent, the web-search model and (for reports) the writer model', async () => {
+      const noWriter = await gw.fundedAccount(10_000_000, ['risk-agent', 'web-search']);
+      const refused = await screen(user(`「${CO.qingluan.name}」`), noWriter.key);
+      expectShapeA(refused, 403, 'model_not_allowed');
+      expect(refused.body.error.message).to.include("'chat-fast'");
+      expect(refused.body.error.message).not.to.include("may not use 'risk-agent'");
+      expect(refused.charge).to.equal(0);
+      // Identity only needs no writer.
+      const identify = await screen(user(`「${CO.qingluan.name}」`, { identify: true }), noWriter.key);
+      expect(identify.status).to.equal(200);
+      expect(identify.charge).to.equal(perQuery);
+
+      const chatOnly = await gw.fundedAccount(10_000_000, ['chat-fast']);
+      const none = await screen(user(`「${CO.qingluan.name}」`), chatOnly.key);
+      expectShapeA(none, 403, 'model_not_allowed');
+      expect(none.body.error.message).to.include("may not use 'risk-agent', 'web-search'");
+      expectShapeA(await gw.api(chatOnly.key, 'GET', `/v1/agent/risk/reports/${identify.body.id}`), 403, 'model_not_allowed');
+
+      const all = await gw.fundedAccount(10_000_000, ['risk-agent', 'web-search', 'chat-fast']);
+      expect((await screen(user(`「${CO.qingluan.name}」`), all.key)).status).to.equal(200);
+      // Reports are the account's own.
+      expectShapeA(await gw.api(all.key, 'GET', `/v1/agent/risk/reports/${identify.body.id}`), 404, 'report_not_found');
+      await gw.expectAuditClean();
+    });
+
+    it('answers 400, 401, 402, 404 and 502 in shape A, reserving nothing', async () => {
+      expectShapeA(await gw.api(null, 'POST', RISK, user('「x有限公司」')), 401, 'invalid_api_key');
+      expectShapeA(await gw.api(key, 'POST', RISK, {}), 400, 'invalid_request');
+      expectShapeA(await gw.api(key, 'POST', RISK, user('hi', { stream: 'yes' })), 400, 'invalid_request');
+      expectShapeA(await gw.api(key, 'POST', RISK, user('hi', { model: 'chat-fast' })), 400, 'invalid_request');
+      expectShapeA(await gw.api(key, 'POST', RISK, user('今天天气怎么样？')), 400, 'company_required');
+      expectShapeA(await gw.api(key, 'POST', RISK, 'not json'), 400, 'invalid_json');
+      expectShapeA(await gw.api(key, 'GET', '/v1/agent/risk/reports/risk_nope'), 404, 'report_not_found');
+
+      const poor = await gw.fundedAccount(perQuery - 1);
+      const short = await screen(user(`「${CO.qingluan.name}」`, { identify: true }), poor.key);
+      expectShapeA(short, 402, 'insufficient_balance');
+      expect(short.headers.get('x-should-retry')).to.equal('false');
+      expect(providerQueries).to.deep.equal([]);
+
+      const before = await available();
+      const down = await gw.api(key, 'POST', RISK, user(`「${CO.qingluan.name}」 [sim:search-fail=all]`));
+      expectShapeA(down, 502, 'search_unavailable');
+      expect(await available()).to.equal(before);
+    });
+  });
+});

@@ -1,0 +1,165 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { botPricing } from '../../src/agents/model-types';
+import { tokenCharge } from '../../src/billing/money';
+import { countMessageTokens, countTokens } from '../../src/billing/tokens';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+describe('web Q&A agent @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let client: OpenAI;
+  let pro: ReturnType<typeof botPricing>;
+  let basic: ReturnType<typeof botPricing>;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200', UPSTREAM_TIMEOUT_MS: '800' });
+    ({ key } = await gw.fundedAccount(100_000_000));
+    client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1/agent`, maxRetries: 0 });
+    pro = botPricing(gw.catalog.get('webqa-pro')!);
+    basic = botPricing(gw.catalog.get('webqa-basic')!);
+  });
+  afterEach(async () => {
+    const me = await gw.api(key, 'GET', '/v1/account');
+    expect(me.body.balance.frozen, 'no reservation is left open').to.equal(0);
+    await gw.expectAuditClean();
+  });
+  after(async () => gw.close());
+
+  async function charged<T>(work: () => Promise<T>, k = key): Promise<{ result: T; charge: number }> {
+    const before = (await gw.api(k, 'GET', '/v1/account')).body.balance.available as number;
+    const result = await work();
+    return { result, charge: before - ((await gw.api(k, 'GET', '/v1/account')).body.balance.available as number) };
+  }
+
+  const ask = (body: Record<string, unknown>, path = '/v1/agent/chat/completions', k: string | null = key) => gw.api(k, 'POST', path, body);
+
+  it('answers a Pro bot plainly through the openai SDK, with follow-ups and cards, billed by the tokens it reports', async () => {
+    const messages = [
+      { role: 'system' as const, content: 'Answer from the web.' },
+      { role: 'user' as const, content: 'What changed in tidal energy this year? [sim:tokens=5]' },
+    ];
+    const { result, charge } = await charged(() =>
+      client.chat.completions.create({ model: 'webqa-pro', messages, bot_id: 'webqa-pro' } as OpenAI.ChatCompletionCreateParamsNonStreaming),
+    );
+    const body = result as unknown as Record<string, any>;
+    expect(result.object).to.equal('chat.completion');
+    expect(result.model).to.equal('webqa-pro');
+    expect(body.bot_id).to.equal('webqa-pro');
+    expect(body.conversation_id).to.be.a('string').and.not.equal('');
+    expect(result.choices[0]!.message).to.deep.include({ role: 'assistant', content: 'word1 word2 word3 word4 word5' });
+    expect(result.choices[0]!.finish_reason).to.equal('stop');
+    expect(body.follow_ups).to.have.length(3);
+    expect(body.cards).to.have.length(1);
+    expect(body.cards[0]).to.include.keys('type', 'title', 'url');
+    const followUpTokens = (body.follow_ups as string[]).reduce((n, f) => n + countTokens(f), 0);
+    expect(result.usage).to.deep.equal({ prompt_tokens: countMessageTokens(messages), completion_tokens: 5 + followUpTokens, total_tokens: countMessageTokens(messages) + 5 + followUpTokens });
+    expect(charge).to.equal(tokenCharge(pro, result.usage!.prompt_tokens, result.usage!.completion_tokens));
+  });
+
+  it('streams a Pro bot as chat-completion chunks, then one chunk with the extras and usage', async () => {
+    const messages = [{ role: 'user' as const, content: 'Explain neap tides [sim:tokens=7]' }];
+    const { result, charge } = await charged(async () => {
+      const stream = await client.chat.completions.create({ model: 'webqa-pro', messages, stream: true, bot_id: 'webqa-pro' } as OpenAI.ChatCompletionCreateParamsStreaming);
+      const chunks: any[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      return chunks;
+    });
+    expect(new Set(result.map((c) => c.id)).size).to.equal(1);
+    expect(result[0].choices[0].delta.role).to.equal('assistant');
+    const text = result.flatMap((c) => c.choices.map((ch: any) => ch.delta.content ?? '')).join('');
+    expect(text).to.equal('word1 word2 word3 word4 word5 word6 word7');
+    expect(result.some((c) => c.choices[0]?.finish_reason === 'stop')).to.equal(true);
+    const last = result[result.length - 1];
+    expect(last.choices).to.deep.equal([]);
+    expect(last.follow_ups).to.have.length(3);
+    expect(last.cards).to.have.length(1);
+    expect(last.conversation_id).to.be.a('string');
+    expect(last.usage.prompt_tokens).to.equal(countMessageTokens(messages));
+    expect(last.usage.completion_tokens).to.equal(7 + last.follow_ups.reduce((n: number, f: string) => n + countTokens(f), 0));
+    expect(charge).to.equal(tokenCharge(pro, last.usage.prompt_tokens, last.usage.completion_tokens));
+  });
+
+  it('serves the aliases, continues a conversation, takes a model the bot offers and mixed media on a Pro bot', async () => {
+    const first = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hello' }], extension_options: { conversation_id: 'conv-42', follow_ups: false, cards: false } }, '/v1/agent/chat/completion');
+    expect(first.status).to.equal(200);
+    expect(first.body).to.deep.include({ conversation_id: 'conv-42', follow_ups: [], cards: [] });
+    const second = await ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages: [{ role: 'user', content: 'and more' }] }, '/v1/agents/chat/completions');
+    expect(second.status).to.equal(200);
+    expect(second.body.model).to.equal('webqa-pro');
+    const media = await ask({
+      bot_id: 'webqa-pro',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://img.example.com/tide.png' } }] }],
+    });
+    expect(media.status).to.equal(200);
+    expect(media.body.choices[0].message.content).to.include('with 1 attachment');
+  });
+
+  it('refuses Pro-only features on a basic bot with 400 naming the Pro requirement, and answers it plainly otherwise', async () => {
+    const { result: refusals, charge } = await charged(async () => [
+      await ask({ bot_id: 'webqa-basic', messages: [{ role: 'user', content: 'hi' }], extension_options: { follow_ups: true } }),
+      await ask({ bot_id: 'webqa-basic', messages: [{ role: 'user', content: 'hi' }], extension_options: { cards: true } }),
+      await ask({ bot_id: 'webqa-basic', messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'file_url', file_url: { url: 'https://x.example.com/a.pdf' } }] }] }),
+    ]);
+    expect(charge).to.equal(0);
+    expect(refusals.map((r) => [r.status, r.body.error.code, r.body.error.param])).to.deep.equal([
+      [400, 'pro_bot_required', 'extension_options.follow_ups'],
+      [400, 'pro_bot_required', 'extension_options.cards'],
+      [400, 'pro_bot_required', 'messages[0].content[1]'],
+    ]);
+    for (const r of refusals) expect(r.body.error.message).to.match(/needs? a Pro bot; 'webqa-basic' is not one/);
+
+    const messages = [{ role: 'user', content: 'Plain question [sim:tokens=3]' }];
+    const { result: plain, charge: plainCharge } = await charged(() => ask({ bot_id: 'webqa-basic', messages }));
+    expect(plain.status).to.equal(200);
+    expect(plain.body).to.deep.include({ follow_ups: [], cards: [] });
+    expect(plain.body.usage).to.deep.include({ prompt_tokens: countMessageTokens(messages), completion_tokens: 3 });
+    expect(plainCharge).to.equal(tokenCharge(basic, countMessageTokens(messages), 3));
+  });
+
+  it('answers 400, 401, 402, 403 and 502 in the OpenAI shape, and charges what a broken stream delivered', async () => {
+    const { charge } = await charged(async () => {
+      expect((await ask({ messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'invalid_request', param: 'bot_id' });
+      expect((await ask({ bot_id: 'webqa-pro' })).body.error).to.deep.include({ param: 'messages' });
+      expect((await ask({ bot_id: 'nope', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'bot_not_found', param: 'bot_id' });
+      expect((await ask({ bot_id: 'chat-fast', messages: [{ role: 'user', content: 'x' }] })).status).to.equal(400);
+      expect((await ask({ bot_id: 'webqa-pro', model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'model_not_supported', param: 'model' });
+      expect((await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).status).to.equal(400);
+      expect((await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x' }], extension_options: { colour: 'red' } })).status).to.equal(400);
+      const failed = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x [sim:fail]' }] });
+      expect(failed.status).to.equal(502);
+      expect(failed.body.error.type).to.equal('upstream_error');
+    });
+    expect(charge).to.equal(0);
+
+    const unauthorised = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x' }] }, '/v1/agent/chat/completions', null);
+    expect(unauthorised.status).to.equal(401);
+    expect(unauthorised.body.error).to.include.keys('message', 'type', 'param', 'code');
+
+    const poor = await gw.fundedAccount(10);
+    const short = await ask({ bot_id: 'webqa-basic', messages: [{ role: 'user', content: 'x' }] }, '/v1/agent/chat/completions', poor.key);
+    expect(short.status).to.equal(402);
+    expect(short.body.error.code).to.equal('insufficient_balance');
+
+    const restricted = await gw.fundedAccount(1_000_000, ['webqa-basic']);
+    const forbidden = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x' }] }, '/v1/agent/chat/completions', restricted.key);
+    expect(forbidden.status).to.equal(403);
+    expect(forbidden.body.error.message).to.include("'webqa-pro'");
+
+    // A stalled stream: the two delivered tokens and the prompt are charged; the stream ends with an error.
+    const messages = [{ role: 'user', content: 'Never finish [sim:stall]' }];
+    const { result: text, charge: stallCharge } = await charged(async () => {
+      const res = await fetch(`${gw.url}/v1/agent/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ bot_id: 'webqa-pro', stream: true, messages }),
+      });
+      return res.text();
+    });
+    const frames = text.split('\n\n').filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)));
+    const delivered = frames.flatMap((f) => (f.choices ?? []).map((c: any) => c.delta.content ?? '')).join('');
+    expect(countTokens(delivered)).to.equal(2);
+    expect(frames[frames.length - 1].error.message).to.include('timed out');
+    expect(stallCharge).to.equal(tokenCharge(pro, countMessageTokens(messages), 2));
+  });
+});
