@@ -1,0 +1,106 @@
+import { Pool } from 'undici';
+import { measure, type Measurement } from './support';
+
+/**
+ * The chat load generator: `concurrency` workers, each sending one request at a time over its own
+ * keep-alive connection (an undici Pool with as many connections as workers), for a fixed time
+ * after an untimed warm-up. Runs in the bench process, or in a child process (chat-load-child.ts)
+ * so that the client does not share an event loop with the servers it measures.
+ */
+
+export interface LoadTarget {
+  /** Row name in the report. */
+  readonly name: string;
+  /** e.g. `http://127.0.0.1:PORT`. */
+  readonly origin: string;
+  readonly path: string;
+  /** Headers of every request; with several sets, worker w uses set w % length (e.g. one API key per account). */
+  readonly headers: readonly Readonly<Record<string, string>>[];
+  readonly body: string;
+  /** A streamed answer: read to the end, check it ends with `[DONE]`, record the time to first byte. */
+  readonly stream: boolean;
+}
+
+export interface LoadOptions {
+  readonly concurrency: number;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+}
+
+export interface LoadResult {
+  /** Latency = time to the last byte of the answer; counts measured requests only. */
+  readonly measurement: Measurement;
+  /** Streams only: time to the first byte of the body, measured requests only. */
+  readonly ttfb: { readonly p50Ms: number; readonly p99Ms: number } | null;
+  /** Every request sent, warm-up included. */
+  readonly sent: number;
+  /** Requests that failed (transport error, status other than 200, stream without `[DONE]`), warm-up included. */
+  readonly failed: number;
+  readonly firstError: string | null;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export async function runLoad(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
+  const pool = new Pool(target.origin, { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
+  let sent = 0;
+  let failed = 0;
+  let firstError: string | null = null;
+  const ttfbMs: number[] = [];
+  // measure() runs its warm-up while Date.now() < warmupUntil and its measured phase after that.
+  const warmupUntil = Date.now() + options.warmupMs;
+
+  const fail = (message: string): void => {
+    failed++;
+    firstError ??= message;
+  };
+
+  const operation = async (worker: number): Promise<void> => {
+    const headers = target.headers[worker % target.headers.length]!;
+    const measured = Date.now() >= warmupUntil;
+    const t0 = process.hrtime.bigint();
+    sent++;
+    try {
+      const res = await pool.request({ origin: target.origin, path: target.path, method: 'POST', headers, body: target.body });
+      if (!target.stream) {
+        const text = await res.body.text();
+        if (res.statusCode !== 200) fail(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+        return;
+      }
+      let first = true;
+      let tail = '';
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (first) {
+          first = false;
+          if (measured) ttfbMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+        tail = (tail + chunk.toString('latin1')).slice(-64);
+      }
+      if (res.statusCode !== 200) fail(`HTTP ${res.statusCode}: ${tail}`);
+      else if (!tail.includes('[DONE]')) fail(`stream ended without [DONE]: ...${tail}`);
+    } catch (err) {
+      fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+    }
+  };
+
+  try {
+    const measurement = await measure(target.name, operation, {
+      concurrency: options.concurrency,
+      durationMs: options.durationMs,
+      warmupMs: options.warmupMs,
+    });
+    ttfbMs.sort((a, b) => a - b);
+    return {
+      measurement,
+      ttfb: target.stream ? { p50Ms: percentile(ttfbMs, 50), p99Ms: percentile(ttfbMs, 99) } : null,
+      sent,
+      failed,
+      firstError,
+    };
+  } finally {
+    await pool.close();
+  }
+}

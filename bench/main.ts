@@ -1,0 +1,93 @@
+import os from 'node:os';
+import type { Pool } from 'pg';
+import { benchChat, chatOptionsFromEnv } from './chat';
+import { benchEventStore } from './eventstore';
+import { benchVideo, videoOptionsFromEnv } from './video';
+import { openBenchDatabase, printHeader, printTable, serverVersion, type BenchDatabase, type Table } from './support';
+
+/**
+ * `npm run bench [-- section...]`: runs the benchmark sections (all, or those whose name contains
+ * one of the arguments) against a fresh database and prints one table per comparison. Every
+ * comparison has a baseline measured in the same run; speeds are printed, never asserted.
+ */
+
+export interface BenchContext {
+  readonly db: BenchDatabase;
+  readonly pool: Pool;
+  /** Prints a result table (sections call it as each table is ready). */
+  readonly report: (table: Table) => void;
+}
+
+export interface BenchSection {
+  readonly name: string;
+  readonly title: string;
+  run(ctx: BenchContext): Promise<void>;
+}
+
+/** Add later sections (chat through the gateway vs the simulator, video tasks, ...) here. */
+export const SECTIONS: readonly BenchSection[] = [
+  {
+    name: 'eventstore',
+    title: 'Event store: es_append vs plain INSERTs; reservations on a new vs a 100k-event account',
+    run: async (ctx) => {
+      await benchEventStore(ctx.pool, ctx.report);
+    },
+  },
+  {
+    name: 'chat',
+    title: 'Chat through the gateway vs the simulator direct, non-stream and stream, same concurrency',
+    run: async (ctx) => {
+      await benchChat(ctx.db, ctx.report, chatOptionsFromEnv());
+    },
+  },
+  {
+    name: 'video',
+    title: 'Video tasks: creations per second under engine load vs a plain GET; upstream completion -> webhook latency',
+    run: async (ctx) => {
+      await benchVideo(ctx.db, ctx.report, videoOptionsFromEnv());
+    },
+  },
+];
+
+function selectSections(filters: readonly string[]): BenchSection[] {
+  if (filters.length === 0) return [...SECTIONS];
+  const chosen = SECTIONS.filter((s) => filters.some((f) => s.name.includes(f.toLowerCase())));
+  if (chosen.length === 0) {
+    throw new Error(`no bench section matches ${filters.join(', ')}; sections: ${SECTIONS.map((s) => s.name).join(', ')}`);
+  }
+  return chosen;
+}
+
+async function main(): Promise<void> {
+  const sections = selectSections(process.argv.slice(2).filter((a) => a !== '--'));
+  const started = Date.now();
+  const db = await openBenchDatabase();
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => (closing ??= db.close());
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`\n${signal}: cleaning up\n`);
+    void close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    process.stdout.write(
+      `bench: PostgreSQL ${await serverVersion(db.pool)} (${db.description}); node ${process.version}; ` +
+        `${os.cpus().length} CPUs; sections: ${sections.map((s) => s.name).join(', ')}\n`,
+    );
+    for (const section of sections) {
+      printHeader(`[${section.name}] ${section.title}`);
+      await section.run({ db, pool: db.pool, report: printTable });
+    }
+    process.stdout.write(`\nbench: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  } finally {
+    await close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,264 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { Client, type Pool } from 'pg';
+import { createPool, startEmbeddedPostgres, tempDir, type EmbeddedServer } from '../src/db/database';
+import { migrate } from '../src/db/migrations';
+import { ALL_MIGRATIONS } from '../src/gateway';
+import { createLogger, type Logger } from '../src/log';
+
+/* ------------------------------------------------------------------------------------------------
+ * Database
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface BenchDatabase {
+  readonly pool: Pool;
+  readonly url: string;
+  /** Where the server came from, for the report header. */
+  readonly description: string;
+  /** Closes the pool and drops the bench database (DATABASE_URL) or stops the embedded server. */
+  close(): Promise<void>;
+}
+
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A fresh, migrated database for one bench run: a new `bench_<random>` database on DATABASE_URL's
+ * server when it is set (dropped on close), else an embedded server in a temporary directory
+ * (stopped and removed on close).
+ */
+export async function openBenchDatabase(options: { poolSize?: number; logger?: Logger } = {}): Promise<BenchDatabase> {
+  const poolSize = options.poolSize ?? 24;
+  const logger = options.logger ?? createLogger('silent');
+  const serverUrl = process.env.DATABASE_URL;
+  let db: BenchDatabase;
+  if (serverUrl) {
+    const name = `bench_${randomBytes(6).toString('hex')}`;
+    await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    const pool = createPool(url.toString(), poolSize);
+    db = {
+      pool,
+      url: url.toString(),
+      description: `DATABASE_URL server, database ${name}`,
+      async close() {
+        await pool.end();
+        await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      },
+    };
+  } else {
+    const dir = tempDir('gateway-bench-pg-');
+    // As root, the embedded server runs as the `postgres` system user, which must reach its directory.
+    fs.chmodSync(dir, 0o755);
+    let server: EmbeddedServer;
+    try {
+      server = await startEmbeddedPostgres({ dir: `${dir}/data`, port: 0, persistent: false, logger });
+    } catch (err) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    const pool = createPool(server.url, poolSize);
+    db = {
+      pool,
+      url: server.url,
+      description: 'embedded PostgreSQL (temporary directory)',
+      async close() {
+        try {
+          await pool.end();
+        } finally {
+          await server.stop();
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  }
+  try {
+    await migrate(db.pool, ALL_MIGRATIONS);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+export async function serverVersion(pool: Pool): Promise<string> {
+  const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
+  return rows[0]?.server_version ?? '?';
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Measuring
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface MeasureOptions {
+  /** Total operations over all workers. Either this or durationMs. */
+  readonly iterations?: number;
+  /** Run until this much time has passed (each worker finishes its current operation). */
+  readonly durationMs?: number;
+  /** Workers running operations in parallel; each runs its operations one after another. Default 1. */
+  readonly concurrency?: number;
+  /** Untimed run-up before measuring, in ms (same workers, results discarded). Default 0. */
+  readonly warmupMs?: number;
+  /** Units one operation stands for (e.g. 10 for a batch of 10 events): opsPerSec counts units. Default 1. */
+  readonly unitsPerOp?: number;
+}
+
+export interface Measurement {
+  readonly name: string;
+  /** Operations completed. */
+  readonly ops: number;
+  readonly elapsedMs: number;
+  /** Units (operations × unitsPerOp) per second of wall time. */
+  readonly opsPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly concurrency: number;
+  /** Free text shown after the table row. */
+  readonly note?: string;
+}
+
+/** The operation: `worker` is 0..concurrency-1, `i` counts that worker's operations from 0. */
+export type Operation = (worker: number, i: number) => Promise<unknown>;
+
+/** The p-th percentile (nearest rank) of ascending values; NaN when there are none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+/**
+ * Runs `fn` from `concurrency` workers until `iterations` operations are done or `durationMs` has
+ * passed, and reports throughput and latency percentiles (process.hrtime.bigint).
+ */
+export async function measure(name: string, fn: Operation, options: MeasureOptions): Promise<Measurement> {
+  const concurrency = options.concurrency ?? 1;
+  const unitsPerOp = options.unitsPerOp ?? 1;
+  if (options.iterations === undefined && options.durationMs === undefined) throw new Error('measure needs iterations or durationMs');
+  const counters = Array.from({ length: concurrency }, () => 0);
+
+  if (options.warmupMs && options.warmupMs > 0) {
+    const until = Date.now() + options.warmupMs;
+    await Promise.all(
+      counters.map(async (_, w) => {
+        while (Date.now() < until) await fn(w, counters[w]!++);
+      }),
+    );
+  }
+
+  const latenciesNs: number[] = [];
+  let started = 0;
+  const start = process.hrtime.bigint();
+  const deadline = options.durationMs !== undefined ? start + BigInt(Math.round(options.durationMs * 1e6)) : null;
+  const more = (): boolean => {
+    if (options.iterations !== undefined && started >= options.iterations) return false;
+    if (deadline !== null && process.hrtime.bigint() >= deadline) return false;
+    started++;
+    return true;
+  };
+  await Promise.all(
+    counters.map(async (_, w) => {
+      while (more()) {
+        const t0 = process.hrtime.bigint();
+        await fn(w, counters[w]!++);
+        latenciesNs.push(Number(process.hrtime.bigint() - t0));
+      }
+    }),
+  );
+  const elapsedNs = Number(process.hrtime.bigint() - start);
+  latenciesNs.sort((a, b) => a - b);
+  const ops = latenciesNs.length;
+  return {
+    name,
+    ops,
+    elapsedMs: elapsedNs / 1e6,
+    opsPerSec: elapsedNs > 0 ? (ops * unitsPerOp) / (elapsedNs / 1e9) : 0,
+    p50Ms: percentile(latenciesNs, 50) / 1e6,
+    p99Ms: percentile(latenciesNs, 99) / 1e6,
+    maxMs: (latenciesNs[ops - 1] ?? NaN) / 1e6,
+    concurrency,
+  };
+}
+
+/** A single timed call, reported as a one-sample measurement (e.g. a cold load). */
+export async function measureOnce<T>(name: string, fn: () => Promise<T>, note?: string): Promise<{ measurement: Measurement; result: T }> {
+  const t0 = process.hrtime.bigint();
+  const result = await fn();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  return {
+    result,
+    measurement: { name, ops: 1, elapsedMs: ms, opsPerSec: 1000 / ms, p50Ms: ms, p99Ms: ms, maxMs: ms, concurrency: 1, ...(note ? { note } : {}) },
+  };
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Reporting
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface Table {
+  readonly title: string;
+  readonly rows: readonly Measurement[];
+  /** Name of the row the ratio column divides by; ratio = row ops/s ÷ baseline ops/s. */
+  readonly baseline?: string;
+  /** Label of the throughput column. Default "ops/s". */
+  readonly unit?: string;
+  /** Lines printed under the table. */
+  readonly notes?: readonly string[];
+}
+
+function fmtNumber(n: number, digits: number): string {
+  if (!Number.isFinite(n)) return '-';
+  if (n !== 0 && Math.abs(n) < 0.1) return n.toPrecision(2);
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function pad(s: string, width: number, right: boolean): string {
+  return right ? s.padStart(width) : s.padEnd(width);
+}
+
+/** Fixed-width table: name, ops/s, p50 ms, p99 ms, ops, and the ratio to the baseline row. */
+export function formatTable(table: Table): string {
+  const base = table.baseline ? table.rows.find((r) => r.name === table.baseline) : undefined;
+  if (table.baseline && !base) throw new Error(`baseline row ${table.baseline} not in table ${table.title}`);
+  const header = ['name', table.unit ?? 'ops/s', 'p50 ms', 'p99 ms', 'ops', base ? 'ratio' : ''];
+  const body = table.rows.map((r) => [
+    r.name + (base === r ? ' (baseline)' : ''),
+    fmtNumber(r.opsPerSec, r.opsPerSec < 100 ? 1 : 0),
+    fmtNumber(r.p50Ms, r.p50Ms < 100 ? 2 : 0),
+    fmtNumber(r.p99Ms, r.p99Ms < 100 ? 2 : 0),
+    fmtNumber(r.ops, 0),
+    base ? `${fmtNumber(r.opsPerSec / base.opsPerSec, 2)}x` : '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => pad(c, widths[i]!, i > 0))
+      .join('  ')
+      .trimEnd();
+  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  ').trimEnd(), ...body.map(line)];
+  for (const r of table.rows) if (r.note) out.push(`  ${r.name}: ${r.note}`);
+  for (const n of table.notes ?? []) out.push(`  ${n}`);
+  return out.join('\n');
+}
+
+export function printTable(table: Table): void {
+  process.stdout.write(`\n${table.title}\n${formatTable(table)}\n`);
+}
+
+/** A progress line on stderr, out of the way of the tables. */
+export function progress(message: string): void {
+  process.stderr.write(`  .. ${message}\n`);
+}
+
+export function printHeader(text: string): void {
+  process.stdout.write(`\n${'='.repeat(Math.max(text.length, 60))}\n${text}\n${'='.repeat(Math.max(text.length, 60))}\n`);
+}

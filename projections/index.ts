@@ -1,0 +1,26 @@
+import type { Projection } from '../src/projections-runtime/consumer';
+import { accountsProjection } from './accounts';
+import { apiKeysProjection } from './api-keys';
+import { balancesProjection } from './balances';
+import { filesProjection } from './files';
+import { galleryProjection } from './gallery';
+import { ledgerProjection } from './ledger';
+import { riskReportsProjection } from './risk-reports';
+import { searchCacheProjection } from './search-cache';
+import { tasksProjection } from './tasks';
+
+/**
+ * Every read model of the gateway, the features' included; each can be dropped and rebuilt from
+ * the log, and `npm run audit` replays them all.
+ */
+export const allProjections: readonly Projection[] = [
+  accountsProjection,
+  balancesProjection,
+  ledgerProjection,
+  apiKeysProjection,
+  tasksProjection,
+  galleryProjection,
+  filesProjection,
+  riskReportsProjection,
+  searchCacheProjection,
+];
