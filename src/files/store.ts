@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -43,7 +43,7 @@ export class LocalFileStore implements FileStore {
   async put(key: string, body: AsyncIterable<Uint8Array> | Readable, options: { maxBytes?: number } = {}): Promise<StoredFile> {
     const target = this.pathOf(key);
     await fs.promises.mkdir(path.dirname(target), { recursive: true });
-    const temp = `${target}.${process.pid}.${Date.now()}.part`;
+    const temp = `${target}.${randomUUID()}.part`;
     const hash = createHash('sha256');
     let bytes = 0;
     const meter = new Transform({
@@ -54,10 +54,15 @@ export class LocalFileStore implements FileStore {
         callback(null, chunk);
       },
     });
+    // The temporary file exists before any byte flows: a write stream that opened lazily could
+    // create it after a failed upload had already been cleaned up, leaving a stray `.part`.
+    const out = (await fs.promises.open(temp, 'wx')).createWriteStream();
     try {
-      await pipeline(body instanceof Readable ? body : Readable.from(body), meter, fs.createWriteStream(temp));
+      await pipeline(body instanceof Readable ? body : Readable.from(body), meter, out);
       await fs.promises.rename(temp, target);
     } catch (err) {
+      // Only 'close': the stream's own 'error' is the one being thrown already.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await fs.promises.rm(temp, { force: true });
       throw err;
     }
