@@ -38,6 +38,7 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
       await waitUntil(async () => (await readFast()).length === 0, 300);
       expect(seen.map((e) => e.type), 'nothing is delivered past the open transaction').to.deep.equal([]);
       expect((await store.readAll(null, 10_000)).some((e) => e.streamId === fast), 'readAll holds back too').to.equal(false);
+      expect(await store.hasHeldBackEvents(), 'the committed event is known to be held back').to.equal(true);
 
       await open.query('COMMIT');
     } finally {
@@ -46,6 +47,7 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
     await waitUntil(async () => seen.length >= 2, 5000);
     await subscription.close();
     expect(seen.map((e) => e.type)).to.deep.equal(['Slow', 'Fast']);
+    expect(await store.hasHeldBackEvents(), 'nothing is held back once the open transaction ended').to.equal(false);
 
     async function readFast(): Promise<RecordedEvent[]> {
       return (await store.readAll(null, 10_000)).filter((e) => e.streamId === fast);

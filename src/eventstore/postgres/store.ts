@@ -125,8 +125,12 @@ export class PostgresEventStore implements EventStore {
    * soon instead of waiting for the next notification, which the older transaction may never send.
    */
   async hasHeldBackEvents(): Promise<boolean> {
-    const { rows } = await this.pool.query('SELECT 1 FROM es_events WHERE tx_id >= pg_snapshot_xmin(pg_current_snapshot()) LIMIT 1');
-    return rows.length > 0;
+    // max() walks the global-order index from its end; a plain `WHERE tx_id >= xmin LIMIT 1` was
+    // planned as a sequential scan, reading the whole log whenever nothing is held back.
+    const { rows } = await this.pool.query<{ held: boolean | null }>(
+      'SELECT max(tx_id) >= pg_snapshot_xmin(pg_current_snapshot()) AS held FROM es_events',
+    );
+    return rows[0]?.held === true;
   }
 
   subscribe(options: SubscribeOptions): LogSubscription {
