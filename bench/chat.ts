@@ -174,7 +174,8 @@ function comparison(title: string, direct: LoadResult, viaGateway: LoadResult, c
 
 /** Waits for the read models to catch up, then prints frozen (summed over the accounts) and the fate of every reservation. */
 async function sanity(url: string, accounts: readonly BenchAccount[], db: BenchDatabase, sent: number, failed: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const started = Date.now();
+  const deadline = started + 10_000;
   let frozen: number | null = null;
   let available: number | null = null;
   let counts = new Map<string, number>();
@@ -198,7 +199,8 @@ async function sanity(url: string, accounts: readonly BenchAccount[], db: BenchD
   process.stdout.write(
     `\nsanity (gateway, ${accounts.length === 1 ? 'one account' : `${accounts.length} accounts`}, warm-up included): ` +
       `${sent} requests sent, ${failed} failed at the client; reservations settled ${settled}, released ${released}, open ${open}; ` +
-      `frozen ${frozen ?? '? (GET /v1/account failed)'}, available ${available ?? '?'} -> ${ok ? 'OK' : 'MISMATCH'}\n`,
+      `frozen ${frozen ?? '? (GET /v1/account failed)'}, available ${available ?? '?'} -> ${ok ? 'OK' : 'MISMATCH'}; ` +
+      `read models caught up ${ok ? `${Date.now() - started} ms after the load` : 'NOT within 10 s'}\n`,
   );
 }
 

@@ -20,39 +20,73 @@ export const balancesProjection: Projection = {
       revision bigint NOT NULL
     );`,
   eventTypes: new Set(['AccountOpened', 'CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded']),
-  async apply(tx, raw) {
-    const event = raw as RecordedEvent & AccountEvent;
-    const accountId = accountIdOfStream(raw.streamId);
-    const delta = { credited: 0, settled: 0, refunded: 0, frozen: 0 };
-    switch (event.type) {
-      case 'AccountOpened':
-        await tx.query('INSERT INTO balances (account_id, revision) VALUES ($1, $2)', [accountId, raw.revision]);
-        return;
-      case 'CreditAdded':
-        delta.credited = event.data.amount;
-        break;
-      case 'FundsReserved':
-        delta.frozen = event.data.amount;
-        break;
-      case 'ReservationSettled':
-        delta.frozen = -event.data.reservedAmount;
-        delta.settled = event.data.amount;
-        break;
-      case 'ReservationReleased':
-        delta.frozen = -event.data.amount;
-        break;
-      case 'ChargeRefunded':
-        delta.refunded = event.data.amount;
-        break;
-      default:
-        return;
+  async applyBatch(tx, events) {
+    // The totals are sums, so a batch folds into one change per account: a new row for an account
+    // opened in the batch, an increment for one opened before it.
+    const changes = new Map<string, Totals & { opened: boolean }>();
+    for (const raw of events) {
+      const event = raw as RecordedEvent & AccountEvent;
+      const accountId = accountIdOfStream(raw.streamId);
+      if (event.type === 'AccountOpened') {
+        changes.set(accountId, { opened: true, credited: 0, settled: 0, refunded: 0, frozen: 0, revision: raw.revision });
+        continue;
+      }
+      const totals = changes.get(accountId) ?? { opened: false, credited: 0, settled: 0, refunded: 0, frozen: 0, revision: raw.revision };
+      changes.set(accountId, totals);
+      totals.revision = raw.revision;
+      switch (event.type) {
+        case 'CreditAdded':
+          totals.credited += event.data.amount;
+          break;
+        case 'FundsReserved':
+          totals.frozen += event.data.amount;
+          break;
+        case 'ReservationSettled':
+          totals.frozen -= event.data.reservedAmount;
+          totals.settled += event.data.amount;
+          break;
+        case 'ReservationReleased':
+          totals.frozen -= event.data.amount;
+          break;
+        case 'ChargeRefunded':
+          totals.refunded += event.data.amount;
+          break;
+      }
     }
-    await tx.query(
-      `UPDATE balances SET
-         credited = credited + $2, settled = settled + $3, refunded = refunded + $4, frozen = frozen + $5,
-         available = available + $2 - $3 + $4 - $5, revision = $6
-       WHERE account_id = $1`,
-      [accountId, delta.credited, delta.settled, delta.refunded, delta.frozen, raw.revision],
-    );
+    const opened = [...changes].filter(([, t]) => t.opened);
+    const updated = [...changes].filter(([, t]) => !t.opened);
+    const columns = (rows: [string, Totals][]) => [
+      rows.map(([id]) => id),
+      rows.map(([, t]) => t.credited),
+      rows.map(([, t]) => t.settled),
+      rows.map(([, t]) => t.refunded),
+      rows.map(([, t]) => t.frozen),
+      rows.map(([, t]) => t.revision),
+    ];
+    const deltas = 'unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) AS d(account_id, credited, settled, refunded, frozen, revision)';
+    if (opened.length > 0) {
+      await tx.query(
+        `INSERT INTO balances (account_id, credited, settled, refunded, frozen, available, revision)
+         SELECT account_id, credited, settled, refunded, frozen, credited - settled + refunded - frozen, revision FROM ${deltas}`,
+        columns(opened),
+      );
+    }
+    if (updated.length > 0) {
+      await tx.query(
+        `UPDATE balances b SET
+           credited = b.credited + d.credited, settled = b.settled + d.settled, refunded = b.refunded + d.refunded, frozen = b.frozen + d.frozen,
+           available = b.available + d.credited - d.settled + d.refunded - d.frozen, revision = d.revision
+         FROM ${deltas} WHERE b.account_id = d.account_id`,
+        columns(updated),
+      );
+    }
   },
 };
+
+interface Totals {
+  credited: number;
+  settled: number;
+  refunded: number;
+  frozen: number;
+  revision: number;
+}

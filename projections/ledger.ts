@@ -46,44 +46,109 @@ export const ledgerProjection: Projection = {
     CREATE INDEX reservations_open ON reservations (expires_at) WHERE status = 'open';
     CREATE INDEX reservations_account ON reservations (account_id, reserved_at);`,
   eventTypes: new Set(['CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded']),
-  async apply(tx, raw) {
-    const event = raw as RecordedEvent & AccountEvent;
-    const accountId = accountIdOfStream(raw.streamId);
+  async applyBatch(tx, events) {
+    const changes = new BatchChanges();
+    for (const event of events) changes.add(event as RecordedEvent & AccountEvent);
+    await changes.write(tx);
+  },
+};
+
+/** One ledger line: what an event did to `available` and `frozen` (the running balances come later). */
+interface Entry {
+  accountId: string;
+  revision: number;
+  eventId: string;
+  type: string;
+  amount: number;
+  available: number;
+  frozen: number;
+  reservationId: string | null;
+  reference: string | null;
+  description: string | null;
+  details: string;
+  at: string;
+}
+
+interface OpenedReservation {
+  reservationId: string;
+  accountId: string;
+  amount: number;
+  status: string;
+  purposeKind: string;
+  purposeRef: string;
+  description: string;
+  reservedAt: string;
+  expiresAt: string;
+  closedAt: string | null;
+  settledAmount: number | null;
+  refundedAmount: number;
+  closeReason: string | null;
+}
+
+interface Closing {
+  status: 'settled' | 'released';
+  settledAmount: number | null;
+  closedAt: string;
+  closeReason: string | null;
+}
+
+/**
+ * What a batch of money events does to the two tables, gathered in log order and then written
+ * set-wise. A reservation opened in the batch is inserted in its final state; one opened earlier
+ * gets at most one closing update and one summed refund update.
+ */
+class BatchChanges {
+  private readonly entries: Entry[] = [];
+  private readonly opened = new Map<string, OpenedReservation>();
+  private readonly closings = new Map<string, Closing>();
+  private readonly refunds = new Map<string, number>();
+
+  add(event: RecordedEvent & AccountEvent): void {
+    const accountId = accountIdOfStream(event.streamId);
+    const line = (f: Pick<Entry, 'type' | 'amount' | 'available' | 'frozen' | 'description' | 'at'> & { reservationId?: string; reference?: string }): void => {
+      this.entries.push({
+        accountId,
+        revision: event.revision,
+        eventId: event.id,
+        reservationId: f.reservationId ?? null,
+        reference: f.reference ?? null,
+        details: JSON.stringify(event.data),
+        type: f.type,
+        amount: f.amount,
+        available: f.available,
+        frozen: f.frozen,
+        description: f.description,
+        at: f.at,
+      });
+    };
     switch (event.type) {
-      case 'CreditAdded':
-        return entry(tx, raw, accountId, {
-          type: 'credit',
-          amount: event.data.amount,
-          available: event.data.amount,
-          frozen: 0,
-          reference: event.data.reference,
-          description: event.data.note,
-          at: event.data.at,
-        });
+      case 'CreditAdded': {
+        const d = event.data;
+        return line({ type: 'credit', amount: d.amount, available: d.amount, frozen: 0, reference: d.reference, description: d.note, at: d.at });
+      }
       case 'FundsReserved': {
         const d = event.data;
-        await tx.query(
-          `INSERT INTO reservations (reservation_id, account_id, amount, status, purpose_kind, purpose_ref, description, reserved_at, expires_at)
-           VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8)`,
-          [d.reservationId, accountId, d.amount, d.purpose.kind, d.purpose.ref, d.purpose.description, d.at, d.expiresAt],
-        );
-        return entry(tx, raw, accountId, {
-          type: 'reservation',
-          amount: d.amount,
-          available: -d.amount,
-          frozen: d.amount,
+        this.opened.set(d.reservationId, {
           reservationId: d.reservationId,
+          accountId,
+          amount: d.amount,
+          status: 'open',
+          purposeKind: d.purpose.kind,
+          purposeRef: d.purpose.ref,
           description: d.purpose.description,
-          at: d.at,
+          reservedAt: d.at,
+          expiresAt: d.expiresAt,
+          closedAt: null,
+          settledAmount: null,
+          refundedAmount: 0,
+          closeReason: null,
         });
+        return line({ type: 'reservation', amount: d.amount, available: -d.amount, frozen: d.amount, reservationId: d.reservationId, description: d.purpose.description, at: d.at });
       }
       case 'ReservationSettled': {
         const d = event.data;
-        await tx.query(
-          `UPDATE reservations SET status = 'settled', settled_amount = $2, closed_at = $3 WHERE reservation_id = $1`,
-          [d.reservationId, d.amount, d.at],
-        );
-        return entry(tx, raw, accountId, {
+        this.close(d.reservationId, { status: 'settled', settledAmount: d.amount, closedAt: d.at, closeReason: null });
+        return line({
           type: 'settlement',
           amount: d.amount,
           available: d.reservedAmount - d.amount,
@@ -95,61 +160,138 @@ export const ledgerProjection: Projection = {
       }
       case 'ReservationReleased': {
         const d = event.data;
-        await tx.query(
-          `UPDATE reservations SET status = 'released', closed_at = $2, close_reason = $3 WHERE reservation_id = $1`,
-          [d.reservationId, d.at, d.reason],
-        );
-        return entry(tx, raw, accountId, {
-          type: 'release',
-          amount: d.amount,
-          available: d.amount,
-          frozen: -d.amount,
-          reservationId: d.reservationId,
-          description: d.reason,
-          at: d.at,
-        });
+        this.close(d.reservationId, { status: 'released', settledAmount: null, closedAt: d.at, closeReason: d.reason });
+        return line({ type: 'release', amount: d.amount, available: d.amount, frozen: -d.amount, reservationId: d.reservationId, description: d.reason, at: d.at });
       }
       case 'ChargeRefunded': {
         const d = event.data;
-        await tx.query('UPDATE reservations SET refunded_amount = refunded_amount + $2 WHERE reservation_id = $1', [d.reservationId, d.amount]);
-        return entry(tx, raw, accountId, {
-          type: 'refund',
-          amount: d.amount,
-          available: d.amount,
-          frozen: 0,
-          reservationId: d.reservationId,
-          reference: d.refundId,
-          description: d.reason,
-          at: d.at,
-        });
+        const opened = this.opened.get(d.reservationId);
+        if (opened) opened.refundedAmount += d.amount;
+        else this.refunds.set(d.reservationId, (this.refunds.get(d.reservationId) ?? 0) + d.amount);
+        return line({ type: 'refund', amount: d.amount, available: d.amount, frozen: 0, reservationId: d.reservationId, reference: d.refundId, description: d.reason, at: d.at });
       }
       default:
         return;
     }
-  },
-};
+  }
 
-interface EntryFields {
-  type: string;
-  amount: number;
-  available: number;
-  frozen: number;
-  reservationId?: string;
-  reference?: string;
-  description: string | null;
-  at: string;
-}
+  private close(reservationId: string, closing: Closing): void {
+    const opened = this.opened.get(reservationId);
+    if (!opened) {
+      this.closings.set(reservationId, closing);
+      return;
+    }
+    opened.status = closing.status;
+    opened.closedAt = closing.closedAt;
+    if (closing.closeReason !== null) opened.closeReason = closing.closeReason;
+    if (closing.settledAmount !== null) opened.settledAmount = closing.settledAmount;
+  }
 
-async function entry(tx: PoolClient, raw: RecordedEvent, accountId: string, f: EntryFields): Promise<void> {
-  await tx.query(
-    `INSERT INTO ledger_entries (account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-       available_after, frozen_after, reservation_id, reference, description, details, at)
-     SELECT $1, $2, $3, $4, $5, $6, $7,
-       coalesce(prev.available_after, 0) + $6, coalesce(prev.frozen_after, 0) + $7, $8, $9, $10, $11, $12
-     FROM (SELECT 1) one
-     LEFT JOIN LATERAL (
-       SELECT available_after, frozen_after FROM ledger_entries WHERE account_id = $1 ORDER BY revision DESC LIMIT 1
-     ) prev ON true`,
-    [accountId, raw.revision, raw.id, f.type, f.amount, f.available, f.frozen, f.reservationId ?? null, f.reference ?? null, f.description, JSON.stringify(raw.data), f.at],
-  );
+  async write(tx: PoolClient): Promise<void> {
+    await this.writeEntries(tx);
+    await this.writeReservations(tx);
+  }
+
+  /** Each line's balances after it: the account's last stored line, then the lines before it in this batch. */
+  private async writeEntries(tx: PoolClient): Promise<void> {
+    if (this.entries.length === 0) return;
+    const accounts = [...new Set(this.entries.map((e) => e.accountId))];
+    const { rows } = await tx.query<{ account_id: string; available_after: string; frozen_after: string }>(
+      `SELECT a.account_id, last.available_after, last.frozen_after
+       FROM unnest($1::text[]) AS a(account_id)
+       CROSS JOIN LATERAL (
+         SELECT available_after, frozen_after FROM ledger_entries WHERE account_id = a.account_id ORDER BY revision DESC LIMIT 1
+       ) last`,
+      [accounts],
+    );
+    const running = new Map(rows.map((r) => [r.account_id, { available: BigInt(r.available_after), frozen: BigInt(r.frozen_after) }]));
+    const availableAfter: string[] = [];
+    const frozenAfter: string[] = [];
+    for (const e of this.entries) {
+      const before = running.get(e.accountId) ?? { available: 0n, frozen: 0n };
+      const after = { available: before.available + BigInt(e.available), frozen: before.frozen + BigInt(e.frozen) };
+      running.set(e.accountId, after);
+      availableAfter.push(after.available.toString());
+      frozenAfter.push(after.frozen.toString());
+    }
+    const column = <K extends keyof Entry>(key: K) => this.entries.map((e) => e[key]);
+    await tx.query(
+      `INSERT INTO ledger_entries (account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
+         available_after, frozen_after, reservation_id, reference, description, details, at)
+       SELECT account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
+         available_after, frozen_after, reservation_id, reference, description, details::jsonb, at
+       FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[])
+         AS t(account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
+           available_after, frozen_after, reservation_id, reference, description, details, at)`,
+      [
+        column('accountId'),
+        column('revision'),
+        column('eventId'),
+        column('type'),
+        column('amount'),
+        column('available'),
+        column('frozen'),
+        availableAfter,
+        frozenAfter,
+        column('reservationId'),
+        column('reference'),
+        column('description'),
+        column('details'),
+        column('at'),
+      ],
+    );
+  }
+
+  private async writeReservations(tx: PoolClient): Promise<void> {
+    const opened = [...this.opened.values()];
+    if (opened.length > 0) {
+      const column = <K extends keyof OpenedReservation>(key: K) => opened.map((r) => r[key]);
+      await tx.query(
+        `INSERT INTO reservations (reservation_id, account_id, amount, status, purpose_kind, purpose_ref, description,
+           reserved_at, expires_at, closed_at, settled_amount, refunded_amount, close_reason)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+           $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::bigint[], $12::bigint[], $13::text[])`,
+        [
+          column('reservationId'),
+          column('accountId'),
+          column('amount'),
+          column('status'),
+          column('purposeKind'),
+          column('purposeRef'),
+          column('description'),
+          column('reservedAt'),
+          column('expiresAt'),
+          column('closedAt'),
+          column('settledAmount'),
+          column('refundedAmount'),
+          column('closeReason'),
+        ],
+      );
+    }
+    if (this.closings.size > 0) {
+      const closings = [...this.closings];
+      await tx.query(
+        `UPDATE reservations r SET status = c.status, settled_amount = coalesce(c.settled_amount, r.settled_amount),
+           closed_at = c.closed_at, close_reason = coalesce(c.close_reason, r.close_reason)
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[]) AS c(reservation_id, status, settled_amount, closed_at, close_reason)
+         WHERE r.reservation_id = c.reservation_id`,
+        [
+          closings.map(([id]) => id),
+          closings.map(([, c]) => c.status),
+          closings.map(([, c]) => c.settledAmount),
+          closings.map(([, c]) => c.closedAt),
+          closings.map(([, c]) => c.closeReason),
+        ],
+      );
+    }
+    if (this.refunds.size > 0) {
+      const refunds = [...this.refunds];
+      await tx.query(
+        `UPDATE reservations r SET refunded_amount = r.refunded_amount + c.amount
+         FROM unnest($1::text[], $2::bigint[]) AS c(reservation_id, amount) WHERE r.reservation_id = c.reservation_id`,
+        [refunds.map(([id]) => id), refunds.map(([, amount]) => amount)],
+      );
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { comparePositions, formatPosition, type EventStore, type GlobalPosition } from '../eventstore/port';
-import { READ_MODEL_SCHEMA, type Projection } from '../projections-runtime/consumer';
+import { applyEvents, READ_MODEL_SCHEMA, type Projection } from '../projections-runtime/consumer';
 import { ensureProjectionTables } from '../projections-runtime/tables';
 import { LedgerInvariantChecker } from './ledger-invariants';
 
@@ -50,10 +50,8 @@ export async function runAudit(pool: Pool, store: EventStore, projections: reado
         const checker = new LedgerInvariantChecker();
         await client.query(`SET LOCAL search_path TO ${schema}, public`);
         await replay(store, null, live, async (events) => {
-          for (const event of events) {
-            checker.add(event);
-            if (projection.eventTypes.has(event.type)) await projection.apply(client, event);
-          }
+          for (const event of events) checker.add(event);
+          await applyEvents(projection, client, events);
         });
         for (const table of projection.tables) {
           const n = await differingRows(client, `${READ_MODEL_SCHEMA}.${table}`, `${schema}.${table}`);

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { inTransaction } from '../db/migrations';
 import { comparePositions, type EventStore, type GlobalPosition, type LogSubscription, type RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
-import type { Consumer } from './consumer';
+import { applyEvents, type Consumer } from './consumer';
 import type { LeaseHolder } from './leases';
 
 /** The checkpoint moved under us (a rebuild reset it, or another instance advanced it). */
@@ -123,9 +123,7 @@ export class ConsumerRunner extends EventEmitter {
         const stored = rows[0]?.major != null ? { major: BigInt(rows[0].major), minor: BigInt(rows[0].minor!) } : null;
         if (!samePosition(stored, this.position)) throw new CheckpointMoved();
         await client.query(`SET LOCAL search_path TO ${this.schema}, public`);
-        for (const event of batch) {
-          if (this.consumer.eventTypes.has(event.type)) await this.consumer.apply(client, event);
-        }
+        await applyEvents(this.consumer, client, batch);
         await client.query('UPDATE consumer_checkpoints SET major = $2, minor = $3, updated_at = now() WHERE name = $1', [
           this.consumer.name,
           last.major.toString(),
