@@ -37,7 +37,14 @@ describe('reconciler, audit and rebuild @integration', () => {
       { reservation_id: orphan, status: 'released', close_reason: 'orphaned: the task was never recorded' },
       { reservation_id: owned, status: 'open', close_reason: null },
     ]);
+    // The audit lists a reservation open longer than its threshold (without failing on it).
+    const audit = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 0 });
+    expect(audit.staleReservations.filter((r) => r.account_id === accountId).map((r) => [r.reservation_id, r.amount])).to.deep.equal([[owned, 100]]);
+    expect(audit.ok).to.equal(true);
     await gw.accounts.release(accountId, owned, 'test done');
+    await gw.accounts.awaitLedger(accountId);
+    const afterRelease = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 0 });
+    expect(afterRelease.staleReservations.filter((r) => r.account_id === accountId)).to.deep.equal([]);
     await gw.expectAuditClean();
   });
 
