@@ -86,14 +86,15 @@ export class CatalogError extends Error {
 
 export const DEFAULT_CATALOG_FILE = path.join(__dirname, 'catalog.json');
 
-/** Parses and checks a catalog document; throws CatalogError naming the first problem. */
-export function parseCatalog(text: string, source: string): ModelEntry[] {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new CatalogError(`${source}: not JSON (${(err as Error).message})`);
-  }
+/** Whether an upstream channel of this name is configured (see Upstreams.serves). */
+export type ChannelCheck = (name: string) => boolean;
+
+/**
+ * The one check a catalog must pass, at start-up and on every reload: the document's schema,
+ * unique ids, each type's `pricing` and `capabilities`, and (once the upstream channels are known)
+ * that every channel it names is configured. Throws CatalogError naming the first problem.
+ */
+export function validateCatalog(doc: unknown, source: string, isChannelConfigured?: ChannelCheck): ModelEntry[] {
   if (!validateFile(doc)) {
     const e = validateFile.errors![0]!;
     throw new CatalogError(`${source}: ${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
@@ -108,12 +109,27 @@ export function parseCatalog(text: string, source: string): ModelEntry[] {
     if (v && !v.capabilities(m.capabilities)) {
       throw new CatalogError(`${source}: model ${m.id} capabilities${v.capabilities.errors![0]!.instancePath} ${v.capabilities.errors![0]!.message}`);
     }
+    if (isChannelConfigured && !isChannelConfigured(m.channel)) {
+      throw new CatalogError(`${source}: model ${m.id} names channel ${m.channel}, which is not configured (see CHANNELS)`);
+    }
   }
   return models;
 }
 
+/** Parses a catalog file's text and checks it with validateCatalog. */
+export function parseCatalog(text: string, source: string, isChannelConfigured?: ChannelCheck): ModelEntry[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new CatalogError(`${source}: not JSON (${(err as Error).message})`);
+  }
+  return validateCatalog(doc, source, isChannelConfigured);
+}
+
 export class Catalog {
   private models: ReadonlyMap<string, ModelEntry>;
+  private isChannelConfigured: ChannelCheck | undefined;
 
   constructor(
     private readonly file: string = DEFAULT_CATALOG_FILE,
@@ -122,7 +138,20 @@ export class Catalog {
     this.models = toMap(initial ?? parseCatalog(fs.readFileSync(file, 'utf8'), file));
   }
 
-  /** Re-reads the file; on any error the current catalog stays in force and the error is thrown. */
+  /**
+   * Binds the catalog to the upstream channels once they are known (Upstreams.start): checks the
+   * catalog in force with validateCatalog, throwing CatalogError if it names a channel that is not
+   * configured, and applies the same check to every later reload.
+   */
+  requireChannels(isChannelConfigured: ChannelCheck): void {
+    validateCatalog({ models: this.list() }, this.file, isChannelConfigured);
+    this.isChannelConfigured = isChannelConfigured;
+  }
+
+  /**
+   * Re-reads the file and checks it exactly as at start-up (validateCatalog, channels included);
+   * on any error the current catalog stays in force and a CatalogError is thrown.
+   */
   reload(): number {
     let text: string;
     try {
@@ -130,7 +159,7 @@ export class Catalog {
     } catch (err) {
       throw new CatalogError(`${this.file}: ${(err as Error).message}`);
     }
-    const models = parseCatalog(text, this.file);
+    const models = parseCatalog(text, this.file, this.isChannelConfigured);
     this.models = toMap(models);
     return models.length;
   }

@@ -5,39 +5,60 @@ import { Channel, type ChannelConfig } from './channel';
 import { createSimulator, type ExtraRoute, type Simulator } from './simulator/server';
 
 /** One channel per name the catalog uses (and `default`), all served by one simulator at `baseUrl`. */
-export function channelsServedBy(baseUrl: string, catalog: Catalog, options: { timeoutMs: number; maxConcurrency: number }): ChannelConfig[] {
-  return [...new Set([...catalog.channels(), 'default'])].map((name) => ({
-    name,
-    base_url: `${baseUrl}/v1`,
-    timeout_ms: options.timeoutMs,
-    max_concurrency: options.maxConcurrency,
-  }));
+export function channelsServedBy(baseUrl: string, catalog: Catalog, options: SimulatedChannelOptions): ChannelConfig[] {
+  return [...new Set([...catalog.channels(), 'default'])].map((name) => simulatedChannel(baseUrl, name, options));
 }
+
+export interface SimulatedChannelOptions {
+  readonly timeoutMs: number;
+  readonly maxConcurrency: number;
+}
+
+function simulatedChannel(baseUrl: string, name: string, options: SimulatedChannelOptions): ChannelConfig {
+  return { name, base_url: `${baseUrl}/v1`, timeout_ms: options.timeoutMs, max_concurrency: options.maxConcurrency };
+}
+
+/** The concurrency limit of each channel the built-in simulator serves. */
+const SIMULATOR_CONCURRENCY = 256;
 
 /**
  * The channels the catalog's models are served by. With CHANNELS unset, one built-in simulator is
- * started in this process and serves every channel the catalog names, so a fresh clone runs with
- * no provider account. With CHANNELS set, every channel the catalog names must be configured.
+ * started in this process and serves every channel the catalog names (also one a reloaded catalog
+ * adds), so a fresh clone runs with no provider account. With CHANNELS set, every channel the
+ * catalog names must be configured: the catalog checks this at start-up and on every reload
+ * (Catalog.requireChannels), so a request never meets a model whose channel is missing.
  */
 export class Upstreams {
   private constructor(
-    private readonly channels: ReadonlyMap<string, Channel>,
+    private readonly channels: Map<string, Channel>,
     private readonly simulator: Simulator | null,
     readonly simulatorUrl: string | null,
+    private readonly simulatorTimeoutMs: number,
   ) {}
 
   static async start(config: Config, catalog: Catalog, logger: Logger): Promise<Upstreams> {
+    let upstreams: Upstreams;
     if (config.channels) {
-      const channels = new Map(config.channels.map((c) => [c.name, new Channel(c)]));
-      const missing = [...catalog.channels()].filter((name) => !channels.has(name));
-      if (missing.length > 0) throw new Error(`the catalog names channels that CHANNELS does not configure: ${missing.join(', ')}`);
-      return new Upstreams(channels, null, null);
+      upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c)])), null, null, 0);
+    } else {
+      const simulator = createSimulator();
+      const url = await simulator.listen(0, '127.0.0.1');
+      logger.info({ url }, 'no CHANNELS configured: serving every model from the built-in simulator');
+      const options = { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: SIMULATOR_CONCURRENCY };
+      upstreams = new Upstreams(new Map(channelsServedBy(url, catalog, options).map((c) => [c.name, new Channel(c)])), simulator, url, config.upstreamTimeoutMs);
     }
-    const simulator = createSimulator();
-    const url = await simulator.listen(0, '127.0.0.1');
-    logger.info({ url }, 'no CHANNELS configured: serving every model from the built-in simulator');
-    const channels = new Map(channelsServedBy(url, catalog, { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: 256 }).map((c) => [c.name, new Channel(c)]));
-    return new Upstreams(channels, simulator, url);
+    try {
+      catalog.requireChannels((name) => upstreams.serves(name));
+    } catch (err) {
+      await upstreams.close();
+      throw err;
+    }
+    return upstreams;
+  }
+
+  /** Whether `channel(name)` answers: a configured channel, or any name when the built-in simulator serves. */
+  serves(name: string): boolean {
+    return this.channels.has(name) || this.simulatorUrl !== null;
   }
 
   /** Mounts more simulated provider endpoints (no-op with real channels). */
@@ -46,7 +67,12 @@ export class Upstreams {
   }
 
   channel(name: string): Channel {
-    const channel = this.channels.get(name);
+    let channel = this.channels.get(name);
+    if (!channel && this.simulatorUrl !== null) {
+      // A channel a reloaded catalog added: the built-in simulator serves it like the others.
+      channel = new Channel(simulatedChannel(this.simulatorUrl, name, { timeoutMs: this.simulatorTimeoutMs, maxConcurrency: SIMULATOR_CONCURRENCY }));
+      this.channels.set(name, channel);
+    }
     if (!channel) throw new Error(`channel ${name} is not configured`);
     return channel;
   }

@@ -28,13 +28,22 @@ export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise
     ctx.body = { object: 'list', data: rows.map((r) => ({ ...r, due_at: r.due_at.toISOString(), locked_until: r.locked_until?.toISOString() ?? null })) };
   });
 
+  /**
+   * Re-reads the catalog file with the same checks as at start-up (Catalog.reload): an invalid
+   * file, or one naming a channel that is not configured, is refused with 400 `invalid_catalog`
+   * naming the problem, and the current catalog stays in force.
+   */
   router.post('/catalog/reload', (ctx) => {
+    let models: number;
     try {
-      ctx.body = { models: catalog.reload() };
+      models = catalog.reload();
     } catch (err) {
-      if (err instanceof CatalogError) throw new ApiError(400, 'invalid_catalog', err.message);
-      throw err;
+      if (!(err instanceof CatalogError)) throw err;
+      ctx.state.logger.warn({ err: err.message }, 'catalog reload refused; the previous catalog stays in force');
+      throw new ApiError(400, 'invalid_catalog', err.message);
     }
+    ctx.state.logger.info({ models }, 'catalog reloaded');
+    ctx.body = { models };
   });
 
   return router;

@@ -1,0 +1,221 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Catalog, CatalogError, DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { tokenCharge } from '../../src/billing/money';
+import { countMessageTokens } from '../../src/billing/tokens';
+import { loadConfig } from '../../src/config';
+import { tempDir } from '../../src/db/database';
+import { createLogger } from '../../src/log';
+import { channelsServedBy, Upstreams } from '../../src/upstreams/registry';
+import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
+import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
+
+/**
+ * POST /admin/v1/catalog/reload re-reads CATALOG_FILE with the same checks as at start-up. Every
+ * gateway here reads a temporary copy of the built-in catalog, never the real file.
+ */
+
+const ORIGINAL = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+/** Prices no shipped model has, so a charge at another model's prices cannot pass for this one's. */
+const RELOADED_PRICING = { input_per_million: 3_000_000, output_per_million: 11_000_000 };
+
+function chatModel(id: string, channel: string): ModelEntry {
+  return {
+    id,
+    type: 'chat',
+    channel,
+    owned_by: 'reload-test',
+    created: 1_750_000_000,
+    pricing: RELOADED_PRICING,
+    capabilities: { max_output_tokens: 1000, context_window: 8000, responses: true },
+  };
+}
+
+function catalogCopy(): string {
+  const file = path.join(tempDir('catalog-reload-'), 'catalog.json');
+  fs.copyFileSync(DEFAULT_CATALOG_FILE, file);
+  return file;
+}
+
+function writeCatalog(file: string, models: readonly ModelEntry[]): void {
+  fs.writeFileSync(file, JSON.stringify({ models }, null, 2));
+}
+
+const ids = (body: { data: { id: string }[] }): string[] => body.data.map((m) => m.id).sort();
+
+describe('reloading the model catalog @integration', () => {
+  let simulator: Simulator;
+  let catalogFile: string;
+  let gw: TestGateway;
+  let key: string;
+  let originalIds: string[];
+
+  before(async () => {
+    // CHANNELS configures exactly the channels the shipped catalog names, all served by a
+    // simulator this suite owns, so a channel outside that list is really not configured.
+    simulator = createSimulator();
+    const simUrl = await simulator.listen(0, '127.0.0.1');
+    catalogFile = catalogCopy();
+    gw = await startTestGateway({
+      CATALOG_FILE: catalogFile,
+      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(catalogFile), { timeoutMs: 10_000, maxConcurrency: 16 })),
+      RATE_LIMIT_PER_MINUTE: '100000',
+    });
+    ({ key } = await gw.fundedAccount(100_000_000));
+    originalIds = ids((await gw.api(key, 'GET', '/v1/models')).body);
+    expect(originalIds).to.include('chat-fast');
+  });
+  afterEach(async () => {
+    expect((await gw.balance(key)).frozen, 'no reservation is left open').to.equal(0);
+    await gw.expectAuditClean();
+  });
+  after(async () => {
+    await gw?.close();
+    await simulator?.close();
+  });
+
+  async function listedIds(): Promise<string[]> {
+    const res = await gw.api(key, 'GET', '/v1/models');
+    expect(res.status).to.equal(200);
+    return ids(res.body);
+  }
+
+  async function reload(): Promise<{ status: number; body: any }> {
+    return gw.admin('POST', '/admin/v1/catalog/reload');
+  }
+
+  /** A refusal in the admin API's error shape whose message names every one of `mentions`. */
+  function expectRefused(res: { status: number; body: any }, mentions: readonly string[]): void {
+    expect(res.status, JSON.stringify(res.body)).to.equal(400);
+    expect(res.body.error).to.include({ code: 'invalid_catalog', type: 'invalid_request_error' });
+    for (const mention of mentions) expect(res.body.error.message).to.include(mention);
+  }
+
+  /** The catalog in force is still the one before the refused reload, and its models still work. */
+  async function expectCatalogInForce(expected: readonly string[], absent: string): Promise<void> {
+    expect(await listedIds()).to.deep.equal(expected);
+    const refused = await gw.api(key, 'POST', '/v1/chat/completions', { model: absent, messages: [{ role: 'user', content: 'hi' }] });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(404);
+    expect(refused.body.error.code).to.equal('model_not_found');
+    const served = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'still here? [sim:tokens=3]' }] });
+    expect(served.status, JSON.stringify(served.body)).to.equal(200);
+  }
+
+  it('adds a chat model: /v1/models lists it and a completion with it is billed at its prices', async () => {
+    expect(await listedIds()).to.not.include('chat-reloaded');
+    const before = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-reloaded', messages: [{ role: 'user', content: 'hi' }] });
+    expect(before.status).to.equal(404);
+
+    writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-reloaded', 'default')]);
+    const res = await reload();
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body).to.deep.equal({ models: ORIGINAL.models.length + 1 });
+
+    const listed = (await gw.api(key, 'GET', '/v1/models')).body.data.find((m: { id: string }) => m.id === 'chat-reloaded');
+    expect(listed).to.deep.include({ object: 'model', type: 'chat', owned_by: 'reload-test', created: 1_750_000_000 });
+    expect(listed.pricing).to.deep.include(RELOADED_PRICING);
+
+    const messages = [{ role: 'user', content: 'Name two rivers [sim:tokens=9]' }];
+    const balanceBefore = (await gw.balance(key)).available;
+    const completion = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-reloaded', messages });
+    expect(completion.status, JSON.stringify(completion.body)).to.equal(200);
+    expect(completion.body.model).to.equal('chat-reloaded');
+    expect(completion.body.usage).to.deep.include({ prompt_tokens: countMessageTokens(messages), completion_tokens: 9 });
+    const expected = tokenCharge(RELOADED_PRICING, countMessageTokens(messages), 9);
+    expect(expected).to.be.greaterThan(0);
+
+    const ledger = (await gw.api(key, 'GET', '/v1/account/ledger?limit=100')).body.data as { type: string; amount: number; reservation_id: string | null }[];
+    const settlement = ledger[ledger.length - 1]!;
+    expect(settlement.type).to.equal('settlement');
+    expect(settlement.amount).to.equal(expected);
+    const reservation = ledger.find((e) => e.type === 'reservation' && e.reservation_id === settlement.reservation_id)!;
+    // The reservation was sized at this model's prices and its max_output_tokens (1000).
+    expect(reservation.amount).to.equal(tokenCharge(RELOADED_PRICING, countMessageTokens(messages), 1000));
+    expect(balanceBefore - (await gw.balance(key)).available).to.equal(expected);
+  });
+
+  it('refuses a file that is not JSON, or breaks the schema, with 400 and keeps the catalog in force', async () => {
+    const inForce = await listedIds();
+    expect(inForce).to.not.include('chat-broken');
+
+    fs.writeFileSync(catalogFile, '{"models": [');
+    expectRefused(await reload(), [catalogFile, 'not JSON']);
+    await expectCatalogInForce(inForce, 'chat-broken');
+
+    // Well-formed JSON with a valid new model, but another model's pricing breaks its type's schema.
+    const broken = { ...chatModel('chat-priced-wrong', 'default'), pricing: { input_per_million: -1, output_per_million: 5 } };
+    writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-broken', 'default'), broken]);
+    expectRefused(await reload(), ['chat-priced-wrong', 'pricing']);
+    await expectCatalogInForce(inForce, 'chat-broken');
+
+    // A member the file schema does not know.
+    writeCatalog(catalogFile, [...ORIGINAL.models, { ...chatModel('chat-broken', 'default'), colour: 'blue' } as ModelEntry]);
+    expectRefused(await reload(), ['additional properties']);
+    await expectCatalogInForce(inForce, 'chat-broken');
+  });
+
+  it('refuses a model on a channel that is not configured with 400 and keeps the catalog in force', async () => {
+    const inForce = await listedIds();
+    writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
+    expectRefused(await reload(), ['chat-elsewhere', 'nowhere', 'not configured']);
+    // Before the check, this reload succeeded and a completion with the model answered 500.
+    await expectCatalogInForce(inForce, 'chat-elsewhere');
+
+    // The same file with the channel fixed is accepted.
+    writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-elsewhere', 'default')]);
+    expect((await reload()).status).to.equal(200);
+    expect(await listedIds()).to.include('chat-elsewhere');
+  });
+
+  it('requires the admin token', async () => {
+    const inForce = await listedIds();
+    writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-unauthorised', 'default')]);
+    for (const auth of [null, key, `${TEST_ADMIN_TOKEN}x`]) {
+      const res = await gw.api(auth, 'POST', '/admin/v1/catalog/reload');
+      expect(res.status, `with ${auth === null ? 'no token' : 'a wrong token'}`).to.equal(401);
+      expect(res.body.error.code).to.equal('invalid_admin_token');
+    }
+    expect(await listedIds(), 'nothing was reloaded').to.deep.equal(inForce);
+    writeCatalog(catalogFile, ORIGINAL.models);
+  });
+
+  it('applies the same check at start-up: a catalog naming an unconfigured channel stops the start', async () => {
+    const file = catalogCopy();
+    writeCatalog(file, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
+    const catalog = new Catalog(file);
+    const config = loadConfig({ DATA_DIR: tempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(), { timeoutMs: 1000, maxConcurrency: 1 })) });
+    let error: unknown = null;
+    try {
+      const upstreams = await Upstreams.start(config, catalog, createLogger('silent'));
+      await upstreams.close();
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(CatalogError);
+    expect((error as Error).message).to.include('chat-elsewhere').and.to.include('nowhere');
+  });
+});
+
+describe('reloading the model catalog with the built-in simulator @integration', () => {
+  let gw: TestGateway;
+  let catalogFile: string;
+
+  before(async () => {
+    catalogFile = catalogCopy();
+    gw = await startTestGateway({ CATALOG_FILE: catalogFile });
+  });
+  after(async () => gw?.close());
+
+  it('serves a model on a channel the start-up catalog did not name', async () => {
+    const { key } = await gw.fundedAccount(100_000_000);
+    writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-new-channel', 'brand-new-channel')]);
+    const res = await gw.admin('POST', '/admin/v1/catalog/reload');
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const messages = [{ role: 'user', content: 'hello [sim:tokens=4]' }];
+    const completion = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-new-channel', messages });
+    expect(completion.status, JSON.stringify(completion.body)).to.equal(200);
+    expect(100_000_000 - (await gw.balance(key)).available).to.equal(tokenCharge(RELOADED_PRICING, countMessageTokens(messages), 4));
+    await gw.expectAuditClean();
+  });
+});
