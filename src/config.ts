@@ -101,7 +101,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (eventStore === 'eventstoredb' && !esdbConnectionString) {
     throw new ConfigError('EVENT_STORE=eventstoredb needs ESDB_CONNECTION_STRING');
   }
-  return Object.freeze({
+  const config: Config = Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
     databaseUrl: nonEmpty(env.DATABASE_URL),
@@ -148,6 +148,39 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: integer(env, 'UPLOAD_URL_TTL_MS', 24 * 3_600_000, 1000),
     fileUrlAllowPrivateTargets: boolean(env, 'FILE_URL_ALLOW_PRIVATE_TARGETS', false),
   });
+  checkJobLease(config);
+  return config;
+}
+
+/**
+ * The least JOB_LEASE_MS that is safe for a job whose side effect may take up to `deadlineMs`:
+ * the deadline plus a margin (half of it, at least 500 ms) for what the job does around the
+ * effect (loading the task, recording the outcome) on a busy machine.
+ */
+export function minimumJobLeaseMs(deadlineMs: number): number {
+  return deadlineMs + Math.max(500, Math.ceil(deadlineMs / 2));
+}
+
+/**
+ * A job whose lease runs out while it is still working is claimed again by another worker, which
+ * repeats its side effect. That must never happen to a webhook attempt: a receiver that hangs
+ * until WEBHOOK_TIMEOUT_MS would be sent the same attempt again. So the lease has to outlast
+ * the attempt's deadline (a whole-request deadline, see src/webhooks/deliver.ts) by a margin.
+ *
+ * The other in-job waits are not bounded by configuration and are idempotent anyway, so the
+ * lease is not sized by them: upstream submissions and polls (UPSTREAM_TIMEOUT_MS or a channel's
+ * `timeout_ms`, a per-stall deadline) are keyed by the task id and read-only; the archive
+ * download (fixed 30 s / 60 s per-stall timeouts in src/tasks/jobs.ts) writes the same key
+ * atomically and records its outcome once. Their late outcomes are fenced by the lease.
+ */
+function checkJobLease(config: Config): void {
+  const least = minimumJobLeaseMs(config.webhookTimeoutMs);
+  if (config.jobLeaseMs < least) {
+    throw new ConfigError(
+      `JOB_LEASE_MS (${config.jobLeaseMs}) must exceed WEBHOOK_TIMEOUT_MS (${config.webhookTimeoutMs}) by a margin: at least ${least}. ` +
+        'A webhook attempt still waiting for its receiver when its lease runs out would be claimed and sent again by another worker.',
+    );
+  }
 }
 
 export class ConfigError extends Error {

@@ -18,8 +18,12 @@ export interface Job {
   readonly attempts: number;
 }
 
-/** Done (the row is deleted), or run again at a time (a poll, a retry with backoff). */
-export type JobOutcome = { done: true } | { retryAt: Date };
+/**
+ * Done (the row is deleted), or run again at a time (a poll, a retry with backoff). A retry may
+ * carry the payload its next run needs (e.g. a poll's count, for its backoff); without one the
+ * payload stays as it was.
+ */
+export type JobOutcome = { done: true } | { retryAt: Date; payload?: Record<string, unknown> };
 
 export type JobHandler = (job: Job) => Promise<JobOutcome>;
 
@@ -130,7 +134,11 @@ export class JobWorker {
       if ('done' in outcome) {
         await this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, job.lease]);
       } else {
-        await this.pool.query('UPDATE jobs SET due_at = $3, locked_until = NULL, attempts = 0 WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, job.lease, outcome.retryAt]);
+        await this.pool.query(
+          `UPDATE jobs SET due_at = $3, payload = COALESCE($4::jsonb, payload), locked_until = NULL, attempts = 0
+           WHERE id = $1 AND locked_until = $2::timestamptz`,
+          [job.id, job.lease, outcome.retryAt, outcome.payload === undefined ? null : JSON.stringify(outcome.payload)],
+        );
       }
     } catch (err) {
       const delayMs = Math.min(60_000, 200 * 2 ** Math.min(job.attempts, 10));

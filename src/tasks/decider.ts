@@ -18,6 +18,13 @@ export interface TaskState {
   readonly reservationId: string;
   readonly callback: Callback | null;
   readonly upstreamId: string | null;
+  /**
+   * The upstream's status and progress as last recorded (TaskProgressed, or `succeeded` with
+   * TaskUpstreamSucceeded); null until the first report. A poll that reports the same again
+   * records nothing.
+   */
+  readonly upstreamStatus: string | null;
+  readonly progress: number | null;
   readonly upstreamSucceeded: boolean;
   /** The kind's stage the task waits for after the upstream succeeded (e.g. `summary`), else null. */
   readonly pendingStage: string | null;
@@ -78,6 +85,8 @@ function initialState(): TaskState {
     reservationId: '',
     callback: null,
     upstreamId: null,
+    upstreamStatus: null,
+    progress: null,
     upstreamSucceeded: false,
     pendingStage: null,
     result: null,
@@ -118,7 +127,10 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       if ((terminal && state.status !== 'cancelled') || state.upstreamId === command.upstreamId) return [];
       return [{ type: 'TaskUpstreamAccepted', data: { upstreamId: command.upstreamId, at: command.now } }];
     case 'Progress':
+      // Only a change is recorded: a task polled for hours while its upstream says the same
+      // thing keeps a short stream.
       if (terminal || state.upstreamSucceeded) return [];
+      if (state.upstreamStatus === command.upstreamStatus && state.progress === command.progress) return [];
       return [{ type: 'TaskProgressed', data: { upstreamStatus: command.upstreamStatus, progress: command.progress, at: command.now } }];
     case 'UpstreamSucceed': {
       if (terminal || state.upstreamSucceeded) return [];
@@ -214,11 +226,17 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
     case 'TaskUpstreamAccepted':
       return { ...state, upstreamId: event.data.upstreamId };
     case 'TaskProgressed':
-      return { ...state, status: event.data.upstreamStatus === 'running' ? 'running' : state.status };
+      return {
+        ...state,
+        upstreamStatus: event.data.upstreamStatus,
+        progress: event.data.progress,
+        status: event.data.upstreamStatus === 'running' && state.status === 'queued' ? 'running' : state.status,
+      };
     case 'TaskUpstreamSucceeded':
       return {
         ...state,
         upstreamSucceeded: true,
+        upstreamStatus: 'succeeded',
         pendingStage: event.data.stage ?? null,
         result: event.data.result,
         usage: event.data.usage,
@@ -254,5 +272,6 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
   initialState,
   decide,
   evolve,
-  snapshotVersion: 2,
+  // 3: the state keeps the upstream's last status and progress.
+  snapshotVersion: 3,
 };

@@ -13,6 +13,12 @@ const MAX_ARCHIVE_ATTEMPTS = 5;
 
 const done: JobOutcome = { done: true };
 
+/** How many polls of a task's upstream came before this one (0 for the first). */
+function pollsOf(job: Job): number {
+  const polls = Number(job.payload.polls ?? 0);
+  return Number.isSafeInteger(polls) && polls > 0 ? polls : 0;
+}
+
 /**
  * The side effects of the task engine, one handler per job kind. Each loads the task, does
  * nothing if its effect is already recorded (so a re-run after a crash is harmless), performs
@@ -63,10 +69,13 @@ export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) =
       } catch (err) {
         return failTransient(job, err, 'upstream_unavailable');
       }
-      const polls = Number(job.payload.polls ?? 0) + 1;
       if (outcome.state === 'pending') {
+        // Records a change of the upstream's status or progress (the decider drops a repeat).
         await engine.run(streamOf(job), { type: 'Progress', upstreamStatus: outcome.upstreamStatus, progress: outcome.progress ?? null, now: engine.now() }, meta(job));
-        return { retryAt: new Date(Date.now() + kind.pollDelayMs(polls)) };
+        // The count of polls so far rides in the job's payload, so the backoff grows from poll to
+        // poll (and survives a restart): the next poll waits kind.pollDelayMs(polls).
+        const polls = pollsOf(job) + 1;
+        return { retryAt: new Date(Date.now() + kind.pollDelayMs(polls)), payload: { ...job.payload, polls } };
       }
       if (outcome.state === 'failed') {
         await engine.run(streamOf(job), { type: 'Fail', error: outcome.error, now: engine.now() }, meta(job));
