@@ -20,8 +20,13 @@ export interface VideoCapabilities {
   /** first_frame / last_frame images. */
   readonly frame_inputs: boolean;
   readonly mix_frames_and_references: boolean;
-  /** Accepts `generate_audio`. */
+  /** Generates audio: accepts `generate_audio` (default true). */
   readonly audio: boolean;
+  /**
+   * Without `audio`: true accepts `generate_audio: false` (only `true` is refused); absent or
+   * false, the model does not take the field at all, whatever its value (the H3 class).
+   */
+  readonly accepts_audio_off?: boolean;
   /** Accepts `draft: true` and the draft final step. */
   readonly draft: boolean;
   /** Text-to-video needs a concrete ratio (not `adaptive`). */
@@ -56,6 +61,7 @@ defineModelType('video', {
       frame_inputs: { type: 'boolean' },
       mix_frames_and_references: { type: 'boolean' },
       audio: { type: 'boolean' },
+      accepts_audio_off: { type: 'boolean' },
       draft: { type: 'boolean' },
       text_to_video_requires_ratio: { type: 'boolean' },
       upstream_url_mode: { type: 'boolean' },

@@ -2,6 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { charge } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { validator } from '../http/validation';
+import { parseCallbackUrl } from '../webhooks/target-guard';
 import { videoCapabilities, videoPricing } from './model-type';
 
 export type ContentType = 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
@@ -37,7 +38,7 @@ export interface VideoRequestBody {
 
 const url = { type: 'object', properties: { url: { type: 'string', minLength: 1, maxLength: 4096 } }, required: ['url'], additionalProperties: false };
 
-export const parseVideoRequest = validator<VideoRequestBody>({
+const validateVideoRequest = validator<VideoRequestBody>({
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -78,12 +79,81 @@ export const parseVideoRequest = validator<VideoRequestBody>({
     camera_fixed: { type: 'boolean' },
     watermark: { type: 'boolean' },
     service_tier: { type: 'string', enum: ['default', 'flex'] },
-    callback_url: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s/$.?#][^\\s]*$' },
+    // Its form is checked after the schema, by parsing it (checkCallbackUrl): a pattern alone lets
+    // through URLs that do not parse (a port above 65535, an empty host).
+    callback_url: { type: 'string', minLength: 1, maxLength: 2048 },
     safety_identifier: { type: 'string', maxLength: 64 },
   },
   required: ['model', 'content'],
   additionalProperties: false,
 });
+
+/** The member each content type carries, and the roles it may take (none: no role at all). */
+export const CONTENT_ITEM_RULES: Readonly<Record<ContentType, { member: keyof ContentItem; roles: readonly ContentRole[] }>> = {
+  text: { member: 'text', roles: [] },
+  image_url: { member: 'image_url', roles: ['first_frame', 'last_frame', 'reference_image'] },
+  video_url: { member: 'video_url', roles: ['reference_video'] },
+  audio_url: { member: 'audio_url', roles: ['reference_audio'] },
+  draft_task: { member: 'draft_task', roles: [] },
+};
+
+const MEDIA_MEMBERS = ['image_url', 'video_url', 'audio_url'] as const;
+
+function isDataUri(value: string): boolean {
+  return /^\s*data:/i.test(value);
+}
+
+function inlineDataRefused(param: string): ApiError {
+  return bad('inline_data_not_allowed', `${param}: inline base64 data URIs are not accepted; give a public https URL or an asset:// id`, param);
+}
+
+/**
+ * Inline `data:` URIs are refused by name, before the schema: a realistic base64 image is far
+ * longer than a URL may be, and the length rule must not hide the real reason.
+ */
+function refuseInlineData(raw: unknown): void {
+  if (raw === null || typeof raw !== 'object') return;
+  const content = (raw as { content?: unknown }).content;
+  if (!Array.isArray(content)) return;
+  content.forEach((item: unknown, index) => {
+    if (item === null || typeof item !== 'object') return;
+    for (const member of MEDIA_MEMBERS) {
+      const holder = (item as Record<string, unknown>)[member];
+      const value = holder !== null && typeof holder === 'object' ? (holder as { url?: unknown }).url : undefined;
+      if (typeof value === 'string' && isDataUri(value)) throw inlineDataRefused(`content[${index}].${member}.url`);
+    }
+  });
+}
+
+/** Each item carries only the member of its type, and only a role its type takes. */
+function checkContentItems(content: readonly ContentItem[]): void {
+  content.forEach((item, index) => {
+    const rule = CONTENT_ITEM_RULES[item.type];
+    for (const member of Object.keys(item) as (keyof ContentItem)[]) {
+      if (member === 'type' || member === 'role' || member === rule.member) continue;
+      throw bad('invalid_content', `content[${index}] is a ${item.type} item and cannot carry ${member}`, `content[${index}].${member}`);
+    }
+    if (item.role !== undefined && !rule.roles.includes(item.role)) {
+      const allowed = rule.roles.length === 0 ? 'take no role' : `take the role${rule.roles.length > 1 ? 's' : ''} ${rule.roles.join(', ')}`;
+      throw bad('invalid_role', `content[${index}]: ${item.type} items ${allowed}, not ${item.role}`, `content[${index}].role`);
+    }
+  });
+}
+
+/**
+ * The request body, checked against the spec's tables: types, enums and ranges (the schema), then
+ * what a schema says badly: inline data named as such, each content item's members and roles, and
+ * `callback_url` parsed as an absolute http(s) URL (scheme in any case). Each failure is a 400.
+ */
+export function parseVideoRequest(raw: unknown): VideoRequestBody {
+  refuseInlineData(raw);
+  const body = validateVideoRequest(raw);
+  checkContentItems(body.content);
+  if (body.callback_url !== undefined && !parseCallbackUrl(body.callback_url)) {
+    throw new ApiError(400, 'invalid_request', 'callback_url must be an absolute http(s) URL', { param: 'callback_url' });
+  }
+  return body;
+}
 
 /** The request as the task keeps it: every default applied, draft finals resolved. */
 export interface NormalizedVideoRequest {
@@ -133,7 +203,7 @@ function checkMedia(item: ContentItem, index: number): void {
   const mediaUrl = mediaUrlOf(item);
   if (mediaUrl === null) return;
   const param = `content[${index}].${item.type}.url`;
-  if (/^data:/i.test(mediaUrl)) throw bad('inline_data_not_allowed', `${param}: inline base64 data URIs are not accepted; give a public https URL or an asset:// id`, param);
+  if (isDataUri(mediaUrl)) throw inlineDataRefused(param);
   if (item.type === 'image_url' && /^asset:\/\/[A-Za-z0-9._-]+$/.test(mediaUrl)) return;
   let parsed: URL;
   try {
@@ -164,7 +234,6 @@ export function normalizeVideoRequest(
   const media = body.content.filter((c) => c.type === 'video_url' || c.type === 'audio_url');
 
   if (body.video_url_mode === 'upstream' && !caps.upstream_url_mode) throw bad('unsupported_video_url_mode', `${model.id} does not support video_url_mode upstream`, 'video_url_mode');
-  if (body.generate_audio !== undefined && !caps.audio) throw bad('unsupported_parameter', `${model.id} does not support generate_audio`, 'generate_audio');
 
   // An account default the model cannot honour falls back to auto; only an explicit mode is refused.
   const defaultMode = context.accountDefaultMode === 'upstream' && !caps.upstream_url_mode ? 'auto' : context.accountDefaultMode;
@@ -207,6 +276,12 @@ export function normalizeVideoRequest(
     };
   }
 
+  // Without audio, `false` asks for nothing the model cannot do; only a model that does not take
+  // the field at all (the H3 class) refuses it whatever its value.
+  if (body.generate_audio !== undefined && !caps.audio) {
+    if (!caps.accepts_audio_off) throw bad('unsupported_parameter', `${model.id} does not support generate_audio`, 'generate_audio');
+    if (body.generate_audio) throw bad('unsupported_parameter', `${model.id} does not generate audio: generate_audio must be false or omitted`, 'generate_audio');
+  }
   if (texts.length > 1) throw bad('invalid_content', 'at most one text item (the prompt) is accepted', 'content');
   if (frames.length > 0 && !caps.frame_inputs) throw bad('frames_not_supported', `${model.id} does not accept first/last frame images`, 'content');
   if (frames.filter((c) => c.role === 'last_frame').length > 0 && frames.filter((c) => c.role !== 'last_frame').length !== 1) {
@@ -215,7 +290,6 @@ export function normalizeVideoRequest(
   if (frames.filter((c) => c.role !== 'last_frame').length > 1 || frames.filter((c) => c.role === 'last_frame').length > 1) {
     throw bad('invalid_frames', 'at most one first_frame and one last_frame image', 'content');
   }
-  if (images.some((c) => c.role && !['first_frame', 'last_frame', 'reference_image'].includes(c.role))) throw bad('invalid_role', 'image items take the roles first_frame, last_frame or reference_image', 'content');
   if (references.length > 0 && !caps.reference_assets) throw bad('references_not_supported', `${model.id} does not accept reference assets`, 'content');
   if (media.length > 0 && !caps.reference_media) throw bad('reference_media_not_supported', `video_url and audio_url items need a reference-capable model; ${model.id} is not one`, 'content');
   if (frames.length > 0 && references.length > 0 && !caps.mix_frames_and_references) {

@@ -1,6 +1,10 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import { DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
@@ -21,10 +25,10 @@ class Receiver {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        this.received.push({ headers: req.headers, body, at: Date.now() });
+        this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
         const step = this.script[Math.min(this.received.length - 1, this.script.length - 1)]!;
         if (step === 'hang') return;
         res.writeHead(step).end('ok');
@@ -140,14 +144,22 @@ describe('video generation tasks and webhooks @integration', () => {
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(before);
   });
 
+  /** Whether one received attempt verifies against its own timestamp header and its own body. */
+  const verifiesAlone = (r: Received, secret: string) =>
+    verifyWebhook(secret, r.headers['x-service-timestamp'] as string, r.body, r.headers['x-service-signature'] as string, Math.floor(Date.now() / 1000));
+
   it('retries a failing receiver at the configured spacing until it answers 2xx', async () => {
+    const secret = await withSecret();
     receiver.script = [500, 503, 200];
     const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'retry me' }], callback_url: receiver.url });
     await waitFor('three attempts', async () => receiver.received.length === 3);
     const gaps = [receiver.received[1]!.at - receiver.received[0]!.at, receiver.received[2]!.at - receiver.received[1]!.at];
     expect(gaps[0]).to.be.at.least(100);
     expect(gaps[1]).to.be.at.least(200);
-    expect(new Set(receiver.received.map((r) => r.headers['x-service-timestamp'])).size, 'each attempt is signed afresh').to.be.at.least(1);
+    for (const [i, r] of receiver.received.entries()) {
+      expect(r.headers['x-service-signature'], `attempt ${i + 1} is signed`).to.match(/^sha256=[0-9a-f]{64}$/);
+      expect(verifiesAlone(r, secret), `attempt ${i + 1} verifies against its own timestamp and body`).to.equal(true);
+    }
     const task = await waitFor('delivered', async () => {
       const t = (await get(res.body.id)).body;
       return t.webhook.deliveries[0]?.status === 'delivered' ? t : null;
@@ -158,6 +170,7 @@ describe('video generation tasks and webhooks @integration', () => {
   });
 
   it('drops a delivery after 4 attempts to a receiver that never answers; the task stays readable', async () => {
+    const secret = await withSecret();
     receiver.script = ['hang'];
     const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'nobody listens' }], callback_url: receiver.url });
     const task = await waitFor('dropped', async () => {
@@ -165,6 +178,12 @@ describe('video generation tasks and webhooks @integration', () => {
       return t.webhook?.deliveries[0]?.status === 'dropped' ? t : null;
     });
     expect(receiver.received).to.have.length(4);
+    // Each attempt is signed afresh: the fourth starts at least 3 × 300 ms (timeouts) + 600 ms
+    // (delays) after the first, so its timestamp is a later second, and its signature is over that.
+    const [first, , , fourth] = receiver.received;
+    expect(Number(fourth!.headers['x-service-timestamp']), 'a fresh timestamp on a later attempt').to.be.greaterThan(Number(first!.headers['x-service-timestamp']));
+    expect(fourth!.headers['x-service-signature']).to.not.equal(first!.headers['x-service-signature']);
+    for (const [i, r] of receiver.received.entries()) expect(verifiesAlone(r, secret), `attempt ${i + 1} verifies against its own timestamp and body`).to.equal(true);
     expect(task.webhook.deliveries[0].attempts).to.have.length(4);
     expect(task.webhook.deliveries[0].attempts.every((a: { ok: boolean; error: string }) => !a.ok && /no answer within 300 ms/.test(a.error))).to.equal(true);
     expect(task.status).to.equal('succeeded');
@@ -223,6 +242,17 @@ describe('video generation tasks and webhooks @integration', () => {
         expect(res.status, url).to.equal(400);
         expect(res.body.error.code).to.equal('invalid_callback_url');
       }
+      // Malformed URLs are a 400 naming the field (they once reached the guard's new URL() and answered 500).
+      for (const url of ['http://a:99999/', 'http://[x/', 'http://user@/', 'https://exa mple.com/']) {
+        const res = await strict.api(account.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x' }], callback_url: url });
+        expect(res.status, url).to.equal(400);
+        expect(res.body.error, url).to.deep.include({ code: 'invalid_request', param: 'callback_url', type: 'invalid_request_error' });
+      }
+      // The scheme is case-insensitive: this one parses, and is refused for where it points.
+      const upper = await strict.api(account.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x' }], callback_url: 'HTTPS://10.1.2.3/x' });
+      expect(upper.status).to.equal(400);
+      expect(upper.body.error).to.deep.include({ code: 'invalid_callback_url', param: 'callback_url' });
+      expect(await strict.balance(account.key)).to.deep.include({ available: 100_000_000, frozen: 0 });
       await strict.expectAuditClean();
     } finally {
       await strict.close();
@@ -268,11 +298,35 @@ describe('video generation tasks and webhooks @integration', () => {
       ['draft final with extras', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_x' } }, text] }, 'content', 'invalid_draft_final'],
       ['draft final resending duration', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_x' } }], duration: 5 }, 'duration', 'invalid_draft_final'],
       ['draft final of an unknown task', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_unknown' } }] }, 'content[0].draft_task.id', 'invalid_draft_task'],
+      // callback_url is parsed, not only matched
+      ['callback port out of range', { model: 'video-ref-2.0', content: [text], callback_url: 'http://a:99999/' }, 'callback_url', 'invalid_request'],
+      ['callback host an unclosed bracket', { model: 'video-ref-2.0', content: [text], callback_url: 'http://[x/' }, 'callback_url', 'invalid_request'],
+      ['callback with user info and no host', { model: 'video-ref-2.0', content: [text], callback_url: 'http://user@/' }, 'callback_url', 'invalid_request'],
+      ['callback not absolute', { model: 'video-ref-2.0', content: [text], callback_url: 'http:/example.com/x' }, 'callback_url', 'invalid_request'],
+      ['callback with a space in the host', { model: 'video-ref-2.0', content: [text], callback_url: 'http://exa mple.com/x' }, 'callback_url', 'invalid_request'],
+      // inline data is named as such whatever its length (the URL length rule is 4096)
+      ['inline base64 image over 4 KB', { model: 'video-ref-2.0', content: [image(`data:image/png;base64,${'iVBORw0KGgo'.repeat(2000)}`, 'first_frame')] }, 'content[0].image_url.url', 'inline_data_not_allowed'],
+      ['inline base64 video over 4 KB', { model: 'video-ref-2.0', content: [text, { type: 'video_url', video_url: { url: `DATA:video/mp4;base64,${'A'.repeat(10_000)}` }, role: 'reference_video' }] }, 'content[1].video_url.url', 'inline_data_not_allowed'],
+      // each content type carries its own member and only its roles
+      ['audio item with a frame role', { model: 'video-ref-2.0', content: [text, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'first_frame' }] }, 'content[1].role', 'invalid_role'],
+      ['audio item with the video role', { model: 'video-ref-2.0', content: [text, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_video' }] }, 'content[1].role', 'invalid_role'],
+      ['video item with the image role', { model: 'video-ref-2.0', content: [text, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_image' }] }, 'content[1].role', 'invalid_role'],
+      ['image item with the video role', { model: 'video-ref-2.0', content: [text, image('https://example.com/a.png', 'reference_video')] }, 'content[1].role', 'invalid_role'],
+      ['text item with a role', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x', role: 'reference_video' }] }, 'content[0].role', 'invalid_role'],
+      ['draft_task item with a role', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_x' }, role: 'reference_video' }] }, 'content[0].role', 'invalid_role'],
+      ['text item carrying an image', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x', image_url: { url: 'https://example.com/a.png' } }] }, 'content[0].image_url', 'invalid_content'],
+      ['image item carrying text', { model: 'video-ref-2.0', content: [{ ...image('https://example.com/a.png', 'first_frame'), text: 'x' }] }, 'content[0].text', 'invalid_content'],
+      ['video item carrying audio', { model: 'video-ref-2.0', content: [text, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, audio_url: { url: 'https://example.com/a.mp3' } }] }, 'content[1].audio_url', 'invalid_content'],
+      ['draft_task item carrying text', { model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: 'vid_x' }, text: 'x' }] }, 'content[0].text', 'invalid_content'],
+      // generate_audio: H3 does not take the field at all; true needs a model with audio
+      ['H3 generate_audio false', { model: 'video-h3', content: [text], ratio: '16:9', generate_audio: false }, 'generate_audio', 'unsupported_parameter'],
+      ['2.5 generate_audio true', { model: 'video-2.5', content: [text], generate_audio: true }, 'generate_audio', 'unsupported_parameter'],
+      ['idle variant generate_audio true', { model: 'video-2.5-idle', content: [text], generate_audio: true }, 'generate_audio', 'unsupported_parameter'],
     ];
     const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
     for (const [name, body, param, code] of cases) {
       const res = await create(body);
-      expect(res.status, name).to.equal(code === 'model_not_found' ? 404 : 400);
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).to.equal(code === 'model_not_found' ? 404 : 400);
       expect(res.body.error.code, name).to.equal(code);
       expect(res.body.error.param, name).to.equal(param);
     }
@@ -284,12 +338,38 @@ describe('video generation tasks and webhooks @integration', () => {
       { model: 'video-h3', content: [{ type: 'text', text: 'h3' }], ratio: '16:9', resolution: '2K', duration: 4 },
       { model: 'video-ref-2.0', content: [{ type: 'text', text: 'ref' }, { type: 'image_url', image_url: { url: 'asset://asset-123' }, role: 'reference_image' }, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_video' }] },
       { model: 'video-ref-2.0', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' }, { type: 'image_url', image_url: { url: 'https://example.com/b.png' }, role: 'last_frame' }], duration: -1 },
+      { model: 'video-ref-2.0', content: [{ type: 'text', text: 'ref media' }, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' } }, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_audio' }], generate_audio: false },
+      { model: 'video-2.5', content: [{ type: 'text', text: '2.5 ref' }, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_audio' }] },
     ];
     for (const body of ok) {
       const res = await create(body);
       expect(res.status, JSON.stringify(body)).to.equal(200);
       await billed(res.body.id);
     }
+  });
+
+  it('accepts a callback_url whose scheme is upper case, and calls it back', async () => {
+    const secret = await withSecret();
+    const url = receiver.url.replace(/^http:/, 'HTTP:');
+    expect(url).to.match(/^HTTP:\/\/127\.0\.0\.1:/);
+    const res = await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: 'shouting scheme' }], callback_url: url, video_url_mode: 'auto' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    await waitFor('the webhook', async () => receiver.received.length === 1);
+    expect(verifiesAlone(receiver.received[0]!, secret)).to.equal(true);
+    expect(JSON.parse(receiver.received[0]!.body).task_id).to.equal(res.body.id);
+    await billed(res.body.id);
+  });
+
+  it('answers 402 insufficient_balance when the estimate is not covered, reserving and recording nothing', async () => {
+    const poor = await gw.fundedAccount(100_000);
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'too dear' }], duration: 5 }, { 'idempotency-key': 'poor-1' }, poor.key);
+    expect(res.status).to.equal(402);
+    expect(res.body.error).to.deep.include({ code: 'insufficient_balance', type: 'insufficient_balance' });
+    expect(await gw.balance(poor.key)).to.deep.include({ available: 100_000, frozen: 0 });
+    const list = await gw.api(poor.key, 'GET', '/v1/videos/generations');
+    expect(list.status).to.equal(200);
+    expect(list.body.data, 'no task recorded').to.deep.equal([]);
+    await gw.expectAuditClean();
   });
 
   it('fails a task whose image shows a real person with the provider code, and releases it', async () => {
@@ -324,6 +404,43 @@ describe('video generation tasks and webhooks @integration', () => {
     expect((await billed(draft.body.id)).billing.amount).to.equal(4 * 150_000);
     const final = await create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: draft.body.id } }] });
     expect((await billed(final.body.id)).billing.amount).to.equal(4 * 750_000);
+  });
+
+  it('refuses draft finals that break the draft rules, reserving nothing: another account, not yet succeeded, resent fields', async () => {
+    const other = await gw.fundedAccount(100_000_000);
+    const final = (id: string, extra: Record<string, unknown> = {}, k = key) => create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id } }], ...extra }, undefined, k);
+    const draft = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'the draft' }], draft: true, duration: 4 });
+    expect((await billed(draft.body.id)).status).to.equal('succeeded');
+    const pending = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'slow draft [sim:delay=3000]' }], draft: true, duration: 4 });
+    expect(pending.status).to.equal(200);
+
+    const mine = await gw.balance(key);
+    const theirs = await gw.balance(other.key);
+    const refused: [string, Promise<{ status: number; body: any }>, string, string][] = [
+      ['another account’s draft', final(draft.body.id, {}, other.key), 'content[0].draft_task.id', 'invalid_draft_task'],
+      ['a draft not yet succeeded', final(pending.body.id), 'content[0].draft_task.id', 'invalid_draft_task'],
+      ['resending the prompt', create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: draft.body.id } }, { type: 'text', text: 'the draft' }] }), 'content', 'invalid_draft_final'],
+      ['resending a reference', create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id: draft.body.id } }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'reference_image' }] }), 'content', 'invalid_draft_final'],
+      ['resending the ratio', final(draft.body.id, { ratio: '16:9' }), 'ratio', 'invalid_draft_final'],
+      ['resending the seed', final(draft.body.id, { seed: 42 }), 'seed', 'invalid_draft_final'],
+      ['resending the duration', final(draft.body.id, { duration: 4 }), 'duration', 'invalid_draft_final'],
+      ['resending generate_audio: false', final(draft.body.id, { generate_audio: false }), 'generate_audio', 'invalid_draft_final'],
+      ['resending generate_audio: true', final(draft.body.id, { generate_audio: true }), 'generate_audio', 'invalid_draft_final'],
+    ];
+    for (const [name, pendingRes, param, code] of refused) {
+      const res = await pendingRes;
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).to.equal(400);
+      expect(res.body.error, name).to.deep.include({ code, param });
+    }
+    expect(await gw.balance(key), 'nothing reserved').to.deep.equal(mine);
+    expect(await gw.balance(other.key), 'nothing reserved for the other account').to.deep.equal(theirs);
+    expect((await gw.api(other.key, 'GET', '/v1/videos/generations')).body.data, 'nothing recorded for the other account').to.deep.equal([]);
+
+    // The same draft, finalised by its owner with nothing resent, is accepted: the refusals above were the rules.
+    const ok = await final(draft.body.id);
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+    expect((await billed(ok.body.id)).status).to.equal('succeeded');
+    await billed(pending.body.id);
   });
 
   it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 409', async () => {
@@ -362,12 +479,22 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(upstreamTask.video_url_source).to.equal('upstream');
     expect(upstreamTask.video_url).to.include('/sim/files/video/');
 
-    // auto: the native URL while it is usable, the archive once it expires.
+    // auto: the native URL while it stays valid more than five minutes, the archive after that.
+    const archived = (id: string) =>
+      waitFor('archived', async () => {
+        const t = (await get(id)).body;
+        return t.archive.status === 'archived' && t.billing.status !== 'reserved' ? t : null;
+      });
+    const usable = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'long lived [sim:url-ttl=900000]' }] });
+    const usableTask = await archived(usable.body.id);
+    expect(usableTask.video_url_source, 'native URL valid for 15 more minutes').to.equal('upstream');
+    expect(usableTask.video_url).to.include('/sim/files/video/');
+    expect(Date.parse(usableTask.video_url_expires_at) - Date.now()).to.be.within(14 * 60_000, 15 * 60_000 + 1_000);
+    expect((await fetch(usableTask.video_url)).status).to.equal(200);
+    const inMargin = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'valid but not for long [sim:url-ttl=240000]' }] });
+    expect((await archived(inMargin.body.id)).video_url_source, 'native URL valid for 4 more minutes: inside the margin').to.equal('archive');
     const auto = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'short lived [sim:url-ttl=1000]' }] });
-    const autoTask = await waitFor('archived', async () => {
-      const t = (await get(auto.body.id)).body;
-      return t.archive.status === 'archived' ? t : null;
-    });
+    const autoTask = await archived(auto.body.id);
     expect(autoTask.video_url_source).to.equal('archive');
   });
 
@@ -400,5 +527,82 @@ describe('video generation tasks and webhooks @integration', () => {
     });
     expect(task.request.video_url_mode).to.equal('tos');
     expect(task.video_url_source).to.equal('archive');
+  });
+});
+
+describe('video draft window, draft models and generate_audio: false @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let offsetMs = 0;
+
+  before(async () => {
+    // The default catalog, plus a second draft-capable model (a draft must be finalised on its own
+    // model) and `accepts_audio_off` on the models without audio except H3 (idempotent if the
+    // shipped catalog already says so).
+    const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: { id: string; capabilities: Record<string, unknown> }[] };
+    for (const model of catalog.models) if (model.id === 'video-2.5' || model.id === 'video-2.5-idle') model.capabilities.accepts_audio_off = true;
+    const base = catalog.models.find((m) => m.id === 'video-2.5')!;
+    catalog.models.push({ ...structuredClone(base), id: 'video-2.5-twin' });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'video-catalog-')), 'catalog.json');
+    writeFileSync(file, JSON.stringify(catalog));
+    // A clock the test moves, to age a draft past its 7-day window.
+    gw = await startTestGateway({ TASK_POLL_MS: '20', CATALOG_FILE: file }, { clock: () => new Date(Date.now() + offsetMs) });
+    ({ key } = await gw.fundedAccount(1_000_000_000));
+  });
+  afterEach(async () => {
+    offsetMs = 0;
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+  after(async () => gw.close());
+
+  const create = (body: Record<string, unknown>) => gw.api(key, 'POST', '/v1/videos/generations', body);
+  const billed = (id: string) =>
+    waitFor(`task ${id} to be billed`, async () => {
+      const t = (await gw.api(key, 'GET', `/v1/videos/generations/${id}`)).body;
+      return t.billing.status !== 'reserved' ? t : null;
+    });
+
+  it('refuses a draft finalised on another model, and a draft older than 7 days; reserving nothing', async () => {
+    const draft = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'aging draft' }], draft: true, duration: 3 });
+    expect(draft.status).to.equal(200);
+    expect((await billed(draft.body.id)).status).to.equal('succeeded');
+    const final = (model: string) => create({ model, content: [{ type: 'draft_task', draft_task: { id: draft.body.id } }] });
+    const before = await gw.balance(key);
+
+    const twin = await final('video-2.5-twin');
+    expect(twin.status, JSON.stringify(twin.body)).to.equal(400);
+    expect(twin.body.error).to.deep.include({ code: 'invalid_draft_task', param: 'content[0].draft_task.id' });
+    expect(twin.body.error.message).to.match(/made with video-2\.5\b/);
+
+    offsetMs = 7 * 24 * 3_600_000 + 60_000;
+    const old = await final('video-2.5');
+    expect(old.status, JSON.stringify(old.body)).to.equal(400);
+    expect(old.body.error).to.deep.include({ code: 'invalid_draft_task', param: 'content[0].draft_task.id' });
+    expect(old.body.error.message).to.match(/older than 7 days/);
+    expect(await gw.balance(key), 'nothing reserved').to.deep.equal(before);
+
+    // Within its window the same draft is finalised: age was the only reason.
+    offsetMs = 0;
+    const ok = await final('video-2.5');
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+    expect((await billed(ok.body.id)).billing.amount).to.equal(3 * 500_000);
+  });
+
+  it('accepts generate_audio: false on models without audio that say so, refuses true there, and H3 refuses the field', async () => {
+    for (const model of ['video-2.5', 'video-2.5-idle']) {
+      const off = await create({ model, content: [{ type: 'text', text: 'silent' }], generate_audio: false });
+      expect(off.status, `${model}: ${JSON.stringify(off.body)}`).to.equal(200);
+      const task = await billed(off.body.id);
+      expect(task.status).to.equal('succeeded');
+      expect(task.request.generate_audio, 'the model has no audio').to.equal(null);
+      const on = await create({ model, content: [{ type: 'text', text: 'loud' }], generate_audio: true });
+      expect(on.status, model).to.equal(400);
+      expect(on.body.error).to.deep.include({ code: 'unsupported_parameter', param: 'generate_audio' });
+    }
+    for (const value of [false, true]) {
+      const h3 = await create({ model: 'video-h3', content: [{ type: 'text', text: 'h3' }], ratio: '16:9', generate_audio: value });
+      expect(h3.status, String(value)).to.equal(400);
+      expect(h3.body.error).to.deep.include({ code: 'unsupported_parameter', param: 'generate_audio' });
+    }
   });
 });
