@@ -384,8 +384,9 @@ function metadataOf(context: ReportContext, title: string): Report['metadata'] {
 
 /**
  * Builds the report from the model's draft (already parsed JSON). Returns null when the draft is
- * not a JSON object at all (the caller makes it `unavailable`). `preIssues` are issues found
- * before the model ran (e.g. a truncated transcript).
+ * not a JSON object at all, or when no content member of it is usable (no valid overview and not
+ * one valid item in any list, e.g. `{}`): its format failed, and the caller makes the report
+ * `unavailable`. `preIssues` are issues found before the model ran (e.g. a truncated transcript).
  */
 export function assembleReport(draft: unknown, context: ReportContext, preIssues: readonly QualityIssue[] = []): Report | null {
   if (!isObject(draft)) return null;
@@ -416,7 +417,14 @@ export function assembleReport(draft: unknown, context: ReportContext, preIssues
     ...authoritative(context.transcript),
     quality: { status: check.issues.length === 0 ? 'complete' : 'partial', issues: check.issues },
   };
+  const lists = [report.keyPoints, report.sections, report.chapters, report.todos, report.decisions, report.quotes, report.reviewItems, report.visuals];
+  if (overview === EMPTY_BLOCK && lists.every((list) => list.length === 0)) return null;
   return report;
+}
+
+/** Whether a parsed draft is a JSON object (assembleReport's first condition). */
+export function isDraftObject(draft: unknown): boolean {
+  return isObject(draft);
 }
 
 /** The report when no summary could be had: the transcript remains, everything generated is empty. */

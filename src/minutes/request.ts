@@ -103,14 +103,22 @@ export function inferFileType(url: URL): 'audio' | 'video' | null {
   return AUDIO.has(ext) ? 'audio' : VIDEO.has(ext) ? 'video' : null;
 }
 
-export function isIanaZone(zone: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
+/**
+ * The canonical name of an IANA time zone as Intl resolves it (`asia/shanghai` → `Asia/Shanghai`;
+ * Intl ignores case and resolves links, e.g. `US/Pacific` → `America/Los_Angeles`), or null when
+ * the name is not a time zone at all (offsets such as `+08:00` included).
+ */
+export function canonicalZone(zone: string): string | null {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return null;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
+}
+
+export function isIanaZone(zone: string): boolean {
+  return canonicalZone(zone) !== null;
 }
 
 /** The catalog's minutes model a request names; any other value is a 400 (the field takes two values). */
@@ -130,7 +138,8 @@ export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, bod
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('file_url must be an http(s) URL', 'file_url');
   const file_type = body.file_type ?? inferFileType(url);
   if (!file_type) throw bad('file_type is required when the file_url does not end in a known audio or video suffix', 'file_type');
-  if (body.timezone != null && !isIanaZone(body.timezone)) throw bad(`timezone ${body.timezone} is not an IANA time zone`, 'timezone');
+  const timezone = body.timezone == null ? null : canonicalZone(body.timezone);
+  if (body.timezone != null && timezone === null) throw bad(`timezone ${body.timezone} is not an IANA time zone`, 'timezone');
   const source_lang = body.source_lang ?? 'zh_cn';
   if (!caps.languages.includes(source_lang)) throw bad(`${model.id} transcribes ${caps.languages.join(', ')}`, 'source_lang');
 
@@ -177,7 +186,7 @@ export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, bod
     file_name: file_name.slice(0, 255),
     file_type,
     recorded_at: body.recorded_at ?? null,
-    timezone: body.timezone ?? null,
+    timezone,
     source_lang,
     all_activate,
     speaker_identification: caps.speaker_identification === 'always' ? true : (body.speaker_identification ?? true),

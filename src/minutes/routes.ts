@@ -63,7 +63,8 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     core.rateLimiter.take(auth.keyId);
     const fileBytes = await probe.size(normalized.file_url);
     const maxBytes = minutesCapabilities(model).max_file_bytes;
-    if (fileBytes !== null && fileBytes > maxBytes) {
+    // The spec's "under 1 GB": a file of exactly max_file_bytes is refused too.
+    if (fileBytes !== null && fileBytes >= maxBytes) {
       throw new ApiError(400, 'file_too_large', `the file has ${fileBytes} bytes; ${model.id} accepts files under ${maxBytes} bytes`, { param: 'file_url' });
     }
     const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };

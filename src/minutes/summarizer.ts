@@ -4,7 +4,7 @@ import { countMessageTokens, countTokens, type TokenMessage } from '../billing/t
 import { chatCapabilities, chatPricing } from '../chat/model-type';
 import { ajv } from '../http/validation';
 import type { Channel } from '../upstreams/channel';
-import { assembleReport, ISSUE, type QualityIssue, type Report, type ReportContext } from './report';
+import { assembleReport, isDraftObject, ISSUE, type QualityIssue, type Report, type ReportContext } from './report';
 import { DRAFT_SCHEMA, DRAFT_SCHEMA_NAME, REPORT_V2_SCHEMA } from './report-schema';
 import type { Transcript } from './transcript';
 
@@ -114,7 +114,7 @@ export async function writeSummary(channel: Channel, plan: SummaryPlan, context:
     return { kind: 'unparseable', reason: choice?.finish_reason === 'length' ? 'the summary was cut off at its token limit' : 'the summary is not valid JSON', inputTokens, outputTokens };
   }
   const report = assembleReport(draft, context, plan.preIssues);
-  if (!report) return { kind: 'unparseable', reason: 'the summary is not a JSON object', inputTokens, outputTokens };
+  if (!report) return { kind: 'unparseable', reason: isDraftObject(draft) ? 'the summary has no usable content' : 'the summary is not a JSON object', inputTokens, outputTokens };
   if (!validateReport(report)) throw new Error(`assembled report does not match the report schema: ${ajv.errorsText(validateReport.errors)}`);
   return { kind: 'report', report, inputTokens, outputTokens };
 }

@@ -15,12 +15,29 @@ function isFinished(row: TaskRow): boolean {
   return row.status === 'succeeded' || row.status === 'failed' || row.status === 'cancelled';
 }
 
+function unavailableReport(row: TaskRow): boolean {
+  const report = row.result?.report as Report | undefined;
+  return report?.quality?.status === 'unavailable';
+}
+
 /** The status a client sees: queued and running are `processing`; an unavailable report is `failed`. */
 export function presentedStatus(row: TaskRow): Status {
   if (!isFinished(row)) return 'processing';
-  const report = row.result?.report as Report | undefined;
-  if (row.status === 'succeeded' && report?.quality?.status === 'unavailable') return 'failed';
+  if (row.status === 'succeeded' && unavailableReport(row)) return 'failed';
   return row.status as Status;
+}
+
+/**
+ * The summary status a client sees, once finished: `failed` whenever the report is unavailable
+ * (a historical result may have stored `succeeded`, or nothing), else the stored one, else
+ * `succeeded` for a stored report without it. Read-time only: the stored row is never rewritten.
+ */
+export function presentedSummaryStatus(row: TaskRow): 'succeeded' | 'failed' | undefined {
+  if (!isFinished(row)) return undefined;
+  const report = row.result?.report as Report | undefined;
+  if (!report) return (row.result?.summary_status as 'succeeded' | 'failed' | undefined) ?? undefined;
+  if (report.quality?.status === 'unavailable') return 'failed';
+  return (row.result?.summary_status as 'succeeded' | 'failed' | undefined) ?? 'succeeded';
 }
 
 function speakerNames(transcript: Transcript | null, report: Report | null): Map<string, string> {
@@ -148,7 +165,7 @@ export function renderMinutes(row: TaskRow): Record<string, unknown> {
   const extras = (result.extras ?? {}) as Record<string, any>;
   const names = speakerNames(transcript, report);
   const status = presentedStatus(row);
-  const summaryStatus = finished ? (result.summary_status as string | undefined) : undefined;
+  const summaryStatus = presentedSummaryStatus(row);
 
   let summary: unknown = null;
   let chapters: unknown = null;
@@ -194,6 +211,7 @@ export function renderSummary(row: TaskRow): Record<string, unknown> {
   const finished = isFinished(row);
   const report = finished ? storedReport(row) : null;
   const status = presentedStatus(row);
+  const summaryStatus = presentedSummaryStatus(row);
   const usage = row.usage ?? {};
   const amount = row.billing_status === 'settled' ? Number(row.billed_amount) : 0;
   const unavailable = report?.quality.status === 'unavailable';
@@ -204,7 +222,7 @@ export function renderSummary(row: TaskRow): Record<string, unknown> {
     task_id: request.task_id,
     model: row.model,
     status,
-    ...(finished && row.result?.summary_status ? { summary_status: row.result.summary_status } : {}),
+    ...(summaryStatus ? { summary_status: summaryStatus } : {}),
     report,
     summary: report ? legacySummary(report) : null,
     chapters: report ? legacyChapters(report) : null,

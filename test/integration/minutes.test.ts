@@ -1,6 +1,11 @@
 import Ajv from 'ajv';
 import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WrongExpectedVersionError } from '../../src/eventstore/port';
+import { unavailableReport } from '../../src/minutes/report';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
+import type { Transcript } from '../../src/minutes/transcript';
 import { wav } from '../../src/upstreams/simulator/media';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor as waitWithin } from '../support/wait';
@@ -251,6 +256,25 @@ describe('meeting minutes @integration', () => {
     expect((await balance()).available).to.equal(before.available);
   });
 
+  it('fails a service-minutes recording over 2 hours learned only from the final ASR result, and releases the money', async () => {
+    const before = await balance();
+    // The ASR finishes at once: no poll ever sees it running, the length comes with the result.
+    const res = await create({ model: 'service-minutes', file_url: media('retreat.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: '0' }) });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('failed');
+    expect(task.error_code).to.equal('duration_exceeded');
+    expect(task.error).to.equal('the recording is 121 min 40 s long; at most 120 min 0 s are accepted');
+    for (const member of ['report', 'transcription', 'summary', 'chapters', 'extraction']) expect(task[member], member).to.equal(null);
+    expect(task).not.to.have.property('summary_status');
+    expect(task.usage).to.deep.include({ amount: 0, asr_amount: 0, flash_amount: 0 });
+    const events = (await gw.store.readStream(`minutes-${res.body.id}`)).map((e) => e.type);
+    expect(events, 'never seen running').not.to.include('TaskProgressed');
+    expect(events).not.to.include('TaskUpstreamSucceeded');
+    expect(events).to.include('TaskFailed');
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+  });
+
   it('keeps the transcript and bills it when only the summary fails: failed, unavailable report, ASR settled, the rest released', async () => {
     const before = await balance();
     const res = await create({ model: 'service-minutes', file_url: media('standup.mp3', { sim_duration_ms: '120000', sim_summary: 'fail' }), recorded_at: '2026-03-03T10:00:00Z' });
@@ -359,6 +383,155 @@ describe('meeting minutes @integration', () => {
     expect(view.usage.amount).to.equal(flashAmount(rows[0].usage.flash_input_tokens, rows[0].usage.flash_output_tokens));
     const listed = (await gw.api(key, 'GET', '/v1/summaries?limit=100')).body.data.find((s: any) => s.id === asked.body.id);
     expect(listed.status, 'the list view agrees').to.equal('failed');
+  });
+
+  it('reads a historical succeeded minutes task whose report is unavailable as failed/failed in both views, rewriting nothing', async () => {
+    // A task whose transcription runs for minutes: its stream gets a historical ending appended
+    // while it waits, the shape results had before the summary stage existed (the report in the
+    // upstream's result, stored as succeeded).
+    const res = await create({ model: 'service-minutes', file_url: media('legacy.mp3', { sim_asr_delay_ms: '600000' }), source_lang: 'en_us' });
+    expect(res.status).to.equal(200);
+    const id = res.body.id as string;
+    const stream = `minutes-${id}`;
+    const transcript: Transcript = {
+      durationMs: 60_000,
+      language: 'en_us',
+      speakers: [{ id: 'spk-1', displayName: 'Speaker 1' }],
+      segments: [
+        { id: 'seg-1', text: 'Good morning everyone.', startMs: 0, endMs: 30_000, speakerId: 'spk-1' },
+        { id: 'seg-2', text: 'That is all for today.', startMs: 30_000, endMs: 60_000, speakerId: 'spk-1' },
+      ],
+    };
+    const report = unavailableReport({ transcript, recordedAt: '', timezone: '', fallbackTitle: 'legacy' }, [{ code: 'summary_unparseable', path: '' }]);
+    const usage = { duration_ms: 60_000, flash_input_tokens: 1_200, flash_output_tokens: 30 };
+    for (;;) {
+      const head = await gw.store.streamHead(stream);
+      const at = new Date().toISOString();
+      try {
+        await gw.store.append(
+          stream,
+          [
+            { type: 'TaskUpstreamSucceeded', data: { result: { transcript, report, transcription_status: 'succeeded', summary_status: 'succeeded' }, usage, artifacts: [], at } },
+            { type: 'TaskSucceeded', data: { at } },
+          ],
+          { expectedVersion: head!.revision },
+        );
+        break;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedVersionError)) throw err; // a poll recorded progress meanwhile
+      }
+    }
+    // Settled as stored (ASR + the recorded tokens), archived, and the read model caught up.
+    const stored = await waitFor('the historical task to be settled and folded', async () => {
+      const head = await gw.store.streamHead(stream);
+      const { rows } = await gw.pool.query(`SELECT * FROM rm.tasks WHERE task_id = $1`, [id]);
+      const row = rows[0];
+      return row && row.billing_status === 'settled' && row.archived !== null && Number(row.revision) === head!.revision ? row : null;
+    });
+    expect(stored.status, 'stored as succeeded').to.equal('succeeded');
+    expect(stored.result.summary_status).to.equal('succeeded');
+    expect(Number(stored.billed_amount)).to.equal(asrAmount(60_000, SERVICE_RATE) + flashAmount(1_200, 30));
+    const ledgerBefore = (await gw.api(key, 'GET', '/v1/account/ledger?limit=100')).body;
+    const eventsBefore = (await gw.store.readStream(stream)).map((e) => e.id);
+
+    const byId = (await get(id)).body;
+    expect(byId).to.deep.include({ status: 'failed', transcription_status: 'succeeded', summary_status: 'failed', error_code: 'summary_unavailable' });
+    expect(byId.report.quality).to.deep.equal({ status: 'unavailable', issues: [{ code: 'summary_unparseable', path: '' }] });
+    expect(byId.usage.amount).to.equal(Number(stored.billed_amount));
+    const listed = (await gw.api(key, 'GET', '/v1/audio/minutes?limit=100')).body.data.find((t: any) => t.id === id);
+    expect(listed).to.deep.include({ status: 'failed', summary_status: 'failed', error_code: 'summary_unavailable' });
+
+    // Reading changed nothing: the row, the stream and the ledger are as they were.
+    const { rows: after } = await gw.pool.query(`SELECT * FROM rm.tasks WHERE task_id = $1`, [id]);
+    expect(after[0]).to.deep.equal(stored);
+    expect((await gw.store.readStream(stream)).map((e) => e.id)).to.deep.equal(eventsBefore);
+    expect((await gw.api(key, 'GET', '/v1/account/ledger?limit=100')).body).to.deep.equal(ledgerBefore);
+  });
+
+  it('refuses POST /v1/summaries in shape B without touching any balance: partner task, failed transcription, another account, no money', async () => {
+    const partner = await create({ model: 'partner-minutes', file_url: media('talk.mp3', { sim_duration_ms: '20000' }), features: { summary: true } });
+    const broken = await create({ model: 'service-minutes', file_url: media('broken.mp3', { sim: 'asr_fail' }) });
+    const fine = await create({ model: 'service-minutes', file_url: media('fine.mp3', { sim_duration_ms: '20000' }), source_lang: 'en_us' });
+    for (const res of [partner, broken, fine]) expect(res.status).to.equal(200);
+    for (const res of [partner, broken, fine]) await settled(res.body.id);
+    const summarise = (taskId: string, k = key) => gw.api(k, 'POST', '/v1/summaries', { task_id: taskId });
+    const mine = await balance();
+    const theirs = await balance(other);
+
+    const notSupported = await summarise(partner.body.id);
+    expect(notSupported.status).to.equal(400);
+    expect(notSupported.body).to.deep.equal({
+      error: 'partner-minutes tasks are summarised by their provider; summaries are written for models with a summary model',
+      type: 'invalid_request_error',
+    });
+    const noTranscript = await summarise(broken.body.id);
+    expect(noTranscript.status).to.equal(400);
+    expect(noTranscript.body).to.deep.equal({ error: `task ${broken.body.id} has no completed transcription to summarise`, type: 'invalid_request_error' });
+    const foreign = await summarise(fine.body.id, other);
+    expect(foreign.status).to.equal(404);
+    expect(foreign.body).to.deep.equal({ error: `minutes task ${fine.body.id} not found`, type: 'invalid_request_error' });
+    expect(await balance(), 'nothing reserved or charged').to.deep.equal(mine);
+    expect(await balance(other)).to.deep.equal(theirs);
+
+    // An account that cannot cover a summary's reservation: a short transcript (its summary failing,
+    // so only its ASR is billed: 1,000), then exactly 2 hours of partner-minutes (4,800,000), leaves 10.
+    const poor = await gw.fundedAccount(1_000 + 4_800_000 + 10);
+    const short = await create({ model: 'service-minutes', file_url: media('short.mp3', { sim_duration_ms: '3000', sim_summary: 'fail' }) }, poor.key);
+    expect(short.status).to.equal(200);
+    expect((await settled(short.body.id, poor.key)).usage.amount).to.equal(1_000);
+    const long = await create({ model: 'partner-minutes', file_url: media('long.mp3', { sim_duration_ms: '7200000' }), features: { qa: true } }, poor.key);
+    expect(long.status).to.equal(200);
+    expect((await settled(long.body.id, poor.key)).usage.amount).to.equal(4_800_000);
+    expect(await balance(poor.key)).to.deep.equal({ available: 10, frozen: 0, currency: 'CNY' });
+    const broke = await summarise(short.body.id, poor.key);
+    expect(broke.status).to.equal(402);
+    expect(broke.body).to.deep.equal({ error: 'insufficient balance for this request', type: 'insufficient_balance_error' });
+    expect(await balance(poor.key)).to.deep.equal({ available: 10, frozen: 0, currency: 'CNY' });
+    expect((await gw.api(poor.key, 'GET', '/v1/summaries')).body.data, 'no summary was created').to.deep.equal([]);
+  });
+
+  it('refuses a file of exactly max_file_bytes (the spec\'s "under 1 GB") and accepts one byte less', async () => {
+    const before = await balance();
+    const atLimit = await create({ model: 'service-minutes', file_url: media('edge.mp4', { sim_bytes: '1073741824' }) });
+    expect(atLimit.status).to.equal(400);
+    expect(atLimit.body).to.deep.equal({ error: 'the file has 1073741824 bytes; service-minutes accepts files under 1073741824 bytes', type: 'invalid_request_error' });
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+    const below = await create({ model: 'service-minutes', file_url: media('edge.mp4', { sim_bytes: '1073741823', sim_duration_ms: '20000' }) });
+    expect(below.status).to.equal(200);
+    await settled(below.body.id);
+  });
+
+  it('learns the file size through redirects, or from a one-byte ranged GET when HEAD is refused, and refuses files too large', async () => {
+    const ranges: (string | null)[] = [];
+    const server = http.createServer((req, res) => {
+      if (req.url === '/moved.mp3') {
+        res.writeHead(302, { location: media('huge.mp4', { sim_bytes: '1500000000' }) });
+        return res.end();
+      }
+      if (req.method === 'HEAD') {
+        res.writeHead(403);
+        return res.end();
+      }
+      ranges.push((req.headers.range as string | undefined) ?? null);
+      res.writeHead(206, { 'content-range': 'bytes 0-0/2147483648', 'content-length': '1' });
+      res.end('x');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const before = await balance();
+      const moved = await create({ model: 'service-minutes', file_url: `${base}/moved.mp3` });
+      expect(moved.status).to.equal(400);
+      expect(moved.body).to.deep.equal({ error: 'the file has 1500000000 bytes; service-minutes accepts files under 1073741824 bytes', type: 'invalid_request_error' });
+      const noHead = await create({ model: 'partner-minutes', file_url: `${base}/no-head.mp3`, features: { qa: true } });
+      expect(noHead.status).to.equal(400);
+      expect(noHead.body).to.deep.equal({ error: 'the file has 2147483648 bytes; partner-minutes accepts files under 1073741824 bytes', type: 'invalid_request_error' });
+      expect(ranges).to.deep.equal(['bytes=0-0']);
+      expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('transcribes a file uploaded through POST /v1/files, fetched by the provider through its signed link', async () => {

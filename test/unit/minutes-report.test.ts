@@ -2,6 +2,10 @@ import Ajv from 'ajv';
 import { expect } from 'chai';
 import { assembleReport, unavailableReport, type ReportContext } from '../../src/minutes/report';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
+import '../../src/chat/model-type';
+import { planSummary, writeSummary } from '../../src/minutes/summarizer';
+import type { Channel } from '../../src/upstreams/channel';
 import type { Transcript } from '../../src/minutes/transcript';
 
 const transcript: Transcript = {
@@ -113,6 +117,29 @@ describe('minutes report version 2: assembling and checking a draft', () => {
     expect(report.quality.issues.map((i) => i.path)).to.deep.equal(['/title', '/overview', '/sections', '/chapters', '/todos', '/decisions', '/quotes', '/reviewItems', '/visuals']);
     expect(new Set(report.quality.issues.map((i) => i.code))).to.deep.equal(new Set(['missing_member']));
     for (const value of [null, [], 'text', 42]) expect(assembleReport(value, context)).to.equal(null);
+  });
+
+  it('gives nothing for a draft without one usable content member: an empty object, a title alone, only invalid items', () => {
+    expect(assembleReport({}, context)).to.equal(null);
+    expect(assembleReport({ title: 'Weekly sync' }, context)).to.equal(null);
+    const empty = { title: 'Weekly sync', overview: b('', 's1'), keyPoints: [], sections: [], chapters: [], todos: [], decisions: [], quotes: [], reviewItems: [], visuals: [] };
+    expect(assembleReport(empty, context), 'every member present, all empty').to.equal(null);
+    expect(assembleReport({ ...empty, keyPoints: [b('Ghost', 's9')], todos: [{ id: 't', action: b('x', 's1'), assigneeSpeakerId: 'spk-9', assignmentQuote: '', deadline: '' }] }, context), 'every item removed').to.equal(null);
+    // One usable member is enough for a (partial) report.
+    expect(assembleReport({ overview: b('A short sync.', 's1') }, context)!.quality.status).to.equal('partial');
+    expect(assembleReport({ ...empty, keyPoints: [b('Plan B chosen.', 's3')] }, context)!.quality.status).to.equal('partial');
+  });
+
+  it('turns an empty {} answer of the summary model into the unparseable outcome (the report becomes unavailable), with its tokens', async () => {
+    const chat = new Catalog(DEFAULT_CATALOG_FILE).get('chat-fast')!;
+    const plan = planSummary(chat, transcript, 4096);
+    const answering = (content: string) => ({ json: async () => ({ choices: [{ message: { content }, finish_reason: 'stop' }], usage: { prompt_tokens: 321, completion_tokens: 2 } }) }) as unknown as Channel;
+    const empty = await writeSummary(answering('{}'), plan, context);
+    expect(empty).to.deep.equal({ kind: 'unparseable', reason: 'the summary has no usable content', inputTokens: 321, outputTokens: 2 });
+    const notObject = await writeSummary(answering('[1]'), plan, context);
+    expect(notObject).to.deep.include({ kind: 'unparseable', reason: 'the summary is not a JSON object' });
+    const usable = await writeSummary(answering(JSON.stringify(cleanDraft())), plan, context);
+    expect(usable.kind).to.equal('report');
   });
 
   it('keeps issues known before the model ran (a truncated transcript) and makes the report partial', () => {

@@ -3,7 +3,7 @@ import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import '../../src/chat/model-type';
 import '../../src/minutes/model-type';
 import { ApiError } from '../../src/http/errors';
-import { inferFileType, isIanaZone, minutesCharges, minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
+import { canonicalZone, inferFileType, isIanaZone, minutesCharges, minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
 
 describe('minutes requests: defaults, model rules and the estimate', () => {
   const catalog = new Catalog(DEFAULT_CATALOG_FILE);
@@ -22,6 +22,18 @@ describe('minutes requests: defaults, model rules and the estimate', () => {
   it('accepts IANA zones only', () => {
     for (const zone of ['Asia/Shanghai', 'America/Argentina/Buenos_Aires', 'UTC', 'Etc/GMT+8']) expect(isIanaZone(zone), zone).to.equal(true);
     for (const zone of ['Mars/Base', '+08:00', 'Asia/', '', 'asia shanghai']) expect(isIanaZone(zone), zone).to.equal(false);
+  });
+
+  it('stores a time zone under its canonical name, whatever case the request used', () => {
+    expect(canonicalZone('asia/shanghai')).to.equal('Asia/Shanghai');
+    expect(canonicalZone('AMERICA/ARGENTINA/BUENOS_AIRES')).to.match(/^America\/(Argentina\/)?Buenos_Aires$/);
+    expect(canonicalZone('utc')).to.equal('UTC');
+    expect(canonicalZone('Europe/Berlin')).to.equal('Europe/Berlin');
+    for (const zone of ['Mars/Base', '+08:00', '']) expect(canonicalZone(zone), zone).to.equal(null);
+    expect(normalize(service, { timezone: 'asia/shanghai' }).timezone).to.equal('Asia/Shanghai');
+    expect(normalize(service, { timezone: 'Asia/Shanghai' }).timezone).to.equal('Asia/Shanghai');
+    expect(normalize(service, { timezone: null }).timezone).to.equal(null);
+    expect(() => normalize(service, { timezone: 'asia/nowhere' })).to.throw(ApiError, /^timezone asia\/nowhere is not an IANA time zone$/);
   });
 
   it('applies the defaults; service-minutes ignores features and all_activate and always identifies speakers', () => {
