@@ -163,9 +163,11 @@ export function minimumJobLeaseMs(deadlineMs: number): number {
 
 /**
  * A job whose lease runs out while it is still working is claimed again by another worker, which
- * repeats its side effect. That must never happen to a webhook attempt: a receiver that hangs
- * until WEBHOOK_TIMEOUT_MS would be sent the same attempt again. So the lease has to outlast
- * the attempt's deadline (a whole-request deadline, see src/webhooks/deliver.ts) by a margin.
+ * repeats its side effect. Workers renew the lease of a running job (src/jobs/queue.ts), but a
+ * renewal can fail (a database hiccup, a stalled event loop), and that must never let a webhook
+ * attempt go out twice: a receiver that hangs until WEBHOOK_TIMEOUT_MS would be sent the same
+ * attempt again. So the lease alone has to outlast the attempt's deadline (a whole-request
+ * deadline, see src/webhooks/deliver.ts) by a margin.
  *
  * The other in-job waits are not bounded by configuration and are idempotent anyway, so the
  * lease is not sized by them: upstream submissions and polls (UPSTREAM_TIMEOUT_MS or a channel's

@@ -129,28 +129,64 @@ export class JobWorker {
     const handler = this.handlers.get(job.kind)!;
     // The lease value fences the outcome: if our lease expired and another worker re-claimed the
     // job, our late outcome must not delete or move its claim.
+    const lease = this.keepLeased(job);
     try {
       const outcome = await handler(job);
+      const held = await lease.stop();
       if ('done' in outcome) {
-        await this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, job.lease]);
+        await this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, held]);
       } else {
         await this.pool.query(
           `UPDATE jobs SET due_at = $3, payload = COALESCE($4::jsonb, payload), locked_until = NULL, attempts = 0
            WHERE id = $1 AND locked_until = $2::timestamptz`,
-          [job.id, job.lease, outcome.retryAt, outcome.payload === undefined ? null : JSON.stringify(outcome.payload)],
+          [job.id, held, outcome.retryAt, outcome.payload === undefined ? null : JSON.stringify(outcome.payload)],
         );
       }
     } catch (err) {
+      const held = await lease.stop();
       const delayMs = Math.min(60_000, 200 * 2 ** Math.min(job.attempts, 10));
       this.logger.warn({ err, job: { kind: job.kind, key: job.key, attempts: job.attempts } }, 'job failed; retrying');
       await this.pool
         .query(
           `UPDATE jobs SET due_at = now() + make_interval(secs => $3::double precision / 1000), locked_until = NULL, last_error = $4
            WHERE id = $1 AND locked_until = $2::timestamptz`,
-          [job.id, job.lease, delayMs, String((err as Error).message ?? err).slice(0, 1000)],
+          [job.id, held, delayMs, String((err as Error).message ?? err).slice(0, 1000)],
         )
         .catch((e: unknown) => this.logger.error({ err: e }, 'could not reschedule a failed job'));
     }
+  }
+
+  /**
+   * Renews the claim every third of the lease while the handler runs, so a long side effect (a
+   * summary may take minutes) is not claimed and repeated by another worker; a dead process stops
+   * renewing and its jobs are taken over once the lease runs out. `stop()` waits for a renewal in
+   * flight and returns the lease value now held, the fence for recording the outcome.
+   */
+  private keepLeased(job: Job & { lease: string }): { stop(): Promise<string> } {
+    let held = job.lease;
+    let renewing: Promise<void> = Promise.resolve();
+    const timer = setInterval(() => {
+      renewing = renewing.then(async () => {
+        try {
+          const { rows } = await this.pool.query<{ lease: string }>(
+            `UPDATE jobs SET locked_until = now() + make_interval(secs => $3::double precision / 1000)
+             WHERE id = $1 AND locked_until = $2::timestamptz RETURNING locked_until::text AS lease`,
+            [job.id, held, this.options.leaseMs],
+          );
+          if (rows[0]) held = rows[0].lease;
+          else this.logger.warn({ job: { kind: job.kind, key: job.key } }, 'job lease lost to another worker while running');
+        } catch (err) {
+          this.logger.warn({ err, job: { kind: job.kind, key: job.key } }, 'could not renew a job lease');
+        }
+      });
+    }, Math.max(1, Math.floor(this.options.leaseMs / 3)));
+    return {
+      async stop() {
+        clearInterval(timer);
+        await renewing;
+        return held;
+      },
+    };
   }
 
   async stop(): Promise<void> {

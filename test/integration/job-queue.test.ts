@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import type { Database } from '../../src/db/database';
+import { inTransaction, migrate } from '../../src/db/migrations';
+import { ALL_MIGRATIONS } from '../../src/gateway';
+import { JobWorker, scheduleJob, type Job } from '../../src/jobs/queue';
+import { createLogger } from '../../src/log';
+import { createTestDatabase } from '../support/database';
+import { waitFor } from '../support/wait';
+
+describe('job queue: leases @integration', () => {
+  let db: Database;
+  const logger = createLogger('silent');
+  const workers: JobWorker[] = [];
+  before(async () => {
+    db = await createTestDatabase(10);
+    await migrate(db.pool, ALL_MIGRATIONS);
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+  });
+  after(async () => db.close());
+
+  async function schedule(kind: string, key: string): Promise<void> {
+    const client = await db.pool.connect();
+    try {
+      await inTransaction(client, () => scheduleJob(client, kind, key, {}, new Date()));
+    } finally {
+      client.release();
+    }
+  }
+
+  function worker(kind: string, handler: (job: Job) => Promise<void>, leaseMs: number): JobWorker {
+    const w = new JobWorker(db.pool, logger, { concurrency: 1, leaseMs, pollMs: 50 });
+    w.register(kind, async (job) => {
+      await handler(job);
+      return { done: true };
+    });
+    workers.push(w);
+    return w;
+  }
+
+  const jobsOf = async (kind: string) => (await db.pool.query('SELECT key FROM jobs WHERE kind = $1', [kind])).rows;
+
+  it('keeps a job that runs for several leases to the worker running it: it runs once', async () => {
+    const runs: string[] = [];
+    const slow = (name: string) => async () => {
+      runs.push(name);
+      // Four leases long: without renewals the other worker would claim it after the first.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+    };
+    const first = worker('slow', slow('first'), 300);
+    await schedule('slow', 'one');
+    first.start();
+    await waitFor('the first run', async () => runs.length === 1, 10_000);
+    worker('slow', slow('second'), 300).start();
+    await waitFor('the job done', async () => (await jobsOf('slow')).length === 0, 10_000);
+    // Give the second worker several more lease periods in which a wrong claim would show.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(runs).to.deep.equal(['first']);
+  });
+
+  it('hands the job of a worker that stopped renewing to another once its lease runs out', async () => {
+    await schedule('orphan', 'one');
+    // A worker that died right after claiming: the claim stands, nobody renews it.
+    await db.pool.query("UPDATE jobs SET locked_until = now() + interval '400 milliseconds', attempts = 1 WHERE kind = 'orphan'");
+    const runs: number[] = [];
+    worker('orphan', async (job) => void runs.push(job.attempts), 300).start();
+    await waitFor('the job done', async () => (await jobsOf('orphan')).length === 0, 10_000);
+    expect(runs, 'taken over once, as its second claim').to.deep.equal([2]);
+  });
+});
