@@ -10,8 +10,11 @@ export function configuredModel(catalog: Catalog, id: string, type: string, role
   return model;
 }
 
-/** 403 `model_not_allowed` naming every model of `needed` that a restricted key may not use. */
-export function requireAllowed(auth: AuthenticatedKey, needed: readonly ModelEntry[], what: string): void {
+/**
+ * 403 `model_not_allowed` naming every model of `needed` that a restricted key may not use. Keys
+ * restrict models only: a channel is allowed through the models that use it.
+ */
+export function requireAllowed(auth: AuthenticatedKey, needed: readonly { readonly id: string }[], what: string): void {
   const missing = needed.filter((m) => !keyAllows(auth, m.id)).map((m) => `'${m.id}'`);
   if (missing.length === 0) return;
   throw new ApiError(403, 'model_not_allowed', `this API key may not use ${missing.join(', ')}; ${what} needs ${needed.map((m) => `'${m.id}'`).join(', ')}`, { param: 'model' });

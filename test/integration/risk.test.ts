@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { isValidCreditCode } from '../../src/agents/risk/credit-code';
-import { CAVEATS } from '../../src/agents/risk/report';
+import { extractSubject } from '../../src/agents/risk/extract';
+import { CAVEATS, type RiskUsage } from '../../src/agents/risk/report';
+import { screenCompany } from '../../src/agents/risk/screen-company';
 import { searchPricing } from '../../src/agents/model-types';
 import { tokenCharge } from '../../src/billing/money';
 import { chatPricing } from '../../src/chat/model-type';
@@ -60,6 +62,55 @@ describe('risk screening agent @integration', () => {
   /** searches × the web-search rate + the writer's tokens at the writer's prices. */
   function expectedCharge(usage: { query_calls: number; prompt_tokens: number; completion_tokens: number }): number {
     return usage.query_calls * perQuery + tokenCharge(writerPricing, usage.prompt_tokens, usage.completion_tokens);
+  }
+
+  /** The raw answer: its text exactly as the gateway sent it. */
+  async function rawCall(method: string, path: string, body?: unknown, k = key): Promise<{ status: number; text: string; contentType: string | null }> {
+    const res = await fetch(gw.url + path, {
+      method,
+      headers: { authorization: `Bearer ${k}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') };
+  }
+
+  /**
+   * The exact framing of a successful risk stream: the assistant role chunk, content deltas, a
+   * `finish_reason: "stop"` chunk, one `choices: []` chunk with usage and risk_result, then
+   * `data: [DONE]`; nothing but `: ping` comments in between, and no `event:` lines. Returns the
+   * chunks and the streamed text.
+   */
+  function expectRiskFrames(text: string): { chunks: any[]; content: string; last: any } {
+    const frames = text.split('\n\n');
+    expect(frames.pop(), 'the stream ends with a complete frame').to.equal('');
+    for (const f of frames) expect(f === ': ping' || (f.startsWith('data: ') && !f.includes('\n')), `frame ${JSON.stringify(f.slice(0, 80))}`).to.equal(true);
+    expect(text).not.to.match(/^event:/m);
+    const data = frames.filter((f) => f !== ': ping').map((f) => f.slice('data: '.length));
+    expect(data[data.length - 1], 'the last frame').to.equal('[DONE]');
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+    expect(chunks.length, 'role, at least one delta, stop, result').to.be.at.least(4);
+    const id = chunks[0].id;
+    expect(id).to.match(/^risk_/);
+    for (const c of chunks) expect(c).to.deep.include({ id, object: 'chat.completion.chunk', model: 'risk-agent' });
+    expect(chunks[0].choices).to.deep.equal([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+    const deltas = chunks.slice(1, -2);
+    for (const c of deltas) {
+      expect(c).to.have.all.keys('id', 'object', 'created', 'model', 'choices');
+      expect(c.choices).to.have.length(1);
+      expect(c.choices[0]).to.have.all.keys('index', 'delta', 'finish_reason');
+      expect(c.choices[0].delta).to.have.all.keys('content');
+      expect(c.choices[0].finish_reason).to.equal(null);
+    }
+    const content = deltas.map((c) => c.choices[0].delta.content as string).join('');
+    expect(chunks[chunks.length - 2]).to.have.all.keys('id', 'object', 'created', 'model', 'choices');
+    expect(chunks[chunks.length - 2].choices).to.deep.equal([{ index: 0, delta: {}, finish_reason: 'stop' }]);
+    const last = chunks[chunks.length - 1];
+    expect(last).to.have.all.keys('id', 'object', 'created', 'model', 'choices', 'usage', 'risk_result');
+    expect(last.choices).to.deep.equal([]);
+    expect(last.usage).to.deep.equal(last.risk_result.usage);
+    expect(last.risk_result.id).to.equal(id);
+    expect(last.risk_result.report.summary).to.equal(content);
+    return { chunks, content, last };
   }
 
   function expectShapeA(res: { status: number; body: any; headers: Headers }, status: number, code: string): void {
@@ -350,16 +401,124 @@ describe('risk screening agent @integration', () => {
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify(user(`「${CO.songchuan.name}」 [sim:writer-stall]`, { stream: true })),
       });
-      const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('data: {'));
-      const chunks = frames.map((f) => JSON.parse(f.slice(6)));
-      const text = chunks.flatMap((c) => (c.choices ?? []).map((ch: any) => ch.delta.content ?? '')).join('');
-      const result = chunks[chunks.length - 1].risk_result;
-      expect(result.report.summary).to.equal(text);
+      expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+      const raw = await res.text();
+      const { content: text, last } = expectRiskFrames(raw);
+      // The writer stalled for longer than a ping interval: comments kept the stream alive.
+      expect(raw).to.include('\n\n: ping\n\n');
+      const result = last.risk_result;
       expect(text.startsWith('Simulated answer\n\nScreening of 松川物流有限公司')).to.equal(true);
       expect(result.report.warnings.join('\n')).to.include('the report writer failed').and.include('timed out');
       expect(result.usage).to.deep.include({ query_calls: 10, completion_tokens: 2 });
       expect(result.usage.prompt_tokens).to.be.greaterThan(0);
       expect(before - (await available())).to.equal(expectedCharge(result.usage));
+    });
+  });
+
+  describe('stored reports, bounded searches, interrupted screenings', () => {
+    it('answers a stored report byte for byte as it was answered, key order included, plain and streamed', async () => {
+      const plain = await rawCall('POST', RISK, user(`「${CO.qingluan.name}」`));
+      expect(plain.status).to.equal(200);
+      expect(plain.contentType).to.match(/^application\/json/);
+      const answer = JSON.parse(plain.text);
+      // The documented order, which PostgreSQL's jsonb would not keep (it sorts keys by length).
+      expect(Object.keys(answer)).to.deep.equal(['id', 'object', 'created', 'model', 'company', 'report', 'choices', 'cards', 'usage']);
+      expect(Object.keys(answer.report)).to.deep.equal(['source', 'rating', 'score', 'summary', 'fetched_at', 'coverage', 'warnings', 'dimensions']);
+      expect(answer.cards.length).to.be.greaterThan(0);
+      const stored = await rawCall('GET', `/v1/agent/risk/reports/${answer.id}`);
+      expect(stored.status).to.equal(200);
+      expect(stored.contentType).to.match(/^application\/json/);
+      expect(stored.text).to.equal(plain.text);
+
+      const streamed = await rawCall('POST', RISK, user(`「${CO.songchuan.name}」`, { stream: true }));
+      const { last } = expectRiskFrames(streamed.text);
+      const storedStream = await rawCall('GET', `/v1/agent/risk/reports/${last.risk_result.id}`);
+      // JSON.parse keeps the order of (non-numeric) keys: this compares the text, order included.
+      expect(storedStream.text).to.equal(JSON.stringify(last.risk_result));
+    });
+
+    it('runs the dimension searches at most RISK_SEARCH_CONCURRENCY at a time, and all nine still answer', async () => {
+      const bounded = await startTestGateway({ RISK_SEARCH_CONCURRENCY: '2', RATE_LIMIT_PER_MINUTE: '100000' });
+      try {
+        const real = searchRoutes()[0]!;
+        let held = 0;
+        let peak = 0;
+        let dimensionSearches = 0;
+        const waiting: (() => void)[] = [];
+        // Each dimension search is held until a second one is in flight (the last, ninth, one alone),
+        // so the bound is reached whatever the timing; then a short grace lets any search beyond the
+        // bound arrive and be counted before the held ones are answered.
+        bounded.upstreams.addSimulatorRoutes([
+          {
+            ...real,
+            handler: async (ctx) => {
+              if ((ctx.body as { domain?: unknown }).domain !== 'gongshang') {
+                dimensionSearches++;
+                peak = Math.max(peak, ++held);
+                if (held >= 2 || dimensionSearches === NINE.length) {
+                  await new Promise((resolve) => setTimeout(resolve, 150));
+                  for (const release of waiting.splice(0)) release();
+                } else {
+                  // The timeout only keeps a gateway that never sends a second search from hanging the test.
+                  await new Promise<void>((resolve) => (waiting.push(resolve), setTimeout(resolve, 5_000).unref()));
+                }
+                held--;
+              }
+              await real.handler(ctx);
+            },
+          },
+        ]);
+        const account = await bounded.fundedAccount(100_000_000);
+        const res = await bounded.api(account.key, 'POST', RISK, user(`「${CO.qingluan.name}」`));
+        expect(res.status).to.equal(200);
+        expect(dimensionSearches).to.equal(9);
+        expect(peak, 'dimension searches in flight at once').to.equal(2);
+        expect(res.body.report.dimensions.map((d: { data_type: string }) => d.data_type)).to.deep.equal(NINE);
+        expect(res.body.report.dimensions.filter((d: { status: string }) => d.status === 'failed')).to.deep.equal([]);
+        expect(res.body.report.coverage).to.deep.include({ total: 9, queried: 9, failed: 0 });
+        expect(res.body.usage).to.deep.include({ query_calls: 10 });
+        await bounded.expectAuditClean();
+      } finally {
+        await bounded.close();
+      }
+    });
+
+    it('an internal error partway waits for the searches in flight and bills every answered search before it propagates', async () => {
+      // Default concurrency 4: cpws, zxgg and shixin are in flight when ktgg (the fourth) fails.
+      expect(gw.config.riskSearchConcurrency).to.equal(4);
+      const bug = new Error('a bug while preparing the ktgg search');
+      const billed: { usage: RiskUsage; amount: number }[] = [];
+      const interrupted = screenCompany(gw, {
+        subject: extractSubject([{ role: 'user', content: `「${CO.qingluan.name}」` }]),
+        identifyOnly: false,
+        directives: {
+          searchDirective: (target) => {
+            if (target === 'ktgg') throw bug;
+            return undefined;
+          },
+          writer: '',
+        },
+        search: gw.catalog.get('web-search')!,
+        writer: gw.catalog.get('chat-fast')!,
+        requestId: 'req_interrupted',
+        logger: gw.logger,
+        stream: false,
+        onText: async () => undefined,
+        settleInterrupted: async (used, cause) => {
+          expect(cause).to.equal(bug);
+          // Every search the provider was asked has been answered by now.
+          expect(providerQueries).to.have.length(used.usage.query_calls);
+          billed.push(used);
+        },
+      });
+      let error: unknown;
+      await interrupted.catch((err: unknown) => (error = err));
+      expect(error, 'the error propagates unchanged').to.equal(bug);
+      expect(providerQueries, 'the identity search and the three dimensions before ktgg; nothing started after it').to.have.length(4);
+      expect(billed).to.have.length(1);
+      expect(billed[0]!.usage).to.deep.include({ query_calls: 4, query_cached: false, prompt_tokens: 0, completion_tokens: 0 });
+      expect(billed[0]!.usage.query_request_ids).to.have.length(4);
+      expect(billed[0]!.amount).to.equal(4 * perQuery);
     });
   });
 

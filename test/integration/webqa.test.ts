@@ -80,6 +80,131 @@ describe('web Q&A agent @integration', () => {
     expect(charge).to.equal(tokenCharge(pro, last.usage.prompt_tokens, last.usage.completion_tokens));
   });
 
+  /**
+   * The exact framing of a successful web Q&A stream: the assistant role chunk, content deltas, a
+   * `finish_reason: "stop"` chunk, one `choices: []` chunk with the agent's extras and usage, then
+   * `data: [DONE]`; nothing but `: ping` comments in between, and no `event:` lines.
+   */
+  function expectWebQaFrames(text: string, bot: string): { content: string; last: any } {
+    const frames = text.split('\n\n');
+    expect(frames.pop(), 'the stream ends with a complete frame').to.equal('');
+    for (const f of frames) expect(f === ': ping' || (f.startsWith('data: ') && !f.includes('\n')), `frame ${JSON.stringify(f.slice(0, 80))}`).to.equal(true);
+    expect(text).not.to.match(/^event:/m);
+    const data = frames.filter((f) => f !== ': ping').map((f) => f.slice('data: '.length));
+    expect(data[data.length - 1], 'the last frame').to.equal('[DONE]');
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+    expect(chunks.length, 'role, at least one delta, stop, extras').to.be.at.least(4);
+    const id = chunks[0].id;
+    expect(id).to.be.a('string').and.not.equal('');
+    for (const c of chunks) expect(c).to.deep.include({ id, object: 'chat.completion.chunk', model: bot, bot_id: bot });
+    expect(chunks[0].choices).to.deep.equal([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+    const deltas = chunks.slice(1, -2);
+    for (const c of deltas) {
+      expect(c).to.have.all.keys('id', 'object', 'created', 'model', 'bot_id', 'choices');
+      expect(c.choices).to.have.length(1);
+      expect(c.choices[0]).to.have.all.keys('index', 'delta', 'finish_reason');
+      expect(c.choices[0].delta).to.have.all.keys('content');
+      expect(c.choices[0].finish_reason).to.equal(null);
+    }
+    expect(chunks[chunks.length - 2]).to.have.all.keys('id', 'object', 'created', 'model', 'bot_id', 'choices');
+    expect(chunks[chunks.length - 2].choices).to.deep.equal([{ index: 0, delta: {}, finish_reason: 'stop' }]);
+    const last = chunks[chunks.length - 1];
+    expect(last).to.have.all.keys('id', 'object', 'created', 'model', 'bot_id', 'choices', 'conversation_id', 'follow_ups', 'cards', 'usage');
+    expect(last.choices).to.deep.equal([]);
+    return { content: deltas.map((c) => c.choices[0].delta.content as string).join(''), last };
+  }
+
+  it('bills the usage the agent reports, not the gateway\'s own count, plain and streamed', async () => {
+    // [sim:usage=P,C]: the bot reports P input and C output tokens whatever the text.
+    const plainMessages = [{ role: 'user', content: 'How high was the tide? [sim:usage=97,13]' }];
+    const { result: plain, charge: plainCharge } = await charged(() => ask({ bot_id: 'webqa-pro', messages: plainMessages }));
+    expect(plain.status).to.equal(200);
+    expect(plain.body.usage).to.deep.equal({ prompt_tokens: 97, completion_tokens: 13, total_tokens: 110 });
+    expect(plainCharge).to.equal(tokenCharge(pro, 97, 13));
+    // The gateway's own count differs: a gateway ignoring the report would bill something else.
+    const countedCompletion = countTokens(plain.body.choices[0].message.content) + (plain.body.follow_ups as string[]).reduce((n, f) => n + countTokens(f), 0);
+    expect([countMessageTokens(plainMessages), countedCompletion]).to.not.deep.equal([97, 13]);
+    expect(countMessageTokens(plainMessages)).to.not.equal(97);
+    expect(countedCompletion).to.not.equal(13);
+    expect(tokenCharge(pro, countMessageTokens(plainMessages), countedCompletion)).to.not.equal(plainCharge);
+
+    const streamMessages = [{ role: 'user', content: 'And the low tide? [sim:usage=41,29] [sim:tokens=6]' }];
+    const { result: text, charge: streamCharge } = await charged(async () => {
+      const res = await fetch(`${gw.url}/v1/agent/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ bot_id: 'webqa-pro', stream: true, messages: streamMessages }),
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+      return res.text();
+    });
+    const { content, last } = expectWebQaFrames(text, 'webqa-pro');
+    expect(content).to.equal('word1 word2 word3 word4 word5 word6');
+    expect(last.follow_ups).to.have.length(3);
+    expect(last.cards).to.have.length(1);
+    expect(last.conversation_id).to.be.a('string').and.not.equal('');
+    expect(last.usage).to.deep.equal({ prompt_tokens: 41, completion_tokens: 29, total_tokens: 70 });
+    expect(countMessageTokens(streamMessages)).to.not.equal(41);
+    expect(6 + (last.follow_ups as string[]).reduce((n, f) => n + countTokens(f), 0)).to.not.equal(29);
+    expect(streamCharge).to.equal(tokenCharge(pro, 41, 29));
+  });
+
+  it('continues a conversation: the bot remembers the earlier turn of the same conversation_id only', async () => {
+    const first = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    expect(first.status).to.equal(200);
+    const conversation = first.body.conversation_id as string;
+    expect(conversation).to.be.a('string').and.not.equal('');
+    expect(first.body.choices[0].message.content).not.to.include('earlier in this conversation');
+
+    const second = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'And a neap tide?' }], extension_options: { conversation_id: conversation } });
+    expect(second.status).to.equal(200);
+    expect(second.body.conversation_id).to.equal(conversation);
+    expect(second.body.choices[0].message.content).to.equal('webqa-pro answers: And a neap tide? (earlier in this conversation you asked: "What is a spring tide?")');
+
+    // Streamed too, and a third turn sees the second.
+    const stream = await client.chat.completions.create({
+      model: 'webqa-pro',
+      stream: true,
+      messages: [{ role: 'user', content: 'Which is higher?' }],
+      bot_id: 'webqa-pro',
+      extension_options: { conversation_id: conversation },
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
+    let third = '';
+    for await (const chunk of stream) third += chunk.choices[0]?.delta.content ?? '';
+    expect(third).to.include('earlier in this conversation you asked: "And a neap tide?"');
+
+    // Another conversation knows nothing of it.
+    const other = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'And a neap tide?' }] });
+    expect(other.body.conversation_id).to.not.equal(conversation);
+    expect(other.body.choices[0].message.content).not.to.include('earlier in this conversation');
+  });
+
+  it('needs a restricted key to allow the model a request names besides the bot', async () => {
+    const botOnly = await gw.fundedAccount(10_000_000, ['webqa-pro']);
+    const messages = [{ role: 'user', content: 'hi' }];
+    const { result: refused, charge } = await charged(() => ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages }, '/v1/agent/chat/completions', botOnly.key), botOnly.key);
+    expect(refused.status).to.equal(403);
+    expect(refused.body.error).to.deep.include({ code: 'model_not_allowed', param: 'model' });
+    expect(refused.body.error.message).to.include("may not use 'chat-pro'").and.not.include("may not use 'webqa-pro'");
+    expect(charge).to.equal(0);
+    // The bot itself, named or not, needs only the bot.
+    expect((await ask({ bot_id: 'webqa-pro', messages }, '/v1/agent/chat/completions', botOnly.key)).status).to.equal(200);
+    expect((await ask({ bot_id: 'webqa-pro', model: 'webqa-pro', messages }, '/v1/agent/chat/completions', botOnly.key)).status).to.equal(200);
+    // A model unsupported by the bot is still a 400, whatever the key.
+    expect((await ask({ bot_id: 'webqa-pro', model: 'image-5.0', messages }, '/v1/agent/chat/completions', botOnly.key)).body.error.code).to.equal('model_not_supported');
+
+    const both = await gw.fundedAccount(10_000_000, ['webqa-pro', 'chat-pro']);
+    const allowed = await ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages }, '/v1/agent/chat/completions', both.key);
+    expect(allowed.status).to.equal(200);
+    expect(allowed.body.model).to.equal('webqa-pro');
+    // The model alone is not enough: the bot is what is billed.
+    const modelOnly = await gw.fundedAccount(10_000_000, ['chat-pro']);
+    const noBot = await ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages }, '/v1/agent/chat/completions', modelOnly.key);
+    expect(noBot.status).to.equal(403);
+    expect(noBot.body.error.message).to.include("'webqa-pro'");
+  });
+
   it('serves the aliases, continues a conversation, takes a model the bot offers and mixed media on a Pro bot', async () => {
     const first = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hello' }], extension_options: { conversation_id: 'conv-42', follow_ups: false, cards: false } }, '/v1/agent/chat/completion');
     expect(first.status).to.equal(200);

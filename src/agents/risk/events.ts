@@ -13,8 +13,25 @@ export interface RiskReportCompleted {
     readonly requestId: string;
     readonly identifyOnly: boolean;
     readonly createdAt: string;
-    readonly result: RiskResult;
+    readonly identityStatus: string;
+    readonly keyword: string;
+    /**
+     * The result (RiskResult) as the JSON text that was answered. Text, not an object: an event
+     * store may keep JSON objects in a form that reorders their keys (PostgreSQL's jsonb does),
+     * and GET /v1/agent/risk/reports/{id} answers the report exactly as it was answered.
+     */
+    readonly resultJson: string;
   };
+}
+
+/** Events appended before `resultJson` existed carried the result as an object. */
+export interface LegacyRiskReportData {
+  readonly reportId: string;
+  readonly accountId: string;
+  readonly requestId: string;
+  readonly identifyOnly: boolean;
+  readonly createdAt: string;
+  readonly result: RiskResult;
 }
 
 export const RISK_REPORT_COMPLETED = 'RiskReportCompleted';

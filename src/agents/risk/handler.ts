@@ -15,7 +15,7 @@ import { riskDirectives } from './directives';
 import { RISK_REPORT_COMPLETED, riskReportStream, type RiskReportCompleted } from './events';
 import { extractSubject } from './extract';
 import { identityQuery } from './identity';
-import { coverageOf, type RiskResult } from './report';
+import { coverageOf, type RiskResult, type RiskUsage } from './report';
 import { parseRiskRequest } from './schemas';
 import { screenCompany, type ScreeningInput, type ScreeningOutcome } from './screen-company';
 import { seconds } from './screening';
@@ -61,11 +61,34 @@ export async function handleRiskCompletion(core: Core, ctx: GatewayContext): Pro
   );
 }
 
-type BaseInput = Omit<ScreeningInput, 'stream' | 'onText' | 'signal'>;
+type BaseInput = Omit<ScreeningInput, 'stream' | 'onText' | 'signal' | 'settleInterrupted'>;
 
 async function completeRisk(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
-  const outcome = await screenCompany(core, { ...input, stream: false, onText: async () => undefined });
-  ctx.body = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+  const outcome = await screenCompany(core, { ...input, stream: false, onText: async () => undefined, settleInterrupted: settleInterrupted(reportId, input, charge) });
+  const { json } = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+  // The stored text itself: GET /v1/agent/risk/reports/{id} answers these very bytes.
+  ctx.type = 'application/json';
+  ctx.body = json;
+}
+
+/** Bills what an interrupted screening used (answered searches, a paid writer) before its error propagates. */
+function settleInterrupted(reportId: string, input: BaseInput, charge: RequestCharge): ScreeningInput['settleInterrupted'] {
+  return ({ usage, amount }, cause) =>
+    charge.settle(amount, { ...settlementDetails(reportId, input, usage), interrupted: cause instanceof ApiError ? cause.code : 'internal_error' });
+}
+
+function settlementDetails(reportId: string, input: BaseInput, usage: RiskUsage): Record<string, unknown> {
+  return {
+    model: RISK_AGENT_MODEL,
+    report_id: reportId,
+    search_model: input.search.id,
+    query_calls: usage.query_calls,
+    query_cached_calls: usage.query_cached_calls,
+    query_request_ids: usage.query_request_ids,
+    writer_model: input.writer?.id ?? null,
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+  };
 }
 
 /**
@@ -90,9 +113,11 @@ async function streamRisk(core: Core, ctx: GatewayContext, reportId: string, inp
       stream: true,
       signal: writerAbort.signal,
       onText: (piece) => sse.data(delta({ content: piece }, null)),
+      settleInterrupted: settleInterrupted(reportId, input, charge),
     });
-    const result = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+    const { result } = await settleAndStore(core, ctx, reportId, input, outcome, charge);
     await sse.data(delta({}, 'stop'));
+    // Serialized from the same object as the stored text: `risk_result` has its bytes.
     await sse.data({ ...base, choices: [], usage: result.usage, risk_result: result });
     await sse.data('[DONE]');
   } catch (err) {
@@ -105,19 +130,20 @@ async function streamRisk(core: Core, ctx: GatewayContext, reportId: string, inp
   }
 }
 
-/** Settles before storing: completed searches are billed even if storing the report fails. */
-async function settleAndStore(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, outcome: ScreeningOutcome, charge: RequestCharge): Promise<RiskResult> {
-  await charge.settle(outcome.amount, {
-    model: RISK_AGENT_MODEL,
-    report_id: reportId,
-    search_model: input.search.id,
-    query_calls: outcome.usage.query_calls,
-    query_cached_calls: outcome.usage.query_cached_calls,
-    query_request_ids: outcome.usage.query_request_ids,
-    writer_model: input.writer?.id ?? null,
-    prompt_tokens: outcome.usage.prompt_tokens,
-    completion_tokens: outcome.usage.completion_tokens,
-  });
+/**
+ * Settles before storing: completed searches are billed even if storing the report fails. Returns
+ * the result and its JSON text, which the event carries as it is (an event store may reorder the
+ * keys of a JSON object), so the report can be answered again byte for byte.
+ */
+async function settleAndStore(
+  core: Core,
+  ctx: GatewayContext,
+  reportId: string,
+  input: BaseInput,
+  outcome: ScreeningOutcome,
+  charge: RequestCharge,
+): Promise<{ result: RiskResult; json: string }> {
+  await charge.settle(outcome.amount, settlementDetails(reportId, input, outcome.usage));
   const now = core.clock();
   const result: RiskResult = {
     id: reportId,
@@ -139,14 +165,24 @@ async function settleAndStore(core: Core, ctx: GatewayContext, reportId: string,
     cards: outcome.cards,
     usage: outcome.usage,
   };
+  const json = JSON.stringify(result);
   const event: RiskReportCompleted = {
     type: RISK_REPORT_COMPLETED,
-    data: { reportId, accountId: authOf(ctx).accountId, requestId: ctx.state.requestId, identifyOnly: input.identifyOnly, createdAt: now.toISOString(), result },
+    data: {
+      reportId,
+      accountId: authOf(ctx).accountId,
+      requestId: ctx.state.requestId,
+      identifyOnly: input.identifyOnly,
+      createdAt: now.toISOString(),
+      identityStatus: result.company.identity_status,
+      keyword: result.company.keyword,
+      resultJson: json,
+    },
   };
   const appended = await core.store.append(riskReportStream(reportId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
   // Read your writes: the report, and the cache entries appended before it, are readable once answered.
   await core.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], core.config.projectionWaitMs);
-  return result;
+  return { result, json };
 }
 
 /** GET /v1/agent/risk/reports/{id}: a stored report of the caller's account, as it was answered. */
@@ -154,10 +190,12 @@ export async function getRiskReport(core: Core, ctx: GatewayContext, reportId: s
   const auth = authOf(ctx);
   requireAllowed(auth, [configuredModel(core.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent')], 'reading risk reports');
   await core.progress.waitForStream(riskReportStream(reportId), ['risk_reports'], core.config.projectionWaitMs);
-  const { rows } = await core.pool.query<{ result: RiskResult }>(`SELECT result FROM ${READ_MODEL_SCHEMA}.risk_reports WHERE report_id = $1 AND account_id = $2`, [
+  const { rows } = await core.pool.query<{ result: string }>(`SELECT result FROM ${READ_MODEL_SCHEMA}.risk_reports WHERE report_id = $1 AND account_id = $2`, [
     reportId,
     auth.accountId,
   ]);
   if (!rows[0]) throw new ApiError(404, 'report_not_found', `no risk report ${reportId} for this account`);
+  // The text as it was answered, not a re-serialization.
+  ctx.type = 'application/json';
   ctx.body = rows[0].result;
 }

@@ -31,6 +31,13 @@ export interface ScreeningInput {
   readonly onText: (piece: string) => Promise<void>;
   /** Aborts the writer (the client left). */
   readonly signal?: AbortSignal;
+  /**
+   * Awaited before an error that is not a search's upstream failure (a bug, the database) leaves
+   * screenCompany after searches were answered or the writer was paid: it bills what was used, so
+   * such a failure partway never releases searches the provider already answered. The error then
+   * propagates unchanged.
+   */
+  readonly settleInterrupted: (used: { readonly usage: RiskUsage; readonly amount: number }, cause: unknown) => Promise<void>;
 }
 
 export interface ScreeningOutcome {
@@ -53,15 +60,39 @@ interface SearchRecord {
  * The risk agent's work: one identity search, then (unless only identity was asked for, or no
  * legal name stands behind a bare credit code) one search per dimension, a bounded number at a
  * time, and the writer. A failed search costs nothing and fails only its dimension; when not a
- * single search could be answered the request fails with 502 (and nothing is billed).
+ * single search could be answered the request fails with 502 (and nothing is billed). Any other
+ * error is held until the searches in flight have finished, and what was answered is settled
+ * (`settleInterrupted`) before it propagates.
  */
 export async function screenCompany(core: Core, input: ScreeningInput): Promise<ScreeningOutcome> {
-  const web = new WebSearch(core, input.search);
-  const official = core.config.riskOfficialDomains;
   // Answered searches by the order they were asked in (they finish in any order).
   const answered: (SearchRecord | undefined)[] = [];
-  let attempted = 0;
   const searches = (): SearchRecord[] => answered.filter((s): s is SearchRecord => s !== undefined);
+  const writerUsage = { current: NO_WRITER_USAGE };
+  try {
+    return await screen(core, input, answered, searches, writerUsage);
+  } catch (err) {
+    const used = searches();
+    if (used.length === 0 && writerUsage.current.total_tokens === 0) throw err;
+    try {
+      await input.settleInterrupted(billOf(input, used, writerUsage.current), err);
+    } catch (settleErr) {
+      input.logger.error({ err: settleErr }, 'could not bill the searches of an interrupted risk screening');
+    }
+    throw err;
+  }
+}
+
+async function screen(
+  core: Core,
+  input: ScreeningInput,
+  answered: (SearchRecord | undefined)[],
+  searches: () => SearchRecord[],
+  writerUsage: { current: WriterUsage },
+): Promise<ScreeningOutcome> {
+  const web = new WebSearch(core, input.search);
+  const official = core.config.riskOfficialDomains;
+  let attempted = 0;
   const search = async (query: string, domain: string, target: string): Promise<{ results: readonly SearchResult[]; fetchedAt: Date } | { failure: string }> => {
     const slot = attempted++;
     try {
@@ -117,6 +148,7 @@ export async function screenCompany(core: Core, input: ScreeningInput): Promise<
     signal: input.signal,
     logger: input.logger,
   });
+  writerUsage.current = written.usage;
   let summary = written.text;
   if (written.failure) {
     warnings.push(`the report writer failed (${written.failure}); the gateway wrote the summary`);
@@ -140,8 +172,13 @@ function outcome(
   searches: readonly SearchRecord[],
   writerUsage: WriterUsage,
 ): ScreeningOutcome {
+  return { company, dimensions, cards, warnings, summary, ...billOf(input, searches, writerUsage) };
+}
+
+/** What the answered searches and the writer cost, and the usage that reports them. */
+function billOf(input: ScreeningInput, searches: readonly SearchRecord[], writerUsage: WriterUsage): { usage: RiskUsage; amount: number } {
   const usage = usageOf(searches, writerUsage);
   // Searches are whole multiples of the rate; the writer's tokens are rounded once, in tokenCharge.
   const amount = charge([[usage.query_calls, searchPricing(input.search).per_query]]) + (input.writer ? writerCharge(input.writer, writerUsage) : 0);
-  return { company, dimensions, cards, warnings, summary, usage, amount };
+  return { usage, amount };
 }

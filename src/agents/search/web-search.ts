@@ -21,7 +21,8 @@ export interface SearchAnswer {
  * SEARCH_CACHE_TTL_MS by the gateway's clock) is reused; otherwise the provider is asked and its
  * answer, empty or not, is appended as a `SearchResultCached` event. Billing is the caller's: a
  * non-cached answer is one billable search; a failure throws UpstreamError and is neither billed
- * nor cached.
+ * nor cached. The cache is best effort both ways: an unreadable cache is a miss, an answer that
+ * cannot be cached is still returned.
  */
 export class WebSearch {
   constructor(
@@ -31,7 +32,7 @@ export class WebSearch {
 
   async search(query: string, domain: string | null, options: { requestId: string; logger: Logger; simDirective?: string }): Promise<SearchAnswer> {
     const key = searchCacheKey(query, domain);
-    const cached = await this.cached(key);
+    const cached = await this.cached(key, options.logger);
     if (cached) return cached;
 
     // A simulator directive rides on the wire only; it is not part of the query or its key.
@@ -56,14 +57,24 @@ export class WebSearch {
     return { results, requestId, fetchedAt, cached: false };
   }
 
-  private async cached(key: string): Promise<SearchAnswer | null> {
-    const freshAfter = new Date(this.core.clock().getTime() - this.core.config.searchCacheTtlMs);
-    const { rows } = await this.core.pool.query<{ results: SearchResult[]; request_id: string; fetched_at: Date }>(
-      `SELECT results, request_id, fetched_at FROM ${READ_MODEL_SCHEMA}.search_cache WHERE cache_key = $1 AND fetched_at > $2`,
-      [key, freshAfter],
-    );
-    const row = rows[0];
-    return row ? { results: row.results, requestId: row.request_id, fetchedAt: row.fetched_at, cached: true } : null;
+  /**
+   * The fresh cached answer of `key`, or null. A cache that cannot be read is a miss: the search
+   * is then asked (and billed) like any other, instead of failing a request that may already have
+   * paid for other searches.
+   */
+  private async cached(key: string, logger: Logger): Promise<SearchAnswer | null> {
+    try {
+      const freshAfter = new Date(this.core.clock().getTime() - this.core.config.searchCacheTtlMs);
+      const { rows } = await this.core.pool.query<{ results: SearchResult[]; request_id: string; fetched_at: Date }>(
+        `SELECT results, request_id, fetched_at FROM ${READ_MODEL_SCHEMA}.search_cache WHERE cache_key = $1 AND fetched_at > $2`,
+        [key, freshAfter],
+      );
+      const row = rows[0];
+      return row ? { results: row.results, requestId: row.request_id, fetchedAt: row.fetched_at, cached: true } : null;
+    } catch (err) {
+      logger.warn({ err, key }, 'could not read the search cache; searching instead');
+      return null;
+    }
   }
 }
 

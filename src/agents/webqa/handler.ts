@@ -81,17 +81,21 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
       throw new ApiError(400, 'pro_bot_required', `${asked.join(', ')} need${asked.length === 1 ? 's' : ''} a Pro bot; '${bot.id}' is not one`, { param });
     }
   }
-  if (request.model !== undefined && request.model !== bot.id && !caps.models.includes(request.model)) {
+  const model = request.model !== undefined && request.model !== bot.id ? request.model : null;
+  if (model !== null && !caps.models.includes(model)) {
     const choices = [bot.id, ...caps.models].map((m) => `'${m}'`).join(', ');
-    throw new ApiError(400, 'model_not_supported', `bot '${bot.id}' answers with ${choices}, not '${request.model}'`, { param: 'model' });
+    throw new ApiError(400, 'model_not_supported', `bot '${bot.id}' answers with ${choices}, not '${model}'`, { param: 'model' });
   }
+  // A model the request names is a model it uses (as the risk writer is for the risk endpoint):
+  // a restricted key must allow it too, though the turn is billed at the bot's prices.
+  if (model !== null) requireAllowed(auth, [bot, { id: model }], `bot '${bot.id}' with model '${model}'`);
   const promptTokens = countMessageTokens(textMessages(request));
   if (promptTokens > caps.context_window) {
     throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${bot.id} accepts ${caps.context_window}`, { param: 'messages' });
   }
   const body = upstreamBody(bot, request, {
     userId: auth.accountId,
-    model: request.model !== undefined && request.model !== bot.id ? request.model : null,
+    model,
     followUps: pro && ext.follow_ups !== false,
     cards: pro && ext.cards !== false,
     stream: request.stream === true,

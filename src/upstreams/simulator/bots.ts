@@ -14,8 +14,16 @@
  *
  * `object_string` content is a JSON array of parts `{type: 'text', text}` or
  * `{type: 'image'|'file'|'audio', file_url}` (mixed media). Two bots: `webqa-pro` (Pro: follow-ups,
- * cards, mixed media) and `webqa-basic`, which refuses those with 400. Directives in the last user
- * message: `[sim:tokens=N]`, `[sim:fail]`, `[sim:status=NNN]`, `[sim:delay=MS]`, `[sim:stall]`.
+ * cards, mixed media) and `webqa-basic`, which refuses those with 400.
+ *
+ * Conversations: the bots remember the user's earlier questions per bot and `conversation_id` (a
+ * new one is created when none is given), in memory and bounded (the newest MAX_CONVERSATIONS
+ * conversations, MAX_TURNS questions each), and a default answer mentions the previous one.
+ *
+ * Directives in the last user message: `[sim:tokens=N]`, `[sim:fail]`, `[sim:status=NNN]`,
+ * `[sim:delay=MS]`, `[sim:stall]`, and `[sim:usage=P,C]`: the reported usage is P input and C
+ * output tokens whatever the text (otherwise it is counted with the gateway's token rule, so a
+ * gateway that ignored the report could not be told apart).
  */
 import type { ServerResponse } from 'node:http';
 import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../../billing/tokens';
@@ -26,6 +34,31 @@ import type { ExtraRoute, SimContext } from './server';
 const BOTS: Readonly<Record<string, { readonly pro: boolean }>> = { 'webqa-pro': { pro: true }, 'webqa-basic': { pro: false } };
 const STALL_AFTER_TOKENS = 2;
 const DEFAULT_MAX_TOKENS = 1024;
+const MAX_CONVERSATIONS = 1000;
+const MAX_TURNS = 20;
+const REPORTED_USAGE = /^(\d{1,9}),(\d{1,9})$/;
+
+/** The user's questions per conversation, newest conversations kept (least recently used dropped first). */
+class ConversationMemory {
+  private readonly questions = new Map<string, string[]>();
+
+  /** The questions asked so far (a copy). */
+  earlier(key: string): readonly string[] {
+    return [...(this.questions.get(key) ?? [])];
+  }
+
+  remember(key: string, question: string): void {
+    const list = this.questions.get(key) ?? [];
+    this.questions.delete(key);
+    list.push(question);
+    if (list.length > MAX_TURNS) list.splice(0, list.length - MAX_TURNS);
+    this.questions.set(key, list);
+    for (const oldest of this.questions.keys()) {
+      if (this.questions.size <= MAX_CONVERSATIONS) break;
+      this.questions.delete(oldest);
+    }
+  }
+}
 
 interface BotRequest {
   readonly botId: string;
@@ -48,10 +81,11 @@ interface BotMessage {
 
 export function botRoutes(): ExtraRoute[] {
   let seq = 0;
-  return [{ method: 'POST', path: '/v1/bots/chat', handler: (ctx) => handleBotChat(ctx, ++seq) }];
+  const memory = new ConversationMemory();
+  return [{ method: 'POST', path: '/v1/bots/chat', handler: (ctx) => handleBotChat(ctx, ++seq, memory) }];
 }
 
-async function handleBotChat(ctx: SimContext, seq: number): Promise<void> {
+async function handleBotChat(ctx: SimContext, seq: number, memory: ConversationMemory): Promise<void> {
   const request = parseRequest(ctx.body);
   const bot = BOTS[request.botId];
   if (!bot) throw new HttpError(404, `bot ${request.botId} does not exist`, 'bot_not_found', 'bot_id');
@@ -68,17 +102,26 @@ async function handleBotChat(ctx: SimContext, seq: number): Promise<void> {
   }
   if (directives.stall && !request.stream) return; // never answers
 
+  const conversationId = request.conversationId ?? `conv_sim_${seq}`;
+  const conversation = `${request.botId}\n${conversationId}`;
+  const earlier = memory.earlier(conversation);
+  const question = stripDirectives(prompt).split(/\s+/).filter(Boolean).join(' ');
+  if (question !== '') memory.remember(conversation, question);
   const topic = stripDirectives(prompt).split(/\s+/).filter(Boolean).slice(0, 3).join(' ') || 'this';
   const followUps = request.suggestions ? [`Tell me more about ${topic}?`, `Which sources cover ${topic}?`, `What changed recently about ${topic}?`] : [];
   const cards = request.cards ? [{ type: 'link', title: `Sources for ${topic}`, url: `https://docs.example.com/search?q=${encodeURIComponent(topic)}`, description: 'A simulated reference card.' }] : [];
   // Follow-ups are generated output too: they come out of the same token budget.
   const followUpTokens = followUps.reduce((n, f) => n + countTokens(f), 0);
-  const full = directives.tokens !== undefined ? Array.from({ length: directives.tokens }, (_, i) => `word${i + 1}`).join(' ') : answerText(request.botId, prompt, request.mediaParts);
+  const full =
+    directives.tokens !== undefined
+      ? Array.from({ length: directives.tokens }, (_, i) => `word${i + 1}`).join(' ')
+      : answerText(request.botId, prompt, request.mediaParts, earlier[earlier.length - 1] ?? null);
   const pieces = splitTokens(full).slice(0, Math.max(1, request.maxTokens - followUpTokens));
-  const input = countMessageTokens(request.messages);
-  const output = pieces.length + followUpTokens;
+  const reported = REPORTED_USAGE.exec(typeof directives.raw['usage'] === 'string' ? directives.raw['usage'] : '');
+  const input = reported ? Number(reported[1]) : countMessageTokens(request.messages);
+  const output = reported ? Number(reported[2]) : pieces.length + followUpTokens;
   const usage = { input_count: input, output_count: output, token_count: input + output };
-  const ids = { id: `chat_sim_${seq}`, conversation_id: request.conversationId ?? `conv_sim_${seq}`, bot_id: request.botId };
+  const ids = { id: `chat_sim_${seq}`, conversation_id: conversationId, bot_id: request.botId };
   const created = Math.floor(Date.now() / 1000);
   const extras: BotMessage[] = [
     ...followUps.map((content, i): BotMessage => ({ id: `msg_sim_${seq}_f${i}`, role: 'assistant', type: 'follow_up', content_type: 'text', content })),
@@ -122,10 +165,11 @@ async function streamChat(
   out.end();
 }
 
-function answerText(botId: string, prompt: string, mediaParts: number): string {
+function answerText(botId: string, prompt: string, mediaParts: number, previousQuestion: string | null): string {
   const words = stripDirectives(prompt).split(/\s+/).filter(Boolean).slice(0, 8);
   const media = mediaParts > 0 ? ` (with ${mediaParts} attachment${mediaParts === 1 ? '' : 's'})` : '';
-  return `${botId} answers${media}: ${words.length > 0 ? words.join(' ') : 'hello'}`;
+  const earlier = previousQuestion === null ? '' : ` (earlier in this conversation you asked: "${previousQuestion.split(' ').slice(0, 8).join(' ')}")`;
+  return `${botId} answers${media}: ${words.length > 0 ? words.join(' ') : 'hello'}${earlier}`;
 }
 
 function parseRequest(raw: unknown): BotRequest {

@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import pino from 'pino';
+import type { ModelEntry } from '../../src/billing/catalog';
+import type { Core } from '../../src/gateway';
+import { mapBounded } from '../../src/agents/concurrency';
+import { normalizeQuery, searchCacheKey, searchCacheStream } from '../../src/agents/search/events';
+import { WebSearch } from '../../src/agents/search/web-search';
+
+describe('search cache key', () => {
+  it('normalizes full- and half-width forms, letter case and spacing', () => {
+    expect(normalizeQuery('松川物流（深圳）有限公司')).to.equal('松川物流(深圳)有限公司');
+    expect(normalizeQuery('  Qingluan   DATA\tＣｏ．，Ｌｔｄ． ')).to.equal('qingluan data co.,ltd.');
+    // The ideographic space (U+3000) is a space.
+    expect(normalizeQuery('青峦数据科技有限公司\u3000裁判文书')).to.equal('青峦数据科技有限公司 裁判文书');
+  });
+
+  it('gives one key to queries that differ only in bracket width, case and spaces', () => {
+    const variants = [
+      '松川物流（深圳）有限公司 裁判文书 ABC',
+      '松川物流(深圳)有限公司 裁判文书 abc',
+      '  松川物流（深圳）有限公司   裁判文书\u3000Abc  ',
+      '松川物流(深圳)有限公司\n裁判文书 ＡＢＣ',
+    ];
+    const keys = new Set(variants.map((q) => searchCacheKey(q, 'sifa')));
+    expect(keys.size).to.equal(1);
+    expect([...keys][0]).to.match(/^[0-9a-f]{64}$/);
+    expect(searchCacheStream([...keys][0]!)).to.equal(`search-${[...keys][0]}`);
+  });
+
+  it('gives different keys to different verticals and different queries', () => {
+    const query = '松川物流（深圳）有限公司 裁判文书';
+    const sifa = searchCacheKey(query, 'sifa');
+    expect(searchCacheKey(query, 'shuiwu')).to.not.equal(sifa);
+    expect(searchCacheKey(query, null), 'the general web').to.not.equal(sifa);
+    expect(searchCacheKey('松川物流有限公司 裁判文书', 'sifa')).to.not.equal(sifa);
+    // The vertical and the query cannot run into each other.
+    expect(searchCacheKey('b c', 'a')).to.not.equal(searchCacheKey('c', 'a b'));
+  });
+});
+
+describe('search cache reads', () => {
+  const model = { id: 'web-search', type: 'search', channel: 'web-search', pricing: { per_query: 30_000 }, capabilities: { max_results: 10 } } as unknown as ModelEntry;
+
+  it('treat a cache that cannot be read as a miss: the provider answers, uncached', async () => {
+    const asked: unknown[] = [];
+    const appended: string[] = [];
+    const core = {
+      config: { searchCacheTtlMs: 86_400_000 },
+      clock: () => new Date('2026-03-01T08:00:00Z'),
+      pool: { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) },
+      store: { append: async (stream: string) => (appended.push(stream), { position: null }) },
+      upstreams: {
+        channel: (name: string) => {
+          expect(name).to.equal('web-search');
+          return { json: async (_method: string, _path: string, body: unknown) => (asked.push(body), { request_id: 'srch_1', results: [] }) };
+        },
+      },
+    } as unknown as Core;
+    const answer = await new WebSearch(core, model).search('青峦数据科技有限公司 裁判文书', 'sifa', { requestId: 'req_1', logger: pino({ level: 'silent' }) });
+    expect(answer).to.deep.include({ cached: false, requestId: 'srch_1', results: [] });
+    expect(asked).to.deep.equal([{ query: '青峦数据科技有限公司 裁判文书', domain: 'sifa', max_results: 10 }]);
+    expect(appended).to.deep.equal([searchCacheStream(searchCacheKey('青峦数据科技有限公司 裁判文书', 'sifa'))]);
+  });
+});
+
+describe('mapBounded', () => {
+  it('keeps at most `limit` calls in flight and returns results in order', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const results = await mapBounded([1, 2, 3, 4, 5, 6, 7], 3, async (n) => {
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight--;
+      return n * 10;
+    });
+    expect(results).to.deep.equal([10, 20, 30, 40, 50, 60, 70]);
+    expect(peak).to.equal(3);
+  });
+
+  it('on a rejection starts nothing new and waits for the calls in flight before rejecting', async () => {
+    const started: number[] = [];
+    const finished: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const run = mapBounded([0, 1, 2, 3, 4, 5], 3, async (n) => {
+      started.push(n);
+      if (n === 2) throw new Error('boom');
+      await gate;
+      finished.push(n);
+      return n;
+    });
+    let settled = false;
+    run.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // Let the rejection of call 2 be seen: the whole must still wait for calls 0 and 1.
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(settled, 'rejected while calls were still in flight').to.equal(false);
+    release();
+    let error: unknown;
+    await run.catch((err: unknown) => (error = err));
+    expect((error as Error).message).to.equal('boom');
+    expect(started).to.deep.equal([0, 1, 2]);
+    expect(finished).to.deep.equal([0, 1]);
+  });
+});
