@@ -36,11 +36,22 @@ export async function metered<T>(
   }
 }
 
-/** Aborts an upstream call when the client disconnects before the answer. */
+/**
+ * Aborts an upstream call when the client disconnects before its answer was written. It watches
+ * the response, not the request: by the time a handler has read the body, the request stream has
+ * already ended (and on Node 20 emitted its own 'close'), so only the response's 'close' tells a
+ * client that left from one that is still waiting. A 'close' after the answer was fully written
+ * (`writableEnded`) is the normal end of the exchange and aborts nothing.
+ */
 export function abortOnDisconnect(ctx: GatewayContext): AbortSignal {
   const controller = new AbortController();
-  ctx.req.on('close', () => {
-    if (!ctx.res.writableEnded) controller.abort();
-  });
+  const res = ctx.res;
+  const onClose = (): void => {
+    if (!res.writableEnded) controller.abort();
+  };
+  // The client may have left already (while the body was read or the funds reserved): 'close'
+  // will not come again, so abort now.
+  if (res.destroyed) onClose();
+  else res.once('close', onClose);
   return controller.signal;
 }

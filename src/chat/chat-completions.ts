@@ -31,6 +31,7 @@ interface ChatCompletion {
 interface ChatChunk {
   id: string;
   object: string;
+  created?: number;
   model: string;
   choices: { index: number; delta: { role?: string; content?: string | null }; finish_reason: string | null }[];
   usage?: ChatUsage | null;
@@ -102,11 +103,13 @@ async function streamChat(
   plan: { promptTokens: number; maxTokens: number },
   charge: RequestCharge,
 ): Promise<void> {
-  const upstreamAbort = new AbortController();
+  // Watching the client from the start, not from the first byte: one that leaves while the
+  // upstream is still being asked aborts that call too (and the frame releases the reservation);
+  // one that leaves mid-stream aborts the rest of it (and what was delivered is settled below).
+  const upstreamAbort = abortOnDisconnect(ctx);
   // Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain JSON error answer.
-  const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), upstreamAbort.signal);
+  const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), upstreamAbort);
   const sse = new SseResponse(ctx, core.config.ssePingMs);
-  sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
   const includeUsage = request.stream_options?.include_usage === true;
   let delivered = '';
   let usage: ChatUsage | null = null;
@@ -122,8 +125,21 @@ async function streamChat(
       const { usage: _usage, ...rest } = chunk;
       await sse.data({ ...rest, model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
     }
+    const reported = usage !== null;
     usage ??= countedUsage(plan.promptTokens, delivered);
     await charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage });
+    // An upstream that reported no usage sent no usage chunk: the client that asked for one gets
+    // the usage just settled, in the chunk shape the SDK expects (same id, no choices).
+    if (includeUsage && !reported) {
+      await sse.data({
+        id: lastChunk?.id ?? `chatcmpl-${ctx.state.requestId}`,
+        object: 'chat.completion.chunk',
+        created: lastChunk?.created ?? Math.floor(Date.now() / 1000),
+        model: model.id,
+        choices: [],
+        usage,
+      });
+    }
     await sse.data('[DONE]');
   } catch (err) {
     // The client left, or the upstream failed or stalled mid-stream: charge what was delivered.

@@ -59,9 +59,19 @@ function outputText(response: ResponseObject): string {
   return response.output.flatMap((item) => (item.content ?? []).map((part) => part.text ?? '')).join('');
 }
 
+/**
+ * When an upstream reports no usage: the gateway's own count of what it delivered, never zero,
+ * in the full shape of the Responses usage object (the SDK's type requires the details).
+ */
 function counted(inputTokens: number, delivered: string): ResponsesUsage {
   const output = countTokens(delivered);
-  return { input_tokens: inputTokens, output_tokens: output, total_tokens: inputTokens + output };
+  return {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + output,
+  };
 }
 
 function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {
@@ -100,10 +110,10 @@ async function streamResponses(
   p: { inputTokens: number; maxOutput: number },
   charge: RequestCharge,
 ): Promise<void> {
-  const upstreamAbort = new AbortController();
-  const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, upstreamAbort.signal);
+  // Watching the client from the start, not from the first byte (see streamChat).
+  const upstreamAbort = abortOnDisconnect(ctx);
+  const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, upstreamAbort);
   const sse = new SseResponse(ctx, core.config.ssePingMs);
-  sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
   let delivered = '';
   let sequence = -1;
   let response: ResponseObject | null = null;
@@ -119,14 +129,22 @@ async function streamResponses(
         if (event.response.usage) usage = event.response.usage;
       }
       if (event.type === 'response.output_text.delta') delivered += event.delta ?? '';
-      await sse.event(event.type, event);
       if (TERMINAL.has(event.type)) {
         terminal = true;
+        // An upstream that reported no usage: the terminal event carries the usage the gateway
+        // counted (and settles), so the client always learns what it was charged for.
+        usage ??= counted(p.inputTokens, delivered);
+        if (response) {
+          response = { ...response, usage };
+          event.response = response;
+        }
+        await settle(charge, model, usage);
+        await sse.event(event.type, event);
         break;
       }
+      await sse.event(event.type, event);
     }
     if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
-    await settle(charge, model, usage ?? counted(p.inputTokens, delivered));
   } catch (err) {
     await settle(charge, model, counted(p.inputTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {

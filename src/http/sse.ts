@@ -21,6 +21,12 @@ export class SseResponse {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
+    // A client that left before this answer began (while the upstream was being asked) has
+    // already closed the response: its 'close' will not come again, so the signal fires now.
+    if (this.res.destroyed) {
+      this.controller.abort();
+      return;
+    }
     this.res.on('close', () => {
       if (!this.ended) this.controller.abort();
       this.stopPing();

@@ -2,10 +2,14 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countResponsesInputTokens } from '../../src/billing/tokens';
+import { accountStream } from '../../src/domain/account/events';
+import { chatRoutes } from '../../src/upstreams/simulator/chat';
+import type { SimContext } from '../../src/upstreams/simulator/server';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
 const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
+const PRO = { input_per_million: 4_000_000, output_per_million: 16_000_000 };
 
 describe('chat completions and the Responses interface through the openai SDK @integration', () => {
   let gw: TestGateway;
@@ -91,27 +95,6 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 4));
   });
 
-  it('charges the tokens delivered when the client disconnects mid-stream, and aborts the upstream', async () => {
-    const messages = [{ role: 'user' as const, content: 'Go on forever [sim:stall]' }];
-    const controller = new AbortController();
-    const { result, charge } = await charged(async () => {
-      const stream = await client.chat.completions.create({ model: 'chat-fast', messages, stream: true }, { signal: controller.signal });
-      let text = '';
-      try {
-        for await (const chunk of stream) {
-          text += chunk.choices[0]?.delta.content ?? '';
-          if (text.trim().split(/\s+/).length >= 2) controller.abort();
-        }
-      } catch (err) {
-        expect((err as Error).name).to.match(/Abort/);
-      }
-      await waitFor('the reservation to close', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0, 5000, 20);
-      return text;
-    });
-    expect(result.trim().split(/\s+/)).to.have.length(2);
-    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
-  });
-
   it('ends a stalled upstream stream with an error event and charges what was delivered', async () => {
     const messages = [{ role: 'user' as const, content: 'Stall please [sim:stall]' }];
     const { result, charge } = await charged(async () => {
@@ -130,6 +113,106 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
   });
 
+  it('keeps an idle stream alive with `: ping` comment lines and invents no `event:` names', async () => {
+    const messages = [{ role: 'user' as const, content: 'Stall for pings [sim:stall]' }];
+    const { result: text, charge } = await charged(async () => {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat-fast', messages, stream: true }),
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+      // The stall idles until the suite's 800 ms upstream deadline; pings go out every 200 ms idle.
+      return res.text();
+    });
+    const lines = text.split('\n').filter((line) => line !== '');
+    expect(lines.filter((line) => line === ': ping').length, text).to.be.at.least(1);
+    expect(lines.filter((line) => line.startsWith('event:')), text).to.deep.equal([]);
+    expect(lines.filter((line) => line !== ': ping' && !line.startsWith('data: ')), text).to.deep.equal([]);
+    // Two tokens, then the deadline's error: the pings neither end the stream nor cost anything.
+    expect(JSON.parse(lines.filter((line) => line.startsWith('data: ')).pop()!.slice(6))).to.have.nested.property('error.type', 'upstream_error');
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+  });
+
+  it('reports and charges its own count when the upstream reports no usage: plain, and streamed with include_usage', async () => {
+    const messages = [{ role: 'user' as const, content: 'Count it yourself [sim:tokens=6] [sim:no-usage]' }];
+    const prompt = countMessageTokens(messages);
+    const counted = { prompt_tokens: prompt, completion_tokens: 6, total_tokens: prompt + 6 };
+
+    const plain = await charged(() => client.chat.completions.create({ model: 'chat-fast', messages }));
+    expect(plain.result.usage).to.deep.equal(counted);
+    expect(plain.charge).to.equal(tokenCharge(FAST, prompt, 6));
+
+    const streamed = await charged(async () => {
+      const chunks = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'chat-fast', messages, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
+      return chunks;
+    });
+    const last = streamed.result[streamed.result.length - 1]!;
+    expect(last).to.deep.include({ object: 'chat.completion.chunk', model: 'chat-fast', choices: [] });
+    expect(last.usage).to.deep.equal(counted);
+    expect(streamed.result.filter((c) => c.usage)).to.have.length(1);
+    expect(new Set(streamed.result.map((c) => c.id)).size).to.equal(1);
+    expect(streamed.result.map((c) => c.created)).to.deep.equal(streamed.result.map(() => last.created));
+    expect(streamed.charge).to.equal(tokenCharge(FAST, prompt, 6));
+  });
+
+  it('charges the usage the upstream reports, not its own count, for chat plain and streamed', async () => {
+    const messages = [{ role: 'user' as const, content: 'Trust the upstream [sim:tokens=6] [sim:usage=3,40]' }];
+    expect(countMessageTokens(messages)).to.not.equal(3);
+    const reported = { prompt_tokens: 3, completion_tokens: 40, total_tokens: 43 };
+
+    const plain = await charged(() => client.chat.completions.create({ model: 'chat-fast', messages }));
+    expect(plain.result.choices[0]!.message.content!.split(' ')).to.have.length(6);
+    expect(plain.result.usage).to.deep.equal(reported);
+    expect(plain.charge).to.equal(tokenCharge(FAST, 3, 40));
+
+    const streamed = await charged(async () => {
+      const chunks = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'chat-fast', messages, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
+      return chunks;
+    });
+    expect(streamed.result.filter((c) => c.usage)).to.have.length(1);
+    expect(streamed.result[streamed.result.length - 1]!.usage).to.deep.equal(reported);
+    expect(streamed.charge).to.equal(tokenCharge(FAST, 3, 40));
+  });
+
+  it('reports and charges its own count when the upstream reports no Responses usage, plain and streamed', async () => {
+    const input = 'Count the response yourself [sim:tokens=5] [sim:no-usage]';
+    const inputTokens = countResponsesInputTokens(input);
+    const counted = { input_tokens: inputTokens, output_tokens: 5, total_tokens: inputTokens + 5 };
+
+    const plain = await charged(() => client.responses.create({ model: 'chat-pro', input }));
+    expect(plain.result.usage).to.deep.include(counted);
+    expect(plain.charge).to.equal(tokenCharge(PRO, inputTokens, 5));
+
+    const streamed = await charged(async () => {
+      const stream = client.responses.stream({ model: 'chat-fast', input });
+      let completed: unknown = null;
+      for await (const event of stream) if (event.type === 'response.completed') completed = event.response.usage;
+      return { completed, final: await stream.finalResponse() };
+    });
+    expect(streamed.result.completed).to.deep.include(counted);
+    expect(streamed.result.final.usage).to.deep.include(counted);
+    expect(streamed.charge).to.equal(tokenCharge(FAST, inputTokens, 5));
+  });
+
+  it('charges the usage the upstream reports, not its own count, for Responses plain and streamed', async () => {
+    const input = 'Trust the response [sim:tokens=5] [sim:usage=2,33]';
+    expect(countResponsesInputTokens(input)).to.not.equal(2);
+    const reported = { input_tokens: 2, output_tokens: 33, total_tokens: 35 };
+
+    const plain = await charged(() => client.responses.create({ model: 'chat-pro', input }));
+    expect(plain.result.output_text.split(' ')).to.have.length(5);
+    expect(plain.result.usage).to.deep.include(reported);
+    expect(plain.charge).to.equal(tokenCharge(PRO, 2, 33));
+
+    const streamed = await charged(() => client.responses.stream({ model: 'chat-fast', input }).finalResponse());
+    expect(streamed.result.usage).to.deep.include(reported);
+    expect(streamed.charge).to.equal(tokenCharge(FAST, 2, 33));
+  });
+
   it('answers the Responses interface plain, with usage, and charges it', async () => {
     const input = 'Summarise the news [sim:tokens=9]';
     const { result, charge } = await charged(() => client.responses.create({ model: 'chat-pro', input }));
@@ -137,7 +220,7 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(result.model).to.equal('chat-pro');
     expect(result.output_text.split(/\s+/)).to.have.length(9);
     expect(result.usage).to.deep.include({ input_tokens: countResponsesInputTokens(input), output_tokens: 9 });
-    expect(charge).to.equal(tokenCharge({ input_per_million: 4_000_000, output_per_million: 16_000_000 }, countResponsesInputTokens(input), 9));
+    expect(charge).to.equal(tokenCharge(PRO, countResponsesInputTokens(input), 9));
   });
 
   it('streams typed Responses events that the strict responses.stream() helper accepts', async () => {
@@ -163,17 +246,21 @@ describe('chat completions and the Responses interface through the openai SDK @i
 
   it('ends a failing Responses stream with error and response.failed, charging what was delivered', async () => {
     const input = 'Stall [sim:stall]';
-    const res = await fetch(`${gw.url}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'chat-fast', input, stream: true }),
+    const { result: text, charge } = await charged(async () => {
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat-fast', input, stream: true }),
+      });
+      return res.text();
     });
-    const text = await res.text();
     const events = text.split('\n\n').filter((f) => f.startsWith('event:')).map((f) => f.split('\n')[0]!.slice(7));
     expect(events.slice(-2)).to.deep.equal(['error', 'response.failed']);
     const failed = JSON.parse(text.trim().split('\n').pop()!.slice(6));
     expect(failed.response).to.deep.include({ status: 'failed', model: 'chat-fast' });
     expect(failed.response.usage.output_tokens).to.equal(2);
+    expect(failed.response.usage.input_tokens).to.equal(countResponsesInputTokens(input));
+    expect(charge).to.equal(tokenCharge(FAST, countResponsesInputTokens(input), 2));
   });
 
   it('passes through the error of an upstream without the Responses interface and releases everything', async () => {
@@ -186,7 +273,8 @@ describe('chat completions and the Responses interface through the openai SDK @i
       throw new Error('no error');
     });
     expect(result).to.be.instanceOf(OpenAI.BadRequestError);
-    expect((result as Error).message).to.include('upstream');
+    // The simulator's own 404 answer, as an OpenAI-compatible upstream without the interface gives it.
+    expect((result as Error).message).to.include('upstream: Invalid URL (POST /v1/responses)');
     expect(charge).to.equal(0);
   });
 
@@ -269,5 +357,165 @@ describe('chat completions and the Responses interface through the openai SDK @i
     const after = (await gw.api(key, 'GET', '/v1/account')).body.balance.available as number;
     expect(before - after).to.equal(total);
     expect(accountId).to.be.a('string');
+  });
+});
+
+describe('a client that leaves: the upstream is aborted and the reservation closed @integration', () => {
+  let gw: TestGateway;
+  let client: OpenAI;
+  let accountId: string;
+  let key: string;
+  /** What the simulated upstream saw of each request marked `[sim:probe=NAME]`: its arrival, then how its connection closed. */
+  const upstream = new Map<string, { closed: 'answered' | 'caller_left' | null }>();
+
+  before(async () => {
+    // An upstream deadline far beyond any test: only an abort can end a delayed or stalled call early.
+    gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '300000', RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200' });
+    // The real simulated chat routes behind a spy that watches the upstream side of the connection.
+    gw.upstreams.addSimulatorRoutes(
+      chatRoutes().map((route) => ({
+        ...route,
+        handler: (ctx: SimContext) => {
+          const probe = /\[sim:probe=([\w-]+)\]/.exec(JSON.stringify(ctx.body ?? null))?.[1];
+          if (probe) {
+            const seen: { closed: 'answered' | 'caller_left' | null } = { closed: null };
+            upstream.set(probe, seen);
+            ctx.res.once('close', () => (seen.closed = ctx.res.writableEnded ? 'answered' : 'caller_left'));
+          }
+          return route.handler(ctx);
+        },
+      })),
+    );
+    ({ accountId, key } = await gw.fundedAccount(100_000_000));
+    client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  });
+  afterEach(async () => {
+    expect((await gw.balance(key)).frozen, 'no reservation is left open').to.equal(0);
+    await gw.expectAuditClean();
+  });
+  after(async () => gw.close());
+
+  async function available(): Promise<number> {
+    return (await gw.balance(key)).available;
+  }
+
+  /** Waits until the simulated upstream has the probed request in hand. */
+  function arrived(probe: string): Promise<true> {
+    return waitFor(`the upstream to receive ${probe}`, async () => upstream.has(probe));
+  }
+
+  /** How the upstream's connection of the probed request ended; only an abort ends it before the test's 20 s delay or stall. */
+  function upstreamClosed(probe: string): Promise<string> {
+    return waitFor(`the upstream connection of ${probe} to close`, async () => upstream.get(probe)?.closed ?? null);
+  }
+
+  /** The event that closed the account's latest reservation, once it is closed. */
+  async function lastClose(): Promise<{ type: string; data: { amount: number; reason?: string; usage?: Record<string, unknown> } }> {
+    await waitFor('the reservation to close', async () => (await gw.balance(key)).frozen === 0);
+    const events = await gw.store.readStream(accountStream(accountId));
+    const close = events.filter((e) => e.type === 'ReservationSettled' || e.type === 'ReservationReleased').pop();
+    expect(close, 'a closed reservation').to.not.equal(undefined);
+    return close as unknown as { type: string; data: { amount: number; reason?: string; usage?: Record<string, unknown> } };
+  }
+
+  /** Starts `call` with an abort signal, aborts it once the upstream has the request, and expects the SDK's abort error. */
+  async function leaveWhileUpstreamWorks(probe: string, call: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    const controller = new AbortController();
+    const outcome = call(controller.signal).then(
+      () => new Error('the call completed although its client left'),
+      (err: unknown) => err,
+    );
+    await arrived(probe);
+    controller.abort();
+    expect(await outcome).to.be.instanceOf(OpenAI.APIUserAbortError);
+  }
+
+  it('aborts a delayed non-streamed chat when its client leaves, and releases the whole reservation', async () => {
+    const before = await available();
+    await leaveWhileUpstreamWorks('plain-chat', (signal) =>
+      client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'Slow [sim:delay=20000] [sim:probe=plain-chat]' }] }, { signal }),
+    );
+    expect(await upstreamClosed('plain-chat')).to.equal('caller_left');
+    const close = await lastClose();
+    expect(close.type).to.equal('ReservationReleased');
+    expect(close.data.reason).to.equal('client went away');
+    expect(before - (await available())).to.equal(0);
+  });
+
+  it('aborts a delayed non-streamed Responses call when its client leaves, and releases the whole reservation', async () => {
+    const before = await available();
+    await leaveWhileUpstreamWorks('plain-responses', (signal) =>
+      client.responses.create({ model: 'chat-fast', input: 'Slow [sim:delay=20000] [sim:probe=plain-responses]' }, { signal }),
+    );
+    expect(await upstreamClosed('plain-responses')).to.equal('caller_left');
+    const close = await lastClose();
+    expect(close.type).to.equal('ReservationReleased');
+    expect(close.data.reason).to.equal('client went away');
+    expect(before - (await available())).to.equal(0);
+  });
+
+  it('aborts a streamed chat whose client leaves before the upstream answered, and releases the reservation', async () => {
+    const before = await available();
+    await leaveWhileUpstreamWorks('early-stream', (signal) =>
+      client.chat.completions.create({ model: 'chat-fast', stream: true, messages: [{ role: 'user', content: 'Slow start [sim:delay=20000] [sim:probe=early-stream]' }] }, { signal }),
+    );
+    expect(await upstreamClosed('early-stream')).to.equal('caller_left');
+    const close = await lastClose();
+    expect(close.type).to.equal('ReservationReleased');
+    expect(close.data.reason).to.equal('client went away');
+    expect(before - (await available())).to.equal(0);
+  });
+
+  it('aborts a streamed Responses call whose client leaves before the upstream answered, and releases the reservation', async () => {
+    const before = await available();
+    await leaveWhileUpstreamWorks('early-responses', (signal) =>
+      client.responses.create({ model: 'chat-fast', stream: true, input: 'Slow start [sim:delay=20000] [sim:probe=early-responses]' }, { signal }),
+    );
+    expect(await upstreamClosed('early-responses')).to.equal('caller_left');
+    const close = await lastClose();
+    expect(close.type).to.equal('ReservationReleased');
+    expect(close.data.reason).to.equal('client went away');
+    expect(before - (await available())).to.equal(0);
+  });
+
+  it('aborts the upstream when the client leaves mid-stream, and charges the tokens delivered as client_disconnected', async () => {
+    const messages = [{ role: 'user' as const, content: 'Go on forever [sim:stall] [sim:probe=mid-chat]' }];
+    const before = await available();
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create({ model: 'chat-fast', messages, stream: true }, { signal: controller.signal });
+    let text = '';
+    try {
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        if (text.trim().split(/\s+/).length >= 2) controller.abort();
+      }
+    } catch (err) {
+      expect((err as Error).name).to.match(/Abort/);
+    }
+    expect(text.trim().split(/\s+/)).to.have.length(2);
+    // The stall never ends on its own (the upstream deadline is minutes away): only the abort closes it.
+    expect(await upstreamClosed('mid-chat')).to.equal('caller_left');
+    const close = await lastClose();
+    expect(close.type).to.equal('ReservationSettled');
+    expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', prompt_tokens: countMessageTokens(messages), completion_tokens: 2 });
+    expect(before - (await available())).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+  });
+
+  it('aborts the upstream when the client leaves a Responses stream, and charges the tokens delivered as client_disconnected', async () => {
+    const input = 'Go on forever [sim:stall] [sim:probe=mid-responses]';
+    const before = await available();
+    const controller = new AbortController();
+    const stream = client.responses.stream({ model: 'chat-fast', input }, { signal: controller.signal });
+    let deltas = 0;
+    const outcome = await (async () => {
+      for await (const event of stream) if (event.type === 'response.output_text.delta' && ++deltas === 2) controller.abort();
+    })().catch((err: unknown) => err);
+    expect(outcome).to.be.instanceOf(Error);
+    expect(deltas).to.equal(2);
+    expect(await upstreamClosed('mid-responses')).to.equal('caller_left');
+    const close = await lastClose();
+    expect(close.type).to.equal('ReservationSettled');
+    expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', input_tokens: countResponsesInputTokens(input), output_tokens: 2 });
+    expect(before - (await available())).to.equal(tokenCharge(FAST, countResponsesInputTokens(input), 2));
   });
 });

@@ -134,6 +134,37 @@ describe('upstream simulator: chat protocol (through the openai SDK)', () => {
       expect(Date.now() - started).to.be.at.least(110);
     });
 
+    it('reports no usage with [sim:no-usage], plain and streamed (include_usage ignored)', async () => {
+      const messages = [{ role: 'user' as const, content: 'Quiet [sim:tokens=4] [sim:no-usage]' }];
+      const plain = await client.chat.completions.create({ model: 'm', messages });
+      expect(plain.choices[0]!.message.content).to.equal('word1 word2 word3 word4');
+      expect(plain).to.not.have.property('usage');
+
+      const stream = await client.chat.completions.create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } });
+      let text = '';
+      let chunks = 0;
+      for await (const chunk of stream) {
+        chunks++;
+        expect(chunk.choices).to.have.length(1);
+        expect(chunk).to.not.have.property('usage');
+        text += chunk.choices[0]!.delta.content ?? '';
+      }
+      expect(chunks).to.equal(1 + 4 + 1); // role, four tokens, finish: no usage chunk
+      expect(text).to.equal('word1 word2 word3 word4');
+    });
+
+    it('reports the usage of [sim:usage=P,C] whatever the text, plain and streamed', async () => {
+      const messages = [{ role: 'user' as const, content: 'Claim [sim:tokens=6] [sim:usage=40,2]' }];
+      const plain = await client.chat.completions.create({ model: 'm', messages });
+      expect(countTokens(plain.choices[0]!.message.content ?? '')).to.equal(6);
+      expect(plain.usage).to.deep.equal({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
+
+      const stream = await client.chat.completions.create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } });
+      let usage: OpenAI.CompletionUsage | null | undefined;
+      for await (const chunk of stream) if (chunk.choices.length === 0) usage = chunk.usage;
+      expect(usage).to.deep.equal({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
+    });
+
     it('stalls after two deltas with [sim:stall]; aborting frees the client and the server lives on', async () => {
       const controller = new AbortController();
       const stream = await client.chat.completions.create(
@@ -228,6 +259,27 @@ describe('upstream simulator: chat protocol (through the openai SDK)', () => {
       // Chat is unaffected by the directive.
       const chat = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi [sim:no-responses]' }] });
       expect(chat.choices[0]!.message.content).to.equal('Simulated answer to: hi');
+    });
+
+    it('reports usage null with [sim:no-usage], plain and on the streamed terminal event', async () => {
+      const plain = await client.responses.create({ model: 'm', input: '[sim:tokens=3] [sim:no-usage]' });
+      expect(plain.status).to.equal('completed');
+      expect(plain.output_text).to.equal('word1 word2 word3');
+      expect(plain.usage ?? null).to.equal(null);
+
+      const stream = client.responses.stream({ model: 'm', input: '[sim:tokens=3] [sim:no-usage]' });
+      const final = await stream.finalResponse();
+      expect(final.output_text).to.equal('word1 word2 word3');
+      expect(final.usage ?? null).to.equal(null);
+    });
+
+    it('reports the usage of [sim:usage=P,C] whatever the text, plain and streamed', async () => {
+      const expected = { input_tokens: 11, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 };
+      const plain = await client.responses.create({ model: 'm', input: '[sim:tokens=5] [sim:usage=11,1]' });
+      expect(plain.output_text.split(' ')).to.have.length(5);
+      expect(plain.usage).to.deep.equal(expected);
+      const final = await client.responses.stream({ model: 'm', input: '[sim:tokens=5] [sim:usage=11,1]' }).finalResponse();
+      expect(final.usage).to.deep.equal(expected);
     });
 
     it('raises RateLimitError for [sim:status=429]', async () => {

@@ -5,19 +5,30 @@ import { countMessageTokens, countTokens, splitTokens } from '../../src/billing/
 describe('upstream simulator: directives', () => {
   it('finds nothing in a plain prompt', () => {
     const d = parseDirectives('just a question');
-    expect(d).to.deep.include({ fail: false, stall: false, noResponses: false });
-    expect([d.tokens, d.status, d.delayMs]).to.deep.equal([undefined, undefined, undefined]);
+    expect(d).to.deep.include({ fail: false, stall: false, noResponses: false, noUsage: false });
+    expect([d.tokens, d.status, d.delayMs, d.usage]).to.deep.equal([undefined, undefined, undefined, undefined]);
     expect(Object.keys(d.raw)).to.deep.equal([]);
   });
 
   it('parses every known directive anywhere in the text', () => {
-    const d = parseDirectives('a [sim:tokens=12] b[sim:fail]c [sim:status=503]\n[sim:delay=250] [sim:stall] [sim:no-responses]');
+    const d = parseDirectives('a [sim:tokens=12] b[sim:fail]c [sim:status=503]\n[sim:delay=250] [sim:stall] [sim:no-responses] [sim:no-usage] [sim:usage=30,7]');
     expect(d.tokens).to.equal(12);
     expect(d.fail).to.equal(true);
     expect(d.status).to.equal(503);
     expect(d.delayMs).to.equal(250);
     expect(d.stall).to.equal(true);
     expect(d.noResponses).to.equal(true);
+    expect(d.noUsage).to.equal(true);
+    expect(d.usage).to.deep.equal({ prompt: 30, completion: 7 });
+  });
+
+  it('parses [sim:usage=P,C] as two token counts and ignores malformed pairs', () => {
+    expect(parseDirectives('[sim:usage=0,0]').usage).to.deep.equal({ prompt: 0, completion: 0 });
+    expect(parseDirectives('[sim:usage=1000000,1]').usage).to.deep.equal({ prompt: 1_000_000, completion: 1 });
+    for (const bad of ['[sim:usage]', '[sim:usage=5]', '[sim:usage=5,]', '[sim:usage=,5]', '[sim:usage=1,2,3]', '[sim:usage=a,b]', '[sim:usage=-1,2]', '[sim:usage=1000001,2]']) {
+      expect(parseDirectives(bad).usage, bad).to.equal(undefined);
+    }
+    expect(parseDirectives('[sim:usage=1,2] [sim:usage=3,4]').usage).to.deep.equal({ prompt: 3, completion: 4 });
   });
 
   it('keeps unknown directives in raw only, values as strings and flags as true', () => {

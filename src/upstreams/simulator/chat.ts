@@ -156,7 +156,8 @@ async function handleChatCompletions(ctx: SimContext, seq: number): Promise<void
   if (!(await preamble(ctx.res, directives, request.stream))) return;
   const answer = planAnswer(prompt, directives, request.maxTokens);
   const promptTokens = countMessageTokens(request.messages);
-  const usage = chatUsage(promptTokens, answer);
+  // `[sim:no-usage]`: an upstream that reports no usage at all, plain or streamed.
+  const usage = directives.noUsage ? null : chatUsage(promptTokens, answer, directives);
   const id = `chatcmpl-sim-${seq}`;
   if (request.stream) await streamChat(ctx.res, request, answer, usage, id, directives.stall);
   else sendJson(ctx.res, 200, chatCompletion(request, answer, usage, id));
@@ -194,12 +195,14 @@ function lastUserContent(messages: readonly TokenMessage[]): string {
   return '';
 }
 
-function chatUsage(promptTokens: number, answer: Answer): ChatUsage {
-  const completion = answer.pieces.length;
-  return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+/** The usage the upstream reports: the real counts, or those of `[sim:usage=P,C]`. */
+function chatUsage(promptTokens: number, answer: Answer, directives: SimDirectives): ChatUsage {
+  const prompt = directives.usage?.prompt ?? promptTokens;
+  const completion = directives.usage?.completion ?? answer.pieces.length;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-function chatCompletion(request: ChatRequest, answer: Answer, usage: ChatUsage, id: string): object {
+function chatCompletion(request: ChatRequest, answer: Answer, usage: ChatUsage | null, id: string): object {
   return {
     id,
     object: 'chat.completion',
@@ -213,20 +216,22 @@ function chatCompletion(request: ChatRequest, answer: Answer, usage: ChatUsage, 
         finish_reason: answer.finish,
       },
     ],
-    usage,
+    ...(usage ? { usage } : {}),
   };
 }
 
 /**
  * Streams the answer as `chat.completion.chunk`s: the role, one chunk per token, the finish
- * reason, the usage (if asked), `[DONE]`. With `stall`, stops after the first tokens and leaves
- * the response open; the socket's close (client abort or server close) releases it.
+ * reason, the usage (if asked and reported), `[DONE]`. With `stall`, stops after the first tokens
+ * and leaves the response open; the socket's close (client abort or server close) releases it.
+ * Without usage (`[sim:no-usage]`) it behaves as an upstream that ignores `include_usage`.
  */
-async function streamChat(res: ServerResponse, request: ChatRequest, answer: Answer, usage: ChatUsage, id: string, stall: boolean): Promise<void> {
+async function streamChat(res: ServerResponse, request: ChatRequest, answer: Answer, usage: ChatUsage | null, id: string, stall: boolean): Promise<void> {
   const created = nowSeconds();
   const base = { id, object: 'chat.completion.chunk', created, model: request.model };
+  const includeUsage = request.includeUsage && usage !== null;
   // Real OpenAI streams carry `usage: null` on every chunk once include_usage is on.
-  const usageField = request.includeUsage ? { usage: null } : {};
+  const usageField = includeUsage ? { usage: null } : {};
   const chunk = (delta: object, finish: FinishReason | null): string =>
     dataFrame({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageField });
 
@@ -236,7 +241,7 @@ async function streamChat(res: ServerResponse, request: ChatRequest, answer: Ans
   // The first chunk goes out at once: time-to-first-token is what callers measure.
   if (!(await out.flush())) return;
 
-  const tokenFrame = tokenChunkTemplate(base, request.includeUsage);
+  const tokenFrame = tokenChunkTemplate(base, includeUsage);
   for (let i = 0; i < tokensToSend(answer, stall); i++) {
     if (!(await out.push(tokenFrame(answer.pieces[i]!)))) return;
   }
@@ -245,7 +250,7 @@ async function streamChat(res: ServerResponse, request: ChatRequest, answer: Ans
     return;
   }
   await out.push(chunk({}, answer.finish));
-  if (request.includeUsage) await out.push(dataFrame({ ...base, choices: [], usage }));
+  if (includeUsage) await out.push(dataFrame({ ...base, choices: [], usage }));
   await out.push('data: [DONE]\n\n');
   out.end();
 }
@@ -324,7 +329,8 @@ async function handleResponses(ctx: SimContext, seq: number): Promise<void> {
   }
   if (!(await preamble(ctx.res, directives, request.stream))) return;
   const answer = planAnswer(request.prompt, directives, request.maxOutputTokens);
-  const usage = responsesUsage(request, answer);
+  // `[sim:no-usage]`: the response objects carry `usage: null`, the terminal one included.
+  const usage = directives.noUsage ? null : responsesUsage(request, answer, directives);
   const ids = { id: `resp_sim_${seq}`, itemId: `msg_sim_${seq}`, createdAt: nowSeconds() };
   if (request.stream) await streamResponse(ctx.res, request, answer, usage, ids, directives.stall);
   else sendJson(ctx.res, 200, finalResponse(request, answer, usage, ids));
@@ -368,10 +374,13 @@ function lastUserInput(input: readonly unknown[]): string {
   return '';
 }
 
-/** input_tokens by the shared rule of billing/tokens, so that the gateway's estimate agrees. */
-function responsesUsage(request: ResponsesRequest, answer: Answer): ResponsesUsage {
-  const input = countResponsesInputTokens(request.input);
-  const output = answer.pieces.length;
+/**
+ * input_tokens by the shared rule of billing/tokens, so that the gateway's estimate agrees (or
+ * the counts of `[sim:usage=P,C]`).
+ */
+function responsesUsage(request: ResponsesRequest, answer: Answer, directives: SimDirectives): ResponsesUsage {
+  const input = directives.usage?.prompt ?? countResponsesInputTokens(request.input);
+  const output = directives.usage?.completion ?? answer.pieces.length;
   return {
     input_tokens: input,
     input_tokens_details: { cached_tokens: 0 },
@@ -434,7 +443,7 @@ function responseObject(
   };
 }
 
-function finalResponse(request: ResponsesRequest, answer: Answer, usage: ResponsesUsage, ids: ResponseIds): object {
+function finalResponse(request: ResponsesRequest, answer: Answer, usage: ResponsesUsage | null, ids: ResponseIds): object {
   const status = terminalStatus(answer);
   return responseObject(request, ids, status, [outputMessage(ids, status, [outputText(answer.text)])], usage);
 }
@@ -448,7 +457,7 @@ async function streamResponse(
   res: ServerResponse,
   request: ResponsesRequest,
   answer: Answer,
-  usage: ResponsesUsage,
+  usage: ResponsesUsage | null,
   ids: ResponseIds,
   stall: boolean,
 ): Promise<void> {

@@ -18,6 +18,13 @@ export interface SimDirectives {
   readonly stall: boolean;
   /** `[sim:no-responses]`: the Responses path answers 404, as an upstream without it would. */
   readonly noResponses: boolean;
+  /** `[sim:no-usage]`: the answer, plain or streamed, carries no usage, as some upstreams do. */
+  readonly noUsage: boolean;
+  /**
+   * `[sim:usage=P,C]`: the usage reports P prompt (input) and C completion (output) tokens,
+   * whatever the text: proves that a caller bills the reported usage, not its own count.
+   */
+  readonly usage?: { readonly prompt: number; readonly completion: number };
   /** Every directive seen, last one wins: `key=value` → string, bare `flag` → true. */
   readonly raw: Readonly<Record<string, string | true>>;
 }
@@ -30,6 +37,7 @@ const EMPTY: SimDirectives = Object.freeze({
   fail: false,
   stall: false,
   noResponses: false,
+  noUsage: false,
   raw: Object.freeze(Object.create(null) as Record<string, string | true>),
 });
 
@@ -48,6 +56,8 @@ export function parseDirectives(text: string): SimDirectives {
     delayMs: intInRange(raw['delay'], 0, MAX_DELAY_MS),
     stall: raw['stall'] !== undefined,
     noResponses: raw['no-responses'] !== undefined,
+    noUsage: raw['no-usage'] !== undefined,
+    usage: tokenPair(raw['usage']),
     raw,
   };
 }
@@ -65,6 +75,16 @@ function collectRaw(text: string): Record<string, string | true> {
     raw[key] = match[2] ?? true;
   }
   return raw;
+}
+
+/** `P,C`: two token counts, or undefined when malformed. */
+function tokenPair(value: string | true | undefined): { prompt: number; completion: number } | undefined {
+  if (typeof value !== 'string') return undefined;
+  const [p, c, ...more] = value.split(',');
+  if (more.length > 0) return undefined;
+  const prompt = intInRange(p, 0, MAX_TOKENS);
+  const completion = intInRange(c, 0, MAX_TOKENS);
+  return prompt !== undefined && completion !== undefined ? { prompt, completion } : undefined;
 }
 
 /** A decimal integer within [min, max], or undefined (a malformed directive is ignored). */
