@@ -25,6 +25,21 @@ export class UrlSigner {
     };
   }
 
+  /**
+   * A MAC of `value` for `scope` under the same secret, for other handles a client must not be able
+   * to forge or carry across accounts (web Q&A conversation ids). 128 bits, base64url.
+   */
+  tag(scope: string, value: string): string {
+    return createHmac('sha256', this.secret).update(`${scope}\n${value}`).digest().subarray(0, 16).toString('base64url');
+  }
+
+  /** Whether `tag` is tag(scope, value), in constant time. */
+  hasTag(scope: string, value: string, tag: string): boolean {
+    const expected = Buffer.from(this.tag(scope, value));
+    const given = Buffer.from(tag);
+    return given.length === expected.length && timingSafeEqual(expected, given);
+  }
+
   /** 'ok', 'expired' or 'invalid'. The signature is checked first so expiry says nothing to a forger. */
   verify(key: string, expires: string | undefined, sig: string | undefined): 'ok' | 'expired' | 'invalid' {
     if (!expires || !sig || !/^\d+$/.test(expires) || !/^[0-9a-f]{64}$/.test(sig)) return 'invalid';

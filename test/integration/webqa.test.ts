@@ -205,10 +205,39 @@ describe('web Q&A agent @integration', () => {
     expect(noBot.body.error.message).to.include("'webqa-pro'");
   });
 
+  it('continues only conversations of the caller’s account: a made-up, altered or another account’s id is a 400 that reserves nothing', async () => {
+    const opened = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    const mine = opened.body.conversation_id as string;
+    // The provider's own id, bound to the account by a tag the client cannot make.
+    expect(mine).to.match(/^[^.]+\.[A-Za-z0-9_-]{22}$/);
+    const other = await gw.fundedAccount(10_000_000);
+    const providerId = mine.slice(0, mine.lastIndexOf('.'));
+    const altered = `${mine.slice(0, -1)}${mine.endsWith('A') ? 'B' : 'A'}`;
+    const attempts = [
+      [key, 'conv-42'],
+      [key, providerId],
+      [key, altered],
+      [other.key, mine],
+    ] as const;
+    for (const [k, conversation_id] of attempts) {
+      const { result, charge } = await charged(() =>
+        ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'And a neap tide?' }], extension_options: { conversation_id } }, '/v1/agent/chat/completions', k),
+        k,
+      );
+      expect(result.status, conversation_id).to.equal(400);
+      expect(result.body.error).to.deep.include({ code: 'conversation_not_found', param: 'extension_options.conversation_id' });
+      expect(charge, conversation_id).to.equal(0);
+    }
+    expect((await gw.api(other.key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 10_000_000, frozen: 0, currency: 'CNY' });
+    await gw.expectAuditClean();
+  });
+
   it('serves the aliases, continues a conversation, takes a model the bot offers and mixed media on a Pro bot', async () => {
-    const first = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hello' }], extension_options: { conversation_id: 'conv-42', follow_ups: false, cards: false } }, '/v1/agent/chat/completion');
+    const opened = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hello' }] });
+    const conversation = opened.body.conversation_id as string;
+    const first = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hello' }], extension_options: { conversation_id: conversation, follow_ups: false, cards: false } }, '/v1/agent/chat/completion');
     expect(first.status).to.equal(200);
-    expect(first.body).to.deep.include({ conversation_id: 'conv-42', follow_ups: [], cards: [] });
+    expect(first.body).to.deep.include({ conversation_id: conversation, follow_ups: [], cards: [] });
     const second = await ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages: [{ role: 'user', content: 'and more' }] }, '/v1/agents/chat/completions');
     expect(second.status).to.equal(200);
     expect(second.body.model).to.equal('webqa-pro');

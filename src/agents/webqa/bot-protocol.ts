@@ -29,12 +29,17 @@ export interface UpstreamBotChat {
   readonly last_error?: { code?: unknown; msg?: string };
 }
 
-export function upstreamBody(bot: ModelEntry, request: WebQaRequest, options: { userId: string; model: string | null; followUps: boolean; cards: boolean; stream: boolean }): Record<string, unknown> {
+export function upstreamBody(
+  bot: ModelEntry,
+  request: WebQaRequest,
+  options: { accountId: string; conversationId: string | null; model: string | null; followUps: boolean; cards: boolean; stream: boolean },
+): Record<string, unknown> {
   const ext = request.extension_options ?? {};
   return {
     bot_id: botCapabilities(bot).upstream_model ?? bot.id,
-    user_id: ext.user_id ?? options.userId,
-    ...(ext.conversation_id ? { conversation_id: ext.conversation_id } : {}),
+    // Every account's users share the gateway's provider account: keep them apart there.
+    user_id: ext.user_id ? `${options.accountId}/${ext.user_id}` : options.accountId,
+    ...(options.conversationId ? { conversation_id: options.conversationId } : {}),
     ...(options.model ? { model: options.model } : {}),
     stream: options.stream,
     max_tokens: botCapabilities(bot).max_output_tokens,

@@ -12,6 +12,7 @@ import { isAbort, UpstreamError } from '../../http/upstream-errors';
 import type { SseEvent } from '../../upstreams/sse';
 import { requireAllowed } from '../access';
 import { botCapabilities, botPricing } from '../model-types';
+import { ConversationIds } from './conversation-ids';
 import { parseCard, textMessages, upstreamBody, type UpstreamBotChat, type UpstreamBotMessage, type UpstreamBotUsage } from './bot-protocol';
 import { mediaParts, parseWebQaRequest, type WebQaRequest } from './schemas';
 
@@ -27,6 +28,8 @@ interface Plan {
   readonly promptTokens: number;
   readonly estimate: number;
 }
+
+const conversationIds = (core: Core): ConversationIds => new ConversationIds(core.signer);
 
 /**
  * POST /v1/agent/chat/completions: a web Q&A turn proxied to the upstream agent channel, billed by
@@ -52,7 +55,7 @@ export async function handleWebQa(core: Core, ctx: GatewayContext): Promise<void
       created: Math.floor(core.clock().getTime() / 1000),
       model: plan.bot.id,
       bot_id: plan.bot.id,
-      conversation_id: chat.conversation_id,
+      conversation_id: conversationIds(core).forClient(authOf(ctx).accountId, chat.conversation_id),
       choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
       follow_ups: followUps,
       cards: cardsOf(messages),
@@ -94,7 +97,8 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
     throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${bot.id} accepts ${caps.context_window}`, { param: 'messages' });
   }
   const body = upstreamBody(bot, request, {
-    userId: auth.accountId,
+    accountId: auth.accountId,
+    conversationId: ext.conversation_id ? conversationIds(core).fromClient(auth.accountId, ext.conversation_id) : null,
     model,
     followUps: pro && ext.follow_ups !== false,
     cards: pro && ext.cards !== false,
@@ -127,7 +131,7 @@ async function streamTurn(core: Core, ctx: GatewayContext, plan: Plan, charge: R
       if (step.kind === 'done') break;
       if (step.kind === 'created') {
         base.id = step.id;
-        conversationId = step.conversationId;
+        conversationId = conversationIds(core).forClient(authOf(ctx).accountId, step.conversationId);
         await sse.data(chunk({ role: 'assistant', content: '' }, null));
       } else if (step.kind === 'delta') {
         delivered += step.content;

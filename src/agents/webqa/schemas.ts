@@ -65,7 +65,7 @@ const validate = validator<WebQaRequest>({
     extension_options: {
       type: 'object',
       properties: {
-        conversation_id: { type: 'string', minLength: 1, maxLength: 128 },
+        conversation_id: { type: 'string', minLength: 1, maxLength: 256 },
         user_id: { type: 'string', minLength: 1, maxLength: 128 },
         follow_ups: { type: 'boolean' },
         cards: { type: 'boolean' },
