@@ -84,7 +84,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
   router.post('/v1/videos/erase-subtitle', async (ctx) => {
     const body = parseEraseRequest(await readJson(ctx));
     const model = resolveModel(core.catalog, authOf(ctx), eraseModelId(core.catalog, body), ['subtitle_erase']);
-    const request = normalizeEraseRequest(model, body);
+    const request = normalizeEraseRequest(model, body, { allowPrivateTargets: core.config.fileUrlAllowPrivateTargets });
     await create(ctx, ERASE_TASK_KIND, model.id, request, eraseCharge(model, request.billed_seconds));
   });
   statusRoutes('/v1/videos/erase-subtitle', ERASE_TASK_KIND, 'subtitle erase', true);

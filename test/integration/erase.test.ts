@@ -101,6 +101,23 @@ describe('subtitle erase tasks @integration', () => {
       [{}, 400, 'video_url', 'invalid_request'],
       [{ video_url: 'http://cdn.example.com/v.mp4' }, 400, 'video_url', 'invalid_video_url'],
       [{ video_url: 'not a url' }, 400, 'video_url', 'invalid_video_url'],
+      // Not public: loopback, private, link-local (the webhooks' address check), unless FILE_URL_ALLOW_PRIVATE_TARGETS.
+      ...[
+        'https://127.0.0.1/v.mp4',
+        'https://127.8.9.10:8443/v.mp4',
+        'https://0x7f000001/v.mp4',
+        'https://10.1.2.3/v.mp4',
+        'https://172.16.5.4/v.mp4',
+        'https://192.168.1.20/v.mp4',
+        'https://169.254.169.254/latest/meta-data',
+        'https://0.0.0.0/v.mp4',
+        'https://[::1]/v.mp4',
+        'https://[fe80::1]/v.mp4',
+        'https://[fd00::5]/v.mp4',
+        'https://[::ffff:127.0.0.1]/v.mp4',
+        'https://localhost/v.mp4',
+        'https://media.localhost./v.mp4',
+      ].map((video_url): [Record<string, unknown>, number, string, string] => [{ video_url }, 400, 'video_url', 'invalid_video_url']),
       [{ video_url: VIDEO, regions: [{ x: 0.5, y: 0.9, width: 0.6, height: 0.1 }] }, 400, 'regions[0]', 'invalid_region'],
       [{ video_url: VIDEO, regions: [{ x: 0, y: 0, width: 0, height: 0.1 }] }, 400, 'regions[0].width', 'invalid_request'],
       [{ video_url: VIDEO, regions: [{ x: 0, y: 0, width: 1.5, height: 0.1 }] }, 400, 'regions[0].width', 'invalid_request'],
@@ -189,6 +206,32 @@ describe('subtitle erase tasks @integration', () => {
     expect((await balance()).frozen).to.equal(frozen);
     expect((await create({ ...body, duration_seconds: 6 }, { 'idempotency-key': 'erase-1' })).status).to.equal(409);
     await pollUntilFinal(first.body.id);
+  });
+});
+
+describe('subtitle erase with FILE_URL_ALLOW_PRIVATE_TARGETS @integration', () => {
+  let gw: TestGateway;
+
+  before(async () => {
+    gw = await startTestGateway({ TASK_POLL_MS: '20', POLL_MIN_INTERVAL_MS_ERASE: String(POLL_MS), FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
+  });
+  after(async () => gw.close());
+
+  it('accepts a video_url on a loopback or private host when the deployment allows private targets', async () => {
+    const { key } = await gw.fundedAccount(100_000_000);
+    for (const video_url of ['https://127.0.0.1:8443/clip.mp4?sim=duration=1', 'https://10.0.0.7/clip.mp4?sim=duration=1']) {
+      const res = await gw.api(key, 'POST', '/v1/videos/erase-subtitle', { video_url });
+      expect(res.status, video_url).to.equal(200);
+      const { final } = await pollTask(`erase ${res.body.id}`, () => gw.api(key, 'GET', `/v1/videos/erase-subtitle/${res.body.id}`), {
+        check: (body) => expectValid(body, 'erase task'),
+        isFinal: (status) => status !== 'processing',
+        everyMs: POLL_MS + 15,
+      });
+      expect(final.status, video_url).to.equal('succeeded');
+    }
+    // The scheme rule still holds.
+    expect((await gw.api(key, 'POST', '/v1/videos/erase-subtitle', { video_url: 'http://127.0.0.1/clip.mp4' })).status).to.equal(400);
+    await expectSettledAndAuditClean(gw, [key]);
   });
 });
 

@@ -1,6 +1,9 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
+import { countTokens } from '../../src/billing/tokens';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, sleep, waitFor } from '../support/wait';
@@ -211,6 +214,39 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
       expect(file.type, `${model} ${format}`).to.equal(expected === 'png' ? 'image/png' : 'image/jpeg');
       expect(expected === 'png' ? isPng(file.bytes) : isJpeg(file.bytes), `${model} ${format} bytes`).to.equal(true);
     }
+    // The same through the task API: a 4.x task succeeds only if the gateway left output_format out.
+    for (const model of ['image-4.5', 'image-4.0']) {
+      const task = await createAsync({ model, prompt: 'async format check' });
+      expect(task.status).to.equal(200);
+      const { final } = await pollUntilFinal(task.body.id, perImageTask);
+      expect(final.status, `${model} async: ${final.error}`).to.equal('succeeded');
+      expect(isJpeg((await download(final.result.data[0].url)).bytes), `${model} async bytes`).to.equal(true);
+    }
+  });
+
+  it('has a simulator that, like a real provider, refuses output_format for the single-format classes and answers JPEG for them', async () => {
+    // What makes the cases above fail should the gateway send output_format to the 4.x classes.
+    const sim = gw.upstreams.simulatorUrl!;
+    const call = async (path: string, body: Record<string, unknown>) => {
+      const res = await fetch(`${sim}/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    for (const model of ['image-4.5', 'image-4.0']) {
+      for (const path of ['/images/generations', '/images/tasks']) {
+        for (const format of ['jpeg', 'png']) {
+          const refused = await call(path, { model, prompt: 'x', output_format: format });
+          expect(refused.status, `${model} ${path} ${format}`).to.equal(400);
+          expect(refused.body.error.param).to.equal('output_format');
+        }
+      }
+      const plain = await call('/images/generations', { model, prompt: 'x', response_format: 'b64_json' });
+      expect(plain.status).to.equal(200);
+      expect(isJpeg(Buffer.from(plain.body.data[0].b64_json, 'base64')), model).to.equal(true);
+    }
+    const free = await call('/images/generations', { model: 'image-5.0', prompt: 'x', output_format: 'jpeg', response_format: 'b64_json' });
+    expect(isJpeg(Buffer.from(free.body.data[0].b64_json, 'base64'))).to.equal(true);
+    const byDefault = await call('/images/generations', { model: 'image-5.0', prompt: 'x', response_format: 'b64_json' });
+    expect(isPng(Buffer.from(byDefault.body.data[0].b64_json, 'base64'))).to.equal(true);
   });
 
   it('refuses sizes, n and fields the model does not allow, reserving nothing', async () => {
@@ -256,9 +292,19 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(await balance(fresh.key)).to.deep.equal({ available: 10_000_000 - PER_IMAGE['image-5.0'], frozen: 0, currency: 'CNY' });
   });
 
+  /** The published token-billed model: its pricing and output_tokens_per_image (the freeze's figures). */
+  async function tokenModel(): Promise<{ pricing: { input_per_million: number; output_per_million: number }; perImage: Record<string, number> }> {
+    const models = (await gw.api(key, 'GET', '/v1/models?type=image')).body.data as { id: string; pricing: any; capabilities: any }[];
+    const model = models.find((m) => m.id === 'image-tokens')!;
+    expect(model.pricing).to.deep.include(TOKEN_PRICES);
+    expect(model.capabilities.output_tokens_per_image).to.deep.include({ '1024x1024': 1100, '1536x1024': 1600 });
+    return { pricing: { input_per_million: model.pricing.input_per_million, output_per_million: model.pricing.output_per_million }, perImage: model.capabilities.output_tokens_per_image };
+  }
+
   it('bills a token-billed model by its reported usage and reports usage in the response', async () => {
     const fresh = await gw.fundedAccount(10_000_000);
-    const res = await generate({ model: 'image-tokens', prompt: 'a token priced fox [sim:count=1]', n: 2, size: '1536x1024' }, fresh.key);
+    const prompt = 'a token priced fox [sim:count=1]';
+    const res = await generate({ model: 'image-tokens', prompt, n: 2, size: '1536x1024' }, fresh.key);
     expect(res.status).to.equal(200);
     expectValid(syncResponse('url', true), res.body, 'token response');
     expect(res.body.data).to.have.length(1);
@@ -269,6 +315,9 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     const reservation = ledger.find((e) => e.type === 'reservation')!;
     const settlement = ledger.find((e) => e.type === 'settlement')!;
     expect(settlement.amount).to.equal(tokenCharge(TOKEN_PRICES, usage.input_tokens, usage.output_tokens));
+    // The freeze, as documented: the prompt's tokens plus n × output_tokens_per_image of the size.
+    const { pricing, perImage } = await tokenModel();
+    expect(reservation.amount).to.equal(tokenCharge(pricing, countTokens(prompt), 2 * perImage['1536x1024']!));
     expect(reservation.amount).to.be.above(settlement.amount);
     // The per-image models report no usage.
     const plain = await generate({ model: 'image-5.0', prompt: 'no usage' }, fresh.key);
@@ -320,11 +369,17 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
 
   it('reports token usage on a token-billed async task and settles by it', async () => {
     const fresh = await gw.fundedAccount(10_000_000);
-    const res = await createAsync({ model: 'image-tokens', prompt: 'tokens async' }, undefined, fresh.key);
+    const prompt = 'tokens async [sim:delay=800]';
+    const res = await createAsync({ model: 'image-tokens', prompt, n: 2 }, undefined, fresh.key);
+    expect(res.status).to.equal(200);
+    // Frozen at creation: the prompt's tokens plus n × output_tokens_per_image of the default size.
+    const { pricing, perImage } = await tokenModel();
+    const freeze = tokenCharge(pricing, countTokens(prompt), 2 * perImage['1024x1024']!);
+    expect((await balance(fresh.key)).frozen).to.equal(freeze);
     const { final } = await pollUntilFinal(res.body.id, tokenTask, fresh.key);
     expect(final.status).to.equal('succeeded');
     const usage = final.result.usage;
-    expect(usage.output_tokens).to.equal(1024);
+    expect(usage.output_tokens).to.equal(2 * 1024);
     await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
     expect(10_000_000 - (await balance(fresh.key)).available).to.equal(tokenCharge(TOKEN_PRICES, usage.input_tokens, usage.output_tokens));
   });
@@ -392,6 +447,41 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     const theirs = await gw.api(stranger.key, 'GET', '/v1/gallery');
     expect(theirs.body.data).to.deep.equal([]);
     expect((await gw.api(null, 'GET', '/v1/gallery')).status).to.equal(401);
+  });
+
+  it('records a synchronous generation for the gallery only once it is paid: a failed settlement leaves no gallery entry', async () => {
+    const fresh = await gw.fundedAccount(10_000_000);
+    const accounts = gw.accounts as { settle: (...args: unknown[]) => Promise<unknown> };
+    const realSettle = accounts.settle;
+    let attempted = 0;
+    accounts.settle = async () => {
+      attempted++;
+      throw new Error('simulated settlement failure');
+    };
+    let res;
+    try {
+      res = await generate({ model: 'image-5.0', prompt: 'never paid for', n: 2 }, fresh.key);
+    } finally {
+      accounts.settle = realSettle;
+    }
+    expect(attempted, 'the generation tried to settle').to.equal(1);
+    expect(res.status).to.equal(500);
+    const gallery = await gw.api(fresh.key, 'GET', '/v1/gallery');
+    expect(gallery.status).to.equal(200);
+    expect(gallery.body.data, 'no gallery entry for an unpaid generation').to.deep.equal([]);
+    // Nor stored images: the files written before the settlement are deleted.
+    const stored = path.join(gw.config.dataDir, 'files', 'images', fresh.accountId);
+    expect(fs.existsSync(stored) ? fs.readdirSync(stored) : [], 'stored images of the unpaid generation').to.deep.equal([]);
+    // The reservation the failed settlement left open (the reconciler's job in production) is closed here.
+    const reservation = (await ledgerOf(fresh.key)).find((e) => e.type === 'reservation')!;
+    expect(reservation.amount).to.equal(2 * PER_IMAGE['image-5.0']);
+    await gw.accounts.release(fresh.accountId, reservation.reservation_id!, 'test cleanup');
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect(await balance(fresh.key)).to.deep.equal({ available: 10_000_000, frozen: 0, currency: 'CNY' });
+    // Paid normally, the same call lands in the gallery.
+    expect((await generate({ model: 'image-5.0', prompt: 'paid for' }, fresh.key)).status).to.equal(200);
+    const after = await gw.api(fresh.key, 'GET', '/v1/gallery');
+    expect(after.body.data.map((i: { prompt: string }) => i.prompt)).to.deep.equal(['paid for']);
   });
 
   it('answers 401 without a key and 404 for unknown ids and for another account’s tasks', async () => {

@@ -129,6 +129,36 @@ describe('podcast tasks @integration', () => {
     expect(row!.request.speakers).to.have.length(3);
   });
 
+  it('never charges more audio than max_duration_seconds: a provider that overruns the cap is billed at the cap', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const text = 'An overlong chat about rivers [sim:duration=5]';
+    const res = await create({ model: 'podcast-standard', text, max_duration_seconds: 2 }, undefined, fresh.key);
+    expect(res.status).to.equal(200);
+    const cap = 2 * AUDIO_TOKENS_PER_SECOND;
+    const estimate = charge(countTokens(text), cap);
+    expect((await balance(fresh.key)).frozen).to.equal(estimate);
+
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.status).to.equal('succeeded');
+    // The provider really ran over: 5 s of audio and 5 × 25 audio tokens reported.
+    const row = await gw.tasks.read('podcast', res.body.id, fresh.accountId);
+    const upstream = (await (await fetch(`${gw.upstreams.simulatorUrl}/v1/audio/podcasts/${row!.upstream_id}`)).json()) as { audio_duration: number; usage: { output_audio_tokens: number } };
+    expect(upstream.audio_duration).to.equal(5);
+    expect(upstream.usage.output_audio_tokens).to.equal(5 * AUDIO_TOKENS_PER_SECOND);
+    expect(final.audio_duration).to.equal(5);
+    const plain = text.replace(/\[sim:[^\]]*\]/g, ' ');
+    expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plain), output_audio_tokens: cap });
+
+    await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
+    const ledger = await ledgerOf(fresh.key);
+    expect(ledger.map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'settlement']);
+    expect(ledger[1]!.amount).to.equal(estimate);
+    expect(ledger[2]!.amount).to.equal(charge(countTokens(plain), cap));
+    expect(ledger[2]!.amount).to.be.below(charge(countTokens(plain), 5 * AUDIO_TOKENS_PER_SECOND));
+    expect(ledger[2]!.amount).to.be.at.most(ledger[1]!.amount);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000 - ledger[2]!.amount);
+  });
+
   it('validates the request and reserves nothing for a refused one', async () => {
     const before = await balance();
     const cases: [Record<string, unknown>, number, string, string][] = [

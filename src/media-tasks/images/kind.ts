@@ -6,8 +6,7 @@ import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceeded
 import type { TaskRow } from '../../tasks/view-row';
 import type { Upstreams } from '../../upstreams/registry';
 import { unixSeconds } from '../common';
-import { imageCapabilities } from '../model-types';
-import { imageSettlement, tokenUsageOf, type ImageTokenUsage, type NormalizedImageRequest } from './request';
+import { imageSettlement, tokenUsageOf, upstreamImageBody, type ImageTokenUsage, type NormalizedImageRequest } from './request';
 
 /** What an async image task keeps of its request: the normalized request and how it is billed. */
 export interface ImageTaskRequest extends NormalizedImageRequest {
@@ -39,9 +38,7 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
 
     async submit(task: TaskState) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = requestOf(task);
-      const body = { model: imageCapabilities(model).upstream_model ?? model.id, prompt: r.prompt, n: r.n, size: r.size, output_format: r.output_format };
-      return submitUpstreamTask(channel, '/images/tasks', body, task);
+      return submitUpstreamTask(channel, '/images/tasks', upstreamImageBody(model, requestOf(task)), task);
     },
 
     async poll(task: TaskState): Promise<UpstreamPoll> {

@@ -65,6 +65,22 @@ export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody,
   return { prompt: body.prompt, n, size, response_format: responseFormat, output_format: body.output_format ?? caps.default_output_format };
 }
 
+/**
+ * The generation as sent to the provider (sync and task API alike). `output_format` travels only
+ * for models that take it (`output_format_scope` not null): the single-format classes (4.5, 4.0)
+ * output their one format and refuse the parameter, as their providers do.
+ */
+export function upstreamImageBody(model: ModelEntry, request: NormalizedImageRequest): { model: string; prompt: string; n: number; size: string; output_format?: 'png' | 'jpeg' } {
+  const caps = imageCapabilities(model);
+  return {
+    model: caps.upstream_model ?? model.id,
+    prompt: request.prompt,
+    n: request.n,
+    size: request.size,
+    ...(caps.output_format_scope === null ? {} : { output_format: request.output_format }),
+  };
+}
+
 export function dimensionsOf(size: string): { width: number; height: number } {
   const [width, height] = size.split('x').map(Number) as [number, number];
   return { width, height };

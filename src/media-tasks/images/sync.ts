@@ -8,9 +8,9 @@ import { resolveModel } from '../../http/models-access';
 import { newId } from '../../ids';
 import { UpstreamError } from '../../upstreams/channel';
 import { sniffImage, unixSeconds } from '../common';
-import { imageCapabilities, imagePricing } from '../model-types';
+import { imagePricing } from '../model-types';
 import { generationStream, IMAGES_GENERATED, type GeneratedImage, type ImagesGenerated } from './events';
-import { imageEstimate, imageSettlement, normalizeImageRequest, parseImageRequest, tokenUsageOf, type ImageTokenUsage } from './request';
+import { imageEstimate, imageSettlement, normalizeImageRequest, parseImageRequest, tokenUsageOf, upstreamImageBody, type ImageTokenUsage } from './request';
 
 interface UpstreamImages {
   created?: number;
@@ -48,49 +48,47 @@ async function imageBytes(item: { url?: string; b64_json?: string }, signal: Abo
 
 /**
  * POST /v1/images/generations: freeze n images' worth (or the token estimate), generate, store
- * every image in the file store (served by expiring signed link), record the generation for the
- * gallery, and settle what actually came back. An upstream that returns fewer images than asked
- * is charged for those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
+ * every image in the file store (served by expiring signed link), settle what actually came back,
+ * and only then record the generation for the gallery (a failed settlement records nothing and
+ * deletes the stored files). An upstream that returns fewer images than asked is charged for
+ * those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
  */
 export async function handleImageGeneration(core: Core, ctx: GatewayContext): Promise<void> {
   const body = parseImageRequest(await readJson(ctx));
   const auth = authOf(ctx);
   const model = resolveModel(core.catalog, auth, body.model, ['image']);
   const request = normalizeImageRequest(model, body, 'sync');
-  const caps = imageCapabilities(model);
   const tokenBilled = imagePricing(model).billing === 'tokens';
   const channel = core.upstreams.channel(model.channel);
   await metered(core, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
     const signal = abortOnDisconnect(ctx);
-    const upstream = await channel.json<UpstreamImages>(
-      'POST',
-      '/images/generations',
-      {
-        model: caps.upstream_model ?? model.id,
-        prompt: request.prompt,
-        n: request.n,
-        size: request.size,
-        response_format: 'b64_json',
-        // Always the effective format: a single-format model's own (JPEG for the 4.x classes).
-        output_format: request.output_format,
-      },
-      signal,
-    );
+    // output_format only for the models that take it (the 4.5 and 4.0 classes refuse it).
+    const upstream = await channel.json<UpstreamImages>('POST', '/images/generations', { ...upstreamImageBody(model, request), response_format: 'b64_json' }, signal);
     // Never more than asked for (and billed for no more).
     const items = (Array.isArray(upstream.data) ? upstream.data : []).slice(0, request.n);
     if (items.length === 0) throw new UpstreamError(502, 'the upstream returned no images', 'no_images', 'protocol');
 
     const generationId = newId('igen');
     const images: (GeneratedImage & { data: Buffer })[] = [];
-    for (const [index, item] of items.entries()) {
-      const bytes = await imageBytes(item, signal);
-      const type = sniffImage(bytes);
-      if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
-      const id = `img_${generationId.slice(generationId.indexOf('_') + 1)}_${index}`;
-      const stored = await core.files.put(`images/${auth.accountId}/${id}${type.extension}`, Readable.from([bytes]));
-      images.push({ id, key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes });
+    const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, items.length, upstream.usage) : null;
+    try {
+      for (const [index, item] of items.entries()) {
+        const bytes = await imageBytes(item, signal);
+        const type = sniffImage(bytes);
+        if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
+        const id = `img_${generationId.slice(generationId.indexOf('_') + 1)}_${index}`;
+        const stored = await core.files.put(`images/${auth.accountId}/${id}${type.extension}`, Readable.from([bytes]));
+        images.push({ id, key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes });
+      }
+      // Paid for first: only a settled generation is recorded (and so reaches the gallery).
+      const settlement = imageSettlement(model, request, images.length, tokens);
+      await charge.settle(settlement.amount, { ...settlement.usage, generation_id: generationId });
+    } catch (err) {
+      // Unpaid and unrecorded: nothing will link to these files, so remove them (best effort). The
+      // frame closes the reservation (released; if settling itself failed, the reconciler does).
+      await Promise.allSettled(images.map((image) => core.files.delete(image.key)));
+      throw err;
     }
-    const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, images.length, upstream.usage) : null;
     const now = core.clock();
     const event: ImagesGenerated = {
       type: IMAGES_GENERATED,
@@ -104,9 +102,12 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
         at: now.toISOString(),
       },
     };
-    await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
-    const settlement = imageSettlement(model, request, images.length, tokens);
-    await charge.settle(settlement.amount, { ...settlement.usage, generation_id: generationId });
+    const appended = await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+    // Read your writes: a gallery read waits for the log head it can see, and an event committed a
+    // moment ago stays out of sight while an older transaction is open (typically a projection
+    // folding the settlement just appended). So answer once the gallery has this generation
+    // (bounded by PROJECTION_WAIT_MS; past that, answer anyway).
+    await core.progress.waitFor(appended.position, ['gallery'], core.config.projectionWaitMs);
     ctx.body = {
       created: unixSeconds(now),
       data: images.map((image) =>

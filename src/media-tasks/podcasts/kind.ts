@@ -7,7 +7,7 @@ import type { TaskRow } from '../../tasks/view-row';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
 import { podcastCapabilities } from '../model-types';
-import { podcastCharge, type NormalizedPodcastRequest } from './request';
+import { billedPodcastUsage, podcastCharge, type NormalizedPodcastRequest } from './request';
 
 interface UpstreamPodcast extends UpstreamTaskStatus {
   id: string;
@@ -28,7 +28,7 @@ function count(value: unknown): number | null {
  * Podcasts on a podcast task API (create, poll by id, cancel). The audio is archived into the file
  * store before the task succeeds; `audio_url` is a signed gateway link valid PODCAST_URL_TTL_MS
  * (1 hour) from the read that issued it, refused with 403 afterwards. Billed by input text tokens
- * and output audio tokens.
+ * and output audio tokens, the latter capped at max_duration_seconds × audio_tokens_per_second.
  */
 export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audioUrlTtlMs: number; pollMs: number }): TaskKind {
   const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedPodcastRequest;
@@ -60,13 +60,16 @@ export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audi
       const duration = typeof t.audio_duration === 'number' && Number.isFinite(t.audio_duration) && t.audio_duration > 0 ? t.audio_duration : null;
       if (!t.audio_url || duration === null) return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without audio' } };
       const r = requestOf(task);
-      const usage = {
-        input_text_tokens: count(t.usage?.input_text_tokens) ?? r.input_tokens,
-        output_audio_tokens: count(t.usage?.output_audio_tokens) ?? Math.ceil(duration * podcastCapabilities(model).audio_tokens_per_second),
-      };
+      // The one place the audio cap applies: the usage recorded here is what is billed and shown.
+      const { reported_output_audio_tokens, ...usage } = billedPodcastUsage(
+        model,
+        r,
+        { input_text_tokens: count(t.usage?.input_text_tokens), output_audio_tokens: count(t.usage?.output_audio_tokens) },
+        duration,
+      );
       return {
         state: 'succeeded',
-        result: { audio_duration: duration },
+        result: { audio_duration: duration, reported_output_audio_tokens },
         usage,
         artifacts: [{ name: 'audio', sourceUrl: t.audio_url, contentType: CONTENT_TYPES[r.format] ?? 'audio/wav' }],
       };
@@ -82,10 +85,18 @@ export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audi
 
     settlement(task: TaskState) {
       const model = pricingModel(deps.catalog, task);
+      // task.usage is already capped at max_duration_seconds (billedPodcastUsage, in poll).
       const usage = task.usage as { input_text_tokens: number; output_audio_tokens: number };
+      const result = (task.result ?? {}) as { audio_duration?: number; reported_output_audio_tokens?: number };
       return {
         amount: podcastCharge(model, usage.input_text_tokens, usage.output_audio_tokens),
-        usage: { model: task.model, task_id: task.taskId, ...usage, audio_duration: (task.result as { audio_duration?: number } | null)?.audio_duration ?? null },
+        usage: {
+          model: task.model,
+          task_id: task.taskId,
+          ...usage,
+          audio_duration: result.audio_duration ?? null,
+          reported_output_audio_tokens: result.reported_output_audio_tokens ?? usage.output_audio_tokens,
+        },
       };
     },
 

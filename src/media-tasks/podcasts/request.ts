@@ -94,7 +94,32 @@ export function podcastCharge(model: ModelEntry, inputTextTokens: number, output
   return tokenCharge({ input_per_million: p.input_per_million, output_per_million: p.output_audio_per_million }, inputTextTokens, outputAudioTokens);
 }
 
+/** The audio tokens of the longest episode the request allows: frozen, and the most ever charged. */
+export function maxAudioTokens(model: ModelEntry, request: NormalizedPodcastRequest): number {
+  return request.max_duration_seconds * podcastCapabilities(model).audio_tokens_per_second;
+}
+
 /** The freeze: the text's tokens and the longest episode allowed, in audio tokens. */
 export function podcastEstimate(model: ModelEntry, request: NormalizedPodcastRequest): number {
-  return podcastCharge(model, request.input_tokens, request.max_duration_seconds * podcastCapabilities(model).audio_tokens_per_second);
+  return podcastCharge(model, request.input_tokens, maxAudioTokens(model, request));
+}
+
+/**
+ * The usage a succeeded podcast is billed (and reported) by: the provider's figures (or, missing,
+ * the text's tokens and the audio's duration × audio_tokens_per_second), with the audio tokens
+ * capped at `max_duration_seconds` × audio_tokens_per_second: a provider that runs over the cap
+ * is not charged to the customer beyond what was frozen for it.
+ */
+export function billedPodcastUsage(
+  model: ModelEntry,
+  request: NormalizedPodcastRequest,
+  reported: { input_text_tokens: number | null; output_audio_tokens: number | null },
+  durationSeconds: number,
+): { input_text_tokens: number; output_audio_tokens: number; reported_output_audio_tokens: number } {
+  const audio = reported.output_audio_tokens ?? Math.ceil(durationSeconds * podcastCapabilities(model).audio_tokens_per_second);
+  return {
+    input_text_tokens: reported.input_text_tokens ?? request.input_tokens,
+    output_audio_tokens: Math.min(audio, maxAudioTokens(model, request)),
+    reported_output_audio_tokens: audio,
+  };
 }

@@ -15,6 +15,9 @@ import { sendSimTask, SimTaskStore, type SimTask } from './task-store';
  * - `POST /v1/images/tasks`, `GET /v1/images/tasks/:id`: the same generation as a task (queued,
  *   running, succeeded with `data[{url}]` and `usage`, or failed); the same X-Client-Request-Id
  *   creates one task.
+ * The provider knows its own models' formats (SIM_SINGLE_FORMAT_MODELS): the single-format models
+ * (`image-4.5`, `image-4.0`) output JPEG and refuse `output_format` with 400, whatever its value;
+ * every other model takes `png` (default) or `jpeg`.
  * Directives in the prompt: `[sim:fail]` (sync: HTTP 500; task: it fails), `[sim:status=NNN]`
  * (HTTP NNN), `[sim:delay=MS]` (sync: before answering; task: until it finishes, default 150 ms),
  * `[sim:count=K]` returns K images at most (fewer than asked).
@@ -29,6 +32,25 @@ export interface SimImageRequest {
   size?: string;
   response_format?: 'url' | 'b64_json';
   output_format?: 'png' | 'jpeg';
+}
+
+/**
+ * The simulated provider's models that output one format only and refuse `output_format` (the
+ * 4.5 and 4.0 classes), by the model id the gateway sends (`upstream_model`, else the catalog id).
+ */
+export const SIM_SINGLE_FORMAT_MODELS: Readonly<Record<string, 'jpeg' | 'png'>> = Object.freeze({ 'image-4.5': 'jpeg', 'image-4.0': 'jpeg' });
+
+/** The format a request gets: a single-format model's own (the parameter refused), else `output_format` or PNG. */
+function formatOf(b: SimImageRequest): 'png' | 'jpeg' {
+  const only = Object.hasOwn(SIM_SINGLE_FORMAT_MODELS, b.model!) ? SIM_SINGLE_FORMAT_MODELS[b.model!] : undefined;
+  if (only) {
+    if (b.output_format !== undefined) throw new HttpError(400, `${b.model} outputs ${only.toUpperCase()} only and does not support output_format`, 'unsupported_parameter', 'output_format');
+    return only;
+  }
+  if (b.output_format !== undefined && b.output_format !== 'png' && b.output_format !== 'jpeg') {
+    throw new HttpError(400, `output_format must be png or jpeg, got ${String(b.output_format)}`, 'invalid_value', 'output_format');
+  }
+  return b.output_format ?? 'png';
 }
 
 interface Dimensions {
@@ -63,6 +85,7 @@ function checked(b: SimImageRequest): { generation: Generation; directives: SimD
   if (!b.model || typeof b.prompt !== 'string' || b.prompt === '') throw new HttpError(400, 'model and prompt are required', 'invalid_request');
   const n = b.n ?? 1;
   if (!Number.isInteger(n) || n < 1 || n > 16) throw new HttpError(400, 'n must be an integer from 1 to 16', 'invalid_request', 'n');
+  const format = formatOf(b);
   const directives = parseDirectives(b.prompt);
   if (directives.status) throw new HttpError(directives.status, `simulated HTTP ${directives.status}`, null);
   const dimensions = parseSize(b.size);
@@ -74,7 +97,7 @@ function checked(b: SimImageRequest): { generation: Generation; directives: SimD
     generation: {
       count,
       dimensions,
-      format: b.output_format === 'jpeg' ? 'jpeg' : 'png',
+      format,
       seed: b.prompt.length,
       usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
     },

@@ -13,12 +13,17 @@ import { sendSimTask, SimTaskStore, type SimTask } from './task-store';
  * `POST /v1/audio/podcasts/:id/cancel` cancels an unfinished one (409 once finished).
  * Directives in the text or topic: `[sim:fail]` the task fails, `[sim:status=NNN]` creation
  * answers HTTP NNN, `[sim:delay=MS]` time until it finishes (default 150 ms),
- * `[sim:duration=S]` the episode's length in seconds (default: half a second per input token,
- * 2 to 30 s), never above the request's `max_duration_seconds`.
+ * `[sim:duration=S]` the episode's length in seconds (up to 3600), taken as given even above the
+ * request's `max_duration_seconds` (a provider that overruns the cap, reporting the longer audio
+ * and its tokens); without it, half a second per input token, 2 to 30 s, never above
+ * `max_duration_seconds`.
  * The audio is a real mono WAV of that length; usage counts the input text's tokens and
  * 25 audio tokens per second of output.
  */
 export const SIM_AUDIO_TOKENS_PER_SECOND = 25;
+
+/** Longest episode a `[sim:duration=S]` directive may ask for (a larger value is ignored). */
+const MAX_SIM_DURATION_SECONDS = 3600;
 
 interface SimPodcast extends SimTask {
   readonly durationSeconds: number;
@@ -47,9 +52,12 @@ export function podcastRoutes(): ExtraRoute[] {
         const d = parseDirectives(source);
         if (d.status) throw new HttpError(d.status, `simulated HTTP ${d.status}`, null);
         const inputTokens = countTokens(stripDirectives(source));
-        const requested = typeof d.raw['duration'] === 'string' && /^\d+(\.\d+)?$/.test(d.raw['duration']) ? Number(d.raw['duration']) : Math.min(30, Math.max(2, inputTokens / 2));
         const cap = typeof b.max_duration_seconds === 'number' && b.max_duration_seconds > 0 ? b.max_duration_seconds : Infinity;
-        tasks.create(req, res, b.model, d, (task) => ({ ...task, durationSeconds: Math.min(requested, cap), inputTokens }));
+        const given = typeof d.raw['duration'] === 'string' && /^\d{1,4}(\.\d+)?$/.test(d.raw['duration']) ? Number(d.raw['duration']) : NaN;
+        const explicit = given > 0 && given <= MAX_SIM_DURATION_SECONDS ? given : null;
+        // An explicit duration is not clamped: it is how a test plays a provider that overruns the cap.
+        const durationSeconds = explicit ?? Math.min(30, Math.max(2, inputTokens / 2), cap);
+        tasks.create(req, res, b.model, d, (task) => ({ ...task, durationSeconds, inputTokens }));
       },
     },
     {
