@@ -89,7 +89,7 @@ export interface Config {
   readonly uploadMaxBytes: number;
   /** Validity of the signed links to uploaded files (what an upstream fetches a recording by). */
   readonly uploadUrlTtlMs: number;
-  /** Let the minutes file-size probe (a HEAD on file_url, its redirects, or a ranged GET) reach loopback and private addresses (tests, trusted networks only). */
+  /** Let the minutes file-size probe (a HEAD on file_url, its redirects, or a ranged GET) reach loopback and private addresses, and subtitle erase take a video_url on such a host (tests, trusted networks only). */
   readonly fileUrlAllowPrivateTargets: boolean;
 }
 
