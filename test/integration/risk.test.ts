@@ -9,6 +9,7 @@ import { tokenCharge } from '../../src/billing/money';
 import { chatPricing } from '../../src/chat/model-type';
 import { FICTIONAL_COMPANIES as CO } from '../../src/upstreams/simulator/corpus';
 import { searchRoutes } from '../../src/upstreams/simulator/search';
+import { expectChatChunkFrames } from '../support/sse-frames';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
 const DAY = 86_400_000;
@@ -81,32 +82,8 @@ describe('risk screening agent @integration', () => {
    * chunks and the streamed text.
    */
   function expectRiskFrames(text: string): { chunks: any[]; content: string; last: any } {
-    const frames = text.split('\n\n');
-    expect(frames.pop(), 'the stream ends with a complete frame').to.equal('');
-    for (const f of frames) expect(f === ': ping' || (f.startsWith('data: ') && !f.includes('\n')), `frame ${JSON.stringify(f.slice(0, 80))}`).to.equal(true);
-    expect(text).not.to.match(/^event:/m);
-    const data = frames.filter((f) => f !== ': ping').map((f) => f.slice('data: '.length));
-    expect(data[data.length - 1], 'the last frame').to.equal('[DONE]');
-    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
-    expect(chunks.length, 'role, at least one delta, stop, result').to.be.at.least(4);
-    const id = chunks[0].id;
+    const { id, chunks, content, last } = expectChatChunkFrames(text, { model: 'risk-agent' }, ['usage', 'risk_result']);
     expect(id).to.match(/^risk_/);
-    for (const c of chunks) expect(c).to.deep.include({ id, object: 'chat.completion.chunk', model: 'risk-agent' });
-    expect(chunks[0].choices).to.deep.equal([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
-    const deltas = chunks.slice(1, -2);
-    for (const c of deltas) {
-      expect(c).to.have.all.keys('id', 'object', 'created', 'model', 'choices');
-      expect(c.choices).to.have.length(1);
-      expect(c.choices[0]).to.have.all.keys('index', 'delta', 'finish_reason');
-      expect(c.choices[0].delta).to.have.all.keys('content');
-      expect(c.choices[0].finish_reason).to.equal(null);
-    }
-    const content = deltas.map((c) => c.choices[0].delta.content as string).join('');
-    expect(chunks[chunks.length - 2]).to.have.all.keys('id', 'object', 'created', 'model', 'choices');
-    expect(chunks[chunks.length - 2].choices).to.deep.equal([{ index: 0, delta: {}, finish_reason: 'stop' }]);
-    const last = chunks[chunks.length - 1];
-    expect(last).to.have.all.keys('id', 'object', 'created', 'model', 'choices', 'usage', 'risk_result');
-    expect(last.choices).to.deep.equal([]);
     expect(last.usage).to.deep.equal(last.risk_result.usage);
     expect(last.risk_result.id).to.equal(id);
     expect(last.risk_result.report.summary).to.equal(content);

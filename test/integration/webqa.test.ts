@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { botPricing } from '../../src/agents/model-types';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countTokens } from '../../src/billing/tokens';
+import { expectChatChunkFrames } from '../support/sse-frames';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
 describe('web Q&A agent @integration', () => {
@@ -86,32 +87,8 @@ describe('web Q&A agent @integration', () => {
    * `data: [DONE]`; nothing but `: ping` comments in between, and no `event:` lines.
    */
   function expectWebQaFrames(text: string, bot: string): { content: string; last: any } {
-    const frames = text.split('\n\n');
-    expect(frames.pop(), 'the stream ends with a complete frame').to.equal('');
-    for (const f of frames) expect(f === ': ping' || (f.startsWith('data: ') && !f.includes('\n')), `frame ${JSON.stringify(f.slice(0, 80))}`).to.equal(true);
-    expect(text).not.to.match(/^event:/m);
-    const data = frames.filter((f) => f !== ': ping').map((f) => f.slice('data: '.length));
-    expect(data[data.length - 1], 'the last frame').to.equal('[DONE]');
-    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
-    expect(chunks.length, 'role, at least one delta, stop, extras').to.be.at.least(4);
-    const id = chunks[0].id;
-    expect(id).to.be.a('string').and.not.equal('');
-    for (const c of chunks) expect(c).to.deep.include({ id, object: 'chat.completion.chunk', model: bot, bot_id: bot });
-    expect(chunks[0].choices).to.deep.equal([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
-    const deltas = chunks.slice(1, -2);
-    for (const c of deltas) {
-      expect(c).to.have.all.keys('id', 'object', 'created', 'model', 'bot_id', 'choices');
-      expect(c.choices).to.have.length(1);
-      expect(c.choices[0]).to.have.all.keys('index', 'delta', 'finish_reason');
-      expect(c.choices[0].delta).to.have.all.keys('content');
-      expect(c.choices[0].finish_reason).to.equal(null);
-    }
-    expect(chunks[chunks.length - 2]).to.have.all.keys('id', 'object', 'created', 'model', 'bot_id', 'choices');
-    expect(chunks[chunks.length - 2].choices).to.deep.equal([{ index: 0, delta: {}, finish_reason: 'stop' }]);
-    const last = chunks[chunks.length - 1];
-    expect(last).to.have.all.keys('id', 'object', 'created', 'model', 'bot_id', 'choices', 'conversation_id', 'follow_ups', 'cards', 'usage');
-    expect(last.choices).to.deep.equal([]);
-    return { content: deltas.map((c) => c.choices[0].delta.content as string).join(''), last };
+    const { content, last } = expectChatChunkFrames(text, { model: bot, bot_id: bot }, ['conversation_id', 'follow_ups', 'cards', 'usage']);
+    return { content, last };
   }
 
   it('bills the usage the agent reports, not the gateway\'s own count, plain and streamed', async () => {
