@@ -305,6 +305,24 @@ describe('risk screening agent @integration', () => {
       expect(stored.body.report.dimensions[0].fetched_at).to.be.lessThan(third.body.report.dimensions[0].fetched_at);
     });
 
+    it('bills the writer by the usage it reports, not by the gateway’s own count, plain and streamed', async () => {
+      const plain = await screen(user(`「${CO.qingluan.name}」 [sim:writer-usage=1234,56]`));
+      expect(plain.status).to.equal(200);
+      expect(plain.body.usage).to.deep.include({ prompt_tokens: 1234, completion_tokens: 56 });
+      expect(plain.charge).to.equal(expectedCharge(plain.body.usage));
+
+      const { status, text, charge } = await (async () => {
+        const before = await available();
+        const raw = await rawCall('POST', RISK, { ...user(`「${CO.qingluan.name}」 [sim:writer-usage=987,65]`), stream: true });
+        return { ...raw, charge: before - (await available()) };
+      })();
+      expect(status).to.equal(200);
+      const { last } = expectRiskFrames(text);
+      expect(last.usage).to.deep.include({ prompt_tokens: 987, completion_tokens: 65 });
+      expect(charge).to.equal(expectedCharge(last.usage));
+      await gw.expectAuditClean();
+    });
+
     it('bills the completed searches when the writer fails, and writes the summary itself', async () => {
       const res = await screen(user(`「${CO.qingluan.name}」 [sim:writer-fail]`));
       expect(res.status).to.equal(200);
