@@ -61,9 +61,12 @@ function selectSections(filters: readonly string[]): BenchSection[] {
 async function main(): Promise<void> {
   const sections = selectSections(process.argv.slice(2).filter((a) => a !== '--'));
   const started = Date.now();
-  const db = await openBenchDatabase();
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => (closing ??= db.close());
+  let db: BenchDatabase | null = null;
+  const close = async (): Promise<void> => {
+    const open = db;
+    db = null;
+    await open?.close();
+  };
   const onSignal = (signal: NodeJS.Signals): void => {
     process.stderr.write(`\n${signal}: cleaning up\n`);
     void close().finally(() => process.exit(130));
@@ -71,13 +74,20 @@ async function main(): Promise<void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    process.stdout.write(
-      `bench: PostgreSQL ${await serverVersion(db.pool)} (${db.description}); node ${process.version}; ` +
-        `${os.cpus().length} CPUs; sections: ${sections.map((s) => s.name).join(', ')}\n`,
-    );
-    for (const section of sections) {
+    for (const [i, section] of sections.entries()) {
+      // A fresh database per section: one section's data (the 100,000-event account) must not
+      // become another's backlog (the gateway's read models folding it).
+      const current = await openBenchDatabase();
+      db = current;
+      if (i === 0) {
+        process.stdout.write(
+          `bench: PostgreSQL ${await serverVersion(current.pool)} (${current.description}); node ${process.version}; ` +
+            `${os.cpus().length} CPUs; sections: ${sections.map((s) => s.name).join(', ')}\n`,
+        );
+      }
       printHeader(`[${section.name}] ${section.title}`);
-      await section.run({ db, pool: db.pool, report: printTable });
+      await section.run({ db: current, pool: current.pool, report: printTable });
+      await close();
     }
     process.stdout.write(`\nbench: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } finally {

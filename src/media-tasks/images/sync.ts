@@ -48,10 +48,9 @@ async function imageBytes(item: { url?: string; b64_json?: string }, signal: Abo
 
 /**
  * POST /v1/images/generations: freeze n images' worth (or the token estimate), generate, store
- * every image in the file store (served by expiring signed link), settle what actually came back,
- * and only then record the generation for the gallery (a failed settlement records nothing and
- * deletes the stored files). An upstream that returns fewer images than asked is charged for
- * those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
+ * every image in the file store (served by expiring signed link), record the generation for the
+ * gallery, then settle what actually came back. An upstream that returns fewer images than asked
+ * is charged for those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
  */
 export async function handleImageGeneration(core: Core, ctx: GatewayContext): Promise<void> {
   const body = parseImageRequest(await readJson(ctx));
@@ -71,6 +70,8 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
     const generationId = newId('igen');
     const images: (GeneratedImage & { data: Buffer })[] = [];
     const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, items.length, upstream.usage) : null;
+    const now = core.clock();
+    let appended;
     try {
       for (const [index, item] of items.entries()) {
         const bytes = await imageBytes(item, signal);
@@ -80,33 +81,33 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
         const stored = await core.files.put(`images/${auth.accountId}/${id}${type.extension}`, Readable.from([bytes]));
         images.push({ id, key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes });
       }
-      // Paid for first: only a settled generation is recorded (and so reaches the gallery).
-      const settlement = imageSettlement(model, request, images.length, tokens);
-      await charge.settle(settlement.amount, { ...settlement.usage, generation_id: generationId });
+      const event: ImagesGenerated = {
+        type: IMAGES_GENERATED,
+        data: {
+          generationId,
+          accountId: auth.accountId,
+          model: model.id,
+          prompt: request.prompt,
+          size: request.size,
+          images: images.map(({ data: _bytes, ...image }) => image),
+          at: now.toISOString(),
+        },
+      };
+      appended = await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
     } catch (err) {
-      // Unpaid and unrecorded: nothing will link to these files, so remove them (best effort). The
-      // frame closes the reservation (released; if settling itself failed, the reconciler does).
+      // Unrecorded, so never charged: nothing will link to these files (best-effort removal).
       await Promise.allSettled(images.map((image) => core.files.delete(image.key)));
       throw err;
     }
-    const now = core.clock();
-    const event: ImagesGenerated = {
-      type: IMAGES_GENERATED,
-      data: {
-        generationId,
-        accountId: auth.accountId,
-        model: model.id,
-        prompt: request.prompt,
-        size: request.size,
-        images: images.map(({ data: _bytes, ...image }) => image),
-        at: now.toISOString(),
-      },
-    };
-    const appended = await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+    // Recorded first, then charged: every settlement names a generation the log holds. If the
+    // settlement fails (or the process dies first), the freeze is released and the recorded
+    // images stay in the gallery unpaid: a failure never leaves a charge for nothing.
+    const settlement = imageSettlement(model, request, images.length, tokens);
+    await charge.settle(settlement.amount, { ...settlement.usage, generation_id: generationId });
     // Read your writes: a gallery read waits for the log head it can see, and an event committed a
     // moment ago stays out of sight while an older transaction is open (typically a projection
-    // folding the settlement just appended). So answer once the gallery has this generation
-    // (bounded by PROJECTION_WAIT_MS; past that, answer anyway).
+    // folding a settlement). So answer once the gallery has this generation (bounded by
+    // PROJECTION_WAIT_MS; past that, answer anyway).
     await core.progress.waitFor(appended.position, ['gallery'], core.config.projectionWaitMs);
     ctx.body = {
       created: unixSeconds(now),
