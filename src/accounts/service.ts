@@ -5,7 +5,7 @@ import type { CommandHandler, CommandResult } from '../domain/command-handler';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
 import { newId } from '../ids';
-import type { ConsumerProgress } from '../projections-runtime/progress';
+import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
 import { displayPrefix, generateApiKey, generateWebhookSecret, hashApiKey } from './api-keys';
 
 export type AccountCommands = CommandHandler<AccountCommand, AccountEvent, AccountState>;
@@ -102,7 +102,7 @@ export class AccountService {
     const result = await this.run(accountId, { type: 'AddCredit', entryId, amount, reference, note, now: this.now() }, metadata, LEDGER_VIEWS);
     if (!result.position) await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
     const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND entry_type = 'credit' AND reference = $2`, [accountId, reference]);
-    if (!rows[0]) throw new Error(`credit ${reference} of ${accountId} is not in the ledger view`);
+    if (!rows[0]) throw new ReadModelBehindError(`credit ${reference} of ${accountId}`);
     return { created: result.events.length > 0, entry: toLedgerEntry(rows[0]) };
   }
 

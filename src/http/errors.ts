@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { DomainError } from '../domain/decider';
+import { ReadModelBehindError } from '../projections-runtime/progress';
 
 /**
  * An error answered to the client. Endpoints render it in their documented shape:
@@ -56,6 +57,9 @@ export function toApiError(err: unknown): ApiError | null {
     // SDKs retry some statuses; a short balance will not fix itself.
     const headers: Record<string, string> = status === 402 ? { 'x-should-retry': 'false' } : {};
     return new ApiError(status, err.code, err.message, { headers, details: err.details });
+  }
+  if (err instanceof ReadModelBehindError) {
+    return new ApiError(503, 'read_model_behind', err.message, { headers: { 'retry-after': '1' } });
   }
   return null;
 }

@@ -3,6 +3,17 @@ import { comparePositions, type EventStore, type GlobalPosition } from '../event
 import { readCheckpoint, type ConsumerRunner } from './runner';
 
 /**
+ * A write was recorded, but the read model that answers it had not caught up within the wait
+ * (PROJECTION_WAIT_MS): the caller should retry the read (or the write, where it is idempotent).
+ */
+export class ReadModelBehindError extends Error {
+  constructor(readonly what: string) {
+    super(`${what} was recorded, but its view is still catching up; retry shortly`);
+    this.name = 'ReadModelBehindError';
+  }
+}
+
+/**
  * Read-your-writes: a write waits until the consumers it affects have folded its position, so a
  * GET after a successful POST never shows the world before it. A consumer run by this process is
  * watched in memory; one run by another gateway instance is polled in its checkpoint row.

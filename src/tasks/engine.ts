@@ -7,7 +7,7 @@ import type { UrlSigner } from '../files/signed-urls';
 import { ApiError } from '../http/errors';
 import { newId } from '../ids';
 import type { Logger } from '../log';
-import type { ConsumerProgress } from '../projections-runtime/progress';
+import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
 import type { WebhookSender } from '../webhooks/deliver';
 import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
 import { taskIdOfStream, taskStream, type Callback, type TaskEvent } from './events';
@@ -148,7 +148,7 @@ export class TaskEngine {
       );
       await this.deps.progress.waitFor(result.position!, TASK_VIEWS, this.deps.settings.projectionWaitMs);
       const row = await this.read(kind.kind, taskId, input.accountId);
-      if (!row) throw new Error(`task ${stream} is not in the tasks view`);
+      if (!row) throw new ReadModelBehindError(`task ${taskId}`);
       return { row, replayed: false };
     }
   }

@@ -5,7 +5,7 @@ import type { EventStore } from '../eventstore/port';
 import type { UrlSigner } from '../files/signed-urls';
 import type { FileStore } from '../files/store';
 import type { Logger } from '../log';
-import type { ConsumerProgress } from '../projections-runtime/progress';
+import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
 import { fileDecider, fileStream, type FileCommand, type FileEvent, type FileState } from './events';
 
 export interface FileRow {
@@ -47,7 +47,7 @@ export class UploadService {
     const result = await this.commands.handle(fileStream(data.fileId), { type: 'RecordUpload', data }, { requestId });
     await this.deps.progress.waitFor(result.position!, VIEWS, this.deps.projectionWaitMs);
     const row = await this.get(data.accountId, data.fileId);
-    if (!row) throw new Error(`file ${data.fileId} is not in the files view`);
+    if (!row) throw new ReadModelBehindError(`file ${data.fileId}`);
     return row;
   }
 

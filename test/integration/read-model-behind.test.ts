@@ -1,0 +1,24 @@
+import { expect } from 'chai';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ PROJECTION_WAIT_MS: '200' });
+  });
+  after(async () => gw.close());
+
+  it('answers 503 read_model_behind with Retry-After, not a 500; the write stands and a retry with the same reference credits nothing more', async () => {
+    const { accountId, key } = await gw.fundedAccount(0);
+    // The ledger view stops folding (as if far behind); balances keep going.
+    await gw.runners.get('ledger')!.stop();
+    const res = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });
+    expect(res.status).to.equal(503);
+    expect(res.headers.get('retry-after')).to.equal('1');
+    expect(res.body.error).to.deep.include({ code: 'read_model_behind', message: `credit topup-behind of ${accountId} was recorded, but its view is still catching up; retry shortly` });
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 700, frozen: 0, currency: 'CNY' });
+    const again = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });
+    expect(again.status).to.equal(503);
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(700);
+  });
+});
