@@ -30,7 +30,9 @@ export async function consumerStatuses(pool: Pool, store: EventStore, runners: R
   const consumers: ConsumerStatus[] = [];
   for (const name of [...new Set([...runners.keys(), ...byName.keys()])].sort()) {
     const row = byName.get(name);
-    const position = row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
+    // Here, the runner's own position: its checkpoint row may trail it by a moment (see ConsumerRunner.applyBatch).
+    const stored = row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
+    const position = runners.get(name)?.localPosition ?? stored;
     const caughtUp = head === null || (position !== null && comparePositions(position, head) >= 0);
     const behind = caughtUp ? 0 : (await store.readAll(position, LAG_COUNT_LIMIT + 1)).length;
     consumers.push({

@@ -51,12 +51,24 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
     expect(await store.hasHeldBackEvents(), 'nothing is held back once the open transaction ended').to.equal(false);
   });
 
-  it('under many concurrent appenders, a subscriber sees exactly the committed set, once each, in stream order', async function () {
+  it('under many concurrent appenders, every subscriber sees exactly the committed set, once each, in stream order', async function () {
     this.timeout(120_000);
     const prefix = `rand-${randomUUID().slice(0, 8)}`;
     const streams = Array.from({ length: 8 }, (_, i) => `${prefix}-${i}`);
-    const seen: RecordedEvent[] = [];
-    const subscription = store.subscribe({ from: await store.headPosition(), batchSize: 37, onBatch: async (batch) => void seen.push(...batch.filter((e) => e.streamId.startsWith(prefix))) });
+    // Three subscribers, two of them with the same page size (so they share reads) and a slow one.
+    const from = await store.headPosition();
+    const seenBy: RecordedEvent[][] = [[], [], []];
+    const subscriptions = [37, 37, 11].map((batchSize, n) =>
+      store.subscribe({
+        from,
+        batchSize,
+        onBatch: async (batch) => {
+          if (n === 2) await new Promise((r) => setTimeout(r, Math.random() * 5));
+          seenBy[n]!.push(...batch.filter((e) => e.streamId.startsWith(prefix)));
+        },
+      }),
+    );
+    const seen = seenBy[0]!;
 
     const committed = new Set<string>();
     let rolledBack = 0;
@@ -85,9 +97,11 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
         }
       }),
     );
-    await waitUntil(async () => seen.length >= committed.size, 20_000);
+    await waitUntil(async () => seenBy.every((seenHere) => seenHere.length >= committed.size), 20_000);
     await new Promise((r) => setTimeout(r, 200));
-    await subscription.close();
+    await Promise.all(subscriptions.map((subscription) => subscription.close()));
+    expect(seenBy[1]!.map((e) => e.id), 'the subscriber sharing its reads').to.deep.equal(seen.map((e) => e.id));
+    expect(seenBy[2]!.map((e) => e.id), 'the slow subscriber').to.deep.equal(seen.map((e) => e.id));
 
     const ids = seen.map((e) => e.id);
     expect(new Set(ids).size, 'no duplicates').to.equal(ids.length);

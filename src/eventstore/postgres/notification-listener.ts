@@ -12,6 +12,12 @@ export class NotificationListener {
   private readonly callbacks = new Set<() => void>();
   private pending: NodeJS.Timeout | null = null;
   private closed = false;
+  /**
+   * Counts the notification rounds delivered. Work started after round n has seen every append
+   * notified up to n: the store shares a read among callers of the same round (see
+   * PostgresEventStore.readAll), never across rounds.
+   */
+  generation = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -61,6 +67,7 @@ export class NotificationListener {
     if (this.pending) return;
     this.pending = setTimeout(() => {
       this.pending = null;
+      this.generation++;
       for (const cb of this.callbacks) cb();
     }, this.debounceMs);
   }

@@ -110,6 +110,36 @@ export class PostgresEventStore implements EventStore {
     return readAllWith(this.pool, from, limit);
   }
 
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  /**
+   * For subscriptions: identical reads in flight at once share one query. Every consumer of this
+   * process wakes on the same notification and asks for the same page of the log (and whether
+   * anything is held back); without sharing, each of them queried on every wake-up, most of the
+   * database's work under load. A query is shared only within one notification round, so a
+   * subscriber woken for an append never gets a query that started before that append was
+   * notified; and a page read below xmin is final, so a shared page is as good as a fresh one.
+   * (Direct callers of readAll are not shared: they must see their own appends.)
+   */
+  private shared<T>(what: string, query: () => Promise<T>): Promise<T> {
+    const key = `${this.listener.generation} ${what}`;
+    const existing = this.inFlight.get(key) as Promise<T> | undefined;
+    if (existing) return existing;
+    const started = query().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, started);
+    return started;
+  }
+
+  /** readAll, shared among the subscriptions of one notification round. */
+  readAllForSubscription(from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
+    return this.shared(`readAll ${from ? `${from.major}/${from.minor}` : '-'} ${limit}`, () => readAllWith(this.pool, from, limit));
+  }
+
+  /** hasHeldBackEvents, shared among the subscriptions of one notification round. */
+  hasHeldBackEventsForSubscription(): Promise<boolean> {
+    return this.shared('hasHeldBackEvents', () => this.hasHeldBackEvents());
+  }
+
   async headPosition(): Promise<GlobalPosition | null> {
     const { rows } = await this.pool.query<{ tx_text: string; position: string }>(
       `SELECT tx_id::text AS tx_text, position FROM es_events
@@ -183,7 +213,7 @@ class PollingSubscription implements LogSubscription {
     let heldBackDelay = HELD_BACK_RETRY_MS;
     try {
       while (!this.closed) {
-        const batch = await this.store.readAll(position, batchSize);
+        const batch = await this.store.readAllForSubscription(position, batchSize);
         if (this.closed) return;
         if (batch.length > 0) {
           heldBackDelay = HELD_BACK_RETRY_MS;
@@ -191,7 +221,7 @@ class PollingSubscription implements LogSubscription {
           position = batch[batch.length - 1]!.position;
           if (batch.length === batchSize) continue;
         }
-        if (await this.store.hasHeldBackEvents()) {
+        if (await this.store.hasHeldBackEventsForSubscription()) {
           await this.sleep(heldBackDelay);
           heldBackDelay = Math.min(heldBackDelay * 2, this.pollIntervalMs);
         } else {

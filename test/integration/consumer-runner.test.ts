@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import type { Pool } from 'pg';
+import type { Database } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
+import type { RecordedEvent } from '../../src/eventstore/port';
+import { comparePositions } from '../../src/eventstore/port';
+import { PostgresEventStore } from '../../src/eventstore/postgres/store';
+import { ALL_MIGRATIONS } from '../../src/gateway';
+import { createLogger } from '../../src/log';
+import type { EventConsumer } from '../../src/projections-runtime/consumer';
+import { LeaseHolder } from '../../src/projections-runtime/leases';
+import { ConsumerRunner, readCheckpoint } from '../../src/projections-runtime/runner';
+import { createTestDatabase } from '../support/database';
+import { waitFor } from '../support/wait';
+
+/** The pool, counting the statements whose text matches. */
+function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: () => number } {
+  let n = 0;
+  const proxy = new Proxy(pool, {
+    get(target, property) {
+      if (property === 'query') {
+        return (...args: unknown[]) => {
+          const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text ?? '');
+          if (match.test(text)) n++;
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      }
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { pool: proxy, count: () => n };
+}
+
+describe('consumers: shared log reads and lazy checkpoints @integration', () => {
+  let db: Database;
+  const logger = createLogger('silent');
+  before(async () => {
+    db = await createTestDatabase(20);
+    await migrate(db.pool, ALL_MIGRATIONS);
+  });
+  after(async () => db.close());
+
+  it('lets the subscriptions woken by one notification share their read of the log', async () => {
+    const reads = countingPool(db.pool, /FROM es_events\s+WHERE \(tx_id, position\) >/);
+    // A slow fallback poll: every read below is a notification's.
+    const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
+    const from = await store.headPosition();
+    const seen = Array.from({ length: 6 }, () => [] as RecordedEvent[]);
+    const subscriptions = seen.map((mine) => store.subscribe({ from, onBatch: async (batch) => void mine.push(...batch) }));
+    try {
+      // The first append starts the subscriptions' readers from `from`; count from the second on.
+      await store.append('shared-0', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' });
+      await waitFor('all saw the first', async () => seen.every((mine) => mine.length === 1));
+      const before = reads.count();
+      for (let i = 1; i <= 5; i++) {
+        await store.append(`shared-${i}`, [{ type: 'Tick', data: {} }], { expectedVersion: 'any' });
+        await waitFor(`all saw append ${i}`, async () => seen.every((mine) => mine.length === i + 1));
+      }
+      // Unshared, each of the 6 subscriptions reads once per append (30 reads).
+      expect(reads.count() - before).to.be.at.most(10);
+      for (const mine of seen) expect(mine.map((e) => e.streamId)).to.deep.equal(['shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5']);
+    } finally {
+      await Promise.all(subscriptions.map((s) => s.close()));
+      await store.close();
+    }
+  });
+
+  it('commits a consumer’s checkpoint with its own events at once, and after foreign events only shortly after, in few transactions', async () => {
+    const transactions = countingPool(db.pool, /consumer_checkpoints WHERE name = \$1 FOR UPDATE/);
+    const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 30_000 });
+    const applied: RecordedEvent[] = [];
+    const consumer: EventConsumer = { name: 'test-lazy', eventTypes: new Set(['Mine']), apply: async (_tx, event) => void applied.push(event) };
+    const runner = new ConsumerRunner(transactions.pool, store, consumer, logger, 'public');
+    const leases = new LeaseHolder(db.pool, logger);
+    runner.start(leases);
+    try {
+      await waitFor('the lease', async () => runner.isActive);
+      let last = (await store.append('lazy-mine', [{ type: 'Mine', data: { n: 0 } }], { expectedVersion: 'any' })).position;
+      await waitFor('its own event folded and stored', async () => {
+        const stored = await readCheckpoint(db.pool, 'test-lazy');
+        return stored !== null && comparePositions(stored, last) >= 0;
+      });
+      const before = transactions.count();
+      for (let i = 0; i < 20; i++) last = (await store.append(`lazy-other-${i}`, [{ type: 'Other', data: {} }], { expectedVersion: 'any' })).position;
+      // In memory at once (what this process's readers wait for)...
+      await waitFor('the foreign events passed in memory', async () => runner.localPosition !== null && comparePositions(runner.localPosition, last) >= 0);
+      // ...and in the checkpoint row soon after.
+      await waitFor('the checkpoint row caught up', async () => {
+        const stored = await readCheckpoint(db.pool, 'test-lazy');
+        return stored !== null && comparePositions(stored, last) >= 0;
+      });
+      expect(transactions.count() - before, 'checkpoint transactions for 20 foreign appends').to.be.at.most(5);
+      expect(applied.map((e) => e.type)).to.deep.equal(['Mine']);
+
+      // A reset checkpoint (a rebuild) is noticed: the consumer replays from the start.
+      await db.pool.query("UPDATE consumer_checkpoints SET major = NULL, minor = NULL WHERE name = 'test-lazy'");
+      await store.append('lazy-other-after-reset', [{ type: 'Other', data: {} }], { expectedVersion: 'any' });
+      await waitFor('the replay', async () => applied.length === 2, 10_000);
+      expect(applied.map((e) => e.streamId)).to.deep.equal(['lazy-mine', 'lazy-mine']);
+    } finally {
+      await runner.stop();
+      await leases.close();
+      await store.close();
+    }
+  });
+});
