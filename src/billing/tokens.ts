@@ -142,3 +142,22 @@ export function countResponsesInputTokens(input: string | readonly unknown[]): n
   }
   return total;
 }
+
+/** The Responses API's usage object in full (the official SDK's type requires the details). */
+export interface ResponsesUsageObject {
+  readonly input_tokens: number;
+  readonly input_tokens_details: { readonly cached_tokens: number };
+  readonly output_tokens: number;
+  readonly output_tokens_details: { readonly reasoning_tokens: number };
+  readonly total_tokens: number;
+}
+
+export function responsesUsageObject(inputTokens: number, outputTokens: number): ResponsesUsageObject {
+  return {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + outputTokens,
+  };
+}

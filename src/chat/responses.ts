@@ -2,7 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
 import { tokenCharge } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countResponsesInputTokens, countTokens } from '../billing/tokens';
+import { countResponsesInputTokens, countTokens, responsesUsageObject } from '../billing/tokens';
 import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
@@ -64,14 +64,7 @@ function outputText(response: ResponseObject): string {
  * in the full shape of the Responses usage object (the SDK's type requires the details).
  */
 function counted(inputTokens: number, delivered: string): ResponsesUsage {
-  const output = countTokens(delivered);
-  return {
-    input_tokens: inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: output,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: inputTokens + output,
-  };
+  return { ...responsesUsageObject(inputTokens, countTokens(delivered)) };
 }
 
 function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {

@@ -20,7 +20,7 @@ import {
 } from './http';
 import type { ExtraRoute, SimContext } from './server';
 import { handleMinutesSummary, isMinutesSummaryRequest } from './minutes-summary';
-import { countMessageTokens, countResponsesInputTokens, splitTokens, type TokenMessage } from '../../billing/tokens';
+import { countMessageTokens, countResponsesInputTokens, responsesUsageObject, splitTokens, type ResponsesUsageObject, type TokenMessage } from '../../billing/tokens';
 
 /** How many tokens a `[sim:stall]` stream sends before it stops. */
 const STALL_AFTER_TOKENS = 2;
@@ -287,13 +287,7 @@ interface ResponsesRequest {
   };
 }
 
-interface ResponsesUsage {
-  readonly input_tokens: number;
-  readonly input_tokens_details: { readonly cached_tokens: number };
-  readonly output_tokens: number;
-  readonly output_tokens_details: { readonly reasoning_tokens: number };
-  readonly total_tokens: number;
-}
+type ResponsesUsage = ResponsesUsageObject;
 
 type ResponseStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -379,15 +373,7 @@ function lastUserInput(input: readonly unknown[]): string {
  * the counts of `[sim:usage=P,C]`).
  */
 function responsesUsage(request: ResponsesRequest, answer: Answer, directives: SimDirectives): ResponsesUsage {
-  const input = directives.usage?.prompt ?? countResponsesInputTokens(request.input);
-  const output = directives.usage?.completion ?? answer.pieces.length;
-  return {
-    input_tokens: input,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: output,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: input + output,
-  };
+  return responsesUsageObject(directives.usage?.prompt ?? countResponsesInputTokens(request.input), directives.usage?.completion ?? answer.pieces.length);
 }
 
 function outputText(text: string): OutputText {
