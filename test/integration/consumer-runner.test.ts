@@ -67,7 +67,7 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
   });
 
   it('commits a consumer’s checkpoint with its own events at once, and after foreign events only shortly after, in few transactions', async () => {
-    const transactions = countingPool(db.pool, /consumer_checkpoints WHERE name = \$1 FOR UPDATE/);
+    const transactions = countingPool(db.pool, /FROM consumer_checkpoints WHERE name = .* FOR UPDATE/);
     const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 30_000 });
     const applied: RecordedEvent[] = [];
     const consumer: EventConsumer = { name: 'test-lazy', eventTypes: new Set(['Mine']), apply: async (_tx, event) => void applied.push(event) };
