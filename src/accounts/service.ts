@@ -106,6 +106,44 @@ export class AccountService {
     return { created: result.events.length > 0, entry: toLedgerEntry(rows[0]) };
   }
 
+  /**
+   * Refunds part or all of a settled charge; the same reference again returns the first entry and
+   * refunds nothing. A reservation closed too long ago for the account's state to remember it is
+   * refunded against its settlement as the ledger view recorded it (a settlement never changes),
+   * and the account's own record of what was refunded keeps the total within the charge.
+   */
+  async refund(
+    accountId: string,
+    input: { reservationId: string; amount: number; reference: string; reason: string },
+    metadata: EventMetadata = {},
+  ): Promise<{ created: boolean; entry: LedgerEntryView }> {
+    await this.awaitLedger(accountId);
+    const { rows: found } = await this.pool.query<{ status: string; settled_amount: string | null }>(
+      'SELECT status, settled_amount FROM rm.reservations WHERE reservation_id = $1 AND account_id = $2',
+      [input.reservationId, accountId],
+    );
+    if (!found[0]) throw new DomainError('reservation_not_found', `reservation ${input.reservationId} not found on this account`);
+    const settledCharge = found[0].status === 'settled' ? Number(found[0].settled_amount) : undefined;
+    const result = await this.run(
+      accountId,
+      {
+        type: 'Refund',
+        refundId: input.reference,
+        reservationId: input.reservationId,
+        amount: input.amount,
+        reason: input.reason,
+        ...(settledCharge !== undefined ? { settledCharge } : {}),
+        now: this.now(),
+      },
+      metadata,
+      LEDGER_VIEWS,
+    );
+    if (!result.position) await this.awaitLedger(accountId);
+    const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND entry_type = 'refund' AND reference = $2`, [accountId, input.reference]);
+    if (!rows[0]) throw new ReadModelBehindError(`refund ${input.reference} of ${accountId}`);
+    return { created: result.events.length > 0, entry: toLedgerEntry(rows[0]) };
+  }
+
   async ledger(accountId: string, page: { after: number | null; limit: number }): Promise<{ entries: LedgerEntryView[]; hasMore: boolean }> {
     await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
     const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`, [

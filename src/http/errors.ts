@@ -43,6 +43,7 @@ const DOMAIN_STATUS: Record<string, number> = {
   key_not_found: 404,
   reservation_not_found: 404,
   credit_reference_conflict: 409,
+  refund_reference_conflict: 409,
   reservation_exists: 409,
   account_exists: 409,
   invalid_amount: 400,

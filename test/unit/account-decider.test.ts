@@ -83,6 +83,39 @@ describe('account decider', () => {
     expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r1', amount: 31, reason: 'x', now }, refunded)).to.equal('refund_exceeds_charge');
   });
 
+  it('refunds once per reference, and refuses a reused reference for another amount or reservation', () => {
+    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 50, usage: {}, now }], opened());
+    const refund = { type: 'Refund' as const, refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', now };
+    const refunded = run([refund], state);
+    expect(accountDecider.decide(refund, refunded), 'the same refund again').to.deep.equal([]);
+    expect(refused({ ...refund, amount: 21 }, refunded)).to.equal('refund_reference_conflict');
+    expect(refused({ ...refund, reservationId: 'r2' }, refunded)).to.equal('refund_reference_conflict');
+    expect(available(run([refund], refunded))).to.equal(70);
+  });
+
+  it('refuses to refund an open or released reservation', () => {
+    const state = run([reserve('r1', 30), reserve('r2', 30), { type: 'Release', reservationId: 'r2', reason: 'failed', now }], opened());
+    // Even when a caller claims a settled charge for it.
+    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 1, reason: 'x', settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
+    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r2', amount: 1, reason: 'x', settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
+    expect(refused({ type: 'Refund', refundId: 'f3', reservationId: 'unknown', amount: 1, reason: 'x', now }, state)).to.equal('refund_not_allowed');
+  });
+
+  it('refunds a charge settled too long ago to be remembered, against the settled charge the caller found, and never beyond it in total', () => {
+    let state = run([reserve('old', 60), { type: 'Settle', reservationId: 'old', amount: 40, usage: {}, now }], opened());
+    state = run([{ type: 'Refund', refundId: 'early', reservationId: 'old', amount: 10, reason: 'first', now }], state);
+    // Enough later closes to push the old one out of both generations of remembered outcomes.
+    for (let i = 0; i < 2 * RECENT_GENERATION + 1; i++) state = run([reserve(`r${i}`, 1), { type: 'Release', reservationId: `r${i}`, reason: 'x', now }], state);
+    expect(closedOutcomeOf(state, 'old')).to.equal(undefined);
+    const late = { type: 'Refund' as const, refundId: 'late', reservationId: 'old', amount: 31, reason: 'late', now };
+    expect(refused(late, state), 'without the settled charge').to.equal('refund_not_allowed');
+    // 40 charged, 10 refunded before: 30 left, whatever the window forgot.
+    expect(refused({ ...late, settledCharge: 40 }, state)).to.equal('refund_exceeds_charge');
+    const after = run([{ ...late, amount: 30, settledCharge: 40 }], state);
+    expect(available(after) - available(state)).to.equal(30);
+    expect(refused({ ...late, refundId: 'later', amount: 1, settledCharge: 40 }, after)).to.equal('refund_exceeds_charge');
+  });
+
   it('refuses amounts that are not non-negative integers of minor units', () => {
     expect(refused(reserve('r1', 1.5), opened())).to.equal('invalid_amount');
     expect(refused(reserve('r1', -1), opened())).to.equal('invalid_amount');

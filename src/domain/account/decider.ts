@@ -19,6 +19,9 @@ export type ClosedOutcome =
   | { readonly kind: 'settled'; readonly amount: number; readonly reservedAmount: number; readonly refunded: number }
   | { readonly kind: 'released'; readonly amount: number; readonly reason: string };
 
+/** How a closed reservation is remembered; what was refunded of it lives in refundedByReservation. */
+type RememberedOutcome = { readonly kind: 'settled'; readonly amount: number; readonly reservedAmount: number } | Extract<ClosedOutcome, { kind: 'released' }>;
+
 export interface AccountState {
   readonly exists: boolean;
   readonly accountId: string;
@@ -35,8 +38,14 @@ export interface AccountState {
    * up to RECENT_GENERATION entries: a close copies only the young generation, and when it is full
    * the old one is dropped whole, so folding a long stream costs no per-event deletes or shifts.
    */
-  readonly recentlyClosed: Readonly<Record<string, ClosedOutcome>>;
-  readonly previouslyClosed: Readonly<Record<string, ClosedOutcome>>;
+  readonly recentlyClosed: Readonly<Record<string, RememberedOutcome>>;
+  readonly previouslyClosed: Readonly<Record<string, RememberedOutcome>>;
+  /**
+   * What has been refunded of each reservation ever refunded, and each refund by its reference
+   * (a repeated refund is a no-op). They grow with refunds only, which are rare.
+   */
+  readonly refundedByReservation: Readonly<Record<string, number>>;
+  readonly refunds: Readonly<Record<string, { readonly reservationId: string; readonly amount: number }>>;
   /** Credit references seen, so that a repeated top-up is a no-op. */
   readonly credits: Readonly<Record<string, { readonly entryId: string; readonly amount: number }>>;
   readonly keys: Readonly<Record<string, { readonly revoked: boolean }>>;
@@ -47,7 +56,8 @@ export const RECENT_GENERATION = 128;
 
 /** The outcome of a recently closed reservation, from either generation. */
 export function closedOutcomeOf(state: AccountState, reservationId: string): ClosedOutcome | undefined {
-  return state.recentlyClosed[reservationId] ?? state.previouslyClosed[reservationId];
+  const outcome = state.recentlyClosed[reservationId] ?? state.previouslyClosed[reservationId];
+  return outcome?.kind === 'settled' ? { ...outcome, refunded: state.refundedByReservation[reservationId] ?? 0 } : outcome;
 }
 
 export type AccountCommand =
@@ -56,7 +66,20 @@ export type AccountCommand =
   | { type: 'Reserve'; reservationId: string; amount: number; purpose: ReservationPurpose; expiresAt: string; now: string }
   | { type: 'Settle'; reservationId: string; amount: number; usage: Record<string, unknown>; now: string }
   | { type: 'Release'; reservationId: string; reason: string; now: string }
-  | { type: 'Refund'; refundId: string; reservationId: string; amount: number; reason: string; now: string }
+  | {
+      type: 'Refund';
+      refundId: string;
+      reservationId: string;
+      amount: number;
+      reason: string;
+      /**
+       * The settled charge of a reservation closed too long ago for the state to remember it, as
+       * the caller found it in the log's ledger view (a settlement never changes once recorded).
+       * Ignored for a recently closed one.
+       */
+      settledCharge?: number;
+      now: string;
+    }
   | { type: 'IssueApiKey'; keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; now: string }
   | { type: 'RevokeApiKey'; keyId: string; now: string }
   | { type: 'RotateWebhookSecret'; secret: string; now: string }
@@ -78,6 +101,8 @@ function initialState(): AccountState {
     open: {},
     recentlyClosed: {},
     previouslyClosed: {},
+    refundedByReservation: {},
+    refunds: {},
     credits: {},
     keys: {},
     webhookSecret: null,
@@ -170,13 +195,18 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     }
     case 'Refund': {
       requireAmount(command.amount, false);
-      const outcome = closedOutcomeOf(state, command.reservationId);
-      if (!outcome || outcome.kind !== 'settled') {
-        throw new DomainError('refund_not_allowed', `reservation ${command.reservationId} has no recent settled charge to refund`);
+      const earlier = state.refunds[command.refundId];
+      if (earlier) {
+        if (earlier.reservationId === command.reservationId && earlier.amount === command.amount) return [];
+        throw new DomainError('refund_reference_conflict', `refund ${command.refundId} was already made for ${earlier.amount} of reservation ${earlier.reservationId}`);
       }
-      if (command.amount > outcome.amount - outcome.refunded) {
-        throw new DomainError('refund_exceeds_charge', `at most ${outcome.amount - outcome.refunded} can be refunded`);
+      const remembered = closedOutcomeOf(state, command.reservationId);
+      const charged = remembered ? (remembered.kind === 'settled' ? remembered.amount : null) : (command.settledCharge ?? null);
+      if (charged === null || (remembered === undefined && state.open[command.reservationId])) {
+        throw new DomainError('refund_not_allowed', `reservation ${command.reservationId} has no settled charge to refund`);
       }
+      const refundable = charged - (state.refundedByReservation[command.reservationId] ?? 0);
+      if (command.amount > refundable) throw new DomainError('refund_exceeds_charge', `at most ${refundable} can be refunded`);
       return [
         {
           type: 'ChargeRefunded',
@@ -218,13 +248,13 @@ function openOrNoOp(state: AccountState, reservationId: string): OpenReservation
   throw new DomainError('reservation_not_found', `reservation ${reservationId} is not open`);
 }
 
-function withClosed(state: AccountState, reservationId: string, outcome: ClosedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed' | 'open'> {
+function withClosed(state: AccountState, reservationId: string, outcome: RememberedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed' | 'open'> {
   const { [reservationId]: _closed, ...open } = state.open;
   return { open, ...withOutcome(state, reservationId, outcome) };
 }
 
 /** Records (or replaces) a closed outcome in the young generation, rolling generations when it is full. */
-function withOutcome(state: AccountState, reservationId: string, outcome: ClosedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed'> {
+function withOutcome(state: AccountState, reservationId: string, outcome: RememberedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed'> {
   if (reservationId in state.recentlyClosed || Object.keys(state.recentlyClosed).length < RECENT_GENERATION) {
     return { recentlyClosed: { ...state.recentlyClosed, [reservationId]: outcome }, previouslyClosed: state.previouslyClosed };
   }
@@ -254,7 +284,6 @@ function evolve(state: AccountState, event: AccountEvent): AccountState {
           kind: 'settled',
           amount: event.data.amount,
           reservedAmount: event.data.reservedAmount,
-          refunded: 0,
         }),
         frozen: state.frozen - event.data.reservedAmount,
         settled: state.settled + event.data.amount,
@@ -266,9 +295,13 @@ function evolve(state: AccountState, event: AccountEvent): AccountState {
         frozen: state.frozen - event.data.amount,
       };
     case 'ChargeRefunded': {
-      const outcome = closedOutcomeOf(state, event.data.reservationId);
-      const generations = outcome?.kind === 'settled' ? withOutcome(state, event.data.reservationId, { ...outcome, refunded: outcome.refunded + event.data.amount }) : {};
-      return { ...state, ...generations, refunded: state.refunded + event.data.amount };
+      const d = event.data;
+      return {
+        ...state,
+        refunded: state.refunded + d.amount,
+        refundedByReservation: { ...state.refundedByReservation, [d.reservationId]: (state.refundedByReservation[d.reservationId] ?? 0) + d.amount },
+        refunds: { ...state.refunds, [d.refundId]: { reservationId: d.reservationId, amount: d.amount } },
+      };
     }
     case 'ApiKeyIssued':
       return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: false } } };
@@ -285,5 +318,5 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   initialState,
   decide,
   evolve,
-  snapshotVersion: 2,
+  snapshotVersion: 3,
 };

@@ -27,6 +27,18 @@ const parseCredit = validator<{ amount: number; reference: string; note?: string
   additionalProperties: false,
 });
 
+const parseRefund = validator<{ reservation_id: string; amount: number; reference: string; reason: string }>({
+  type: 'object',
+  properties: {
+    reservation_id: { type: 'string', minLength: 1, maxLength: 200 },
+    amount: { type: 'integer', minimum: 1, maximum: MAX_CREDIT },
+    reference: { type: 'string', minLength: 1, maxLength: 200 },
+    reason: { type: 'string', minLength: 1, maxLength: 500 },
+  },
+  required: ['reservation_id', 'amount', 'reference', 'reason'],
+  additionalProperties: false,
+});
+
 const parseIssueKey = validator<{ name?: string; allowed_models?: string[] | null }>({
   type: 'object',
   properties: {
@@ -88,6 +100,18 @@ export function adminRouter(accounts: AccountService, adminToken: string): Route
       requestId: ctx.state.requestId,
       actor: 'admin',
     });
+    ctx.status = created ? 201 : 200;
+    ctx.body = entry;
+  });
+
+  router.post('/accounts/:id/refunds', async (ctx) => {
+    const body = parseRefund(await readJson(ctx));
+    await requireAccount(accounts, ctx.params.id!);
+    const { created, entry } = await accounts.refund(
+      ctx.params.id!,
+      { reservationId: body.reservation_id, amount: body.amount, reference: body.reference, reason: body.reason },
+      { requestId: ctx.state.requestId, actor: 'admin' },
+    );
     ctx.status = created ? 201 : 200;
     ctx.body = entry;
   });
