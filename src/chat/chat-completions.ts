@@ -84,8 +84,13 @@ async function completeChat(
 ): Promise<void> {
   const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxTokens, false), abortOnDisconnect(ctx));
   const usage = completion.usage ?? countedUsage(plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
-  await charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage });
+  await settleChat(charge, model, usage);
   ctx.body = { ...completion, model: model.id, usage };
+}
+
+/** The chat price of `usage`, recorded with the usage behind it. */
+function settleChat(charge: RequestCharge, model: ModelEntry, usage: ChatUsage, extra: Record<string, unknown> = {}): Promise<void> {
+  return charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage, ...extra });
 }
 
 /** When an upstream reports no usage: the gateway's own count of what it delivered, never zero. */
@@ -127,7 +132,7 @@ async function streamChat(
     }
     const reported = usage !== null;
     usage ??= countedUsage(plan.promptTokens, delivered);
-    await charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage });
+    await settleChat(charge, model, usage);
     // An upstream that reported no usage sent no usage chunk: the client that asked for one gets
     // the usage just settled, in the chunk shape the SDK expects (same id, no choices).
     if (includeUsage && !reported) {
@@ -143,12 +148,7 @@ async function streamChat(
     await sse.data('[DONE]');
   } catch (err) {
     // The client left, or the upstream failed or stalled mid-stream: charge what was delivered.
-    const counted = countedUsage(plan.promptTokens, delivered);
-    await charge.settle(tokenCharge(chatPricing(model), counted.prompt_tokens, counted.completion_tokens), {
-      model: model.id,
-      ...counted,
-      interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed',
-    });
+    await settleChat(charge, model, countedUsage(plan.promptTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
       ctx.state.logger.warn({ err, lastChunkId: lastChunk?.id }, 'chat stream interrupted');
