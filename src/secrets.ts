@@ -13,7 +13,19 @@ export function persistentSecret(configured: string | undefined, dataDir: string
   if (fs.existsSync(target)) return fs.readFileSync(target, 'utf8').trim();
   const secret = prefix + randomBytes(24).toString('base64url');
   fs.mkdirSync(dataDir, { recursive: true });
-  fs.writeFileSync(target, secret + '\n', { mode: 0o600 });
+  // Gateways sharing a data volume may start together: the secret is written whole to a file of
+  // this process's own, then linked into place, which fails if another process got there first.
+  // The first one wins and every process uses it.
+  const draft = `${target}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  fs.writeFileSync(draft, secret + '\n', { mode: 0o600 });
+  try {
+    fs.linkSync(draft, target);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return fs.readFileSync(target, 'utf8').trim();
+  } finally {
+    fs.rmSync(draft, { force: true });
+  }
   onGenerated?.(secret, target);
   return secret;
 }
