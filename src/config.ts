@@ -20,6 +20,8 @@ export interface Config {
   /** Port of the embedded PostgreSQL server; 0 picks a free one. */
   readonly embeddedPgPort: number;
   /** How long a write waits for the read models it affects before answering. */
+  /** When set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`. */
+  readonly metricsToken: string | undefined;
   readonly projectionWaitMs: number;
   /** How often the reconciler looks for reservations whose purpose died. */
   readonly reconcileIntervalMs: number;
@@ -111,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     esdbConnectionString,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
+    metricsToken: nonEmpty(env.METRICS_TOKEN),
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 5000, 0),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 30_000, 10),
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),

@@ -38,6 +38,10 @@ import { ConsumerRunner } from './projections-runtime/runner';
 import { runtimeMigrations } from './projections-runtime/schema';
 import { consumerStatuses } from './projections-runtime/status';
 import { ensureProjectionTables } from './projections-runtime/tables';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { MeteredEventStore } from './metrics/metered-event-store';
+import { countMoneyMovements } from './metrics/money-movements';
+import { registerStateGauges } from './metrics/state-gauges';
 
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
 
@@ -59,6 +63,7 @@ export interface Core {
   readonly signer: UrlSigner;
   /** The asynchronous task engine; task kinds register with it. */
   readonly tasks: TaskEngine;
+  readonly metrics: GatewayMetrics;
 }
 
 /** A capability of the gateway: its HTTP routes, its consumers and its background workers. */
@@ -108,18 +113,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   await migrate(pool, ALL_MIGRATIONS);
   await ensureProjectionTables(pool, allProjections, READ_MODEL_SCHEMA);
 
-  const store = createEventStore(config, pool);
+  const metrics = new GatewayMetrics();
+  const store = new MeteredEventStore(createEventStore(config, pool), (stream, events, outcome, seconds) => metrics.observeAppend(stream, events, outcome, seconds));
   const runners = new Map<string, ConsumerRunner>();
   const progress = new ConsumerProgress(pool, store, runners);
-  const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger);
+  const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE);
-  const upstreams = await Upstreams.start(config, catalog, logger);
+  const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds));
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const files = new LocalFileStore(path.join(config.dataDir, 'files'));
   let listeningUrl = '';
   const signer = new UrlSigner(persistentSecret(config.urlSigningSecret, config.dataDir, 'url-signing-secret', 'sig_'), () => config.publicBaseUrl ?? listeningUrl, clock);
-  const webhooks = new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivateTargets: config.webhookAllowPrivateTargets, clock });
+  const webhooks = new WebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    clock,
+    onAttempt: (outcome) => metrics.countWebhookAttempt(outcome),
+  });
   const tasks = new TaskEngine({
     pool,
     store,
@@ -139,7 +150,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       webhookRetryDelaysMs: config.webhookRetryDelaysMs,
     },
   });
-  const core: Core = { config, logger, pool, store, accounts, accountCommands, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks };
+  const core: Core = { config, logger, pool, store, accounts, accountCommands, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
   const features = (options.features ?? []).map((make) => make(core));
 
   const leases = new LeaseHolder(pool, logger);
@@ -155,11 +166,22 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     clock,
   });
   reconciler.start();
-  const jobs = new JobWorker(pool, logger, { concurrency: config.jobConcurrency, leaseMs: config.jobLeaseMs, pollMs: 500 });
+  const jobs = new JobWorker(pool, logger, {
+    concurrency: config.jobConcurrency,
+    leaseMs: config.jobLeaseMs,
+    pollMs: 500,
+    onRun: (kind, outcome) => metrics.countJobRun(kind, outcome),
+  });
   for (const [kind, handler] of Object.entries(taskJobHandlers(tasks))) jobs.register(kind, handler);
   for (const feature of features) for (const [kind, handler] of Object.entries(feature.jobHandlers ?? {})) jobs.register(kind, handler);
   jobs.start();
   for (const feature of features) feature.start?.();
+
+  registerStateGauges(metrics, {
+    pool,
+    schema: READ_MODEL_SCHEMA,
+    consumerLag: async () => (await consumerStatuses(pool, store, runners)).consumers,
+  });
 
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
   let ready = false;
@@ -171,6 +193,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     isReady: () => ready,
     pool,
     consumerStatus: () => consumerStatuses(pool, store, runners),
+    metrics,
+    metricsToken: config.metricsToken,
     apiRouters: features.flatMap((f) => f.routers ?? []),
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),

@@ -55,7 +55,13 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
     private readonly pool: Pool,
     private readonly decider: Decider<Command, Event, State>,
     private readonly logger: Logger,
-    private readonly options: { snapshotEvery?: number; cacheSize?: number; maxBatch?: number } = {},
+    private readonly options: {
+      snapshotEvery?: number;
+      cacheSize?: number;
+      maxBatch?: number;
+      /** Sees each command's events once they are durable, with the state they were decided on. */
+      onAppended?: (events: readonly Event[], decidedOn: State) => void;
+    } = {},
   ) {}
 
   handle(streamId: string, command: Command, metadata: EventMetadata = {}): Promise<CommandResult<State, Event>> {
@@ -101,13 +107,14 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
       // Decide each command on the state left by the ones before it; a refused command is
       // answered alone and leaves no trace in the batch.
       let state = current.state;
-      const decided: { pending: Pending<Command, Event, State>; events: Event[]; state: State }[] = [];
+      const decided: { pending: Pending<Command, Event, State>; events: Event[]; decidedOn: State; state: State }[] = [];
       const refused: { pending: Pending<Command, Event, State>; err: unknown }[] = [];
       for (const pending of batch) {
         try {
-          const events = this.decider.decide(pending.command, state);
-          state = events.reduce(this.decider.evolve, state);
-          decided.push({ pending, events, state });
+          const decidedOn = state;
+          const events = this.decider.decide(pending.command, decidedOn);
+          state = events.reduce(this.decider.evolve, decidedOn);
+          decided.push({ pending, events, decidedOn, state });
         } catch (err) {
           refused.push({ pending, err });
         }
@@ -131,6 +138,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
         const next = { revision: result.nextExpectedVersion, state };
         this.remember(streamId, next);
         this.maybeSnapshot(streamId, current.revision, next);
+        if (this.options.onAppended) for (const d of accepted) this.options.onAppended(d.events, d.decidedOn);
         let revision = current.revision;
         for (const d of decided) {
           revision += d.events.length;

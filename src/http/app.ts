@@ -9,7 +9,9 @@ import { errorMiddleware, type ErrorShape } from './errors';
 import { apiKeyAuth, requestContext } from './middleware';
 import { accountRouter, adminRouter } from './routes/accounts';
 import { healthRouter } from './routes/health';
+import { httpMetrics, metricsRouter } from './routes/metrics';
 import { operationsRouter } from './routes/operations';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
 
 export interface AppDeps {
   readonly logger: Logger;
@@ -24,6 +26,9 @@ export interface AppDeps {
   readonly apiRouters: readonly Router<GatewayState>[];
   /** Unauthenticated middleware that answers before the API (signed file links). */
   readonly publicMiddleware?: readonly Koa.Middleware<GatewayState>[];
+  readonly metrics: GatewayMetrics;
+  /** When set, `GET /metrics` needs it as a Bearer token. */
+  readonly metricsToken: string | undefined;
   /** Endpoints whose errors (authentication included) use another documented shape. */
   readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
 }
@@ -32,13 +37,14 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = true;
   app.use(requestContext(deps.logger));
+  app.use(httpMetrics(deps.metrics));
   app.use(async (ctx, next) => {
     ctx.state.errorShape = deps.errorShapes?.find(([pattern]) => pattern.test(ctx.path))?.[1] ?? 'openai';
     await next();
   });
   app.use(errorMiddleware);
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
-  for (const router of [healthRouter(deps.isReady), adminRouter(deps.accounts, deps.adminToken), operationsRouter(deps.catalog, deps.consumerStatus, deps.pool, deps.adminToken)]) {
+  for (const router of [healthRouter(deps.isReady), metricsRouter(deps.metrics, deps.metricsToken), adminRouter(deps.accounts, deps.adminToken), operationsRouter(deps.catalog, deps.consumerStatus, deps.pool, deps.adminToken)]) {
     app.use(router.routes()).use(router.allowedMethods());
   }
   const auth = apiKeyAuth(deps.accounts);

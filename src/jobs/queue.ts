@@ -42,6 +42,8 @@ export interface WorkerOptions {
   /** A claim this long without an outcome is considered dead and the job is claimed again. */
   readonly leaseMs: number;
   readonly pollMs: number;
+  /** Sees the outcome of every run: done (deleted), rescheduled by its handler, or failed (retried with backoff). */
+  readonly onRun?: (kind: string, outcome: 'done' | 'rescheduled' | 'failed') => void;
 }
 
 export class JobWorker {
@@ -133,6 +135,7 @@ export class JobWorker {
     try {
       const outcome = await handler(job);
       const held = await lease.stop();
+      this.options.onRun?.(job.kind, 'done' in outcome ? 'done' : 'rescheduled');
       if ('done' in outcome) {
         await this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, held]);
       } else {
@@ -144,6 +147,7 @@ export class JobWorker {
       }
     } catch (err) {
       const held = await lease.stop();
+      this.options.onRun?.(job.kind, 'failed');
       const delayMs = Math.min(60_000, 200 * 2 ** Math.min(job.attempts, 10));
       this.logger.warn({ err, job: { kind: job.kind, key: job.key, attempts: job.attempts } }, 'job failed; retrying');
       await this.pool

@@ -9,6 +9,8 @@ export interface ConsumerStatus {
   /** Events of the log after that position, counted up to LAG_COUNT_LIMIT. */
   readonly behind: number;
   readonly behind_capped: boolean;
+  /** How long the oldest event not yet folded has been in the log; 0 when caught up. */
+  readonly lag_seconds: number;
   /** Whether this gateway process holds the consumer's lease. */
   readonly active_here: boolean;
   readonly updated_at: string | null;
@@ -34,12 +36,14 @@ export async function consumerStatuses(pool: Pool, store: EventStore, runners: R
     const stored = row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
     const position = runners.get(name)?.localPosition ?? stored;
     const caughtUp = head === null || (position !== null && comparePositions(position, head) >= 0);
-    const behind = caughtUp ? 0 : (await store.readAll(position, LAG_COUNT_LIMIT + 1)).length;
+    const pending = caughtUp ? [] : await store.readAll(position, LAG_COUNT_LIMIT + 1);
+    const behind = pending.length;
     consumers.push({
       name,
       position: position ? formatPosition(position) : null,
       behind: Math.min(behind, LAG_COUNT_LIMIT),
       behind_capped: behind > LAG_COUNT_LIMIT,
+      lag_seconds: pending[0] ? Math.max(0, (Date.now() - pending[0].recordedAt.getTime()) / 1000) : 0,
       active_here: runners.get(name)?.isActive ?? false,
       updated_at: row?.updated_at.toISOString() ?? null,
     });

@@ -29,6 +29,12 @@ export class UpstreamError extends Error {
   }
 }
 
+/** How an upstream call ended, for metrics: by status class, or why there was no answer. */
+export type UpstreamOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'aborted';
+
+/** Sees every call of a channel: the model asked for (`none` for calls without one), outcome, time to headers. */
+export type UpstreamObserver = (channel: string, model: string, outcome: UpstreamOutcome, seconds: number) => void;
+
 export interface UpstreamResponse {
   readonly status: number;
   readonly body: Readable;
@@ -42,7 +48,10 @@ export class Channel {
   private readonly pool: Pool;
   private readonly basePath: string;
 
-  constructor(readonly config: ChannelConfig) {
+  constructor(
+    readonly config: ChannelConfig,
+    private readonly observe: UpstreamObserver = () => undefined,
+  ) {
     const url = new URL(config.base_url);
     this.basePath = url.pathname.replace(/\/$/, '');
     this.pool = new Pool(url.origin, {
@@ -55,6 +64,9 @@ export class Channel {
   }
 
   private async send(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal, accept = 'application/json', extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
+    const started = performance.now();
+    const model = modelOf(body);
+    const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, model, outcome, (performance.now() - started) / 1000);
     try {
       const res = await this.pool.request({
         method,
@@ -68,9 +80,12 @@ export class Channel {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });
+      observe(res.statusCode >= 500 ? 'server_error' : res.statusCode >= 400 ? 'client_error' : 'ok');
       return { status: res.statusCode, body: res.body };
     } catch (err) {
-      throw toUpstreamError(err, this.config.name);
+      const failure = toUpstreamError(err, this.config.name);
+      observe(failure instanceof UpstreamError ? (failure.kind === 'timeout' ? 'timeout' : 'network') : 'aborted');
+      throw failure;
     }
   }
 
@@ -105,6 +120,11 @@ export class Channel {
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+function modelOf(body: unknown): string {
+  const model = body && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
+  return typeof model === 'string' ? model : 'none';
 }
 
 async function readText(body: Readable, channel: string): Promise<string> {

@@ -1,7 +1,7 @@
 import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
 import type { Logger } from '../log';
-import { Channel, type ChannelConfig } from './channel';
+import { Channel, type ChannelConfig, type UpstreamObserver } from './channel';
 import { createSimulator, type ExtraRoute, type Simulator } from './simulator/server';
 
 /** One channel per name the catalog uses (and `default`), all served by one simulator at `baseUrl`. */
@@ -34,18 +34,19 @@ export class Upstreams {
     private readonly simulator: Simulator | null,
     readonly simulatorUrl: string | null,
     private readonly simulatorTimeoutMs: number,
+    private readonly observe: UpstreamObserver,
   ) {}
 
-  static async start(config: Config, catalog: Catalog, logger: Logger): Promise<Upstreams> {
+  static async start(config: Config, catalog: Catalog, logger: Logger, observe: UpstreamObserver = () => undefined): Promise<Upstreams> {
     let upstreams: Upstreams;
     if (config.channels) {
-      upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c)])), null, null, 0);
+      upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), null, null, 0, observe);
     } else {
       const simulator = createSimulator();
       const url = await simulator.listen(0, '127.0.0.1');
       logger.info({ url }, 'no CHANNELS configured: serving every model from the built-in simulator');
       const options = { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: SIMULATOR_CONCURRENCY };
-      upstreams = new Upstreams(new Map(channelsServedBy(url, catalog, options).map((c) => [c.name, new Channel(c)])), simulator, url, config.upstreamTimeoutMs);
+      upstreams = new Upstreams(new Map(channelsServedBy(url, catalog, options).map((c) => [c.name, new Channel(c, observe)])), simulator, url, config.upstreamTimeoutMs, observe);
     }
     try {
       catalog.requireChannels((name) => upstreams.serves(name));
@@ -70,7 +71,7 @@ export class Upstreams {
     let channel = this.channels.get(name);
     if (!channel && this.simulatorUrl !== null) {
       // A channel a reloaded catalog added: the built-in simulator serves it like the others.
-      channel = new Channel(simulatedChannel(this.simulatorUrl, name, { timeoutMs: this.simulatorTimeoutMs, maxConcurrency: SIMULATOR_CONCURRENCY }));
+      channel = new Channel(simulatedChannel(this.simulatorUrl, name, { timeoutMs: this.simulatorTimeoutMs, maxConcurrency: SIMULATOR_CONCURRENCY }), this.observe);
       this.channels.set(name, channel);
     }
     if (!channel) throw new Error(`channel ${name} is not configured`);

@@ -18,7 +18,13 @@ export class WebhookSender {
   private readonly agent: Agent;
 
   constructor(
-    private readonly options: { timeoutMs: number; allowPrivateTargets: boolean; clock: () => Date },
+    private readonly options: {
+      timeoutMs: number;
+      allowPrivateTargets: boolean;
+      clock: () => Date;
+      /** Sees the outcome of every attempt. */
+      onAttempt?: (outcome: 'delivered' | 'rejected' | 'timeout' | 'error') => void;
+    },
   ) {
     this.agent = new Agent({
       connect: { lookup: guardedLookup(options.allowPrivateTargets) as never, timeout: options.timeoutMs },
@@ -47,9 +53,12 @@ export class WebhookSender {
       });
       await res.body.dump();
       const ok = res.statusCode >= 200 && res.statusCode < 300;
+      this.options.onAttempt?.(ok ? 'delivered' : 'rejected');
       return { ok, statusCode: res.statusCode, error: ok ? null : `HTTP ${res.statusCode}`, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
-      const error = (err as Error).name === 'TimeoutError' || (err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer within ${this.options.timeoutMs} ms` : (err as Error).message;
+      const timedOut = (err as Error).name === 'TimeoutError' || (err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT';
+      this.options.onAttempt?.(timedOut ? 'timeout' : 'error');
+      const error = timedOut ? `no answer within ${this.options.timeoutMs} ms` : (err as Error).message;
       return { ok: false, statusCode: null, error, durationMs: Math.round(performance.now() - started) };
     }
   }

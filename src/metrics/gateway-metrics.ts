@@ -1,0 +1,146 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { UpstreamOutcome } from '../upstreams/channel';
+
+/**
+ * The gateway's Prometheus metrics. Every label value comes from a bounded set (route templates,
+ * catalog models, channel names, job kinds, fixed outcome words), never from a raw path, an
+ * account or a request, so the series count cannot grow with traffic.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+
+  private readonly httpRequests = new Counter({
+    name: 'gateway_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly httpDuration = new Histogram({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'Time from request to the last byte written by the handler, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  private readonly upstreamRequests = new Counter({
+    name: 'gateway_upstream_requests_total',
+    help: 'Calls to upstream providers, by channel, model and outcome (ok, client_error, server_error, timeout, network, aborted).',
+    labelNames: ['channel', 'model', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly upstreamDuration = new Histogram({
+    name: 'gateway_upstream_response_seconds',
+    help: 'Time until an upstream answered with its status and headers (a stream goes on after it), by channel, model and outcome.',
+    labelNames: ['channel', 'model', 'outcome'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  private readonly money = new Counter({
+    name: 'gateway_money_minor_units_total',
+    help: 'Money moved by this process, in minor units (1/1,000,000 CNY), by movement (reserved, settled, released, refunded, credited) and model.',
+    labelNames: ['movement', 'model'] as const,
+    registers: [this.registry],
+  });
+  private readonly appends = new Counter({
+    name: 'gateway_event_appends_total',
+    help: 'Appends to the event log, by stream category and outcome (ok, conflict, error).',
+    labelNames: ['category', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly appendedEvents = new Counter({
+    name: 'gateway_events_appended_total',
+    help: 'Events appended to the log, by stream category.',
+    labelNames: ['category'] as const,
+    registers: [this.registry],
+  });
+  private readonly appendDuration = new Histogram({
+    name: 'gateway_event_append_seconds',
+    help: 'Time of one append (a durable commit), by stream category.',
+    labelNames: ['category'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  private readonly jobRuns = new Counter({
+    name: 'gateway_job_runs_total',
+    help: 'Job attempts run by this process, by job kind and outcome (done, rescheduled, failed).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly webhookAttempts = new Counter({
+    name: 'gateway_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome (delivered, rejected, timeout, error).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    // Process metrics (CPU, memory, event-loop lag, handles) under the usual names.
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  observeUpstream(channel: string, model: string, outcome: UpstreamOutcome, seconds: number): void {
+    this.upstreamRequests.inc({ channel, model, outcome });
+    this.upstreamDuration.observe({ channel, model, outcome }, seconds);
+  }
+
+  countMoney(movement: MoneyMovement, model: string, amount: number): void {
+    if (amount > 0) this.money.inc({ movement, model }, amount);
+  }
+
+  observeAppend(streamId: string, events: number, outcome: 'ok' | 'conflict' | 'error', seconds: number): void {
+    const category = streamCategory(streamId);
+    this.appends.inc({ category, outcome });
+    if (outcome !== 'ok') return;
+    this.appendedEvents.inc({ category }, events);
+    this.appendDuration.observe({ category }, seconds);
+  }
+
+  countJobRun(kind: string, outcome: JobOutcome): void {
+    this.jobRuns.inc({ kind, outcome });
+  }
+
+  countWebhookAttempt(outcome: WebhookOutcome): void {
+    this.webhookAttempts.inc({ outcome });
+  }
+
+  /** A gauge whose values are read when Prometheus scrapes (database state, pool counters). */
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<readonly { labels: Record<L, string>; value: number }[]>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        // A database that does not answer leaves the gauge empty for this scrape; the scrape
+        // itself still answers (with `up` and the process metrics, which say what is wrong).
+        const values = await read().catch(() => []);
+        for (const { labels, value } of values) this.set(labels, value);
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+export type WebhookOutcome = 'delivered' | 'rejected' | 'timeout' | 'error';
+export type JobOutcome = 'done' | 'rescheduled' | 'failed';
+export type MoneyMovement = 'reserved' | 'settled' | 'released' | 'refunded' | 'credited';
+
+/** `account-…` → `account`, `video-…` → `video`: the part before the first dash of a stream id. */
+export function streamCategory(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash > 0 ? streamId.slice(0, dash) : streamId;
+}
