@@ -126,7 +126,7 @@ export function minutesModel(catalog: Catalog, id: string): ModelEntry {
   const model = catalog.get(id);
   if (!model || model.type !== 'minutes') {
     const names = catalog.list('minutes').map((m) => m.id);
-    throw bad(`model must be one of ${names.join(', ')}`, 'model');
+    throw new ApiError(400, 'model_not_found', `model must be one of ${names.join(', ')}`, { param: 'model' });
   }
   return model;
 }

@@ -58,7 +58,7 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     const auth = authOf(ctx);
     const body = parseMinutesRequest(await readJson(ctx));
     const model = minutesModel(core.catalog, body.model);
-    if (!keyAllows(auth, model.id)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
+    if (!keyAllows(auth, model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
     const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId);
     core.rateLimiter.take(auth.keyId);
     const fileBytes = await probe.size(normalized.file_url);

@@ -262,8 +262,8 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
       [{ model: 'image-5.0', prompt: 'x', style: 'vivid' }, 400, 'style', 'invalid_request'],
       [{ model: 'image-5.0' }, 400, 'prompt', 'invalid_request'],
       [{ prompt: 'x' }, 400, 'model', 'invalid_request'],
-      [{ model: 'chat-fast', prompt: 'x' }, 404, 'model', 'model_not_found'],
-      [{ model: 'image-none', prompt: 'x' }, 404, 'model', 'model_not_found'],
+      [{ model: 'chat-fast', prompt: 'x' }, 400, 'model', 'model_not_found'],
+      [{ model: 'image-none', prompt: 'x' }, 400, 'model', 'model_not_found'],
     ];
     for (const [body, status, param, code] of cases) {
       for (const call of [generate, createAsync]) {
