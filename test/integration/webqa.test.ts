@@ -254,7 +254,7 @@ describe('web Q&A agent @integration', () => {
       expect((await ask({ bot_id: 'webqa-pro' })).body.error).to.deep.include({ param: 'messages' });
       expect((await ask({ bot_id: 'nope', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'bot_not_found', param: 'bot_id' });
       expect((await ask({ bot_id: 'chat-fast', messages: [{ role: 'user', content: 'x' }] })).status).to.equal(400);
-      expect((await ask({ bot_id: 'webqa-pro', model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'model_not_supported', param: 'model' });
+      expect((await ask({ bot_id: 'webqa-pro', model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'model_not_found', param: 'model' });
       expect((await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).status).to.equal(400);
       expect((await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x' }], extension_options: { colour: 'red' } })).status).to.equal(400);
       const failed = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x [sim:fail]' }] });

@@ -103,6 +103,7 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
     }
   }
   const model = request.model !== undefined && request.model !== bot.id ? request.model : null;
+  if (model !== null && !core.catalog.get(model)) throw new ApiError(400, 'model_not_found', `The model '${model}' does not exist`, { param: 'model' });
   if (model !== null && !caps.models.includes(model)) {
     const choices = [bot.id, ...caps.models].map((m) => `'${m}'`).join(', ');
     throw new ApiError(400, 'model_not_supported', `bot '${bot.id}' answers with ${choices}, not '${model}'`, { param: 'model' });
