@@ -105,7 +105,7 @@ describe('reloading the model catalog @integration', () => {
   it('adds a chat model: /v1/models lists it and a completion with it is billed at its prices', async () => {
     expect(await listedIds()).to.not.include('chat-reloaded');
     const before = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-reloaded', messages: [{ role: 'user', content: 'hi' }] });
-    expect(before.status).to.equal(404);
+    expect(before.status).to.equal(400);
 
     writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-reloaded', 'default')]);
     const res = await reload();
