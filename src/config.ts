@@ -39,6 +39,8 @@ export interface Config {
   readonly catalogFile: string | undefined;
   /** Requests per minute one API key may make to the metered endpoints; 0 disables the limit. */
   readonly rateLimitPerMinute: number;
+  /** How long a web Q&A request over its key's rate waits for a turn before answering 502 `gateway_busy` (that endpoint has no 429). */
+  readonly webQaRateWaitMs: number;
   /** Interval of `: ping` comments on idle event streams. */
   readonly ssePingMs: number;
   /** Hosts (and their subdomains) whose pages count as official documents for risk identity and cards. */
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
     catalogFile: nonEmpty(env.CATALOG_FILE),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
+    webQaRateWaitMs: integer(env, 'WEBQA_RATE_WAIT_MS', 2_000, 0, 30_000),
     ssePingMs: integer(env, 'SSE_PING_MS', 15_000, 10),
     riskOfficialDomains: domainList(env, 'RISK_OFFICIAL_DOMAINS', DEFAULT_RISK_OFFICIAL_DOMAINS),
     riskWriterModel: nonEmpty(env.RISK_WRITER_MODEL) ?? 'chat-fast',

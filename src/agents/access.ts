@@ -11,11 +11,12 @@ export function configuredModel(catalog: Catalog, id: string, type: string, role
 }
 
 /**
- * 403 `model_not_allowed` naming every model of `needed` that a restricted key may not use. Keys
- * restrict models only: a channel is allowed through the models that use it.
+ * `model_not_allowed` naming every model of `needed` that a restricted key may not use: 403 on the
+ * risk endpoint, 400 where the spec's status list has no 403 (web Q&A). Keys restrict models only:
+ * a channel is allowed through the models that use it.
  */
-export function requireAllowed(auth: AuthenticatedKey, needed: readonly { readonly id: string }[], what: string): void {
+export function requireAllowed(auth: AuthenticatedKey, needed: readonly { readonly id: string }[], what: string, status: 400 | 403 = 403): void {
   const missing = needed.filter((m) => !keyAllows(auth, m.id)).map((m) => `'${m.id}'`);
   if (missing.length === 0) return;
-  throw new ApiError(403, 'model_not_allowed', `this API key may not use ${missing.join(', ')}; ${what} needs ${needed.map((m) => `'${m.id}'`).join(', ')}`, { param: 'model' });
+  throw new ApiError(status, 'model_not_allowed', `this API key may not use ${missing.join(', ')}; ${what} needs ${needed.map((m) => `'${m.id}'`).join(', ')}`, { param: 'model' });
 }

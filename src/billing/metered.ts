@@ -6,18 +6,19 @@ import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-err
 
 /**
  * The billing frame of every synchronous metered call: count the request against the key's rate
- * limit, freeze the upper-bound estimate (402 when short), run the call, and make sure the
- * reservation is closed exactly once whatever happens: `work` settles actual usage; an upstream
+ * limit (`admit`; by default a 429 when over it), freeze the upper-bound estimate (402 when
+ * short), run the call, and make sure the reservation is closed exactly once whatever happens: `work` settles actual usage; an upstream
  * failure releases it and answers in the client's terms.
  */
 export async function metered<T>(
   core: Core,
   ctx: GatewayContext,
-  input: { model: ModelEntry; estimate: number },
+  input: { model: ModelEntry; estimate: number; admit?: (keyId: string) => Promise<void> },
   work: (charge: RequestCharge) => Promise<T>,
 ): Promise<T> {
   const auth = authOf(ctx);
-  core.rateLimiter.take(auth.keyId);
+  if (input.admit) await input.admit(auth.keyId);
+  else core.rateLimiter.take(auth.keyId);
   const charge = await RequestCharge.reserve(core.accounts, ctx.state.logger, {
     accountId: auth.accountId,
     amount: input.estimate,

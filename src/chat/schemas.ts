@@ -43,13 +43,16 @@ export interface ChatRequest {
   n?: 1;
 }
 
+/** `stream_options` as OpenAI SDKs send it with streams; web Q&A takes it too. */
+export const STREAM_OPTIONS_SCHEMA = { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false } as const;
+
 export const parseChatRequest = validator<ChatRequest>({
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
     messages: messagesSchema({ type: 'string' }),
     stream: { type: 'boolean' },
-    stream_options: { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false },
+    stream_options: STREAM_OPTIONS_SCHEMA,
     temperature: { type: 'number', minimum: 0, maximum: 2 },
     top_p: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     max_tokens: { type: 'integer', minimum: 1 },

@@ -1,19 +1,34 @@
 import { Agent, request } from 'undici';
+import { contentTypeOf } from '../files/content-types';
 import type { FileStore } from '../files/store';
 import type { UrlSigner } from '../files/signed-urls';
 import { ApiError } from '../http/errors';
 import { checkCallbackTarget, guardedLookup } from '../webhooks/target-guard';
 
-/** Redirects a size probe follows (each hop checked like the first URL). */
+/** Redirects a probe follows (each hop checked like the first URL). */
 export const MAX_PROBE_REDIRECTS = 3;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
-/** What one method (HEAD, or a one-byte ranged GET) told about a URL. */
-type Answer = { readonly bytes: number } | 'unusable' | 'stop';
+/** What a probe learned of a recording: its size and its media type (`audio/mpeg`), each null when unknown. */
+export interface ProbedFile {
+  readonly bytes: number | null;
+  readonly mediaType: string | null;
+}
+
+const UNKNOWN: ProbedFile = { bytes: null, mediaType: null };
+
+/** What one method (HEAD, or a one-byte ranged GET) told about a URL; `stop`: ask nothing more. */
+type Answer = ProbedFile | 'stop';
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The media type of a Content-Type header, lower-cased and without parameters. */
+function mediaTypeOf(raw: string | undefined): string | null {
+  const type = raw?.split(';')[0]?.trim().toLowerCase();
+  return type && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : null;
 }
 
 function byteCount(raw: string | undefined): number | null {
@@ -23,14 +38,15 @@ function byteCount(raw: string | undefined): number | null {
 }
 
 /**
- * The size of a recording before it is accepted (the spec's "under 1 GB"): from the gateway's own
- * file store when the URL is one of its signed links (an upload, POST /v1/files), else from the
- * server: a HEAD request (its Content-Length), and when HEAD gives no usable answer (refused, 403,
- * no Content-Length) a GET of one byte (`Range: bytes=0-0`) whose Content-Range names the total
- * (its body is not read). Up to MAX_PROBE_REDIRECTS redirects are followed, every hop going
- * through the same target check as the first URL. A URL whose size still cannot be learned
- * (unreachable, slow, a forbidden hop, too many redirects) has an unknown size and is accepted;
- * the provider is the judge then. Requests go only to public addresses unless
+ * The size of a recording before it is accepted (the spec's "under 1 GB") and its media type (for
+ * `file_type` when the URL has no known suffix): from the gateway's own file store when the URL is
+ * one of its signed links (an upload, POST /v1/files), else from the server: a HEAD request (its
+ * Content-Length and Content-Type), and when HEAD gives no size (refused, 403, no Content-Length)
+ * a GET of one byte (`Range: bytes=0-0`) whose Content-Range names the total (its body is not
+ * read; its Content-Type is taken when HEAD gave none). Up to MAX_PROBE_REDIRECTS redirects are
+ * followed, every hop going through the same target check as the first URL. What still cannot be
+ * learned (unreachable, slow, a forbidden hop, too many redirects) is unknown, and an unknown size
+ * is accepted: the provider is the judge then. Requests go only to public addresses unless
  * FILE_URL_ALLOW_PRIVATE_TARGETS (the same SSRF guard as webhooks), within one time limit in all.
  */
 export class FileProbe {
@@ -59,9 +75,14 @@ export class FileProbe {
     });
   }
 
-  /** Bytes, or null when unknown. Throws a 400 for a link of ours that expired or whose file is gone. */
-  async size(fileUrl: string): Promise<number | null> {
-    const url = new URL(fileUrl);
+  /** Size and media type, each null when unknown. Throws a 400 for a link of ours that expired or whose file is gone. */
+  async inspect(fileUrl: string): Promise<ProbedFile> {
+    let url: URL;
+    try {
+      url = new URL(fileUrl);
+    } catch {
+      return UNKNOWN;
+    }
     const own = this.ownKey(url);
     if (own) {
       const verdict = this.deps.signer.verify(own, url.searchParams.get('expires') ?? undefined, url.searchParams.get('sig') ?? undefined);
@@ -69,10 +90,12 @@ export class FileProbe {
       if (verdict === 'ok') {
         const stat = await this.deps.files.stat(own);
         if (!stat) throw new ApiError(400, 'invalid_request', 'file_url names a file that no longer exists', { param: 'file_url' });
-        return stat.bytes;
+        // Stored keys carry the extension of the type they were uploaded with.
+        const stored = contentTypeOf(own);
+        return { bytes: stat.bytes, mediaType: stored === 'application/octet-stream' ? null : stored };
       }
     }
-    return this.remoteSize(fileUrl);
+    return this.remote(fileUrl);
   }
 
   /** The store key of one of our `/files/<key>?expires=&sig=` links, or null. */
@@ -85,17 +108,14 @@ export class FileProbe {
     }
   }
 
-  private async remoteSize(fileUrl: string): Promise<number | null> {
+  private async remote(fileUrl: string): Promise<ProbedFile> {
     const signal = AbortSignal.timeout(this.timeoutMs);
-    try {
-      const viaHead = await this.ask(fileUrl, 'HEAD', signal);
-      if (typeof viaHead === 'object') return viaHead.bytes;
-      if (viaHead === 'stop') return null;
-      const viaGet = await this.ask(fileUrl, 'GET', signal);
-      return typeof viaGet === 'object' ? viaGet.bytes : null;
-    } catch {
-      return null;
-    }
+    const viaHead = await this.ask(fileUrl, 'HEAD', signal).catch((): Answer => UNKNOWN);
+    if (viaHead === 'stop') return UNKNOWN;
+    if (viaHead.bytes !== null) return viaHead;
+    const viaGet = await this.ask(fileUrl, 'GET', signal).catch((): Answer => UNKNOWN);
+    if (viaGet === 'stop') return viaHead;
+    return { bytes: viaGet.bytes, mediaType: viaHead.mediaType ?? viaGet.mediaType };
   }
 
   /** One method, following redirects; every URL requested passes the target check first. */
@@ -116,7 +136,7 @@ export class FileProbe {
 
       if (REDIRECT_STATUSES.has(res.statusCode)) {
         const location = header(res.headers, 'location');
-        if (!location) return 'unusable';
+        if (!location) return UNKNOWN;
         if (hop >= MAX_PROBE_REDIRECTS) return 'stop';
         let next: URL;
         try {
@@ -129,7 +149,9 @@ export class FileProbe {
         continue;
       }
       const bytes = method === 'HEAD' ? FileProbe.headSize(res.statusCode, res.headers) : FileProbe.rangeSize(res.statusCode, res.headers);
-      return bytes === null ? 'unusable' : { bytes };
+      // Only a success describes the file; an error page's type does not.
+      const ok = res.statusCode === 200 || res.statusCode === 206;
+      return { bytes, mediaType: ok ? mediaTypeOf(header(res.headers, 'content-type')) : null };
     }
   }
 

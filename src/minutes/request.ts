@@ -96,11 +96,16 @@ function bad(message: string, param: string): ApiError {
 const AUDIO = new Set(['mp3', 'wav', 'm4a', 'aac', 'flac', 'ogg', 'oga', 'opus', 'amr', 'wma', 'pcm', 'spx', 'weba']);
 const VIDEO = new Set(['mp4', 'mov', 'm4v', 'avi', 'mkv', 'webm', 'flv', 'wmv', '3gp', 'mpeg', 'mpg', 'ts']);
 
-/** `audio` or `video` from the URL path's suffix; null when the suffix says neither. */
-export function inferFileType(url: URL): 'audio' | 'video' | null {
+/**
+ * `audio` or `video` from the URL path's suffix, else from the media type the server gave
+ * (`audio/*`, `video/*`); null when neither says.
+ */
+export function inferFileType(url: URL, mediaType: string | null = null): 'audio' | 'video' | null {
   const ext = /\.([A-Za-z0-9]{1,5})$/.exec(url.pathname)?.[1]?.toLowerCase();
-  if (!ext) return null;
-  return AUDIO.has(ext) ? 'audio' : VIDEO.has(ext) ? 'video' : null;
+  if (ext && AUDIO.has(ext)) return 'audio';
+  if (ext && VIDEO.has(ext)) return 'video';
+  const topLevel = mediaType?.split('/')[0];
+  return topLevel === 'audio' || topLevel === 'video' ? topLevel : null;
 }
 
 /**
@@ -126,18 +131,34 @@ export function minutesModel(catalog: Catalog, id: string): ModelEntry {
   const model = catalog.get(id);
   if (!model || model.type !== 'minutes') {
     const names = catalog.list('minutes').map((m) => m.id);
-    throw bad(`model must be one of ${names.join(', ')}`, 'model');
+    throw new ApiError(400, 'model_not_found', `model must be one of ${names.join(', ')}`, { param: 'model' });
   }
   return model;
 }
 
-/** Applies defaults and the model's rules (driven by its capabilities). */
-export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, body: MinutesRequestBody, requestId: string): Omit<NormalizedMinutesRequest, 'file_bytes'> {
+/**
+ * Applies defaults and the model's rules (driven by its capabilities). `mediaType`: the file's
+ * media type as the probe found it, for `file_type` when the URL's suffix does not tell.
+ */
+export function normalizeMinutesRequest(
+  catalog: Catalog,
+  model: ModelEntry,
+  body: MinutesRequestBody,
+  requestId: string,
+  mediaType: string | null = null,
+): Omit<NormalizedMinutesRequest, 'file_bytes'> {
   const caps = minutesCapabilities(model);
-  const url = new URL(body.file_url);
+  let url: URL;
+  try {
+    url = new URL(body.file_url);
+  } catch {
+    throw bad('file_url is not a valid URL', 'file_url');
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('file_url must be an http(s) URL', 'file_url');
-  const file_type = body.file_type ?? inferFileType(url);
-  if (!file_type) throw bad('file_type is required when the file_url does not end in a known audio or video suffix', 'file_type');
+  const file_type = body.file_type ?? inferFileType(url, mediaType);
+  if (!file_type) {
+    throw bad('file_type is required when neither the file_url\'s suffix nor the Content-Type its server gives tells audio or video', 'file_type');
+  }
   const timezone = body.timezone == null ? null : canonicalZone(body.timezone);
   if (body.timezone != null && timezone === null) throw bad(`timezone ${body.timezone} is not an IANA time zone`, 'timezone');
   const source_lang = body.source_lang ?? 'zh_cn';

@@ -58,10 +58,12 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     const auth = authOf(ctx);
     const body = parseMinutesRequest(await readJson(ctx));
     const model = minutesModel(core.catalog, body.model);
-    if (!keyAllows(auth, model.id)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
-    const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId);
+    if (!keyAllows(auth, model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
     core.rateLimiter.take(auth.keyId);
-    const fileBytes = await probe.size(normalized.file_url);
+    // Probed first: the file's media type decides file_type when the URL's suffix does not.
+    const probed = await probe.inspect(body.file_url);
+    const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId, probed.mediaType);
+    const fileBytes = probed.bytes;
     const maxBytes = minutesCapabilities(model).max_file_bytes;
     // The spec's "under 1 GB": a file of exactly max_file_bytes is refused too.
     if (fileBytes !== null && fileBytes >= maxBytes) {

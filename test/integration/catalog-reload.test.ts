@@ -96,7 +96,7 @@ describe('reloading the model catalog @integration', () => {
   async function expectCatalogInForce(expected: readonly string[], absent: string): Promise<void> {
     expect(await listedIds()).to.deep.equal(expected);
     const refused = await gw.api(key, 'POST', '/v1/chat/completions', { model: absent, messages: [{ role: 'user', content: 'hi' }] });
-    expect(refused.status, JSON.stringify(refused.body)).to.equal(404);
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
     expect(refused.body.error.code).to.equal('model_not_found');
     const served = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'still here? [sim:tokens=3]' }] });
     expect(served.status, JSON.stringify(served.body)).to.equal(200);
@@ -105,7 +105,7 @@ describe('reloading the model catalog @integration', () => {
   it('adds a chat model: /v1/models lists it and a completion with it is billed at its prices', async () => {
     expect(await listedIds()).to.not.include('chat-reloaded');
     const before = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-reloaded', messages: [{ role: 'user', content: 'hi' }] });
-    expect(before.status).to.equal(404);
+    expect(before.status).to.equal(400);
 
     writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-reloaded', 'default')]);
     const res = await reload();

@@ -278,7 +278,7 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(charge).to.equal(0);
   });
 
-  it('raises the SDK error classes: 400, 401, 402, 403, 404, 429 and 502, reserving nothing', async () => {
+  it('raises the SDK error classes of the spec\'s list (400, 401, 402, 502; unknown and forbidden models are 400s), reserving nothing', async () => {
     const expectError = async (work: () => Promise<unknown>, klass: new (...args: never[]) => Error, code?: string) => {
       try {
         await work();
@@ -294,7 +294,9 @@ describe('chat completions and the Responses interface through the openai SDK @i
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'tool' as never, content: 'x' }] }), OpenAI.BadRequestError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], top_p: 0 }), OpenAI.BadRequestError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }), OpenAI.BadRequestError);
-      await expectError(() => client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), OpenAI.NotFoundError, 'model_not_found');
+      const unknown = await expectError(() => client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), OpenAI.BadRequestError, 'model_not_found');
+      expect(unknown.param).to.equal('model');
+      await expectError(() => client.responses.create({ model: 'nope', input: 'x' }), OpenAI.BadRequestError, 'model_not_found');
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] }), OpenAI.InternalServerError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=400]' }] }), OpenAI.BadRequestError);
     });
@@ -315,7 +317,9 @@ describe('chat completions and the Responses interface through the openai SDK @i
 
     const restricted = await gw.fundedAccount(1_000_000, ['chat-pro']);
     const restrictedClient = new OpenAI({ apiKey: restricted.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-    await expectError(() => restrictedClient.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }] }), OpenAI.PermissionDeniedError, 'model_not_allowed');
+    const forbidden = await expectError(() => restrictedClient.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }] }), OpenAI.BadRequestError, 'model_not_allowed');
+    expect(forbidden.param).to.equal('model');
+    await expectError(() => restrictedClient.responses.create({ model: 'chat-fast', input: 'x' }), OpenAI.BadRequestError, 'model_not_allowed');
     await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x [sim:fail]' }), OpenAI.InternalServerError);
   });
 

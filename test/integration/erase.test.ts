@@ -128,7 +128,7 @@ describe('subtitle erase tasks @integration', () => {
       [{ video_url: VIDEO, output: { resolution: '4k' } }, 400, 'output.resolution', 'unsupported_resolution'],
       [{ video_url: VIDEO, output: { codec: 'h265' } }, 400, 'output.codec', 'invalid_request'],
       [{ video_url: VIDEO, language: 'en' }, 400, 'language', 'invalid_request'],
-      [{ video_url: VIDEO, model: 'chat-fast' }, 404, 'model', 'model_not_found'],
+      [{ video_url: VIDEO, model: 'chat-fast' }, 400, 'model', 'model_not_found'],
     ];
     for (const [body, status, param, code] of cases) {
       const res = await create(body);

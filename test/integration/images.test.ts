@@ -224,6 +224,48 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     }
   });
 
+  it('returns the 5.0 Pro layers as extra data items tagged with layer: the base in output_format, the others PNG; n and the bill count images', async () => {
+    const layersOf = (data: { layer: string }[]) => data.map((d) => d.layer);
+    const expectFormats = async (data: { url: string; layer: string }[], base: 'png' | 'jpeg', link: RegExp) => {
+      for (const item of data) {
+        expect(item).to.have.all.keys('url', 'layer');
+        expect(item.url).to.match(link);
+        const file = await download(item.url);
+        const png = item.layer !== 'base' || base === 'png';
+        expect(png ? isPng(file.bytes) : isJpeg(file.bytes), `${item.layer} is ${png ? 'PNG' : 'JPEG'}`).to.equal(true);
+      }
+    };
+    const before = await balance();
+    const res = await generate({ model: 'image-5.0-pro', prompt: 'a layered poster', n: 2, output_format: 'jpeg' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(layersOf(res.body.data)).to.deep.equal(['base', 'foreground', 'text', 'base', 'foreground', 'text']);
+    await expectFormats(res.body.data, 'jpeg', new RegExp(signedLink.pattern));
+    expect(before.available - (await balance()).available, 'two images billed, not six items').to.equal(2 * PER_IMAGE['image-5.0-pro']);
+
+    const inline = await generate({ model: 'image-5.0-pro', prompt: 'inline layers', response_format: 'b64_json' });
+    expect(inline.body.data.map((d: { b64_json: string; layer: string }) => [d.layer, isPng(Buffer.from(d.b64_json, 'base64'))])).to.deep.equal([
+      ['base', true],
+      ['foreground', true],
+      ['text', true],
+    ]);
+    // Models without layers answer as before: no layer member.
+    expect((await generate({ model: 'image-5.0', prompt: 'flat' })).body.data[0]).to.have.all.keys('url');
+
+    const beforeTask = await balance();
+    const task = await createAsync({ model: 'image-5.0-pro', prompt: 'an async layered poster', output_format: 'jpeg' });
+    expect(task.status).to.equal(200);
+    const { final } = await pollTask(`async image ${task.body.id}`, () => getAsync(task.body.id), {
+      check: () => undefined,
+      isFinal: (status) => status === 'succeeded' || status === 'failed',
+      everyMs: POLL_MS + 15,
+    });
+    expect(final.status, final.error).to.equal('succeeded');
+    expect(layersOf(final.result.data)).to.deep.equal(['base', 'foreground', 'text']);
+    await expectFormats(final.result.data, 'jpeg', new RegExp(signedTaskLink.pattern));
+    await waitFor('the task to be settled', async () => (await balance()).frozen === 0);
+    expect(beforeTask.available - (await balance()).available).to.equal(PER_IMAGE['image-5.0-pro']);
+  });
+
   it('has a simulator that, like a real provider, refuses output_format for the single-format classes and answers JPEG for them', async () => {
     // What makes the cases above fail should the gateway send output_format to the 4.x classes.
     const sim = gw.upstreams.simulatorUrl!;
@@ -262,8 +304,8 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
       [{ model: 'image-5.0', prompt: 'x', style: 'vivid' }, 400, 'style', 'invalid_request'],
       [{ model: 'image-5.0' }, 400, 'prompt', 'invalid_request'],
       [{ prompt: 'x' }, 400, 'model', 'invalid_request'],
-      [{ model: 'chat-fast', prompt: 'x' }, 404, 'model', 'model_not_found'],
-      [{ model: 'image-none', prompt: 'x' }, 404, 'model', 'model_not_found'],
+      [{ model: 'chat-fast', prompt: 'x' }, 400, 'model', 'model_not_found'],
+      [{ model: 'image-none', prompt: 'x' }, 400, 'model', 'model_not_found'],
     ];
     for (const [body, status, param, code] of cases) {
       for (const call of [generate, createAsync]) {

@@ -575,7 +575,8 @@ describe('meeting minutes @integration', () => {
       [{ model: 'service-minutes', file_url: url, recorded_at: '2026-03-02T09:30:00' }, /^recorded_at /],
       [{ model: 'service-minutes', file_url: url, recorded_at: '2026-02-30T09:30:00+08:00' }, /^recorded_at /],
       [{ model: 'service-minutes', file_url: url, timezone: 'Mars/Olympus_Mons' }, /^timezone Mars\/Olympus_Mons is not an IANA time zone$/],
-      [{ model: 'service-minutes', file_url: media('recording') }, /^file_type is required when/],
+      // The simulator serves application/octet-stream by default: neither the suffix nor the type tells.
+      [{ model: 'service-minutes', file_url: media('recording') }, /^file_type is required when neither the file_url's suffix nor the Content-Type/],
       [{ model: 'service-minutes', file_url: url, source_lang: 'fr_fr' }, /^source_lang must be one of zh_cn, en_us$/],
       [{ model: 'service-minutes', file_url: url, number_of_speakers: -1 }, /^number_of_speakers /],
       [{ model: 'service-minutes', file_url: url, colour: 'blue' }, /^colour is not a recognised field$/],
@@ -607,6 +608,19 @@ describe('meeting minutes @integration', () => {
     const otherList = (await gw.api(other, 'GET', '/v1/audio/minutes?limit=100')).body.data.map((t: any) => t.id);
     expect(otherList).not.to.include(explicit.body.id);
     await settled(explicit.body.id);
+  });
+
+  it('takes file_type from the Content-Type the file server gives when the URL has no known suffix (HEAD, or the ranged GET)', async () => {
+    const mine = await gw.fundedAccount(100_000_000);
+    const video = await create({ model: 'service-minutes', file_url: media('recording', { sim_content_type: 'video/mp4', sim_duration_ms: '20000' }) }, mine.key);
+    expect(video.status, JSON.stringify(video.body)).to.equal(200);
+    const audio = await create({ model: 'service-minutes', file_url: media('recording', { sim_content_type: 'audio/mpeg; charset=binary', sim_head: 'none', sim_duration_ms: '20000' }) }, mine.key);
+    expect(audio.status, JSON.stringify(audio.body)).to.equal(200);
+    const fileTypeOf = async (id: string) => ((await gw.tasks.read('minutes', id, mine.accountId))!.request as { file_type: string }).file_type;
+    expect(await fileTypeOf(video.body.id)).to.equal('video');
+    expect(await fileTypeOf(audio.body.id)).to.equal('audio');
+    expect((await settled(video.body.id, mine.key)).status).to.equal('succeeded');
+    expect((await settled(audio.body.id, mine.key)).status).to.equal('succeeded');
   });
 
   it('answers 402 in shape B when the estimate cannot be frozen, and changes nothing', async () => {

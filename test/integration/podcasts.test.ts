@@ -178,7 +178,7 @@ describe('podcast tasks @integration', () => {
       [{ model: 'podcast-standard', text: 'x', max_duration_seconds: 0 }, 400, 'max_duration_seconds', 'invalid_request'],
       [{ model: 'podcast-standard', text: 'x', voice: 'alloy' }, 400, 'voice', 'invalid_request'],
       [{ text: 'x' }, 400, 'model', 'invalid_request'],
-      [{ model: 'image-5.0', text: 'x' }, 404, 'model', 'model_not_found'],
+      [{ model: 'image-5.0', text: 'x' }, 400, 'model', 'model_not_found'],
     ];
     for (const [body, status, param, code] of cases) {
       const res = await create(body);

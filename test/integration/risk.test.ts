@@ -99,6 +99,17 @@ describe('risk screening agent @integration', () => {
     expect(res.body.request_id).to.equal(res.headers.get('x-request-id'));
   }
 
+  /** A report that searched no dimension still lists all nine: unverified, without leads, as its coverage counts them. */
+  function expectNineUnqueried(report: { dimensions: any[]; coverage: unknown; fetched_at: number }): void {
+    expect(report.dimensions.map((d) => d.data_type)).to.deep.equal(NINE);
+    for (const d of report.dimensions) {
+      expect(d).to.deep.include({ status: 'unverified', hit_count: null, evidence_count: 0, samples: [], fetched_at: report.fetched_at });
+      expect(d.domain).to.be.oneOf(['sifa', 'shuiwu']);
+      expect(d.label).to.be.a('string').and.not.equal('');
+    }
+    expect(report.coverage).to.deep.equal({ total: 9, queried: 0, failed: 0, with_evidence: 0, unverified: 9 });
+  }
+
   describe('identity', () => {
     it('matched: a unique labelled name with a valid code in an official registry page; identify makes exactly one search', async () => {
       const res = await screen(user(`请核实「${CO.qingluan.name}」的身份`, { identify: true }));
@@ -113,7 +124,7 @@ describe('risk screening agent @integration', () => {
         sources: [{ title: `${CO.qingluan.name} - 企业信用信息公示`, url: `https://www.gsxt.gov.example/corp/${CO.qingluan.code}` }],
       });
       expect(isValidCreditCode(res.body.company.credit_code)).to.equal(true);
-      expect(res.body.report.dimensions).to.deep.equal([]);
+      expectNineUnqueried(res.body.report);
       expect(res.body.usage).to.deep.include({ query_calls: 1, query_cached: false, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
       expect(res.body.usage.query_request_ids).to.have.length(1);
       expect(res.charge).to.equal(perQuery);
@@ -168,10 +179,44 @@ describe('risk screening agent @integration', () => {
         sources: [],
       });
       expect(providerQueries, 'the identity search only').to.deep.equal([CO.nameless.code]);
-      expect(res.body.report.dimensions).to.deep.equal([]);
-      expect(res.body.report.coverage).to.deep.equal({ total: 9, queried: 0, failed: 0, with_evidence: 0, unverified: 0 });
+      // One item per dimension all the same, none searched: consistent with coverage.
+      expectNineUnqueried(res.body.report);
       expect(res.body.usage).to.deep.include({ query_calls: 1, prompt_tokens: 0, completion_tokens: 0 });
       expect(res.charge).to.equal(perQuery);
+    });
+
+    it('never borrows another company\'s credit code: a name with a code the registry gives to another company', async () => {
+      // 松川's code, supplied with 青峦's name (whose registry page shows another code).
+      const res = await screen(user(`${CO.qingluan.name} ${CO.songchuan.code}`));
+      expect(res.status).to.equal(200);
+      expect(providerQueries, 'the name search, the code lookup, nine dimensions').to.have.length(11);
+      expect(providerQueries[1]).to.equal(CO.songchuan.code);
+      expect(res.body.company).to.deep.include({ keyword: CO.qingluan.name, resolved_name: '', credit_code: '', status: '', identity_status: 'user_provided' });
+      const warning = res.body.report.warnings.find((w: string) => w.startsWith('official registry documents contradict'));
+      expect(warning, res.body.report.warnings.join('\n')).to.be.a('string');
+      for (const part of [CO.qingluan.name, CO.qingluan.code, CO.songchuan.name, CO.songchuan.code]) expect(warning).to.include(part);
+      // The name is still screened as written; nothing the result shows carries 松川's code.
+      expect(res.body.cards).to.have.length.greaterThan(0);
+      for (const card of res.body.cards) expect(card.credit_code).to.equal('');
+      expect(JSON.stringify({ company: res.body.company, cards: res.body.cards })).not.to.include(CO.songchuan.code);
+      expect(res.body.usage.query_calls).to.equal(11);
+      expect(res.charge).to.equal(expectedCharge(res.body.usage));
+
+      // Identify mode searches once: the name's registry page alone contradicts the code.
+      now = new Date(now.getTime() + 2 * DAY);
+      providerQueries = [];
+      const identify = await screen(user(`「${CO.qingluan.name}」${CO.songchuan.code}`, { identify: true }));
+      expect(providerQueries).to.have.length(1);
+      expect(identify.body.company).to.deep.include({ credit_code: '', identity_status: 'user_provided' });
+      const named = identify.body.report.warnings.find((w: string) => w.startsWith('official registry documents contradict'));
+      expect(named).to.include(`${CO.qingluan.name} has credit code ${CO.qingluan.code}`).and.include(`${CO.songchuan.code} is not used`);
+      expect(JSON.stringify(identify.body.company)).not.to.include(CO.songchuan.code);
+
+      // The code with its own company's name still matches, with no lookup.
+      providerQueries = [];
+      const own = await screen(user(`${CO.songchuan.name} ${CO.songchuan.code}`, { identify: true }));
+      expect(own.body.company).to.deep.include({ identity_status: 'matched', credit_code: CO.songchuan.code, resolved_name: CO.songchuan.name });
+      expect(own.body.report.warnings.join('\n')).not.to.include('contradict');
     });
 
     it('a wrong check character is never valid: from the client, and in an official page', async () => {

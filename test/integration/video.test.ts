@@ -326,7 +326,7 @@ describe('video generation tasks and webhooks @integration', () => {
     const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
     for (const [name, body, param, code] of cases) {
       const res = await create(body);
-      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).to.equal(code === 'model_not_found' ? 404 : 400);
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).to.equal(400);
       expect(res.body.error.code, name).to.equal(code);
       expect(res.body.error.param, name).to.equal(param);
     }

@@ -161,7 +161,7 @@ describe('web Q&A agent @integration', () => {
     const botOnly = await gw.fundedAccount(10_000_000, ['webqa-pro']);
     const messages = [{ role: 'user', content: 'hi' }];
     const { result: refused, charge } = await charged(() => ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages }, '/v1/agent/chat/completions', botOnly.key), botOnly.key);
-    expect(refused.status).to.equal(403);
+    expect(refused.status).to.equal(400);
     expect(refused.body.error).to.deep.include({ code: 'model_not_allowed', param: 'model' });
     expect(refused.body.error.message).to.include("may not use 'chat-pro'").and.not.include("may not use 'webqa-pro'");
     expect(charge).to.equal(0);
@@ -178,7 +178,7 @@ describe('web Q&A agent @integration', () => {
     // The model alone is not enough: the bot is what is billed.
     const modelOnly = await gw.fundedAccount(10_000_000, ['chat-pro']);
     const noBot = await ask({ bot_id: 'webqa-pro', model: 'chat-pro', messages }, '/v1/agent/chat/completions', modelOnly.key);
-    expect(noBot.status).to.equal(403);
+    expect(noBot.status).to.equal(400);
     expect(noBot.body.error.message).to.include("'webqa-pro'");
   });
 
@@ -248,13 +248,13 @@ describe('web Q&A agent @integration', () => {
     expect(plainCharge).to.equal(tokenCharge(basic, countMessageTokens(messages), 3));
   });
 
-  it('answers 400, 401, 402, 403 and 502 in the OpenAI shape, and charges what a broken stream delivered', async () => {
+  it('answers 400, 401, 402 and 502 in the OpenAI shape (the spec\'s list), and charges what a broken stream delivered', async () => {
     const { charge } = await charged(async () => {
       expect((await ask({ messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'invalid_request', param: 'bot_id' });
       expect((await ask({ bot_id: 'webqa-pro' })).body.error).to.deep.include({ param: 'messages' });
       expect((await ask({ bot_id: 'nope', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'bot_not_found', param: 'bot_id' });
       expect((await ask({ bot_id: 'chat-fast', messages: [{ role: 'user', content: 'x' }] })).status).to.equal(400);
-      expect((await ask({ bot_id: 'webqa-pro', model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'model_not_supported', param: 'model' });
+      expect((await ask({ bot_id: 'webqa-pro', model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] })).body.error).to.deep.include({ code: 'model_not_found', param: 'model' });
       expect((await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).status).to.equal(400);
       expect((await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x' }], extension_options: { colour: 'red' } })).status).to.equal(400);
       const failed = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x [sim:fail]' }] });
@@ -274,7 +274,8 @@ describe('web Q&A agent @integration', () => {
 
     const restricted = await gw.fundedAccount(1_000_000, ['webqa-basic']);
     const forbidden = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'x' }] }, '/v1/agent/chat/completions', restricted.key);
-    expect(forbidden.status).to.equal(403);
+    expect(forbidden.status).to.equal(400);
+    expect(forbidden.body.error).to.deep.include({ code: 'model_not_allowed', param: 'model', type: 'invalid_request_error' });
     expect(forbidden.body.error.message).to.include("'webqa-pro'");
 
     // A stalled stream: the two delivered tokens and the prompt are charged; the stream ends with an error.
@@ -292,5 +293,66 @@ describe('web Q&A agent @integration', () => {
     expect(countTokens(delivered)).to.equal(2);
     expect(frames[frames.length - 1].error.message).to.include('timed out');
     expect(stallCharge).to.equal(tokenCharge(pro, countMessageTokens(messages), 2));
+  });
+
+  it('answers the upstream agent\'s 429 as 502 upstream_rate_limited, plain and streamed, reserving nothing', async () => {
+    const messages = [{ role: 'user' as const, content: 'busy [sim:status=429]' }];
+    const { charge } = await charged(async () => {
+      for (const stream of [false, true]) {
+        const res = await ask({ bot_id: 'webqa-pro', stream, messages });
+        expect(res.status, `stream ${stream}: ${JSON.stringify(res.body)}`).to.equal(502);
+        expect(res.body.error).to.deep.include({ code: 'upstream_rate_limited', type: 'upstream_error' });
+      }
+      const err = await client.chat.completions.create({ model: 'webqa-pro', messages, bot_id: 'webqa-pro' } as OpenAI.ChatCompletionCreateParamsNonStreaming).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(OpenAI.InternalServerError);
+      expect((err as InstanceType<typeof OpenAI.APIError>).status).to.equal(502);
+    });
+    expect(charge).to.equal(0);
+  });
+
+  it('takes stream_options as chat does: include_usage puts usage: null on every chunk before the last', async () => {
+    const messages = [{ role: 'user' as const, content: 'Tides? [sim:tokens=3]' }];
+    const stream = await client.chat.completions.create({
+      model: 'webqa-pro',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+      bot_id: 'webqa-pro',
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const chunks: Record<string, any>[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const last = chunks[chunks.length - 1]!;
+    expect(last.choices).to.deep.equal([]);
+    expect(last.usage.prompt_tokens).to.equal(countMessageTokens(messages));
+    expect(chunks.slice(0, -1).every((c) => 'usage' in c && c.usage === null), 'usage: null before the last chunk').to.equal(true);
+    const refused = await ask({ bot_id: 'webqa-pro', stream: true, stream_options: { include_usage: 'yes' }, messages });
+    expect(refused.body.error).to.deep.include({ param: 'stream_options.include_usage' });
+  });
+});
+
+describe('web Q&A over a key\'s request rate @integration', () => {
+  let gw: TestGateway;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '2', WEBQA_RATE_WAIT_MS: '2000' });
+  });
+  after(async () => gw.close());
+
+  it('answers 502 gateway_busy (never 429) when no turn comes within the bounded wait, reserving nothing', async () => {
+    const { key } = await gw.fundedAccount(10_000_000);
+    const ask = () => gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-basic', messages: [{ role: 'user', content: 'hi [sim:tokens=1]' }] });
+    expect((await ask()).status).to.equal(200);
+    expect((await ask()).status).to.equal(200);
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    // At 2 a minute the next turn is 30 s away, beyond the 2 s wait: refused at once.
+    const busy = await ask();
+    expect(busy.status, JSON.stringify(busy.body)).to.equal(502);
+    expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
+    expect(Number(busy.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
+    await gw.expectAuditClean();
   });
 });

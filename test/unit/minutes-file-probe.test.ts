@@ -32,6 +32,16 @@ describe('minutes file probe: HEAD, redirects and the ranged GET', () => {
         case '/sized.mp3':
           res.writeHead(200, { 'content-length': '2000000000' });
           return req.method === 'HEAD' ? res.end() : res.destroy();
+        case '/typed/recording':
+          res.writeHead(200, { 'content-length': '4096', 'content-type': 'Audio/MPEG; charset=binary' });
+          return req.method === 'HEAD' ? res.end() : res.destroy();
+        case '/typed-by-get/recording':
+          if (req.method === 'HEAD') {
+            res.writeHead(405, { allow: 'GET', 'content-type': 'text/html' });
+            return res.end();
+          }
+          res.writeHead(206, { 'content-range': 'bytes 0-0/5000', 'content-length': '1', 'content-type': 'video/mp4' });
+          return res.end('x');
         case '/relative.mp3':
           res.writeHead(301, { location: 'sized.mp3' });
           return res.end();
@@ -102,7 +112,8 @@ describe('minutes file probe: HEAD, redirects and the ranged GET', () => {
       await p.close();
     }
   }
-  const size = (path: string) => probe((p) => p.size(`${base}${path}`));
+  const inspect = (path: string) => probe((p) => p.inspect(`${base}${path}`));
+  const size = async (path: string) => (await inspect(path)).bytes;
 
   it('reads the size from HEAD', async () => {
     expect(await size('/sized.mp3')).to.equal(2_000_000_000);
@@ -146,6 +157,15 @@ describe('minutes file probe: HEAD, redirects and the ranged GET', () => {
     await endlessClosed;
   });
 
+  it('reads the media type from HEAD (lower-cased, without parameters), else from the ranged GET, never from an error answer', async () => {
+    expect(await inspect('/typed/recording')).to.deep.equal({ bytes: 4096, mediaType: 'audio/mpeg' });
+    expect(seen.map((s) => s.method)).to.deep.equal(['HEAD']);
+    seen = [];
+    expect(await inspect('/typed-by-get/recording')).to.deep.equal({ bytes: 5000, mediaType: 'video/mp4' });
+    expect(seen.map((s) => s.method)).to.deep.equal(['HEAD', 'GET']);
+    expect(await inspect('/sized.mp3')).to.deep.equal({ bytes: 2_000_000_000, mediaType: null });
+  });
+
   it('answers null (unknown) when neither HEAD nor GET tells the size, or nothing answers', async () => {
     expect(await size('/unknown.mp3')).to.equal(null);
     expect(seen.map((s) => s.method)).to.deep.equal(['HEAD', 'GET']);
@@ -153,6 +173,6 @@ describe('minutes file probe: HEAD, redirects and the ranged GET', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    expect(await probe((p) => p.size(`http://127.0.0.1:${port}/a.mp3`))).to.equal(null);
+    expect(await probe((p) => p.inspect(`http://127.0.0.1:${port}/a.mp3`))).to.deep.equal({ bytes: null, mediaType: null });
   });
 });

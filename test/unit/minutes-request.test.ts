@@ -12,11 +12,27 @@ describe('minutes requests: defaults, model rules and the estimate', () => {
   const normalize = (model = service, body: Record<string, unknown> = {}) =>
     normalizeMinutesRequest(catalog, model, parseMinutesRequest({ model: model.id, file_url: 'https://media.example/m/sync.MP3?x=1', ...body }), 'req_1');
 
-  it('infers audio or video from the URL suffix, and nothing from anything else', () => {
+  it('infers audio or video from the URL suffix, else from the media type, and nothing from anything else', () => {
     expect(inferFileType(new URL('https://a.example/x/y.wav?download=1'))).to.equal('audio');
     expect(inferFileType(new URL('https://a.example/y.MOV'))).to.equal('video');
     expect(inferFileType(new URL('https://a.example/y.txt'))).to.equal(null);
     expect(inferFileType(new URL('https://a.example/recording'))).to.equal(null);
+    expect(inferFileType(new URL('https://a.example/recording'), 'audio/mpeg')).to.equal('audio');
+    expect(inferFileType(new URL('https://a.example/recording'), 'video/mp4')).to.equal('video');
+    expect(inferFileType(new URL('https://a.example/y.txt'), 'video/webm')).to.equal('video');
+    expect(inferFileType(new URL('https://a.example/y.mp4'), 'audio/mpeg'), 'the suffix comes first').to.equal('video');
+    expect(inferFileType(new URL('https://a.example/recording'), 'application/octet-stream')).to.equal(null);
+    expect(inferFileType(new URL('https://a.example/recording'), null)).to.equal(null);
+  });
+
+  it('takes file_type from the probed media type when the suffix does not tell, and refuses when neither does', () => {
+    const bare = { file_url: 'https://media.example/meetings/42/recording' };
+    const probed = (mediaType: string | null) => normalizeMinutesRequest(catalog, service, parseMinutesRequest({ model: service.id, ...bare }), 'req_1', mediaType);
+    expect(probed('video/quicktime').file_type).to.equal('video');
+    expect(probed('audio/x-m4a').file_type).to.equal('audio');
+    expect(() => probed(null)).to.throw(/^file_type is required when neither/);
+    expect(() => probed('text/html')).to.throw(/^file_type is required when neither/);
+    expect(normalizeMinutesRequest(catalog, service, parseMinutesRequest({ model: service.id, ...bare, file_type: 'audio' }), 'req_1', 'video/mp4').file_type, 'an explicit file_type wins').to.equal('audio');
   });
 
   it('accepts IANA zones only', () => {

@@ -157,7 +157,7 @@ async function settleAndStore(
       score: null,
       summary: outcome.summary,
       fetched_at: seconds(now),
-      coverage: coverageOf(outcome.dimensions),
+      coverage: coverageOf(outcome.dimensions, outcome.queried),
       warnings: outcome.warnings,
       dimensions: outcome.dimensions,
     },

@@ -27,11 +27,22 @@ export interface Identity {
   readonly warnings: readonly string[];
 }
 
-/** The one identity search: the name (with the registry label), else the valid code; null when neither is usable. */
+/** The identity search: the name (with the registry label), else the valid code; null when neither is usable. */
 export function identityQuery(subject: Subject): { query: string; domain: string } | null {
   if (subject.name) return { query: `${subject.name} ${IDENTITY_LABEL}`, domain: IDENTITY_DOMAIN };
   if (subject.validCode) return { query: subject.validCode, domain: IDENTITY_DOMAIN };
   return null;
+}
+
+/**
+ * A second identity search, by the client's code, when the client gave a name and a code and no
+ * official document the name search found labels that code: whose code it is decides whether the
+ * pair is contradicted (the code is another company's). Null when there is nothing to look up.
+ */
+export function codeLookupQuery(subject: Subject, results: readonly SearchResult[], officialDomains: readonly string[]): { query: string; domain: string } | null {
+  if (!subject.name || !subject.validCode) return null;
+  const known = officialDocuments(results, officialDomains).some((d) => d.code === subject.validCode);
+  return known ? null : { query: subject.validCode, domain: IDENTITY_DOMAIN };
 }
 
 interface IdentityDocument {
@@ -64,6 +75,38 @@ function identityDocument(result: SearchResult): IdentityDocument | null {
   return { name, comparable: name.normalize('NFKC'), code, codeValid: isValidCreditCode(code), status: STATUS_LABEL.exec(text)?.[1] ?? '', title: result.title, url: result.url };
 }
 
+function officialDocuments(results: readonly SearchResult[], officialDomains: readonly string[]): IdentityDocument[] {
+  return results
+    .filter((r) => isOfficialUrl(r.url, officialDomains))
+    .map(identityDocument)
+    .filter((d): d is IdentityDocument => d !== null);
+}
+
+/**
+ * Official documents that contradict the client's name and code: the registry gives the code to
+ * another company (`codeOwners`), or gives the full legal name another valid code (`nameCodes`).
+ */
+function contradictions(subject: Subject, docs: readonly IdentityDocument[], fitsName: (d: IdentityDocument) => boolean) {
+  if (!subject.name || !subject.validCode) return null;
+  const code = subject.validCode;
+  const codeOwners = docs.filter((d) => d.code === code && !fitsName(d));
+  // A partial name fits several companies legitimately; only a full name has one code.
+  const nameCodes = hasLegalSuffix(subject.name.normalize('NFKC')) ? docs.filter((d) => fitsName(d) && d.codeValid && d.code !== code) : [];
+  return codeOwners.length + nameCodes.length > 0 ? { code, codeOwners, nameCodes } : null;
+}
+
+function contradictionWarning(name: string, found: NonNullable<ReturnType<typeof contradictions>>): string {
+  const cite = (docs: readonly IdentityDocument[]) => [...new Map(docs.map((d) => [`${d.name} ${d.code}`, d])).values()];
+  const parts = [
+    ...cite(found.codeOwners).map((d) => `credit code ${found.code} belongs to ${d.name} (${d.url})`),
+    ...cite(found.nameCodes).map((d) => `${d.name} has credit code ${d.code} (${d.url})`),
+  ];
+  return (
+    `official registry documents contradict the supplied name and credit code (${name}, ${found.code}): ${parts.join('; ')}; ` +
+    `identity not matched, and ${found.code} is not used for ${name}`
+  );
+}
+
 /**
  * The identity rules, exactly:
  * 1. `matched`: among official documents that fit what the client wrote (a full legal name must
@@ -72,19 +115,30 @@ function identityDocument(result: SearchResult): IdentityDocument | null {
  *    (one code only).
  * 2. Otherwise a supplied name gives `user_provided`: it is screened as written, unverified.
  * 3. A credit code without a resolved legal name gives `company_unresolved`: nothing to screen.
+ * A name and a code that official documents contradict (the code is another company's, or the
+ * full name has another code) are never `matched`: the name is screened as written, without a
+ * code, and a warning names both companies and codes as found.
  * `results` is null when no identity search answered.
  */
 export function resolveIdentity(subject: Subject, results: readonly SearchResult[] | null, officialDomains: readonly string[]): Identity {
   const warnings = subject.invalidCodes.map((c) => `credit code ${c} fails the GB 32100-2015 check character; it was not used`);
   const keyword = subject.name ?? subject.validCode ?? subject.invalidCodes[0] ?? '';
   const name = subject.name?.normalize('NFKC') ?? null;
-  const fitting = (results ?? [])
-    .filter((r) => isOfficialUrl(r.url, officialDomains))
-    .map(identityDocument)
-    .filter((d): d is IdentityDocument => d !== null)
-    .filter((d) => (name === null ? true : hasLegalSuffix(name) ? d.comparable === name : d.comparable.includes(name)))
-    .filter((d) => subject.validCode === null || d.code === subject.validCode);
+  const docs = officialDocuments(results ?? [], officialDomains);
+  const fitsName = (d: IdentityDocument) => (name === null ? true : hasLegalSuffix(name) ? d.comparable === name : d.comparable.includes(name));
+  const fitting = docs.filter(fitsName).filter((d) => subject.validCode === null || d.code === subject.validCode);
   const sourcesOf = (docs: readonly IdentityDocument[]) => docs.map((d) => ({ title: d.title, url: d.url }));
+
+  const contradicted = contradictions(subject, docs, fitsName);
+  if (contradicted && subject.name) {
+    warnings.push(contradictionWarning(subject.name, contradicted));
+    // Sources are the documents about the named company only: the code owner's page names its code.
+    return {
+      company: { keyword, resolved_name: '', credit_code: '', status: '', identity_status: 'user_provided', sources: sourcesOf([...fitting, ...contradicted.nameCodes]) },
+      screeningName: subject.name,
+      warnings,
+    };
+  }
 
   const names = new Set(fitting.map((d) => d.comparable));
   if (names.size === 1) {

@@ -18,7 +18,7 @@ export interface Coverage {
   readonly failed: number;
   /** Dimensions with displayed (unverified) leads. */
   readonly with_evidence: number;
-  /** Dimensions searched without a lead: no evidence, which does not mean no risk. */
+  /** Dimensions without a lead, searched or not (see `queried`): no evidence, which does not mean no risk. */
   readonly unverified: number;
 }
 
@@ -62,9 +62,10 @@ export interface RiskResult {
 
 export const DIMENSION_COUNT = 9;
 
-export function coverageOf(dimensions: readonly DimensionItem[]): Coverage {
+/** The counts of the report's dimensions (all nine), of which `queried` were searched. */
+export function coverageOf(dimensions: readonly DimensionItem[], queried: number): Coverage {
   const count = (status: string) => dimensions.filter((d) => d.status === status).length;
-  return { total: DIMENSION_COUNT, queried: dimensions.length, failed: count('failed'), with_evidence: count('evidence_found'), unverified: count('unverified') };
+  return { total: DIMENSION_COUNT, queried, failed: count('failed'), with_evidence: count('evidence_found'), unverified: count('unverified') };
 }
 
 /** The summary when no writer runs (identity only, nothing to screen) or when it failed. */
@@ -82,7 +83,7 @@ export function identitySummary(company: Company): string {
 }
 
 export function fallbackSummary(name: string, dimensions: readonly DimensionItem[]): string {
-  const coverage = coverageOf(dimensions);
+  const coverage = coverageOf(dimensions, dimensions.length);
   const withEvidence = dimensions.filter((d) => d.status === 'evidence_found').map((d) => d.label);
   return (
     `Screening of ${name}: ${coverage.with_evidence} of ${coverage.total} dimensions show unverified web leads` +

@@ -11,9 +11,9 @@ import { WebSearch } from '../search/web-search';
 import { DIMENSIONS, dimensionQuery } from './dimensions';
 import type { RiskDirectives } from './directives';
 import type { Subject } from './extract';
-import { identityQuery, resolveIdentity, type Company } from './identity';
+import { codeLookupQuery, identityQuery, resolveIdentity, type Company } from './identity';
 import { CAVEATS, fallbackSummary, historicalWarning, identitySummary, usageOf, type RiskUsage } from './report';
-import { cardFor, screenDimension, type Card, type DimensionItem } from './screening';
+import { cardFor, screenDimension, unqueriedDimensions, type Card, type DimensionItem } from './screening';
 import { NO_WRITER_USAGE, runWriter, writerCharge, writerMessages, type WriterUsage } from './writer';
 
 export interface ScreeningInput {
@@ -42,7 +42,10 @@ export interface ScreeningInput {
 
 export interface ScreeningOutcome {
   readonly company: Company;
+  /** All nine, searched or not. */
   readonly dimensions: readonly DimensionItem[];
+  /** How many of them were searched (answered or failed). */
+  readonly queried: number;
   readonly cards: readonly Card[];
   readonly warnings: readonly string[];
   readonly summary: string;
@@ -57,8 +60,9 @@ interface SearchRecord {
 }
 
 /**
- * The risk agent's work: one identity search, then (unless only identity was asked for, or no
- * legal name stands behind a bare credit code) one search per dimension, a bounded number at a
+ * The risk agent's work: one identity search (and, for a name with a code the name's registry
+ * pages do not show, one by the code, except in identify mode), then (unless only identity was
+ * asked for, or no legal name stands behind a bare credit code) one search per dimension, a bounded number at a
  * time, and the writer. A failed search costs nothing and fails only its dimension; when not a
  * single search could be answered the request fails with 502 (and nothing is billed). Any other
  * error is held until the searches in flight have finished, and what was answered is settled
@@ -115,6 +119,13 @@ async function screen(
     if ('failure' in answer) warnings.push(`the identity search failed (${answer.failure})`);
     else identityResults = answer.results;
   }
+  // Identify mode makes at most one search.
+  const lookup = identityResults && !input.identifyOnly ? codeLookupQuery(input.subject, identityResults, official) : null;
+  if (lookup && identityResults) {
+    const answer = await search(lookup.query, lookup.domain, 'identity');
+    if ('failure' in answer) warnings.push(`the credit code lookup failed (${answer.failure})`);
+    else identityResults = [...identityResults, ...answer.results];
+  }
   const identity = resolveIdentity(input.subject, identityResults, official);
   warnings.push(...identity.warnings);
   const { company } = identity;
@@ -123,7 +134,7 @@ async function screen(
     if (attempted > 0 && searches().length === 0) throw noAnswer();
     const summary = `${identitySummary(company)}\n\n${CAVEATS}`;
     await input.onText(summary);
-    return outcome(input, company, [], [], warnings, summary, searches(), NO_WRITER_USAGE);
+    return outcome(input, company, unqueriedDimensions(core.clock()), 0, [], warnings, summary, searches(), NO_WRITER_USAGE);
   }
 
   const name = identity.screeningName;
@@ -159,20 +170,21 @@ async function screen(
   const caveats = `${summary ? '\n\n' : ''}${CAVEATS}`;
   await input.onText(caveats);
   summary += caveats;
-  return outcome(input, company, dimensions, cards, warnings, summary, searches(), written.usage);
+  return outcome(input, company, dimensions, dimensions.length, cards, warnings, summary, searches(), written.usage);
 }
 
 function outcome(
   input: ScreeningInput,
   company: Company,
   dimensions: readonly DimensionItem[],
+  queried: number,
   cards: readonly Card[],
   warnings: readonly string[],
   summary: string,
   searches: readonly SearchRecord[],
   writerUsage: WriterUsage,
 ): ScreeningOutcome {
-  return { company, dimensions, cards, warnings, summary, ...billOf(input, searches, writerUsage) };
+  return { company, dimensions, queried, cards, warnings, summary, ...billOf(input, searches, writerUsage) };
 }
 
 /** What the answered searches and the writer cost, and the usage that reports them. */

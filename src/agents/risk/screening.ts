@@ -1,5 +1,5 @@
 import type { SearchResult } from '../search/events';
-import type { Dimension } from './dimensions';
+import { DIMENSIONS, type Dimension } from './dimensions';
 import { mentionsExactName, mentionsName, toSample, type Sample } from './evidence';
 
 /** `evidence_found`: unverified leads are shown; `unverified`: the search found none (which proves nothing); `failed`: no answer. */
@@ -73,6 +73,14 @@ export function screenDimension(
     item: item(samples.length > 0 ? 'evidence_found' : 'unverified', samples, answer.fetchedAt),
     cardSamples: leads.filter((l) => l.exact && l.sample.source_type === 'official').map((l) => l.sample),
   };
+}
+
+/**
+ * The nine dimensions of a report that searched none (identity only, or nothing to screen): each
+ * listed as `unverified` with no leads, since nothing was looked for.
+ */
+export function unqueriedDimensions(at: Date): DimensionItem[] {
+  return DIMENSIONS.map((d) => ({ domain: d.domain, data_type: d.data_type, label: d.label, status: 'unverified', hit_count: null, evidence_count: 0, fetched_at: seconds(at), samples: [] }));
 }
 
 /** A `risk_summary` card per dimension with official, exact-name leads. */

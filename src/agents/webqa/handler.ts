@@ -39,9 +39,27 @@ const conversationIds = (core: Core): ConversationIds => new ConversationIds(cor
 export async function handleWebQa(core: Core, ctx: GatewayContext): Promise<void> {
   const request = parseWebQaRequest(await readJson(ctx));
   const plan = planTurn(core, ctx, request);
+  await withoutTooManyRequests(() => turn(core, ctx, request, plan));
+}
+
+/**
+ * The spec lists no 429 for web Q&A: a key over its rate waits up to WEBQA_RATE_WAIT_MS for its
+ * turn (then 502 `gateway_busy`), and the upstream's own rate limit is a 502 `upstream_rate_limited`.
+ */
+async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 429) throw err;
+    throw new ApiError(502, err.code, err.message, { type: 'upstream_error', headers: err.options.headers });
+  }
+}
+
+async function turn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
   const channel = core.upstreams.channel(plan.bot.channel);
-  await metered(core, ctx, { model: plan.bot, estimate: plan.estimate }, async (charge) => {
-    if (request.stream) return streamTurn(core, ctx, plan, charge);
+  const admit = (keyId: string) => core.rateLimiter.waitTurn(keyId, core.config.webQaRateWaitMs);
+  await metered(core, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
+    if (request.stream) return streamTurn(core, ctx, request, plan, charge);
     const chat = await channel.json<UpstreamBotChat>('POST', '/bots/chat', { ...plan.body, stream: false }, abortOnDisconnect(ctx));
     if (chat.status !== 'completed') throw new UpstreamError(502, `the agent ended the chat as ${chat.status}: ${chat.last_error?.msg ?? 'no reason given'}`, 'upstream_error');
     const messages = chat.messages ?? [];
@@ -72,7 +90,7 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
   const bot = core.catalog.get(request.bot_id);
   if (!bot || bot.type !== 'bot') throw new ApiError(400, 'bot_not_found', `there is no bot '${request.bot_id}'`, { param: 'bot_id' });
   const auth = authOf(ctx);
-  requireAllowed(auth, [bot], `bot '${bot.id}'`);
+  requireAllowed(auth, [bot], `bot '${bot.id}'`, 400);
   const caps = botCapabilities(bot);
   const ext = request.extension_options ?? {};
   const pro = caps.tier === 'pro';
@@ -85,13 +103,14 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
     }
   }
   const model = request.model !== undefined && request.model !== bot.id ? request.model : null;
+  if (model !== null && !core.catalog.get(model)) throw new ApiError(400, 'model_not_found', `The model '${model}' does not exist`, { param: 'model' });
   if (model !== null && !caps.models.includes(model)) {
     const choices = [bot.id, ...caps.models].map((m) => `'${m}'`).join(', ');
     throw new ApiError(400, 'model_not_supported', `bot '${bot.id}' answers with ${choices}, not '${model}'`, { param: 'model' });
   }
   // A model the request names is a model it uses (as the risk writer is for the risk endpoint):
   // a restricted key must allow it too, though the turn is billed at the bot's prices.
-  if (model !== null) requireAllowed(auth, [bot, { id: model }], `bot '${bot.id}' with model '${model}'`);
+  if (model !== null) requireAllowed(auth, [bot, { id: model }], `bot '${bot.id}' with model '${model}'`, 400);
   const promptTokens = countMessageTokens(textMessages(request));
   if (promptTokens > caps.context_window) {
     throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${bot.id} accepts ${caps.context_window}`, { param: 'messages' });
@@ -112,14 +131,16 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
  * one chunk with `choices: []` carrying `conversation_id`, `follow_ups`, `cards` and `usage`, then
  * `data: [DONE]`. A failure mid-stream charges what was delivered and ends with `data: {"error": …}`.
  */
-async function streamTurn(core: Core, ctx: GatewayContext, plan: Plan, charge: RequestCharge): Promise<void> {
+async function streamTurn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan: Plan, charge: RequestCharge): Promise<void> {
   const upstreamAbort = new AbortController();
   // Opened first: a refusal (4xx/5xx) is still a plain JSON error answer.
   const events = await core.upstreams.channel(plan.bot.channel).stream('/bots/chat', { ...plan.body, stream: true }, upstreamAbort.signal);
   const sse = new SseResponse(ctx, core.config.ssePingMs);
   sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
   const base = { id: '', object: 'chat.completion.chunk', created: Math.floor(core.clock().getTime() / 1000), model: plan.bot.id, bot_id: plan.bot.id };
-  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+  // include_usage: every chunk carries `usage`, null until the last one (as chat streams do).
+  const usageSlot = request.stream_options?.include_usage === true ? { usage: null } : {};
+  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageSlot });
   let delivered = '';
   let conversationId: string | null = null;
   const extras: UpstreamBotMessage[] = [];

@@ -1,4 +1,4 @@
-import { messagesSchema, type ChatMessage } from '../../chat/schemas';
+import { messagesSchema, STREAM_OPTIONS_SCHEMA, type ChatMessage } from '../../chat/schemas';
 import { ApiError } from '../../http/errors';
 import { validator } from '../../http/validation';
 
@@ -28,6 +28,8 @@ export interface WebQaRequest {
   bot_id: string;
   messages: WebQaMessage[];
   stream?: boolean;
+  /** As for chat: `include_usage` adds `usage: null` to every chunk before the last (which always carries usage). */
+  stream_options?: { include_usage?: boolean };
   model?: string;
   extension_options?: ExtensionOptions;
 }
@@ -61,6 +63,7 @@ const validate = validator<WebQaRequest>({
       ],
     }),
     stream: { type: 'boolean' },
+    stream_options: STREAM_OPTIONS_SCHEMA,
     model: { type: 'string', minLength: 1 },
     extension_options: {
       type: 'object',

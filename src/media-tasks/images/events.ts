@@ -6,14 +6,19 @@
  */
 export const IMAGES_GENERATED = 'ImagesGenerated';
 
-export interface GeneratedImage {
-  /** Gallery id of the image. */
-  readonly id: string;
+export interface StoredImageFile {
   /** File store key. */
   readonly key: string;
   readonly contentType: string;
   readonly bytes: number;
   readonly sha256: string;
+}
+
+export interface GeneratedImage extends StoredImageFile {
+  /** Gallery id of the image. */
+  readonly id: string;
+  /** A layered model's other layers of this image, in the provider's order (not in the gallery). */
+  readonly layers?: readonly (StoredImageFile & { readonly name: string })[];
 }
 
 export interface ImagesGenerated {

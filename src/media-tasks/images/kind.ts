@@ -6,7 +6,7 @@ import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceeded
 import type { TaskRow } from '../../tasks/view-row';
 import type { Upstreams } from '../../upstreams/registry';
 import { unixSeconds } from '../common';
-import { imageSettlement, tokenUsageOf, upstreamImageBody, type ImageTokenUsage, type NormalizedImageRequest } from './request';
+import { BASE_LAYER, imageSettlement, tokenUsageOf, upstreamImageBody, upstreamLayers, type ImageTokenUsage, type NormalizedImageRequest, type UpstreamImageItem } from './request';
 
 /** What an async image task keeps of its request: the normalized request and how it is billed. */
 export interface ImageTaskRequest extends NormalizedImageRequest {
@@ -16,9 +16,12 @@ export interface ImageTaskRequest extends NormalizedImageRequest {
 interface UpstreamImageTask extends UpstreamTaskStatus {
   id: string;
   created?: number;
-  data?: { url?: string }[];
+  data?: UpstreamImageItem[];
   usage?: unknown;
 }
+
+/** Artifact names: `image_<i>` for image i (the gallery's), `layer_<i>_<k>_<name>` for its k-th other layer. */
+const LAYER_ARTIFACT = /^layer_(\d+)_(\d+)_(.+)$/;
 
 export const IMAGE_TASK_KIND = 'image';
 
@@ -47,14 +50,16 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
       const unsucceeded = unsucceededPoll(t);
       if (unsucceeded) return unsucceeded;
       const r = requestOf(task);
-      const urls = (t.data ?? []).map((d) => d.url).filter((u): u is string => typeof u === 'string').slice(0, r.n);
-      if (urls.length === 0) return { state: 'failed', error: { code: 'no_images', message: 'the upstream returned no images' } };
-      const tokens: ImageTokenUsage | null = r.billing === 'tokens' ? tokenUsageOf(model, r, urls.length, t.usage) : null;
+      const items = (t.data ?? []).filter((d): d is UpstreamImageItem & { url: string } => typeof d?.url === 'string').slice(0, r.n);
+      if (items.length === 0) return { state: 'failed', error: { code: 'no_images', message: 'the upstream returned no images' } };
+      const tokens: ImageTokenUsage | null = r.billing === 'tokens' ? tokenUsageOf(model, r, items.length, t.usage) : null;
+      const layers = (item: UpstreamImageItem, i: number) =>
+        r.layered ? upstreamLayers(item).flatMap((l, k) => (l.url ? [{ name: `layer_${i}_${k}_${l.name}`, sourceUrl: l.url }] : [])) : [];
       return {
         state: 'succeeded',
-        result: { created: t.created ?? null, images: urls.length },
-        usage: { images: urls.length, ...(tokens ?? {}) },
-        artifacts: urls.map((url, i) => ({ name: `image_${i}`, sourceUrl: url })),
+        result: { created: t.created ?? null, images: items.length },
+        usage: { images: items.length, ...(tokens ?? {}) },
+        artifacts: items.flatMap((item, i) => [{ name: `image_${i}`, sourceUrl: item.url }, ...layers(item, i)]),
       };
     },
 
@@ -66,7 +71,7 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
     settlement(task: TaskState) {
       const model = pricingModel(deps.catalog, task);
       const usage = (task.usage ?? {}) as { images?: number } & Partial<ImageTokenUsage>;
-      const images = usage.images ?? task.artifacts.length;
+      const images = usage.images ?? task.artifacts.filter((a) => a.name.startsWith('image_')).length;
       const tokens = requestOf(task).billing === 'tokens' ? tokenUsageOf(model, requestOf(task), images, usage) : null;
       const { amount, usage: record } = imageSettlement(model, requestOf(task), images, tokens);
       return { amount, usage: { ...record, task_id: task.taskId } };
@@ -86,10 +91,22 @@ export function renderImageTask(row: TaskRow, signer: UrlSigner, ttlMs: number):
   if (status === 'failed') body.error = row.status === 'cancelled' ? 'the task was cancelled' : (row.error?.message ?? 'the task failed');
   if (status === 'succeeded') {
     const usage = (row.usage ?? {}) as Partial<ImageTokenUsage>;
-    const images = (row.archived ?? []).filter((a) => a.name.startsWith('image_')).sort((a, b) => Number(a.name.slice(6)) - Number(b.name.slice(6)));
+    const archived = row.archived ?? [];
+    const images = archived.filter((a) => a.name.startsWith('image_')).sort((a, b) => Number(a.name.slice(6)) - Number(b.name.slice(6)));
+    const link = (key: string) => signer.url(key, ttlMs).url;
+    const layersOf = (i: number) =>
+      archived
+        .flatMap((a) => {
+          const m = LAYER_ARTIFACT.exec(a.name);
+          return m && Number(m[1]) === i ? [{ k: Number(m[2]), name: m[3]!, key: a.key }] : [];
+        })
+        .sort((a, b) => a.k - b.k);
     body.result = {
       created: unixSeconds(row.finished_at ?? row.updated_at),
-      data: images.map((a) => ({ url: signer.url(a.key, ttlMs).url })),
+      // A layered model: each image (layer `base`), then its other layers, as the sync call answers.
+      data: images.flatMap((a, i) =>
+        r.layered ? [{ url: link(a.key), layer: BASE_LAYER }, ...layersOf(i).map((l) => ({ url: link(l.key), layer: l.name }))] : [{ url: link(a.key) }],
+      ),
       ...(r.billing === 'tokens' ? { usage: { input_tokens: usage.input_tokens ?? 0, output_tokens: usage.output_tokens ?? 0, total_tokens: usage.total_tokens ?? 0 } } : {}),
     };
   }

@@ -37,6 +37,34 @@ export interface NormalizedImageRequest {
   readonly response_format: 'url' | 'b64_json';
   /** The format of the (base layer of the) image, whether asked for or the model's default. */
   readonly output_format: 'png' | 'jpeg';
+  /**
+   * A layered model (`output_format_scope` `base_layer`): each image's other layers (PNG) are
+   * returned after it as extra `data` items, every item tagged with its `layer`. Absent in tasks
+   * stored before layers were returned.
+   */
+  readonly layered?: boolean;
+}
+
+/** The layer name of the image `output_format` applies to; the other layers keep their provider's names. */
+export const BASE_LAYER = 'base';
+
+/** One image of a provider's answer: its base, and (layered models) its other layers. */
+export interface UpstreamImageItem {
+  url?: string;
+  b64_json?: string;
+  layers?: unknown;
+}
+
+/** The other layers of one provider image, each with a name safe for file keys (`layer_<k>` when it gave none usable). */
+export function upstreamLayers(item: UpstreamImageItem): { name: string; url?: string; b64_json?: string }[] {
+  if (!Array.isArray(item.layers)) return [];
+  return item.layers
+    .filter((l): l is Record<string, unknown> => typeof l === 'object' && l !== null)
+    .map((l, k) => {
+      const raw = typeof l.name === 'string' ? l.name.toLowerCase() : '';
+      const name = /^[a-z0-9_-]{1,32}$/.test(raw) && raw !== BASE_LAYER ? raw : `layer_${k + 1}`;
+      return { name, ...(typeof l.url === 'string' ? { url: l.url } : {}), ...(typeof l.b64_json === 'string' ? { b64_json: l.b64_json } : {}) };
+    });
 }
 
 function bad(code: string, message: string, param: string): ApiError {
@@ -62,7 +90,14 @@ export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody,
   }
   const responseFormat = body.response_format ?? 'url';
   if (mode === 'async' && responseFormat !== 'url') throw bad('unsupported_parameter', 'async image results are links: response_format must be url', 'response_format');
-  return { prompt: body.prompt, n, size, response_format: responseFormat, output_format: body.output_format ?? caps.default_output_format };
+  return {
+    prompt: body.prompt,
+    n,
+    size,
+    response_format: responseFormat,
+    output_format: body.output_format ?? caps.default_output_format,
+    layered: caps.output_format_scope === 'base_layer',
+  };
 }
 
 /**

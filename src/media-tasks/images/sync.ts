@@ -9,14 +9,27 @@ import { newId } from '../../ids';
 import { UpstreamError } from '../../upstreams/channel';
 import { sniffImage, unixSeconds } from '../common';
 import { imagePricing } from '../model-types';
-import { generationStream, IMAGES_GENERATED, type GeneratedImage, type ImagesGenerated } from './events';
-import { imageEstimate, imageSettlement, normalizeImageRequest, parseImageRequest, tokenUsageOf, upstreamImageBody, type ImageTokenUsage } from './request';
+import { generationStream, IMAGES_GENERATED, type GeneratedImage, type ImagesGenerated, type StoredImageFile } from './events';
+import {
+  BASE_LAYER,
+  imageEstimate,
+  imageSettlement,
+  normalizeImageRequest,
+  parseImageRequest,
+  tokenUsageOf,
+  upstreamImageBody,
+  upstreamLayers,
+  type ImageTokenUsage,
+  type UpstreamImageItem,
+} from './request';
 
 interface UpstreamImages {
   created?: number;
-  data?: { url?: string; b64_json?: string }[];
+  data?: UpstreamImageItem[];
   usage?: unknown;
 }
+
+type Kept = StoredImageFile & { data: Buffer };
 
 /** Largest image accepted from a provider. */
 const MAX_IMAGE_BYTES = 50 * 1024 * 1024;
@@ -51,6 +64,7 @@ async function imageBytes(item: { url?: string; b64_json?: string }, signal: Abo
  * every image in the file store (served by expiring signed link), record the generation for the
  * gallery, then settle what actually came back. An upstream that returns fewer images than asked
  * is charged for those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
+ * A layered model's other layers are stored with their image and answered after it.
  */
 export async function handleImageGeneration(core: Core, ctx: GatewayContext): Promise<void> {
   const body = parseImageRequest(await readJson(ctx));
@@ -68,19 +82,26 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
     if (items.length === 0) throw new UpstreamError(502, 'the upstream returned no images', 'no_images', 'protocol');
 
     const generationId = newId('igen');
-    const images: (GeneratedImage & { data: Buffer })[] = [];
+    const images: (GeneratedImage & { data: Buffer; layerFiles: (Kept & { name: string })[] })[] = [];
+    const keep = async (item: { url?: string; b64_json?: string }, key: string): Promise<Kept> => {
+      const bytes = await imageBytes(item, signal);
+      const type = sniffImage(bytes);
+      if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
+      const stored = await core.files.put(`${key}${type.extension}`, Readable.from([bytes]));
+      return { key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes };
+    };
     const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, items.length, upstream.usage) : null;
     const now = core.clock();
     let appended;
     try {
       for (const [index, item] of items.entries()) {
-        const bytes = await imageBytes(item, signal);
-        const type = sniffImage(bytes);
-        if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
         const id = `img_${generationId.slice(generationId.indexOf('_') + 1)}_${index}`;
-        const stored = await core.files.put(`images/${auth.accountId}/${id}${type.extension}`, Readable.from([bytes]));
-        images.push({ id, key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes });
+        const image = { id, ...(await keep(item, `images/${auth.accountId}/${id}`)), layerFiles: [] as (Kept & { name: string })[] };
+        images.push(image);
+        if (!request.layered) continue;
+        for (const layer of upstreamLayers(item)) image.layerFiles.push({ name: layer.name, ...(await keep(layer, `images/${auth.accountId}/${id}-${layer.name}`)) });
       }
+      const fileRecord = ({ key, contentType, bytes, sha256 }: Kept): StoredImageFile => ({ key, contentType, bytes, sha256 });
       const event: ImagesGenerated = {
         type: IMAGES_GENERATED,
         data: {
@@ -89,14 +110,18 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
           model: model.id,
           prompt: request.prompt,
           size: request.size,
-          images: images.map(({ data: _bytes, ...image }) => image),
+          images: images.map((image) => ({
+            id: image.id,
+            ...fileRecord(image),
+            ...(image.layerFiles.length > 0 ? { layers: image.layerFiles.map((l) => ({ name: l.name, ...fileRecord(l) })) } : {}),
+          })),
           at: now.toISOString(),
         },
       };
       appended = await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
     } catch (err) {
       // Unrecorded, so never charged: nothing will link to these files (best-effort removal).
-      await Promise.allSettled(images.map((image) => core.files.delete(image.key)));
+      await Promise.allSettled(images.flatMap((image) => [image, ...image.layerFiles]).map((file) => core.files.delete(file.key)));
       throw err;
     }
     // Recorded first, then charged: every settlement names a generation the log holds. If the
@@ -109,10 +134,12 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
     // folding a settlement). So answer once the gallery has this generation (bounded by
     // PROJECTION_WAIT_MS; past that, answer anyway).
     await core.progress.waitFor(appended.position, ['gallery'], core.config.projectionWaitMs);
+    const item = (file: Kept) => (request.response_format === 'b64_json' ? { b64_json: file.data.toString('base64') } : { url: core.signer.url(file.key, core.config.imageUrlTtlMs).url });
     ctx.body = {
       created: unixSeconds(now),
-      data: images.map((image) =>
-        request.response_format === 'b64_json' ? { b64_json: image.data.toString('base64') } : { url: core.signer.url(image.key, core.config.imageUrlTtlMs).url },
+      // A layered model: each image (layer `base`), then its other layers; n and the bill count images.
+      data: images.flatMap((image) =>
+        request.layered ? [{ ...item(image), layer: BASE_LAYER }, ...image.layerFiles.map((l) => ({ ...item(l), layer: l.name }))] : [item(image)],
       ),
       ...(tokens ? { usage: tokens } : {}),
     };

@@ -22,7 +22,8 @@ import type { ExtraRoute } from './server';
  * answers 503, `sim=asr_reject` submission answers 400, `sim_asr_delay_ms=N` processing time
  * (default 150), `sim_summary=fail|invalid|invalid-once|slow|dangling` carried into the transcript
  * as a `[sim:summary=…]` directive for the summary model (see minutes-summary.ts), and for media
- * files `sim_bytes=N` the size a HEAD announces, `sim_head=none` no HEAD support.
+ * files `sim_bytes=N` the size a HEAD announces, `sim_head=none` no HEAD support,
+ * `sim_content_type=T` the Content-Type served (default application/octet-stream).
  *
  * Files on loopback (the gateway's own signed links in tests and demos) are downloaded first, as a
  * provider would: an answer other than 200 fails the task.
@@ -386,12 +387,13 @@ export function asrRoutes(): ExtraRoute[] {
             return;
           }
           const bytes = params.name!.toLowerCase().endsWith('.wav') ? wav(intParam(query, 'sim_duration_ms', 3_000, 60_000) / 1000, 100) : Buffer.alloc(1024, 7);
+          const contentType = query.get('sim_content_type') ?? 'application/octet-stream';
           if (method === 'HEAD') {
-            res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': query.get('sim_bytes') ?? String(bytes.length)});
+            res.writeHead(200, { 'content-type': contentType, 'content-length': query.get('sim_bytes') ?? String(bytes.length) });
             res.end();
             return;
           }
-          sendBytes(res, 'application/octet-stream', bytes);
+          sendBytes(res, contentType, bytes);
         },
       }),
     ),

@@ -21,6 +21,8 @@ import { sendSimTask, SimTaskStore, type SimTask } from './task-store';
  * Directives in the prompt: `[sim:fail]` (sync: HTTP 500; task: it fails), `[sim:status=NNN]`
  * (HTTP NNN), `[sim:delay=MS]` (sync: before answering; task: until it finishes, default 150 ms),
  * `[sim:count=K]` returns K images at most (fewer than asked).
+ * Layered models (SIM_LAYERED_MODELS) return each image with its other layers in a `layers`
+ * member: `[{name, b64_json | url}]`, always PNG (`output_format` sets the base image only).
  * Images are real: a small PNG (width and height divided by 64) or a baseline JPEG, served at
  * `/sim/files/images/<w>x<h>-<seed>.<png|jpg>`.
  */
@@ -39,6 +41,9 @@ export interface SimImageRequest {
  * 4.5 and 4.0 classes), by the model id the gateway sends (`upstream_model`, else the catalog id).
  */
 export const SIM_SINGLE_FORMAT_MODELS: Readonly<Record<string, 'jpeg' | 'png'>> = Object.freeze({ 'image-4.5': 'jpeg', 'image-4.0': 'jpeg' });
+
+/** The simulated provider's layered models (the 5.0 Pro class) and the layers each image has besides its base. */
+export const SIM_LAYERED_MODELS: Readonly<Record<string, readonly string[]>> = Object.freeze({ 'image-5.0-pro': ['foreground', 'text'] });
 
 /** The format a request gets: a single-format model's own (the parameter refused), else `output_format` or PNG. */
 function formatOf(b: SimImageRequest): 'png' | 'jpeg' {
@@ -75,6 +80,8 @@ export function simImageTokens(d: Dimensions): number {
 
 interface Generation {
   readonly count: number;
+  /** Names of the PNG layers every image has besides its base (layered models). */
+  readonly layers: readonly string[];
   readonly dimensions: Dimensions;
   readonly format: 'png' | 'jpeg';
   readonly seed: number;
@@ -96,6 +103,7 @@ function checked(b: SimImageRequest): { generation: Generation; directives: SimD
     directives,
     generation: {
       count,
+      layers: Object.hasOwn(SIM_LAYERED_MODELS, b.model) ? SIM_LAYERED_MODELS[b.model]! : [],
       dimensions,
       format,
       seed: b.prompt.length,
@@ -108,8 +116,21 @@ function intOr(value: string | true | undefined, fallback: number): number {
   return typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : fallback;
 }
 
-function fileUrl(req: IncomingMessage, g: Generation, index: number): string {
-  return `${originOf(req.headers)}/sim/files/images/${g.dimensions.width}x${g.dimensions.height}-${g.seed + index}.${g.format === 'jpeg' ? 'jpg' : 'png'}`;
+function fileUrl(req: IncomingMessage, g: Generation, index: number, format = g.format, seed = g.seed + index): string {
+  return `${originOf(req.headers)}/sim/files/images/${g.dimensions.width}x${g.dimensions.height}-${seed}.${format === 'jpeg' ? 'jpg' : 'png'}`;
+}
+
+/** Layer `k` of image `index`: a PNG of its own. */
+function layerSeed(g: Generation, index: number, k: number): number {
+  return g.seed + index + 1000 * (k + 1);
+}
+
+/** One image of a generation: the base in the requested format, and a layered model's other layers (PNG). */
+function imageItem(req: IncomingMessage, g: Generation, index: number, asUrl: boolean): Record<string, unknown> {
+  const item = (format: 'png' | 'jpeg', seed: number) =>
+    asUrl ? { url: fileUrl(req, g, index, format, seed) } : { b64_json: imageBytes(format, g.dimensions, seed).toString('base64') };
+  const layers = g.layers.map((name, k) => ({ name, ...item('png', layerSeed(g, index, k)) }));
+  return { ...item(g.format, g.seed + index), ...(layers.length > 0 ? { layers } : {}) };
 }
 
 interface SimImageTask extends SimTask {
@@ -129,9 +150,7 @@ export function imageRoutes(): ExtraRoute[] {
         if (directives.delayMs && !(await waitUnlessGone(res, directives.delayMs))) return;
         if (directives.fail) throw new HttpError(500, 'the simulated image generation failed', 'internal_error');
         const asUrl = b.response_format === 'url';
-        const data = Array.from({ length: g.count }, (_, i) =>
-          asUrl ? { url: fileUrl(req, g, i) } : { b64_json: imageBytes(g.format, g.dimensions, g.seed + i).toString('base64') },
-        );
+        const data = Array.from({ length: g.count }, (_, i) => imageItem(req, g, i, asUrl));
         sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data, usage: g.usage });
       },
     },
@@ -153,7 +172,7 @@ export function imageRoutes(): ExtraRoute[] {
         const g = task.generation;
         sendSimTask(res, task, { code: 'ImageGenerationFailed', message: 'the simulated image generation failed' }, () => ({
           created: Math.floor(task.finishAt / 1000),
-          data: Array.from({ length: g.count }, (_, i) => ({ url: fileUrl(req, g, i) })),
+          data: Array.from({ length: g.count }, (_, i) => imageItem(req, g, i, true)),
           usage: g.usage,
         }));
       },

@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import { ApiError } from '../../src/http/errors';
+import { RateLimiter } from '../../src/http/rate-limit';
+
+/** The per-key token bucket: refusal with 429 (take) and the bounded wait of web Q&A (waitTurn). */
+describe('rate limiter', () => {
+  /** A limiter on a hand-moved clock whose sleeps only record their length and move the clock. */
+  function limiter(perMinute: number) {
+    let now = 1_000_000;
+    const slept: number[] = [];
+    const rl = new RateLimiter(
+      perMinute,
+      () => now,
+      async (ms) => {
+        slept.push(ms);
+      },
+    );
+    return { rl, slept, advance: (ms: number) => (now += ms) };
+  }
+
+  async function refusal(work: () => unknown): Promise<ApiError> {
+    try {
+      await work();
+    } catch (err) {
+      expect(err).to.be.instanceOf(ApiError);
+      return err as ApiError;
+    }
+    throw new Error('expected a refusal');
+  }
+
+  it('take: a full bucket of perMinute requests, then 429 with Retry-After', async () => {
+    const { rl } = limiter(60);
+    for (let i = 0; i < 60; i++) rl.take('k');
+    const err = await refusal(() => rl.take('k'));
+    expect(err.status).to.equal(429);
+    expect(err.options.headers).to.deep.equal({ 'retry-after': '1' });
+    rl.take('other');
+  });
+
+  it('waitTurn: waits for the next token when it is due within the bound, queueing waiters in order', async () => {
+    const { rl, slept } = limiter(60); // one token a second
+    for (let i = 0; i < 60; i++) await rl.waitTurn('k', 2_000);
+    expect(slept).to.deep.equal([]);
+    await rl.waitTurn('k', 2_000);
+    await rl.waitTurn('k', 2_000);
+    // The first waiter is due in 1 s, the second (its token promised after the first's) in 2 s.
+    expect(slept).to.deep.equal([1_000, 2_000]);
+    const err = await refusal(() => rl.waitTurn('k', 2_000));
+    expect(err.status).to.equal(502);
+    expect(err.code).to.equal('gateway_busy');
+    expect(Number(err.options.headers?.['retry-after'])).to.equal(3);
+    expect(slept, 'a refused request does not wait').to.have.length(2);
+  });
+
+  it('waitTurn: a refusal leaves the bucket as it was, and time frees turns again', async () => {
+    const { rl, slept, advance } = limiter(60);
+    for (let i = 0; i < 60; i++) rl.take('k');
+    await refusal(() => rl.waitTurn('k', 500));
+    advance(600);
+    await rl.waitTurn('k', 500);
+    expect(slept).to.deep.equal([400]);
+    advance(10_000);
+    await rl.waitTurn('k', 0);
+    expect(slept).to.deep.equal([400]);
+  });
+
+  it('a limit of 0 disables both', async () => {
+    const { rl, slept } = limiter(0);
+    for (let i = 0; i < 1000; i++) rl.take('k');
+    await rl.waitTurn('k', 0);
+    expect(slept).to.deep.equal([]);
+  });
+});
