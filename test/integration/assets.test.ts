@@ -146,7 +146,9 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(video.status, JSON.stringify(video.body)).to.equal(200);
     const task = await gw.api(fresh.key, 'GET', `/v1/videos/generations/${video.body.id}`);
     expect(task.body.request.content[1].image_url.url, 'the client sees its own asset id').to.equal(active.uri);
-    await waitFor('the video finished', async () => ['succeeded', 'failed'].includes((await gw.api(fresh.key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status));
+    // The provider took it: it knows the asset by its own id, which the gateway sent in place of the client's.
+    expect(video.body.upstream_id).to.be.a('string');
+    await waitFor('the video succeeded', async () => (await gw.api(fresh.key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
     await expectSettledAndAuditClean(gw, [fresh.key]);
   });
 
@@ -282,5 +284,33 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect((await addAsset('grp_unknown', IMAGE)).body.error.code).to.equal('asset_group_not_found');
     expect((await gw.api(key, 'GET', '/v1/asset-groups/grp_unknown/assets')).status).to.equal(404);
     expect((await gw.api(null, 'POST', '/v1/asset-groups/validate-session', {})).status).to.equal(401);
+    // A restricted key needs the verification service among its models; nothing is frozen.
+    const restricted = await gw.fundedAccount(10_000_000, ['video-ref-2.0']);
+    const notAllowed = await openSession({}, restricted.key);
+    expect(notAllowed.body.error).to.deep.include({ code: 'model_not_allowed', param: 'model' });
+    expect(await gw.balance(restricted.key)).to.deep.include({ available: 10_000_000, frozen: 0 });
+    // Too little money for the fee: 402, and no session.
+    const poor = await gw.fundedAccount(FEE - 1);
+    const short = await openSession({}, poor.key);
+    expect(short.status).to.equal(402);
+    expect(await gw.balance(poor.key)).to.deep.include({ available: FEE - 1, frozen: 0 });
+  });
+
+  it('answers a repeated Idempotency-Key with the first session, freezing the fee once', async () => {
+    const fresh = await gw.fundedAccount(10_000_000);
+    const headers = { 'idempotency-key': 'verify-alice-1' };
+    const first = await gw.api(fresh.key, 'POST', '/v1/asset-groups/validate-session', { name: 'Alice' }, headers);
+    const again = await gw.api(fresh.key, 'POST', '/v1/asset-groups/validate-session', { name: 'Alice' }, headers);
+    expect(first.status).to.equal(200);
+    expect(again.status).to.equal(200);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(again.body).to.deep.include({ id: first.body.id, group_id: first.body.group_id, verification_url: first.body.verification_url });
+    expect(await gw.balance(fresh.key)).to.deep.include({ available: 10_000_000 - FEE, frozen: FEE });
+    const page = await fetch(first.body.verification_url);
+    const form = consentForm(await page.text(), first.body.verification_url);
+    await fetch(form.action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.decline.toString() });
+    await sessionUntil(first.body.id, 'failed', fresh.key);
+    await expectSettledAndAuditClean(gw, [fresh.key]);
+    expect(await gw.balance(fresh.key)).to.deep.include({ available: 10_000_000, frozen: 0 });
   });
 });

@@ -26,6 +26,9 @@ import { SimTaskStore, simTaskPhase, type SimTask } from './task-store';
 
 const VALIDITY_MS = 30 * 60_000;
 
+/** The provider's asset ids start with this (the video simulator refuses other `asset://` ids). */
+export const SIM_ASSET_ID_PREFIX = 'asset-sim';
+
 interface SimSession {
   readonly id: string;
   readonly token: string;
@@ -45,7 +48,7 @@ export function assetRoutes(): ExtraRoute[] {
   const byToken = new Map<string, SimSession>();
   const byClientId = new Map<string, string>();
   const verifiedGroups = new Set<string>();
-  const assets = new SimTaskStore<SimAsset>('asset-sim', 'asset');
+  const assets = new SimTaskStore<SimAsset>(SIM_ASSET_ID_PREFIX, 'asset');
   let seq = 0;
 
   function statusOf(session: SimSession): 'pending' | 'verified' | 'failed' | 'expired' {
