@@ -6,7 +6,7 @@ import type { TaskKind, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import { videoCapabilities } from './model-type';
-import { videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
+import { assetIdOf, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
 interface UpstreamTask extends UpstreamTaskStatus {
   id: string;
@@ -17,7 +17,7 @@ interface UpstreamTask extends UpstreamTaskStatus {
 
 /** An `asset://` image as the provider knows it: by the provider's id of the asset, not the gateway's. */
 function withUpstreamAsset(item: ContentItem, upstreamIds: Readonly<Record<string, string>> | undefined): ContentItem {
-  const assetId = item.image_url?.url.startsWith('asset://') ? item.image_url.url.slice('asset://'.length) : null;
+  const assetId = assetIdOf(item);
   const upstreamId = assetId ? upstreamIds?.[assetId] : undefined;
   return upstreamId ? { ...item, image_url: { url: `asset://${upstreamId}` } } : item;
 }

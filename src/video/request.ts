@@ -206,11 +206,16 @@ export interface AssetRef {
   readonly upstreamId: string | null;
 }
 
+/** The asset id of an `asset://<id>` image, else null. */
+export function assetIdOf(item: ContentItem): string | null {
+  return item.type === 'image_url' ? (ASSET_URI.exec(item.image_url?.url ?? '')?.[1] ?? null) : null;
+}
+
 /** The `asset://<id>` images of a request, by content index. */
 export function assetIdsOf(content: readonly ContentItem[]): { index: number; assetId: string }[] {
   return content.flatMap((item, index) => {
-    const match = item.type === 'image_url' ? ASSET_URI.exec(item.image_url?.url ?? '') : null;
-    return match ? [{ index, assetId: match[1]! }] : [];
+    const assetId = assetIdOf(item);
+    return assetId ? [{ index, assetId }] : [];
   });
 }
 
