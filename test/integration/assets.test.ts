@@ -196,6 +196,16 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(await gw.balance(key)).to.deep.equal(before);
   });
 
+  it('fails at once when the provider refuses to open the session, and releases the fee', async () => {
+    const before = await gw.balance(key);
+    const refused = await openSession({ name: 'Frank [sim:status=422]' });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(200);
+    expect(refused.body).to.deep.include({ status: 'failed', verification_url: null });
+    expect(refused.body.error.code).to.be.a('string');
+    await waitFor('the fee released', async () => (await getSession(refused.body.id)).body.billing.status === 'released');
+    expect(await gw.balance(key)).to.deep.equal(before);
+  });
+
   it('expires when the provider says so (directive): the page is gone and the fee released', async () => {
     const before = await gw.balance(key);
     const opened = await openSession({ name: 'Dan [sim:expire]' });
