@@ -1,6 +1,7 @@
 import type { Projection } from '../src/projections-runtime/consumer';
 import { accountsProjection } from './accounts';
 import { apiKeysProjection } from './api-keys';
+import { assetGroupsProjection } from './asset-groups';
 import { balancesProjection } from './balances';
 import { filesProjection } from './files';
 import { galleryProjection } from './gallery';
@@ -23,4 +24,5 @@ export const allProjections: readonly Projection[] = [
   filesProjection,
   riskReportsProjection,
   searchCacheProjection,
+  assetGroupsProjection,
 ];

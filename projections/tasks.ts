@@ -57,7 +57,11 @@ export const tasksProjection: Projection = {
         return;
       }
       case 'TaskUpstreamAccepted':
-        await set('upstream_id = $4', [event.data.upstreamId]);
+        // The acceptance's details (a verification URL) are the first members of the result.
+        await set(`upstream_id = $4, result = CASE WHEN $5::jsonb IS NULL THEN result ELSE COALESCE(result, '{}'::jsonb) || $5::jsonb END`, [
+          event.data.upstreamId,
+          event.data.details ? JSON.stringify(event.data.details) : null,
+        ]);
         return;
       case 'TaskProgressed':
         await set(`upstream_status = $4, progress = $5, status = CASE WHEN $4 = 'running' AND status = 'queued' THEN 'running' ELSE status END`, [
@@ -66,7 +70,7 @@ export const tasksProjection: Projection = {
         ]);
         return;
       case 'TaskUpstreamSucceeded':
-        await set(`result = $4, usage = $5, artifacts = $6, upstream_status = 'succeeded', status = CASE WHEN status = 'queued' THEN 'running' ELSE status END`, [
+        await set(`result = COALESCE(result, '{}'::jsonb) || $4::jsonb, usage = $5, artifacts = $6, upstream_status = 'succeeded', status = CASE WHEN status = 'queued' THEN 'running' ELSE status END`, [
           JSON.stringify(event.data.result),
           JSON.stringify(event.data.usage),
           JSON.stringify(event.data.artifacts),

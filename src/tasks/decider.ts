@@ -43,7 +43,7 @@ export const MAX_WEBHOOK_ATTEMPTS = 4;
 
 export type TaskCommand =
   | { type: 'Submit'; data: Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'] }
-  | { type: 'AcceptUpstream'; upstreamId: string; now: string }
+  | { type: 'AcceptUpstream'; upstreamId: string; details?: Record<string, unknown>; now: string }
   | { type: 'Progress'; upstreamStatus: string; progress: number | null; now: string }
   /**
    * `succeedNow`: the task succeeds with the upstream result, before its files are archived.
@@ -125,7 +125,7 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       // A task cancelled while its submission was in flight still records the upstream id, so
       // that its poll job can tell the upstream to cancel it too.
       if ((terminal && state.status !== 'cancelled') || state.upstreamId === command.upstreamId) return [];
-      return [{ type: 'TaskUpstreamAccepted', data: { upstreamId: command.upstreamId, at: command.now } }];
+      return [{ type: 'TaskUpstreamAccepted', data: { upstreamId: command.upstreamId, ...(command.details ? { details: command.details } : {}), at: command.now } }];
     case 'Progress':
       // Only a change is recorded: a task polled for hours while its upstream says the same
       // thing keeps a short stream.

@@ -163,8 +163,8 @@ export class TaskEngine {
     const task = await this.load(stream);
     if (isTerminal(task.status) || task.upstreamId) return 'skipped';
     try {
-      const { upstreamId } = await this.kind(task.kind).submit(task);
-      await this.run(stream, { type: 'AcceptUpstream', upstreamId, now: this.now() }, metadata);
+      const { upstreamId, details } = await this.kind(task.kind).submit(task);
+      await this.run(stream, { type: 'AcceptUpstream', upstreamId, ...(details ? { details } : {}), now: this.now() }, metadata);
       return 'accepted';
     } catch (err) {
       if (!(err instanceof TaskRejected)) throw err;

@@ -50,7 +50,7 @@ export type TaskEvent =
         at: string;
       };
     }
-  | { type: 'TaskUpstreamAccepted'; data: { upstreamId: string; at: string } }
+  | { type: 'TaskUpstreamAccepted'; data: { upstreamId: string; details?: Record<string, unknown>; at: string } }
   | { type: 'TaskProgressed'; data: { upstreamStatus: string; progress: number | null; at: string } }
   | {
       type: 'TaskUpstreamSucceeded';

@@ -36,7 +36,11 @@ export interface TaskKind {
   readonly kind: string;
   /** Prefix of task ids, e.g. `vid`. */
   readonly idPrefix: string;
-  submit(task: TaskState): Promise<{ upstreamId: string }>;
+  /**
+   * `details`: what the upstream's acceptance tells the client beyond its id (e.g. the URL of a
+   * verification page); recorded with the acceptance and shown in the task's `result`.
+   */
+  submit(task: TaskState): Promise<{ upstreamId: string; details?: Record<string, unknown> }>;
   poll(task: TaskState): Promise<UpstreamPoll>;
   /** Delay before the next poll, by how many polls came before. */
   pollDelayMs(polls: number): number;

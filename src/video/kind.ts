@@ -6,13 +6,20 @@ import type { TaskKind, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import { videoCapabilities } from './model-type';
-import { videoCharge, type NormalizedVideoRequest } from './request';
+import { assetIdOf, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
 interface UpstreamTask extends UpstreamTaskStatus {
   id: string;
   content?: { video_url?: string; last_frame_url?: string };
   video_url_expires_at?: number;
   usage?: { duration?: number; resolution?: string; completion_tokens?: number; total_tokens?: number };
+}
+
+/** An `asset://` image as the provider knows it: by the provider's id of the asset, not the gateway's. */
+function withUpstreamAsset(item: ContentItem, upstreamIds: Readonly<Record<string, string>> | undefined): ContentItem {
+  const assetId = assetIdOf(item);
+  const upstreamId = assetId ? upstreamIds?.[assetId] : undefined;
+  return upstreamId ? { ...item, image_url: { url: `asset://${upstreamId}` } } : item;
 }
 
 /** Native provider URLs are used only while they stay valid at least this much longer. */
@@ -47,7 +54,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
     async submit(task: TaskState) {
       const { model, channel } = taskChannel(deps, task.model);
       const r = requestOf(task);
-      const content = r.draft_task ? [{ type: 'draft_task', draft_task: { id: r.draft_task.upstream_id } }] : r.content;
+      const content = r.draft_task ? [{ type: 'draft_task', draft_task: { id: r.draft_task.upstream_id } }] : r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids));
       const body = {
         model: videoCapabilities(model).upstream_model ?? model.id,
         content,

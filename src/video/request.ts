@@ -178,6 +178,8 @@ export interface NormalizedVideoRequest {
   readonly draft_task: { id: string; upstream_id: string } | null;
   /** Seconds billed up front. */
   readonly billed_seconds: number;
+  /** The provider's ids of the `asset://` images, by the gateway's asset ids (absent: none). */
+  readonly asset_upstream_ids?: Readonly<Record<string, string>>;
 }
 
 /** What the draft final step needs to know of its draft. */
@@ -195,6 +197,45 @@ function bad(code: string, message: string, param?: string): ApiError {
   return new ApiError(400, code, message, { param: param ?? null });
 }
 
+const ASSET_URI = /^asset:\/\/([A-Za-z0-9._-]+)$/;
+
+/** A verified real-person asset as a video request may use it (src/assets). */
+export interface AssetRef {
+  readonly status: 'processing' | 'active' | 'failed';
+  /** The provider's id of the asset, which the provider knows it by. */
+  readonly upstreamId: string | null;
+}
+
+/** The asset id of an `asset://<id>` image, else null. */
+export function assetIdOf(item: ContentItem): string | null {
+  return item.type === 'image_url' ? (ASSET_URI.exec(item.image_url?.url ?? '')?.[1] ?? null) : null;
+}
+
+/** The `asset://<id>` images of a request, by content index. */
+export function assetIdsOf(content: readonly ContentItem[]): { index: number; assetId: string }[] {
+  return content.flatMap((item, index) => {
+    const assetId = assetIdOf(item);
+    return assetId ? [{ index, assetId }] : [];
+  });
+}
+
+/**
+ * Each `asset://` image must name an `active` asset of the caller's account (`assets` holds the
+ * caller's assets only: another account's is as unknown as a made-up id). Answers the provider's
+ * ids of the assets, by the gateway's ids, for the submission.
+ */
+export function checkAssetRefs(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>): Record<string, string> {
+  const upstreamIds: Record<string, string> = {};
+  for (const { index, assetId } of assetIdsOf(content)) {
+    const param = `content[${index}].image_url`;
+    const asset = assets.get(assetId) ?? null;
+    if (!asset) throw bad('invalid_asset', `${param}: asset ${assetId} not found; create it in a verified asset group (POST /v1/asset-groups/validate-session)`, param);
+    if (asset.status !== 'active' || !asset.upstreamId) throw bad('asset_not_active', `${param}: asset ${assetId} is ${asset.status}; only an active asset can be used`, param);
+    upstreamIds[assetId] = asset.upstreamId;
+  }
+  return upstreamIds;
+}
+
 function mediaUrlOf(item: ContentItem): string | null {
   return item.image_url?.url ?? item.video_url?.url ?? item.audio_url?.url ?? null;
 }
@@ -204,7 +245,7 @@ function checkMedia(item: ContentItem, index: number): void {
   if (mediaUrl === null) return;
   const param = `content[${index}].${item.type}.url`;
   if (isDataUri(mediaUrl)) throw inlineDataRefused(param);
-  if (item.type === 'image_url' && /^asset:\/\/[A-Za-z0-9._-]+$/.test(mediaUrl)) return;
+  if (item.type === 'image_url' && ASSET_URI.test(mediaUrl)) return;
   let parsed: URL;
   try {
     parsed = new URL(mediaUrl);

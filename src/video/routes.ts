@@ -9,7 +9,8 @@ import { taskStream } from '../tasks/events';
 import { idempotencyOf } from '../tasks/idempotency';
 import { UpstreamError } from '../upstreams/channel';
 import { checkCallbackTarget } from '../webhooks/target-guard';
-import { normalizeVideoRequest, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
+import { findAssets } from '../assets/lookup';
+import { assetIdsOf, checkAssetRefs, normalizeVideoRequest, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
 
 /** The spec's cap on a video creation body. */
 export const VIDEO_BODY_LIMIT = 5 * 1024 * 1024;
@@ -29,11 +30,14 @@ export function videoRouter(core: Core): Router<GatewayState> {
     const model = resolveModel(core.catalog, auth, body.model, ['video']);
     const draftId = body.content.find((c) => c.type === 'draft_task')?.draft_task?.id;
     const account = await core.accounts.get(auth.accountId);
-    const request = normalizeVideoRequest(model, body, {
+    const normalized = normalizeVideoRequest(model, body, {
       draft: draftId ? await draftInfo(auth.accountId, draftId) : null,
       now: core.clock(),
       accountDefaultMode: account?.settings.default_video_url_mode ?? 'auto',
     });
+    const assetIds = assetIdsOf(body.content).map((a) => a.assetId);
+    const assetUpstreamIds = assetIds.length > 0 ? checkAssetRefs(body.content, await findAssets(tasks, auth.accountId, assetIds)) : null;
+    const request: NormalizedVideoRequest = assetUpstreamIds ? { ...normalized, asset_upstream_ids: assetUpstreamIds } : normalized;
     let callback = null;
     if (body.callback_url) {
       const secret = await core.accounts.webhookSecret(auth.accountId);

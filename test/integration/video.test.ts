@@ -333,10 +333,10 @@ describe('video generation tasks and webhooks @integration', () => {
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
   });
 
-  it('accepts the shapes each class allows: H3 with a ratio, asset:// reference images, frames with references on 2.0', async () => {
+  it('accepts the shapes each class allows: H3 with a ratio, reference images, frames with references on 2.0 (asset:// ids: assets.test.ts)', async () => {
     const ok = [
       { model: 'video-h3', content: [{ type: 'text', text: 'h3' }], ratio: '16:9', resolution: '2K', duration: 4 },
-      { model: 'video-ref-2.0', content: [{ type: 'text', text: 'ref' }, { type: 'image_url', image_url: { url: 'asset://asset-123' }, role: 'reference_image' }, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_video' }] },
+      { model: 'video-ref-2.0', content: [{ type: 'text', text: 'ref' }, { type: 'image_url', image_url: { url: 'https://example.com/ref.png' }, role: 'reference_image' }, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_video' }] },
       { model: 'video-ref-2.0', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' }, { type: 'image_url', image_url: { url: 'https://example.com/b.png' }, role: 'last_frame' }], duration: -1 },
       { model: 'video-ref-2.0', content: [{ type: 'text', text: 'ref media' }, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' } }, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_audio' }], generate_audio: false },
       { model: 'video-2.5', content: [{ type: 'text', text: '2.5 ref' }, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_audio' }] },

@@ -64,6 +64,17 @@ const attempt = (n: number, ok: boolean, deliveryId = finishedDeliveryId('vid_1'
 const types = (events: TaskEvent[]) => events.map((e) => e.type);
 
 describe('task decider', () => {
+  describe('upstream acceptance', () => {
+    it('records the details the acceptance tells the client (a verification URL), and none when there are none', () => {
+      const submitted = runAll(taskDecider.initialState(), [{ type: 'Submit', data: { taskId: 'avs_1', kind: 'asset_session', accountId: 'acc_1', model: 'asset-verification', request: {}, reservationId: 'res_1', estimate: 100, callback: null, idempotencyKey: null, at: now } }]);
+      const withDetails = run(submitted, { type: 'AcceptUpstream', upstreamId: 'up_1', details: { verification_url: 'https://verify.example/t' }, now });
+      expect(withDetails.events).to.deep.equal([{ type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', details: { verification_url: 'https://verify.example/t' }, at: now } }]);
+      expect(withDetails.state.upstreamId).to.equal('up_1');
+      expect(run(submitted, { type: 'AcceptUpstream', upstreamId: 'up_1', now }).events).to.deep.equal([{ type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', at: now } }]);
+      expect(run(withDetails.state, { type: 'AcceptUpstream', upstreamId: 'up_1', details: { verification_url: 'https://verify.example/t' }, now }).events).to.deep.equal([]);
+    });
+  });
+
   describe('progress reports', () => {
     it('records the first report of the upstream', () => {
       const { events, state } = run(accepted(), progress('queued'));

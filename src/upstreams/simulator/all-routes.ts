@@ -1,4 +1,5 @@
 import { asrRoutes } from './asr';
+import { assetRoutes } from './assets';
 import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
@@ -12,5 +13,5 @@ import { videoRoutes } from './video';
  * simulator. Inside the gateway each feature mounts its own.
  */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes()];
+  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes()];
 }

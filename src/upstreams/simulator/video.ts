@@ -1,3 +1,4 @@
+import { SIM_ASSET_ID_PREFIX } from './assets';
 import { parseDirectives } from './directives';
 import { originOf, sendBytes } from './files';
 import { HttpError, sendJson } from './http';
@@ -11,7 +12,9 @@ import { simTaskPhase, SimTaskStore, type SimTask } from './task-store';
  * usage. Deterministic and driven by directives in the prompt text:
  * `[sim:fail]` the task fails, `[sim:delay=MS]` time until it finishes (default 150 ms),
  * `[sim:url-ttl=MS]` how long the native video URL stays valid (default a day). An image URL
- * containing `sim-real-person` is refused as a real person's likeness, as providers do.
+ * containing `sim-real-person` is refused as a real person's likeness, as providers do; an
+ * `asset://` image must name an asset the provider issued (the asset simulator's ids, see
+ * assets.ts), not a gateway's own id.
  * The same X-Client-Request-Id creates the same task once.
  */
 interface SimVideoTask extends SimTask {
@@ -45,6 +48,8 @@ export function videoRoutes(): ExtraRoute[] {
         if (b.content.some((c) => c.image_url?.url?.includes('sim-real-person'))) {
           throw new HttpError(400, 'The request failed because the input image may contain real person.', 'InputImageSensitiveContentDetected.PrivacyInformation');
         }
+        const foreign = b.content.find((c) => c.image_url?.url?.startsWith('asset://') && !c.image_url.url.startsWith(`asset://${SIM_ASSET_ID_PREFIX}-`));
+        if (foreign) throw new HttpError(400, `asset ${foreign.image_url!.url} not found`, 'InvalidParameter.Asset');
         const draftRef = b.content.find((c) => c.type === 'draft_task')?.draft_task?.id;
         const draft = draftRef ? tasks.get(draftRef) : undefined;
         if (draftRef && (!draft || !draft.draft)) throw new HttpError(400, `draft task ${draftRef} not found`, 'InvalidParameter.DraftTask');

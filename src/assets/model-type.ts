@@ -1,0 +1,19 @@
+import { defineModelType, MONEY_SCHEMA, type ModelEntry } from '../billing/catalog';
+
+/**
+ * The catalog type `asset_verification`: the provider service that verifies a real person (consent
+ * and liveness) for an asset group and then processes the group's reference images. Priced per
+ * verification session; the images of a verified group cost nothing more.
+ */
+export interface AssetVerificationPricing {
+  readonly per_session: number;
+}
+
+defineModelType('asset_verification', {
+  pricing: { type: 'object', properties: { per_session: MONEY_SCHEMA }, required: ['per_session'], additionalProperties: false },
+  capabilities: { type: 'object', properties: { upstream_model: { type: 'string', minLength: 1 } }, additionalProperties: false },
+});
+
+export function verificationFee(model: ModelEntry): number {
+  return (model.pricing as unknown as AssetVerificationPricing).per_session;
+}

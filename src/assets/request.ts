@@ -1,0 +1,74 @@
+import { ApiError } from '../http/errors';
+import { validator } from '../http/validation';
+import { isLiteralPrivateHost } from '../media-tasks/erase/request';
+
+/** How long a verification session (and its one-time verification_url) stays open. */
+export const SESSION_VALIDITY_MS = 30 * 60_000;
+
+/** The body of POST /v1/asset-groups/validate-session: a new group (optionally named) or one of the account's groups. */
+export interface SessionRequestBody {
+  group_id?: string;
+  name?: string;
+}
+
+export const parseSessionRequest = validator<SessionRequestBody>({
+  type: 'object',
+  properties: {
+    group_id: { type: 'string', minLength: 1, maxLength: 64 },
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+  additionalProperties: false,
+});
+
+/** The body of POST /v1/asset-groups/{group_id}/assets: one image. */
+export interface AssetRequestBody {
+  url: string;
+}
+
+export const parseAssetRequest = validator<AssetRequestBody>({
+  type: 'object',
+  properties: { url: { type: 'string', minLength: 1, maxLength: 4096 } },
+  required: ['url'],
+  additionalProperties: false,
+});
+
+/** What a verification session task keeps in its request. */
+export interface SessionRequest {
+  readonly group_id: string;
+  readonly name: string | null;
+  /** The provider's id of the group when it was verified before (a re-verification); null for a new one. */
+  readonly upstream_group_id: string | null;
+}
+
+/** When a session (created at `createdAt`) expires. */
+export function sessionExpiry(createdAt: string | Date): Date {
+  return new Date(new Date(createdAt).getTime() + SESSION_VALIDITY_MS);
+}
+
+/** What an asset task keeps in its request. */
+export interface AssetRequest {
+  readonly group_id: string;
+  readonly upstream_group_id: string;
+  readonly url: string;
+}
+
+/**
+ * An image the provider fetches: a publicly reachable https URL, by the rule of the other
+ * customer-given file URLs (no loopback, private or link-local IP literal, no `localhost`, unless
+ * FILE_URL_ALLOW_PRIVATE_TARGETS). Inline data is refused by name.
+ */
+export function checkImageUrl(value: string, options: { allowPrivateTargets: boolean }): string {
+  const bad = (message: string) => new ApiError(400, 'invalid_image_url', message, { param: 'url' });
+  if (/^\s*data:/i.test(value)) throw bad('url: inline base64 data URIs are not accepted; give a public https URL');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw bad('url is not a URL');
+  }
+  if (url.protocol !== 'https:') throw bad('url must be a publicly reachable https URL');
+  if (!options.allowPrivateTargets && isLiteralPrivateHost(url.hostname)) {
+    throw bad('url must be a publicly reachable https URL, not a loopback, private or link-local address');
+  }
+  return value;
+}

@@ -1,0 +1,153 @@
+import Router from '@koa/router';
+import type { Core } from '../gateway';
+import { readJson } from '../http/body';
+import { authOf, type GatewayContext, type GatewayState } from '../http/context';
+import { ApiError } from '../http/errors';
+import { resolveModel } from '../http/models-access';
+import { listBody, pageParams } from '../http/pagination';
+import { newId } from '../ids';
+import type { ModelEntry } from '../billing/catalog';
+import type { AuthenticatedKey } from '../accounts/service';
+import { taskStream } from '../tasks/events';
+import { idempotencyOf } from '../tasks/idempotency';
+import type { TaskRow } from '../tasks/view-row';
+import { UpstreamError } from '../upstreams/channel';
+import { ASSET_KIND } from './asset-kind';
+import { listGroupAssets, readGroup, renderGroup, type AssetGroupRow } from './groups';
+import { verificationFee } from './model-type';
+import { checkImageUrl, parseAssetRequest, parseSessionRequest, type AssetRequest, type SessionRequest } from './request';
+import { SESSION_KIND } from './session-kind';
+
+const GROUP_VIEWS = ['asset-groups'];
+
+/**
+ * The asset group API: open a verification session for a new or existing group, read it until
+ * it is verified, failed or expired; add images to a verified group and read them until active.
+ * Unknown ids and other accounts' ids answer the same 404.
+ */
+export function assetGroupsRouter(core: Core): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/v1/asset-groups' });
+  const tasks = core.tasks;
+  const waitMs = core.config.projectionWaitMs;
+
+  /** The verification service: the catalog's first model of the type, checked against the key like any model. */
+  function verificationModel(auth: AuthenticatedKey): ModelEntry {
+    const id = core.catalog.list('asset_verification')[0]?.id ?? 'asset-verification';
+    return resolveModel(core.catalog, auth, id, ['asset_verification']);
+  }
+
+  async function groupOf(ctx: GatewayContext, groupId: string): Promise<AssetGroupRow> {
+    const group = await readGroup(core.pool, groupId, authOf(ctx).accountId);
+    if (!group) throw new ApiError(404, 'asset_group_not_found', `asset group ${groupId} not found`, { param: 'group_id' });
+    return group;
+  }
+
+  async function sessionRow(accountId: string, sessionId: string): Promise<TaskRow | null> {
+    // Both views: a client that saw `verified` here finds its group verified too.
+    await core.progress.waitForStream(taskStream(SESSION_KIND, sessionId), ['tasks', ...GROUP_VIEWS], waitMs);
+    return tasks.read(SESSION_KIND, sessionId, accountId);
+  }
+
+  router.post('/validate-session', async (ctx) => {
+    const auth = authOf(ctx);
+    const body = parseSessionRequest(await readJson(ctx));
+    const model = verificationModel(auth);
+    const existing = body.group_id === undefined ? null : await groupOf(ctx, body.group_id);
+    core.rateLimiter.take(auth.keyId);
+    const request: SessionRequest = {
+      group_id: existing?.group_id ?? newId('grp'),
+      name: body.name ?? existing?.name ?? null,
+      upstream_group_id: existing?.upstream_group_id ?? null,
+    };
+    const { row, replayed } = await tasks.create({
+      kind: SESSION_KIND,
+      accountId: auth.accountId,
+      model: model.id,
+      request: request as unknown as Record<string, unknown>,
+      estimate: verificationFee(model),
+      callback: null,
+      idempotency: idempotencyOf(ctx),
+      requestId: ctx.state.requestId,
+      submitsInline: true,
+    });
+    if (replayed) ctx.set('idempotent-replayed', 'true');
+    else await submitNow(row.task_id, ctx);
+    const fresh = (await sessionRow(auth.accountId, row.task_id)) ?? row;
+    ctx.body = tasks.kind(SESSION_KIND).render(fresh, core.signer);
+  });
+
+  /**
+   * Opens the provider's session inside the request, so the answer carries the verification_url.
+   * A provider out of reach leaves the session pending without a URL for the submit job to retry
+   * (the client reads the session until the URL appears); a refusal fails the session.
+   */
+  async function submitNow(sessionId: string, ctx: GatewayContext): Promise<void> {
+    try {
+      await tasks.submitOnce(taskStream(SESSION_KIND, sessionId), { requestId: ctx.state.requestId });
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      ctx.state.logger.warn({ err, sessionId }, 'provider unreachable at session creation; the submit job retries');
+    }
+  }
+
+  router.get('/validate-session/:sessionId', async (ctx) => {
+    const row = await sessionRow(authOf(ctx).accountId, ctx.params.sessionId!);
+    if (!row) throw new ApiError(404, 'session_not_found', `verification session ${ctx.params.sessionId} not found`);
+    ctx.body = tasks.kind(SESSION_KIND).render(row, core.signer);
+  });
+
+  router.get('/:groupId', async (ctx) => {
+    ctx.body = renderGroup(await groupOf(ctx, ctx.params.groupId!));
+  });
+
+  router.post('/:groupId/assets', async (ctx) => {
+    const auth = authOf(ctx);
+    let group = await groupOf(ctx, ctx.params.groupId!);
+    if (group.status !== 'verified') {
+      // The client may have just read its session as verified from the other view.
+      await core.progress.waitForStream(taskStream(SESSION_KIND, group.last_session_id), GROUP_VIEWS, waitMs);
+      group = await groupOf(ctx, group.group_id);
+    }
+    const body = parseAssetRequest(await readJson(ctx));
+    const url = checkImageUrl(body.url, { allowPrivateTargets: core.config.fileUrlAllowPrivateTargets });
+    if (group.status !== 'verified' || !group.upstream_group_id) {
+      throw new ApiError(409, 'asset_group_not_verified', `asset group ${group.group_id} is not verified: open a verification session and have the person complete it first`, { param: 'group_id' });
+    }
+    const model = verificationModel(auth);
+    core.rateLimiter.take(auth.keyId);
+    const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
+    const { row, replayed } = await tasks.create({
+      kind: ASSET_KIND,
+      accountId: auth.accountId,
+      model: model.id,
+      request: request as unknown as Record<string, unknown>,
+      estimate: 0,
+      callback: null,
+      idempotency: idempotencyOf(ctx),
+      requestId: ctx.state.requestId,
+    });
+    if (replayed) ctx.set('idempotent-replayed', 'true');
+    ctx.body = tasks.kind(ASSET_KIND).render(row, core.signer);
+  });
+
+  router.get('/:groupId/assets', async (ctx) => {
+    const group = await groupOf(ctx, ctx.params.groupId!);
+    const { rows, hasMore } = await listGroupAssets(core.pool, group.group_id, group.account_id, pageParams(ctx.query));
+    ctx.body = listBody(
+      rows.map((r) => tasks.kind(ASSET_KIND).render(r, core.signer)),
+      hasMore,
+      (a) => String(a.id),
+    );
+  });
+
+  router.get('/:groupId/assets/:assetId', async (ctx) => {
+    const auth = authOf(ctx);
+    const row = await tasks.read(ASSET_KIND, ctx.params.assetId!, auth.accountId);
+    if (!row || (row.request as unknown as AssetRequest).group_id !== ctx.params.groupId) {
+      throw new ApiError(404, 'asset_not_found', `asset ${ctx.params.assetId} not found in group ${ctx.params.groupId}`);
+    }
+    ctx.body = tasks.kind(ASSET_KIND).render(row, core.signer);
+  });
+
+  return router;
+}

@@ -1,0 +1,105 @@
+import type { Catalog } from '../billing/catalog';
+import type { TaskState } from '../tasks/decider';
+import type { TaskKind, UpstreamPoll } from '../tasks/kind';
+import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
+import type { TaskRow } from '../tasks/view-row';
+import type { Upstreams } from '../upstreams/registry';
+import { verificationFee } from './model-type';
+import { sessionExpiry, type SessionRequest } from './request';
+
+export const SESSION_KIND = 'asset_session';
+
+/** The error code of a session that ran out of time; it reads as status `expired`. */
+export const SESSION_EXPIRED = 'session_expired';
+
+export type SessionStatus = 'pending' | 'verified' | 'failed' | 'expired';
+
+interface UpstreamSession {
+  id: string;
+  status: 'pending' | 'verified' | 'failed' | 'expired';
+  verification_url?: string;
+  group_id?: string;
+  error?: { code?: string; message?: string };
+}
+
+/** Sessions wait on a person, not a machine: polls back off to this, which bounds how late an expiry is seen. */
+const MAX_POLL_DELAY_MS = 2_000;
+
+/**
+ * A real-person verification session on the provider's session API (create, poll by id): the
+ * provider serves the one-time verification page where the person consents and passes a liveness
+ * check. On the task engine: `submit` opens the provider's session and records its
+ * `verification_url`; the session succeeds (`verified`) or fails (`failed`, or `expired` once its
+ * 30 minutes have passed by the gateway's clock while the provider still waits). The fee is frozen
+ * at creation and settled on verification; a failed or expired session releases it.
+ */
+export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; pollMs: number }): TaskKind {
+  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as SessionRequest;
+
+  return {
+    kind: SESSION_KIND,
+    idPrefix: 'avs',
+
+    async submit(task: TaskState) {
+      const { channel } = taskChannel(deps, task.model);
+      const r = requestOf(task);
+      const body = { ...(r.upstream_group_id ? { group_id: r.upstream_group_id } : {}), ...(r.name ? { name: r.name } : {}) };
+      const { upstreamId } = await submitUpstreamTask(channel, '/asset-groups/validate-session', body, task);
+      // The create answer carries the page's URL; a resubmission after a crash reads it again.
+      const session = await channel.json<UpstreamSession>('GET', `/asset-groups/validate-session/${encodeURIComponent(upstreamId)}`);
+      return { upstreamId, details: { verification_url: session.verification_url ?? null } };
+    },
+
+    async poll(task: TaskState): Promise<UpstreamPoll> {
+      const { channel } = taskChannel(deps, task.model);
+      const s = await channel.json<UpstreamSession>('GET', `/asset-groups/validate-session/${encodeURIComponent(task.upstreamId!)}`);
+      if (s.status === 'verified') {
+        if (!s.group_id) return { state: 'failed', error: { code: 'verification_failed', message: 'the provider verified the session without naming its group' } };
+        return { state: 'succeeded', result: { upstream_group_id: s.group_id }, usage: { sessions: 1 }, artifacts: [] };
+      }
+      if (s.status === 'failed') return { state: 'failed', error: { code: s.error?.code ?? 'verification_failed', message: s.error?.message ?? 'the person was not verified' } };
+      if (s.status === 'expired' || deps.clock() >= sessionExpiry(task.createdAt)) {
+        return { state: 'failed', error: { code: SESSION_EXPIRED, message: 'the verification link expired before the person completed it' } };
+      }
+      return { state: 'pending', upstreamStatus: 'queued' };
+    },
+
+    pollDelayMs: pollBackoff(deps.pollMs, MAX_POLL_DELAY_MS),
+
+    succeedsBeforeArchive: () => true,
+
+    settlement(task: TaskState) {
+      return { amount: verificationFee(pricingModel(deps.catalog, task)), usage: { model: task.model, session_id: task.taskId, sessions: 1 } };
+    },
+
+    render(row: TaskRow) {
+      const r = requestOf(row);
+      const status = sessionStatus(row);
+      return {
+        id: row.task_id,
+        object: 'asset_group.validation_session',
+        group_id: r.group_id,
+        status,
+        // One-time and short-lived: shown only while the person can still use it.
+        verification_url: status === 'pending' ? ((row.result?.verification_url as string | null | undefined) ?? null) : null,
+        expires_at: sessionExpiry(row.created_at).toISOString(),
+        error: status === 'failed' || status === 'expired' ? row.error : null,
+        billing: {
+          currency: 'CNY',
+          reserved: Number(row.reserved_amount),
+          status: row.billing_status,
+          amount: row.billed_amount === null ? null : Number(row.billed_amount),
+        },
+        created_at: row.created_at.toISOString(),
+        updated_at: row.updated_at.toISOString(),
+        finished_at: row.finished_at?.toISOString() ?? null,
+      };
+    },
+  };
+}
+
+export function sessionStatus(row: Pick<TaskRow, 'status' | 'error'>): SessionStatus {
+  if (row.status === 'succeeded') return 'verified';
+  if (row.status === 'failed' || row.status === 'cancelled') return row.error?.code === SESSION_EXPIRED ? 'expired' : 'failed';
+  return 'pending';
+}

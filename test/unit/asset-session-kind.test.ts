@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
+import '../../src/assets/model-type';
+import { SESSION_EXPIRED, sessionKind, sessionStatus } from '../../src/assets/session-kind';
+import { taskDecider, type TaskState } from '../../src/tasks/decider';
+import type { Upstreams } from '../../src/upstreams/registry';
+
+/** The session kind's reading of the provider, with a stub provider and a clock the test sets: no HTTP, no sleeping. */
+
+const created = '2026-03-01T10:00:00.000Z';
+const minutes = (n: number) => new Date(Date.parse(created) + n * 60_000);
+
+function session(): TaskState {
+  return { ...taskDecider.initialState(), status: 'queued', taskId: 'avs_1', kind: 'asset_session', model: 'asset-verification', upstreamId: 'up_1', createdAt: created };
+}
+
+function kindWith(provider: Record<string, unknown>, now: Date) {
+  const upstreams = { channel: () => ({ json: async () => ({ id: 'up_1', ...provider }) }) } as unknown as Upstreams;
+  return sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE), upstreams, clock: () => now, pollMs: 1000 });
+}
+
+describe('asset verification sessions: the provider read against the 30-minute window', () => {
+  it('stays pending until 30 minutes after creation, and expires at exactly 30', async () => {
+    expect(await kindWith({ status: 'pending' }, minutes(29.99)).poll(session())).to.deep.equal({ state: 'pending', upstreamStatus: 'queued' });
+    const expired = await kindWith({ status: 'pending' }, minutes(30)).poll(session());
+    expect(expired).to.deep.include({ state: 'failed' });
+    expect((expired as { error: { code: string } }).error.code).to.equal(SESSION_EXPIRED);
+  });
+
+  it('takes the provider\'s verdict over the clock: verified late is still verified, and the provider may expire it early', async () => {
+    expect(await kindWith({ status: 'verified', group_id: 'grp-up' }, minutes(31)).poll(session())).to.deep.equal({
+      state: 'succeeded',
+      result: { upstream_group_id: 'grp-up' },
+      usage: { sessions: 1 },
+      artifacts: [],
+    });
+    expect(((await kindWith({ status: 'expired' }, minutes(1)).poll(session())) as { error: { code: string } }).error.code).to.equal(SESSION_EXPIRED);
+    expect(await kindWith({ status: 'failed', error: { code: 'liveness_check_failed', message: 'no' } }, minutes(1)).poll(session())).to.deep.equal({
+      state: 'failed',
+      error: { code: 'liveness_check_failed', message: 'no' },
+    });
+  });
+
+  it('reads task states as session statuses', () => {
+    expect(sessionStatus({ status: 'queued', error: null })).to.equal('pending');
+    expect(sessionStatus({ status: 'running', error: null })).to.equal('pending');
+    expect(sessionStatus({ status: 'succeeded', error: null })).to.equal('verified');
+    expect(sessionStatus({ status: 'failed', error: { code: SESSION_EXPIRED, message: '' } })).to.equal('expired');
+    expect(sessionStatus({ status: 'failed', error: { code: 'consent_declined', message: '' } })).to.equal('failed');
+  });
+
+  it('charges the catalog fee per verified session', () => {
+    expect(kindWith({}, minutes(0)).settlement(session()).amount).to.equal(100_000);
+  });
+});
