@@ -84,7 +84,7 @@ function sampleEvent(stream: string, revision: number): NewEvent & { id: string 
     data: {
       reservationId: `rsv_${stream}_${revision}`,
       amount: 1200,
-      purpose: { kind: 'request', ref: `req_${revision}`, description: 'bench-model' },
+      purpose: { kind: 'request', ref: `req_${revision}`, description: 'bench-model', actor: 'system', model: 'bench-model', endpoint: 'test' },
       expiresAt: now,
       at: now,
     },
@@ -258,7 +258,7 @@ async function cycle(s: Services, accountId: string): Promise<void> {
   const reservationId = await s.service.reserve({
     accountId,
     amount: RESERVED,
-    purpose: { kind: 'request', ref: newId('req'), description: 'bench' },
+    purpose: { kind: 'request', ref: newId('req'), description: 'bench', actor: 'system', model: 'bench', endpoint: 'test' },
     ttlMs: 60_000,
   });
   await s.service.release(accountId, reservationId, 'bench');
@@ -313,7 +313,7 @@ async function benchReservations(pool: Pool, o: Required<EventStoreBenchOptions>
     const reservationId = newId('rsv');
     const { measurement: coldLoad } = await measureOnce(
       `${n / 1000}k events, cold load (no snapshot)`,
-      () => cold.service.reserve({ accountId: bigId, reservationId, amount: RESERVED, purpose: { kind: 'request', ref: 'cold', description: 'bench' }, ttlMs: 60_000 }),
+      () => cold.service.reserve({ accountId: bigId, reservationId, amount: RESERVED, purpose: { kind: 'request', ref: 'cold', description: 'bench', actor: 'system', model: 'bench', endpoint: 'test' }, ttlMs: 60_000 }),
       `first command of a new CommandHandler: reads and replays all ${n.toLocaleString('en-US')} events (one-time cost per process and stream)`,
     );
     rows.push(coldLoad);
@@ -337,7 +337,7 @@ async function benchReservations(pool: Pool, o: Required<EventStoreBenchOptions>
       const snapReservationId = newId('rsv');
       const { measurement } = await measureOnce(
         `${n / 1000}k events, cold load (snapshot)`,
-        () => again.service.reserve({ accountId: bigId, reservationId: snapReservationId, amount: RESERVED, purpose: { kind: 'request', ref: 'cold', description: 'bench' }, ttlMs: 60_000 }),
+        () => again.service.reserve({ accountId: bigId, reservationId: snapReservationId, amount: RESERVED, purpose: { kind: 'request', ref: 'cold', description: 'bench', actor: 'system', model: 'bench', endpoint: 'test' }, ttlMs: 60_000 }),
         `first command of another new CommandHandler: reads the snapshot at revision ${snapRevision} and replays the ${head - snapRevision} newer events`,
       );
       rows.push(measurement);

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
-import { accountIdOfStream, type AccountEvent } from '../src/domain/account/events';
+import { accountIdOfStream, upcastAccountEvent, type AccountEvent } from '../src/domain/account/events';
 
 /**
  * The statement a finance reader audits: one entry per money event with its effect on
@@ -36,6 +36,9 @@ export const ledgerProjection: Projection = {
       purpose_kind text NOT NULL,
       purpose_ref text NOT NULL,
       description text NOT NULL,
+      actor text NOT NULL,
+      model text NOT NULL,
+      endpoint text NOT NULL,
       reserved_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL,
       closed_at timestamptz,
@@ -48,7 +51,7 @@ export const ledgerProjection: Projection = {
   eventTypes: new Set(['CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded']),
   async applyBatch(tx, events) {
     const changes = new BatchChanges();
-    for (const event of events) changes.add(event as RecordedEvent & AccountEvent);
+    for (const event of events) changes.add(upcastAccountEvent(event as RecordedEvent & AccountEvent));
     await changes.write(tx);
   },
 };
@@ -77,6 +80,9 @@ interface OpenedReservation {
   purposeKind: string;
   purposeRef: string;
   description: string;
+  actor: string;
+  model: string;
+  endpoint: string;
   reservedAt: string;
   expiresAt: string;
   closedAt: string | null;
@@ -136,6 +142,9 @@ class BatchChanges {
           purposeKind: d.purpose.kind,
           purposeRef: d.purpose.ref,
           description: d.purpose.description,
+          actor: d.purpose.actor,
+          model: d.purpose.model,
+          endpoint: d.purpose.endpoint,
           reservedAt: d.at,
           expiresAt: d.expiresAt,
           closedAt: null,
@@ -248,10 +257,10 @@ class BatchChanges {
     if (opened.length > 0) {
       const column = <K extends keyof OpenedReservation>(key: K) => opened.map((r) => r[key]);
       await tx.query(
-        `INSERT INTO reservations (reservation_id, account_id, amount, status, purpose_kind, purpose_ref, description,
+        `INSERT INTO reservations (reservation_id, account_id, amount, status, purpose_kind, purpose_ref, description, actor, model, endpoint,
            reserved_at, expires_at, closed_at, settled_amount, refunded_amount, close_reason)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
-           $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::bigint[], $12::bigint[], $13::text[])`,
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+           $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::bigint[], $15::bigint[], $16::text[])`,
         [
           column('reservationId'),
           column('accountId'),
@@ -260,6 +269,9 @@ class BatchChanges {
           column('purposeKind'),
           column('purposeRef'),
           column('description'),
+          column('actor'),
+          column('model'),
+          column('endpoint'),
           column('reservedAt'),
           column('expiresAt'),
           column('closedAt'),

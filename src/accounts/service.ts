@@ -118,12 +118,22 @@ export class AccountService {
     metadata: EventMetadata = {},
   ): Promise<{ created: boolean; entry: LedgerEntryView }> {
     await this.awaitLedger(accountId);
-    const { rows: found } = await this.pool.query<{ status: string; settled_amount: string | null }>(
-      'SELECT status, settled_amount FROM rm.reservations WHERE reservation_id = $1 AND account_id = $2',
+    const { rows: found } = await this.pool.query<{
+      status: string;
+      settled_amount: string | null;
+      purpose_kind: 'task' | 'request';
+      purpose_ref: string;
+      actor: string;
+      model: string;
+      endpoint: string;
+    }>(
+      'SELECT status, settled_amount, purpose_kind, purpose_ref, actor, model, endpoint FROM rm.reservations WHERE reservation_id = $1 AND account_id = $2',
       [input.reservationId, accountId],
     );
-    if (!found[0]) throw new DomainError('reservation_not_found', `reservation ${input.reservationId} not found on this account`);
-    const settledCharge = found[0].status === 'settled' ? Number(found[0].settled_amount) : undefined;
+    const reservation = found[0];
+    if (!reservation) throw new DomainError('reservation_not_found', `reservation ${input.reservationId} not found on this account`);
+    const settledCharge = reservation.status === 'settled' ? Number(reservation.settled_amount) : undefined;
+    const context = { actor: reservation.actor, model: reservation.model, endpoint: reservation.endpoint, kind: reservation.purpose_kind, ref: reservation.purpose_ref };
     const result = await this.run(
       accountId,
       {
@@ -133,6 +143,7 @@ export class AccountService {
         amount: input.amount,
         reason: input.reason,
         ...(settledCharge !== undefined ? { settledCharge } : {}),
+        context,
         now: this.now(),
       },
       metadata,

@@ -1,7 +1,7 @@
 import type { ModelEntry } from './catalog';
 import { RequestCharge } from './request-charge';
 import type { Core } from '../gateway';
-import { authOf, type GatewayContext } from '../http/context';
+import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
 
 /**
@@ -23,7 +23,9 @@ export async function metered<T>(
     accountId: auth.accountId,
     amount: input.estimate,
     requestId: ctx.state.requestId,
-    description: input.model.id,
+    model: input.model.id,
+    actor: auth.keyId,
+    endpoint: endpointOf(ctx),
     ttlMs: core.config.requestReservationTtlMs,
   });
   try {

@@ -22,12 +22,10 @@ export class RequestCharge {
   static async reserve(
     accounts: AccountService,
     logger: Logger,
-    input: { accountId: string; amount: number; requestId: string; description: string; ttlMs: number },
+    input: { accountId: string; amount: number; requestId: string; model: string; actor: string; endpoint: string; ttlMs: number },
   ): Promise<RequestCharge> {
-    const reservationId = await accounts.reserve(
-      { accountId: input.accountId, amount: input.amount, purpose: { kind: 'request', ref: input.requestId, description: input.description }, ttlMs: input.ttlMs },
-      { requestId: input.requestId },
-    );
+    const purpose = { kind: 'request', ref: input.requestId, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint } as const;
+    const reservationId = await accounts.reserve({ accountId: input.accountId, amount: input.amount, purpose, ttlMs: input.ttlMs }, { requestId: input.requestId });
     return new RequestCharge(accounts, logger, input.accountId, reservationId, input.amount, input.requestId);
   }
 

@@ -13,6 +13,17 @@ export interface GatewayState {
 
 export type GatewayContext = ParameterizedContext<GatewayState>;
 
+/** The template of the route a request matched (`/v1/videos/generations/:id`), or null. */
+export function matchedRoute(ctx: GatewayContext): string | null {
+  const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof route === 'string' ? route : null;
+}
+
+/** The endpoint a request called, as the ledger names it: `POST /v1/chat/completions`. */
+export function endpointOf(ctx: GatewayContext): string {
+  return `${ctx.method} ${matchedRoute(ctx) ?? 'unknown'}`;
+}
+
 /** The authenticated key of a /v1 request; the auth middleware guarantees it is set. */
 export function authOf(ctx: GatewayContext): AuthenticatedKey {
   if (!ctx.state.auth) throw new Error('route mounted without API key authentication');

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Core } from '../gateway';
 import { readJson } from '../http/body';
-import { authOf, type GatewayContext, type GatewayState } from '../http/context';
+import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { idempotencyOf } from '../tasks/idempotency';
 import { cancelTask, readPolledTask } from './common';
@@ -37,6 +37,8 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
     const { row, replayed } = await core.tasks.create({
       kind,
       accountId: auth.accountId,
+      actor: auth.keyId,
+      endpoint: endpointOf(ctx),
       model,
       request: request as Record<string, unknown>,
       estimate,

@@ -3,7 +3,7 @@ import type { Next } from 'koa';
 import { chatPricing } from '../chat/model-type';
 import type { Core } from '../gateway';
 import { readJson } from '../http/body';
-import { authOf, type GatewayContext, type GatewayState } from '../http/context';
+import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError, toApiError } from '../http/errors';
 import { keyAllows } from '../http/models-access';
 import { listBody, pageParams } from '../http/pagination';
@@ -74,6 +74,8 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     const { row, replayed } = await tasks.create({
       kind: 'minutes',
       accountId: auth.accountId,
+      actor: auth.keyId,
+      endpoint: endpointOf(ctx),
       model: model.id,
       request: request as unknown as Record<string, unknown>,
       estimate: minutesEstimate(core.catalog, request),
@@ -161,6 +163,8 @@ export function summariesRouter(core: Core): Router<GatewayState> {
     const created = await tasks.create({
       kind: 'summary',
       accountId: auth.accountId,
+      actor: auth.keyId,
+      endpoint: endpointOf(ctx),
       model: chat.id,
       request: request as unknown as Record<string, unknown>,
       estimate: plan.estimate,

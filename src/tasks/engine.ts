@@ -45,6 +45,9 @@ export interface TaskEngineDeps {
 export interface CreateTaskInput {
   readonly kind: string;
   readonly accountId: string;
+  /** Who asked (the API key id) and through which endpoint, for the ledger. */
+  readonly actor: string;
+  readonly endpoint: string;
   readonly model: string;
   readonly request: Record<string, unknown>;
   readonly estimate: number;
@@ -119,7 +122,7 @@ export class TaskEngine {
       const taskId = newId(kind.idPrefix);
       const stream = taskStream(kind.kind, taskId);
       const reservationId = await this.deps.accounts.reserve(
-        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model }, ttlMs: TASK_RESERVATION_TTL_MS },
+        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint }, ttlMs: TASK_RESERVATION_TTL_MS },
         metadata,
       );
       if (input.idempotency && key?.kind === 'free' && !(await this.idempotency.claim(input.accountId, input.idempotency.key, input.idempotency.hash, stream, key.expectedVersion))) {

@@ -7,7 +7,7 @@ import { CommandHandler } from '../../src/domain/command-handler';
 import { DomainError } from '../../src/domain/decider';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
-const purpose = (ref: string) => ({ kind: 'request' as const, ref, description: 'test' });
+const purpose = (ref: string) => ({ kind: 'request' as const, ref, description: 'test', actor: 'system', model: 'test', endpoint: 'test' });
 
 describe('prepaid ledger @integration', () => {
   let gw: TestGateway;

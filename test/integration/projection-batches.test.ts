@@ -27,7 +27,8 @@ describe('money projections fold a batch as they fold its events one by one @int
   const later = at(3600);
   const revisions = new Map<string, number>();
   let position = 0n;
-  function recorded(accountId: string, event: AccountEvent): RecordedEvent {
+  /** An event as the log holds it: these are of the shapes recorded before reservations named their actor, model and endpoint, so the fold also upcasts. */
+  function recorded(accountId: string, event: { type: AccountEvent['type']; data: object }): RecordedEvent {
     const stream = accountStream(accountId);
     const revision = revisions.get(stream) ?? 0;
     revisions.set(stream, revision + 1);

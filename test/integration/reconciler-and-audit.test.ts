@@ -20,10 +20,10 @@ describe('reconciler, audit and rebuild @integration', () => {
   it('releases a task reservation whose task was never recorded (a crash between the two appends)', async () => {
     const { accountId, key } = await gw.fundedAccount(1000);
     // The flow is killed after reserving: the task stream the reservation names never appears.
-    const orphan = await gw.accounts.reserve({ accountId, amount: 400, purpose: { kind: 'task', ref: 'video-never-recorded', description: 'video' }, ttlMs: 3_600_000 });
+    const orphan = await gw.accounts.reserve({ accountId, amount: 400, purpose: { kind: 'task', ref: 'video-never-recorded', description: 'video', actor: 'system', model: 'video', endpoint: 'test' }, ttlMs: 3_600_000 });
     // A reservation whose task exists belongs to that task: left alone.
     await gw.store.append('video-recorded', [{ type: 'TestTaskSubmitted', data: {} }], { expectedVersion: 'no_stream' });
-    const owned = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'task', ref: 'video-recorded', description: 'video' }, ttlMs: 3_600_000 });
+    const owned = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'task', ref: 'video-recorded', description: 'video', actor: 'system', model: 'video', endpoint: 'test' }, ttlMs: 3_600_000 });
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 500, frozen: 500, currency: 'CNY' });
 
     await gw.accounts.awaitLedger(accountId);
@@ -50,7 +50,7 @@ describe('reconciler, audit and rebuild @integration', () => {
 
   it('releases a request reservation that was never settled once it expires', async () => {
     const { accountId } = await gw.fundedAccount(1000);
-    await gw.accounts.reserve({ accountId, amount: 250, purpose: { kind: 'request', ref: 'req_dead', description: 'chat' }, ttlMs: 10_000 });
+    await gw.accounts.reserve({ accountId, amount: 250, purpose: { kind: 'request', ref: 'req_dead', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' }, ttlMs: 10_000 });
     await gw.accounts.awaitLedger(accountId);
     now = new Date(now.getTime() + 11_000);
     expect(await gw.reconciler.runOnce()).to.equal(1);
@@ -90,7 +90,7 @@ describe('reconciler, audit and rebuild @integration', () => {
   it('rebuilds every read model to identical rows through `npm run projections:rebuild`', async function () {
     this.timeout(120_000);
     const { accountId } = await gw.fundedAccount(5000);
-    const r = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'x', description: 'chat' }, ttlMs: 60_000 });
+    const r = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'x', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.settle(accountId, r, 123, { tokens: 3 });
     await gw.accounts.awaitLedger(accountId);
     const snapshot = async () => {

@@ -13,7 +13,7 @@ describe('operator refunds of settled charges @integration', () => {
 
   it('refunds part of a charge once per reference, as a ledger entry, and never more than was charged', async () => {
     const { accountId, key } = await gw.fundedAccount(1000);
-    const charged = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'req_refund', description: 'chat-fast' }, ttlMs: 60_000 });
+    const charged = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'req_refund', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.settle(accountId, charged, 250, { completion_tokens: 25 });
     expect(await balanceOf(key)).to.deep.equal({ available: 750, frozen: 0, currency: 'CNY' });
 
@@ -58,10 +58,10 @@ describe('operator refunds of settled charges @integration', () => {
   it('refuses what is not a settled charge of this account, changing nothing', async () => {
     const mine = await gw.fundedAccount(1000);
     const other = await gw.fundedAccount(1000);
-    const open = await gw.accounts.reserve({ accountId: mine.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_open', description: 'chat-fast' }, ttlMs: 60_000 });
-    const released = await gw.accounts.reserve({ accountId: mine.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_rel', description: 'chat-fast' }, ttlMs: 60_000 });
+    const open = await gw.accounts.reserve({ accountId: mine.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_open', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
+    const released = await gw.accounts.reserve({ accountId: mine.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_rel', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.release(mine.accountId, released, 'upstream failed');
-    const theirs = await gw.accounts.reserve({ accountId: other.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_theirs', description: 'chat-fast' }, ttlMs: 60_000 });
+    const theirs = await gw.accounts.reserve({ accountId: other.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_theirs', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.settle(other.accountId, theirs, 100, {});
 
     const cases: [string, Record<string, unknown>, number, string][] = [
@@ -87,12 +87,12 @@ describe('operator refunds of settled charges @integration', () => {
   it('refunds a charge settled so long ago that the account no longer remembers it', async function () {
     this.timeout(120_000);
     const { accountId, key } = await gw.fundedAccount(1000);
-    const old = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'request', ref: 'req_old', description: 'chat-fast' }, ttlMs: 60_000 });
+    const old = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'request', ref: 'req_old', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.settle(accountId, old, 80, {});
     expect((await refund(accountId, { reservation_id: old, amount: 30, reference: 'early', reason: 'first' })).status).to.equal(201);
     // 300 later requests close after it: more than the account state keeps (two generations of 128).
     for (let i = 0; i < 300; i++) {
-      const r = await gw.accounts.reserve({ accountId, amount: 1, purpose: { kind: 'request', ref: `req_${i}`, description: 'chat-fast' }, ttlMs: 60_000 });
+      const r = await gw.accounts.reserve({ accountId, amount: 1, purpose: { kind: 'request', ref: `req_${i}`, description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
       await gw.accounts.release(accountId, r, 'x');
     }
     const late = await refund(accountId, { reservation_id: old, amount: 51, reference: 'late', reason: 'x' });

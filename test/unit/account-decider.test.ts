@@ -3,7 +3,8 @@ import { accountDecider, available, closedOutcomeOf, RECENT_GENERATION, type Acc
 import { DomainError } from '../../src/domain/decider';
 
 const now = '2026-01-01T00:00:00.000Z';
-const purpose = { kind: 'request' as const, ref: 'req_1', description: 'chat' };
+const purpose = { kind: 'request' as const, ref: 'req_1', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' };
+const context = { actor: 'system', model: 'chat', endpoint: 'test', kind: 'request' as const, ref: 'req_1' };
 
 function run(commands: AccountCommand[], state: AccountState = accountDecider.initialState()): AccountState {
   for (const c of commands) for (const e of accountDecider.decide(c, state)) state = accountDecider.evolve(state, e);
@@ -29,6 +30,27 @@ const opened = (): AccountState =>
 const reserve = (id: string, amount: number): AccountCommand => ({ type: 'Reserve', reservationId: id, amount, purpose, expiresAt: now, now });
 
 describe('account decider', () => {
+  it('closes a reservation with an event that names who asked, for which model, through which endpoint', () => {
+    const asked = { kind: 'request' as const, ref: 'req_9', description: 'chat-fast', actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions' };
+    const state = run([{ type: 'Reserve', reservationId: 'r1', amount: 10, purpose: asked, expiresAt: now, now }, { type: 'Reserve', reservationId: 'r2', amount: 10, purpose: asked, expiresAt: now, now }], opened());
+    const expected = { actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions', kind: 'request', ref: 'req_9' };
+    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', amount: 8, usage: {}, now }, state);
+    expect(settled!.data).to.deep.include({ context: expected });
+    const [released] = accountDecider.decide({ type: 'Release', reservationId: 'r2', reason: 'upstream failed', now }, state);
+    expect(released!.data).to.deep.include({ context: expected });
+  });
+
+  it('reads a reservation recorded before its actor, model and endpoint were kept, and closes it naming them unknown', () => {
+    const legacy = { type: 'FundsReserved', data: { reservationId: 'old', amount: 10, purpose: { kind: 'task', ref: 'video-1', description: 'video-ref-2.0' }, expiresAt: now, at: now } };
+    const state = accountDecider.evolve(opened(), legacy as Parameters<typeof accountDecider.evolve>[1]);
+    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'old', amount: 10, usage: {}, now }, state);
+    expect(settled!.data).to.deep.include({ context: { actor: 'unknown', model: 'video-ref-2.0', endpoint: 'unknown', kind: 'task', ref: 'video-1' } });
+    // A closing event of that age has no context; it reads as null, not as a missing member.
+    const legacyClose = { type: 'ReservationReleased', data: { reservationId: 'old', amount: 10, reason: 'x', at: now } };
+    const closed = accountDecider.evolve(state, legacyClose as Parameters<typeof accountDecider.evolve>[1]);
+    expect(closedOutcomeOf(closed, 'old')).to.deep.equal({ kind: 'released', amount: 10, reason: 'x' });
+  });
+
   it('refuses commands on an account that was never opened', () => {
     expect(refused(reserve('r', 1), accountDecider.initialState())).to.equal('account_not_found');
   });
@@ -77,15 +99,15 @@ describe('account decider', () => {
 
   it('refunds at most the settled charge', () => {
     const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 50, usage: {}, now }], opened());
-    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 51, reason: 'x', now }, state)).to.equal('refund_exceeds_charge');
-    const refunded = run([{ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', now }], state);
+    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 51, reason: 'x', context, now }, state)).to.equal('refund_exceeds_charge');
+    const refunded = run([{ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', context, now }], state);
     expect(available(refunded)).to.equal(70);
-    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r1', amount: 31, reason: 'x', now }, refunded)).to.equal('refund_exceeds_charge');
+    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r1', amount: 31, reason: 'x', context, now }, refunded)).to.equal('refund_exceeds_charge');
   });
 
   it('refunds once per reference, and refuses a reused reference for another amount or reservation', () => {
     const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 50, usage: {}, now }], opened());
-    const refund = { type: 'Refund' as const, refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', now };
+    const refund = { type: 'Refund' as const, refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', context, now };
     const refunded = run([refund], state);
     expect(accountDecider.decide(refund, refunded), 'the same refund again').to.deep.equal([]);
     expect(refused({ ...refund, amount: 21 }, refunded)).to.equal('refund_reference_conflict');
@@ -96,18 +118,18 @@ describe('account decider', () => {
   it('refuses to refund an open or released reservation', () => {
     const state = run([reserve('r1', 30), reserve('r2', 30), { type: 'Release', reservationId: 'r2', reason: 'failed', now }], opened());
     // Even when a caller claims a settled charge for it.
-    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 1, reason: 'x', settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
-    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r2', amount: 1, reason: 'x', settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
-    expect(refused({ type: 'Refund', refundId: 'f3', reservationId: 'unknown', amount: 1, reason: 'x', now }, state)).to.equal('refund_not_allowed');
+    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 1, reason: 'x', context, settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
+    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r2', amount: 1, reason: 'x', context, settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
+    expect(refused({ type: 'Refund', refundId: 'f3', reservationId: 'unknown', amount: 1, reason: 'x', context, now }, state)).to.equal('refund_not_allowed');
   });
 
   it('refunds a charge settled too long ago to be remembered, against the settled charge the caller found, and never beyond it in total', () => {
     let state = run([reserve('old', 60), { type: 'Settle', reservationId: 'old', amount: 40, usage: {}, now }], opened());
-    state = run([{ type: 'Refund', refundId: 'early', reservationId: 'old', amount: 10, reason: 'first', now }], state);
+    state = run([{ type: 'Refund', refundId: 'early', reservationId: 'old', amount: 10, reason: 'first', context, now }], state);
     // Enough later closes to push the old one out of both generations of remembered outcomes.
     for (let i = 0; i < 2 * RECENT_GENERATION + 1; i++) state = run([reserve(`r${i}`, 1), { type: 'Release', reservationId: `r${i}`, reason: 'x', now }], state);
     expect(closedOutcomeOf(state, 'old')).to.equal(undefined);
-    const late = { type: 'Refund' as const, refundId: 'late', reservationId: 'old', amount: 31, reason: 'late', now };
+    const late = { type: 'Refund' as const, refundId: 'late', reservationId: 'old', amount: 31, reason: 'late', context, now };
     expect(refused(late, state), 'without the settled charge').to.equal('refund_not_allowed');
     // 40 charged, 10 refunded before: 30 left, whatever the window forgot.
     expect(refused({ ...late, settledCharge: 40 }, state)).to.equal('refund_exceeds_charge');

@@ -1,5 +1,5 @@
 import { DomainError, type Decider } from '../decider';
-import type { AccountEvent, ReservationPurpose, VideoUrlMode } from './events';
+import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type ReservationPurpose, type VideoUrlMode } from './events';
 
 /**
  * The prepaid ledger of one account, modelled on two-phase transfers: a reservation freezes
@@ -78,6 +78,8 @@ export type AccountCommand =
        * Ignored for a recently closed one.
        */
       settledCharge?: number;
+      /** Why the refunded charge was made, as the ledger view of its reservation tells. */
+      context: ChargeContext;
       now: string;
     }
   | { type: 'IssueApiKey'; keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; now: string }
@@ -181,6 +183,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
             reservedAmount: reservation.amount,
             overrun: Math.max(0, command.amount - reservation.amount),
             usage: command.usage,
+            context: chargeContextOf(reservation.purpose),
             at: command.now,
           },
         },
@@ -190,7 +193,10 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       const reservation = openOrNoOp(state, command.reservationId);
       if (!reservation) return [];
       return [
-        { type: 'ReservationReleased', data: { reservationId: command.reservationId, amount: reservation.amount, reason: command.reason, at: command.now } },
+        {
+          type: 'ReservationReleased',
+          data: { reservationId: command.reservationId, amount: reservation.amount, reason: command.reason, context: chargeContextOf(reservation.purpose), at: command.now },
+        },
       ];
     }
     case 'Refund': {
@@ -210,7 +216,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       return [
         {
           type: 'ChargeRefunded',
-          data: { refundId: command.refundId, reservationId: command.reservationId, amount: command.amount, reason: command.reason, at: command.now },
+          data: { refundId: command.refundId, reservationId: command.reservationId, amount: command.amount, reason: command.reason, context: command.context, at: command.now },
         },
       ];
     }
@@ -261,7 +267,8 @@ function withOutcome(state: AccountState, reservationId: string, outcome: Rememb
   return { recentlyClosed: { [reservationId]: outcome }, previouslyClosed: state.recentlyClosed };
 }
 
-function evolve(state: AccountState, event: AccountEvent): AccountState {
+function evolve(state: AccountState, stored: AccountEvent): AccountState {
+  const event = upcastAccountEvent(stored);
   switch (event.type) {
     case 'AccountOpened':
       return { ...state, exists: true, accountId: event.data.accountId, name: event.data.name };
@@ -318,5 +325,5 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   initialState,
   decide,
   evolve,
-  snapshotVersion: 3,
+  snapshotVersion: 4,
 };

@@ -6,6 +6,30 @@ export interface ReservationPurpose {
   readonly ref: string;
   /** Model or capability, for the ledger's reader. */
   readonly description: string;
+  /** Who asked: the API key id, `admin` or `system`; `unknown` on reservations recorded before this was kept. */
+  readonly actor: string;
+  /** The catalog model the money is for (the description, on reservations recorded before this was kept). */
+  readonly model: string;
+  /** The route that asked, e.g. `POST /v1/chat/completions`; `unknown` on reservations recorded before this was kept. */
+  readonly endpoint: string;
+}
+
+/**
+ * Why money moved, on every event that closes or refunds a reservation: copied from the
+ * reservation, so each settlement, release and refund can be read alone. `null` on events recorded
+ * before this was kept (their reservation's purpose says the same).
+ */
+export interface ChargeContext {
+  readonly actor: string;
+  readonly model: string;
+  readonly endpoint: string;
+  /** `request` (its id in `ref`) or `task` (its stream in `ref`). */
+  readonly kind: 'task' | 'request';
+  readonly ref: string;
+}
+
+export function chargeContextOf(purpose: ReservationPurpose): ChargeContext {
+  return { actor: purpose.actor, model: purpose.model, endpoint: purpose.endpoint, kind: purpose.kind, ref: purpose.ref };
 }
 
 export type AccountEvent =
@@ -25,11 +49,12 @@ export type AccountEvent =
         /** amount - reservedAmount when usage exceeded the reservation, else 0. */
         overrun: number;
         usage: Record<string, unknown>;
+        context: ChargeContext | null;
         at: string;
       };
     }
-  | { type: 'ReservationReleased'; data: { reservationId: string; amount: number; reason: string; at: string } }
-  | { type: 'ChargeRefunded'; data: { refundId: string; reservationId: string; amount: number; reason: string; at: string } }
+  | { type: 'ReservationReleased'; data: { reservationId: string; amount: number; reason: string; context: ChargeContext | null; at: string } }
+  | { type: 'ChargeRefunded'; data: { refundId: string; reservationId: string; amount: number; reason: string; context: ChargeContext | null; at: string } }
   | {
       type: 'ApiKeyIssued';
       data: { keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; at: string };
@@ -61,4 +86,31 @@ export function accountStream(accountId: string): string {
 
 export function accountIdOfStream(streamId: string): string {
   return streamId.slice('account-'.length);
+}
+
+/**
+ * Events as the log holds them may predate fields added since: this gives every account event the
+ * current shape, without rewriting the log. Every reader of account events (the decider, the
+ * projections) goes through it.
+ */
+export function upcastAccountEvent<E extends { type: string; data: unknown }>(event: E): E {
+  switch (event.type) {
+    case 'FundsReserved': {
+      const data = event.data as { purpose: Partial<ReservationPurpose> & Pick<ReservationPurpose, 'kind' | 'ref' | 'description'> };
+      const purpose = data.purpose;
+      if (purpose.actor !== undefined && purpose.model !== undefined && purpose.endpoint !== undefined) return event;
+      return {
+        ...event,
+        data: { ...data, purpose: { ...purpose, actor: purpose.actor ?? 'unknown', model: purpose.model ?? purpose.description, endpoint: purpose.endpoint ?? 'unknown' } },
+      };
+    }
+    case 'ReservationSettled':
+    case 'ReservationReleased':
+    case 'ChargeRefunded': {
+      const data = event.data as { context?: ChargeContext | null };
+      return data.context === undefined ? { ...event, data: { ...data, context: null } } : event;
+    }
+    default:
+      return event;
+  }
 }

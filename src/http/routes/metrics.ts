@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { Next } from 'koa';
 import type { GatewayMetrics } from '../../metrics/gateway-metrics';
-import type { GatewayContext, GatewayState } from '../context';
+import { matchedRoute, type GatewayContext, type GatewayState } from '../context';
 
 /**
  * `GET /metrics` in the Prometheus text format. With METRICS_TOKEN set, only
@@ -38,9 +38,7 @@ export function httpMetrics(metrics: GatewayMetrics) {
     try {
       await next();
     } finally {
-      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      const route = typeof matched === 'string' ? matched : 'unmatched';
-      metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000);
+      metrics.observeHttp(ctx.method, matchedRoute(ctx) ?? 'unmatched', ctx.status, (performance.now() - started) / 1000);
     }
   };
 }
