@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Core } from '../gateway';
 import { readJson } from '../http/body';
-import { authOf, type GatewayContext, type GatewayState } from '../http/context';
+import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
 import { listBody, pageParams } from '../http/pagination';
@@ -62,6 +62,8 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
     const { row, replayed } = await tasks.create({
       kind: SESSION_KIND,
       accountId: auth.accountId,
+      actor: auth.keyId,
+      endpoint: endpointOf(ctx),
       model: model.id,
       request: request as unknown as Record<string, unknown>,
       estimate: verificationFee(model),
@@ -119,6 +121,8 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
     const { row, replayed } = await tasks.create({
       kind: ASSET_KIND,
       accountId: auth.accountId,
+      actor: auth.keyId,
+      endpoint: endpointOf(ctx),
       model: model.id,
       request: request as unknown as Record<string, unknown>,
       estimate: 0,
