@@ -110,7 +110,7 @@ async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): 
 
 /** POST /v1/files, GET /v1/files, GET /v1/files/{id}, GET /v1/files/{id}/content, DELETE /v1/files/{id}: the owner only. */
 export function filesRouter(core: Core, uploads: UploadService): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/files' });
+  const router = new Router<GatewayState>({ prefix: '/v1/files', sensitive: true });
   const notFound = (id: string) => new ApiError(404, 'file_not_found', `file ${id} not found`, { param: 'file_id' });
 
   router.post('/', (ctx) => upload(core, uploads, ctx));
