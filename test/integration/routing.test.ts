@@ -176,6 +176,11 @@ describe('the text rule at the edge: no NUL, no lone surrogate @integration', ()
       ['POST', '/v1/videos/generations', key, '{"model":"video-2.5","content":[{"type":"text","text":"x\\u0000"}]}', 'content[0].text'],
       ['POST', '/v1/chat/completions', key, '{"model":"chat-fast","messages":[{"role":"user","content":"hi"}],"\\ud800":1}', '\uFFFD'],
       ['POST', '/v1/summaries', key, '{"task_id":"task\\u0000"}', 'task_id'],
+      ['POST', '/v1/responses', key, '{"model":"chat-fast","input":[{"role":"user","content":"\\ud83d"}]}', 'input[0].content'],
+      ['POST', '/v1/audio/minutes', key, '{"model":"service-minutes","file_url":"https://example.com/a.mp3","hot_words":["\\u0000"]}', 'hot_words[0]'],
+      ['POST', '/v1/videos/erase-subtitle', key, '{"video_url":"https://example.com/v\\u0000.mp4"}', 'video_url'],
+      ['POST', '/v1/agent/risk/chat/completions', key, '{"messages":[{"role":"user","content":"「青峦数据科技有限公司」\\u0000"}]}', 'messages[0].content'],
+      ['POST', '/v1/agent/chat/completions', key, '{"bot_id":"webqa-basic","messages":[{"role":"user","content":"hi\\udfff"}]}', 'messages[0].content'],
       ['POST', '/admin/v1/accounts', TEST_ADMIN_TOKEN, '{"name":"bad\\u0000name"}', 'name'],
       ['POST', `/admin/v1/accounts/${accountId}/credits`, TEST_ADMIN_TOKEN, '{"amount":5,"reference":"r\\ud834"}', 'reference'],
       ['POST', `/admin/v1/accounts/${accountId}/refunds`, TEST_ADMIN_TOKEN, '{"reservation_id":"r\\u0000","amount":1,"reference":"x","reason":"y"}', 'reservation_id'],
@@ -187,7 +192,7 @@ describe('the text rule at the edge: no NUL, no lone surrogate @integration', ()
       expect(res.status, what).to.equal(400);
       const message = typeof res.body.error === 'string' ? res.body.error : res.body.error.message;
       expect(message, what).to.include(field);
-      if (typeof res.body.error === 'object') expect(res.body.error.param, what).to.equal(field);
+      if (typeof res.body.error === 'object' && 'param' in res.body.error) expect(res.body.error.param, what).to.equal(field);
     }
     expect(await eventCount(gw), 'nothing appended').to.equal(before);
     expect(await gw.balance(key)).to.deep.include({ available: 1_000_000, frozen: 0 });
