@@ -44,6 +44,8 @@ export interface Config {
   readonly authLockoutMs: number;
   /** Client addresses the lockout tracks at most (the least recent failure is forgotten first). */
   readonly authLockoutMaxAddresses: number;
+  /** Proxies in front of the gateway that append to X-Forwarded-For; 0: the client address is the socket's. */
+  readonly trustProxyHops: number;
   /** Interval of `: ping` comments on idle event streams. */
   readonly ssePingMs: number;
   /** Hosts (and their subdomains) whose pages count as official documents for risk identity and cards. */
@@ -131,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     authFailureWindowMs: integer(env, 'AUTH_FAILURE_WINDOW_MS', 60_000, 1),
     authLockoutMs: integer(env, 'AUTH_LOCKOUT_MS', 300_000, 1),
     authLockoutMaxAddresses: integer(env, 'AUTH_LOCKOUT_MAX_ADDRESSES', 10_000, 1),
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 16),
     ssePingMs: integer(env, 'SSE_PING_MS', 15_000, 10),
     riskOfficialDomains: domainList(env, 'RISK_OFFICIAL_DOMAINS', DEFAULT_RISK_OFFICIAL_DOMAINS),
     riskWriterModel: nonEmpty(env.RISK_WRITER_MODEL) ?? 'chat-fast',

@@ -183,6 +183,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       lockoutMs: config.authLockoutMs,
       maxAddresses: config.authLockoutMaxAddresses,
     },
+    trustProxyHops: config.trustProxyHops,
     now: () => clock().getTime(),
   });
   const server = http.createServer(app.callback());

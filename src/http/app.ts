@@ -30,6 +30,11 @@ export interface AppDeps {
   readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
   /** When a client address is locked out after failed credentials. */
   readonly lockout: LockoutSettings;
+  /**
+   * Proxies in front that append the address they saw to X-Forwarded-For. The client address is
+   * the one the outermost trusted proxy appended; anything a client wrote there itself is ignored.
+   */
+  readonly trustProxyHops: number;
   /** Milliseconds since the epoch (tests pass their own clock). */
   readonly now?: () => number;
 }
@@ -42,7 +47,8 @@ export interface GatewayApp {
 
 export function createApp(deps: AppDeps): GatewayApp {
   const app = new Koa<GatewayState>();
-  app.proxy = true;
+  app.proxy = deps.trustProxyHops > 0;
+  app.maxIpsCount = deps.trustProxyHops;
   app.use(requestContext(deps.logger));
   app.use(async (ctx, next) => {
     ctx.state.errorShape = deps.errorShapes?.find(([pattern]) => pattern.test(ctx.path))?.[1] ?? 'openai';

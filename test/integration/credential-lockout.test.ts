@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 
 /**
- * The gateway trusts X-Forwarded-For (it runs behind a proxy), so each test address is given
- * there. The gateway's clock stands still unless a test moves it (no sleeping).
+ * The gateway is told it runs behind one proxy (TRUST_PROXY_HOPS=1), so each test address is
+ * given as the last X-Forwarded-For entry, the one that proxy would append. The gateway's clock stands still unless a test moves it (no sleeping).
  */
 describe('failed credentials lock the client address out @integration', () => {
   let gw: TestGateway;
@@ -11,7 +11,7 @@ describe('failed credentials lock the client address out @integration', () => {
   let key: string;
   before(async () => {
     gw = await startTestGateway(
-      { AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_MS: '60000', AUTH_LOCKOUT_MS: '120000' },
+      { AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_MS: '60000', AUTH_LOCKOUT_MS: '120000', TRUST_PROXY_HOPS: '1' },
       { clock: () => new Date(now) },
     );
     ({ key } = await gw.fundedAccount(1_000_000));
@@ -22,7 +22,8 @@ describe('failed credentials lock the client address out @integration', () => {
 
   it('answers 429 with Retry-After, or the endpoint\'s 401 where its list has no 429, without checking the credential', async () => {
     const attacker = '203.0.113.7';
-    for (let i = 0; i < 3; i++) expect((await from(attacker, `tr-guess${i}`, 'GET', '/v1/account')).status).to.equal(401);
+    // What the client writes into the header itself does not make it another address.
+    for (let i = 0; i < 3; i++) expect((await from(`10.9.9.${i}, ${attacker}`, `tr-guess${i}`, 'GET', '/v1/account')).status).to.equal(401);
     for (let i = 0; i < 2; i++) expect((await from(attacker, `admin-guess${i}`, 'GET', '/admin/v1/jobs')).status).to.equal(401);
 
     const chat = await from(attacker, key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi' }] });
@@ -58,5 +59,20 @@ describe('failed credentials lock the client address out @integration', () => {
     for (let i = 0; i < 10; i++) expect((await from(client, key, 'GET', '/v1/account')).status).to.equal(200);
     expect((await from(client, null, 'GET', '/v1/account')).status, 'the fifth failure within the window').to.equal(401);
     expect((await from(client, key, 'GET', '/v1/account')).status).to.equal(429);
+  });
+});
+
+describe('without a trusted proxy, the lockout ignores X-Forwarded-For @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ AUTH_FAILURE_LIMIT: '3' });
+  });
+  after(async () => gw.close());
+
+  it('counts failures by the connection address whatever the header says', async () => {
+    const { key } = await gw.fundedAccount(0);
+    for (let i = 0; i < 3; i++) expect((await gw.api('tr-guess', 'GET', '/v1/account', undefined, { 'x-forwarded-for': `10.0.0.${i}` })).status).to.equal(401);
+    const res = await gw.api(key, 'GET', '/v1/account', undefined, { 'x-forwarded-for': '10.0.0.99' });
+    expect([res.status, res.body.error.code]).to.deep.equal([429, 'too_many_failed_credentials']);
   });
 });
