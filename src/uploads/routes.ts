@@ -28,7 +28,8 @@ function tooLarge(maxBytes: number): ApiError {
 function cleanFilename(raw: string): string {
   // eslint-disable-next-line no-control-regex
   const base = raw.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return base.slice(0, 255);
+  // By code points: cutting between the halves of a surrogate pair would leave text PostgreSQL refuses.
+  return Array.from(base).slice(0, 255).join('');
 }
 
 async function readField(body: AsyncIterable<Buffer>, max: number, name: string): Promise<string> {

@@ -227,6 +227,17 @@ describe('the text rule at the edge: no NUL, no lone surrogate @integration', ()
     expect(await eventCount(gw)).to.equal(before);
   });
 
+  it('cuts a long upload filename between characters, never inside a surrogate pair', async () => {
+    const name = `${'a'.repeat(254)}😀.mp3`;
+    const form = new FormData();
+    form.append('purpose', 'minutes');
+    form.append('file', new Blob([Buffer.from('abc')], { type: 'audio/mpeg' }), name);
+    const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const body = (await res.json()) as { filename: string };
+    expect(res.status, JSON.stringify(body)).to.equal(200);
+    expect(body.filename).to.equal(`${'a'.repeat(254)}😀`);
+  });
+
   it('answers a signed-file link with a malformed escape with 404 JSON, not 500', async () => {
     for (const path of ['/files/%ZZ?expires=1&sig=abc', '/files/a%00b?expires=1&sig=abc', '/files/%E0%A4%A?expires=1&sig=abc']) {
       const res = await gw.api(null, 'GET', path);
