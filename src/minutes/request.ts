@@ -2,6 +2,7 @@ import type { Catalog, ModelEntry } from '../billing/catalog';
 import { chatPricing } from '../chat/model-type';
 import { charge, tokenCharge } from '../billing/money';
 import { ApiError } from '../http/errors';
+import { isSafeText } from '../http/safe-text';
 import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
 import { minutesCapabilities, minutesPricing } from './model-type';
@@ -175,16 +176,20 @@ export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, bod
   }
 
   const segments = url.pathname.split('/');
-  let file_name = segments[segments.length - 1] ?? '';
+  const encodedName = segments[segments.length - 1] ?? '';
+  let file_name = encodedName;
   try {
-    file_name = decodeURIComponent(file_name);
+    file_name = decodeURIComponent(encodedName);
   } catch {
     // keep it encoded
   }
+  // A decoded %00 or a lone surrogate half would be refused by PostgreSQL: keep such a name encoded.
+  if (!isSafeText(file_name)) file_name = encodedName;
   return {
     request_id: requestId,
     file_url: body.file_url,
-    file_name: file_name.slice(0, 255),
+    // By code points, so a surrogate pair is never cut in half.
+    file_name: Array.from(file_name).slice(0, 255).join(''),
     file_type,
     recorded_at: body.recorded_at ?? null,
     timezone,
