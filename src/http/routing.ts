@@ -48,6 +48,8 @@ export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, c
   if (guarded.has(router)) throw new Error('router guarded twice');
   guarded.add(router);
   if ((access === 'public') !== (credential === null)) throw new Error(`a ${access} route needs ${credential ? 'no' : 'a'} credential`);
+  // @koa/router matches without regard to case by default; the gateway's paths have one spelling.
+  if (router.opts.sensitive !== true) throw new Error(`routers are created with { sensitive: true } (${router.opts.prefix ?? 'no prefix'})`);
   const routes: RouteInfo[] = [];
   for (const layer of router.stack) {
     if (layer.methods.length === 0) continue;
