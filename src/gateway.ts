@@ -25,6 +25,7 @@ import { PostgresEventStore } from './eventstore/postgres/store';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { createApp } from './http/app';
+import type { RouteInfo } from './http/routing';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams } from './upstreams/registry';
 import type { GatewayState } from './http/context';
@@ -86,6 +87,8 @@ export interface Gateway extends Core {
   readonly reconciler: Reconciler;
   readonly runners: ReadonlyMap<string, ConsumerRunner>;
   readonly server: http.Server;
+  /** Every route the HTTP API answers, read from its routers. */
+  readonly routes: readonly RouteInfo[];
   close(): Promise<void>;
 }
 
@@ -185,7 +188,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
   let ready = false;
-  const app = createApp({
+  const { app, routes } = createApp({
     logger,
     accounts,
     catalog,
@@ -198,6 +201,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     apiRouters: features.flatMap((f) => f.routers ?? []),
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
+    lockout: {
+      maxFailures: config.authFailureLimit,
+      windowMs: config.authFailureWindowMs,
+      lockoutMs: config.authLockoutMs,
+      maxAddresses: config.authLockoutMaxAddresses,
+    },
+    trustProxyHops: config.trustProxyHops,
+    now: () => clock().getTime(),
   });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -219,6 +230,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     reconciler,
     runners,
     server,
+    routes,
     async close() {
       ready = false;
       server.closeIdleConnections();

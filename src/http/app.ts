@@ -5,8 +5,10 @@ import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
 import type { Logger } from '../log';
 import type { GatewayState } from './context';
+import { CredentialLockout, type LockoutSettings } from './credential-lockout';
 import { errorMiddleware, type ErrorShape } from './errors';
-import { apiKeyAuth, requestContext } from './middleware';
+import { adminAuth, apiKeyAuth, requestContext } from './middleware';
+import { guardRoutes, type RouteAccess, type RouteInfo } from './routing';
 import { accountRouter, adminRouter } from './routes/accounts';
 import { healthRouter } from './routes/health';
 import { httpMetrics, metricsRouter } from './routes/metrics';
@@ -22,7 +24,7 @@ export interface AppDeps {
   readonly pool: Pool;
   /** The lag of every consumer, for the operator. */
   readonly consumerStatus: () => Promise<unknown>;
-  /** Routers of the /v1 API, mounted behind API key authentication. */
+  /** Routers of the /v1 API; each of their routes needs an API key. */
   readonly apiRouters: readonly Router<GatewayState>[];
   /** Unauthenticated middleware that answers before the API (signed file links). */
   readonly publicMiddleware?: readonly Koa.Middleware<GatewayState>[];
@@ -31,11 +33,27 @@ export interface AppDeps {
   readonly metricsToken: string | undefined;
   /** Endpoints whose errors (authentication included) use another documented shape. */
   readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
+  /** When a client address is locked out after failed credentials. */
+  readonly lockout: LockoutSettings;
+  /**
+   * Proxies in front that append the address they saw to X-Forwarded-For. The client address is
+   * the one the outermost trusted proxy appended; anything a client wrote there itself is ignored.
+   */
+  readonly trustProxyHops: number;
+  /** Milliseconds since the epoch (tests pass their own clock). */
+  readonly now?: () => number;
 }
 
-export function createApp(deps: AppDeps): Koa<GatewayState> {
+export interface GatewayApp {
+  readonly app: Koa<GatewayState>;
+  /** Every route the gateway answers, as its routers registered them. */
+  readonly routes: readonly RouteInfo[];
+}
+
+export function createApp(deps: AppDeps): GatewayApp {
   const app = new Koa<GatewayState>();
-  app.proxy = true;
+  app.proxy = deps.trustProxyHops > 0;
+  app.maxIpsCount = deps.trustProxyHops;
   app.use(requestContext(deps.logger));
   app.use(httpMetrics(deps.metrics));
   app.use(async (ctx, next) => {
@@ -44,16 +62,18 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   });
   app.use(errorMiddleware);
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
-  for (const router of [healthRouter(deps.isReady), metricsRouter(deps.metrics, deps.metricsToken), adminRouter(deps.accounts, deps.adminToken), operationsRouter(deps.catalog, deps.consumerStatus, deps.pool, deps.adminToken)]) {
-    app.use(router.routes()).use(router.allowedMethods());
-  }
-  const auth = apiKeyAuth(deps.accounts);
-  const v1Routers = [accountRouter(deps.accounts), ...deps.apiRouters];
-  app.use(async (ctx, next) => {
-    if (!ctx.path.startsWith('/v1/')) return next();
-    if (!v1Routers.some((r) => r.match(ctx.path, ctx.method).route)) return next();
-    return auth(ctx, next);
-  });
-  for (const router of v1Routers) app.use(router.routes()).use(router.allowedMethods());
-  return app;
+
+  const lockout = new CredentialLockout(deps.lockout, deps.now);
+  const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts) } as const;
+  const mounted: [Router<GatewayState>, RouteAccess][] = [
+    [healthRouter(deps.isReady), 'public'],
+    [metricsRouter(deps.metrics, deps.metricsToken), 'public'],
+    [adminRouter(deps.accounts), 'admin'],
+    [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],
+    [accountRouter(deps.accounts), 'api_key'],
+    ...deps.apiRouters.map((router): [Router<GatewayState>, RouteAccess] => [router, 'api_key']),
+  ];
+  const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
+  for (const [router] of mounted) app.use(router.routes()).use(router.allowedMethods());
+  return { app, routes };
 }
