@@ -25,6 +25,8 @@ import { PostgresEventStore } from './eventstore/postgres/store';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { createApp } from './http/app';
+import { InFlightRequests } from './lifecycle/in-flight';
+import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams } from './upstreams/registry';
 import type { GatewayState } from './http/context';
@@ -103,7 +105,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const clock = options.clock ?? (() => new Date());
   const database =
     options.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger }));
+    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger, role: 'gateway' }));
   const pool = database.pool;
   await migrate(pool, ALL_MIGRATIONS);
   await ensureProjectionTables(pool, allProjections, READ_MODEL_SCHEMA);
@@ -162,26 +164,38 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   for (const feature of features) feature.start?.();
 
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
-  let ready = false;
+  let lifecycle: string | null = 'starting';
+  const readiness = (): Promise<Readiness> =>
+    checkReadiness({
+      pool,
+      migrationVersions: ALL_MIGRATIONS.map((m) => m.version),
+      lifecycle: () => lifecycle,
+      consumersProblem: () => {
+        const failing = [...runners.values()].find((runner) => runner.isFailing);
+        return leases.problem ?? (failing ? `${failing.consumer.name} is restarting` : null);
+      },
+      jobsProblem: () => jobs.problem,
+    });
   const app = createApp({
     logger,
     accounts,
     catalog,
     adminToken,
-    isReady: () => ready,
+    readiness,
     pool,
     consumerStatus: () => consumerStatuses(pool, store, runners),
     apiRouters: features.flatMap((f) => f.routers ?? []),
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
   });
-  const server = http.createServer(app.callback());
+  const inFlight = new InFlightRequests();
+  const server = http.createServer(inFlight.track(app.callback()));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
-  ready = true;
+  lifecycle = null;
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${address.port}`;
@@ -195,11 +209,22 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     reconciler,
     runners,
     server,
+    /**
+     * In order: stop accepting; let the requests in flight finish, and after SHUTDOWN_GRACE_MS cut
+     * their connections (a cut stream settles what it delivered); stop the consumers and workers;
+     * close the database last, so every settlement above still reaches it.
+     */
     async close() {
-      ready = false;
-      server.closeIdleConnections();
+      lifecycle = 'shutting down';
+      inFlight.startDraining();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      setTimeout(() => server.closeAllConnections(), 2000).unref();
+      server.closeIdleConnections();
+      if (!(await inFlight.drained(config.shutdownGraceMs))) {
+        logger.warn({ requests: inFlight.count, graceMs: config.shutdownGraceMs }, 'shutdown grace period over: closing the connections of the requests still running');
+        server.closeAllConnections();
+        if (!(await inFlight.drained(config.shutdownGraceMs))) logger.error({ requests: inFlight.count }, 'requests still running after their connections were closed; stopping anyway');
+      }
+      server.closeAllConnections();
       await closed;
       for (const feature of features) await feature.stop?.();
       await jobs.stop();

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type Router from '@koa/router';
 import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
+import type { Readiness } from '../lifecycle/readiness';
 import type { Logger } from '../log';
 import type { GatewayState } from './context';
 import { errorMiddleware, type ErrorShape } from './errors';
@@ -16,7 +17,8 @@ export interface AppDeps {
   readonly accounts: AccountService;
   readonly catalog: Catalog;
   readonly adminToken: string;
-  readonly isReady: () => boolean;
+  /** GET /readyz: whether this gateway can serve now, and why not. */
+  readonly readiness: () => Promise<Readiness>;
   readonly pool: Pool;
   /** The lag of every consumer, for the operator. */
   readonly consumerStatus: () => Promise<unknown>;
@@ -38,7 +40,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   });
   app.use(errorMiddleware);
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
-  for (const router of [healthRouter(deps.isReady), adminRouter(deps.accounts, deps.adminToken), operationsRouter(deps.catalog, deps.consumerStatus, deps.pool, deps.adminToken)]) {
+  for (const router of [healthRouter(deps.readiness), adminRouter(deps.accounts, deps.adminToken), operationsRouter(deps.catalog, deps.consumerStatus, deps.pool, deps.adminToken)]) {
     app.use(router.routes()).use(router.allowedMethods());
   }
   const auth = apiKeyAuth(deps.accounts);
