@@ -200,7 +200,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${address.port}`;
   listeningUrl = url;
-  logger.info({ url, eventStore: store.kind }, 'gateway listening');
+  logger.info({ url, eventStore: store.kind, pid: process.pid }, 'gateway listening');
 
   return {
     ...core,

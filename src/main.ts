@@ -14,7 +14,10 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     gateway.close().then(
-      () => process.exit(0),
+      () => {
+        logger.info('gateway stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);
