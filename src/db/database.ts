@@ -83,6 +83,10 @@ export function createPool(url: string, max = 20): Pool {
   const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
+  // So does a checked-out client whose connection dies between two statements (the server stops
+  // while a transaction waits on other work): the statements fail on their own, and the pool
+  // discards the dead client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
