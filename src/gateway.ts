@@ -25,7 +25,7 @@ import { PostgresEventStore } from './eventstore/postgres/store';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { createApp } from './http/app';
-import { InFlightRequests } from './lifecycle/in-flight';
+import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams } from './upstreams/registry';
@@ -94,6 +94,8 @@ export interface GatewayOptions {
   readonly database?: Database;
 }
 
+type BoundPort = Awaited<ReturnType<typeof bindPort>>;
+
 export function createEventStore(config: Config, pool: Pool): EventStore {
   return config.eventStore === 'eventstoredb'
     ? new EventStoreDbEventStore({ connectionString: config.esdbConnectionString! })
@@ -102,10 +104,26 @@ export function createEventStore(config: Config, pool: Pool): EventStore {
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const clock = options.clock ?? (() => new Date());
+  // The database first: a second gateway on this DATA_DIR is refused naming the first, before
+  // it could fail on the first's port.
   const database =
     options.database ??
     (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger, role: 'gateway' }));
+  let port: BoundPort | null = null;
+  try {
+    // Then the port, before any consumer or worker holds a connection: a taken port fails here.
+    port = await bindPort(config.port, config.host);
+    return await startOn(database, port, config, options, logger);
+  } catch (err) {
+    // A start that fails (a taken port, a bad catalog) leaves no embedded server running behind it.
+    port?.server.close();
+    if (!options.database) await database.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
+  const clock = options.clock ?? (() => new Date());
   const pool = database.pool;
   await migrate(pool, ALL_MIGRATIONS);
   await ensureProjectionTables(pool, allProjections, READ_MODEL_SCHEMA);
@@ -189,12 +207,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
   });
   const inFlight = new InFlightRequests();
-  const server = http.createServer(inFlight.track(app.callback()));
+  const server = port.server;
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  port.serve(inFlight.track(app.callback()));
   lifecycle = null;
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

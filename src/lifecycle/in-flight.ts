@@ -1,4 +1,4 @@
-import type http from 'node:http';
+import http from 'node:http';
 
 /**
  * The requests this process is still handling, for a shutdown that lets them finish. A request
@@ -41,4 +41,28 @@ export class InFlightRequests {
     }
     return true;
   }
+}
+
+/**
+ * Binds the port before anything else starts, so a taken port fails the start at once instead of
+ * after the database, consumers and workers are up. Requests that arrive before `serve` wait for it.
+ */
+export async function bindPort(port: number, host: string): Promise<{ server: http.Server; serve(listener: http.RequestListener): void }> {
+  const waiting: [http.IncomingMessage, http.ServerResponse][] = [];
+  let handle: http.RequestListener = (req, res) => void waiting.push([req, res]);
+  const server = http.createServer((req, res) => handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    server,
+    serve(listener) {
+      handle = listener;
+      for (const [req, res] of waiting.splice(0)) listener(req, res);
+    },
+  };
 }
