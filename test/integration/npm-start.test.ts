@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import OpenAI from 'openai';
@@ -222,5 +223,20 @@ describe('npm start with the embedded database @integration', function () {
 
     await second.interrupt();
     expect(postmasterPid(path.join(dataDir, 'postgres')), 'the adopted database is stopped with its new owner').to.equal(null);
+  });
+  it('a start that fails (its port is taken) leaves no embedded server and no claim on the DATA_DIR behind', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const failed = npmStart({ PORT: String((taken.address() as AddressInfo).port) });
+      await failed.finished;
+      expect(await failed.exited, failed.log).to.equal(1);
+      expect(failed.log).to.include('EADDRINUSE');
+      expect(failed.lines('embedded PostgreSQL started'), 'the database was started before the port was tried').to.have.length(1);
+      expect(postmasterPid(path.join(dataDir, 'postgres')), 'and stopped again').to.equal(null);
+      expect(fs.existsSync(path.join(dataDir, 'postgres.owner')), 'the claim on the DATA_DIR is released').to.equal(false);
+    } finally {
+      taken.close();
+    }
   });
 });
