@@ -176,7 +176,7 @@ describe('npm start with the embedded database @integration', function () {
     expect(interrupted, 'two tokens arrived before the interrupt').to.equal(true);
     await first.finished;
     expect(first.lines('gateway stopped'), `the gateway stopped cleanly:\n${first.log}`).to.have.length(1);
-    expect(first.log, 'the database was not stopped under the draining gateway').not.to.match(/terminating connection due to administrator command|job claim failed|ECONNREFUSED/);
+    expect(first.log, 'the database was not stopped under the draining gateway').not.to.match(/terminating connection due to administrator command|job claims failing|lease acquisition failing|ECONNREFUSED/);
     expect(first.lines('shutdown grace period over: closing the connections of the requests still running')).to.have.length(1);
     expect(postmasterPid(path.join(dataDir, 'postgres')), 'the gateway stopped its database last').to.equal(null);
 

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config';
 import { createPool, freePort, startEmbeddedPostgres, tempDir, type Database, type EmbeddedServer } from '../../src/db/database';
 import { defaultFeatures } from '../../src/features';
 import { startGateway, type Gateway } from '../../src/gateway';
+import { checkReadiness } from '../../src/lifecycle/readiness';
 import { createLogger } from '../../src/log';
 import { sleep, waitFor } from '../support/wait';
 
@@ -141,5 +142,14 @@ describe('readiness, and recovery when the database goes away and comes back @in
     const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
     expect(report.invariantViolations, 'ledger invariants').to.deep.equal([]);
     expect(report.mismatches, 'read models against a replay of the log').to.deep.equal([]);
+  });
+  it('names the first reason it is not ready: shutting down, a missing migration, stopped consumers or job workers', async () => {
+    const versions = (await gw.pool.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version);
+    const sources = { pool: gw.pool, migrationVersions: versions, lifecycle: () => null, consumersProblem: () => null, jobsProblem: () => null };
+    expect(await checkReadiness(sources)).to.deep.equal({ ready: true });
+    expect(await checkReadiness({ ...sources, lifecycle: () => 'shutting down' })).to.deep.equal({ ready: false, reason: 'shutting down' });
+    expect(await checkReadiness({ ...sources, migrationVersions: [...versions, 999_999] })).to.deep.equal({ ready: false, reason: 'migrations: 1 not applied' });
+    expect(await checkReadiness({ ...sources, consumersProblem: () => 'accounts is restarting' })).to.deep.equal({ ready: false, reason: 'consumers: accounts is restarting' });
+    expect(await checkReadiness({ ...sources, jobsProblem: () => 'stopped' })).to.deep.equal({ ready: false, reason: 'jobs: stopped' });
   });
 });
