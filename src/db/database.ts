@@ -80,7 +80,7 @@ export async function openDatabase(options: {
 }
 
 export function createPool(url: string, max = 20): Pool {
-  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
   // So does a checked-out client whose connection dies between two statements (the server stops

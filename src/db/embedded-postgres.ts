@@ -114,7 +114,9 @@ export async function stopEmbeddedServer(dir: string, pid: number): Promise<void
 }
 
 async function initialise(bin: Binaries, dir: string, owner: { uid: number; gid: number } | null, logger: Logger): Promise<void> {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // No mode here: it would apply to DATA_DIR too when created with it, and as root the `postgres`
+  // user must traverse DATA_DIR (initdb restricts the cluster directory itself).
+  fs.mkdirSync(dir, { recursive: true });
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-initdb-'));
   const pwfile = path.join(scratch, 'pw');
   fs.writeFileSync(pwfile, PASSWORD + '\n', { mode: 0o600 });
