@@ -53,10 +53,7 @@ export async function bindPort(port: number, host: string): Promise<{ server: ht
   const server = http.createServer((req, res) => handle(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+    server.listen(port, host, () => resolve());
   });
   return {
     server,
