@@ -182,7 +182,13 @@ function isPostgresProcess(pid: number): boolean {
   }
 }
 
+/** A process that runs: not gone, and not a zombie (a killed process its parent has not reaped yet). */
 export function isAlive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    if (process.platform === 'linux') return false;
+  }
   try {
     process.kill(pid, 0);
     return true;

@@ -193,6 +193,8 @@ describe('npm start with the embedded database @integration', function () {
     await audit.finished;
     expect(await audit.exited, audit.log).to.equal(0);
     expect(audit.log).to.include('"ok": true');
+    expect(await balance(again.url, key), 'the audit left the gateway and its database running').to.include({ frozen: 0 });
+    expect(postmasterPid(path.join(dataDir, 'postgres'))).to.not.equal(null);
 
     await second.interrupt();
   });
@@ -202,7 +204,7 @@ describe('npm start with the embedded database @integration', function () {
     const { url } = await first.listening();
     const key = await fundedKey(url, 500_000);
     first.signalGroup('SIGKILL');
-    await first.exited;
+    await first.finished;
     const orphan = postmasterPid(path.join(dataDir, 'postgres'));
     expect(orphan, 'the database runs in its own session: a kill of the gateway group does not reach it').to.not.equal(null);
 
