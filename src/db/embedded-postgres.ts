@@ -18,6 +18,7 @@ const USER = 'postgres';
 const PASSWORD = 'postgres';
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+const PROBE_TIMEOUT_MS = 5_000;
 
 export interface EmbeddedServer {
   readonly url: string;
@@ -87,7 +88,8 @@ export async function runningEmbeddedServer(dir: string): Promise<EmbeddedServer
   const pid = postmasterPid(dir);
   if (pid === null || !fs.existsSync(urlFile(dir))) return null;
   const url = fs.readFileSync(urlFile(dir), 'utf8').trim();
-  if ((await waitUntilAnswering(url, 0)) !== 'up') return null;
+  // A live postmaster on a busy machine may take a moment to answer: a few tries before giving up on it.
+  if ((await waitUntilAnswering(url, PROBE_TIMEOUT_MS)) !== 'up') return null;
   return { url, pid, stop: () => stopEmbeddedServer(dir, pid) };
 }
 
