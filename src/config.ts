@@ -17,6 +17,8 @@ export interface Config {
   readonly eventStore: 'postgres' | 'eventstoredb';
   readonly esdbConnectionString: string | undefined;
   readonly logLevel: string;
+  /** At shutdown, how long requests in flight may run on before their connections are closed (streams then settle what they delivered). */
+  readonly shutdownGraceMs: number;
   /** Port of the embedded PostgreSQL server; 0 picks a free one. */
   readonly embeddedPgPort: number;
   /** How long a write waits for the read models it affects before answering. */
@@ -117,7 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
-    databaseUrl: nonEmpty(env.DATABASE_URL),
+    databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     dataDir: path.resolve(nonEmpty(env.DATA_DIR) ?? './data'),
     adminToken: nonEmpty(env.ADMIN_TOKEN),
     eventStore,
@@ -125,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 5000, 0),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 30_000, 10),
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
@@ -132,7 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     subscriptionPollMs: integer(env, 'SUBSCRIPTION_POLL_MS', 1000, 10),
     channels: channels(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
-    catalogFile: nonEmpty(env.CATALOG_FILE),
+    catalogFile: readableFile(env, 'CATALOG_FILE'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     webQaRateWaitMs: integer(env, 'WEBQA_RATE_WAIT_MS', 2_000, 0, 30_000),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 20, 0),
@@ -146,7 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     riskSearchModel: nonEmpty(env.RISK_SEARCH_MODEL) ?? 'web-search',
     riskSearchConcurrency: integer(env, 'RISK_SEARCH_CONCURRENCY', 4, 1, 64),
     searchCacheTtlMs: integer(env, 'SEARCH_CACHE_TTL_MS', 86_400_000, 0),
-    publicBaseUrl: nonEmpty(env.PUBLIC_BASE_URL)?.replace(/\/$/, ''),
+    publicBaseUrl: httpUrl(env, 'PUBLIC_BASE_URL')?.replace(/\/$/, ''),
     urlSigningSecret: nonEmpty(env.URL_SIGNING_SECRET),
     webhookRetryDelaysMs: integerList(env, 'WEBHOOK_RETRY_DELAYS_MS', [5_000, 30_000, 300_000], 3),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
@@ -215,18 +218,23 @@ function channels(env: Env): ChannelConfig[] | null {
   const file = nonEmpty(env.CHANNELS_FILE);
   if (!inline && !file) return null;
   const source = inline ? 'CHANNELS' : `CHANNELS_FILE ${file}`;
+  const text = inline ?? readSetting('CHANNELS_FILE', file!);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(inline ?? fs.readFileSync(file!, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
     throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
   }
   if (!Array.isArray(parsed) || parsed.length === 0) throw new ConfigError(`${source} must be a non-empty JSON array of channels`);
+  const names = new Set<string>();
   return parsed.map((raw: unknown, i) => {
-    const c = (raw ?? {}) as Record<string, unknown>;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${source}[${i}] must be an object with name and base_url`);
+    const c = raw as Record<string, unknown>;
     const where = `${source}[${i}]`;
     if (typeof c.name !== 'string' || c.name === '') throw new ConfigError(`${where}.name must be a non-empty string`);
-    if (typeof c.base_url !== 'string' || !/^https?:\/\//.test(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
+    if (names.has(c.name)) throw new ConfigError(`${where}.name: channel ${c.name} is listed twice`);
+    names.add(c.name);
+    if (typeof c.base_url !== 'string' || !isHttpUrl(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
     if (c.api_key !== undefined && typeof c.api_key !== 'string') throw new ConfigError(`${where}.api_key must be a string`);
     const timeout = c.timeout_ms ?? 60_000;
     const concurrency = c.max_concurrency ?? 64;
@@ -250,6 +258,58 @@ function domainList(env: Env, name: string, fallback: readonly string[]): readon
   const bad = domains.find((d) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(d));
   if (bad !== undefined || domains.length === 0) throw new ConfigError(`${name} must be a comma-separated list of host names, got "${raw}"`);
   return domains;
+}
+
+/**
+ * A PostgreSQL connection URL. Without this check a value like `notaurl` reached the driver,
+ * which read it as a host name and failed with `getaddrinfo ENOTFOUND base`. The value is not
+ * echoed: it usually carries a password.
+ */
+function postgresUrl(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: expected postgres://user:password@host:5432/database`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`${name} must start with postgres:// or postgresql://, got ${url.protocol}//…`);
+  }
+  return raw;
+}
+
+function httpUrl(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http(s) URL such as https://gateway.example.com, got "${raw}"`);
+  return raw;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A setting naming a file: it must exist and be readable now, not fail later with a bare ENOENT. */
+function readableFile(env: Env, name: string): string | undefined {
+  const file = nonEmpty(env[name]);
+  if (file !== undefined) readSetting(name, file);
+  return file;
+}
+
+function readSetting(name: string, file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory, not a file' : (err as Error).message;
+    throw new ConfigError(`${name} ${file} cannot be read: ${why}`);
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -26,6 +26,8 @@ import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { createApp } from './http/app';
 import type { RouteInfo } from './http/routing';
+import { bindPort, InFlightRequests } from './lifecycle/in-flight';
+import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams } from './upstreams/registry';
 import type { GatewayState } from './http/context';
@@ -100,6 +102,8 @@ export interface GatewayOptions {
   readonly database?: Database;
 }
 
+type BoundPort = Awaited<ReturnType<typeof bindPort>>;
+
 export function createEventStore(config: Config, pool: Pool): EventStore {
   return config.eventStore === 'eventstoredb'
     ? new EventStoreDbEventStore({ connectionString: config.esdbConnectionString! })
@@ -108,10 +112,26 @@ export function createEventStore(config: Config, pool: Pool): EventStore {
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const clock = options.clock ?? (() => new Date());
+  // The database first: a second gateway on this DATA_DIR is refused naming the first, before
+  // it could fail on the first's port.
   const database =
     options.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger }));
+    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger, role: 'gateway' }));
+  let port: BoundPort | null = null;
+  try {
+    // Then the port, before any consumer or worker holds a connection: a taken port fails here.
+    port = await bindPort(config.port, config.host);
+    return await startOn(database, port, config, options, logger);
+  } catch (err) {
+    // A start that fails (a taken port, a bad catalog) leaves no embedded server running behind it.
+    port?.server.close();
+    if (!options.database) await database.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
+  const clock = options.clock ?? (() => new Date());
   const pool = database.pool;
   await migrate(pool, ALL_MIGRATIONS);
   await ensureProjectionTables(pool, allProjections, READ_MODEL_SCHEMA);
@@ -187,13 +207,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
 
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
-  let ready = false;
+  let lifecycle: string | null = 'starting';
+  const readiness = (): Promise<Readiness> =>
+    checkReadiness({
+      pool,
+      migrationVersions: ALL_MIGRATIONS.map((m) => m.version),
+      lifecycle: () => lifecycle,
+      consumersProblem: () => {
+        const failing = [...runners.values()].find((runner) => runner.isFailing);
+        return leases.problem ?? (failing ? `${failing.consumer.name} is restarting` : null);
+      },
+      jobsProblem: () => jobs.problem,
+    });
   const { app, routes } = createApp({
     logger,
     accounts,
     catalog,
     adminToken,
-    isReady: () => ready,
+    readiness,
     pool,
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
@@ -210,18 +241,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     trustProxyHops: config.trustProxyHops,
     now: () => clock().getTime(),
   });
-  const server = http.createServer(app.callback());
+  const inFlight = new InFlightRequests();
+  const server = port.server;
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  ready = true;
+  port.serve(inFlight.track(app.callback()));
+  lifecycle = null;
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${address.port}`;
   listeningUrl = url;
-  logger.info({ url, eventStore: store.kind }, 'gateway listening');
+  logger.info({ url, eventStore: store.kind, pid: process.pid }, 'gateway listening');
 
   return {
     ...core,
@@ -231,11 +260,22 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     runners,
     server,
     routes,
+    /**
+     * In order: stop accepting; let the requests in flight finish, and after SHUTDOWN_GRACE_MS cut
+     * their connections (a cut stream settles what it delivered); stop the consumers and workers;
+     * close the database last, so every settlement above still reaches it.
+     */
     async close() {
-      ready = false;
-      server.closeIdleConnections();
+      lifecycle = 'shutting down';
+      inFlight.startDraining();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      setTimeout(() => server.closeAllConnections(), 2000).unref();
+      server.closeIdleConnections();
+      if (!(await inFlight.drained(config.shutdownGraceMs))) {
+        logger.warn({ requests: inFlight.count, graceMs: config.shutdownGraceMs }, 'shutdown grace period over: closing the connections of the requests still running');
+        server.closeAllConnections();
+        if (!(await inFlight.drained(config.shutdownGraceMs))) logger.error({ requests: inFlight.count }, 'requests still running after their connections were closed; stopping anyway');
+      }
+      server.closeAllConnections();
       await closed;
       for (const feature of features) await feature.stop?.();
       await jobs.stop();

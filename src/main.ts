@@ -1,4 +1,5 @@
-import { loadConfig } from './config';
+import { ConfigError, loadConfig } from './config';
+import { DataDirInUseError } from './db/database';
 import { createLogger } from './log';
 import { startGateway } from './gateway';
 import { defaultFeatures } from './features';
@@ -13,7 +14,10 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     gateway.close().then(
-      () => process.exit(0),
+      () => {
+        logger.info('gateway stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);
@@ -32,6 +36,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  // A setting or a DATA_DIR the operator has to fix: the message says what, a stack trace would bury it.
+  console.error(err instanceof ConfigError || err instanceof DataDirInUseError ? `${err.name}: ${err.message}` : err);
   process.exit(1);
 });

@@ -20,7 +20,7 @@ export interface CliContext {
 export async function openCliContext(): Promise<CliContext> {
   const config = loadConfig();
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedPgPort, logger, role: 'tool' });
   await migrate(db.pool, ALL_MIGRATIONS);
   await ensureProjectionTables(db.pool, allProjections, READ_MODEL_SCHEMA);
   const store = createEventStore(config, db.pool);

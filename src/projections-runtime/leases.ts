@@ -37,10 +37,13 @@ export class LeaseHolder {
           if (released || this.closed) return;
           released = true;
           this.logger.warn({ err }, 'lease connection lost');
+          this.failure = `lease connection lost: ${(err as Error).message}`;
           this.client = null;
           client.release(true);
           for (const name of this.held) this.wanted.get(name)?.(false);
           this.held.clear();
+          // Win them back once the database answers again (the pass retries until then).
+          void this.tryAcquire();
         });
         return client;
       },
@@ -74,8 +77,9 @@ export class LeaseHolder {
           onChange(true);
         }
       }
+      this.recovered();
     } catch (err) {
-      if (!this.closed) this.logger.warn({ err }, 'lease acquisition failed');
+      if (!this.closed) this.failed(err);
     }
     if (!this.closed && this.held.size < this.wanted.size && !this.timer) {
       this.timer = setTimeout(() => {
@@ -84,6 +88,26 @@ export class LeaseHolder {
       }, this.retryMs);
       this.timer.unref();
     }
+  }
+
+  /** Null while the lease connection works; otherwise why the consumers of this process cannot run. */
+  get problem(): string | null {
+    if (this.closed) return 'stopped';
+    return this.failure;
+  }
+
+  private failure: string | null = null;
+
+  /** One warning per outage, however many passes fail while the database is away. */
+  private failed(err: unknown): void {
+    if (this.failure === null) this.logger.warn({ err }, 'lease acquisition failing; retrying until the database answers');
+    this.failure = `lease connection: ${(err as Error).message ?? String(err)}`;
+  }
+
+  private recovered(): void {
+    if (this.failure === null) return;
+    this.failure = null;
+    this.logger.info('lease acquisition works again');
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,9 @@ import type { LeaseHolder } from './leases';
 /** The checkpoint moved under us (a rebuild reset it, or another instance advanced it). */
 class CheckpointMoved extends Error {}
 
+/** The longest wait before restarting a failed consumer. */
+const MAX_RESTART_DELAY_MS = 10_000;
+
 /** How long the checkpoint row may trail a position reached through foreign events only. */
 const CHECKPOINT_FLUSH_MS = 100;
 
@@ -40,6 +43,8 @@ export class ConsumerRunner extends EventEmitter {
   private active = false;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
+  /** Restarts that failed in a row, for the backoff. */
+  private failures = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -59,6 +64,11 @@ export class ConsumerRunner extends EventEmitter {
 
   get isActive(): boolean {
     return this.active;
+  }
+
+  /** Its last restart failed (the database is away, or the consumer throws): it does not run now. */
+  get isFailing(): boolean {
+    return this.failures > 0;
   }
 
   start(leases: LeaseHolder): void {
@@ -93,6 +103,8 @@ export class ConsumerRunner extends EventEmitter {
       this.scheduleRestart(err);
       return;
     }
+    if (this.failures > 0) this.logger.info({ consumer: this.consumer.name }, 'consumer running again');
+    this.failures = 0;
     if (!this.active || this.stopped) return;
     const subscription = this.store.subscribe({ from: this.position, onBatch: (batch) => this.applyBatch(batch) });
     this.subscription = subscription;
@@ -115,8 +127,13 @@ export class ConsumerRunner extends EventEmitter {
   private scheduleRestart(err: unknown): void {
     this.subscription = null;
     if (this.stopped || !this.active) return;
-    if (!(err instanceof CheckpointMoved)) this.logger.error({ err, consumer: this.consumer.name }, 'consumer failed; restarting from its checkpoint');
-    const delay = err instanceof CheckpointMoved ? 0 : 1000;
+    let delay = 0;
+    if (!(err instanceof CheckpointMoved)) {
+      // While the database is away every restart fails too: one error, then quieter and slower retries.
+      if (this.failures++ === 0) this.logger.error({ err, consumer: this.consumer.name }, 'consumer failed; restarting from its checkpoint');
+      else this.logger.debug({ err, consumer: this.consumer.name, failures: this.failures }, 'consumer restart failed; retrying');
+      delay = Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** Math.min(this.failures - 1, 10));
+    }
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       void this.subscribeFromCheckpoint();

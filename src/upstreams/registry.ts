@@ -24,9 +24,10 @@ const SIMULATOR_CONCURRENCY = 256;
 /**
  * The channels the catalog's models are served by. With CHANNELS unset, one built-in simulator is
  * started in this process and serves every channel the catalog names (also one a reloaded catalog
- * adds), so a fresh clone runs with no provider account. With CHANNELS set, every channel the
- * catalog names must be configured: the catalog checks this at start-up and on every reload
- * (Catalog.requireChannels), so a request never meets a model whose channel is missing.
+ * adds), so a fresh clone runs with no provider account. With CHANNELS set, a channel the catalog
+ * names that CHANNELS leaves out is served by the built-in simulator too (with a warning at
+ * start); when CHANNELS lists them all, no simulator runs and a reload naming another channel is
+ * refused (Catalog.requireChannels), so a request never meets a model whose channel is missing.
  */
 export class Upstreams {
   private constructor(
@@ -39,8 +40,17 @@ export class Upstreams {
 
   static async start(config: Config, catalog: Catalog, logger: Logger, observe: UpstreamObserver = () => undefined): Promise<Upstreams> {
     let upstreams: Upstreams;
-    if (config.channels) {
+    const missing = config.channels ? [...catalog.channels()].filter((name) => !config.channels!.some((c) => c.name === name)) : [];
+    if (config.channels && missing.length === 0) {
       upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), null, null, 0, observe);
+    } else if (config.channels) {
+      // The README's one-channel example names only `default`; the catalog's search and agent
+      // models use channels of their own. Those are served by the simulator, said loudly once.
+      const simulator = createSimulator();
+      const url = await simulator.listen(0, '127.0.0.1');
+      const models = catalog.list().filter((m) => missing.includes(m.channel)).map((m) => m.id);
+      logger.warn({ channels: missing, models, url }, 'channels the catalog names are missing from CHANNELS: the built-in simulator serves their models (add them to CHANNELS for a real provider)');
+      upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), simulator, url, config.upstreamTimeoutMs, observe);
     } else {
       const simulator = createSimulator();
       const url = await simulator.listen(0, '127.0.0.1');

@@ -41,6 +41,8 @@ export async function startTestGateway(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RECONCILE_INTERVAL_MS: '3600000',
     SUBSCRIPTION_POLL_MS: '200',
+    // A stream still open when a test closes its gateway is cut after this (the default is 10 s).
+    SHUTDOWN_GRACE_MS: '2000',
     ...env,
   });
   const logger = createLogger(config.logLevel);

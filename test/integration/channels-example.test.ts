@@ -1,0 +1,64 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+/**
+ * The README's `CHANNELS` example names only `default`, while the catalog's search and agent
+ * models use the channels `web-search` and `agent`: the gateway starts as printed, sends the
+ * `default` models to the configured provider and serves the others from the built-in simulator.
+ */
+describe("the README's one-channel CHANNELS example @integration", () => {
+  let provider: http.Server;
+  let providerUrl: string;
+  const calls: string[] = [];
+  let gw: TestGateway;
+
+  before(async () => {
+    // A provider of this suite's own: it answers every chat completion with three tokens and records the call.
+    provider = http.createServer((req, res) => {
+      calls.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({
+            id: 'chatcmpl-provider',
+            object: 'chat.completion',
+            created: 1,
+            model: 'provider-model',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'from the provider' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
+    gw = await startTestGateway({
+      CHANNELS: JSON.stringify([{ name: 'default', base_url: providerUrl, api_key: 'sk-test', timeout_ms: 60000, max_concurrency: 64 }]),
+    });
+  });
+  after(async () => {
+    await gw?.close();
+    await new Promise((resolve) => provider?.close(resolve));
+  });
+
+  it('starts, sends default-channel models to the configured provider, and serves the other channels from the simulator', async () => {
+    const { key } = await gw.fundedAccount(1_000_000);
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const completion = await client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello' }] });
+    expect(completion.choices[0]?.message.content).to.equal('from the provider');
+    expect(calls).to.deep.equal(['POST /v1/chat/completions']);
+
+    expect(gw.upstreams.channel('default').config.base_url).to.equal(providerUrl);
+    expect(gw.upstreams.simulatorUrl, 'the built-in simulator runs for the channels CHANNELS leaves out').to.be.a('string');
+    for (const name of ['web-search', 'agent']) {
+      expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
+      expect(gw.upstreams.channel(name).config.base_url).to.equal(`${gw.upstreams.simulatorUrl}/v1`);
+    }
+    expect((await gw.balance(key)).frozen).to.equal(0);
+    await gw.expectAuditClean();
+  });
+});
