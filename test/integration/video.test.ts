@@ -259,6 +259,35 @@ describe('video generation tasks and webhooks @integration', () => {
     }
   });
 
+  it('never delivers to a private target once private targets are disallowed, whoever created the task', async () => {
+    // A task created while private targets were allowed, delivered once; then the same data under a
+    // gateway that disallows them: a redelivery to the loopback receiver is a failed attempt, not a delivery.
+    const permissive = await startTestGateway(env);
+    let strict: TestGateway | null = null;
+    try {
+      const account = await permissive.fundedAccount(100_000_000);
+      const res = await permissive.api(account.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x' }], callback_url: receiver.url });
+      expect(res.status).to.equal(200);
+      await waitFor('the first delivery', async () => (await permissive.api(account.key, 'GET', `/v1/videos/generations/${res.body.id}`)).body.webhook?.deliveries[0]?.status === 'delivered');
+      await permissive.stopProcess();
+      strict = await startTestGateway({ ...env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, { reuseDatabaseOf: permissive });
+      const redeliver = await strict.api(account.key, 'POST', `/v1/videos/generations/${res.body.id}/webhook/redeliver`);
+      expect(redeliver.status).to.equal(202);
+      const task = await waitFor('the redelivery dropped', async () => {
+        const t = (await strict!.api(account.key, 'GET', `/v1/videos/generations/${res.body.id}`)).body;
+        return t.webhook.deliveries[1]?.status === 'dropped' ? t : null;
+      });
+      const attempts = task.webhook.deliveries[1].attempts as { ok: boolean; status_code: number | null; error: string }[];
+      expect(attempts).to.have.length(4);
+      for (const a of attempts) expect(a).to.deep.include({ ok: false, status_code: null }) && expect(a.error).to.match(/private or loopback address/);
+      expect(receiver.received, 'only the delivery made while allowed').to.have.length(1);
+      await strict.expectAuditClean();
+    } finally {
+      await strict?.close();
+      await permissive.close();
+    }
+  });
+
   it('answers 413 payload_too_large above 5 MB and 400 for every rule, reserving nothing', async () => {
     const big = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'x'.repeat(3000) }], safety_identifier: 'y'.repeat(6 * 1024 * 1024) });
     expect(big.status).to.equal(413);
