@@ -472,7 +472,7 @@ describe('video generation tasks and webhooks @integration', () => {
     await billed(pending.body.id);
   });
 
-  it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 409', async () => {
+  it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 400', async () => {
     const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'once [sim:delay=1000]' }] };
     const first = await create(body, { 'idempotency-key': 'order-42' });
     const frozen = (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen;
@@ -482,9 +482,46 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(second.headers.get('idempotent-replayed')).to.equal('true');
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance.frozen).to.equal(frozen);
     const other = await create({ ...body, duration: 6 }, { 'idempotency-key': 'order-42' });
-    expect(other.status).to.equal(409);
-    expect(other.body.error.code).to.equal('idempotency_key_reused');
+    expect(other.status).to.equal(400);
+    expect(other.body.error).to.deep.include({ code: 'idempotency_key_reused', param: 'Idempotency-Key', type: 'invalid_request_error' });
     await billed(first.body.id);
+  });
+
+  it('frees an Idempotency-Key whose request was refused for the balance: the retry after a top-up creates the task', async () => {
+    const poor = await gw.fundedAccount(1);
+    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'later' }] };
+    const refused = await create(body, { 'idempotency-key': 'short-1' }, poor.key);
+    expect([refused.status, refused.body.error.code]).to.deep.equal([402, 'insufficient_balance']);
+    expect((await gw.admin('POST', `/admin/v1/accounts/${poor.accountId}/credits`, { amount: 100_000_000, reference: `top-up-${poor.accountId}` })).status).to.equal(201);
+    const retried = await create(body, { 'idempotency-key': 'short-1' }, poor.key);
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    await waitFor('billing', async () => (await gw.balance(poor.key)).frozen === 0);
+  });
+
+  it('concurrent creates with one Idempotency-Key: one task, one reservation; the others replay it or answer 429 with Retry-After', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'at once' }] };
+    const answers = await Promise.all(Array.from({ length: 8 }, () => create(body, { 'idempotency-key': 'burst-1' }, fresh.key)));
+    const created = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+    expect(created, JSON.stringify(answers.map((a) => a.status))).to.have.length(1);
+    const taskId = created[0]!.body.id as string;
+    for (const a of answers) {
+      if (a.status === 200) {
+        expect(a.body.id).to.equal(taskId);
+      } else {
+        expect(a.status, JSON.stringify(a.body)).to.equal(429);
+        expect(a.body.error).to.deep.include({ code: 'idempotent_request_in_progress', type: 'rate_limit_error' });
+        expect(a.headers.get('retry-after')).to.equal('1');
+      }
+    }
+    // Retrying as told: the task the winner made.
+    const retried = await create(body, { 'idempotency-key': 'burst-1' }, fresh.key);
+    expect([retried.status, retried.body.id, retried.headers.get('idempotent-replayed')]).to.deep.equal([200, taskId, 'true']);
+    const ledger = (await gw.admin('GET', `/admin/v1/accounts/${fresh.accountId}/ledger`)).body.data as { type: string }[];
+    expect(ledger.filter((e) => e.type === 'reservation'), 'exactly one reservation').to.have.length(1);
+    expect(ledger.filter((e) => e.type === 'release'), 'nothing reserved and released by the losers').to.have.length(0);
+    await waitFor('billing', async () => (await gw.balance(fresh.key)).frozen === 0);
   });
 
   it('archives videos: tos waits for a verified archive, upstream keeps the native URL, and the archive link serves the bytes', async () => {
