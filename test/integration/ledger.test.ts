@@ -6,6 +6,7 @@ import { accountStream } from '../../src/domain/account/events';
 import { CommandHandler } from '../../src/domain/command-handler';
 import { DomainError } from '../../src/domain/decider';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
 
 const purpose = (ref: string) => ({ kind: 'request' as const, ref, description: 'test' });
 
@@ -104,9 +105,11 @@ describe('prepaid ledger @integration', () => {
       await commands.handle(accountStream(accountId), { type: 'Reserve', reservationId: `s${i}`, amount: 7, purpose: purpose(`s${i}`), expiresAt: new Date(Date.now() + 60_000).toISOString(), now: new Date().toISOString() });
       await commands.handle(accountStream(accountId), { type: 'Settle', reservationId: `s${i}`, amount: 5, usage: {}, now: new Date().toISOString() });
     }
-    await new Promise((r) => setTimeout(r, 100)); // snapshot writes are asynchronous
-    const { rows } = await gw.pool.query('SELECT revision FROM es_snapshots WHERE stream_id = $1', [accountStream(accountId)]);
-    expect(Number(rows[0].revision)).to.be.greaterThan(50);
+    // Snapshot writes are asynchronous: wait for the one past revision 50.
+    await waitFor('the snapshot', async () => {
+      const { rows } = await gw.pool.query('SELECT revision FROM es_snapshots WHERE stream_id = $1', [accountStream(accountId)]);
+      return rows.length === 1 && Number(rows[0].revision) > 50;
+    });
     const fromSnapshot = await new CommandHandler(gw.store, gw.pool, accountDecider, gw.logger).load(accountStream(accountId));
     let replayed = accountDecider.initialState();
     for (const e of await gw.store.readStream(accountStream(accountId))) replayed = accountDecider.evolve(replayed, e as never);
