@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import type { Pool } from 'pg';
 import type { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
 import type { RecordedEvent } from '../../src/eventstore/port';
@@ -10,31 +9,9 @@ import { createLogger } from '../../src/log';
 import type { EventConsumer } from '../../src/projections-runtime/consumer';
 import { LeaseHolder } from '../../src/projections-runtime/leases';
 import { ConsumerRunner, readCheckpoint } from '../../src/projections-runtime/runner';
+import { countingPool, LOG_READ } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
-
-/** The pool, counting the statements whose text matches, on the pool and on the clients it lends. */
-function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: () => number } {
-  let n = 0;
-  const counting = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get(t, property) {
-        if (property === 'query') {
-          return (...args: unknown[]) => {
-            const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text ?? '');
-            if (match.test(text)) n++;
-            return ((t as { query: (...a: unknown[]) => unknown }).query as (...a: unknown[]) => unknown).apply(t, args);
-          };
-        }
-        if (property === 'connect' && t === (pool as object)) {
-          return async () => counting(await pool.connect());
-        }
-        const value = Reflect.get(t, property) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
-      },
-    });
-  return { pool: counting(pool), count: () => n };
-}
 
 describe('consumers: shared log reads and lazy checkpoints @integration', () => {
   let db: Database;
@@ -46,7 +23,7 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
   after(async () => db.close());
 
   it('lets the subscriptions woken by one notification share their read of the log', async () => {
-    const reads = countingPool(db.pool, /FROM es_events\s+WHERE \(tx_id, position\) >/);
+    const reads = countingPool(db.pool, LOG_READ);
     // A slow fallback poll: every read below is a notification's.
     const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
     const from = await store.headPosition();

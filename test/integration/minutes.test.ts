@@ -333,8 +333,9 @@ describe('meeting minutes @integration', () => {
     const afterTask = await balance();
     expect(before.available - afterTask.available).to.equal(task.usage.amount);
 
-    // Nothing retries by itself: the task stays failed until a summary is asked for.
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing retries by itself: no work is left scheduled for the task, so it stays failed until a summary is asked for.
+    const { rows: scheduled } = await gw.pool.query(`SELECT kind FROM jobs WHERE key = $1 AND kind LIKE 'minutes.%'`, [`minutes-${res.body.id}`]);
+    expect(scheduled).to.deep.equal([]);
     expect((await get(res.body.id)).body.summary_status).to.equal('failed');
 
     expect((await gw.api(other, 'POST', '/v1/summaries', { task_id: res.body.id })).status, "another account's task").to.equal(404);
@@ -694,7 +695,6 @@ describe('meeting minutes: the summary time limit and the rate limit @integratio
     // No automatic retry: no summary work is left scheduled, and the stage completed exactly once.
     const { rows: jobs } = await gw.pool.query(`SELECT kind FROM jobs WHERE key = $1 AND kind LIKE 'minutes.%'`, [stream]);
     expect(jobs).to.deep.equal([]);
-    await new Promise((r) => setTimeout(r, 500));
     const later = (await gw.store.readStream(stream)).map((e) => e.type);
     expect(later).to.deep.equal(events);
     expect(later.filter((t) => t === 'TaskStageCompleted')).to.have.length(1);
