@@ -7,12 +7,13 @@ import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { Catalog } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
-import { freePort, tempDir, type Database } from '../../src/db/database';
+import { freePort, type Database } from '../../src/db/database';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
 import { videoRoutes } from '../../src/upstreams/simulator/video';
 import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
+import { testTempDir } from '../support/temp-dirs';
 import { waitFor as waitWithin } from '../support/wait';
 
 const ADMIN = 'restart-admin-token';
@@ -99,7 +100,7 @@ describe('video tasks survive the gateway being killed @integration', function (
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     gateway = new GatewayProcess({
       DATABASE_URL: db.url,
-      DATA_DIR: tempDir('gateway-restart-'),
+      DATA_DIR: testTempDir('gateway-restart-'),
       ADMIN_TOKEN: ADMIN,
       LOG_LEVEL: 'silent',
       // Every channel the catalog names, all served by the simulator this test owns.

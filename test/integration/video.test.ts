@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { testTempDir } from '../support/temp-dirs';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
 interface Received {
@@ -609,7 +609,7 @@ describe('video draft window, draft models and generate_audio: false @integratio
     for (const model of catalog.models) if (model.id === 'video-2.5' || model.id === 'video-2.5-idle') model.capabilities.accepts_audio_off = true;
     const base = catalog.models.find((m) => m.id === 'video-2.5')!;
     catalog.models.push({ ...structuredClone(base), id: 'video-2.5-twin' });
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'video-catalog-')), 'catalog.json');
+    const file = path.join(testTempDir('video-catalog-'), 'catalog.json');
     writeFileSync(file, JSON.stringify(catalog));
     // A clock the test moves, to age a draft past its 7-day window.
     gw = await startTestGateway({ TASK_POLL_MS: '20', CATALOG_FILE: file }, { clock: () => new Date(Date.now() + offsetMs) });

@@ -1,13 +1,12 @@
-import { rmSync } from 'node:fs';
 import { expect } from 'chai';
 import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { loadConfig } from '../../src/config';
-import { tempDir } from '../../src/db/database';
 import { defaultFeatures } from '../../src/features';
 import { startGateway, type FeatureFactory, type Gateway } from '../../src/gateway';
 import { createLogger } from '../../src/log';
 import { createTestDatabase } from './database';
+import { removeTestTempDir, testTempDir } from './temp-dirs';
 
 export interface TestGateway extends Gateway {
   /** Calls the admin API; returns status and parsed body. */
@@ -39,7 +38,7 @@ export async function startTestGateway(
   options: { features?: readonly FeatureFactory[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
 ): Promise<TestGateway> {
   const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase();
-  const ownDataDir = env.DATA_DIR ? null : tempDir('gateway-test-data-');
+  const ownDataDir = env.DATA_DIR ? null : testTempDir('gateway-test-data-');
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -55,7 +54,7 @@ export async function startTestGateway(
   try {
     gateway = await startGateway(config, { logger, database, features: options.features ?? defaultFeatures(), clock: options.clock });
   } catch (err) {
-    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+    if (ownDataDir) removeTestTempDir(ownDataDir);
     throw err;
   }
 
@@ -110,7 +109,7 @@ export async function startTestGateway(
       if (!processStopped) await gateway.close();
       processStopped = true;
       if (!options.reuseDatabaseOf) await database.close();
-      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+      if (ownDataDir) removeTestTempDir(ownDataDir);
     },
   });
   return test;
