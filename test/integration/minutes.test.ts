@@ -173,6 +173,33 @@ describe('meeting minutes @integration', () => {
     expect(entry).to.include({ type: 'settlement', amount: u.amount });
   });
 
+  it('Idempotency-Key: concurrent creates make one task and one reservation; in progress is 429 with Retry-After, another body 400, in shape B', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const body = { model: 'service-minutes', file_url: media('once.mp3', { sim_duration_ms: '60000' }) };
+    const headers = { 'idempotency-key': 'minutes-burst' };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => gw.api(fresh.key, 'POST', '/v1/audio/minutes', body, headers)));
+    const created = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+    expect(created, JSON.stringify(answers.map((a) => a.status))).to.have.length(1);
+    for (const a of answers) {
+      if (a.status === 200) {
+        expect(a.body.id).to.equal(created[0]!.body.id);
+      } else {
+        expect(a.status, JSON.stringify(a.body)).to.equal(429);
+        expect(a.body).to.have.keys('error', 'type');
+        expect(a.body.type).to.equal('rate_limit_error');
+        expect(a.headers.get('retry-after')).to.equal('1');
+      }
+    }
+    const reused = await gw.api(fresh.key, 'POST', '/v1/audio/minutes', { ...body, source_lang: 'en_us' }, headers);
+    expect(reused.status).to.equal(400);
+    expect(reused.body).to.deep.equal({ error: reused.body.error, type: 'invalid_request_error' });
+    expect(reused.body.error).to.match(/Idempotency-Key/);
+    const ledger = (await gw.admin('GET', `/admin/v1/accounts/${fresh.accountId}/ledger`)).body.data as { type: string }[];
+    expect(ledger.filter((e) => e.type === 'reservation'), 'exactly one reservation').to.have.length(1);
+    expect(ledger.filter((e) => e.type === 'release'), 'nothing reserved and released by the others').to.have.length(0);
+    await settled(created[0]!.body.id, fresh.key);
+  });
+
   it('runs partner-minutes with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
     const before = await balance();
     const res = await create({
