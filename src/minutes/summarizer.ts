@@ -91,7 +91,7 @@ export function singleCallLimits(chatModel: ModelEntry, maxOutputTokens: number)
  * The chat requests of a summary. The transcript goes in as numbered lines, cut into consecutive
  * parts whose prompt fits `partPromptTokens` (counted on the exact messages); one segment too long
  * for a part alone is cut. Lines beyond `maxParts` parts are not sent, and the report records
- * `transcript_truncated`. With one part the header reads as a whole transcript.
+ * `transcript_truncated`.
  */
 export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, limits: PartLimits): SummaryParts {
   const caps = chatCapabilities(chatModel);
@@ -130,6 +130,8 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
     if (!inParts) break;
   }
   if (groups.length === 0) groups.push({ head: header(transcript, null), lines: [] });
+  // A transcript that fits one part reads as a whole (the same prompt as a summary in one call).
+  if (groups.length === 1 && i >= transcript.segments.length) groups[0]!.head = header(transcript, null);
   const preIssues: QualityIssue[] = cut || i < transcript.segments.length ? [{ code: ISSUE.transcriptTruncated, path: '/segments' }] : [];
   const parts = groups.map(({ head, lines }): SummaryPlan => {
     const messages = messagesOf(head, lines);
