@@ -1,10 +1,10 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
 import { chatPricing } from '../chat/model-type';
-import { charge, tokenCharge } from '../billing/money';
+import { charge } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { validator } from '../http/validation';
 import { minutesCapabilities, minutesPricing } from './model-type';
-import { partLimitsFor, summaryReservation, type FrozenSummary } from './summary-parts';
+import { partLimitsFor, summaryCharges, summaryReservation, type FrozenSummary } from './summary-parts';
 
 export type Language = 'zh_cn' | 'en_us';
 export type Feature = 'summary' | 'chapters' | 'todos' | 'qa' | 'translate';
@@ -215,28 +215,10 @@ export function minutesEstimate(catalog: Catalog, request: Omit<NormalizedMinute
   return asr + summaryReservation(request.summary, catalog.get(request.summary.model)!);
 }
 
-/** One summary call's observed tokens, as the task's usage lists them (`flash_calls`). */
-export interface SummaryCall {
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-}
-
-/**
- * What the task costs: ASR by duration, rounded once, plus each summary call by its observed
- * tokens, each rounded once. Usage without `flash_calls` (older tasks) is one call of its totals.
- */
+/** What the task costs: ASR by duration, rounded once, plus each summary call by its observed tokens (summaryCharges). */
 export function minutesCharges(request: NormalizedMinutesRequest, usage: Record<string, unknown> | null) {
   const durationMs = Number(usage?.duration_ms ?? 0);
-  const inputTokens = Number(usage?.flash_input_tokens ?? 0);
-  const outputTokens = Number(usage?.flash_output_tokens ?? 0);
-  const calls: SummaryCall[] = Array.isArray(usage?.flash_calls)
-    ? (usage.flash_calls as SummaryCall[])
-    : inputTokens + outputTokens > 0
-      ? [{ input_tokens: inputTokens, output_tokens: outputTokens }]
-      : [];
   const asrAmount = asrCharge(durationMs, request.rate_per_hour);
-  const summary = request.summary;
-  const callAmounts = summary ? calls.map((c) => ({ ...c, amount: tokenCharge(summary, c.input_tokens, c.output_tokens) })) : [];
-  const flashAmount = callAmounts.reduce((sum, c) => sum + c.amount, 0);
-  return { durationMs, inputTokens, outputTokens, asrAmount, flashAmount, callAmounts, amount: asrAmount + flashAmount };
+  const summary = request.summary ? summaryCharges(request.summary, usage) : { inputTokens: Number(usage?.flash_input_tokens ?? 0), outputTokens: Number(usage?.flash_output_tokens ?? 0), callAmounts: [], flashAmount: 0 };
+  return { durationMs, asrAmount, ...summary, amount: asrAmount + summary.flashAmount };
 }

@@ -9,9 +9,10 @@ import { DRAFT_SCHEMA, DRAFT_SCHEMA_NAME, REPORT_V2_SCHEMA } from './report-sche
 import type { Transcript } from './transcript';
 
 /**
- * The summary step of `service-minutes` (and of POST /v1/summaries): one structured-output chat
- * completion on a fast catalog chat model, whose answer (a draft) the gateway validates against
- * the transcript and turns into the report version 2.
+ * The summary step of `service-minutes` (and of POST /v1/summaries): structured-output chat
+ * completions on a fast catalog chat model, one per part of the transcript, whose answers (drafts)
+ * the gateway validates against the transcript and turns into the report version 2 (merged by
+ * summary-merge.ts when there are several parts).
  */
 
 const INSTRUCTIONS = [
@@ -21,13 +22,6 @@ const INSTRUCTIONS = [
   'Times are milliseconds inside the recording. Chapters name their first and last segment. Speaker ids are the ones listed.',
   'Write in the language of the transcript. Unknown values are empty strings.',
 ].join('\n');
-
-/** Upper bound of what one summary may cost: the whole input budget and the maximum output. */
-export function summaryUpperBound(chatModel: ModelEntry, maxOutputTokens: number): number {
-  const caps = chatCapabilities(chatModel);
-  const output = Math.min(maxOutputTokens, caps.max_output_tokens);
-  return tokenCharge(chatPricing(chatModel), Math.max(0, caps.context_window - output), output);
-}
 
 /**
  * How a transcript is cut into summary calls: each call's prompt is at most `partPromptTokens`
@@ -44,13 +38,11 @@ export interface SummaryPlan {
   readonly body: Record<string, unknown>;
   readonly promptTokens: number;
   readonly maxTokens: number;
-  /** Issues known before the model runs (a transcript cut to fit the context window). */
-  readonly preIssues: QualityIssue[];
-  /** What this summary may cost at most (reserved for POST /v1/summaries). */
+  /** What this call may cost at most (reserved for POST /v1/summaries). */
   readonly estimate: number;
 }
 
-/** The calls of a summary written in parts, and the issues of the whole (a transcript that did not fit). */
+/** The calls of a summary (one per part), and the issues known before the model runs (a transcript that did not fit). */
 export interface SummaryParts {
   readonly parts: readonly SummaryPlan[];
   readonly preIssues: QualityIssue[];
@@ -147,20 +139,10 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
       },
       promptTokens,
       maxTokens,
-      preIssues: [],
       estimate: tokenCharge(chatPricing(chatModel), promptTokens, maxTokens),
     };
   });
   return { parts, preIssues };
-}
-
-/**
- * A summary in one call (POST /v1/summaries, and minutes tasks submitted before summaries were
- * written in parts): as many lines as fit the context window beside the maximum output.
- */
-export function planSummary(chatModel: ModelEntry, transcript: Transcript, maxOutputTokens: number): SummaryPlan {
-  const { parts, preIssues } = planSummaryParts(chatModel, transcript, singleCallLimits(chatModel, maxOutputTokens));
-  return { ...parts[0]!, preIssues };
 }
 
 interface Completion {
@@ -196,7 +178,7 @@ export async function writeSummary(channel: Channel, plan: SummaryPlan, context:
   } catch {
     return { kind: 'unparseable', reason: choice?.finish_reason === 'length' ? 'the summary was cut off at its token limit' : 'the summary is not valid JSON', inputTokens, outputTokens };
   }
-  const report = assembleReport(draft, context, plan.preIssues);
+  const report = assembleReport(draft, context);
   if (!report) return { kind: 'unparseable', reason: isDraftObject(draft) ? 'the summary has no usable content' : 'the summary is not a JSON object', inputTokens, outputTokens };
   expectReportV2(report);
   return { kind: 'report', report, inputTokens, outputTokens };

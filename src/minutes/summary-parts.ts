@@ -56,3 +56,34 @@ export function summaryReservation(summary: FrozenSummary, chat: ModelEntry): nu
   const limits = partLimitsOf(summary, chat);
   return limits.maxParts * tokenCharge(summary, limits.partPromptTokens, limits.maxOutputTokens);
 }
+
+/** One summary call's observed tokens, as a summary's usage lists them (`flash_calls`). */
+export interface SummaryCall {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+}
+
+/** The usage a summary records: totals, and each call (each settled on its own, see summaryCharges). */
+export function callsUsage(calls: readonly SummaryCall[]): Record<string, unknown> {
+  return {
+    flash_input_tokens: calls.reduce((sum, c) => sum + c.input_tokens, 0),
+    flash_output_tokens: calls.reduce((sum, c) => sum + c.output_tokens, 0),
+    flash_calls: calls,
+  };
+}
+
+/**
+ * What a summary costs: each call by its observed tokens at the frozen prices, each rounded up
+ * once (the chat rule). Usage without `flash_calls` (older tasks) is one call of its totals.
+ */
+export function summaryCharges(prices: Pick<FrozenSummary, 'input_per_million' | 'output_per_million'>, usage: Record<string, unknown> | null) {
+  const inputTokens = Number(usage?.flash_input_tokens ?? 0);
+  const outputTokens = Number(usage?.flash_output_tokens ?? 0);
+  const calls: SummaryCall[] = Array.isArray(usage?.flash_calls)
+    ? (usage.flash_calls as SummaryCall[])
+    : inputTokens + outputTokens > 0
+      ? [{ input_tokens: inputTokens, output_tokens: outputTokens }]
+      : [];
+  const callAmounts = calls.map((c) => ({ ...c, amount: tokenCharge(prices, c.input_tokens, c.output_tokens) }));
+  return { inputTokens, outputTokens, callAmounts, flashAmount: callAmounts.reduce((sum, c) => sum + c.amount, 0) };
+}

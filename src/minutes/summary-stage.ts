@@ -12,10 +12,9 @@ import { minutesRequestOf, SUMMARY_STAGE } from './kind';
 import { authoritativeOf, ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';
 import type { NormalizedMinutesRequest } from './request';
 import type { TaskState } from '../tasks/decider';
-import type { SummaryCall } from './request';
 import { expectReportV2, planSummaryParts, writeSummary } from './summarizer';
 import { mergePartReports, partReportOf, type PartReport } from './summary-merge';
-import { partLimitsOf } from './summary-parts';
+import { callsUsage, partLimitsOf, type SummaryCall } from './summary-parts';
 import { transcriptOf, type Transcript } from './transcript';
 
 /**
@@ -62,15 +61,6 @@ export function reportContext(request: NormalizedMinutesRequest, transcript: Tra
 
 function transient(err: UpstreamError): boolean {
   return err.status === 0 || err.status === 429 || err.status >= 500;
-}
-
-/** The usage a summary stage records: totals, and each call (settled one by one, see minutesCharges). */
-function callsUsage(calls: readonly SummaryCall[]): Record<string, unknown> {
-  return {
-    flash_input_tokens: calls.reduce((sum, c) => sum + c.input_tokens, 0),
-    flash_output_tokens: calls.reduce((sum, c) => sum + c.output_tokens, 0),
-    flash_calls: calls,
-  };
 }
 
 /** The calls already made and recorded as steps of the summary stage (parts survive a restart). */

@@ -239,7 +239,10 @@ describe('meeting minutes @integration', () => {
   const settlementOf = async (taskId: string) => {
     const submitted = (await gw.store.readStream(`minutes-${taskId}`)).find((e) => e.type === 'TaskSubmitted')!;
     const reservationId = (submitted.data as { reservationId: string }).reservationId;
-    const { rows } = await gw.pool.query(`SELECT amount, details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [reservationId]);
+    const rows = await waitFor('the settlement in the ledger', async () => {
+      const { rows } = await gw.pool.query(`SELECT amount, details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [reservationId]);
+      return rows.length > 0 ? rows : null;
+    });
     expect(rows, 'one settlement of the task reservation').to.have.length(1);
     return rows[0].details as { amount: number; reservedAmount: number; overrun: number; usage: Record<string, any> };
   };
@@ -300,12 +303,35 @@ describe('meeting minutes @integration', () => {
   });
   const report = (task: any) => task.report;
 
-  it('summarises 9 and 10 minutes (past one call\'s output limit) in parts', async () => {
+  it('summarises 9 and 10 minutes (past one call\'s output limit) in parts, and so does POST /v1/summaries', async () => {
+    const ids: string[] = [];
     for (const ms of [540_000, 600_000]) {
       const res = await create({ model: 'service-minutes', file_url: media(`sync-${ms}.mp3`, { sim_duration_ms: String(ms), sim_asr_delay_ms: '0' }) });
       expect(res.status).to.equal(200);
       await expectSummarisedInParts(res.body.id, ms, 2);
+      ids.push(res.body.id);
     }
+
+    // A new summary of the 10-minute task: in parts too, each call settled within its own reservation.
+    const asked = await gw.api(key, 'POST', '/v1/summaries', { task_id: ids[1] });
+    expect(asked.status).to.equal(202);
+    const summary = await waitFor('the new summary', async () => {
+      const s = (await gw.api(key, 'GET', `/v1/summaries/${asked.body.id}`)).body;
+      return s.status !== 'processing' ? s : null;
+    });
+    expect(summary).to.include({ status: 'succeeded', summary_status: 'succeeded' });
+    expectValidReport(summary.report);
+    expectReferencesSound(summary.report);
+    expect(summary.report.quality.status).to.equal('complete');
+    await waitFor('the summary reservation to close', async () => (await balance()).frozen === 0);
+    const submitted = (await gw.store.readStream(`summary-${asked.body.id}`)).find((e) => e.type === 'TaskSubmitted')!.data as { reservationId: string };
+    const settlement = await waitFor('the summary settlement in the ledger', async () => {
+      const { rows } = await gw.pool.query(`SELECT details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [submitted.reservationId]);
+      return rows[0]?.details;
+    });
+    expect(settlement.usage.flash_calls.length).to.be.at.least(2);
+    expect(settlement.amount).to.equal(settlement.usage.flash_calls.reduce((sum: number, c: any) => sum + flashAmount(c.input_tokens, c.output_tokens), 0));
+    expect(settlement.overrun).to.equal(0);
   });
 
   it('resumes a summary in parts after a restart at the first part not recorded, without calling or billing a recorded part again', async () => {
