@@ -112,7 +112,8 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
     if (lines.length === 0) {
       if (i >= transcript.segments.length) break;
       // One segment longer than a whole part: its beginning is sent.
-      const room = Math.max(0, budget - used - 1);
+      const room = budget - used - 1;
+      if (room <= 0) break; // the header alone fills a part: nothing more can be sent
       lines.push(splitTokens(line(transcript.segments[i]!)).slice(0, room).join(''));
       while (lines[0]!.length > 0 && countMessageTokens(messagesOf(head, lines)) > budget) lines[0] = splitTokens(lines[0]!).slice(0, -1).join('');
       cut = true;

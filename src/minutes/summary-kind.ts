@@ -26,8 +26,9 @@ export interface SummaryRequest {
 /**
  * A new summary of a minutes task (POST /v1/summaries): its own task `summary-<id>`, with its own
  * reservation (the summary's upper bound: each part's exact prompt plus the maximum output)
- * settled by the tokens observed, call by call. Written in parts like the task's own summary. The chat API answers synchronously, so there is no upstream task to
- * create: submission only acknowledges, and the first poll makes the call.
+ * settled by the tokens observed, call by call; written in parts like the task's own summary. The
+ * chat API answers synchronously, so there is no upstream task to create: submission only
+ * acknowledges, and the first poll makes the calls.
  *
  * An answer that cannot be used is stored as the upstream's result with an `unavailable` report
  * (its tokens are billed, they were spent); such a summary reads as `failed`.

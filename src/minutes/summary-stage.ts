@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../eventstore/port';
 import { scheduleJob, type Job, type JobHandler, type JobOutcome } from '../jobs/queue';
 import type { Logger } from '../log';
 import type { Consumer } from '../projections-runtime/consumer';
-import { isTerminal } from '../tasks/decider';
+import { isTerminal, type TaskState } from '../tasks/decider';
 import type { TaskEngine } from '../tasks/engine';
 import type { TaskEvent } from '../tasks/events';
 import { UpstreamError } from '../upstreams/channel';
@@ -11,7 +11,6 @@ import type { Upstreams } from '../upstreams/registry';
 import { minutesRequestOf, SUMMARY_STAGE } from './kind';
 import { authoritativeOf, ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';
 import type { NormalizedMinutesRequest } from './request';
-import type { TaskState } from '../tasks/decider';
 import { expectReportV2, planSummaryParts, writeSummary } from './summarizer';
 import { mergePartReports, partReportOf, type PartReport } from './summary-merge';
 import { callsUsage, partLimitsOf, type SummaryCall } from './summary-parts';
@@ -140,7 +139,7 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
         // The next part (or the merge) runs as a new claim of this job, its attempts counted afresh.
         return { retryAt: new Date() };
       }
-      const parts = [...task.stageSteps].sort((a, b) => a.step - b.step).map((s) => s.result.report as PartReport);
+      const parts = plan.parts.map((_, k) => task.stageSteps.find((s) => s.step === k)!.result.report as PartReport);
       const report = mergePartReports(parts, authoritativeOf(transcript), plan.preIssues);
       expectReportV2(report);
       await engine.run(
