@@ -82,6 +82,10 @@ export const tasksProjection: Projection = {
           JSON.stringify(event.data.usage),
         ]);
         return;
+      case 'TaskStageStepCompleted':
+        // A step is internal to its stage (the stage's completion carries what readers see).
+        await tx.query('UPDATE tasks SET updated_at = $2, revision = $3 WHERE task_id = $1', [taskId, at, raw.revision]);
+        return;
       case 'TaskArtifactsArchived':
         await set('archived = $4, archive_error = NULL', [JSON.stringify(event.data.artifacts)]);
         return;

@@ -138,7 +138,8 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
         engine: r.engine,
         rate_per_hour: r.rate_per_hour,
         asr_amount: c.asrAmount,
-        ...(r.summary ? { summary_model: r.summary.model, flash_amount: c.flashAmount, flash_input_tokens: c.inputTokens, flash_output_tokens: c.outputTokens } : {}),
+        // Each summary call (one per part) with its tokens and charge: the ledger's reader sees every call settled.
+        ...(r.summary ? { summary_model: r.summary.model, flash_amount: c.flashAmount, flash_input_tokens: c.inputTokens, flash_output_tokens: c.outputTokens, flash_calls: c.callAmounts } : {}),
       },
     };
   }

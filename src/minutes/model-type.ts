@@ -13,12 +13,20 @@ export interface MinutesPricing {
  * - `extras`: the request's `features` / `all_activate` are honoured (and one extra is required);
  *   false: they are ignored.
  * - `speaker_identification`: `always` (the request cannot turn it off) or `optional`.
+ * - `summary_max_output_tokens`: lowers the summary model's own output limit (absent: its limit).
+ * - `summary_output_per_prompt_token`: planning bound of how many output tokens the summary writes
+ *   per prompt token; a transcript is summarised in parts whose prompt times this fits the output
+ *   limit (absent: one part as large as the context window allows).
+ * - `summary_transcript_tokens_per_minute`: planning density of a transcript, to reserve for the
+ *   parts of the longest accepted recording (absent: one part).
  */
 export interface MinutesCapabilities {
   readonly protocol: 'asr' | 'partner';
   readonly engine: string;
   readonly summary_model?: string;
   readonly summary_max_output_tokens?: number;
+  readonly summary_output_per_prompt_token?: number;
+  readonly summary_transcript_tokens_per_minute?: number;
   readonly extras: boolean;
   readonly speaker_identification: 'always' | 'optional';
   readonly max_duration_ms: number;
@@ -41,6 +49,8 @@ defineModelType('minutes', {
       engine: { type: 'string', minLength: 1 },
       summary_model: { type: 'string', minLength: 1 },
       summary_max_output_tokens: { type: 'integer', minimum: 1 },
+      summary_output_per_prompt_token: { type: 'number', exclusiveMinimum: 0 },
+      summary_transcript_tokens_per_minute: { type: 'integer', minimum: 1 },
       extras: { type: 'boolean' },
       speaker_identification: { type: 'string', enum: ['always', 'optional'] },
       max_duration_ms: { type: 'integer', minimum: 1 },

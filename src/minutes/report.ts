@@ -371,7 +371,8 @@ class Checker {
   }
 }
 
-function authoritative(transcript: Transcript): Pick<Report, 'speakers' | 'segments'> {
+/** The report members the transcript decides: its speakers and segments. */
+export function authoritativeOf(transcript: Transcript): Pick<Report, 'speakers' | 'segments'> {
   return {
     speakers: transcript.speakers.map((s) => ({ id: s.id, displayName: s.displayName })),
     segments: transcript.segments.map((s) => ({ id: s.id, text: s.text, startMs: s.startMs, endMs: s.endMs, speakerId: s.speakerId ?? '' })),
@@ -414,7 +415,7 @@ export function assembleReport(draft: unknown, context: ReportContext, preIssues
     quotes: check.list(draft.quotes, '/quotes', (v) => check.quote(v)),
     reviewItems: check.list(draft.reviewItems, '/reviewItems', (v) => check.reviewItem(v)),
     visuals: check.list(draft.visuals, '/visuals', (v, p) => check.visual(v, p)),
-    ...authoritative(context.transcript),
+    ...authoritativeOf(context.transcript),
     quality: { status: check.issues.length === 0 ? 'complete' : 'partial', issues: check.issues },
   };
   const lists = [report.keyPoints, report.sections, report.chapters, report.todos, report.decisions, report.quotes, report.reviewItems, report.visuals];
@@ -441,7 +442,7 @@ export function unavailableReport(context: ReportContext, issues: readonly Quali
     quotes: [],
     reviewItems: [],
     visuals: [],
-    ...authoritative(context.transcript),
+    ...authoritativeOf(context.transcript),
     quality: { status: 'unavailable', issues: [...issues] },
   };
 }

@@ -1,12 +1,12 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
 import { chatPricing } from '../chat/model-type';
-import { charge, tokenCharge } from '../billing/money';
+import { charge } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { isSafeText } from '../http/safe-text';
 import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
 import { minutesCapabilities, minutesPricing } from './model-type';
-import { summaryUpperBound } from './summarizer';
+import { partLimitsFor, summaryCharges, summaryReservation, type FrozenSummary } from './summary-parts';
 
 export type Language = 'zh_cn' | 'en_us';
 export type Feature = 'summary' | 'chapters' | 'todos' | 'qa' | 'translate';
@@ -87,8 +87,8 @@ export interface NormalizedMinutesRequest {
   readonly protocol: 'asr' | 'partner';
   readonly rate_per_hour: number;
   readonly max_duration_ms: number;
-  /** Summarising models: the chat model, its prices at submission, and its output bound. */
-  readonly summary: { model: string; input_per_million: number; output_per_million: number; max_output_tokens: number } | null;
+  /** Summarising models: the chat model, its prices at submission, and the limits of its parts. */
+  readonly summary: FrozenSummary | null;
 }
 
 function bad(message: string, param: string): ApiError {
@@ -183,12 +183,7 @@ export function normalizeMinutesRequest(
     const chat = catalog.get(caps.summary_model);
     if (!chat || chat.type !== 'chat') throw new Error(`${model.id} names summary model ${caps.summary_model}, which is not a chat model of the catalog`);
     const pricing = chatPricing(chat);
-    summary = {
-      model: chat.id,
-      input_per_million: pricing.input_per_million,
-      output_per_million: pricing.output_per_million,
-      max_output_tokens: caps.summary_max_output_tokens ?? (chat.capabilities.max_output_tokens as number),
-    };
+    summary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...partLimitsFor(chat, caps) };
   }
 
   const segments = url.pathname.split('/');
@@ -233,22 +228,19 @@ export function asrCharge(durationMs: number, ratePerHour: number): number {
 /**
  * The frozen estimate, an upper bound of what the task can cost:
  *   ASR for the longest accepted recording (max_duration_ms, 2 hours) at rate_per_hour
- * + for a summarising model, the summary's upper bound: the chat model's whole input budget
- *   (context_window − max output) at its input price plus the maximum output at its output price.
+ * + for a summarising model, every summary part the longest recording may need, each at its full
+ *   prompt (part_prompt_tokens) and maximum output (see summary-parts.ts).
  */
 export function minutesEstimate(catalog: Catalog, request: Omit<NormalizedMinutesRequest, 'file_bytes'>): number {
   const asr = asrCharge(request.max_duration_ms, request.rate_per_hour);
   if (!request.summary) return asr;
-  const chat = catalog.get(request.summary.model)!;
-  return asr + summaryUpperBound(chat, request.summary.max_output_tokens);
+  return asr + summaryReservation(request.summary, catalog.get(request.summary.model)!);
 }
 
-/** What the task costs: ASR by duration, plus the summary's observed tokens; two charges, each rounded once. */
+/** What the task costs: ASR by duration, rounded once, plus each summary call by its observed tokens (summaryCharges). */
 export function minutesCharges(request: NormalizedMinutesRequest, usage: Record<string, unknown> | null) {
   const durationMs = Number(usage?.duration_ms ?? 0);
-  const inputTokens = Number(usage?.flash_input_tokens ?? 0);
-  const outputTokens = Number(usage?.flash_output_tokens ?? 0);
   const asrAmount = asrCharge(durationMs, request.rate_per_hour);
-  const flashAmount = request.summary ? tokenCharge(request.summary, inputTokens, outputTokens) : 0;
-  return { durationMs, inputTokens, outputTokens, asrAmount, flashAmount, amount: asrAmount + flashAmount };
+  const summary = request.summary ? summaryCharges(request.summary, usage) : { inputTokens: Number(usage?.flash_input_tokens ?? 0), outputTokens: Number(usage?.flash_output_tokens ?? 0), callAmounts: [], flashAmount: 0 };
+  return { durationMs, asrAmount, ...summary, amount: asrAmount + summary.flashAmount };
 }

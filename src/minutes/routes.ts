@@ -17,7 +17,8 @@ import type { FileProbe } from './file-probe';
 import { minutesCapabilities } from './model-type';
 import { minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest, type NormalizedMinutesRequest } from './request';
 import type { SummaryRequest } from './summary-kind';
-import { planSummary } from './summarizer';
+import { planSummaryParts } from './summarizer';
+import { partLimitsOf, type FrozenSummary } from './summary-parts';
 import { transcriptOf } from './transcript';
 import { renderMinutes, renderSummary } from './view';
 
@@ -156,8 +157,9 @@ export function summariesRouter(core: Core): Router<GatewayState> {
     const chat = core.catalog.get(minutesRequest.summary.model);
     if (!chat || chat.type !== 'chat') throw new ApiError(400, 'summary_not_supported', `the summary model ${minutesRequest.summary.model} is no longer available`, { param: 'task_id' });
     const pricing = chatPricing(chat);
-    const summary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, max_output_tokens: minutesRequest.summary.max_output_tokens };
-    const plan = planSummary(chat, transcript, summary.max_output_tokens);
+    const { model: _model, input_per_million: _input, output_per_million: _output, ...limits } = minutesRequest.summary;
+    const summary: FrozenSummary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...limits };
+    const plan = planSummaryParts(chat, transcript, partLimitsOf(summary, chat));
     core.rateLimiter.take(auth.keyId);
     const idempotency = idempotencyOf(ctx);
     const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
@@ -168,7 +170,7 @@ export function summariesRouter(core: Core): Router<GatewayState> {
       endpoint: endpointOf(ctx),
       model: chat.id,
       request: request as unknown as Record<string, unknown>,
-      estimate: plan.estimate,
+      estimate: plan.parts.reduce((sum, part) => sum + part.estimate, 0),
       callback: null,
       idempotency,
       requestId: ctx.state.requestId,

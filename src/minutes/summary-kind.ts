@@ -1,5 +1,4 @@
 import type { Catalog } from '../billing/catalog';
-import { tokenCharge } from '../billing/money';
 import type { UrlSigner } from '../files/signed-urls';
 import type { TaskState } from '../tasks/decider';
 import { taskStream } from '../tasks/events';
@@ -8,9 +7,11 @@ import { isRefusal } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesRequestOf } from './kind';
-import { ISSUE, unavailableReport } from './report';
+import { authoritativeOf, ISSUE, unavailableReport } from './report';
 import { reportContext } from './summary-stage';
-import { planSummary, writeSummary } from './summarizer';
+import { expectReportV2, planSummaryParts, writeSummary } from './summarizer';
+import { mergePartReports, partReportOf, type PartReport } from './summary-merge';
+import { callsUsage, partLimitsOf, summaryCharges, type FrozenSummary, type SummaryCall } from './summary-parts';
 import { transcriptOf } from './transcript';
 import { renderSummary } from './view';
 
@@ -19,14 +20,15 @@ export interface SummaryRequest {
   readonly request_id: string;
   /** The minutes task whose transcript is summarised. */
   readonly task_id: string;
-  readonly summary: { model: string; input_per_million: number; output_per_million: number; max_output_tokens: number };
+  readonly summary: FrozenSummary;
 }
 
 /**
  * A new summary of a minutes task (POST /v1/summaries): its own task `summary-<id>`, with its own
- * reservation (the summary's upper bound: the exact prompt plus the maximum output) settled by
- * the tokens observed. The chat API answers synchronously, so there is no upstream task to
- * create: submission only acknowledges, and the first poll makes the call.
+ * reservation (the summary's upper bound: each part's exact prompt plus the maximum output)
+ * settled by the tokens observed, call by call; written in parts like the task's own summary. The
+ * chat API answers synchronously, so there is no upstream task to create: submission only
+ * acknowledges, and the first poll makes the calls.
  *
  * An answer that cannot be used is stored as the upstream's result with an `unavailable` report
  * (its tokens are billed, they were spent); such a summary reads as `failed`.
@@ -50,27 +52,36 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
       const chat = deps.catalog.get(r.summary.model);
       if (!chat) return { state: 'failed', error: { code: 'summary_failed', message: `the summary model ${r.summary.model} is not in the catalog` } };
       const context = reportContext(minutesRequestOf(minutes), transcript);
-      const plan = planSummary(chat, transcript, r.summary.max_output_tokens);
-      let outcome;
-      try {
-        outcome = await writeSummary(deps.upstreams.channel(chat.channel), plan, context);
-      } catch (err) {
-        // A refusal is final; anything transient is retried by the poll job, then fails (released).
-        if (isRefusal(err)) {
-          return { state: 'failed', error: { code: 'summary_failed', message: `the summary failed: ${err.message}` } };
+      const { parts, preIssues } = planSummaryParts(chat, transcript, partLimitsOf(r.summary, chat));
+      const calls: SummaryCall[] = [];
+      const reports: PartReport[] = [];
+      // The parts run one after another in this poll: a retried poll writes them all again, and
+      // only the calls of the run that records its outcome are billed.
+      for (const part of parts) {
+        let outcome;
+        try {
+          outcome = await writeSummary(deps.upstreams.channel(chat.channel), part, context);
+        } catch (err) {
+          // A refusal is final; anything transient is retried by the poll job, then fails (released).
+          if (isRefusal(err)) {
+            return { state: 'failed', error: { code: 'summary_failed', message: `the summary failed: ${err.message}` } };
+          }
+          throw err;
         }
-        throw err;
+        calls.push({ input_tokens: outcome.inputTokens, output_tokens: outcome.outputTokens });
+        if (outcome.kind === 'unparseable') {
+          return {
+            state: 'succeeded',
+            result: { report: unavailableReport(context, [{ code: ISSUE.summaryUnparseable, path: '' }]), summary_status: 'failed', reason: outcome.reason },
+            usage: callsUsage(calls),
+            artifacts: [],
+          };
+        }
+        reports.push(partReportOf(outcome.report));
       }
-      const usage = { flash_input_tokens: outcome.inputTokens, flash_output_tokens: outcome.outputTokens };
-      if (outcome.kind === 'unparseable') {
-        return {
-          state: 'succeeded',
-          result: { report: unavailableReport(context, [{ code: ISSUE.summaryUnparseable, path: '' }]), summary_status: 'failed', reason: outcome.reason },
-          usage,
-          artifacts: [],
-        };
-      }
-      return { state: 'succeeded', result: { report: outcome.report, summary_status: 'succeeded' }, usage, artifacts: [] };
+      const report = mergePartReports(reports, authoritativeOf(transcript), preIssues);
+      expectReportV2(report);
+      return { state: 'succeeded', result: { report, summary_status: 'succeeded' }, usage: callsUsage(calls), artifacts: [] };
     },
 
     pollDelayMs: () => deps.pollMs,
@@ -79,11 +90,10 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
 
     settlement(task: TaskState) {
       const r = requestOf(task);
-      const input = Number(task.usage?.flash_input_tokens ?? 0);
-      const output = Number(task.usage?.flash_output_tokens ?? 0);
+      const c = summaryCharges(r.summary, task.usage);
       return {
-        amount: tokenCharge(r.summary, input, output),
-        usage: { model: r.summary.model, task_id: r.task_id, flash_input_tokens: input, flash_output_tokens: output },
+        amount: c.flashAmount,
+        usage: { model: r.summary.model, task_id: r.task_id, flash_input_tokens: c.inputTokens, flash_output_tokens: c.outputTokens, flash_calls: c.callAmounts },
       };
     },
 

@@ -3,15 +3,17 @@ import type { RecordedEvent } from '../eventstore/port';
 import { scheduleJob, type Job, type JobHandler, type JobOutcome } from '../jobs/queue';
 import type { Logger } from '../log';
 import type { Consumer } from '../projections-runtime/consumer';
-import { isTerminal } from '../tasks/decider';
+import { isTerminal, type TaskState } from '../tasks/decider';
 import type { TaskEngine } from '../tasks/engine';
 import type { TaskEvent } from '../tasks/events';
 import { UpstreamError } from '../upstreams/channel';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesRequestOf, SUMMARY_STAGE } from './kind';
-import { ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';
+import { authoritativeOf, ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';
 import type { NormalizedMinutesRequest } from './request';
-import { planSummary, writeSummary } from './summarizer';
+import { expectReportV2, planSummaryParts, writeSummary } from './summarizer';
+import { mergePartReports, partReportOf, type PartReport } from './summary-merge';
+import { callsUsage, partLimitsOf, type SummaryCall } from './summary-parts';
 import { transcriptOf, type Transcript } from './transcript';
 
 /**
@@ -60,13 +62,18 @@ function transient(err: UpstreamError): boolean {
   return err.status === 0 || err.status === 429 || err.status >= 500;
 }
 
+/** The calls already made and recorded as steps of the summary stage (parts survive a restart). */
+function recordedCalls(task: TaskState): SummaryCall[] {
+  return [...task.stageSteps].sort((a, b) => a.step - b.step).map((s) => ({ input_tokens: Number(s.usage.flash_input_tokens ?? 0), output_tokens: Number(s.usage.flash_output_tokens ?? 0) }));
+}
+
 export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog; upstreams: Upstreams; logger: Logger; summaryTimeoutMs: number }): Record<string, JobHandler> {
   const { engine } = deps;
   const done: JobOutcome = { done: true };
   const meta = (job: Job) => ({ causationId: `job:${job.kind}:${job.key}` });
 
-  /** Ends the stage as failed: the transcript stays, the report is `unavailable`, observed tokens are kept for billing. */
-  function failStage(job: Job, context: ReportContext, issues: QualityIssue[], error: { code: string; message: string }, tokens: { input: number; output: number }) {
+  /** Ends the stage as failed: the transcript stays, the report is `unavailable`, every observed call is kept for billing. */
+  function failStage(job: Job, context: ReportContext, issues: QualityIssue[], error: { code: string; message: string }, calls: readonly SummaryCall[]) {
     return engine.run(
       job.payload.stream as string,
       {
@@ -74,7 +81,7 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
         stage: SUMMARY_STAGE,
         outcome: 'failed',
         result: { report: unavailableReport(context, issues), transcription_status: 'succeeded', summary_status: 'failed' },
-        usage: { flash_input_tokens: tokens.input, flash_output_tokens: tokens.output },
+        usage: callsUsage(calls),
         error,
         now: engine.now(),
       },
@@ -83,6 +90,12 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
   }
 
   return {
+    /**
+     * Writes the next part of the summary and records it as a step of the stage; once every part
+     * is recorded, merges them and completes the stage. One part per run: a restart (or a retry)
+     * resumes at the first part not recorded, and completed parts are neither called nor billed
+     * again. Each part has its own MAX_SUMMARY_ATTEMPTS (a run that records a part resets them).
+     */
     async [MINUTES_JOB.summary](job) {
       const stream = job.payload.stream as string;
       const task = await engine.load(stream);
@@ -93,42 +106,50 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
       const request = minutesRequestOf(task);
       const transcript = transcriptOf(task.result)!;
       const context = reportContext(request, transcript);
+      const calls = recordedCalls(task);
       const chat = request.summary ? deps.catalog.get(request.summary.model) : undefined;
       if (!request.summary || !chat) {
-        await failStage(job, context, [{ code: ISSUE.summaryFailed, path: '' }], { code: 'summary_failed', message: `the summary model ${request.summary?.model ?? ''} is not in the catalog` }, { input: 0, output: 0 });
+        await failStage(job, context, [{ code: ISSUE.summaryFailed, path: '' }], { code: 'summary_failed', message: `the summary model ${request.summary?.model ?? ''} is not in the catalog` }, calls);
         return done;
       }
-      const plan = planSummary(chat, transcript, request.summary.max_output_tokens);
-      const deadline = AbortSignal.timeout(remaining);
-      let outcome;
-      try {
-        outcome = await writeSummary(deps.upstreams.channel(chat.channel), plan, context, deadline);
-      } catch (err) {
-        if (deadline.aborted) return done; // the timer records summary_timeout
-        if (!(err instanceof UpstreamError)) throw err;
-        if (transient(err) && job.attempts < MAX_SUMMARY_ATTEMPTS) throw err;
-        deps.logger.warn({ err, stream }, 'the minutes summary failed');
-        await failStage(job, context, [{ code: ISSUE.summaryFailed, path: '' }], { code: 'summary_failed', message: `the summary failed: ${err.message}` }, { input: 0, output: 0 });
-        return done;
+      const plan = planSummaryParts(chat, transcript, partLimitsOf(request.summary, chat));
+      const recorded = new Set(task.stageSteps.map((s) => s.step));
+      const next = plan.parts.findIndex((_, k) => !recorded.has(k));
+      if (next >= 0) {
+        const deadline = AbortSignal.timeout(remaining);
+        let outcome;
+        try {
+          outcome = await writeSummary(deps.upstreams.channel(chat.channel), plan.parts[next]!, context, deadline);
+        } catch (err) {
+          if (deadline.aborted) return done; // the timer records summary_timeout
+          if (!(err instanceof UpstreamError)) throw err;
+          if (transient(err) && job.attempts < MAX_SUMMARY_ATTEMPTS) throw err;
+          deps.logger.warn({ err, stream, part: next }, 'the minutes summary failed');
+          await failStage(job, context, [{ code: ISSUE.summaryFailed, path: '' }], { code: 'summary_failed', message: `the summary failed: ${err.message}` }, calls);
+          return done;
+        }
+        const call = { input_tokens: outcome.inputTokens, output_tokens: outcome.outputTokens };
+        if (outcome.kind === 'unparseable') {
+          const where = plan.parts.length > 1 ? ` (part ${next + 1} of ${plan.parts.length})` : '';
+          await failStage(job, context, [{ code: ISSUE.summaryUnparseable, path: '' }], { code: 'summary_unavailable', message: `the summary could not be used${where}: ${outcome.reason}` }, [...calls, call]);
+          return done;
+        }
+        const usage = { flash_input_tokens: call.input_tokens, flash_output_tokens: call.output_tokens };
+        await engine.run(stream, { type: 'RecordStageStep', stage: SUMMARY_STAGE, step: next, result: { report: partReportOf(outcome.report) }, usage, now: engine.now() }, meta(job));
+        // The next part (or the merge) runs as a new claim of this job, its attempts counted afresh.
+        return { retryAt: new Date() };
       }
-      if (outcome.kind === 'unparseable') {
-        await failStage(
-          job,
-          context,
-          [{ code: ISSUE.summaryUnparseable, path: '' }],
-          { code: 'summary_unavailable', message: `the summary could not be used: ${outcome.reason}` },
-          { input: outcome.inputTokens, output: outcome.outputTokens },
-        );
-        return done;
-      }
+      const parts = plan.parts.map((_, k) => task.stageSteps.find((s) => s.step === k)!.result.report as PartReport);
+      const report = mergePartReports(parts, authoritativeOf(transcript), plan.preIssues);
+      expectReportV2(report);
       await engine.run(
         stream,
         {
           type: 'CompleteStage',
           stage: SUMMARY_STAGE,
           outcome: 'succeeded',
-          result: { report: outcome.report, transcription_status: 'succeeded', summary_status: 'succeeded' },
-          usage: { flash_input_tokens: outcome.inputTokens, flash_output_tokens: outcome.outputTokens },
+          result: { report, transcription_status: 'succeeded', summary_status: 'succeeded' },
+          usage: callsUsage(calls),
           error: null,
           now: engine.now(),
         },
@@ -147,7 +168,7 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
         reportContext(request, transcriptOf(task.result)!),
         [{ code: ISSUE.summaryTimeout, path: '' }],
         { code: 'summary_timeout', message: `the summary did not finish within ${minutes >= 1 ? `${minutes} minutes` : `${deps.summaryTimeoutMs} ms`} after the transcription succeeded` },
-        { input: 0, output: 0 },
+        recordedCalls(task),
       );
       return done;
     },

@@ -28,6 +28,8 @@ export interface TaskState {
   readonly upstreamSucceeded: boolean;
   /** The kind's stage the task waits for after the upstream succeeded (e.g. `summary`), else null. */
   readonly pendingStage: string | null;
+  /** Steps of the pending stage recorded so far (RecordStageStep), by step number. */
+  readonly stageSteps: readonly StageStep[];
   readonly result: Record<string, unknown> | null;
   readonly usage: Record<string, unknown> | null;
   readonly artifacts: readonly Artifact[];
@@ -37,6 +39,12 @@ export interface TaskState {
   readonly deliveries: Readonly<Record<string, DeliveryState>>;
   readonly createdAt: string;
   readonly finishedAt: string | null;
+}
+
+export interface StageStep {
+  readonly step: number;
+  readonly result: Record<string, unknown>;
+  readonly usage: Record<string, unknown>;
 }
 
 export const MAX_WEBHOOK_ATTEMPTS = 4;
@@ -60,6 +68,8 @@ export type TaskCommand =
       error: TaskError | null;
       now: string;
     }
+  /** Records one step of the pending stage; a step already recorded is a no-op. */
+  | { type: 'RecordStageStep'; stage: string; step: number; result: Record<string, unknown>; usage: Record<string, unknown>; now: string }
   | { type: 'RecordArchive'; artifacts: ArchivedArtifact[]; now: string }
   | { type: 'RecordArchiveFailure'; message: string; now: string }
   | { type: 'Fail'; error: TaskError; now: string }
@@ -89,6 +99,7 @@ function initialState(): TaskState {
     progress: null,
     upstreamSucceeded: false,
     pendingStage: null,
+    stageSteps: [],
     result: null,
     usage: null,
     artifacts: [],
@@ -163,6 +174,9 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
           : { type: 'TaskFailed', data: { error: command.error ?? { code: `${command.stage}_failed`, message: `the ${command.stage} stage failed` }, at: command.now } };
       return [completed, ...finish(state, ending, command.now)];
     }
+    case 'RecordStageStep':
+      if (terminal || state.pendingStage !== command.stage || state.stageSteps.some((s) => s.step === command.step)) return [];
+      return [{ type: 'TaskStageStepCompleted', data: { stage: command.stage, step: command.step, result: command.result, usage: command.usage, at: command.now } }];
     case 'RecordArchiveFailure':
       return state.archived ? [] : [{ type: 'TaskArchiveFailed', data: { message: command.message, at: command.now } }];
     case 'Fail':
@@ -238,13 +252,18 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
         upstreamSucceeded: true,
         upstreamStatus: 'succeeded',
         pendingStage: event.data.stage ?? null,
+        stageSteps: [],
         result: event.data.result,
         usage: event.data.usage,
         artifacts: event.data.artifacts,
         status: 'running',
       };
     case 'TaskStageCompleted':
-      return { ...state, pendingStage: null, result: { ...state.result, ...event.data.result }, usage: { ...state.usage, ...event.data.usage } };
+      return { ...state, pendingStage: null, stageSteps: [], result: { ...state.result, ...event.data.result }, usage: { ...state.usage, ...event.data.usage } };
+    case 'TaskStageStepCompleted': {
+      const d = event.data;
+      return { ...state, stageSteps: [...state.stageSteps, { step: d.step, result: d.result, usage: d.usage }] };
+    }
     case 'TaskArtifactsArchived':
       return { ...state, archived: event.data.artifacts };
     case 'TaskArchiveFailed':
@@ -272,6 +291,6 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
   initialState,
   decide,
   evolve,
-  // 3: the state keeps the upstream's last status and progress.
-  snapshotVersion: 3,
+  // 3: the state keeps the upstream's last status and progress; 4: and the pending stage's steps.
+  snapshotVersion: 4,
 };

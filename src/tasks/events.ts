@@ -69,6 +69,14 @@ export type TaskEvent =
         at: string;
       };
     }
+  | {
+      /**
+       * One step of a multi-step stage finished (minutes: one part of a summary written in parts):
+       * recorded so that a restart resumes after it instead of paying for it again.
+       */
+      type: 'TaskStageStepCompleted';
+      data: { stage: string; step: number; result: Record<string, unknown>; usage: Record<string, unknown>; at: string };
+    }
   | { type: 'TaskArtifactsArchived'; data: { artifacts: ArchivedArtifact[]; at: string } }
   | { type: 'TaskArchiveFailed'; data: { message: string; at: string } }
   | { type: 'TaskSucceeded'; data: { at: string } }
@@ -88,6 +96,7 @@ export const TASK_EVENT_TYPES: ReadonlySet<string> = new Set<TaskEvent['type']>(
   'TaskProgressed',
   'TaskUpstreamSucceeded',
   'TaskStageCompleted',
+  'TaskStageStepCompleted',
   'TaskArtifactsArchived',
   'TaskArchiveFailed',
   'TaskSucceeded',

@@ -3,7 +3,9 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WrongExpectedVersionError } from '../../src/eventstore/port';
-import { unavailableReport } from '../../src/minutes/report';
+import { assembleReport, unavailableReport } from '../../src/minutes/report';
+import { MERGE_CAPS, partReportOf } from '../../src/minutes/summary-merge';
+import { simulatedTranscript } from '../../src/upstreams/simulator/asr';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import type { Transcript } from '../../src/minutes/transcript';
 import { wav } from '../../src/upstreams/simulator/media';
@@ -20,8 +22,13 @@ const FLASH = { input: 1_000_000, output: 4_000_000 }; // chat-fast per million 
 const ceilDiv = (a: bigint, b: bigint) => Number((a + b - 1n) / b);
 const asrAmount = (ms: number, rate: number) => ceilDiv(BigInt(ms) * BigInt(rate), 3_600_000n);
 const flashAmount = (input: number, output: number) => ceilDiv(BigInt(input) * BigInt(FLASH.input) + BigInt(output) * BigInt(FLASH.output), 1_000_000n);
-/** The frozen estimate: 2 hours of ASR, plus for service-minutes chat-fast's input budget (32768 − 4096) and maximum output (4096). */
-const SERVICE_ESTIMATE = asrAmount(7_200_000, SERVICE_RATE) + flashAmount(32_768 - 4_096, 4_096);
+/**
+ * The frozen estimate: 2 hours of ASR, plus for service-minutes every summary part 2 hours can
+ * need (32 at 240 tokens a minute), each with its full prompt (4096 / 4 tokens) and chat-fast's
+ * maximum output (4096).
+ */
+const SUMMARY_PARTS = 32;
+const SERVICE_ESTIMATE = asrAmount(7_200_000, SERVICE_RATE) + SUMMARY_PARTS * flashAmount(1_024, 4_096);
 const PARTNER_ESTIMATE = asrAmount(7_200_000, PARTNER_RATE);
 
 const ajv = new Ajv({ strict: true, allErrors: true });
@@ -253,6 +260,145 @@ describe('meeting minutes @integration', () => {
     expect(task.translation.target_lang).to.equal('zh_cn');
     expect(task.transcription.sentences[0].words.length).to.be.greaterThan(3);
     expect(task.usage).to.deep.include({ all_activate: true, features: ['summary', 'chapters', 'todos', 'qa', 'translate'], amount: asrAmount(61_000, PARTNER_RATE) });
+  });
+
+  /** The settlement of a task's reservation as the ledger records it (its details are the event's data). */
+  const settlementOf = async (taskId: string) => {
+    const submitted = (await gw.store.readStream(`minutes-${taskId}`)).find((e) => e.type === 'TaskSubmitted')!;
+    const reservationId = (submitted.data as { reservationId: string }).reservationId;
+    const rows = await waitFor('the settlement in the ledger', async () => {
+      const { rows } = await gw.pool.query(`SELECT amount, details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [reservationId]);
+      return rows.length > 0 ? rows : null;
+    });
+    expect(rows, 'one settlement of the task reservation').to.have.length(1);
+    return rows[0].details as { amount: number; reservedAmount: number; overrun: number; usage: Record<string, any> };
+  };
+  const stepsOf = async (taskId: string) => (await gw.store.readStream(`minutes-${taskId}`)).filter((e) => e.type === 'TaskStageStepCompleted').map((e) => (e.data as { step: number }).step);
+
+  /** A complete, bounded report on the whole recording, every summary call settled within the reservation. */
+  async function expectSummarisedInParts(id: string, durationMs: number, minCalls: number) {
+    const task = await settled(id);
+    expect(task).to.include({ status: 'succeeded', transcription_status: 'succeeded', summary_status: 'succeeded', error: null });
+    const report = task.report;
+    expectValidReport(report);
+    expectReferencesSound(report);
+    expect(report.version).to.equal(2);
+    expect(report.quality).to.deep.equal({ status: 'complete', issues: [] });
+    expect(report.metadata.durationMs).to.equal(durationMs);
+    expect(report.segments[report.segments.length - 1].endMs).to.equal(durationMs);
+    // Bounded, and the chapters still span the whole recording.
+    for (const [member, cap] of Object.entries(MERGE_CAPS)) expect(report[member].length, member).to.be.within(1, cap);
+    expect(report.chapters[0].startMs).to.equal(0);
+    expect(report.chapters[report.chapters.length - 1].endMs).to.equal(durationMs);
+    expect(report.todos.length).to.be.greaterThan(minCalls);
+
+    const settlement = await settlementOf(id);
+    const calls = settlement.usage.flash_calls as { input_tokens: number; output_tokens: number; amount: number }[];
+    expect(calls.length, 'summary calls settled').to.be.at.least(minCalls);
+    expect(await stepsOf(id), 'one recorded step per call').to.deep.equal(calls.map((_, k) => k));
+    for (const c of calls) {
+      expect(c.amount).to.equal(flashAmount(c.input_tokens, c.output_tokens));
+      expect(c.input_tokens, 'within a part prompt').to.be.at.most(1_024);
+      expect(c.output_tokens, 'within the output limit').to.be.at.most(4_096);
+    }
+    expect(settlement.usage.flash_amount).to.equal(calls.reduce((sum, c) => sum + c.amount, 0));
+    expect(settlement.amount).to.equal(asrAmount(durationMs, SERVICE_RATE) + settlement.usage.flash_amount);
+    expect(settlement.reservedAmount, 'the frozen estimate').to.equal(SERVICE_ESTIMATE);
+    expect(settlement.overrun, 'the reservation covers every call').to.equal(0);
+    expect(task.usage).to.deep.include({ amount: settlement.amount, flash_amount: settlement.usage.flash_amount });
+    expect(task.usage.flash_input_tokens).to.equal(calls.reduce((sum, c) => sum + c.input_tokens, 0));
+    return { task, calls };
+  }
+
+  it('summarises exactly 2 hours in parts on service-minutes, and transcribes 2 hours on partner-minutes', async () => {
+    const zh = await create({ model: 'service-minutes', file_url: media('offsite.mp3', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0' }) });
+    const en = await create({ model: 'service-minutes', file_url: media('offsite-en.mp3', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0' }), source_lang: 'en_us' });
+    const partner = await create({ model: 'partner-minutes', file_url: media('offsite.m4a', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0' }), all_activate: true });
+    for (const r of [zh, en, partner]) expect(r.status).to.equal(200);
+
+    const { task, calls } = await expectSummarisedInParts(zh.body.id, 7_200_000, 2);
+    // 2 hours of the simulator's speech give more chapters than the cap: grouped, not dropped.
+    expect(task.chapters.chapter_summary).to.have.length(report(task).chapters.length);
+    expect(report(task).chapters.some((c: any) => c.children.length > 1)).to.equal(true);
+    expect(calls.length).to.be.at.most(SUMMARY_PARTS);
+    await expectSummarisedInParts(en.body.id, 7_200_000, 2);
+
+    const p = await settled(partner.body.id);
+    expect(p).to.include({ status: 'succeeded', error: null });
+    expect(p.transcription.sentences[p.transcription.sentences.length - 1].end_time).to.equal(7_200_000);
+    expect(p.usage).to.deep.include({ duration_ms: 7_200_000, amount: asrAmount(7_200_000, PARTNER_RATE) });
+  });
+  const report = (task: any) => task.report;
+
+  it('summarises 9 and 10 minutes (past one call\'s output limit) in parts, and so does POST /v1/summaries', async () => {
+    const ids: string[] = [];
+    for (const ms of [540_000, 600_000]) {
+      const res = await create({ model: 'service-minutes', file_url: media(`sync-${ms}.mp3`, { sim_duration_ms: String(ms), sim_asr_delay_ms: '0' }) });
+      expect(res.status).to.equal(200);
+      await expectSummarisedInParts(res.body.id, ms, 2);
+      ids.push(res.body.id);
+    }
+
+    // A new summary of the 10-minute task: in parts too, each call settled within its own reservation.
+    const asked = await gw.api(key, 'POST', '/v1/summaries', { task_id: ids[1] });
+    expect(asked.status).to.equal(202);
+    const summary = await waitFor('the new summary', async () => {
+      const s = (await gw.api(key, 'GET', `/v1/summaries/${asked.body.id}`)).body;
+      return s.status !== 'processing' ? s : null;
+    });
+    expect(summary).to.include({ status: 'succeeded', summary_status: 'succeeded' });
+    expectValidReport(summary.report);
+    expectReferencesSound(summary.report);
+    expect(summary.report.quality.status).to.equal('complete');
+    await waitFor('the summary reservation to close', async () => (await balance()).frozen === 0);
+    const submitted = (await gw.store.readStream(`summary-${asked.body.id}`)).find((e) => e.type === 'TaskSubmitted')!.data as { reservationId: string };
+    const settlement = await waitFor('the summary settlement in the ledger', async () => {
+      const { rows } = await gw.pool.query(`SELECT details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [submitted.reservationId]);
+      return rows[0]?.details;
+    });
+    expect(settlement.usage.flash_calls.length).to.be.at.least(2);
+    expect(settlement.amount).to.equal(settlement.usage.flash_calls.reduce((sum: number, c: any) => sum + flashAmount(c.input_tokens, c.output_tokens), 0));
+    expect(settlement.overrun).to.equal(0);
+  });
+
+  it('resumes a summary in parts after a restart at the first part not recorded, without calling or billing a recorded part again', async () => {
+    // A task whose transcription never ends by itself: its stream gets the transcription and the
+    // first summary part appended, as a process that died after recording that part left them.
+    const res = await create({ model: 'service-minutes', file_url: media('resume.mp3', { sim_asr_delay_ms: '600000' }) });
+    expect(res.status).to.equal(200);
+    const id = res.body.id as string;
+    const stream = `minutes-${id}`;
+    const sim = simulatedTranscript({ durationMs: 1_200_000, language: 'zh_cn', speakers: 3, speakerIdentification: true, words: false, summaryDirective: null });
+    const transcript: Transcript = { ...sim, speakers: sim.speakers.map((s) => ({ id: s.id, displayName: s.name })) };
+    const context = { transcript, recordedAt: '', timezone: '', fallbackTitle: 'resume' };
+    const first = assembleReport({ title: 'Recorded before the restart', overview: { text: 'The first part.', sourceSegmentIds: ['seg-1'] } }, context)!;
+    const recorded = { flash_input_tokens: 1_000, flash_output_tokens: 3_000 };
+    for (;;) {
+      const head = await gw.store.streamHead(stream);
+      const at = new Date().toISOString();
+      try {
+        await gw.store.append(
+          stream,
+          [
+            { type: 'TaskUpstreamSucceeded', data: { result: { transcript }, usage: { duration_ms: 1_200_000 }, artifacts: [], stage: 'summary', at } },
+            { type: 'TaskStageStepCompleted', data: { stage: 'summary', step: 0, result: { report: partReportOf(first) }, usage: recorded, at } },
+          ],
+          { expectedVersion: head!.revision },
+        );
+        break;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedVersionError)) throw err; // a poll recorded progress meanwhile
+      }
+    }
+    const task = await settled(id);
+    expect(task).to.include({ status: 'succeeded', summary_status: 'succeeded' });
+    expect(task.report.metadata.title, 'the recorded part was kept, not written again').to.equal('Recorded before the restart');
+    expectValidReport(task.report);
+    expectReferencesSound(task.report);
+    const calls = (await settlementOf(id)).usage.flash_calls;
+    expect(calls.length).to.be.at.least(3);
+    expect(calls[0]).to.deep.equal({ input_tokens: 1_000, output_tokens: 3_000, amount: flashAmount(1_000, 3_000) });
+    expect(await stepsOf(id), 'each part recorded once').to.deep.equal(calls.map((_: unknown, k: number) => k));
   });
 
   it('fails a task whose transcription fails and releases everything', async () => {

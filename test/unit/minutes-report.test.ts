@@ -4,7 +4,7 @@ import { assembleReport, unavailableReport, type ReportContext } from '../../src
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import '../../src/chat/model-type';
-import { planSummary, writeSummary } from '../../src/minutes/summarizer';
+import { planSummaryParts, singleCallLimits, writeSummary } from '../../src/minutes/summarizer';
 import type { Channel } from '../../src/upstreams/channel';
 import type { Transcript } from '../../src/minutes/transcript';
 
@@ -132,7 +132,7 @@ describe('minutes report version 2: assembling and checking a draft', () => {
 
   it('turns an empty {} answer of the summary model into the unparseable outcome (the report becomes unavailable), with its tokens', async () => {
     const chat = new Catalog(DEFAULT_CATALOG_FILE).get('chat-fast')!;
-    const plan = planSummary(chat, transcript, 4096);
+    const plan = planSummaryParts(chat, transcript, singleCallLimits(chat, 4096)).parts[0]!;
     const answering = (content: string) => ({ json: async () => ({ choices: [{ message: { content }, finish_reason: 'stop' }], usage: { prompt_tokens: 321, completion_tokens: 2 } }) }) as unknown as Channel;
     const empty = await writeSummary(answering('{}'), plan, context);
     expect(empty).to.deep.equal({ kind: 'unparseable', reason: 'the summary has no usable content', inputTokens: 321, outputTokens: 2 });

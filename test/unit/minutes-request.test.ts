@@ -69,7 +69,8 @@ describe('minutes requests: defaults, model rules and the estimate', () => {
       rate_per_hour: 1_200_000,
       max_duration_ms: 7_200_000,
     });
-    expect(r.summary).to.deep.equal({ model: 'chat-fast', input_per_million: 1_000_000, output_per_million: 4_000_000, max_output_tokens: 4096 });
+    // chat-fast's output limit; parts whose prompt is 4096 / 4 tokens, enough for 2 h at 240 tokens a minute.
+    expect(r.summary).to.deep.equal({ model: 'chat-fast', input_per_million: 1_000_000, output_per_million: 4_000_000, max_output_tokens: 4096, part_prompt_tokens: 1024, max_parts: 32 });
   });
 
   it('takes partner features as asked, all of them with all_activate, and the other language as the default translation target', () => {
@@ -80,9 +81,9 @@ describe('minutes requests: defaults, model rules and the estimate', () => {
     expect(() => normalize(partner, {})).to.throw(ApiError, /needs at least one of features/);
   });
 
-  it('freezes 2 hours of ASR plus, for a summarising model, the summary\'s upper bound', () => {
-    // 2 h × 1.2 CNY/h, plus chat-fast's input budget (32768 − 4096 tokens at 1 CNY/M) and 4096 output tokens at 4 CNY/M.
-    expect(minutesEstimate(catalog, normalize(service))).to.equal(2_400_000 + (32_768 - 4_096) + 4_096 * 4);
+  it('freezes 2 hours of ASR plus, for a summarising model, every summary part\'s upper bound', () => {
+    // 2 h × 1.2 CNY/h, plus 32 parts of 1024 prompt tokens at 1 CNY/M and 4096 output tokens at 4 CNY/M.
+    expect(minutesEstimate(catalog, normalize(service))).to.equal(2_400_000 + 32 * (1_024 + 4_096 * 4));
     expect(minutesEstimate(catalog, normalize(partner, { features: { qa: true } }))).to.equal(4_800_000);
   });
 
@@ -91,5 +92,9 @@ describe('minutes requests: defaults, model rules and the estimate', () => {
     // 1 ms at 1.2 CNY/h is 1/3 minor unit: rounded up to 1.
     expect(minutesCharges(r, { duration_ms: 1 })).to.deep.include({ asrAmount: 1, flashAmount: 0, amount: 1 });
     expect(minutesCharges(r, { duration_ms: 180_000, flash_input_tokens: 1_001, flash_output_tokens: 250 })).to.deep.include({ asrAmount: 60_000, flashAmount: 2_001, amount: 62_001 });
+    // A summary in parts: each call rounded up once (1.001 + 1.001 → 2 + 2), the totals kept.
+    const parts = { duration_ms: 180_000, flash_input_tokens: 2, flash_output_tokens: 0, flash_calls: [{ input_tokens: 1, output_tokens: 0 }, { input_tokens: 1, output_tokens: 0 }] };
+    expect(minutesCharges(r, parts)).to.deep.include({ flashAmount: 2, amount: 60_002, inputTokens: 2 });
+    expect(minutesCharges(r, parts).callAmounts).to.deep.equal([{ input_tokens: 1, output_tokens: 0, amount: 1 }, { input_tokens: 1, output_tokens: 0, amount: 1 }]);
   });
 });

@@ -51,6 +51,25 @@ describe('task decider: a stage after the upstream (minutes summaries)', () => {
     expect(run(s, stageDone('failed')).events, 'a late timeout is a no-op').to.deep.equal([]);
   });
 
+  it('records each step of the pending stage once, keeps them until the stage ends, and ignores steps of no pending stage', () => {
+    const step = (n: number): TaskCommand => ({ type: 'RecordStageStep', stage: 'summary', step: n, result: { report: n }, usage: { flash_input_tokens: n }, now });
+    expect(run(submitted(), step(0)).events, 'no stage pending yet').to.deep.equal([]);
+    let s = run(submitted(), { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now }).state;
+    const first = run(s, step(0));
+    expect(first.events.map((e) => e.type)).to.deep.equal(['TaskStageStepCompleted']);
+    s = first.state;
+    expect(run(s, step(0)).events, 'a step recorded again (a retried part) is a no-op').to.deep.equal([]);
+    s = run(s, step(1)).state;
+    expect(s.stageSteps).to.deep.equal([
+      { step: 0, result: { report: 0 }, usage: { flash_input_tokens: 0 } },
+      { step: 1, result: { report: 1 }, usage: { flash_input_tokens: 1 } },
+    ]);
+    expect(s.status, 'steps do not finish the task').to.equal('running');
+    s = run(s, stageDone('succeeded')).state;
+    expect(s.stageSteps).to.deep.equal([]);
+    expect(run(s, step(2)).events, 'the stage is over').to.deep.equal([]);
+  });
+
   it('fails with the stage, keeping what the upstream produced', () => {
     const s = run(submitted(), { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now }).state;
     const failed = run(s, stageDone('failed'));
