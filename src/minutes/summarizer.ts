@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../billing/catalog';
 import { tokenCharge } from '../billing/money';
-import { countMessageTokens, countTokens, type TokenMessage } from '../billing/tokens';
+import { countMessageTokens, countTokens, type TokenizerEncoding, type TokenMessage } from '../billing/tokens';
 import { chatCapabilities, chatPricing } from '../chat/model-type';
 import { ajv } from '../http/validation';
 import type { Channel } from '../upstreams/channel';
@@ -37,6 +37,8 @@ export interface SummaryPlan {
   readonly preIssues: QualityIssue[];
   /** What this summary may cost at most (reserved for POST /v1/summaries). */
   readonly estimate: number;
+  /** The chat model's tokenizer, for counting an answer that reports no usage. */
+  readonly tokenizer?: TokenizerEncoding;
 }
 
 function line(s: Transcript['segments'][number]): string {
@@ -58,17 +60,18 @@ export function planSummary(chatModel: ModelEntry, transcript: Transcript, maxOu
     'Transcript:',
   ].join('\n');
   const system: TokenMessage = { role: 'system', content: INSTRUCTIONS };
-  let used = countMessageTokens([system, { role: 'user', content: header }]);
+  let used = countMessageTokens([system, { role: 'user', content: header }], chatModel.tokenizer);
   const lines: string[] = [];
   for (const segment of transcript.segments) {
     const text = line(segment);
-    const tokens = countTokens(text);
+    const tokens = countTokens(text, chatModel.tokenizer);
     if (used + tokens > budget) break;
     used += tokens;
     lines.push(text);
   }
   const preIssues: QualityIssue[] = lines.length < transcript.segments.length ? [{ code: ISSUE.transcriptTruncated, path: '/segments' }] : [];
   const messages: TokenMessage[] = [system, { role: 'user', content: `${header}\n${lines.join('\n')}` }];
+  const promptTokens = countMessageTokens(messages, chatModel.tokenizer);
   return {
     body: {
       model: caps.upstream_model ?? chatModel.id,
@@ -78,10 +81,11 @@ export function planSummary(chatModel: ModelEntry, transcript: Transcript, maxOu
       stream: false,
       response_format: { type: 'json_schema', json_schema: { name: DRAFT_SCHEMA_NAME, strict: true, schema: DRAFT_SCHEMA } },
     },
-    promptTokens: countMessageTokens(messages),
+    promptTokens,
     maxTokens,
     preIssues,
-    estimate: tokenCharge(chatPricing(chatModel), countMessageTokens(messages), maxTokens),
+    estimate: tokenCharge(chatPricing(chatModel), promptTokens, maxTokens),
+    ...(chatModel.tokenizer ? { tokenizer: chatModel.tokenizer } : {}),
   };
 }
 
@@ -106,7 +110,7 @@ export async function writeSummary(channel: Channel, plan: SummaryPlan, context:
   const choice = completion.choices?.[0];
   const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';
   const inputTokens = nonNegative(completion.usage?.prompt_tokens) ?? plan.promptTokens;
-  const outputTokens = nonNegative(completion.usage?.completion_tokens) ?? countTokens(content);
+  const outputTokens = nonNegative(completion.usage?.completion_tokens) ?? countTokens(content, plan.tokenizer);
   let draft: unknown;
   try {
     draft = JSON.parse(content);
