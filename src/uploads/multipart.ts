@@ -64,14 +64,23 @@ class Queue {
   }
 }
 
+function parserFor(boundary: string): busboy.Busboy {
+  try {
+    return busboy({
+      headers: { 'content-type': `multipart/form-data; boundary="${boundary.replace(/[\\"]/g, '\\$&')}"` },
+      // Plain (not RFC 5987) parameters are UTF-8, as browsers and undici's FormData send file names.
+      defParamCharset: 'utf8',
+      limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS },
+    });
+  } catch (err) {
+    // A boundary busboy cannot take (characters a quoted string may not hold) is a client's error.
+    throw new MultipartError(`unusable boundary: ${(err as Error).message}`);
+  }
+}
+
 /** The parts of a multipart body, in order. Throws MultipartError on a malformed body; an error of `source` comes out as it is. */
 export async function* readMultipart(source: AsyncIterable<Buffer | string>, boundary: string): AsyncGenerator<MultipartPart> {
-  const parser = busboy({
-    headers: { 'content-type': `multipart/form-data; boundary="${boundary.replace(/[\\"]/g, '\\$&')}"` },
-    // Plain (not RFC 5987) parameters are UTF-8, as browsers and undici's FormData send file names.
-    defParamCharset: 'utf8',
-    limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS },
-  });
+  const parser = parserFor(boundary);
   const queue = new Queue();
   let failure: Error | null = null;
   let parts = 0;
