@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Pool } from 'pg';
 import { benchChat, chatOptionsFromEnv } from './chat';
 import { benchEventStore } from './eventstore';
+import { benchTokens } from './tokens';
 import { benchVideo, videoOptionsFromEnv } from './video';
 import { openBenchDatabase, printHeader, printTable, serverVersion, type BenchDatabase, type Table } from './support';
 
@@ -38,6 +39,13 @@ export const SECTIONS: readonly BenchSection[] = [
     title: 'Chat through the gateway vs the simulator direct, non-stream and stream, same concurrency',
     run: async (ctx) => {
       await benchChat(ctx.db, ctx.report, chatOptionsFromEnv());
+    },
+  },
+  {
+    name: 'tokens',
+    title: "Token counting: the simple count vs the catalog tokenizers' BPE encodings, on a typical chat prompt",
+    run: async (ctx) => {
+      await benchTokens(ctx.report);
     },
   },
   {

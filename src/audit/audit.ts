@@ -3,6 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { comparePositions, formatPosition, type EventStore, type GlobalPosition } from '../eventstore/port';
 import { applyEvents, READ_MODEL_SCHEMA, type Projection } from '../projections-runtime/consumer';
 import { ensureProjectionTables } from '../projections-runtime/tables';
+import type { ProgressSink } from '../cli/progress';
 import { LedgerInvariantChecker } from './ledger-invariants';
 
 export interface AuditReport {
@@ -27,14 +28,26 @@ export interface AuditReport {
  * checkpoint and replays exactly up to it, so traffic flowing during the audit cannot show up
  * as a false mismatch. The live read models are only read.
  */
-export async function runAudit(pool: Pool, store: EventStore, projections: readonly Projection[], options: { staleAfterMs: number }): Promise<AuditReport> {
+export async function runAudit(
+  pool: Pool,
+  store: EventStore,
+  projections: readonly Projection[],
+  options: { staleAfterMs: number; progress?: ProgressSink },
+): Promise<AuditReport> {
   const schema = `audit_${randomBytes(6).toString('hex')}`;
   const mismatches: string[] = [];
   const lagging: string[] = [];
   const invariantViolations: string[] = [];
   const head = await store.headPosition();
+  // The work: the whole log once for the invariants, then once per read model (up to its checkpoint).
+  const inLog = head && store.countEvents ? await store.countEvents(head) : null;
+  options.progress?.setTotal(inLog === null ? null : inLog * (1 + projections.length));
+  const advance = (events: readonly unknown[]) => options.progress?.advance(events.length);
   const full = new LedgerInvariantChecker();
-  const eventsInLog = await replay(store, null, head, async (events) => events.forEach((e) => full.add(e)));
+  const eventsInLog = await replay(store, null, head, async (events) => {
+    events.forEach((e) => full.add(e));
+    advance(events);
+  });
   invariantViolations.push(...full.report().violations);
 
   await ensureProjectionTables(pool, projections, schema);
@@ -52,6 +65,7 @@ export async function runAudit(pool: Pool, store: EventStore, projections: reado
         await replay(store, null, live, async (events) => {
           for (const event of events) checker.add(event);
           await applyEvents(projection, client, events);
+          advance(events);
         });
         for (const table of projection.tables) {
           const n = await differingRows(client, `${READ_MODEL_SCHEMA}.${table}`, `${schema}.${table}`);

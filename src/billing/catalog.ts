@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ajv } from '../http/validation';
+import { TOKENIZER_ENCODINGS, type TokenizerEncoding } from './tokens';
 
 /**
  * The models the gateway sells, read from a JSON data file (CATALOG_FILE, else the built-in
@@ -17,6 +18,12 @@ export interface ModelEntry {
   /** Unix seconds, as in the OpenAI model object. */
   readonly created: number;
   readonly description?: string;
+  /**
+   * The BPE encoding of the model's tokenizer, for the gateway's own token counts (estimates, and
+   * usage an upstream does not report); a model that names none is counted by the simple rule
+   * of billing/tokens.
+   */
+  readonly tokenizer?: TokenizerEncoding;
   /** Prices in minor units (1 = 0.000001 CNY); the members depend on the type. */
   readonly pricing: Readonly<Record<string, unknown>>;
   readonly capabilities: Readonly<Record<string, unknown>>;
@@ -68,6 +75,7 @@ const validateFile = ajv.compile({
           owned_by: { type: 'string' },
           created: { type: 'integer', minimum: 0 },
           description: { type: 'string' },
+          tokenizer: { enum: TOKENIZER_ENCODINGS },
           pricing: { type: 'object' },
           capabilities: { type: 'object' },
         },

@@ -1,12 +1,40 @@
+import type * as Encoding from 'gpt-tokenizer/encoding/o200k_base';
+
 /**
- * The deterministic token count shared by the simulator (to report usage) and the gateway (to
- * estimate and check it): every CJK character is one token, and every other maximal run of
- * non-whitespace characters is one token. "Whitespace" is exactly what JavaScript's `\s` matches,
- * so `text.split(/\s+/)` agrees with it on non-CJK text.
+ * Token counts. A model whose catalog entry names its tokenizer encoding (`tokenizer`, e.g.
+ * `o200k_base`) is counted with that BPE encoding (gpt-tokenizer, which bundles its encodings and
+ * works offline): the gateway's prompt estimate and its own count of a reply, charged when the
+ * upstream reports no usage, then match what the upstream bills.
  *
- * Scanning char codes without regular expressions or allocations keeps it cheap: the gateway
- * counts every request and the simulator every answer.
+ * Without an encoding the count is the simple deterministic one, shared with the simulator (which
+ * reports usage by it): every CJK character is one token, and every other maximal run of
+ * non-whitespace characters is one token. "Whitespace" is exactly what JavaScript's `\s` matches,
+ * so `text.split(/\s+/)` agrees with it on non-CJK text. Scanning char codes without regular
+ * expressions or allocations keeps it cheap: the simulator counts every answer.
  */
+
+/** The BPE encodings a catalog model may name (see ModelEntry.tokenizer). */
+export const TOKENIZER_ENCODINGS = ['o200k_base', 'cl100k_base'] as const;
+export type TokenizerEncoding = (typeof TOKENIZER_ENCODINGS)[number];
+
+type BpeCount = (text: string) => number;
+const bpeCounts = new Map<TokenizerEncoding, BpeCount>();
+
+/**
+ * The encoding's counter, loaded on first use: each encoding is megabytes of merge ranks, so only
+ * the encodings a model names are ever loaded, and start-up loads none.
+ */
+function bpeCount(encoding: TokenizerEncoding): BpeCount {
+  let count = bpeCounts.get(encoding);
+  if (!count) {
+    const module = (encoding === 'o200k_base' ? require('gpt-tokenizer/encoding/o200k_base') : require('gpt-tokenizer/encoding/cl100k_base')) as typeof Encoding;
+    // A user's text may contain "<|endoftext|>" and the like: it is text, not a control token.
+    const plainText = { disallowedSpecial: new Set<string>() };
+    count = (text) => module.countTokens(text, plainText);
+    bpeCounts.set(encoding, count);
+  }
+  return count;
+}
 
 export interface TokenMessage {
   readonly role: string;
@@ -17,7 +45,12 @@ export interface TokenMessage {
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_REPLY_PRIMING = 2;
 
-export function countTokens(text: string): number {
+/** The tokens of `text` by `encoding`, or by the simple count when there is none. */
+export function countTokens(text: string, encoding?: TokenizerEncoding): number {
+  return encoding ? bpeCount(encoding)(text) : countSimpleTokens(text);
+}
+
+function countSimpleTokens(text: string): number {
   let count = 0;
   let inWord = false;
   for (let i = 0; i < text.length; i++) {
@@ -38,16 +71,16 @@ export function countTokens(text: string): number {
 }
 
 /** Sum over messages of (countTokens(content) + 4), plus 2. */
-export function countMessageTokens(messages: readonly TokenMessage[]): number {
+export function countMessageTokens(messages: readonly TokenMessage[], encoding?: TokenizerEncoding): number {
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) total += countTokens(message.content) + TOKENS_PER_MESSAGE;
+  for (const message of messages) total += countTokens(message.content, encoding) + TOKENS_PER_MESSAGE;
   return total;
 }
 
 /**
  * Splits `text` into pieces that each carry exactly one token, whitespace attached to the token
  * that follows it (leading and trailing whitespace of `text` to the first and last piece), so
- * that `pieces.length === countTokens(text)` and, unless `text` is only whitespace,
+ * that `pieces.length === countTokens(text)` (the simple count) and, unless `text` is only whitespace,
  * `pieces.join('') === text`. Streams send one piece per chunk; truncating to N tokens is taking
  * the first N pieces.
  */
@@ -133,12 +166,12 @@ export function responsesItemTexts(item: unknown): string[] {
 }
 
 /** Responses input: a string is one item; Σ over items of (tokens of its texts + 4), plus 2. */
-export function countResponsesInputTokens(input: string | readonly unknown[]): number {
+export function countResponsesInputTokens(input: string | readonly unknown[], encoding?: TokenizerEncoding): number {
   const items = typeof input === 'string' ? [[input]] : input.map(responsesItemTexts);
   let total = TOKENS_REPLY_PRIMING;
   for (const texts of items) {
     total += TOKENS_PER_MESSAGE;
-    for (const text of texts) total += countTokens(text);
+    for (const text of texts) total += countTokens(text, encoding);
   }
   return total;
 }

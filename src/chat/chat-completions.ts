@@ -44,7 +44,7 @@ export function chatPlan(model: ModelEntry, request: ChatRequest): { promptToken
   if (requested !== undefined && requested > caps.max_output_tokens) {
     throw new ApiError(400, 'invalid_request', `max_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_tokens' });
   }
-  const promptTokens = countMessageTokens(request.messages);
+  const promptTokens = countMessageTokens(request.messages, model.tokenizer);
   if (promptTokens > caps.context_window) {
     throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: 'messages' });
   }
@@ -83,7 +83,7 @@ async function completeChat(
   charge: RequestCharge,
 ): Promise<void> {
   const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxTokens, false), abortOnDisconnect(ctx));
-  const usage = completion.usage ?? countedUsage(plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
+  const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
   await settleChat(charge, model, usage);
   ctx.body = { ...completion, model: model.id, usage };
 }
@@ -94,8 +94,8 @@ function settleChat(charge: RequestCharge, model: ModelEntry, usage: ChatUsage, 
 }
 
 /** When an upstream reports no usage: the gateway's own count of what it delivered, never zero. */
-function countedUsage(promptTokens: number, delivered: string): ChatUsage {
-  const completion = countTokens(delivered);
+function countedUsage(model: ModelEntry, promptTokens: number, delivered: string): ChatUsage {
+  const completion = countTokens(delivered, model.tokenizer);
   return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
 }
 
@@ -131,7 +131,7 @@ async function streamChat(
       await sse.data({ ...rest, model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
     }
     const reported = usage !== null;
-    usage ??= countedUsage(plan.promptTokens, delivered);
+    usage ??= countedUsage(model, plan.promptTokens, delivered);
     await settleChat(charge, model, usage);
     // An upstream that reported no usage sent no usage chunk: the client that asked for one gets
     // the usage just settled, in the chunk shape the SDK expects (same id, no choices).
@@ -148,7 +148,7 @@ async function streamChat(
     await sse.data('[DONE]');
   } catch (err) {
     // The client left, or the upstream failed or stalled mid-stream: charge what was delivered.
-    await settleChat(charge, model, countedUsage(plan.promptTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    await settleChat(charge, model, countedUsage(model, plan.promptTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
       ctx.state.logger.warn({ err, lastChunkId: lastChunk?.id }, 'chat stream interrupted');

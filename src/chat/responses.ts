@@ -46,7 +46,7 @@ function plan(model: ModelEntry, request: ResponsesRequest): { inputTokens: numb
   if (request.max_output_tokens !== undefined && request.max_output_tokens > caps.max_output_tokens) {
     throw new ApiError(400, 'invalid_request', `max_output_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_output_tokens' });
   }
-  const inputTokens = countResponsesInputTokens(request.input) + (request.instructions ? countTokens(request.instructions) : 0);
+  const inputTokens = countResponsesInputTokens(request.input, model.tokenizer) + (request.instructions ? countTokens(request.instructions, model.tokenizer) : 0);
   const maxOutput = request.max_output_tokens ?? caps.max_output_tokens;
   return { inputTokens, maxOutput, estimate: tokenCharge(chatPricing(model), inputTokens, maxOutput) };
 }
@@ -63,8 +63,8 @@ function outputText(response: ResponseObject): string {
  * When an upstream reports no usage: the gateway's own count of what it delivered, never zero,
  * in the full shape of the Responses usage object (the SDK's type requires the details).
  */
-function counted(inputTokens: number, delivered: string): ResponsesUsage {
-  return { ...responsesUsageObject(inputTokens, countTokens(delivered)) };
+function counted(model: ModelEntry, inputTokens: number, delivered: string): ResponsesUsage {
+  return { ...responsesUsageObject(inputTokens, countTokens(delivered, model.tokenizer)) };
 }
 
 function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {
@@ -88,7 +88,7 @@ export async function handleResponses(core: Core, ctx: GatewayContext): Promise<
   await metered(core, ctx, { model, estimate: p.estimate }, async (charge) => {
     if (request.stream) return streamResponses(core, ctx, channel, model, request, p, charge);
     const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), abortOnDisconnect(ctx));
-    const usage = response.usage ?? counted(p.inputTokens, outputText(response));
+    const usage = response.usage ?? counted(model, p.inputTokens, outputText(response));
     await settle(charge, model, usage);
     ctx.body = { ...response, model: model.id, usage };
   });
@@ -126,7 +126,7 @@ async function streamResponses(
         terminal = true;
         // An upstream that reported no usage: the terminal event carries the usage the gateway
         // counted (and settles), so the client always learns what it was charged for.
-        usage ??= counted(p.inputTokens, delivered);
+        usage ??= counted(model, p.inputTokens, delivered);
         if (response) {
           response = { ...response, usage };
           event.response = response;
@@ -139,7 +139,7 @@ async function streamResponses(
     }
     if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
   } catch (err) {
-    await settle(charge, model, counted(p.inputTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    await settle(charge, model, counted(model, p.inputTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {
       const code = err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error';
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
@@ -149,7 +149,7 @@ async function streamResponses(
         await sse.event('response.failed', {
           type: 'response.failed',
           sequence_number: ++sequence,
-          response: { ...response, status: 'failed', error: { code, message }, usage: counted(p.inputTokens, delivered) },
+          response: { ...response, status: 'failed', error: { code, message }, usage: counted(model, p.inputTokens, delivered) },
         });
       }
     }

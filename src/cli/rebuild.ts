@@ -2,6 +2,7 @@ import { allProjections } from '../../projections';
 import { READ_MODEL_SCHEMA } from '../projections-runtime/consumer';
 import { rebuildProjections } from '../projections-runtime/rebuild';
 import { openCliContext } from './context';
+import { ProgressReporter } from './progress';
 
 /**
  * `npm run projections:rebuild [name …]`: empties the named read models (all by default) and
@@ -15,7 +16,9 @@ async function main(): Promise<void> {
     const unknown = names.filter((n) => !allProjections.some((p) => p.name === n));
     if (unknown.length > 0) throw new Error(`unknown projection(s): ${unknown.join(', ')}; known: ${allProjections.map((p) => p.name).join(', ')}`);
     const chosen = names.length === 0 ? allProjections : allProjections.filter((p) => names.includes(p.name));
-    await rebuildProjections(ctx.db.pool, ctx.store, chosen, READ_MODEL_SCHEMA, ctx.logger);
+    const progress = new ProgressReporter('projections:rebuild', process.stderr);
+    await rebuildProjections(ctx.db.pool, ctx.store, chosen, READ_MODEL_SCHEMA, ctx.logger, progress);
+    progress.finish();
     process.stdout.write(`rebuilt ${chosen.map((p) => p.name).join(', ')}\n`);
   } finally {
     await ctx.close();

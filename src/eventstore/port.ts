@@ -90,6 +90,11 @@ export interface EventStore {
   readAll(from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]>;
   /** Position of the newest event a reader of the global log can see now (null: empty log). */
   headPosition(): Promise<GlobalPosition | null>;
+  /**
+   * How many events the global log holds up to and including `until`, for the progress of long
+   * commands; a store that cannot count cheaply leaves it out (the progress then has no total).
+   */
+  countEvents?(until: GlobalPosition): Promise<number>;
   /** At-least-once, in-order delivery of the global log from a position the caller keeps. */
   subscribe(options: SubscribeOptions): LogSubscription;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../billing/catalog';
 import { tokenCharge } from '../billing/money';
-import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../billing/tokens';
+import { countMessageTokens, countTokens, splitTokens, type TokenizerEncoding, type TokenMessage } from '../billing/tokens';
 import { chatCapabilities, chatPricing } from '../chat/model-type';
 import { ajv } from '../http/validation';
 import type { Channel } from '../upstreams/channel';
@@ -40,6 +40,8 @@ export interface SummaryPlan {
   readonly maxTokens: number;
   /** What this call may cost at most (reserved for POST /v1/summaries). */
   readonly estimate: number;
+  /** The chat model's tokenizer, for counting an answer that reports no usage. */
+  readonly tokenizer?: TokenizerEncoding;
 }
 
 /** The calls of a summary (one per part), and the issues known before the model runs (a transcript that did not fit). */
@@ -96,16 +98,16 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
   while (i < transcript.segments.length && groups.length < limits.maxParts) {
     const head = header(transcript, inParts ? { index: groups.length, fromMs: transcript.segments[i]!.startMs } : null);
     const lines: string[] = [];
-    let used = countMessageTokens(messagesOf(head, []));
+    let used = countMessageTokens(messagesOf(head, []), chatModel.tokenizer);
     for (; i < transcript.segments.length; i++) {
       const text = line(transcript.segments[i]!);
-      const tokens = countTokens(text);
+      const tokens = countTokens(text, chatModel.tokenizer);
       if (used + tokens > budget) break;
       used += tokens;
       lines.push(text);
     }
     // Token counts of joined text may differ from the sum of its pieces: check the exact prompt.
-    while (lines.length > 1 && countMessageTokens(messagesOf(head, lines)) > budget) {
+    while (lines.length > 1 && countMessageTokens(messagesOf(head, lines), chatModel.tokenizer) > budget) {
       lines.pop();
       i--;
     }
@@ -115,7 +117,7 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
       const room = budget - used - 1;
       if (room <= 0) break; // the header alone fills a part: nothing more can be sent
       lines.push(splitTokens(line(transcript.segments[i]!)).slice(0, room).join(''));
-      while (lines[0]!.length > 0 && countMessageTokens(messagesOf(head, lines)) > budget) lines[0] = splitTokens(lines[0]!).slice(0, -1).join('');
+      while (lines[0]!.length > 0 && countMessageTokens(messagesOf(head, lines), chatModel.tokenizer) > budget) lines[0] = splitTokens(lines[0]!).slice(0, -1).join('');
       cut = true;
       i++;
     }
@@ -128,7 +130,7 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
   const preIssues: QualityIssue[] = cut || i < transcript.segments.length ? [{ code: ISSUE.transcriptTruncated, path: '/segments' }] : [];
   const parts = groups.map(({ head, lines }): SummaryPlan => {
     const messages = messagesOf(head, lines);
-    const promptTokens = countMessageTokens(messages);
+    const promptTokens = countMessageTokens(messages, chatModel.tokenizer);
     return {
       body: {
         model: caps.upstream_model ?? chatModel.id,
@@ -141,6 +143,7 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
       promptTokens,
       maxTokens,
       estimate: tokenCharge(chatPricing(chatModel), promptTokens, maxTokens),
+      ...(chatModel.tokenizer ? { tokenizer: chatModel.tokenizer } : {}),
     };
   });
   return { parts, preIssues };
@@ -172,7 +175,7 @@ export async function writeSummary(channel: Channel, plan: SummaryPlan, context:
   const choice = completion.choices?.[0];
   const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';
   const inputTokens = nonNegative(completion.usage?.prompt_tokens) ?? plan.promptTokens;
-  const outputTokens = nonNegative(completion.usage?.completion_tokens) ?? countTokens(content);
+  const outputTokens = nonNegative(completion.usage?.completion_tokens) ?? countTokens(content, plan.tokenizer);
   let draft: unknown;
   try {
     draft = JSON.parse(content);

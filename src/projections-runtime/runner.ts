@@ -85,13 +85,14 @@ export class ConsumerRunner extends EventEmitter {
   }
 
   /** Runs without a lease until the log head is reached: for CLIs (rebuild, audit). */
-  async catchUp(): Promise<void> {
+  async catchUp(onBatch?: (events: number) => void): Promise<void> {
     await this.ensureCheckpointRow();
     this.position = this.committed = await readCheckpoint(this.pool, this.consumer.name);
     for (;;) {
       const batch = await this.store.readAll(this.position, 1000);
       if (batch.length === 0) return;
       await this.commit(batch, batch[batch.length - 1]!.position);
+      onBatch?.(batch.length);
     }
   }
 

@@ -1,11 +1,13 @@
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+
 /**
- * A streaming multipart/form-data reader (RFC 7578): parts come out one at a time, each with
- * its headers and its body as an async iterable of chunks, read from the request as the consumer
- * pulls. Nothing is buffered beyond one network chunk plus the length of the boundary, so a
- * 1 GB upload streams straight into the file store.
+ * multipart/form-data (RFC 7578) read with busboy, handed out as a pull-based sequence of parts:
+ * each part's body is an async iterable read from the request as the consumer pulls. busboy
+ * holds back the request while a file part's stream is not read, so nothing is buffered beyond
+ * a network chunk and one stream buffer, and a 1 GB upload streams straight into the file store.
  *
- * Each part's body must be consumed (or abandoned by asking for the next part, which drains it)
- * before the next part is read.
+ * A part whose body the consumer leaves unread is drained when it asks for the next part.
  */
 export class MultipartError extends Error {
   constructor(message: string) {
@@ -17,16 +19,17 @@ export class MultipartError extends Error {
 export interface MultipartPart {
   /** The form field name from Content-Disposition. */
   readonly name: string;
-  /** The file name when the part is a file (Content-Disposition filename / filename*). */
+  /** The file name when the part is a file (Content-Disposition filename / filename*), without any path. */
   readonly filename: string | null;
+  /** The media type of a file part (RFC 7578's default text/plain when it names none); null for a field. */
   readonly contentType: string | null;
   readonly body: AsyncIterable<Buffer>;
 }
 
-const CRLF = Buffer.from('\r\n');
-const HEADER_END = Buffer.from('\r\n\r\n');
-const MAX_HEADER_BYTES = 16 * 1024;
-const MAX_PREAMBLE_BYTES = 64 * 1024;
+/** A field (a part without a file name) is held whole in memory: it carries a short value, never a file. */
+const MAX_FIELD_BYTES = 64 * 1024;
+/** An upload carries a handful of parts; more is not a form this gateway reads. */
+const MAX_PARTS = 64;
 
 /** The boundary of a `multipart/form-data; boundary=…` Content-Type, or null. */
 export function boundaryOf(contentType: string | undefined): string | null {
@@ -35,137 +38,134 @@ export function boundaryOf(contentType: string | undefined): string | null {
   return match ? (match[1] ?? match[2]!) : null;
 }
 
-class Reader {
-  private buffer: Buffer = Buffer.alloc(0);
-  private ended = false;
+/** busboy's errors, in the words the upload route reports after "malformed multipart body: ". */
+function multipartErrorOf(err: Error): MultipartError {
+  if (/^unexpected end/i.test(err.message)) return new MultipartError('unexpected end of multipart body');
+  return new MultipartError(err.message.charAt(0).toLowerCase() + err.message.slice(1));
+}
 
-  constructor(private readonly source: AsyncIterator<Buffer | string>) {}
+type Item = { readonly part: MultipartPart; readonly drain: () => void } | { readonly error: Error } | { readonly end: true };
 
-  get buffered(): Buffer {
-    return this.buffer;
+/** A first-in first-out hand-over from busboy's events to the consumer's pulls. */
+class Queue {
+  private readonly items: Item[] = [];
+  private waiting: ((item: Item) => void) | null = null;
+
+  push(item: Item): void {
+    const waiting = this.waiting;
+    this.waiting = null;
+    if (waiting) waiting(item);
+    else this.items.push(item);
   }
 
-  consume(bytes: number): void {
-    this.buffer = this.buffer.subarray(bytes);
-  }
-
-  /** Reads one more chunk into the buffer; false at the end of the input. */
-  async fill(): Promise<boolean> {
-    if (this.ended) return false;
-    const next = await this.source.next();
-    if (next.done) {
-      this.ended = true;
-      return false;
-    }
-    const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    return true;
-  }
-
-  /** Ensures at least `n` bytes are buffered; false if the input ends first. */
-  async need(n: number): Promise<boolean> {
-    while (this.buffer.length < n) if (!(await this.fill())) return false;
-    return true;
+  next(): Promise<Item> {
+    const item = this.items.shift();
+    return item ? Promise.resolve(item) : new Promise((resolve) => (this.waiting = resolve));
   }
 }
 
-function parseHeaders(block: string): Map<string, string> {
-  const headers = new Map<string, string>();
-  for (const line of block.split('\r\n')) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new MultipartError('malformed part header');
-    headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+function parserFor(boundary: string): busboy.Busboy {
+  try {
+    return busboy({
+      headers: { 'content-type': `multipart/form-data; boundary="${boundary.replace(/[\\"]/g, '\\$&')}"` },
+      // Plain (not RFC 5987) parameters are UTF-8, as browsers and undici's FormData send file names.
+      defParamCharset: 'utf8',
+      limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS },
+    });
+  } catch (err) {
+    // A boundary busboy cannot take (characters a quoted string may not hold) is a client's error.
+    throw new MultipartError(`unusable boundary: ${(err as Error).message}`);
   }
-  return headers;
 }
 
-/** A parameter of Content-Disposition: quoted, bare, or RFC 5987 extended (`filename*=UTF-8''…`). */
-function dispositionParam(disposition: string, name: string): string | null {
-  const extended = new RegExp(`;\\s*${name}\\*\\s*=\\s*([^']*)'[^']*'([^;]*)`, 'i').exec(disposition);
-  if (extended) {
-    try {
-      return decodeURIComponent(extended[2]!.trim());
-    } catch {
-      // fall through to the plain parameter
-    }
-  }
-  const quoted = new RegExp(`;\\s*${name}\\s*=\\s*"((?:[^"\\\\]|\\\\.)*)"`, 'i').exec(disposition);
-  if (quoted) return quoted[1]!.replace(/\\(.)/g, '$1');
-  const bare = new RegExp(`;\\s*${name}\\s*=\\s*([^;\\s]+)`, 'i').exec(disposition);
-  return bare ? bare[1]! : null;
-}
-
-/** The parts of a multipart body, in order. Throws MultipartError on a malformed body. */
+/** The parts of a multipart body, in order. Throws MultipartError on a malformed body; an error of `source` comes out as it is. */
 export async function* readMultipart(source: AsyncIterable<Buffer | string>, boundary: string): AsyncGenerator<MultipartPart> {
-  const reader = new Reader(source[Symbol.asyncIterator]());
-  const dashBoundary = Buffer.from(`--${boundary}`);
-  const delimiter = Buffer.from(`\r\n--${boundary}`);
+  const parser = parserFor(boundary);
+  const queue = new Queue();
+  let failure: Error | null = null;
+  let parts = 0;
+  /** The first failure ends the body: it comes out of next() and out of a file body being read. */
+  const fail = (error: Error) => {
+    if (failure) return;
+    failure = error;
+    queue.push({ error });
+    parser.destroy(error);
+  };
+  const named = (name: string | undefined): name is string => {
+    if (name) return true;
+    fail(new MultipartError('a part has no field name'));
+    return false;
+  };
 
-  // The preamble (usually empty) ends at the first dash-boundary.
-  for (;;) {
-    const at = reader.buffered.indexOf(dashBoundary);
-    if (at >= 0) {
-      reader.consume(at + dashBoundary.length);
-      break;
-    }
-    if (reader.buffered.length > MAX_PREAMBLE_BYTES) throw new MultipartError('no multipart boundary found');
-    if (!(await reader.fill())) throw new MultipartError('no multipart boundary found');
-  }
-
-  for (;;) {
-    // After a boundary: `--` closes the body, CRLF starts a part (transport padding is allowed).
-    if (!(await reader.need(2))) throw new MultipartError('unexpected end of multipart body');
-    if (reader.buffered[0] === 0x2d && reader.buffered[1] === 0x2d) return;
-    let eol = reader.buffered.indexOf(CRLF);
-    while (eol < 0) {
-      if (reader.buffered.length > 1024 || !(await reader.fill())) throw new MultipartError('malformed multipart boundary line');
-      eol = reader.buffered.indexOf(CRLF);
-    }
-    if (reader.buffered.subarray(0, eol).toString('latin1').trim() !== '') throw new MultipartError('malformed multipart boundary line');
-    reader.consume(eol + 2);
-
-    if (!(await reader.need(2))) throw new MultipartError('unexpected end of multipart body');
-    let headerEnd = reader.buffered.indexOf(HEADER_END);
-    // A part without headers starts with an empty line right away.
-    const noHeaders = reader.buffered[0] === 0x0d && reader.buffered[1] === 0x0a;
-    while (!noHeaders && headerEnd < 0) {
-      if (reader.buffered.length > MAX_HEADER_BYTES) throw new MultipartError('part headers are too large');
-      if (!(await reader.fill())) throw new MultipartError('unexpected end of multipart body');
-      headerEnd = reader.buffered.indexOf(HEADER_END);
-    }
-    const headers = noHeaders ? new Map<string, string>() : parseHeaders(reader.buffered.subarray(0, headerEnd).toString('utf8'));
-    reader.consume(noHeaders ? 2 : headerEnd + HEADER_END.length);
-
-    const disposition = headers.get('content-disposition') ?? '';
-    if (!/^form-data\b/i.test(disposition)) throw new MultipartError('every part needs Content-Disposition: form-data');
-    const name = dispositionParam(disposition, 'name');
-    if (name === null) throw new MultipartError('a part has no field name');
-
-    let finished = false;
+  parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
+    // Its failures come out of the body's iteration (or of next()), whether or not it is being read.
+    stream.on('error', () => {});
+    if (!named(name)) return void stream.resume();
+    parts += 1;
+    let read = false;
     const body = async function* (): AsyncGenerator<Buffer> {
-      for (;;) {
-        const at = reader.buffered.indexOf(delimiter);
-        if (at >= 0) {
-          const data = reader.buffered.subarray(0, at);
-          reader.consume(at + delimiter.length);
-          finished = true;
-          if (data.length > 0) yield data;
-          return;
-        }
-        // Everything but a possible start of the delimiter can go out now.
-        const safe = reader.buffered.length - (delimiter.length - 1);
-        if (safe > 0) {
-          const data = reader.buffered.subarray(0, safe);
-          reader.consume(safe);
-          yield data;
-        }
-        if (!(await reader.fill())) throw new MultipartError('unexpected end of multipart body');
+      read = true;
+      try {
+        for await (const chunk of stream) yield chunk as Buffer;
+      } catch (err) {
+        throw failure ?? multipartErrorOf(err as Error);
       }
     };
-    const iterator = body();
-    yield { name, filename: dispositionParam(disposition, 'filename'), contentType: headers.get('content-type') ?? null, body: { [Symbol.asyncIterator]: () => iterator } };
-    // The consumer moved on: drain whatever it left of this part (a fresh scan continues where
-    // an abandoned one stopped, since only what was handed out has been consumed).
-    if (!finished) for await (const _chunk of body()) void _chunk;
+    queue.push({
+      part: { name, filename: info.filename ?? null, contentType: info.mimeType, body: { [Symbol.asyncIterator]: body } },
+      drain: () => void (read || stream.resume()),
+    });
+  });
+  parser.on('field', (name: string | undefined, value: string, info: busboy.FieldInfo) => {
+    if (!named(name)) return;
+    if (info.valueTruncated) return fail(new MultipartError(`field ${name} is larger than ${MAX_FIELD_BYTES} bytes`));
+    parts += 1;
+    const data = Buffer.from(value, 'utf8');
+    queue.push({ part: { name, filename: null, contentType: null, body: (async function* () { if (data.length > 0) yield data; })() }, drain: () => {} });
+  });
+  parser.on('partsLimit', () => fail(new MultipartError(`a form has at most ${MAX_PARTS} parts`)));
+  parser.on('error', (err: Error) => fail(err === failure ? err : multipartErrorOf(err)));
+  // busboy skips parts that are not `Content-Disposition: form-data`; a body of only those is no form.
+  parser.on('finish', () => queue.push(parts > 0 ? { end: true } : { error: new MultipartError('the body has no form-data parts') }));
+
+  void pump(source[Symbol.asyncIterator](), parser, (err) => fail(err as Error));
+
+  try {
+    for (;;) {
+      const item = await queue.next();
+      if ('error' in item) throw item.error;
+      if ('end' in item) return;
+      yield item.part;
+      item.drain();
+    }
+  } finally {
+    // The consumer stopped early or the body failed: stop parsing (the request itself is left to
+    // the route, which still has to answer on its connection).
+    if (!parser.writableFinished) parser.destroy();
+  }
+}
+
+/**
+ * Writes the request into busboy, waiting whenever busboy holds back (a file part not yet read).
+ * Pulls through the iterator by hand: returning it would destroy the request and with it the
+ * connection the route still answers on.
+ */
+async function pump(chunks: AsyncIterator<Buffer | string>, parser: busboy.Busboy, onSourceError: (err: unknown) => void): Promise<void> {
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (parser.destroyed) return;
+      if (next.done) return void parser.end();
+      if (!parser.write(next.value)) await new Promise<void>((resolve) => {
+        const done = () => {
+          parser.off('drain', done).off('close', done);
+          resolve();
+        };
+        parser.on('drain', done).on('close', done);
+      });
+      if (parser.destroyed) return;
+    }
+  } catch (err) {
+    if (!parser.destroyed) onSourceError(err);
   }
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
-import { countMessageTokens, countResponsesInputTokens } from '../../src/billing/tokens';
+import { countMessageTokens, countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
 import { accountStream } from '../../src/domain/account/events';
 import { chatRoutes } from '../../src/upstreams/simulator/chat';
 import type { SimContext } from '../../src/upstreams/simulator/server';
@@ -10,6 +10,15 @@ import { waitFor } from '../support/wait';
 
 const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
 const PRO = { input_per_million: 4_000_000, output_per_million: 16_000_000 };
+/** The catalog's tokenizers of chat-fast and chat-pro: the gateway's own counts use them. */
+const FAST_TOKENIZER = 'o200k_base';
+const PRO_TOKENIZER = 'cl100k_base';
+
+/** The text a chat completion stream delivered, from its raw `data:` lines. */
+function deliveredChat(lines: string[]): string {
+  const chunks = lines.filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)));
+  return chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+}
 
 describe('chat completions and the Responses interface through the openai SDK @integration', () => {
   let gw: TestGateway;
@@ -110,7 +119,8 @@ describe('chat completions and the Responses interface through the openai SDK @i
     });
     expect(result.error).to.be.instanceOf(OpenAI.APIError);
     expect((result.error as Error).message).to.include('timed out');
-    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+    expect(result.text.trim().split(/\s+/)).to.have.length(2);
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages, FAST_TOKENIZER), countTokens(result.text, FAST_TOKENIZER)));
   });
 
   it('keeps an idle stream alive with `: ping` comment lines and invents no `event:` names', async () => {
@@ -132,17 +142,26 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(lines.filter((line) => line !== ': ping' && !line.startsWith('data: ')), text).to.deep.equal([]);
     // Two tokens, then the deadline's error: the pings neither end the stream nor cost anything.
     expect(JSON.parse(lines.filter((line) => line.startsWith('data: ')).pop()!.slice(6))).to.have.nested.property('error.type', 'upstream_error');
-    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+    const delivered = deliveredChat(lines);
+    expect(delivered.trim().split(/\s+/)).to.have.length(2);
+    expect(charge).to.equal(tokenCharge(FAST, countMessageTokens(messages, FAST_TOKENIZER), countTokens(delivered, FAST_TOKENIZER)));
   });
 
   it('reports and charges its own count when the upstream reports no usage: plain, and streamed with include_usage', async () => {
     const messages = [{ role: 'user' as const, content: 'Count it yourself [sim:tokens=6] [sim:no-usage]' }];
-    const prompt = countMessageTokens(messages);
-    const counted = { prompt_tokens: prompt, completion_tokens: 6, total_tokens: prompt + 6 };
+    // By chat-fast's tokenizer, not the simulator's word count.
+    const prompt = countMessageTokens(messages, FAST_TOKENIZER);
+    expect(prompt).to.not.equal(countMessageTokens(messages));
+    const counted = (delivered: string) => {
+      expect(delivered.trim().split(/\s+/)).to.have.length(6);
+      const completion = countTokens(delivered, FAST_TOKENIZER);
+      return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    };
 
     const plain = await charged(() => client.chat.completions.create({ model: 'chat-fast', messages }));
-    expect(plain.result.usage).to.deep.equal(counted);
-    expect(plain.charge).to.equal(tokenCharge(FAST, prompt, 6));
+    const plainUsage = counted(plain.result.choices[0]!.message.content!);
+    expect(plain.result.usage).to.deep.equal(plainUsage);
+    expect(plain.charge).to.equal(tokenCharge(FAST, prompt, plainUsage.completion_tokens));
 
     const streamed = await charged(async () => {
       const chunks = [];
@@ -151,11 +170,12 @@ describe('chat completions and the Responses interface through the openai SDK @i
     });
     const last = streamed.result[streamed.result.length - 1]!;
     expect(last).to.deep.include({ object: 'chat.completion.chunk', model: 'chat-fast', choices: [] });
-    expect(last.usage).to.deep.equal(counted);
+    const streamedUsage = counted(streamed.result.map((c) => c.choices[0]?.delta.content ?? '').join(''));
+    expect(last.usage).to.deep.equal(streamedUsage);
     expect(streamed.result.filter((c) => c.usage)).to.have.length(1);
     expect(new Set(streamed.result.map((c) => c.id)).size).to.equal(1);
     expect(streamed.result.map((c) => c.created)).to.deep.equal(streamed.result.map(() => last.created));
-    expect(streamed.charge).to.equal(tokenCharge(FAST, prompt, 6));
+    expect(streamed.charge).to.equal(tokenCharge(FAST, prompt, streamedUsage.completion_tokens));
   });
 
   it('charges the usage the upstream reports, not its own count, for chat plain and streamed', async () => {
@@ -180,12 +200,19 @@ describe('chat completions and the Responses interface through the openai SDK @i
 
   it('reports and charges its own count when the upstream reports no Responses usage, plain and streamed', async () => {
     const input = 'Count the response yourself [sim:tokens=5] [sim:no-usage]';
-    const inputTokens = countResponsesInputTokens(input);
-    const counted = { input_tokens: inputTokens, output_tokens: 5, total_tokens: inputTokens + 5 };
+    // By each model's tokenizer, not the simulator's word count.
+    const counted = (tokenizer: typeof FAST_TOKENIZER | typeof PRO_TOKENIZER, delivered: string) => {
+      expect(delivered.trim().split(/\s+/)).to.have.length(5);
+      const inputTokens = countResponsesInputTokens(input, tokenizer);
+      const outputTokens = countTokens(delivered, tokenizer);
+      return { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
+    };
 
     const plain = await charged(() => client.responses.create({ model: 'chat-pro', input }));
-    expect(plain.result.usage).to.deep.include(counted);
-    expect(plain.charge).to.equal(tokenCharge(PRO, inputTokens, 5));
+    const plainUsage = counted(PRO_TOKENIZER, plain.result.output_text);
+    expect(plainUsage.input_tokens).to.not.equal(countResponsesInputTokens(input));
+    expect(plain.result.usage).to.deep.include(plainUsage);
+    expect(plain.charge).to.equal(tokenCharge(PRO, plainUsage.input_tokens, plainUsage.output_tokens));
 
     const streamed = await charged(async () => {
       const stream = client.responses.stream({ model: 'chat-fast', input });
@@ -193,9 +220,10 @@ describe('chat completions and the Responses interface through the openai SDK @i
       for await (const event of stream) if (event.type === 'response.completed') completed = event.response.usage;
       return { completed, final: await stream.finalResponse() };
     });
-    expect(streamed.result.completed).to.deep.include(counted);
-    expect(streamed.result.final.usage).to.deep.include(counted);
-    expect(streamed.charge).to.equal(tokenCharge(FAST, inputTokens, 5));
+    const streamedUsage = counted(FAST_TOKENIZER, streamed.result.final.output_text);
+    expect(streamed.result.completed).to.deep.include(streamedUsage);
+    expect(streamed.result.final.usage).to.deep.include(streamedUsage);
+    expect(streamed.charge).to.equal(tokenCharge(FAST, streamedUsage.input_tokens, streamedUsage.output_tokens));
   });
 
   it('charges the usage the upstream reports, not its own count, for Responses plain and streamed', async () => {
@@ -258,9 +286,15 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(events.slice(-2)).to.deep.equal(['error', 'response.failed']);
     const failed = JSON.parse(text.trim().split('\n').pop()!.slice(6));
     expect(failed.response).to.deep.include({ status: 'failed', model: 'chat-fast' });
-    expect(failed.response.usage.output_tokens).to.equal(2);
-    expect(failed.response.usage.input_tokens).to.equal(countResponsesInputTokens(input));
-    expect(charge).to.equal(tokenCharge(FAST, countResponsesInputTokens(input), 2));
+    const delivered = text
+      .split('\n\n')
+      .filter((f) => f.startsWith('event: response.output_text.delta\n'))
+      .map((f) => JSON.parse(f.split('\n')[1]!.slice(6)).delta as string)
+      .join('');
+    expect(delivered.trim().split(/\s+/)).to.have.length(2);
+    expect(failed.response.usage.output_tokens).to.equal(countTokens(delivered, FAST_TOKENIZER));
+    expect(failed.response.usage.input_tokens).to.equal(countResponsesInputTokens(input, FAST_TOKENIZER));
+    expect(charge).to.equal(tokenCharge(FAST, countResponsesInputTokens(input, FAST_TOKENIZER), countTokens(delivered, FAST_TOKENIZER)));
   });
 
   it('passes through the error of an upstream without the Responses interface and releases everything', async () => {
@@ -501,8 +535,9 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     expect(await upstreamClosed('mid-chat')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationSettled');
-    expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', prompt_tokens: countMessageTokens(messages), completion_tokens: 2 });
-    expect(before - (await available())).to.equal(tokenCharge(FAST, countMessageTokens(messages), 2));
+    const usage = { prompt_tokens: countMessageTokens(messages, FAST_TOKENIZER), completion_tokens: countTokens(text, FAST_TOKENIZER) };
+    expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', ...usage });
+    expect(before - (await available())).to.equal(tokenCharge(FAST, usage.prompt_tokens, usage.completion_tokens));
   });
 
   it('aborts the upstream when the client leaves a Responses stream, and charges the tokens delivered as client_disconnected', async () => {
@@ -511,15 +546,21 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     const controller = new AbortController();
     const stream = client.responses.stream({ model: 'chat-fast', input }, { signal: controller.signal });
     let deltas = 0;
+    let delivered = '';
     const outcome = await (async () => {
-      for await (const event of stream) if (event.type === 'response.output_text.delta' && ++deltas === 2) controller.abort();
+      for await (const event of stream) {
+        if (event.type !== 'response.output_text.delta') continue;
+        delivered += event.delta;
+        if (++deltas === 2) controller.abort();
+      }
     })().catch((err: unknown) => err);
     expect(outcome).to.be.instanceOf(Error);
     expect(deltas).to.equal(2);
     expect(await upstreamClosed('mid-responses')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationSettled');
-    expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', input_tokens: countResponsesInputTokens(input), output_tokens: 2 });
-    expect(before - (await available())).to.equal(tokenCharge(FAST, countResponsesInputTokens(input), 2));
+    const usage = { input_tokens: countResponsesInputTokens(input, FAST_TOKENIZER), output_tokens: countTokens(delivered, FAST_TOKENIZER) };
+    expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', ...usage });
+    expect(before - (await available())).to.equal(tokenCharge(FAST, usage.input_tokens, usage.output_tokens));
   });
 });

@@ -119,7 +119,7 @@ export async function runWriter(
   options: { stream: boolean; onText: (piece: string) => Promise<void>; signal?: AbortSignal; logger: Logger },
 ): Promise<WriterOutcome> {
   const channel = core.upstreams.channel(writer.channel);
-  const promptTokens = countMessageTokens(messages);
+  const promptTokens = countMessageTokens(messages, writer.tokenizer);
   const body = { model: chatCapabilities(writer).upstream_model ?? writer.id, messages, max_tokens: writerMaxTokens(writer) };
   let delivered = '';
   let opened = false;
@@ -129,7 +129,7 @@ export async function runWriter(
       opened = true;
       delivered = completion.choices?.[0]?.message?.content ?? '';
       await options.onText(delivered);
-      return { text: delivered, usage: completion.usage ?? counted(promptTokens, delivered), failure: null };
+      return { text: delivered, usage: completion.usage ?? counted(writer, promptTokens, delivered), failure: null };
     }
     const events = await channel.stream('/chat/completions', { ...body, stream: true, stream_options: { include_usage: true } }, options.signal);
     opened = true;
@@ -149,15 +149,15 @@ export async function runWriter(
       }
     }
     if (!done) throw new UpstreamError(502, 'the writer stream ended early', 'upstream_incomplete', 'protocol');
-    return { text: delivered, usage: usage ?? counted(promptTokens, delivered), failure: null };
+    return { text: delivered, usage: usage ?? counted(writer, promptTokens, delivered), failure: null };
   } catch (err) {
     const failure = isAbort(err) ? 'the client went away' : err instanceof UpstreamError ? `upstream: ${err.message}` : 'the writer answered in a form the gateway could not read';
     options.logger.warn({ err, writer: writer.id }, 'risk report writer failed');
-    return { text: delivered, usage: opened ? counted(promptTokens, delivered) : NO_WRITER_USAGE, failure };
+    return { text: delivered, usage: opened ? counted(writer, promptTokens, delivered) : NO_WRITER_USAGE, failure };
   }
 }
 
-function counted(promptTokens: number, delivered: string): WriterUsage {
-  const completion = countTokens(delivered);
+function counted(writer: ModelEntry, promptTokens: number, delivered: string): WriterUsage {
+  const completion = countTokens(delivered, writer.tokenizer);
   return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
 }

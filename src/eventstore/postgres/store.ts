@@ -149,6 +149,14 @@ export class PostgresEventStore implements EventStore {
     return rows.length === 0 ? null : { major: BigInt(rows[0]!.tx_text), minor: BigInt(rows[0]!.position) };
   }
 
+  async countEvents(until: GlobalPosition): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM es_events WHERE (tx_id, position) <= ($1::text::xid8, $2::bigint)`, [
+      until.major.toString(),
+      until.minor.toString(),
+    ]);
+    return Number(rows[0]!.n);
+  }
+
   /**
    * Whether committed events exist that readers cannot see yet because an older transaction is
    * still open (their tx_id is not below xmin). A subscriber that was woken for them re-reads

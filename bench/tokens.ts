@@ -1,0 +1,58 @@
+import { countMessageTokens, countTokens, type TokenizerEncoding, type TokenMessage } from '../src/billing/tokens';
+import { measure, measureOnce, type Measurement, type Table } from './support';
+
+/**
+ * The cost of the gateway's own token count on a typical chat prompt: the simple count (what the
+ * gateway used for every model before the catalog named tokenizers, and still uses for models
+ * that name none) against the two BPE encodings of gpt-tokenizer. Every chat request counts its
+ * prompt once (the reservation's estimate), so ops/s here is requests/s that counting alone allows.
+ */
+
+const CODE = `export async function retry<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
+  let last: unknown;
+  for (let i = 0; i < attempts; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 2 ** i * 100));
+    }
+  }
+  throw last;
+}`;
+
+/** About 1,000 characters: a system prompt, a question with code, an earlier answer, and a follow-up. */
+export const TYPICAL_PROMPT: readonly TokenMessage[] = [
+  { role: 'system', content: 'You are a careful senior engineer. Answer concisely, show code when it helps, and say when you are unsure.' },
+  { role: 'user', content: `Why does this helper sometimes retry a request that already succeeded on the server? We call it around POST requests to a payment API.\n\n${CODE}` },
+  {
+    role: 'assistant',
+    content:
+      'The helper retries on any error, including a timeout that fired after the server had processed the request. For non-idempotent POSTs, send an idempotency key so the server can recognise the retry, and retry only on errors that prove the request was not processed (connection refused, 429, 503 with Retry-After).',
+  },
+  { role: 'user', content: 'Show me the version with an idempotency key, and explain how the backoff should change when the server answers 429 with a Retry-After header in seconds.' },
+];
+
+const WARMUP_MS = 300;
+const DURATION_MS = 2_000;
+
+async function counting(name: string, encoding: TokenizerEncoding | undefined): Promise<Measurement> {
+  return measure(name, async () => countMessageTokens(TYPICAL_PROMPT, encoding), { durationMs: DURATION_MS, warmupMs: WARMUP_MS });
+}
+
+export async function benchTokens(report: (table: Table) => void): Promise<void> {
+  // First use loads the encoding's merge ranks (lazily, so start-up pays nothing for it).
+  const loads = [
+    (await measureOnce('load o200k_base (first count)', async () => countTokens('warm up', 'o200k_base'))).measurement,
+    (await measureOnce('load cl100k_base (first count)', async () => countTokens('warm up', 'cl100k_base'))).measurement,
+  ];
+  const text = TYPICAL_PROMPT.map((m) => m.content).join('\n');
+  const sizes = (['o200k_base', 'cl100k_base'] as const).map((e) => `${e} ${countMessageTokens(TYPICAL_PROMPT, e)}`).join(', ');
+  report({
+    title: `Counting the prompt of a chat request (${TYPICAL_PROMPT.length} messages, ${text.length} characters)`,
+    baseline: 'simple count (before)',
+    unit: 'counts/s',
+    rows: [await counting('simple count (before)', undefined), await counting('o200k_base', 'o200k_base'), await counting('cl100k_base', 'cl100k_base'), ...loads],
+    notes: [`tokens: simple count ${countMessageTokens(TYPICAL_PROMPT)}, ${sizes}`],
+  });
+}
