@@ -24,7 +24,7 @@ import type { EventStore } from './eventstore/port';
 import { PostgresEventStore } from './eventstore/postgres/store';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
-import { createApp } from './http/app';
+import { createApp, registeredRoutes, type RegisteredRoute } from './http/app';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams } from './upstreams/registry';
 import type { GatewayState } from './http/context';
@@ -81,6 +81,8 @@ export interface Gateway extends Core {
   readonly reconciler: Reconciler;
   readonly runners: ReadonlyMap<string, ConsumerRunner>;
   readonly server: http.Server;
+  /** Every route the HTTP app serves (method and path pattern), read from its routers. */
+  readonly routes: readonly RegisteredRoute[];
   close(): Promise<void>;
 }
 
@@ -195,6 +197,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     reconciler,
     runners,
     server,
+    routes: registeredRoutes(app),
     async close() {
       ready = false;
       server.closeIdleConnections();

@@ -51,3 +51,26 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   for (const router of v1Routers) app.use(router.routes()).use(router.allowedMethods());
   return app;
 }
+
+/** A route as its router registered it: the method and the path pattern, prefix included. */
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly path: string;
+}
+
+/**
+ * Every route of every router mounted on the app, read from the routers themselves, so that a
+ * test walking them cannot forget a new one. HEAD (added for each GET) and router-wide
+ * middleware (no methods) are left out.
+ */
+export function registeredRoutes(app: Koa<GatewayState>): RegisteredRoute[] {
+  const routers = app.middleware.flatMap((mw) => {
+    const router = (mw as { router?: Router<GatewayState> }).router;
+    return router ? [router] : [];
+  });
+  return routers.flatMap((router) =>
+    router.stack.flatMap((layer) =>
+      typeof layer.path !== 'string' ? [] : layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path as string })),
+    ),
+  );
+}
