@@ -80,6 +80,8 @@ const NASTY_STRINGS = [
   '0x0',
   '-1x-1',
 ];
+/** Characters PostgreSQL text and jsonb refuse, and other troublemakers, to hide inside valid strings. */
+const POISON = ['\u0000', '\ud800', '\udfff', '\ud83d', '\u0000\u0000', '\uffff', '\u2028', '\u001b'];
 const NASTY_NUMBERS = [0, -1, -0, 0.5, -0.5, 1e308, -1e308, 5e-324, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 63), Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
 /** Number literals JSON.parse reads as Infinity, -0 or a rounded value. */
 const RAW_NUMBERS = ['1e400', '-1e400', '-0', '1' + '0'.repeat(400), '9007199254740993', '0.' + '0'.repeat(400) + '1', '1E+2', '1.0'];
@@ -149,8 +151,17 @@ interface BodyCase {
 function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<BodyCase> {
   const paths = pathsOf(base);
   const path = fc.constantFrom(...paths);
+  const stringPaths = paths.filter((p) => typeof parentOf(base as Tree, p).parent[parentOf(base as Tree, p).key] === 'string');
   const clone = () => structuredClone(base) as Tree;
   return fc.oneof(
+    { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...POISON), fc.nat()).map(([p, poison, at]): BodyCase => {
+      const body = clone();
+      const { parent, key } = parentOf(body, p);
+      const value = parent[key] as string;
+      const cut = at % (value.length + 1);
+      parent[key] = value.slice(0, cut) + poison + value.slice(cut);
+      return { text: writeJson(body), mutation: `insert ${JSON.stringify(poison)} into ${describePath(p)} at ${cut}`, mustRefuse: false };
+    }) },
     { weight: 8, arbitrary: fc.tuple(path, badValue).map(([p, value]): BodyCase => {
       const body = clone();
       const { parent, key } = parentOf(body, p);
