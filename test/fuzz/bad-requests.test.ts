@@ -112,7 +112,9 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
   }
 
   before(async () => {
-    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
+    // No key rate limit (the bodies are under test, not the limiter); a long projection wait, as
+    // a loaded machine may keep the read models a few seconds behind the fuzz's own traffic.
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', PROJECTION_WAIT_MS: '30000' });
     await useFreshAccount();
   });
   after(async () => gw?.close());
@@ -188,11 +190,21 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     async function check(target: FuzzTarget, request: FuzzRequest): Promise<void> {
       const caseNumber = ++cases;
       const caseStarted = Date.now();
-      const { outcome, problems } = await judge(target, request);
+      // A failure of the harness itself (the gateway could not read the balance or open the next
+      // account) is a failure of this case too: it followed this request.
+      let judged: Awaited<ReturnType<typeof judge>> = { outcome: null, problems: [] };
+      try {
+        judged = await judge(target, request);
+      } catch (err) {
+        judged.problems.push(`checking the effects failed: ${(err as Error).message}`);
+      }
+      const { outcome, problems } = judged;
       if (outcome) statuses.set(`${outcome.status}`, (statuses.get(`${outcome.status}`) ?? 0) + 1);
-      if (problems.length > 0) failures.push({ request, target, outcome, problems, caseNumber });
       // Anything the gateway accepted may go on moving money in the background.
-      if (!outcome || outcome.status >= 500 || (outcome.status < 400 && !target.quiet)) await useFreshAccount();
+      if (!outcome || outcome.status >= 500 || (outcome.status < 400 && !target.quiet)) {
+        await useFreshAccount().catch((err: Error) => problems.push(`the next account could not be opened: ${err.message}`));
+      }
+      if (problems.length > 0) failures.push({ request, target, outcome, problems, caseNumber });
       const route = targetKey(target.method, target.route);
       msByRoute.set(route, (msByRoute.get(route) ?? 0) + Date.now() - caseStarted);
     }
