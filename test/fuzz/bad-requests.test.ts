@@ -136,6 +136,8 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     if (status >= 500) problems.push(`server error ${status}`);
     else if (status < 200 || (status >= 300 && status < 400)) problems.push(`unexpected status ${status}`);
     else if (status < 300 && request.mustRefuse) problems.push(`accepted (${status}) a body that must be refused`);
+    // Every case carries a valid API key or admin token.
+    if (status === 401) problems.push('401 for a valid credential');
     if (status >= 400 && status !== 500 && !target.statuses.includes(status)) problems.push(`status ${status} (${errorCode(body)}) is not in the endpoint's list ${target.statuses.join(', ')}`);
     if (status >= 400) problems.push(...errorShapeProblems(target.shape, status, body));
     if (status >= 400 && status < 500) {
