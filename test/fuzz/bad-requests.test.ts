@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { accountStream } from '../../src/domain/account/events';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
-import { requestsFor, type FuzzRequest } from './bad-requests';
+import { requestsFor, type FuzzCredentials, type FuzzRequest } from './bad-requests';
 import { FUZZ_TARGETS, targetKey, type ErrorShape, type FuzzEnv, type FuzzTarget } from './targets';
 
 /**
@@ -102,12 +102,14 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
   this.timeout((seconds + 120) * 1000);
   let gw: TestGateway;
   let env: FuzzEnv;
-  let apiKey: string;
+  let credentials: FuzzCredentials;
 
   /** A fresh account for the cases that follow, so money moved earlier cannot blur a comparison. */
   async function useFreshAccount(): Promise<void> {
     const account = await gw.fundedAccount(10_000_000_000);
-    apiKey = account.key;
+    const restricted = await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/keys`, { name: 'fuzz: chat-fast only', allowed_models: ['chat-fast'] });
+    if (restricted.status !== 201) throw new Error(`a restricted key could not be issued: ${restricted.status}`);
+    credentials = { adminToken: TEST_ADMIN_TOKEN, apiKey: account.key, restrictedKey: restricted.body.key as string };
     env = { accountId: account.accountId, simulatorUrl: gw.upstreams.simulatorUrl! };
   }
 
@@ -171,7 +173,7 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     const request: FuzzRequest = {
       method: 'POST',
       path: '/v1/audio/minutes',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-request-id': `fuzz-selfcheck-${seed}` },
+      headers: { authorization: `Bearer ${credentials.apiKey}`, 'content-type': 'application/json', 'x-request-id': `fuzz-selfcheck-${seed}` },
       body: JSON.stringify({ model: 'service-minutes', file_url: `${env.simulatorUrl}/sim/media/a.mp3?sim=asr_reject` }),
       chunked: false,
       mutation: 'a provider refusal',
@@ -219,7 +221,7 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     const started = Date.now();
     await fc.assert(
       fc.asyncProperty(caseArb, async ({ target, salt }) => {
-        const request = fc.sample(requestsFor(target, env, { adminToken: TEST_ADMIN_TOKEN, apiKey }), { seed: seed ^ salt, numRuns: 1 })[0]!;
+        const request = fc.sample(requestsFor(target, env, credentials), { seed: seed ^ salt, numRuns: 1 })[0]!;
         request.headers['x-request-id'] = `fuzz-${seed}-${cases + 1}`;
         await check(target, request);
       }),

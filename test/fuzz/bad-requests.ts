@@ -252,12 +252,21 @@ function pathOf(route: string, params: Record<string, string>, odd: string | nul
   return route.replace(/:(\w+)/g, (_, name: string) => odd ?? encodeURIComponent(params[name] ?? ''));
 }
 
-export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: { adminToken: string; apiKey: string }): fc.Arbitrary<FuzzRequest> {
+/** The operator's token, and two keys of the account: unrestricted, and allowed only `chat-fast`. */
+export interface FuzzCredentials {
+  readonly adminToken: string;
+  readonly apiKey: string;
+  readonly restrictedKey: string;
+}
+
+export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: FuzzCredentials): fc.Arbitrary<FuzzRequest> {
   const bodies =
     target.body.kind === 'json' ? jsonBodies(target.body.base(env), target.body.limit) : target.body.kind === 'multipart' ? multipartBodies : ignoredBodies;
   const odd = target.params ? fc.option(fc.constantFrom(...oddIds), { nil: null, freq: 8 }) : fc.constant(null);
-  return fc.tuple(bodies, odd).map(([body, oddId]): FuzzRequest => {
-    const headers: Record<string, string> = { authorization: `Bearer ${target.auth === 'admin' ? credentials.adminToken : credentials.apiKey}` };
+  const restricted = fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))).chain((b) => (b ? fc.boolean() : fc.constant(false)));
+  return fc.tuple(bodies, odd, restricted).map(([body, oddId, useRestricted]): FuzzRequest => {
+    const key = useRestricted ? credentials.restrictedKey : credentials.apiKey;
+    const headers: Record<string, string> = { authorization: `Bearer ${target.auth === 'admin' ? credentials.adminToken : key}` };
     const contentType = body.contentType === undefined ? 'application/json' : body.contentType;
     if (contentType !== null) headers['content-type'] = contentType;
     return {
@@ -266,7 +275,11 @@ export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: { adm
       headers,
       body: body.text,
       chunked: body.chunked ?? false,
-      mutation: oddId === null ? body.mutation : `${body.mutation}; path id ${oddId.length > 40 ? `${oddId.slice(0, 20)}… (${oddId.length} chars)` : oddId}`,
+      mutation: [
+        body.mutation,
+        ...(oddId === null ? [] : [`path id ${oddId.length > 40 ? `${oddId.slice(0, 20)}… (${oddId.length} chars)` : oddId}`]),
+        ...(useRestricted && target.auth === 'key' ? ['the key allowed only chat-fast'] : []),
+      ].join('; '),
       mustRefuse: target.body.kind !== 'none' && body.mustRefuse,
     };
   });
