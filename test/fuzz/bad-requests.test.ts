@@ -17,7 +17,10 @@ const DEFAULT_SEED = 20261124;
 const seed = process.env.FUZZ_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED ?? DEFAULT_SEED);
 const seconds = Number(process.env.FUZZ_SECONDS ?? 20);
 const maxRuns = Number(process.env.FUZZ_RUNS ?? 1_000_000);
-/** Distinct failures (by endpoint, status and reason) printed in full; the rest are counted. */
+for (const [name, value] of Object.entries({ FUZZ_SEED: seed, FUZZ_SECONDS: seconds, FUZZ_RUNS: maxRuns })) {
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer${name === 'FUZZ_SEED' ? ' or random' : ''}`);
+}
+/** Distinct failures (by endpoint, status and reason) printed in full; the rest one line each. */
 const MAX_REPORTED = 40;
 
 interface Outcome {
