@@ -1,8 +1,8 @@
 /**
  * What the fuzz suite drives: every POST and PATCH route the gateway registers, with the statuses
  * its error answers may have, the error shape they must be in, and a valid body to start bad ones
- * from. The test refuses to run when a registered POST or PATCH route has no entry here (or an
- * entry names a route that no longer exists), so a new endpoint cannot be left out.
+ * from. A test fails when a registered POST or PATCH route has no entry here (or an entry names
+ * a route that no longer exists), so a new endpoint cannot be left out.
  */
 
 /** The documented error body of an endpoint group (interface spec, Errors). */
@@ -57,7 +57,7 @@ export interface FuzzTarget {
   readonly body: { kind: 'json'; limit: number; base: (env: FuzzEnv) => Record<string, unknown> } | { kind: 'multipart' } | { kind: 'none' };
   /** A value for each path parameter, from the live gateway. */
   readonly params?: (env: FuzzEnv) => Record<string, string>;
-  /** A success moves none of the account's money and starts no background work. */
+  /** A success leaves nothing running: what it does to the account is done when it answers. */
   readonly quiet?: boolean;
 }
 
