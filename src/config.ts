@@ -37,6 +37,15 @@ export interface Config {
   readonly catalogFile: string | undefined;
   /** Requests per minute one API key may make to the metered endpoints; 0 disables the limit. */
   readonly rateLimitPerMinute: number;
+  /** Failed credentials (API keys, admin tokens) from one client address within authFailureWindowMs that lock it out; 0 disables. */
+  readonly authFailureLimit: number;
+  readonly authFailureWindowMs: number;
+  /** How long a locked-out address is refused without its credential being checked. */
+  readonly authLockoutMs: number;
+  /** Client addresses the lockout tracks at most (the least recent failure is forgotten first). */
+  readonly authLockoutMaxAddresses: number;
+  /** Proxies in front of the gateway that append to X-Forwarded-For; 0: the client address is the socket's. */
+  readonly trustProxyHops: number;
   /** Interval of `: ping` comments on idle event streams. */
   readonly ssePingMs: number;
   /** Hosts (and their subdomains) whose pages count as official documents for risk identity and cards. */
@@ -120,6 +129,11 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
     catalogFile: nonEmpty(env.CATALOG_FILE),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
+    authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 20, 0),
+    authFailureWindowMs: integer(env, 'AUTH_FAILURE_WINDOW_MS', 60_000, 1),
+    authLockoutMs: integer(env, 'AUTH_LOCKOUT_MS', 300_000, 1),
+    authLockoutMaxAddresses: integer(env, 'AUTH_LOCKOUT_MAX_ADDRESSES', 10_000, 1),
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 16),
     ssePingMs: integer(env, 'SSE_PING_MS', 15_000, 10),
     riskOfficialDomains: domainList(env, 'RISK_OFFICIAL_DOMAINS', DEFAULT_RISK_OFFICIAL_DOMAINS),
     riskWriterModel: nonEmpty(env.RISK_WRITER_MODEL) ?? 'chat-fast',

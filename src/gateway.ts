@@ -24,7 +24,8 @@ import type { EventStore } from './eventstore/port';
 import { PostgresEventStore } from './eventstore/postgres/store';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
-import { createApp, registeredRoutes, type RegisteredRoute } from './http/app';
+import { createApp } from './http/app';
+import type { RouteInfo } from './http/routing';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams } from './upstreams/registry';
 import type { GatewayState } from './http/context';
@@ -81,8 +82,8 @@ export interface Gateway extends Core {
   readonly reconciler: Reconciler;
   readonly runners: ReadonlyMap<string, ConsumerRunner>;
   readonly server: http.Server;
-  /** Every route the HTTP app serves (method and path pattern), read from its routers. */
-  readonly routes: readonly RegisteredRoute[];
+  /** Every route the HTTP API answers, read from its routers. */
+  readonly routes: readonly RouteInfo[];
   close(): Promise<void>;
 }
 
@@ -165,7 +166,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
   let ready = false;
-  const app = createApp({
+  const { app, routes } = createApp({
     logger,
     accounts,
     catalog,
@@ -176,6 +177,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     apiRouters: features.flatMap((f) => f.routers ?? []),
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
+    lockout: {
+      maxFailures: config.authFailureLimit,
+      windowMs: config.authFailureWindowMs,
+      lockoutMs: config.authLockoutMs,
+      maxAddresses: config.authLockoutMaxAddresses,
+    },
+    trustProxyHops: config.trustProxyHops,
+    now: () => clock().getTime(),
   });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -197,7 +206,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     reconciler,
     runners,
     server,
-    routes: registeredRoutes(app),
+    routes,
     async close() {
       ready = false;
       server.closeIdleConnections();

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { FeatureFactory } from '../gateway';
 import type { GatewayState } from '../http/context';
+import { specStatuses } from '../http/routing';
 import { botRoutes } from '../upstreams/simulator/bots';
 import { searchRoutes } from '../upstreams/simulator/search';
 import './model-types';
@@ -14,10 +15,12 @@ import { handleWebQa } from './webqa/handler';
  */
 export const agentsFeature: FeatureFactory = (core) => {
   core.upstreams.addSimulatorRoutes([...searchRoutes(), ...botRoutes()]);
-  const router = new Router<GatewayState>();
-  for (const path of ['/v1/agent/risk/chat/completions', '/v1/agent/risk/chat/completion']) router.post(path, (ctx) => handleRiskCompletion(core, ctx));
+  const router = new Router<GatewayState>({ sensitive: true });
+  // The spec lists no 429 for web Q&A, and none at all for risk, which is treated like it.
+  const agentStatuses = specStatuses(400, 401, 402, 502);
+  for (const path of ['/v1/agent/risk/chat/completions', '/v1/agent/risk/chat/completion']) router.post(path, agentStatuses, (ctx) => handleRiskCompletion(core, ctx));
   router.get('/v1/agent/risk/reports/:id', (ctx) => getRiskReport(core, ctx, ctx.params.id!));
-  for (const path of ['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions']) router.post(path, (ctx) => handleWebQa(core, ctx));
+  for (const path of ['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions']) router.post(path, agentStatuses, (ctx) => handleWebQa(core, ctx));
   return {
     routers: [router],
     errorShapes: [[/^\/v1\/agent\/risk\//, 'risk']],

@@ -8,7 +8,7 @@ import { handleResponses } from './responses';
 
 /** The model catalog, OpenAI-compatible chat completions and the Responses interface. */
 export const chatFeature: FeatureFactory = (core) => {
-  const router = new Router<GatewayState>();
+  const router = new Router<GatewayState>({ sensitive: true });
   router.get('/v1/models', (ctx) => listModels(core.catalog, ctx));
   router.get('/v1/models/:id', (ctx) => {
     if (!getModel(core.catalog, ctx, ctx.params.id!)) throw new ApiError(404, 'model_not_found', `The model '${ctx.params.id}' does not exist`);

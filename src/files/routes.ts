@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import type { GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
+import { isSafeText } from '../http/safe-text';
 import { contentTypeOf } from './content-types';
 import type { UrlSigner } from './signed-urls';
 import type { FileStore } from './store';
@@ -11,7 +12,8 @@ const PREFIX = '/files/';
 export function signedFiles(files: FileStore, signer: UrlSigner) {
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
     if (!ctx.path.startsWith(PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-    const key = ctx.path.slice(PREFIX.length).split('/').map(decodeURIComponent).join('/');
+    const key = storedKeyOf(ctx.path.slice(PREFIX.length));
+    if (key === null) throw new ApiError(404, 'file_not_found', 'no file has this name');
     const verdict = signer.verify(key, ctx.query.expires as string | undefined, ctx.query.sig as string | undefined);
     if (verdict === 'expired') throw new ApiError(403, 'link_expired', 'this download link has expired');
     if (verdict !== 'ok') throw new ApiError(403, 'invalid_signature', 'this download link is not valid');
@@ -23,4 +25,14 @@ export function signedFiles(files: FileStore, signer: UrlSigner) {
     ctx.length = stat.bytes;
     ctx.body = body;
   };
+}
+
+/** The store key a link names, or null when the path cannot name one (bad escapes, NUL...). */
+function storedKeyOf(encoded: string): string | null {
+  try {
+    const key = encoded.split('/').map(decodeURIComponent).join('/');
+    return isSafeText(key) ? key : null;
+  } catch {
+    return null;
+  }
 }

@@ -5,8 +5,10 @@ import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
 import type { Logger } from '../log';
 import type { GatewayState } from './context';
+import { CredentialLockout, type LockoutSettings } from './credential-lockout';
 import { errorMiddleware, type ErrorShape } from './errors';
-import { apiKeyAuth, requestContext } from './middleware';
+import { adminAuth, apiKeyAuth, requestContext } from './middleware';
+import { guardRoutes, type RouteAccess, type RouteInfo } from './routing';
 import { accountRouter, adminRouter } from './routes/accounts';
 import { healthRouter } from './routes/health';
 import { operationsRouter } from './routes/operations';
@@ -20,17 +22,33 @@ export interface AppDeps {
   readonly pool: Pool;
   /** The lag of every consumer, for the operator. */
   readonly consumerStatus: () => Promise<unknown>;
-  /** Routers of the /v1 API, mounted behind API key authentication. */
+  /** Routers of the /v1 API; each of their routes needs an API key. */
   readonly apiRouters: readonly Router<GatewayState>[];
   /** Unauthenticated middleware that answers before the API (signed file links). */
   readonly publicMiddleware?: readonly Koa.Middleware<GatewayState>[];
   /** Endpoints whose errors (authentication included) use another documented shape. */
   readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
+  /** When a client address is locked out after failed credentials. */
+  readonly lockout: LockoutSettings;
+  /**
+   * Proxies in front that append the address they saw to X-Forwarded-For. The client address is
+   * the one the outermost trusted proxy appended; anything a client wrote there itself is ignored.
+   */
+  readonly trustProxyHops: number;
+  /** Milliseconds since the epoch (tests pass their own clock). */
+  readonly now?: () => number;
 }
 
-export function createApp(deps: AppDeps): Koa<GatewayState> {
+export interface GatewayApp {
+  readonly app: Koa<GatewayState>;
+  /** Every route the gateway answers, as its routers registered them. */
+  readonly routes: readonly RouteInfo[];
+}
+
+export function createApp(deps: AppDeps): GatewayApp {
   const app = new Koa<GatewayState>();
-  app.proxy = true;
+  app.proxy = deps.trustProxyHops > 0;
+  app.maxIpsCount = deps.trustProxyHops;
   app.use(requestContext(deps.logger));
   app.use(async (ctx, next) => {
     ctx.state.errorShape = deps.errorShapes?.find(([pattern]) => pattern.test(ctx.path))?.[1] ?? 'openai';
@@ -38,39 +56,17 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   });
   app.use(errorMiddleware);
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
-  for (const router of [healthRouter(deps.isReady), adminRouter(deps.accounts, deps.adminToken), operationsRouter(deps.catalog, deps.consumerStatus, deps.pool, deps.adminToken)]) {
-    app.use(router.routes()).use(router.allowedMethods());
-  }
-  const auth = apiKeyAuth(deps.accounts);
-  const v1Routers = [accountRouter(deps.accounts), ...deps.apiRouters];
-  app.use(async (ctx, next) => {
-    if (!ctx.path.startsWith('/v1/')) return next();
-    if (!v1Routers.some((r) => r.match(ctx.path, ctx.method).route)) return next();
-    return auth(ctx, next);
-  });
-  for (const router of v1Routers) app.use(router.routes()).use(router.allowedMethods());
-  return app;
-}
 
-/** A route as its router registered it: the method and the path pattern, prefix included. */
-export interface RegisteredRoute {
-  readonly method: string;
-  readonly path: string;
-}
-
-/**
- * Every route of every router mounted on the app, read from the routers themselves, so that a
- * test walking them cannot forget a new one. HEAD (added for each GET) and router-wide
- * middleware (no methods) are left out.
- */
-export function registeredRoutes(app: Koa<GatewayState>): RegisteredRoute[] {
-  const routers = app.middleware.flatMap((mw) => {
-    const router = (mw as { router?: Router<GatewayState> }).router;
-    return router ? [router] : [];
-  });
-  return routers.flatMap((router) =>
-    router.stack.flatMap((layer) =>
-      typeof layer.path !== 'string' ? [] : layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path as string })),
-    ),
-  );
+  const lockout = new CredentialLockout(deps.lockout, deps.now);
+  const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts) } as const;
+  const mounted: [Router<GatewayState>, RouteAccess][] = [
+    [healthRouter(deps.isReady), 'public'],
+    [adminRouter(deps.accounts), 'admin'],
+    [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],
+    [accountRouter(deps.accounts), 'api_key'],
+    ...deps.apiRouters.map((router): [Router<GatewayState>, RouteAccess] => [router, 'api_key']),
+  ];
+  const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
+  for (const [router] of mounted) app.use(router.routes()).use(router.allowedMethods());
+  return { app, routes };
 }

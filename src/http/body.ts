@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { ApiError } from './errors';
+import { assertSafeText } from './safe-text';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -31,11 +32,14 @@ export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT): Promis
   const text = Buffer.concat(chunks).toString('utf8');
   ctx.state.rawBody = text;
   if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body must be a JSON object');
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch {
     throw new ApiError(400, 'invalid_json', 'request body is not valid JSON');
   }
+  assertSafeText(body);
+  return body;
 }
 
 function payloadTooLarge(limit: number): ApiError {

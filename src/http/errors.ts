@@ -28,6 +28,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   402: 'insufficient_balance',
   403: 'permission_error',
   404: 'not_found_error',
+  405: 'invalid_request_error',
   409: 'conflict_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
@@ -90,9 +91,7 @@ export function renderError(ctx: Context, error: ApiError): void {
 export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
   try {
     await next();
-    if (ctx.status === 404 && ctx.body === undefined) {
-      throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
-    }
+    if (ctx.body === undefined || ctx.body === null) refuseUnrouted(ctx);
   } catch (err) {
     const apiError = toApiError(err);
     if (apiError) {
@@ -102,4 +101,15 @@ export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
     ctx.state.logger?.error({ err }, 'unhandled error');
     renderError(ctx, new ApiError(500, 'internal_error', 'internal error', { type: 'api_error' }));
   }
+}
+
+/**
+ * The router answers an unknown path with an empty 404 and a known path with another method with
+ * an empty 405 (or 501 for a method it does not know at all); these become errors in the
+ * endpoint's shape. The router's Allow header stays.
+ */
+function refuseUnrouted(ctx: Context): void {
+  const where = `${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`;
+  if (ctx.status === 404) throw new ApiError(404, 'not_found', `no route for ${where}`);
+  if (ctx.status === 405 || ctx.status === 501) throw new ApiError(405, 'method_not_allowed', `method not allowed: ${where}`);
 }

@@ -5,6 +5,7 @@ import { looksLikeApiKey } from '../accounts/api-keys';
 import type { Logger } from '../log';
 import type { GatewayContext } from './context';
 import { ApiError } from './errors';
+import type { Credential } from './routing';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -37,13 +38,16 @@ function bearer(ctx: GatewayContext): string | null {
 }
 
 /** `Authorization: Bearer tr-…`: 401 when missing, malformed, unknown or revoked. */
-export function apiKeyAuth(accounts: AccountService) {
-  return async (ctx: GatewayContext, next: Next): Promise<void> => {
-    const key = bearer(ctx);
-    const auth = key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null;
-    if (!auth) throw new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
-    ctx.state.auth = auth;
-    await next();
+export function apiKeyAuth(accounts: AccountService): Credential {
+  const refusal = () => new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
+  return {
+    refusal,
+    async check(ctx) {
+      const key = bearer(ctx);
+      const auth = key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null;
+      if (!auth) throw refusal();
+      ctx.state.auth = auth;
+    },
   };
 }
 
@@ -52,11 +56,14 @@ function digest(value: string): Buffer {
 }
 
 /** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
-export function adminAuth(adminToken: string) {
+export function adminAuth(adminToken: string): Credential {
   const expected = digest(adminToken);
-  return async (ctx: GatewayContext, next: Next): Promise<void> => {
-    const token = bearer(ctx);
-    if (!token || !timingSafeEqual(digest(token), expected)) throw new ApiError(401, 'invalid_admin_token', 'invalid or missing admin token');
-    await next();
+  const refusal = () => new ApiError(401, 'invalid_admin_token', 'invalid or missing admin token');
+  return {
+    refusal,
+    async check(ctx) {
+      const token = bearer(ctx);
+      if (!token || !timingSafeEqual(digest(token), expected)) throw refusal();
+    },
   };
 }

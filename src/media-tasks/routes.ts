@@ -3,6 +3,7 @@ import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { resolveModel } from '../http/models-access';
+import { specStatuses } from '../http/routing';
 import { idempotencyOf } from '../tasks/idempotency';
 import { cancelTask, readPolledTask } from './common';
 import { eraseCharge, eraseModelId, normalizeEraseRequest, parseEraseRequest } from './erase/request';
@@ -23,7 +24,7 @@ import { normalizePodcastRequest, parsePodcastRequest, podcastEstimate } from '.
  * than POLL_MIN_INTERVAL_MS_*; podcasts and erase tasks can be cancelled while unfinished.
  */
 export function mediaTaskRouter(core: Core): Router<GatewayState> {
-  const router = new Router<GatewayState>();
+  const router = new Router<GatewayState>({ sensitive: true });
   const throttles: Record<string, PollThrottle> = {
     [IMAGE_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsImage),
     [PODCAST_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsPodcast),
@@ -50,7 +51,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
   }
 
   function statusRoutes(path: string, kind: string, label: string, cancellable: boolean): void {
-    router.get(`${path}/:taskId`, async (ctx) => {
+    router.get(`${path}/:taskId`, specStatuses(401, 404, 429), async (ctx) => {
       const row = await readPolledTask(core, ctx, kind, label, throttles[kind]!);
       ctx.body = core.tasks.kind(kind).render(row, core.signer);
     });

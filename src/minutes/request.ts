@@ -2,6 +2,8 @@ import type { Catalog, ModelEntry } from '../billing/catalog';
 import { chatPricing } from '../chat/model-type';
 import { charge, tokenCharge } from '../billing/money';
 import { ApiError } from '../http/errors';
+import { isSafeText } from '../http/safe-text';
+import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
 import { minutesCapabilities, minutesPricing } from './model-type';
 import { summaryUpperBound } from './summarizer';
@@ -134,8 +136,8 @@ export function minutesModel(catalog: Catalog, id: string): ModelEntry {
 /** Applies defaults and the model's rules (driven by its capabilities). */
 export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, body: MinutesRequestBody, requestId: string): Omit<NormalizedMinutesRequest, 'file_bytes'> {
   const caps = minutesCapabilities(model);
-  const url = new URL(body.file_url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('file_url must be an http(s) URL', 'file_url');
+  const url = parseHttpUrl(body.file_url);
+  if (!url) throw bad('file_url must be an absolute http(s) URL with a valid host and port', 'file_url');
   const file_type = body.file_type ?? inferFileType(url);
   if (!file_type) throw bad('file_type is required when the file_url does not end in a known audio or video suffix', 'file_type');
   const timezone = body.timezone == null ? null : canonicalZone(body.timezone);
@@ -174,16 +176,20 @@ export function normalizeMinutesRequest(catalog: Catalog, model: ModelEntry, bod
   }
 
   const segments = url.pathname.split('/');
-  let file_name = segments[segments.length - 1] ?? '';
+  const encodedName = segments[segments.length - 1] ?? '';
+  let file_name = encodedName;
   try {
-    file_name = decodeURIComponent(file_name);
+    file_name = decodeURIComponent(encodedName);
   } catch {
     // keep it encoded
   }
+  // A decoded %00 or a lone surrogate half would be refused by PostgreSQL: keep such a name encoded.
+  if (!isSafeText(file_name)) file_name = encodedName;
   return {
     request_id: requestId,
     file_url: body.file_url,
-    file_name: file_name.slice(0, 255),
+    // By code points, so a surrogate pair is never cut in half.
+    file_name: Array.from(file_name).slice(0, 255).join(''),
     file_type,
     recorded_at: body.recorded_at ?? null,
     timezone,

@@ -7,6 +7,7 @@ import { authOf, type GatewayContext, type GatewayState } from '../http/context'
 import { ApiError, toApiError } from '../http/errors';
 import { keyAllows } from '../http/models-access';
 import { listBody, pageParams } from '../http/pagination';
+import { specStatuses } from '../http/routing';
 import { upstreamToApiError } from '../http/upstream-errors';
 import { validator } from '../http/validation';
 import { idempotencyOf } from '../tasks/idempotency';
@@ -50,7 +51,7 @@ async function shapeBTypes(_ctx: GatewayContext, next: Next): Promise<void> {
 
 /** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
 export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes' });
+  const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes', sensitive: true });
   const tasks = core.tasks;
   router.use(shapeBTypes);
 
@@ -109,7 +110,7 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     ctx.body = listBody(rows.map(renderMinutes), hasMore, (t) => String(t.id));
   });
 
-  router.get('/:id', async (ctx) => {
+  router.get('/:id', specStatuses(401, 404), async (ctx) => {
     const row = await tasks.read('minutes', ctx.params.id!, authOf(ctx).accountId);
     if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${ctx.params.id} not found`);
     ctx.body = renderMinutes(row);
@@ -132,7 +133,7 @@ const parseSummaryRequest = validator<{ task_id: string }>({
  * summary's upper bound, settled by the tokens observed.
  */
 export function summariesRouter(core: Core): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/summaries' });
+  const router = new Router<GatewayState>({ prefix: '/v1/summaries', sensitive: true });
   const tasks = core.tasks;
   router.use(shapeBTypes);
 

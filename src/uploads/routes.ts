@@ -28,7 +28,8 @@ function tooLarge(maxBytes: number): ApiError {
 function cleanFilename(raw: string): string {
   // eslint-disable-next-line no-control-regex
   const base = raw.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return base.slice(0, 255);
+  // By code points: cutting between the halves of a surrogate pair would leave text PostgreSQL refuses.
+  return Array.from(base).slice(0, 255).join('');
 }
 
 async function readField(body: AsyncIterable<Buffer>, max: number, name: string): Promise<string> {
@@ -110,7 +111,7 @@ async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): 
 
 /** POST /v1/files, GET /v1/files, GET /v1/files/{id}, GET /v1/files/{id}/content, DELETE /v1/files/{id}: the owner only. */
 export function filesRouter(core: Core, uploads: UploadService): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/files' });
+  const router = new Router<GatewayState>({ prefix: '/v1/files', sensitive: true });
   const notFound = (id: string) => new ApiError(404, 'file_not_found', `file ${id} not found`, { param: 'file_id' });
 
   router.post('/', (ctx) => upload(core, uploads, ctx));

@@ -1,8 +1,8 @@
 import type { ModelEntry } from '../billing/catalog';
 import { charge } from '../billing/money';
 import { ApiError } from '../http/errors';
+import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
-import { parseCallbackUrl } from '../webhooks/target-guard';
 import { videoCapabilities, videoPricing } from './model-type';
 
 export type ContentType = 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
@@ -149,7 +149,7 @@ export function parseVideoRequest(raw: unknown): VideoRequestBody {
   refuseInlineData(raw);
   const body = validateVideoRequest(raw);
   checkContentItems(body.content);
-  if (body.callback_url !== undefined && !parseCallbackUrl(body.callback_url)) {
+  if (body.callback_url !== undefined && !parseHttpUrl(body.callback_url)) {
     throw new ApiError(400, 'invalid_request', 'callback_url must be an absolute http(s) URL', { param: 'callback_url' });
   }
   return body;
@@ -205,13 +205,8 @@ function checkMedia(item: ContentItem, index: number): void {
   const param = `content[${index}].${item.type}.url`;
   if (isDataUri(mediaUrl)) throw inlineDataRefused(param);
   if (item.type === 'image_url' && /^asset:\/\/[A-Za-z0-9._-]+$/.test(mediaUrl)) return;
-  let parsed: URL;
-  try {
-    parsed = new URL(mediaUrl);
-  } catch {
-    throw bad('invalid_media_url', `${param} is not a URL`, param);
-  }
-  if (parsed.protocol !== 'https:') throw bad('invalid_media_url', `${param} must be a publicly reachable https URL${item.type === 'image_url' ? ' (or asset://<id>)' : ''}`, param);
+  const parsed = parseHttpUrl(mediaUrl);
+  if (parsed?.protocol !== 'https:') throw bad('invalid_media_url', `${param} must be a publicly reachable https URL${item.type === 'image_url' ? ' (or asset://<id>)' : ''}`, param);
 }
 
 /**

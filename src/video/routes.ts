@@ -15,7 +15,7 @@ import { normalizeVideoRequest, parseVideoRequest, videoCharge, type DraftInfo, 
 export const VIDEO_BODY_LIMIT = 5 * 1024 * 1024;
 
 export function videoRouter(core: Core): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/videos/generations' });
+  const router = new Router<GatewayState>({ prefix: '/v1/videos/generations', sensitive: true });
   const tasks = core.tasks;
 
   async function draftInfo(accountId: string, id: string): Promise<DraftInfo | null> {

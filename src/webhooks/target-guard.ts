@@ -1,5 +1,6 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import { parseHttpUrl } from '../http/urls';
 
 /**
  * Callback URLs are chosen by customers, so a delivery must not become a way to reach the
@@ -65,25 +66,9 @@ export function guardedLookup(allowPrivate: boolean) {
   };
 }
 
-/**
- * A callback URL as the gateway accepts it: absolute, `http://` or `https://` (the scheme in any
- * case), and parseable with a host. Null for anything else (`http://a:99999/`, `http://[x/`,
- * `http://user@/`, `ftp://…`), so a caller can answer 400 instead of throwing.
- */
-export function parseCallbackUrl(value: string): URL | null {
-  if (!/^https?:\/\/[^\s/$.?#][^\s]*$/i.test(value)) return null;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return null;
-  }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url : null;
-}
-
 /** The same check up front, so a task with a forbidden callback is refused at creation (400). */
 export async function checkCallbackTarget(url: string, allowPrivate: boolean): Promise<string | null> {
-  const parsed = parseCallbackUrl(url);
+  const parsed = parseHttpUrl(url);
   if (!parsed) return `${url.length > 200 ? `${url.slice(0, 200)}…` : url} is not an absolute http(s) URL`;
   if (allowPrivate) return null;
   const host = parsed.hostname.replace(/^\[|\]$/g, '');

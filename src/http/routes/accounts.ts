@@ -3,7 +3,6 @@ import type { AccountService } from '../../accounts/service';
 import { readJson } from '../body';
 import { authOf, type GatewayContext, type GatewayState } from '../context';
 import { ApiError } from '../errors';
-import { adminAuth } from '../middleware';
 import { listBody, pageParams } from '../pagination';
 import { validator } from '../validation';
 
@@ -72,10 +71,9 @@ async function requireAccount(accounts: AccountService, id: string) {
   return account;
 }
 
-/** The operator's API: accounts, credits, keys, secrets, ledgers. */
-export function adminRouter(accounts: AccountService, adminToken: string): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/admin/v1' });
-  router.use(adminAuth(adminToken));
+/** The operator's API: accounts, credits, keys, secrets, ledgers. Mounted behind the admin token. */
+export function adminRouter(accounts: AccountService): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/admin/v1', sensitive: true });
 
   router.post('/accounts', async (ctx) => {
     const { name } = parseOpenAccount(await readJson(ctx));
@@ -145,7 +143,7 @@ export function adminRouter(accounts: AccountService, adminToken: string): Route
 
 /** What an API key holder sees of their own account. Mounted behind API key auth. */
 export function accountRouter(accounts: AccountService): Router<GatewayState> {
-  const router = new Router<GatewayState>();
+  const router = new Router<GatewayState>({ sensitive: true });
 
   router.get('/v1/account', async (ctx) => {
     ctx.body = await requireAccount(accounts, authOf(ctx).accountId);

@@ -3,12 +3,10 @@ import type { Pool } from 'pg';
 import { CatalogError, type Catalog } from '../../billing/catalog';
 import type { GatewayState } from '../context';
 import { ApiError } from '../errors';
-import { adminAuth } from '../middleware';
 
-/** The operator's view of the gateway itself: consumer lag, failing jobs, reloading the catalog. */
-export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise<unknown>, pool: Pool, adminToken: string): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/admin/v1' });
-  router.use(adminAuth(adminToken));
+/** The operator's view of the gateway itself: consumer lag, failing jobs, reloading the catalog. Mounted behind the admin token. */
+export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise<unknown>, pool: Pool): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/admin/v1', sensitive: true });
 
   router.get('/consumers', async (ctx) => {
     ctx.body = await consumerStatus();

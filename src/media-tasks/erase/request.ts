@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { Catalog, ModelEntry } from '../../billing/catalog';
 import { charge } from '../../billing/money';
 import { ApiError } from '../../http/errors';
+import { parseHttpUrl } from '../../http/urls';
 import { validator } from '../../http/validation';
 import { isPrivateAddress } from '../../webhooks/target-guard';
 import { eraseCapabilities, erasePricing } from '../model-types';
@@ -86,13 +87,8 @@ export function isLiteralPrivateHost(hostname: string): boolean {
  */
 export function normalizeEraseRequest(model: ModelEntry, body: EraseRequestBody, options: { allowPrivateTargets: boolean }): NormalizedEraseRequest {
   const caps = eraseCapabilities(model);
-  let url: URL;
-  try {
-    url = new URL(body.video_url);
-  } catch {
-    throw bad('invalid_video_url', 'video_url is not a URL', 'video_url');
-  }
-  if (url.protocol !== 'https:') throw bad('invalid_video_url', 'video_url must be a publicly reachable https URL', 'video_url');
+  const url = parseHttpUrl(body.video_url);
+  if (url?.protocol !== 'https:') throw bad('invalid_video_url', 'video_url must be a publicly reachable https URL', 'video_url');
   if (!options.allowPrivateTargets && isLiteralPrivateHost(url.hostname)) {
     throw bad('invalid_video_url', 'video_url must be a publicly reachable https URL, not a loopback, private or link-local address', 'video_url');
   }

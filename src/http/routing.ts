@@ -1,0 +1,91 @@
+import type Router from '@koa/router';
+import type { Middleware, Next } from 'koa';
+import type { GatewayContext, GatewayState } from './context';
+import type { CredentialLockout } from './credential-lockout';
+import { ApiError } from './errors';
+import { assertSafeText, isSafeText } from './safe-text';
+
+/** Who may call a route: anyone, an API key holder, or the operator with the admin token. */
+export type RouteAccess = 'public' | 'api_key' | 'admin';
+
+export interface RouteInfo {
+  readonly method: string;
+  readonly path: string;
+  readonly access: RouteAccess;
+}
+
+/** How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state. */
+export interface Credential {
+  check(ctx: GatewayContext): Promise<void>;
+  refusal(): ApiError;
+}
+
+const STATUSES = Symbol('spec statuses');
+type StatusMarker = Middleware<GatewayState> & { [STATUSES]: readonly number[] };
+
+/**
+ * Route metadata, given as the route's first middleware: the error statuses the spec lists for
+ * it. The route guard keeps within them: a locked-out address gets 401 where 429 is not listed,
+ * and query text is only refused with 400 where 400 is listed (such routes read no query).
+ * Routes without it may answer any error status.
+ */
+export function specStatuses(...statuses: number[]): Middleware<GatewayState> {
+  const marker = ((_ctx: GatewayContext, next: Next) => next()) as StatusMarker;
+  marker[STATUSES] = statuses;
+  return marker;
+}
+
+const guarded = new WeakSet<object>();
+
+/**
+ * Puts a guard at the head of every route of `router`, so whether a request needs a credential
+ * is decided by the route it matched. The guard refuses a locked-out client address without
+ * looking at its credential, checks the credential (a refusal counts as a failure of the
+ * address), answers 404 for a path parameter that cannot name anything, and applies the text
+ * rule to the query. Returns the routes, for the operator and for tests that walk them.
+ */
+export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, credential: Credential | null, lockout: CredentialLockout): RouteInfo[] {
+  if (guarded.has(router)) throw new Error('router guarded twice');
+  guarded.add(router);
+  if ((access === 'public') !== (credential === null)) throw new Error(`a ${access} route needs ${credential ? 'no' : 'a'} credential`);
+  // @koa/router matches without regard to case by default; the gateway's paths have one spelling.
+  if (router.opts.sensitive !== true) throw new Error(`routers are created with { sensitive: true } (${router.opts.prefix ?? 'no prefix'})`);
+  const routes: RouteInfo[] = [];
+  for (const layer of router.stack) {
+    if (layer.methods.length === 0) continue;
+    if (typeof layer.path !== 'string') throw new Error('routes are declared by path patterns');
+    const marker = layer.stack.find((m): m is StatusMarker => STATUSES in m);
+    layer.stack.unshift(routeGuard(credential, lockout, marker?.[STATUSES] ?? null) as (typeof layer.stack)[number]);
+    for (const method of layer.methods) routes.push({ method, path: layer.path, access });
+  }
+  return routes;
+}
+
+function routeGuard(credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null) {
+  const lockedOutAnswer = !statuses || statuses.includes(429) ? 429 : 401;
+  const refusesBadQueries = !statuses || statuses.includes(400);
+  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+    if (credential) await authenticate(ctx, credential, lockout, lockedOutAnswer);
+    if (Object.values(ctx.params ?? {}).some((value) => !isSafeText(String(value)))) {
+      throw new ApiError(404, 'not_found', `no resource at ${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`);
+    }
+    if (refusesBadQueries) assertSafeText(ctx.query);
+    await next();
+  };
+}
+
+async function authenticate(ctx: GatewayContext, credential: Credential, lockout: CredentialLockout, lockedOutAnswer: 401 | 429): Promise<void> {
+  const retryAfter = lockout.retryAfterSeconds(ctx.ip);
+  if (retryAfter !== null) {
+    if (lockedOutAnswer === 401) throw credential.refusal();
+    throw new ApiError(429, 'too_many_failed_credentials', `too many failed credentials from this address; retry after ${retryAfter} s`, {
+      headers: { 'retry-after': String(retryAfter) },
+    });
+  }
+  try {
+    await credential.check(ctx);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) lockout.recordFailure(ctx.ip);
+    throw err;
+  }
+}
