@@ -13,7 +13,8 @@ export class PollThrottle {
 
   constructor(
     private readonly minIntervalMs: number,
-    private readonly now: () => number = Date.now,
+    /** The gateway's clock (so tests move it instead of waiting out the interval). */
+    private readonly now: () => number,
     private readonly maxEntries = 100_000,
   ) {}
 

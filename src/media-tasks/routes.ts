@@ -25,10 +25,11 @@ import { normalizePodcastRequest, parsePodcastRequest, podcastEstimate } from '.
  */
 export function mediaTaskRouter(core: Core): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true });
+  const now = () => core.clock().getTime();
   const throttles: Record<string, PollThrottle> = {
-    [IMAGE_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsImage),
-    [PODCAST_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsPodcast),
-    [ERASE_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsErase),
+    [IMAGE_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsImage, now),
+    [PODCAST_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsPodcast, now),
+    [ERASE_TASK_KIND]: new PollThrottle(core.config.pollMinIntervalMsErase, now),
   };
 
   /** Reserves, records and answers the task as it was created (also on an idempotent replay). */

@@ -11,6 +11,11 @@ class CheckpointMoved extends Error {}
 /** How long the checkpoint row may trail a position reached through foreign events only. */
 const CHECKPOINT_FLUSH_MS = 100;
 
+export interface ConsumerRunnerOptions {
+  /** Default CHECKPOINT_FLUSH_MS; tests set it long to observe the checkpoint before the flush. */
+  readonly checkpointFlushMs?: number;
+}
+
 export async function readCheckpoint(db: Pool, name: string): Promise<GlobalPosition | null> {
   const { rows } = await db.query<{ major: string | null; minor: string | null }>(
     'SELECT major::text, minor::text FROM consumer_checkpoints WHERE name = $1',
@@ -47,6 +52,7 @@ export class ConsumerRunner extends EventEmitter {
     readonly consumer: Consumer,
     private readonly logger: Logger,
     private readonly schema: string,
+    private readonly options: ConsumerRunnerOptions = {},
   ) {
     super();
     this.setMaxListeners(0);
@@ -156,11 +162,12 @@ export class ConsumerRunner extends EventEmitter {
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
       void this.flush().catch((err: unknown) => {
-        if (err instanceof CheckpointMoved) void this.resubscribe();
-        // Otherwise the next batch or flush tries again.
-        else this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
+        if (err instanceof CheckpointMoved) return void this.resubscribe();
+        // Try again: no further batch may come to carry the position into the row.
+        this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
+        if (this.active && !this.stopped) this.flushSoon();
       });
-    }, CHECKPOINT_FLUSH_MS);
+    }, this.options.checkpointFlushMs ?? CHECKPOINT_FLUSH_MS);
   }
 
   /** Stores the in-memory position when only foreign events moved it. */

@@ -11,7 +11,7 @@ import { ReadModelBehindError, type ConsumerProgress } from '../projections-runt
 import type { WebhookSender } from '../webhooks/deliver';
 import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
 import { taskIdOfStream, taskStream, type Callback, type TaskEvent } from './events';
-import { IdempotencyKeys } from './idempotency';
+import { IdempotencyKeys, replayNotReadable } from './idempotency';
 import { TaskRejected, type TaskKind } from './kind';
 import { readTask, listTasks } from './read';
 import type { TaskRow } from './view-row';
@@ -101,32 +101,30 @@ export class TaskEngine {
   }
 
   /**
-   * Reserves the estimate and records the task; the process manager takes it from there. The
-   * order matters for crashes: money is reserved before the task is recorded, so a crash in
-   * between leaves a reservation whose task never appears, which the reconciler releases.
+   * Claims the Idempotency-Key, reserves the estimate and records the task; the process manager
+   * takes it from there. The key comes first so that a concurrent duplicate moves no money. Money
+   * is reserved before the task is recorded, so a crash in between leaves a reservation whose task
+   * never appears, which the reconciler releases (and a key claim that lapses after the same grace).
    */
   async create(input: CreateTaskInput): Promise<{ row: TaskRow; replayed: boolean }> {
     const kind = this.kind(input.kind);
     const metadata = { requestId: input.requestId };
-    for (;;) {
-      // A replay answers with the first task before any money moves.
-      const key = input.idempotency ? await this.idempotency.lookup(input.accountId, input.idempotency.key, input.idempotency.hash) : null;
-      if (key?.kind === 'replay') {
-        const row = await this.read(kind.kind, taskIdOfStream(key.taskStream), input.accountId);
-        if (row) return { row, replayed: true };
-        throw new ApiError(409, 'idempotent_request_in_progress', 'a request with this Idempotency-Key is still being processed');
-      }
-      const taskId = newId(kind.idPrefix);
-      const stream = taskStream(kind.kind, taskId);
+    const taskId = newId(kind.idPrefix);
+    const stream = taskStream(kind.kind, taskId);
+    const idem = input.idempotency;
+    const claim = idem ? await this.idempotency.claim(input.accountId, idem.key, idem.hash, stream) : null;
+    if (claim?.kind === 'replay') {
+      const row = await this.read(kind.kind, taskIdOfStream(claim.taskStream), input.accountId);
+      if (row) return { row, replayed: true };
+      throw replayNotReadable();
+    }
+    let result;
+    try {
       const reservationId = await this.deps.accounts.reserve(
         { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model }, ttlMs: TASK_RESERVATION_TTL_MS },
         metadata,
       );
-      if (input.idempotency && key?.kind === 'free' && !(await this.idempotency.claim(input.accountId, input.idempotency.key, input.idempotency.hash, stream, key.expectedVersion))) {
-        await this.deps.accounts.release(input.accountId, reservationId, 'a concurrent request with the same Idempotency-Key won', metadata);
-        continue;
-      }
-      const result = await this.run(
+      result = await this.run(
         stream,
         {
           type: 'Submit',
@@ -139,18 +137,21 @@ export class TaskEngine {
             reservationId,
             estimate: input.estimate,
             callback: input.callback,
-            idempotencyKey: input.idempotency?.key ?? null,
+            idempotencyKey: idem?.key ?? null,
             ...(input.submitsInline ? { submitAt: new Date(this.deps.clock().getTime() + this.deps.settings.inlineSubmitGraceMs).toISOString() } : {}),
             at: this.now(),
           },
         },
         metadata,
       );
-      await this.deps.progress.waitFor(result.position!, TASK_VIEWS, this.deps.settings.projectionWaitMs);
-      const row = await this.read(kind.kind, taskId, input.accountId);
-      if (!row) throw new ReadModelBehindError(`task ${taskId}`);
-      return { row, replayed: false };
+    } catch (err) {
+      if (idem && claim?.kind === 'claimed') await this.idempotency.release(input.accountId, idem.key, claim.revision, stream);
+      throw err;
     }
+    await this.deps.progress.waitFor(result.position!, TASK_VIEWS, this.deps.settings.projectionWaitMs);
+    const row = await this.read(kind.kind, taskId, input.accountId);
+    if (!row) throw new ReadModelBehindError(`task ${taskId}`);
+    return { row, replayed: false };
   }
 
   /**

@@ -25,7 +25,7 @@ export function videoRouter(core: Core): Router<GatewayState> {
 
   router.post('/', async (ctx) => {
     const auth = authOf(ctx);
-    const body = parseVideoRequest(await readJson(ctx, VIDEO_BODY_LIMIT));
+    const body = parseVideoRequest(await readJson(ctx, { limit: VIDEO_BODY_LIMIT, oversizeStatus: 413 }));
     const model = resolveModel(core.catalog, auth, body.model, ['video']);
     const draftId = body.content.find((c) => c.type === 'draft_task')?.draft_task?.id;
     const account = await core.accounts.get(auth.accountId);

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { guardedLookup } from './target-guard';
+import { guardedConnector } from './target-guard';
 import { signWebhook } from './signing';
 
 export interface DeliveryResult {
@@ -21,7 +21,7 @@ export class WebhookSender {
     private readonly options: { timeoutMs: number; allowPrivateTargets: boolean; clock: () => Date },
   ) {
     this.agent = new Agent({
-      connect: { lookup: guardedLookup(options.allowPrivateTargets) as never, timeout: options.timeoutMs },
+      connect: guardedConnector(options.allowPrivateTargets, { timeout: options.timeoutMs }),
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
       keepAliveTimeout: 10_000,

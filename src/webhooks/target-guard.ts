@@ -1,13 +1,18 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { parseHttpUrl } from '../http/urls';
+import { buildConnector } from 'undici';
 
 /**
  * Callback URLs are chosen by customers, so a delivery must not become a way to reach the
  * gateway's own network (SSRF). Every address a host resolves to is checked at connect time (the
- * address checked is the address dialled, so DNS rebinding cannot swap it afterwards).
+ * address checked is the address dialled, so DNS rebinding cannot swap it afterwards), and so is
+ * a host written as an address, which never goes through a lookup (see guardedConnector).
  */
-const blocked = new net.BlockList();
+// Two lists: Node checks an IPv4 address against IPv4-mapped IPv6 rules too, so one list holding
+// ::ffff:0:0/96 would refuse every IPv4 address, public ones included.
+const blockedV4 = new net.BlockList();
+const blockedV6 = new net.BlockList();
 for (const [prefix, bits] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -21,7 +26,7 @@ for (const [prefix, bits] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv4');
+  blockedV4.addSubnet(prefix, bits, 'ipv4');
 }
 for (const [prefix, bits] of [
   ['::', 128],
@@ -30,22 +35,24 @@ for (const [prefix, bits] of [
   ['fe80::', 10],
   ['ff00::', 8],
   ['::ffff:0:0', 96],
+  // Forms that carry an IPv4 address inside an IPv6 one (IPv4-compatible, NAT64, 6to4): a gateway
+  // has no business calling out through them, and checking the embedded address is easy to get wrong.
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
 ] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv6');
+  blockedV6.addSubnet(prefix, bits, 'ipv6');
 }
 
+/** Whether an address (IPv4 or IPv6, as a resolver or the URL parser writes it) is one a delivery must not reach. */
 export function isPrivateAddress(address: string): boolean {
-  const family = net.isIPv6(address) ? 'ipv6' : 'ipv4';
-  if (family === 'ipv6' && address.toLowerCase().startsWith('::ffff:')) {
-    const v4 = address.slice(7);
-    if (net.isIPv4(v4)) return blocked.check(v4, 'ipv4');
-  }
-  return blocked.check(address, family);
+  return net.isIPv6(address) ? blockedV6.check(address, 'ipv6') : blockedV4.check(address, 'ipv4');
 }
 
 export class ForbiddenTargetError extends Error {
   constructor(host: string) {
-    super(`callback host ${host} resolves to a private or loopback address`);
+    super(net.isIP(host) ? `callback address ${host} is a private or loopback address` : `callback host ${host} resolves to a private or loopback address`);
     this.name = 'ForbiddenTargetError';
   }
 }
@@ -63,6 +70,24 @@ export function guardedLookup(allowPrivate: boolean) {
       const first = list[0]!;
       callback(null, first.address, first.family);
     });
+  };
+}
+
+type Connector = ReturnType<typeof buildConnector>;
+
+/**
+ * The connector for an outgoing agent that may not reach private addresses unless allowed: a
+ * hostname is checked by guardedLookup, and a host that is already an address (`127.0.0.1`,
+ * `[::1]`, `[::ffff:7f00:1]`, and the decimal, hex and octal forms the URL parser normalizes to
+ * those) is checked here, since Node dials it without any lookup.
+ */
+export function guardedConnector(allowPrivate: boolean, options: { timeout: number }): Connector {
+  const connect = buildConnector({ ...options, lookup: guardedLookup(allowPrivate) as never });
+  if (allowPrivate) return connect;
+  return (opts, callback) => {
+    const host = opts.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(host) && isPrivateAddress(host)) return callback(new ForbiddenTargetError(host), null);
+    return connect(opts, callback);
   };
 }
 

@@ -5,11 +5,11 @@ import { Catalog, CatalogError, DEFAULT_CATALOG_FILE, type ModelEntry } from '..
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
-import { tempDir } from '../../src/db/database';
 import { createLogger } from '../../src/log';
 import { channelsServedBy, Upstreams } from '../../src/upstreams/registry';
 import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
+import { testTempDir } from '../support/temp-dirs';
 
 /**
  * POST /admin/v1/catalog/reload re-reads CATALOG_FILE with the same checks as at start-up. Every
@@ -33,7 +33,7 @@ function chatModel(id: string, channel: string): ModelEntry {
 }
 
 function catalogCopy(): string {
-  const file = path.join(tempDir('catalog-reload-'), 'catalog.json');
+  const file = path.join(testTempDir('catalog-reload-'), 'catalog.json');
   fs.copyFileSync(DEFAULT_CATALOG_FILE, file);
   return file;
 }
@@ -184,7 +184,7 @@ describe('reloading the model catalog @integration', () => {
     const file = catalogCopy();
     writeCatalog(file, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
     const catalog = new Catalog(file);
-    const config = loadConfig({ DATA_DIR: tempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(), { timeoutMs: 1000, maxConcurrency: 1 })) });
+    const config = loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(), { timeoutMs: 1000, maxConcurrency: 1 })) });
     let error: unknown = null;
     try {
       const upstreams = await Upstreams.start(config, catalog, createLogger('silent'));

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import type { Pool } from 'pg';
 import type { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
 import type { RecordedEvent } from '../../src/eventstore/port';
@@ -10,27 +9,9 @@ import { createLogger } from '../../src/log';
 import type { EventConsumer } from '../../src/projections-runtime/consumer';
 import { LeaseHolder } from '../../src/projections-runtime/leases';
 import { ConsumerRunner, readCheckpoint } from '../../src/projections-runtime/runner';
+import { countingPool, LOG_READ } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
-
-/** The pool, counting the statements whose text matches. */
-function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: () => number } {
-  let n = 0;
-  const proxy = new Proxy(pool, {
-    get(target, property) {
-      if (property === 'query') {
-        return (...args: unknown[]) => {
-          const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text ?? '');
-          if (match.test(text)) n++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      }
-      const value = Reflect.get(target, property) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { pool: proxy, count: () => n };
-}
 
 describe('consumers: shared log reads and lazy checkpoints @integration', () => {
   let db: Database;
@@ -42,7 +23,7 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
   after(async () => db.close());
 
   it('lets the subscriptions woken by one notification share their read of the log', async () => {
-    const reads = countingPool(db.pool, /FROM es_events\s+WHERE \(tx_id, position\) >/);
+    const reads = countingPool(db.pool, LOG_READ);
     // A slow fallback poll: every read below is a notification's.
     const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
     const from = await store.headPosition();
@@ -66,38 +47,66 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
     }
   });
 
-  it('commits a consumer’s checkpoint with its own events at once, and after foreign events only shortly after, in few transactions', async () => {
+  it('commits a consumer’s checkpoint with its own events at once, and after foreign events only later, in one transaction', async () => {
     const transactions = countingPool(db.pool, /FROM consumer_checkpoints WHERE name = .* FOR UPDATE/);
     const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 30_000 });
     const applied: RecordedEvent[] = [];
     const consumer: EventConsumer = { name: 'test-lazy', eventTypes: new Set(['Mine']), apply: async (_tx, event) => void applied.push(event) };
-    const runner = new ConsumerRunner(transactions.pool, store, consumer, logger, 'public');
+    // A flush delay longer than the test: the foreign events' checkpoint is written only at stop.
+    const runner = new ConsumerRunner(transactions.pool, store, consumer, logger, 'public', { checkpointFlushMs: 3_600_000 });
+    const leases = new LeaseHolder(db.pool, logger);
+    runner.start(leases);
+    let stopped = false;
+    try {
+      await waitFor('the lease', async () => runner.isActive);
+      const mine = (await store.append('lazy-mine', [{ type: 'Mine', data: { n: 0 } }], { expectedVersion: 'any' })).position;
+      await waitFor('its own event folded and stored', async () => {
+        const stored = await readCheckpoint(db.pool, 'test-lazy');
+        return stored !== null && comparePositions(stored, mine) >= 0;
+      });
+      const before = transactions.count();
+      let last = mine;
+      for (let i = 0; i < 20; i++) last = (await store.append(`lazy-other-${i}`, [{ type: 'Other', data: {} }], { expectedVersion: 'any' })).position;
+      // In memory at once (what this process's readers wait for)...
+      await waitFor('the foreign events passed in memory', async () => runner.localPosition !== null && comparePositions(runner.localPosition, last) >= 0);
+      // ...while the row still holds the last own event, and no transaction was spent on them.
+      expect(comparePositions((await readCheckpoint(db.pool, 'test-lazy'))!, mine)).to.equal(0);
+      expect(transactions.count() - before).to.equal(0);
+      // Stopping stores the position in one transaction.
+      await runner.stop();
+      stopped = true;
+      expect(comparePositions((await readCheckpoint(db.pool, 'test-lazy'))!, last)).to.equal(0);
+      expect(transactions.count() - before, 'checkpoint transactions for 20 foreign appends').to.equal(1);
+      expect(applied.map((e) => e.type)).to.deep.equal(['Mine']);
+    } finally {
+      if (!stopped) await runner.stop();
+      await leases.close();
+      await store.close();
+    }
+  });
+
+  it('stores the checkpoint of foreign events shortly after, and replays from a reset checkpoint', async () => {
+    // A short fallback poll: the resubscription after the reset reads without waiting for another append.
+    const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 50 });
+    const applied: RecordedEvent[] = [];
+    const consumer: EventConsumer = { name: 'test-lazy-timer', eventTypes: new Set(['MineToo']), apply: async (_tx, event) => void applied.push(event) };
+    const runner = new ConsumerRunner(db.pool, store, consumer, logger, 'public');
     const leases = new LeaseHolder(db.pool, logger);
     runner.start(leases);
     try {
       await waitFor('the lease', async () => runner.isActive);
-      let last = (await store.append('lazy-mine', [{ type: 'Mine', data: { n: 0 } }], { expectedVersion: 'any' })).position;
-      await waitFor('its own event folded and stored', async () => {
-        const stored = await readCheckpoint(db.pool, 'test-lazy');
-        return stored !== null && comparePositions(stored, last) >= 0;
-      });
-      const before = transactions.count();
-      for (let i = 0; i < 20; i++) last = (await store.append(`lazy-other-${i}`, [{ type: 'Other', data: {} }], { expectedVersion: 'any' })).position;
-      // In memory at once (what this process's readers wait for)...
-      await waitFor('the foreign events passed in memory', async () => runner.localPosition !== null && comparePositions(runner.localPosition, last) >= 0);
-      // ...and in the checkpoint row soon after.
+      await store.append('lazy-timer-mine', [{ type: 'MineToo', data: { n: 0 } }], { expectedVersion: 'any' });
+      const last = (await store.append('lazy-timer-other', [{ type: 'Other', data: {} }], { expectedVersion: 'any' })).position;
       await waitFor('the checkpoint row caught up', async () => {
-        const stored = await readCheckpoint(db.pool, 'test-lazy');
+        const stored = await readCheckpoint(db.pool, 'test-lazy-timer');
         return stored !== null && comparePositions(stored, last) >= 0;
       });
-      expect(transactions.count() - before, 'checkpoint transactions for 20 foreign appends').to.be.at.most(5);
-      expect(applied.map((e) => e.type)).to.deep.equal(['Mine']);
 
       // A reset checkpoint (a rebuild) is noticed: the consumer replays from the start.
-      await db.pool.query("UPDATE consumer_checkpoints SET major = NULL, minor = NULL WHERE name = 'test-lazy'");
-      await store.append('lazy-other-after-reset', [{ type: 'Other', data: {} }], { expectedVersion: 'any' });
-      await waitFor('the replay', async () => applied.length === 2, 10_000);
-      expect(applied.map((e) => e.streamId)).to.deep.equal(['lazy-mine', 'lazy-mine']);
+      await db.pool.query("UPDATE consumer_checkpoints SET major = NULL, minor = NULL WHERE name = 'test-lazy-timer'");
+      await store.append('lazy-timer-other-after-reset', [{ type: 'Other', data: {} }], { expectedVersion: 'any' });
+      await waitFor('the replay', async () => applied.length === 2);
+      expect(applied.map((e) => e.streamId)).to.deep.equal(['lazy-timer-mine', 'lazy-timer-mine']);
     } finally {
       await runner.stop();
       await leases.close();

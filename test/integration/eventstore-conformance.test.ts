@@ -7,6 +7,7 @@ import { comparePositions, WrongExpectedVersionError, type EventStore, type Reco
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { createTestDatabase } from '../support/database';
+import { waitFor } from '../support/wait';
 
 interface Adapter {
   name: string;
@@ -105,7 +106,12 @@ for (const adapter of adapters.filter((a) => a.enabled)) {
       const id = randomUUID();
       const { position } = await store.append(s, [{ id, type: 'Meta', data: { a: [1, 'x'] }, metadata: { requestId: 'req_1' } }], { expectedVersion: 'no_stream' });
       await store.append(s, [{ type: 'After', data: {} }], { expectedVersion: 0 });
-      const all = await readToEnd(store);
+      // The global log shows a commit once no older transaction on the server is still open
+      // (other databases' included): wait for that rather than assume it.
+      const all = await waitFor('both events readable in the global log', async () => {
+        const log = await readToEnd(store);
+        return log.filter((e) => e.streamId === s).length >= 2 ? log : null;
+      });
       const mine = all.filter((e) => e.streamId === s);
       expect(mine.map((e) => e.type)).to.deep.equal(['Meta', 'After']);
       expect(mine[0]).to.deep.include({ id, data: { a: [1, 'x'] } });

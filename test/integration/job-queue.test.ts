@@ -43,19 +43,26 @@ describe('job queue: leases @integration', () => {
 
   it('keeps a job that runs for several leases to the worker running it: it runs once', async () => {
     const runs: string[] = [];
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
     const slow = (name: string) => async () => {
       runs.push(name);
-      // Four leases long: without renewals the other worker would claim it after the first.
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await finished;
     };
     const first = worker('slow', slow('first'), 300);
     await schedule('slow', 'one');
     first.start();
     await waitFor('the first run', async () => runs.length === 1, 10_000);
-    worker('slow', slow('second'), 300).start();
+    const { rows } = await db.pool.query("SELECT locked_until::text AS claimed FROM jobs WHERE kind = 'slow'");
+    const second = worker('slow', slow('second'), 300);
+    second.start();
+    // The job runs on until its first claim would have run out three leases ago: without renewals
+    // the second worker, polling all along, would have taken it over.
+    await waitFor('three leases past the first claim', async () => (await db.pool.query("SELECT now() > $1::timestamptz + interval '900 milliseconds' AS past", [rows[0].claimed])).rows[0].past, 10_000);
+    finish();
     await waitFor('the job done', async () => (await jobsOf('slow')).length === 0, 10_000);
-    // Give the second worker several more lease periods in which a wrong claim would show.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Stopping waits for whatever the second worker had started.
+    await second.stop();
     expect(runs).to.deep.equal(['first']);
   });
 

@@ -173,6 +173,33 @@ describe('meeting minutes @integration', () => {
     expect(entry).to.include({ type: 'settlement', amount: u.amount });
   });
 
+  it('Idempotency-Key: concurrent creates make one task and one reservation; in progress is 429 with Retry-After, another body 400, in shape B', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const body = { model: 'service-minutes', file_url: media('once.mp3', { sim_duration_ms: '60000' }) };
+    const headers = { 'idempotency-key': 'minutes-burst' };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => gw.api(fresh.key, 'POST', '/v1/audio/minutes', body, headers)));
+    const created = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+    expect(created, JSON.stringify(answers.map((a) => a.status))).to.have.length(1);
+    for (const a of answers) {
+      if (a.status === 200) {
+        expect(a.body.id).to.equal(created[0]!.body.id);
+      } else {
+        expect(a.status, JSON.stringify(a.body)).to.equal(429);
+        expect(a.body).to.have.keys('error', 'type');
+        expect(a.body.type).to.equal('rate_limit_error');
+        expect(a.headers.get('retry-after')).to.equal('1');
+      }
+    }
+    const reused = await gw.api(fresh.key, 'POST', '/v1/audio/minutes', { ...body, source_lang: 'en_us' }, headers);
+    expect(reused.status).to.equal(400);
+    expect(reused.body).to.deep.equal({ error: reused.body.error, type: 'invalid_request_error' });
+    expect(reused.body.error).to.match(/Idempotency-Key/);
+    const ledger = (await gw.admin('GET', `/admin/v1/accounts/${fresh.accountId}/ledger`)).body.data as { type: string }[];
+    expect(ledger.filter((e) => e.type === 'reservation'), 'exactly one reservation').to.have.length(1);
+    expect(ledger.filter((e) => e.type === 'release'), 'nothing reserved and released by the others').to.have.length(0);
+    await settled(created[0]!.body.id, fresh.key);
+  });
+
   it('runs partner-minutes with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
     const before = await balance();
     const res = await create({
@@ -333,8 +360,10 @@ describe('meeting minutes @integration', () => {
     const afterTask = await balance();
     expect(before.available - afterTask.available).to.equal(task.usage.amount);
 
-    // Nothing retries by itself: the task stays failed until a summary is asked for.
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing retries by itself: no summary work is left scheduled for the task (its timeout timer
+    // may still be, and only fails a summary that is running), so it stays failed until one is asked for.
+    const { rows: scheduled } = await gw.pool.query(`SELECT kind FROM jobs WHERE key = $1 AND kind = 'minutes.summary'`, [`minutes-${res.body.id}`]);
+    expect(scheduled).to.deep.equal([]);
     expect((await get(res.body.id)).body.summary_status).to.equal('failed');
 
     expect((await gw.api(other, 'POST', '/v1/summaries', { task_id: res.body.id })).status, "another account's task").to.equal(404);
@@ -694,7 +723,6 @@ describe('meeting minutes: the summary time limit and the rate limit @integratio
     // No automatic retry: no summary work is left scheduled, and the stage completed exactly once.
     const { rows: jobs } = await gw.pool.query(`SELECT kind FROM jobs WHERE key = $1 AND kind LIKE 'minutes.%'`, [stream]);
     expect(jobs).to.deep.equal([]);
-    await new Promise((r) => setTimeout(r, 500));
     const later = (await gw.store.readStream(stream)).map((e) => e.type);
     expect(later).to.deep.equal(events);
     expect(later.filter((t) => t === 'TaskStageCompleted')).to.have.length(1);

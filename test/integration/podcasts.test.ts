@@ -4,7 +4,7 @@ import { countTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
-import { expectSettledAndAuditClean, pollUntilFinal as pollTask, sleep, waitFor } from '../support/wait';
+import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
 
 const PRICES = { input_per_million: 2_000_000, output_per_million: 60_000_000 };
 const AUDIO_TOKENS_PER_SECOND = 25;
@@ -53,9 +53,13 @@ describe('podcast tasks @integration', () => {
   let gw: TestGateway;
   let key: string;
   let accountId: string;
+  let offsetMs = 0;
 
   before(async () => {
-    gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_PODCAST: String(POLL_MS) });
+    gw = await startTestGateway(
+      { TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_PODCAST: String(POLL_MS) },
+      { clock: () => new Date(Date.now() + offsetMs) },
+    );
     ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
   });
   afterEach(async () => expectSettledAndAuditClean(gw, [key]));
@@ -224,7 +228,7 @@ describe('podcast tasks @integration', () => {
     const again = await cancel(res.body.id, fresh.key);
     expect(again.status).to.equal(409);
     expect(again.body.error.code).to.equal('task_finished');
-    await sleep(POLL_MS + 10);
+    offsetMs += POLL_MS; // past the polling interval since the cancelled task's last read
     const read = await get(res.body.id, fresh.key);
     expectValid(read.body, 'cancelled task');
     expect(read.body.status).to.equal('cancelled');
@@ -259,7 +263,8 @@ describe('podcast tasks @integration', () => {
     expect(again.body.id).to.equal(first.body.id);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect((await balance()).frozen).to.equal(frozen);
-    expect((await create({ ...body, language: 'en_us' }, { 'idempotency-key': 'pod-1' })).status).to.equal(409);
+    const other = await create({ ...body, language: 'en_us' }, { 'idempotency-key': 'pod-1' });
+    expect([other.status, other.body.error.code]).to.deep.equal([400, 'idempotency_key_reused']);
     await pollUntilFinal(first.body.id);
   });
 });
@@ -291,7 +296,7 @@ describe('podcast audio link expiry and polling limit @integration', () => {
     expect(expired.status, 'after 61 minutes').to.equal(403);
     expect(((await expired.json()) as { error: { code: string } }).error.code).to.equal('link_expired');
 
-    await sleep(1600);
+    // 61 minutes on the gateway's clock since the last read: past the polling interval too.
     const fresh = (await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).body;
     expect(fresh.audio_url).to.not.equal(task.audio_url);
     expect((await fetch(fresh.audio_url)).status).to.equal(200);
@@ -311,7 +316,7 @@ describe('podcast audio link expiry and polling limit @integration', () => {
     expect(Number(fast.headers.get('retry-after'))).to.be.oneOf([1, 2]);
     const second = (await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {})).body.key as string;
     expect((await gw.api(second, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status, 'another key').to.equal(200);
-    await sleep(1550);
+    offsetMs += 1500;
     expect((await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status, 'after the interval').to.equal(200);
     await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
     await gw.expectAuditClean();

@@ -5,7 +5,9 @@ import { migrate } from '../../src/db/migrations';
 import type { RecordedEvent } from '../../src/eventstore/port';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
+import { countingPool, LOG_READ } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
+import { waitFor } from '../support/wait';
 import { readToEnd } from './eventstore-conformance.test';
 
 describe('PostgreSQL global log: no event is skipped by a reader @integration', () => {
@@ -26,7 +28,10 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
     const slow = `slow-${randomUUID()}`;
     const fast = `fast-${randomUUID()}`;
     const seen: RecordedEvent[] = [];
-    const subscription = store.subscribe({ from: await store.headPosition(), onBatch: async (batch) => void seen.push(...batch) });
+    // Its own store on a counting pool, to know how often the subscriber has looked at the log.
+    const reads = countingPool(db.pool, LOG_READ);
+    const watched = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 50 });
+    const subscription = watched.subscribe({ from: await store.headPosition(), onBatch: async (batch) => void seen.push(...batch) });
 
     const open = await db.pool.connect();
     try {
@@ -35,18 +40,22 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
       await open.query(`SELECT * FROM es_append($1, 'no_stream', NULL, $2, $3, $4, $5)`, [slow, [randomUUID()], ['Slow'], ['{}'], ['{}']]);
       await store.append(fast, [{ type: 'Fast', data: {} }], { expectedVersion: 'no_stream' });
 
-      // Six poll intervals, with a notification for the fast append: time enough to wrongly advance.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Five reads of the log since the fast append (its notification, then the held-back retries):
+      // each one a chance to wrongly advance past the open transaction.
+      const readsBefore = reads.count();
+      await waitFor('five reads of the log', async () => reads.count() - readsBefore >= 5);
       expect(seen.map((e) => e.type), 'nothing is delivered past the open transaction').to.deep.equal([]);
       expect((await store.readAll(null, 10_000)).some((e) => e.streamId === fast), 'readAll holds back too').to.equal(false);
       expect(await store.hasHeldBackEvents(), 'the committed event is known to be held back').to.equal(true);
 
       await open.query('COMMIT');
     } finally {
-      open.release();
+      // Destroyed rather than returned: a test failing mid-transaction must not leave it open for the next.
+      open.release(true);
     }
-    await waitUntil(async () => seen.length >= 2, 5000);
+    await waitFor('both events', async () => seen.length >= 2);
     await subscription.close();
+    await watched.close();
     expect(seen.map((e) => e.type)).to.deep.equal(['Slow', 'Fast']);
     expect(await store.hasHeldBackEvents(), 'nothing is held back once the open transaction ended').to.equal(false);
   });
@@ -97,9 +106,13 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
         }
       }),
     );
-    await waitUntil(async () => seenBy.every((seenHere) => seenHere.length >= committed.size), 20_000);
-    await new Promise((r) => setTimeout(r, 200));
+    // A last event after all the others: once every subscriber has it, whatever they would deliver
+    // before it (a duplicate, a late event) has been delivered too, since the log is read in order.
+    const end = randomUUID();
+    await store.append(`${prefix}-end`, [{ id: end, type: 'End', data: {} }], { expectedVersion: 'no_stream' });
+    await waitFor('every subscriber at the end', async () => seenBy.every((seenHere) => seenHere.some((e) => e.id === end)), 20_000);
     await Promise.all(subscriptions.map((subscription) => subscription.close()));
+    for (const seenHere of seenBy) expect(seenHere.pop()!.id, 'the last event is the end marker').to.equal(end);
     expect(seenBy[1]!.map((e) => e.id), 'the subscriber sharing its reads').to.deep.equal(seen.map((e) => e.id));
     expect(seenBy[2]!.map((e) => e.id), 'the slow subscriber').to.deep.equal(seen.map((e) => e.id));
 
@@ -111,15 +124,7 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
       const revisions = seen.filter((e) => e.streamId === s).map((e) => e.revision);
       expect(revisions, `stream ${s} in order without gaps`).to.deep.equal(revisions.map((_, i) => i));
     }
-    const all = (await readToEnd(store)).filter((e) => e.streamId.startsWith(prefix)).map((e) => e.id);
+    const all = (await readToEnd(store)).filter((e) => e.streamId.startsWith(prefix) && e.id !== end).map((e) => e.id);
     expect(all).to.deep.equal(ids);
   });
 });
-
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

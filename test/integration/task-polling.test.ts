@@ -5,7 +5,7 @@ import { createSimulator, type Simulator } from '../../src/upstreams/simulator/s
 import { videoRoutes } from '../../src/upstreams/simulator/video';
 import { JOB } from '../../src/tasks/process-manager';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { expectSettledAndAuditClean, sleep, waitFor } from '../support/wait';
+import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
 /**
  * How the task engine polls a provider task, seen from the provider's side: a simulator this test
@@ -66,8 +66,8 @@ describe('task polling backs off and records only changes @integration', functio
       30_000,
       50,
     );
-    // A late poll would show up here: give one a moment to arrive.
-    await sleep(200);
+    // The poll job is gone once its last run finished: no later poll can come.
+    await waitFor('the poll job done', async () => (await gw.pool.query('SELECT 1 FROM jobs WHERE kind = $1 AND key = $2', [JOB.poll, stream])).rowCount === 0);
     pollGets = gets.get(`/v1/contents/generations/tasks/${task.upstream_id}`) ?? [];
   });
 

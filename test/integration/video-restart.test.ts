@@ -7,11 +7,13 @@ import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { Catalog } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
-import { freePort, tempDir, type Database } from '../../src/db/database';
+import { freePort, type Database } from '../../src/db/database';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
 import { videoRoutes } from '../../src/upstreams/simulator/video';
+import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
+import { testTempDir } from '../support/temp-dirs';
 import { waitFor as waitWithin } from '../support/wait';
 
 const ADMIN = 'restart-admin-token';
@@ -98,7 +100,7 @@ describe('video tasks survive the gateway being killed @integration', function (
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     gateway = new GatewayProcess({
       DATABASE_URL: db.url,
-      DATA_DIR: tempDir('gateway-restart-'),
+      DATA_DIR: testTempDir('gateway-restart-'),
       ADMIN_TOKEN: ADMIN,
       LOG_LEVEL: 'silent',
       // Every channel the catalog names, all served by the simulator this test owns.
@@ -200,7 +202,8 @@ describe('video tasks survive the gateway being killed @integration', function (
         ids.push((await via.call(key, 'POST', '/v1/videos/generations', { model: 'video-pro-1.5', content: [{ type: 'text', text: `pair ${i}` }], callback_url: hookUrl })).body.id);
       }
       await waitFor('all callbacks', async () => received.length >= ids.length);
-      await new Promise((r) => setTimeout(r, 1000));
+      // No webhook job left in either process: no further callback can come.
+      await waitFor('the webhook jobs done', async () => (await db.pool.query('SELECT 1 FROM jobs WHERE kind = $1', [JOB.webhook])).rowCount === 0);
       const taskIds = received.map((r) => JSON.parse(r.body).task_id as string);
       expect([...taskIds].sort()).to.deep.equal([...ids].sort());
       for (const id of ids) await expectBilledOnceAndAuditClean(id);

@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { testTempDir } from '../support/temp-dirs';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
 interface Received {
@@ -165,7 +165,7 @@ describe('video generation tasks and webhooks @integration', () => {
       return t.webhook.deliveries[0]?.status === 'delivered' ? t : null;
     });
     expect(task.webhook.deliveries[0].attempts.map((a: { status_code: number }) => a.status_code)).to.deep.equal([500, 503, 200]);
-    await new Promise((r) => setTimeout(r, 500));
+    // A delivered delivery is never attempted again (the webhook job checks its state first): three is final.
     expect(receiver.received).to.have.length(3);
   });
 
@@ -256,6 +256,35 @@ describe('video generation tasks and webhooks @integration', () => {
       await strict.expectAuditClean();
     } finally {
       await strict.close();
+    }
+  });
+
+  it('never delivers to a private target once private targets are disallowed, whoever created the task', async () => {
+    // A task created while private targets were allowed, delivered once; then the same data under a
+    // gateway that disallows them: a redelivery to the loopback receiver is a failed attempt, not a delivery.
+    const permissive = await startTestGateway(env);
+    let strict: TestGateway | null = null;
+    try {
+      const account = await permissive.fundedAccount(100_000_000);
+      const res = await permissive.api(account.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'x' }], callback_url: receiver.url });
+      expect(res.status).to.equal(200);
+      await waitFor('the first delivery', async () => (await permissive.api(account.key, 'GET', `/v1/videos/generations/${res.body.id}`)).body.webhook?.deliveries[0]?.status === 'delivered');
+      await permissive.stopProcess();
+      strict = await startTestGateway({ ...env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, { reuseDatabaseOf: permissive });
+      const redeliver = await strict.api(account.key, 'POST', `/v1/videos/generations/${res.body.id}/webhook/redeliver`);
+      expect(redeliver.status).to.equal(202);
+      const task = await waitFor('the redelivery dropped', async () => {
+        const t = (await strict!.api(account.key, 'GET', `/v1/videos/generations/${res.body.id}`)).body;
+        return t.webhook.deliveries[1]?.status === 'dropped' ? t : null;
+      });
+      const attempts = task.webhook.deliveries[1].attempts as { ok: boolean; status_code: number | null; error: string }[];
+      expect(attempts).to.have.length(4);
+      for (const a of attempts) expect(a).to.deep.include({ ok: false, status_code: null }) && expect(a.error).to.match(/private or loopback address/);
+      expect(receiver.received, 'only the delivery made while allowed').to.have.length(1);
+      await strict.expectAuditClean();
+    } finally {
+      await strict?.close();
+      await permissive.close();
     }
   });
 
@@ -443,7 +472,7 @@ describe('video generation tasks and webhooks @integration', () => {
     await billed(pending.body.id);
   });
 
-  it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 409', async () => {
+  it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 400', async () => {
     const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'once [sim:delay=1000]' }] };
     const first = await create(body, { 'idempotency-key': 'order-42' });
     const frozen = (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen;
@@ -453,9 +482,46 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(second.headers.get('idempotent-replayed')).to.equal('true');
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance.frozen).to.equal(frozen);
     const other = await create({ ...body, duration: 6 }, { 'idempotency-key': 'order-42' });
-    expect(other.status).to.equal(409);
-    expect(other.body.error.code).to.equal('idempotency_key_reused');
+    expect(other.status).to.equal(400);
+    expect(other.body.error).to.deep.include({ code: 'idempotency_key_reused', param: 'Idempotency-Key', type: 'invalid_request_error' });
     await billed(first.body.id);
+  });
+
+  it('frees an Idempotency-Key whose request was refused for the balance: the retry after a top-up creates the task', async () => {
+    const poor = await gw.fundedAccount(1);
+    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'later' }] };
+    const refused = await create(body, { 'idempotency-key': 'short-1' }, poor.key);
+    expect([refused.status, refused.body.error.code]).to.deep.equal([402, 'insufficient_balance']);
+    expect((await gw.admin('POST', `/admin/v1/accounts/${poor.accountId}/credits`, { amount: 100_000_000, reference: `top-up-${poor.accountId}` })).status).to.equal(201);
+    const retried = await create(body, { 'idempotency-key': 'short-1' }, poor.key);
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    await waitFor('billing', async () => (await gw.balance(poor.key)).frozen === 0);
+  });
+
+  it('concurrent creates with one Idempotency-Key: one task, one reservation; the others replay it or answer 429 with Retry-After', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'at once' }] };
+    const answers = await Promise.all(Array.from({ length: 8 }, () => create(body, { 'idempotency-key': 'burst-1' }, fresh.key)));
+    const created = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+    expect(created, JSON.stringify(answers.map((a) => a.status))).to.have.length(1);
+    const taskId = created[0]!.body.id as string;
+    for (const a of answers) {
+      if (a.status === 200) {
+        expect(a.body.id).to.equal(taskId);
+      } else {
+        expect(a.status, JSON.stringify(a.body)).to.equal(429);
+        expect(a.body.error).to.deep.include({ code: 'idempotent_request_in_progress', type: 'rate_limit_error' });
+        expect(a.headers.get('retry-after')).to.equal('1');
+      }
+    }
+    // Retrying as told: the task the winner made.
+    const retried = await create(body, { 'idempotency-key': 'burst-1' }, fresh.key);
+    expect([retried.status, retried.body.id, retried.headers.get('idempotent-replayed')]).to.deep.equal([200, taskId, 'true']);
+    const ledger = (await gw.admin('GET', `/admin/v1/accounts/${fresh.accountId}/ledger`)).body.data as { type: string }[];
+    expect(ledger.filter((e) => e.type === 'reservation'), 'exactly one reservation').to.have.length(1);
+    expect(ledger.filter((e) => e.type === 'release'), 'nothing reserved and released by the losers').to.have.length(0);
+    await waitFor('billing', async () => (await gw.balance(fresh.key)).frozen === 0);
   });
 
   it('archives videos: tos waits for a verified archive, upstream keeps the native URL, and the archive link serves the bytes', async () => {
@@ -543,7 +609,7 @@ describe('video draft window, draft models and generate_audio: false @integratio
     for (const model of catalog.models) if (model.id === 'video-2.5' || model.id === 'video-2.5-idle') model.capabilities.accepts_audio_off = true;
     const base = catalog.models.find((m) => m.id === 'video-2.5')!;
     catalog.models.push({ ...structuredClone(base), id: 'video-2.5-twin' });
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'video-catalog-')), 'catalog.json');
+    const file = path.join(testTempDir('video-catalog-'), 'catalog.json');
     writeFileSync(file, JSON.stringify(catalog));
     // A clock the test moves, to age a draft past its 7-day window.
     gw = await startTestGateway({ TASK_POLL_MS: '20', CATALOG_FILE: file }, { clock: () => new Date(Date.now() + offsetMs) });

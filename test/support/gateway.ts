@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { loadConfig } from '../../src/config';
-import { tempDir } from '../../src/db/database';
 import { defaultFeatures } from '../../src/features';
 import { startGateway, type FeatureFactory, type Gateway } from '../../src/gateway';
 import { createLogger } from '../../src/log';
 import { createTestDatabase } from './database';
+import { removeTestTempDir, testTempDir } from './temp-dirs';
 
 export interface TestGateway extends Gateway {
   /** Calls the admin API; returns status and parsed body. */
@@ -21,6 +21,11 @@ export interface TestGateway extends Gateway {
   expectAuditClean(): Promise<void>;
   /** Stops this gateway process but keeps its database, for restart tests. */
   stopProcess(): Promise<void>;
+  /**
+   * Stops the gateway if still running, drops its database unless it reused another gateway's
+   * (close that one after), and removes the data directory it made.
+   */
+  close(): Promise<void>;
 }
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token';
@@ -33,10 +38,11 @@ export async function startTestGateway(
   options: { features?: readonly FeatureFactory[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
 ): Promise<TestGateway> {
   const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase();
+  const ownDataDir = env.DATA_DIR ? null : testTempDir('gateway-test-data-');
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
-    DATA_DIR: tempDir('gateway-test-data-'),
+    ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RECONCILE_INTERVAL_MS: '3600000',
@@ -44,7 +50,13 @@ export async function startTestGateway(
     ...env,
   });
   const logger = createLogger(config.logLevel);
-  const gateway = await startGateway(config, { logger, database, features: options.features ?? defaultFeatures(), clock: options.clock });
+  let gateway: Gateway;
+  try {
+    gateway = await startGateway(config, { logger, database, features: options.features ?? defaultFeatures(), clock: options.clock });
+  } catch (err) {
+    if (ownDataDir) removeTestTempDir(ownDataDir);
+    throw err;
+  }
 
   async function call(auth: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
     const res = await fetch(gateway.url + path, {
@@ -95,7 +107,9 @@ export async function startTestGateway(
     },
     async close() {
       if (!processStopped) await gateway.close();
-      await database.close();
+      processStopped = true;
+      if (!options.reuseDatabaseOf) await database.close();
+      if (ownDataDir) removeTestTempDir(ownDataDir);
     },
   });
   return test;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { startEmbeddedPostgres, tempDir, type EmbeddedServer } from '../../src/db/database';
 import { createLogger } from '../../src/log';
+import { removeAllTestTempDirs } from './temp-dirs';
 
 /**
  * One PostgreSQL server for the whole run: the machine's own when DATABASE_URL is set (CI), else
@@ -22,6 +23,7 @@ export async function mochaGlobalSetup(): Promise<void> {
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
+  removeAllTestTempDirs();
   await embedded?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 }

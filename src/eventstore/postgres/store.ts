@@ -195,6 +195,11 @@ class PollingSubscription implements LogSubscription {
   readonly done: Promise<void>;
   private closed = false;
   private wake: (() => void) | null = null;
+  /**
+   * A notification came since the last read began. One that arrives while the subscription reads
+   * or applies a batch (no `wake` to call) must not be lost, or the event waits a whole poll interval.
+   */
+  private notified = false;
 
   constructor(
     private readonly store: PostgresEventStore,
@@ -208,11 +213,15 @@ class PollingSubscription implements LogSubscription {
   private async run(): Promise<void> {
     let position = this.options.from;
     const batchSize = this.options.batchSize ?? 500;
-    const unlisten = this.listener.onNotify(() => this.wake?.());
+    const unlisten = this.listener.onNotify(() => {
+      this.notified = true;
+      this.wake?.();
+    });
     // Re-reads behind a long transaction back off from a few milliseconds to the poll interval.
     let heldBackDelay = HELD_BACK_RETRY_MS;
     try {
       while (!this.closed) {
+        this.notified = false;
         const batch = await this.store.readAllForSubscription(position, batchSize);
         if (this.closed) return;
         if (batch.length > 0) {
@@ -234,6 +243,7 @@ class PollingSubscription implements LogSubscription {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.notified || this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
