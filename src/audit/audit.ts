@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { comparePositions, formatPosition, type EventStore, type GlobalPosition } from '../eventstore/port';
-import { applyEvents, READ_MODEL_SCHEMA, type Projection } from '../projections-runtime/consumer';
+import { applyEvents, READ_MODEL_SCHEMA, REPLAY_PAGE_EVENTS, type Projection } from '../projections-runtime/consumer';
 import { ensureProjectionTables } from '../projections-runtime/tables';
 import type { ProgressSink } from '../cli/progress';
 import { LedgerInvariantChecker } from './ledger-invariants';
@@ -111,7 +111,7 @@ async function replay(
   let position = from;
   let count = 0;
   for (;;) {
-    const batch = (await store.readAll(position, 1000)).filter((e) => comparePositions(e.position, until) <= 0);
+    const batch = (await store.readAll(position, REPLAY_PAGE_EVENTS)).filter((e) => comparePositions(e.position, until) <= 0);
     if (batch.length === 0) return count;
     await onBatch(batch);
     count += batch.length;
