@@ -141,7 +141,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const runners = new Map<string, ConsumerRunner>();
   const progress = new ConsumerProgress(pool, store, runners);
   const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
-  const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock });
+  const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds));
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
