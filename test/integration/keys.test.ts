@@ -130,6 +130,18 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
     expect((await gw.api(other.body.key, 'POST', '/v1/chat/completions', FIXED_CALL)).status).to.equal(200);
   });
 
+  it("holds a key to its own rate on web Q&A with the bounded wait, then 502 gateway_busy", async () => {
+    const accountId = await account('rate web Q&A');
+    const issued = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, { rate_limit_per_minute: 1 });
+    const ask = () => gw.api(issued.body.key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-basic', messages: [{ role: 'user', content: 'hi [sim:tokens=1]' }] });
+    expect((await ask()).status).to.equal(200);
+    // At 1 a minute the next turn is 60 s away, beyond the 2 s wait: refused at once.
+    const busy = await ask();
+    expect(busy.status, JSON.stringify(busy.body)).to.equal(502);
+    expect(busy.body.error).to.deep.include({ code: 'gateway_busy' });
+    expect(busy.body.error.message).to.contain('rate of 1 requests per minute');
+  });
+
   it('lets 10 of 50 parallel requests through a key budget for exactly 10', async () => {
     const accountId = await account('parallel');
     const issued = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, { budget: { amount: 10 * FIXED_CHARGE, period: 'day' } });
