@@ -1,8 +1,12 @@
 import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
-import { accountIdOfStream, type AccountEvent } from '../src/domain/account/events';
+import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type KeySettings } from '../src/domain/account/events';
 
-/** API keys by hash, for authentication. The key itself is never stored. */
+/**
+ * API keys by hash, for authentication, with their limits and when each was last used (the time
+ * of its latest settlement: derived from the ledger, never written per request). The key itself
+ * is never stored.
+ */
 export const apiKeysProjection: Projection = {
   name: 'api_keys',
   tables: ['api_keys'],
@@ -14,22 +18,51 @@ export const apiKeysProjection: Projection = {
       key_hash text NOT NULL UNIQUE,
       key_prefix text NOT NULL,
       allowed_models jsonb,
+      budget jsonb,
+      expires_at timestamptz,
+      rate_limit_per_minute integer,
       created_at timestamptz NOT NULL,
+      last_used_at timestamptz,
       revoked_at timestamptz
     );
     CREATE INDEX api_keys_account ON api_keys (account_id);`,
-  eventTypes: new Set(['ApiKeyIssued', 'ApiKeyRevoked']),
-  async apply(tx, raw) {
-    const event = raw as RecordedEvent & AccountEvent;
-    const accountId = accountIdOfStream(raw.streamId);
-    if (event.type === 'ApiKeyIssued') {
-      const d = event.data;
-      await tx.query(
-        `INSERT INTO api_keys (key_id, account_id, name, key_hash, key_prefix, allowed_models, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [d.keyId, accountId, d.name, d.keyHash, d.keyPrefix, d.allowedModels === null ? null : JSON.stringify(d.allowedModels), d.at],
-      );
-    } else if (event.type === 'ApiKeyRevoked') {
-      await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1', [event.data.keyId, event.data.at]);
+  eventTypes: new Set(['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ReservationSettled']),
+  async applyBatch(tx, events) {
+    // Settlements only move last_used_at forward, so a run of them folds into one update per key.
+    const lastUsed = new Map<string, { accountId: string; at: string }>();
+    for (const raw of events) {
+      const event = upcastAccountEvent(raw as RecordedEvent & AccountEvent);
+      const accountId = accountIdOfStream(raw.streamId);
+      if (event.type === 'ApiKeyIssued') {
+        const d = event.data;
+        await tx.query(
+          `INSERT INTO api_keys (key_id, account_id, key_hash, key_prefix, created_at, name, allowed_models, budget, expires_at, rate_limit_per_minute)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [d.keyId, accountId, d.keyHash, d.keyPrefix, d.at, ...settingsColumns(d)],
+        );
+      } else if (event.type === 'ApiKeyChanged') {
+        await tx.query(
+          `UPDATE api_keys SET name = $2, allowed_models = $3, budget = $4, expires_at = $5, rate_limit_per_minute = $6 WHERE key_id = $1`,
+          [event.data.keyId, ...settingsColumns(event.data)],
+        );
+      } else if (event.type === 'ApiKeyRevoked') {
+        await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1', [event.data.keyId, event.data.at]);
+      } else if (event.type === 'ReservationSettled' && event.data.context) {
+        const seen = lastUsed.get(event.data.context.actor);
+        if (!seen || Date.parse(event.data.at) > Date.parse(seen.at)) lastUsed.set(event.data.context.actor, { accountId, at: event.data.at });
+      }
     }
+    if (lastUsed.size === 0) return;
+    const entries = [...lastUsed.entries()];
+    await tx.query(
+      `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(key_id, account_id, at)
+       WHERE k.key_id = u.key_id AND k.account_id = u.account_id`,
+      [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
+    );
   },
 };
+
+function settingsColumns(s: KeySettings): unknown[] {
+  return [s.name, s.allowedModels === null ? null : JSON.stringify(s.allowedModels), s.budget === null ? null : JSON.stringify(s.budget), s.expiresAt, s.rateLimitPerMinute];
+}

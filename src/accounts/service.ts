@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
-import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ClosedOutcome } from '../domain/account/decider';
-import { accountStream, type AccountEvent, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
+import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ActingKey, type ClosedOutcome } from '../domain/account/decider';
+import { accountStream, type AccountEvent, type KeySettings, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
+import { KEY_BUDGET_TIME_ZONE, spentInPeriod } from '../domain/account/key-limits';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
@@ -33,7 +34,28 @@ export interface AuthenticatedKey {
   readonly accountId: string;
   /** null: the key may use every model. */
   readonly allowedModels: readonly string[] | null;
+  /** When the key stops working; null: never. */
+  readonly expiresAt: string | null;
+  /** The key's own rate in this process; null: the gateway's rate. */
+  readonly rateLimitPerMinute: number | null;
 }
+
+/** A key as its holder and the operator see it; the secret is shown only when issued. */
+export interface KeyView {
+  readonly id: string;
+  readonly name: string | null;
+  readonly prefix: string;
+  readonly allowed_models: string[] | null;
+  readonly budget: { amount: number; period: 'total' | 'day' | 'month'; spent: number; remaining: number } | null;
+  readonly expires_at: string | null;
+  readonly rate_limit_per_minute: number | null;
+  readonly created_at: string;
+  readonly last_used_at: string | null;
+  readonly revoked: boolean;
+}
+
+/** Who issues or changes a key: the operator, or an API key of the account (within its own limits). */
+export type KeyActor = { readonly keyId: string } | 'admin';
 
 export interface LedgerEntryView {
   readonly id: string;
@@ -62,7 +84,7 @@ export class AccountService {
     private readonly commands: AccountCommands,
     private readonly pool: Pool,
     private readonly progress: ConsumerProgress,
-    private readonly options: { projectionWaitMs: number; clock?: () => Date; keyCache?: ApiKeyCache<AuthenticatedKey> },
+    private readonly options: { projectionWaitMs: number; clock?: () => Date; rateLimitPerMinute?: number; keyCache?: ApiKeyCache<AuthenticatedKey> },
   ) {}
 
   private now(): string {
@@ -168,37 +190,112 @@ export class AccountService {
     return { entries: rows.slice(0, page.limit).map(toLedgerEntry), hasMore: rows.length > page.limit };
   }
 
-  async issueKey(accountId: string, name: string | null, allowedModels: string[] | null, metadata: EventMetadata = {}): Promise<{ id: string; key: string; name: string | null; allowed_models: string[] | null }> {
+  private acting(by: KeyActor): ActingKey {
+    if (by === 'admin') return null;
+    const rate = this.options.rateLimitPerMinute ?? 0;
+    return { keyId: by.keyId, gatewayRatePerMinute: rate > 0 ? rate : Number.POSITIVE_INFINITY };
+  }
+
+  async issueKey(accountId: string, settings: KeySettings, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView & { key: string }> {
     const key = generateApiKey();
     const keyId = newId('key');
     await this.run(
       accountId,
-      { type: 'IssueApiKey', keyId, name, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), allowedModels, now: this.now() },
+      { type: 'IssueApiKey', keyId, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), settings, by: this.acting(by), now: this.now() },
       metadata,
       ['api_keys'],
     );
-    return { id: keyId, key, name, allowed_models: allowedModels };
+    return { ...(await this.requireKey(accountId, keyId)), key };
   }
 
-  async revokeKey(keyId: string, metadata: EventMetadata = {}): Promise<boolean> {
+  /** Replaces a key's settings (the caller merges a partial change into the current ones). */
+  async changeKey(accountId: string, keyId: string, settings: KeySettings, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView> {
+    await this.run(accountId, { type: 'ChangeApiKey', keyId, settings, by: this.acting(by), now: this.now() }, metadata, ['api_keys']);
+    return this.requireKey(accountId, keyId);
+  }
+
+  /** The account that owns a key (revoked or not), or null. */
+  async accountOfKey(keyId: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ account_id: string }>('SELECT account_id FROM rm.api_keys WHERE key_id = $1', [keyId]);
-    if (!rows[0]) return false;
-    await this.run(rows[0].account_id, { type: 'RevokeApiKey', keyId, now: this.now() }, metadata, ['api_keys']);
+    return rows[0]?.account_id ?? null;
+  }
+
+  async revokeKey(keyId: string, by: KeyActor, metadata: EventMetadata = {}): Promise<boolean> {
+    const accountId = await this.accountOfKey(keyId);
+    if (!accountId) return false;
+    await this.run(accountId, { type: 'RevokeApiKey', keyId, by: this.acting(by), now: this.now() }, metadata, ['api_keys']);
     return true;
   }
 
+  /**
+   * An account's keys, oldest first. Spend comes from the account's decided state (exactly what
+   * the budget check sees); last use from the keys read model.
+   */
+  async listKeys(accountId: string, keyId?: string): Promise<KeyView[]> {
+    await this.progress.waitForStream(accountStream(accountId), ['api_keys'], this.options.projectionWaitMs);
+    const { state } = await this.commands.load(accountStream(accountId));
+    const { rows } = await this.pool.query<KeyRow>(
+      `SELECT key_id, name, key_prefix, allowed_models, budget, expires_at, rate_limit_per_minute, created_at, last_used_at, revoked_at
+       FROM rm.api_keys WHERE account_id = $1 AND ($2::text IS NULL OR key_id = $2) ORDER BY created_at, key_id`,
+      [accountId, keyId ?? null],
+    );
+    const now = this.now();
+    return rows.map((row) => {
+      const spend = state.keys[row.key_id]?.spend;
+      const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, KEY_BUDGET_TIME_ZONE) } : null;
+      return {
+        id: row.key_id,
+        name: row.name,
+        prefix: row.key_prefix,
+        allowed_models: row.allowed_models,
+        budget: budget && { ...budget, remaining: Math.max(0, budget.amount - budget.spent) },
+        expires_at: row.expires_at?.toISOString() ?? null,
+        rate_limit_per_minute: row.rate_limit_per_minute,
+        created_at: row.created_at.toISOString(),
+        last_used_at: row.last_used_at?.toISOString() ?? null,
+        revoked: row.revoked_at !== null,
+      };
+    });
+  }
+
+  async requireKey(accountId: string, keyId: string): Promise<KeyView> {
+    const [key] = await this.listKeys(accountId, keyId);
+    if (!key) throw new DomainError('key_not_found', `key ${keyId} not found`);
+    return key;
+  }
+
+  /** Accounts by name (`query`: a case-insensitive part of it), in id order, for the operator. */
+  async listAccounts(query: string | null, page: { after: string | null; limit: number }): Promise<{ accounts: AccountView[]; hasMore: boolean }> {
+    const { rows } = await this.pool.query<{ account_id: string; name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode }>(
+      `SELECT a.account_id, a.name, a.default_video_url_mode, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id)
+       WHERE ($1::text IS NULL OR a.name ILIKE '%' || $1 || '%') AND ($2::text IS NULL OR a.account_id > $2)
+       ORDER BY a.account_id LIMIT $3`,
+      [query === null ? null : query.replace(/[\\%_]/g, (c) => `\\${c}`), page.after, page.limit + 1],
+    );
+    const accounts = rows.slice(0, page.limit).map((row) => ({
+      id: row.account_id,
+      name: row.name,
+      balance: { available: Number(row.available), frozen: Number(row.frozen), currency: 'CNY' as const },
+      settings: { default_video_url_mode: row.default_video_url_mode },
+    }));
+    return { accounts, hasMore: rows.length > page.limit };
+  }
+
+  /** The key behind a secret, unless revoked; an expired key is returned (the caller refuses it with its own error). */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
     const keyHash = hashApiKey(key);
     return this.options.keyCache ? this.options.keyCache.lookup(keyHash, () => this.findKey(keyHash)) : this.findKey(keyHash);
   }
 
   private async findKey(keyHash: string): Promise<AuthenticatedKey | null> {
-    const { rows } = await this.pool.query<{ key_id: string; account_id: string; allowed_models: string[] | null }>(
-      'SELECT key_id, account_id, allowed_models FROM rm.api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+    const { rows } = await this.pool.query<{ key_id: string; account_id: string; allowed_models: string[] | null; expires_at: Date | null; rate_limit_per_minute: number | null }>(
+      'SELECT key_id, account_id, allowed_models, expires_at, rate_limit_per_minute FROM rm.api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
       [keyHash],
     );
     const row = rows[0];
-    return row ? { keyId: row.key_id, accountId: row.account_id, allowedModels: row.allowed_models } : null;
+    return row
+      ? { keyId: row.key_id, accountId: row.account_id, allowedModels: row.allowed_models, expiresAt: row.expires_at?.toISOString() ?? null, rateLimitPerMinute: row.rate_limit_per_minute }
+      : null;
   }
 
   async rotateWebhookSecret(accountId: string, metadata: EventMetadata = {}): Promise<string> {
@@ -289,6 +386,19 @@ function closedOutcome(state: AccountState, reservationId: string): ClosedOutcom
   const outcome = closedOutcomeOf(state, reservationId);
   if (!outcome) throw new DomainError('reservation_not_found', `reservation ${reservationId} is not closed`);
   return outcome;
+}
+
+interface KeyRow {
+  key_id: string;
+  name: string | null;
+  key_prefix: string;
+  allowed_models: string[] | null;
+  budget: { amount: number; period: 'total' | 'day' | 'month' } | null;
+  expires_at: Date | null;
+  rate_limit_per_minute: number | null;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
 }
 
 interface LedgerRow {

@@ -53,7 +53,7 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
     const body = parseSessionRequest(await readJson(ctx));
     const model = verificationModel(auth);
     const existing = body.group_id === undefined ? null : await groupOf(ctx, body.group_id);
-    core.rateLimiter.take(auth.keyId);
+    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const request: SessionRequest = {
       group_id: existing?.group_id ?? newId('grp'),
       name: body.name ?? existing?.name ?? null,
@@ -116,7 +116,7 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
       throw new ApiError(409, 'asset_group_not_verified', `asset group ${group.group_id} is not verified: open a verification session and have the person complete it first`, { param: 'group_id' });
     }
     const model = verificationModel(auth);
-    core.rateLimiter.take(auth.keyId);
+    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
     const { row, replayed } = await tasks.create({
       kind: ASSET_KIND,

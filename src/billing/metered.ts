@@ -1,5 +1,6 @@
 import type { ModelEntry } from './catalog';
 import { RequestCharge } from './request-charge';
+import type { AuthenticatedKey } from '../accounts/service';
 import type { Core } from '../gateway';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
@@ -13,12 +14,12 @@ import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-err
 export async function metered<T>(
   core: Core,
   ctx: GatewayContext,
-  input: { model: ModelEntry; estimate: number; admit?: (keyId: string) => Promise<void> },
+  input: { model: ModelEntry; estimate: number; admit?: (auth: AuthenticatedKey) => Promise<void> },
   work: (charge: RequestCharge) => Promise<T>,
 ): Promise<T> {
   const auth = authOf(ctx);
-  if (input.admit) await input.admit(auth.keyId);
-  else core.rateLimiter.take(auth.keyId);
+  if (input.admit) await input.admit(auth);
+  else core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
   const charge = await RequestCharge.reserve(core.accounts, ctx.state.logger, {
     accountId: auth.accountId,
     amount: input.estimate,

@@ -66,7 +66,7 @@ export function createApp(deps: AppDeps): GatewayApp {
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
 
   const lockout = new CredentialLockout(deps.lockout, deps.now);
-  const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts) } as const;
+  const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts, deps.now) } as const;
   const mounted: [Router<GatewayState>, RouteAccess][] = [
     [healthRouter(deps.readiness), 'public'],
     [metricsRouter(deps.metrics, deps.metricsToken), 'public'],

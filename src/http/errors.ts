@@ -40,6 +40,8 @@ const TYPE_BY_STATUS: Record<number, string> = {
 /** How domain refusals reach HTTP. */
 const DOMAIN_STATUS: Record<string, number> = {
   insufficient_balance: 402,
+  key_budget_exceeded: 402,
+  key_scope_exceeded: 403,
   account_not_found: 404,
   key_not_found: 404,
   reservation_not_found: 404,

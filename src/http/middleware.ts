@@ -37,8 +37,11 @@ function bearer(ctx: GatewayContext): string | null {
   return match ? match[1]! : null;
 }
 
-/** `Authorization: Bearer tr-…`: 401 when missing, malformed, unknown or revoked. */
-export function apiKeyAuth(accounts: AccountService): Credential {
+/**
+ * `Authorization: Bearer tr-…`: 401 when missing, malformed, unknown or revoked, and 401
+ * `key_expired` once past its expiry (shape B endpoints know one 401 message, so they keep it).
+ */
+export function apiKeyAuth(accounts: AccountService, now: () => number = Date.now): Credential {
   const refusal = () => new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
   return {
     refusal,
@@ -46,6 +49,9 @@ export function apiKeyAuth(accounts: AccountService): Credential {
       const key = bearer(ctx);
       const auth = key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null;
       if (!auth) throw refusal();
+      if (auth.expiresAt !== null && Date.parse(auth.expiresAt) <= now()) {
+        throw new ApiError(401, 'key_expired', ctx.state.errorShape === 'minutes' ? refusal().message : `this API key expired at ${auth.expiresAt}`);
+      }
       ctx.state.auth = auth;
     },
   };

@@ -35,7 +35,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
   /** Reserves, records and answers the task as it was created (also on an idempotent replay). */
   async function create(ctx: GatewayContext, kind: string, model: string, request: object, estimate: number): Promise<void> {
     const auth = authOf(ctx);
-    core.rateLimiter.take(auth.keyId);
+    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const { row, replayed } = await core.tasks.create({
       kind,
       accountId: auth.accountId,

@@ -61,7 +61,7 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     const body = parseMinutesRequest(await readJson(ctx));
     const model = minutesModel(core.catalog, body.model);
     if (!keyAllows(auth, model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
-    core.rateLimiter.take(auth.keyId);
+    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     // Probed first: the file's media type decides file_type when the URL's suffix does not.
     const probed = await probe.inspect(body.file_url);
     const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId, probed.mediaType);
@@ -160,7 +160,7 @@ export function summariesRouter(core: Core): Router<GatewayState> {
     const { model: _model, input_per_million: _input, output_per_million: _output, ...limits } = minutesRequest.summary;
     const summary: FrozenSummary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...limits };
     const plan = planSummaryParts(chat, transcript, partLimitsOf(summary, chat));
-    core.rateLimiter.take(auth.keyId);
+    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const idempotency = idempotencyOf(ctx);
     const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
     const created = await tasks.create({

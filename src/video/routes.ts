@@ -48,7 +48,7 @@ export function videoRouter(core: Core): Router<GatewayState> {
       if (refused) throw new ApiError(400, 'invalid_callback_url', refused, { param: 'callback_url' });
       callback = { url: body.callback_url, signed: secret !== null };
     }
-    core.rateLimiter.take(auth.keyId);
+    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const idempotency = idempotencyOf(ctx);
     const { row, replayed } = await tasks.create({
       kind: 'video',

@@ -156,7 +156,7 @@ describe('account decider', () => {
   });
 
   it('revokes keys once and refuses unknown keys', () => {
-    const state = run([{ type: 'IssueApiKey', keyId: 'k1', name: null, keyHash: 'h', keyPrefix: 'tr-abc', allowedModels: null, now }], opened());
+    const state = run([{ type: 'IssueApiKey', keyId: 'k1', keyHash: 'h', keyPrefix: 'tr-abc', settings: { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null }, by: null, now }], opened());
     const revoked = run([{ type: 'RevokeApiKey', keyId: 'k1', now }], state);
     expect(accountDecider.decide({ type: 'RevokeApiKey', keyId: 'k1', now }, revoked)).to.deep.equal([]);
     expect(refused({ type: 'RevokeApiKey', keyId: 'k2', now }, state)).to.equal('key_not_found');

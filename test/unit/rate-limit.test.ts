@@ -70,4 +70,20 @@ describe('rate limiter', () => {
     await rl.waitTurn('k', 0);
     expect(slept).to.deep.equal([]);
   });
+
+  it("a key's own rate replaces the gateway's, for take and waitTurn alike", async () => {
+    const { rl, slept, advance } = limiter(600);
+    rl.take('slow', 2);
+    rl.take('slow', 2);
+    const err = await refusal(() => rl.take('slow', 2));
+    expect(err.status).to.equal(429);
+    expect(err.message).to.contain('rate limit of 2 requests per minute');
+    expect(err.options.headers).to.deep.equal({ 'retry-after': '30' });
+    for (let i = 0; i < 100; i++) rl.take('fast');
+    advance(30_000);
+    await rl.waitTurn('slow', 30_000, 2);
+    await rl.waitTurn('slow', 30_000, 2);
+    expect(slept).to.deep.equal([30_000]);
+    expect((await refusal(() => rl.waitTurn('slow', 30_000, 2))).code).to.equal('gateway_busy');
+  });
 });

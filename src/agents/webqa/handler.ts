@@ -1,3 +1,4 @@
+import type { AuthenticatedKey } from '../../accounts/service';
 import type { ModelEntry } from '../../billing/catalog';
 import { tokenCharge } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
@@ -57,7 +58,7 @@ async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
 
 async function turn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
   const channel = core.upstreams.channel(plan.bot.channel);
-  const admit = (keyId: string) => core.rateLimiter.waitTurn(keyId, core.config.webQaRateWaitMs);
+  const admit = (auth: AuthenticatedKey) => core.rateLimiter.waitTurn(auth.keyId, core.config.webQaRateWaitMs, auth.rateLimitPerMinute);
   await metered(core, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
     if (request.stream) return streamTurn(core, ctx, request, plan, charge);
     const chat = await channel.json<UpstreamBotChat>('POST', '/bots/chat', { ...plan.body, stream: false }, abortOnDisconnect(ctx));

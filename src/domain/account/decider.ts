@@ -1,5 +1,6 @@
 import { DomainError, type Decider } from '../decider';
-import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type ReservationPurpose, type VideoUrlMode } from './events';
+import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
+import { KEY_BUDGET_TIME_ZONE, NO_SPEND, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
 /**
  * The prepaid ledger of one account, modelled on two-phase transfers: a reservation freezes
@@ -48,9 +49,18 @@ export interface AccountState {
   readonly refunds: Readonly<Record<string, { readonly reservationId: string; readonly amount: number }>>;
   /** Credit references seen, so that a repeated top-up is a no-op. */
   readonly credits: Readonly<Record<string, { readonly entryId: string; readonly amount: number }>>;
-  readonly keys: Readonly<Record<string, { readonly revoked: boolean }>>;
+  readonly keys: Readonly<Record<string, KeyState>>;
   readonly webhookSecret: string | null;
 }
+
+export interface KeyState {
+  readonly revoked: boolean;
+  readonly limits: KeyLimits;
+  readonly spend: KeySpend;
+}
+
+/** The key acting on keys from the account's own API (null: the operator), and the rate it runs at without one of its own. */
+export type ActingKey = { readonly keyId: string; readonly gatewayRatePerMinute: number } | null;
 
 export const RECENT_GENERATION = 128;
 
@@ -82,8 +92,9 @@ export type AccountCommand =
       context: ChargeContext;
       now: string;
     }
-  | { type: 'IssueApiKey'; keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; now: string }
-  | { type: 'RevokeApiKey'; keyId: string; now: string }
+  | { type: 'IssueApiKey'; keyId: string; keyHash: string; keyPrefix: string; settings: KeySettings; by: ActingKey; now: string }
+  | { type: 'ChangeApiKey'; keyId: string; settings: KeySettings; by: ActingKey; now: string }
+  | { type: 'RevokeApiKey'; keyId: string; by?: ActingKey; now: string }
   | { type: 'RotateWebhookSecret'; secret: string; now: string }
   | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string };
 
@@ -151,6 +162,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       if (closedOutcomeOf(state, command.reservationId)) {
         throw new DomainError('reservation_closed', `reservation ${command.reservationId} is already closed`);
       }
+      refuseOverKeyBudget(state, command.purpose.actor, command.amount, command.now);
       if (available(state) < command.amount) {
         throw new DomainError('insufficient_balance', 'insufficient balance for this request', {
           required: command.amount,
@@ -221,29 +233,65 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       ];
     }
     case 'IssueApiKey':
-      return [
-        {
-          type: 'ApiKeyIssued',
-          data: {
-            keyId: command.keyId,
-            name: command.name,
-            keyHash: command.keyHash,
-            keyPrefix: command.keyPrefix,
-            allowedModels: command.allowedModels,
-            at: command.now,
-          },
-        },
-      ];
+      refuseWidening(state, command.by, command.settings);
+      return [{ type: 'ApiKeyIssued', data: { keyId: command.keyId, keyHash: command.keyHash, keyPrefix: command.keyPrefix, ...command.settings, at: command.now } }];
+    case 'ChangeApiKey': {
+      const key = liveKey(state, command.keyId);
+      refuseWidening(state, command.by, key.limits);
+      refuseWidening(state, command.by, command.settings);
+      return [{ type: 'ApiKeyChanged', data: { keyId: command.keyId, ...command.settings, at: command.now } }];
+    }
     case 'RevokeApiKey': {
       const key = state.keys[command.keyId];
       if (!key) throw new DomainError('key_not_found', `key ${command.keyId} not found`);
-      return key.revoked ? [] : [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, at: command.now } }];
+      if (key.revoked) return [];
+      refuseWidening(state, command.by ?? null, key.limits);
+      return [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, at: command.now } }];
     }
     case 'RotateWebhookSecret':
       return [{ type: 'WebhookSecretRotated', data: { secret: command.secret, at: command.now } }];
     case 'ChangeSettings':
       return [{ type: 'AccountSettingsChanged', data: { defaultVideoUrlMode: command.defaultVideoUrlMode, at: command.now } }];
   }
+}
+
+function liveKey(state: AccountState, keyId: string): KeyState {
+  const key = state.keys[keyId];
+  if (!key || key.revoked) throw new DomainError('key_not_found', `key ${keyId} not found`);
+  return key;
+}
+
+/** A key managing keys acts only on keys no wider than itself, and makes none wider. */
+function refuseWidening(state: AccountState, by: ActingKey, limits: KeyLimits): void {
+  if (by === null) return;
+  const acting = liveKey(state, by.keyId);
+  const widening = wideningOf(limitsOf(limits), acting.limits, by.gatewayRatePerMinute);
+  if (widening) throw new DomainError('key_scope_exceeded', `a key cannot create or widen a key beyond itself: ${widening}`);
+}
+
+/**
+ * A key's spend in its budget period counts what was settled in the period and every open
+ * reservation it made; decided on the same stream as the balance, so concurrent requests cannot
+ * both pass.
+ */
+function refuseOverKeyBudget(state: AccountState, actor: string, amount: number, now: string): void {
+  const key = state.keys[actor];
+  const budget = key?.limits.budget;
+  if (!key || !budget) return;
+  let spent = spentInPeriod(key.spend, budget.period, now, KEY_BUDGET_TIME_ZONE);
+  for (const reservation of Object.values(state.open)) if (reservation.purpose.actor === actor) spent += reservation.amount;
+  if (spent + amount > budget.amount) {
+    throw new DomainError('key_budget_exceeded', `this request would exceed the key's budget of ${budget.amount} per ${budget.period}`, {
+      budget: budget.amount,
+      period: budget.period,
+      spent,
+      required: amount,
+    });
+  }
+}
+
+function limitsOf(settings: KeyLimits): KeyLimits {
+  return { allowedModels: settings.allowedModels, budget: settings.budget, expiresAt: settings.expiresAt, rateLimitPerMinute: settings.rateLimitPerMinute };
 }
 
 /** The open reservation, or null when it closed recently (a repeated close is a no-op). */
@@ -287,6 +335,7 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
     case 'ReservationSettled':
       return {
         ...state,
+        keys: chargedToKey(state, event.data.context?.actor ?? state.open[event.data.reservationId]?.purpose.actor, event.data.amount, event.data.at),
         ...withClosed(state, event.data.reservationId, {
           kind: 'settled',
           amount: event.data.amount,
@@ -311,9 +360,15 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       };
     }
     case 'ApiKeyIssued':
-      return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: false } } };
-    case 'ApiKeyRevoked':
-      return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: true } } };
+      return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: false, limits: limitsOf(event.data), spend: NO_SPEND } } };
+    case 'ApiKeyChanged': {
+      const key = state.keys[event.data.keyId];
+      return key ? { ...state, keys: { ...state.keys, [event.data.keyId]: { ...key, limits: limitsOf(event.data) } } } : state;
+    }
+    case 'ApiKeyRevoked': {
+      const key = state.keys[event.data.keyId];
+      return key ? { ...state, keys: { ...state.keys, [event.data.keyId]: { ...key, revoked: true } } } : state;
+    }
     case 'WebhookSecretRotated':
       return { ...state, webhookSecret: event.data.secret };
     case 'AccountSettingsChanged':
@@ -321,9 +376,16 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
   }
 }
 
+/** Keys' spend counters after a settlement by `actor` (a key of this account, or admin/system/unknown). */
+function chargedToKey(state: AccountState, actor: string | undefined, amount: number, at: string): AccountState['keys'] {
+  const key = actor === undefined ? undefined : state.keys[actor];
+  if (!key || amount === 0) return state.keys;
+  return { ...state.keys, [actor!]: { ...key, spend: withCharge(key.spend, at, amount, KEY_BUDGET_TIME_ZONE) } };
+}
+
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
   initialState,
   decide,
   evolve,
-  snapshotVersion: 4,
+  snapshotVersion: 5,
 };

@@ -55,13 +55,26 @@ export type AccountEvent =
     }
   | { type: 'ReservationReleased'; data: { reservationId: string; amount: number; reason: string; context: ChargeContext | null; at: string } }
   | { type: 'ChargeRefunded'; data: { refundId: string; reservationId: string; amount: number; reason: string; context: ChargeContext | null; at: string } }
-  | {
-      type: 'ApiKeyIssued';
-      data: { keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; at: string };
-    }
+  | { type: 'ApiKeyIssued'; data: { keyId: string; keyHash: string; keyPrefix: string; at: string } & KeySettings }
+  | { type: 'ApiKeyChanged'; data: { keyId: string; at: string } & KeySettings }
   | { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } }
   | { type: 'WebhookSecretRotated'; data: { secret: string; at: string } }
   | { type: 'AccountSettingsChanged'; data: { defaultVideoUrlMode: VideoUrlMode; at: string } };
+
+/** A key's spending cap in minor units: over its whole life (`total`) or per calendar day or month. */
+export interface KeyBudget {
+  readonly amount: number;
+  readonly period: 'total' | 'day' | 'month';
+}
+
+/** What a key may do; null fields mean "no limit of its own" (the gateway's rate, every model). */
+export interface KeySettings {
+  readonly name: string | null;
+  readonly allowedModels: string[] | null;
+  readonly budget: KeyBudget | null;
+  readonly expiresAt: string | null;
+  readonly rateLimitPerMinute: number | null;
+}
 
 /** How video results are delivered when a request does not say (see the README). */
 export type VideoUrlMode = 'auto' | 'upstream' | 'tos';
@@ -75,6 +88,7 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'ReservationReleased',
   'ChargeRefunded',
   'ApiKeyIssued',
+  'ApiKeyChanged',
   'ApiKeyRevoked',
   'WebhookSecretRotated',
   'AccountSettingsChanged',
@@ -109,6 +123,12 @@ export function upcastAccountEvent<E extends { type: string; data: unknown }>(ev
     case 'ChargeRefunded': {
       const data = event.data as { context?: ChargeContext | null };
       return data.context === undefined ? { ...event, data: { ...data, context: null } } : event;
+    }
+    case 'ApiKeyIssued': {
+      // Keys issued before budgets, expiry and per-key rates had none of them.
+      const data = event.data as Partial<KeySettings>;
+      if (data.budget !== undefined && data.expiresAt !== undefined && data.rateLimitPerMinute !== undefined) return event;
+      return { ...event, data: { ...data, budget: data.budget ?? null, expiresAt: data.expiresAt ?? null, rateLimitPerMinute: data.rateLimitPerMinute ?? null } };
     }
     default:
       return event;

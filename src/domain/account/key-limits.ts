@@ -1,0 +1,81 @@
+import type { KeyBudget, KeySettings } from './events';
+
+/**
+ * The zone whose calendar bounds `day` and `month` budgets. One account time zone setting will
+ * replace it; until then every account counts in China Standard Time.
+ */
+export const KEY_BUDGET_TIME_ZONE = 'Asia/Shanghai';
+
+const calendars = new Map<string, Intl.DateTimeFormat>();
+
+/** The period an instant falls in: `total`, `2026-11-24` (day) or `2026-11` (month) in `timeZone`. */
+export function budgetPeriodOf(at: string, period: KeyBudget['period'], timeZone: string): string {
+  if (period === 'total') return 'total';
+  let calendar = calendars.get(timeZone);
+  if (!calendar) {
+    calendar = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    calendars.set(timeZone, calendar);
+  }
+  const parts = Object.fromEntries(calendar.formatToParts(new Date(at)).map((p) => [p.type, p.value]));
+  return period === 'day' ? `${parts.year}-${parts.month}-${parts.day}` : `${parts.year}-${parts.month}`;
+}
+
+/**
+ * What a key has been charged (settlements, by the time they were recorded): in all, in the
+ * current day and in the current month. Three counters whatever the key's budget, so a change of
+ * its period keeps counting exactly, and the state stays bounded.
+ */
+export interface KeySpend {
+  readonly total: number;
+  readonly day: { readonly period: string; readonly amount: number };
+  readonly month: { readonly period: string; readonly amount: number };
+}
+
+export const NO_SPEND: KeySpend = { total: 0, day: { period: '', amount: 0 }, month: { period: '', amount: 0 } };
+
+export function withCharge(spend: KeySpend, at: string, amount: number, timeZone: string): KeySpend {
+  const add = (counter: KeySpend['day'], period: string) => ({ period, amount: (counter.period === period ? counter.amount : 0) + amount });
+  return {
+    total: spend.total + amount,
+    day: add(spend.day, budgetPeriodOf(at, 'day', timeZone)),
+    month: add(spend.month, budgetPeriodOf(at, 'month', timeZone)),
+  };
+}
+
+/** What the key has been charged in the budget period that `now` falls in. */
+export function spentInPeriod(spend: KeySpend, period: KeyBudget['period'], now: string, timeZone: string): number {
+  if (period === 'total') return spend.total;
+  const counter = spend[period];
+  return counter.period === budgetPeriodOf(now, period, timeZone) ? counter.amount : 0;
+}
+
+/** The limits of a key that the widening rule compares (the name is free). */
+export type KeyLimits = Omit<KeySettings, 'name'>;
+
+/**
+ * Why `child` would be wider than `parent` (null when it is not): the rule that a key can never
+ * create or widen a key beyond itself. A `total` budget fits under any budget of at most its
+ * amount; a `day` or `month` budget only under one of the same period. A key without its own
+ * rate runs at the gateway's rate, given here.
+ */
+export function wideningOf(child: KeyLimits, parent: KeyLimits, gatewayRatePerMinute: number): string | null {
+  if (parent.allowedModels !== null) {
+    const allowed = new Set(parent.allowedModels);
+    if (child.allowedModels === null) return 'allowed_models: the acting key may not use every model';
+    const extra = child.allowedModels.find((m) => !allowed.has(m));
+    if (extra !== undefined) return `allowed_models: the acting key may not use ${extra}`;
+  }
+  if (parent.budget !== null) {
+    const b = child.budget;
+    if (b === null) return 'budget: the acting key has a budget, so the key needs one';
+    if (b.amount > parent.budget.amount || (b.period !== 'total' && b.period !== parent.budget.period)) {
+      return `budget: at most ${parent.budget.amount} per ${parent.budget.period}`;
+    }
+  }
+  if (parent.expiresAt !== null && (child.expiresAt === null || Date.parse(child.expiresAt) > Date.parse(parent.expiresAt))) {
+    return `expires_at: no later than ${parent.expiresAt}`;
+  }
+  const parentRate = parent.rateLimitPerMinute ?? gatewayRatePerMinute;
+  if ((child.rateLimitPerMinute ?? gatewayRatePerMinute) > parentRate) return `rate_limit_per_minute: at most ${parentRate}`;
+  return null;
+}
