@@ -52,7 +52,7 @@ function operation(key: RouteKey, doc: OperationDoc): object {
   const responses: Record<string, object> = {};
   doc.responses.forEach((response, i) => (responses[String(response.status)] = successResponse(doc, response, i === 0)));
   const errorRef = `#/components/responses/${ERROR_SCHEMAS[doc.errorShape ?? 'openai'].name}`;
-  for (const status of [...doc.errors].sort((a, b) => a - b)) {
+  for (const status of [...new Set(doc.errors)].sort((a, b) => a - b)) {
     if (!ERROR_STATUSES[status]) throw new Error(`${key}: no description for error status ${status}`);
     responses[String(status)] = { $ref: `${errorRef}${status}` };
   }

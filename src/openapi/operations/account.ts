@@ -1,5 +1,5 @@
 import type { OperationDocs } from '../types';
-import { API_KEY_ERRORS, PAGE_QUERY } from './common';
+import { GUARD_ERRORS, PAGE_QUERY } from './common';
 
 /** The caller's own account (src/http/routes/accounts.ts, accountRouter). */
 export const ACCOUNT_DOCS: OperationDocs = {
@@ -7,25 +7,25 @@ export const ACCOUNT_DOCS: OperationDocs = {
     tag: 'account',
     summary: 'The caller’s account and balance',
     responses: [{ status: 200, description: 'The account; `available` and `frozen` in minor units.', schema: 'Account' }],
-    errors: [...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'GET /v1/account/ledger': {
     tag: 'account',
     summary: 'The caller’s ledger, oldest first',
     query: PAGE_QUERY,
     responses: [{ status: 200, description: 'A page of ledger entries.', schema: 'LedgerPage' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'GET /v1/account/webhook-secret': {
     tag: 'account',
     summary: 'The account webhook secret',
     responses: [{ status: 200, description: 'The secret, or null when none is configured.', schema: 'WebhookSecret' }],
-    errors: [...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'POST /v1/account/webhook-secret': {
     tag: 'account',
     summary: 'Rotate the account webhook secret',
     responses: [{ status: 201, description: 'The new secret (`whsec_…`).', schema: 'WebhookSecret' }],
-    errors: [...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
 };

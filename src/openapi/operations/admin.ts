@@ -1,6 +1,6 @@
 import { ACCOUNT_SETTINGS_SCHEMA, CREDIT_SCHEMA, ISSUE_KEY_SCHEMA, OPEN_ACCOUNT_SCHEMA, REFUND_SCHEMA } from '../../http/routes/accounts';
 import type { OperationDocs } from '../types';
-import { PAGE_QUERY } from './common';
+import { GUARD_ERRORS, PAGE_QUERY } from './common';
 
 const ACCOUNT_ID = 'The account id.';
 
@@ -11,14 +11,14 @@ export const ADMIN_DOCS: OperationDocs = {
     summary: 'Open an account',
     body: { name: 'OpenAccountRequest', schema: OPEN_ACCOUNT_SCHEMA, example: { name: 'Acme Ltd' } },
     responses: [{ status: 201, description: 'The new account, with a zero balance.', schema: 'Account' }],
-    errors: [400, 401],
+    errors: [...GUARD_ERRORS],
   },
   'GET /admin/v1/accounts/:id': {
     tag: 'admin',
     summary: 'An account and its balance',
     pathParams: { id: ACCOUNT_ID },
     responses: [{ status: 200, description: 'The account.', schema: 'Account' }],
-    errors: [401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'PATCH /admin/v1/accounts/:id': {
     tag: 'admin',
@@ -26,7 +26,7 @@ export const ADMIN_DOCS: OperationDocs = {
     pathParams: { id: ACCOUNT_ID },
     body: { name: 'AccountSettingsRequest', schema: ACCOUNT_SETTINGS_SCHEMA, example: { default_video_url_mode: 'auto' } },
     responses: [{ status: 200, description: 'The account as changed.', schema: 'Account' }],
-    errors: [400, 401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'POST /admin/v1/accounts/:id/credits': {
     tag: 'admin',
@@ -38,7 +38,7 @@ export const ADMIN_DOCS: OperationDocs = {
       { status: 201, description: 'Credited.', schema: 'LedgerEntry' },
       { status: 200, description: 'Already credited under this reference.', schema: 'LedgerEntry' },
     ],
-    errors: [400, 401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'POST /admin/v1/accounts/:id/refunds': {
     tag: 'admin',
@@ -50,7 +50,7 @@ export const ADMIN_DOCS: OperationDocs = {
       { status: 201, description: 'Refunded.', schema: 'LedgerEntry' },
       { status: 200, description: 'Already refunded under this reference.', schema: 'LedgerEntry' },
     ],
-    errors: [400, 401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'POST /admin/v1/accounts/:id/keys': {
     tag: 'admin',
@@ -58,21 +58,21 @@ export const ADMIN_DOCS: OperationDocs = {
     pathParams: { id: ACCOUNT_ID },
     body: { name: 'IssueKeyRequest', schema: ISSUE_KEY_SCHEMA, example: { name: 'backend', allowed_models: ['chat-fast'] } },
     responses: [{ status: 201, description: 'The key; its secret is shown only here.', schema: 'ApiKey' }],
-    errors: [400, 401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'DELETE /admin/v1/keys/:keyId': {
     tag: 'admin',
     summary: 'Revoke an API key',
     pathParams: { keyId: 'The key id.' },
     responses: [{ status: 204, description: 'Revoked.' }],
-    errors: [401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'POST /admin/v1/accounts/:id/webhook-secret': {
     tag: 'admin',
     summary: 'Rotate the account webhook secret',
     pathParams: { id: ACCOUNT_ID },
     responses: [{ status: 201, description: 'The new secret.', schema: 'WebhookSecret' }],
-    errors: [401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'GET /admin/v1/accounts/:id/ledger': {
     tag: 'admin',
@@ -80,25 +80,25 @@ export const ADMIN_DOCS: OperationDocs = {
     pathParams: { id: ACCOUNT_ID },
     query: PAGE_QUERY,
     responses: [{ status: 200, description: 'A page of ledger entries.', schema: 'LedgerPage' }],
-    errors: [400, 401, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'GET /admin/v1/consumers': {
     tag: 'admin',
     summary: 'Read models and process managers: position, lag, lease',
     responses: [{ status: 200, description: 'Every consumer’s status.', schema: { type: 'object' } }],
-    errors: [401],
+    errors: [...GUARD_ERRORS],
   },
   'GET /admin/v1/jobs': {
     tag: 'admin',
     summary: 'Background jobs',
     query: [{ name: 'failing', description: '`true`: only jobs whose last attempt failed.', schema: { type: 'string', enum: ['true', 'false'] } }],
     responses: [{ status: 200, description: 'The jobs.', schema: 'List' }],
-    errors: [400, 401],
+    errors: [...GUARD_ERRORS],
   },
   'POST /admin/v1/catalog/reload': {
     tag: 'admin',
     summary: 'Reload the model catalog from its file',
     responses: [{ status: 200, description: 'The catalog as loaded.', schema: { type: 'object' } }],
-    errors: [400, 401],
+    errors: [...GUARD_ERRORS],
   },
 };

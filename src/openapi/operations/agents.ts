@@ -1,7 +1,7 @@
 import { RISK_REQUEST_SCHEMA } from '../../agents/risk/schemas';
 import { WEBQA_REQUEST_SCHEMA } from '../../agents/webqa/schemas';
 import type { OperationDoc, OperationDocs } from '../types';
-import { API_KEY_ERRORS } from './common';
+import { GUARD_ERRORS } from './common';
 
 /** The spec's list for web Q&A; the risk endpoint answers the same (src/agents/feature.ts). */
 const AGENT_ERRORS = [400, 401, 402, 502];
@@ -35,7 +35,7 @@ export const AGENT_DOCS: OperationDocs = {
     summary: 'A stored risk report',
     pathParams: { id: 'The report id.' },
     responses: [{ status: 200, description: 'The report.', schema: { type: 'object' } }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
     errorShape: 'risk',
   },
   'POST /v1/agent/chat/completions': webQa,

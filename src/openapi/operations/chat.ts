@@ -1,6 +1,6 @@
 import { CHAT_REQUEST_SCHEMA, RESPONSES_REQUEST_SCHEMA } from '../../chat/schemas';
 import type { OperationDocs } from '../types';
-import { API_KEY_ERRORS } from './common';
+import { GUARD_ERRORS } from './common';
 
 /** The spec's list for chat, responses (and other create endpoints). */
 const CREATE_ERRORS = [400, 401, 402, 429, 502];
@@ -12,14 +12,14 @@ export const CHAT_DOCS: OperationDocs = {
     summary: 'Models the key may use',
     query: [{ name: 'type', description: 'Only models of this type (`chat`, `video`, `image`, …).', schema: { type: 'string' } }],
     responses: [{ status: 200, description: 'The models.', schema: 'ModelList' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'GET /v1/models/:id': {
     tag: 'models',
     summary: 'One model',
     pathParams: { id: 'The model id.' },
     responses: [{ status: 200, description: 'The model.', schema: 'Model' }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'POST /v1/chat/completions': {
     tag: 'chat',

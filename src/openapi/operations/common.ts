@@ -8,5 +8,9 @@ export const PAGE_QUERY: readonly QueryParam[] = [
 
 export const TASK_ID = 'The task id returned by the creation call.';
 
-/** Every API-key route also answers 401, and 429 when its address is locked out after failed credentials. */
-export const API_KEY_ERRORS = [401, 429] as const;
+/**
+ * What the route guard (src/http/routing.ts) may answer on a route with a credential and no spec
+ * list: 400 for bad text in the query, 401 for a missing or wrong credential, 429 while the
+ * client address is locked out after failed credentials.
+ */
+export const GUARD_ERRORS = [400, 401, 429] as const;

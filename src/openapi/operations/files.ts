@@ -1,5 +1,5 @@
 import type { OperationDocs } from '../types';
-import { API_KEY_ERRORS, PAGE_QUERY } from './common';
+import { GUARD_ERRORS, PAGE_QUERY } from './common';
 
 const FILE_ID = 'The file id.';
 
@@ -14,34 +14,34 @@ export const FILE_DOCS: OperationDocs = {
       required: ['file', 'purpose'],
     },
     responses: [{ status: 200, description: 'The file.', schema: 'File' }],
-    errors: [400, ...API_KEY_ERRORS, 402, 413, 415],
+    errors: [...GUARD_ERRORS, 402, 413, 415],
   },
   'GET /v1/files': {
     tag: 'files',
     summary: 'The caller’s files, newest first',
     query: [...PAGE_QUERY, { name: 'purpose', description: 'Only files of this purpose.', schema: { type: 'string' } }],
     responses: [{ status: 200, description: 'A page of files.', schema: 'FileList' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'GET /v1/files/:id': {
     tag: 'files',
     summary: 'A file’s metadata',
     pathParams: { id: FILE_ID },
     responses: [{ status: 200, description: 'The file.', schema: 'File' }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'GET /v1/files/:id/content': {
     tag: 'files',
     summary: 'A file’s content',
     pathParams: { id: FILE_ID },
     responses: [{ status: 200, description: 'The bytes, with the file’s content type.', contentType: 'application/octet-stream', schema: { type: 'string' } }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'DELETE /v1/files/:id': {
     tag: 'files',
     summary: 'Delete a file',
     pathParams: { id: FILE_ID },
     responses: [{ status: 200, description: 'Deleted.', schema: { type: 'object', properties: { id: { type: 'string' }, deleted: { const: true } } } }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
 };

@@ -2,7 +2,7 @@ import { ERASE_REQUEST_SCHEMA } from '../../media-tasks/erase/request';
 import { IMAGE_REQUEST_SCHEMA } from '../../media-tasks/images/request';
 import { PODCAST_REQUEST_SCHEMA } from '../../media-tasks/podcasts/request';
 import type { OperationDoc, OperationDocs } from '../types';
-import { API_KEY_ERRORS, PAGE_QUERY, TASK_ID } from './common';
+import { GUARD_ERRORS, PAGE_QUERY, TASK_ID } from './common';
 
 const CREATE_ERRORS = [400, 401, 402, 429, 502];
 /** The spec's list for podcast, erase and async image status. */
@@ -28,7 +28,7 @@ function cancel(what: string): OperationDoc {
     description: 'The reservation is released.',
     pathParams: { taskId: TASK_ID },
     responses: [{ status: 200, description: 'The task, cancelled.', schema: 'Task' }],
-    errors: [...API_KEY_ERRORS, 404, 409],
+    errors: [...GUARD_ERRORS, 404, 409],
   };
 }
 
@@ -56,7 +56,7 @@ export const MEDIA_TASK_DOCS: OperationDocs = {
     summary: 'The caller’s generated images, newest first',
     query: PAGE_QUERY,
     responses: [{ status: 200, description: 'A page of images.', schema: 'List' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'POST /v1/audio/podcasts': {
     tag: 'media tasks',

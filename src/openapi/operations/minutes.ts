@@ -1,7 +1,7 @@
 import { MINUTES_REQUEST_SCHEMA } from '../../minutes/request';
 import { SUMMARY_REQUEST_SCHEMA } from '../../minutes/routes';
 import type { OperationDocs } from '../types';
-import { API_KEY_ERRORS, PAGE_QUERY, TASK_ID } from './common';
+import { GUARD_ERRORS, PAGE_QUERY, TASK_ID } from './common';
 
 /** Minutes and summaries; their errors use shape B (src/minutes/routes.ts). */
 export const MINUTES_DOCS: OperationDocs = {
@@ -20,7 +20,7 @@ export const MINUTES_DOCS: OperationDocs = {
     summary: 'The caller’s minutes tasks, newest first',
     query: PAGE_QUERY,
     responses: [{ status: 200, description: 'A page of tasks.', schema: 'MinutesTaskList' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
     errorShape: 'minutes',
   },
   'GET /v1/audio/minutes/:id': {
@@ -37,7 +37,7 @@ export const MINUTES_DOCS: OperationDocs = {
     summary: 'Summarise a minutes task’s transcription again',
     body: { name: 'SummaryRequest', schema: SUMMARY_REQUEST_SCHEMA, example: { task_id: 'min_123' } },
     responses: [{ status: 202, description: 'The summary, `processing`.', schema: 'Task' }],
-    errors: [400, ...API_KEY_ERRORS, 402, 403, 404, 502],
+    errors: [...GUARD_ERRORS, 402, 403, 404, 502],
     errorShape: 'minutes',
   },
   'GET /v1/summaries': {
@@ -45,7 +45,7 @@ export const MINUTES_DOCS: OperationDocs = {
     summary: 'The caller’s summaries, newest first',
     query: PAGE_QUERY,
     responses: [{ status: 200, description: 'A page of summaries.', schema: 'TaskList' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
     errorShape: 'minutes',
   },
   'GET /v1/summaries/:id': {
@@ -53,7 +53,7 @@ export const MINUTES_DOCS: OperationDocs = {
     summary: 'A summary',
     pathParams: { id: 'The summary id.' },
     responses: [{ status: 200, description: 'The summary.', schema: 'Task' }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
     errorShape: 'minutes',
   },
 };

@@ -1,6 +1,6 @@
 import { VIDEO_REQUEST_SCHEMA } from '../../video/request';
 import type { OperationDocs } from '../types';
-import { API_KEY_ERRORS, PAGE_QUERY, TASK_ID } from './common';
+import { GUARD_ERRORS, PAGE_QUERY, TASK_ID } from './common';
 
 /** Video generation tasks (src/video/routes.ts). */
 export const VIDEO_DOCS: OperationDocs = {
@@ -22,20 +22,20 @@ export const VIDEO_DOCS: OperationDocs = {
     summary: 'The caller’s video tasks, newest first',
     query: PAGE_QUERY,
     responses: [{ status: 200, description: 'A page of tasks.', schema: 'TaskList' }],
-    errors: [400, ...API_KEY_ERRORS],
+    errors: [...GUARD_ERRORS],
   },
   'GET /v1/videos/generations/:id': {
     tag: 'video',
     summary: 'Poll a video task',
     pathParams: { id: TASK_ID },
     responses: [{ status: 200, description: 'The task.', schema: 'Task' }],
-    errors: [...API_KEY_ERRORS, 404],
+    errors: [...GUARD_ERRORS, 404],
   },
   'POST /v1/videos/generations/:id/webhook/redeliver': {
     tag: 'video',
     summary: 'Deliver a finished task’s webhook again',
     pathParams: { id: TASK_ID },
     responses: [{ status: 202, description: 'A delivery is queued.', schema: { type: 'object', properties: { delivery_id: { type: 'string' }, status: { const: 'pending' } } } }],
-    errors: [400, ...API_KEY_ERRORS, 404, 409],
+    errors: [...GUARD_ERRORS, 404, 409],
   },
 };
