@@ -81,7 +81,7 @@ export function errorExample(shape: ErrorShape, status: number): unknown {
 
 const taskBase = {
   type: 'object',
-  properties: { id: str, object: str, model: str, status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] } },
+  properties: { id: str, object: str, model: str, status: { type: 'string', description: '`queued`, `running`, `succeeded`, `failed` or `cancelled`.' } },
   required: ['id', 'status'],
 } as const;
 
@@ -128,7 +128,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   ImageGeneration: { type: 'object', properties: { created: int, data: { type: 'array', items: { type: 'object', properties: { url: str, b64_json: str } } }, usage: { type: 'object' } }, required: ['created', 'data'] },
   Task: taskBase,
   TaskList: listOf({ $ref: '#/components/schemas/Task' }),
-  MinutesTask: { ...taskBase, description: 'Minutes task (see the interface spec, Resources); `report` is version 2.', properties: { ...taskBase.properties, report: { type: 'object' } } },
+  MinutesTask: { ...taskBase, description: 'Minutes task (see the interface spec, Resources); `report` is version 2.', properties: { ...taskBase.properties, status: { type: 'string', description: '`processing` until finished, then `succeeded` or `failed`.' }, report: { type: 'object' } } },
   MinutesTaskList: listOf({ $ref: '#/components/schemas/MinutesTask' }),
   File: { type: 'object', properties: { id: str, object: { const: 'file' }, bytes: int, filename: str, purpose: str, created_at: int }, required: ['id', 'object'] },
   FileList: listOf({ $ref: '#/components/schemas/File' }),

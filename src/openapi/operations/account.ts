@@ -19,7 +19,7 @@ export const ACCOUNT_DOCS: OperationDocs = {
   'GET /v1/account/webhook-secret': {
     tag: 'account',
     summary: 'The account webhook secret',
-    responses: [{ status: 200, description: 'The secret, or null when none is configured.', schema: 'WebhookSecret' }],
+    responses: [{ status: 200, description: 'The secret, or null when none is configured.', schema: 'WebhookSecret', example: { secret: 'whsec_3q2+7w==' } }],
     errors: [...GUARD_ERRORS],
   },
   'POST /v1/account/webhook-secret': {

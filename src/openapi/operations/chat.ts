@@ -25,7 +25,21 @@ export const CHAT_DOCS: OperationDocs = {
     tag: 'chat',
     summary: 'Chat completion (OpenAI-compatible)',
     body: { name: 'ChatCompletionRequest', schema: CHAT_REQUEST_SCHEMA, example: { model: 'chat-fast', messages: [{ role: 'user', content: 'Hello' }] } },
-    responses: [{ status: 200, description: 'The completion.', schema: 'ChatCompletion' }],
+    responses: [
+      {
+        status: 200,
+        description: 'The completion.',
+        schema: 'ChatCompletion',
+        example: {
+          id: 'chatcmpl_123',
+          object: 'chat.completion',
+          created: 1767225600,
+          model: 'chat-fast',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help?' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 8, completion_tokens: 7, total_tokens: 15 },
+        },
+      },
+    ],
     stream: 'With `stream: true`: `chat.completion.chunk` events, then `data: [DONE]`.',
     errors: CREATE_ERRORS,
   },

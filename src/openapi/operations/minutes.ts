@@ -11,7 +11,14 @@ export const MINUTES_DOCS: OperationDocs = {
     description: 'A reservation is made on submit. Files under 1 GB and at most 2 hours.',
     idempotent: true,
     body: { name: 'MinutesRequest', schema: MINUTES_REQUEST_SCHEMA, example: { model: 'service-minutes', file_url: 'https://example.com/meeting.mp3' } },
-    responses: [{ status: 200, description: 'The task, `processing`.', schema: 'MinutesTask' }],
+    responses: [
+      {
+        status: 200,
+        description: 'The task, `processing`.',
+        schema: 'MinutesTask',
+        example: { id: 'min_123', request_id: 'req_0123456789abcdef', model: 'service-minutes', status: 'processing', created_at: '2026-01-01T00:00:00Z' },
+      },
+    ],
     errors: [400, 401, 402, 429, 502],
     errorShape: 'minutes',
   },
