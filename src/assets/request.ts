@@ -11,26 +11,30 @@ export interface SessionRequestBody {
   name?: string;
 }
 
-export const parseSessionRequest = validator<SessionRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const SESSION_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     group_id: { type: 'string', minLength: 1, maxLength: 64 },
     name: { type: 'string', minLength: 1, maxLength: 200 },
   },
   additionalProperties: false,
-});
+};
+export const parseSessionRequest = validator<SessionRequestBody>(SESSION_REQUEST_SCHEMA);
 
 /** The body of POST /v1/asset-groups/{group_id}/assets: one image. */
 export interface AssetRequestBody {
   url: string;
 }
 
-export const parseAssetRequest = validator<AssetRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const ASSET_REQUEST_SCHEMA = {
   type: 'object',
   properties: { url: { type: 'string', minLength: 1, maxLength: 4096 } },
   required: ['url'],
   additionalProperties: false,
-});
+};
+export const parseAssetRequest = validator<AssetRequestBody>(ASSET_REQUEST_SCHEMA);
 
 /** What a verification session task keeps in its request. */
 export interface SessionRequest {

@@ -46,7 +46,8 @@ export interface ChatRequest {
 /** `stream_options` as OpenAI SDKs send it with streams; web Q&A takes it too. */
 export const STREAM_OPTIONS_SCHEMA = { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false } as const;
 
-export const parseChatRequest = validator<ChatRequest>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const CHAT_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -66,7 +67,8 @@ export const parseChatRequest = validator<ChatRequest>({
   },
   required: ['model', 'messages'],
   additionalProperties: false,
-});
+};
+export const parseChatRequest = validator<ChatRequest>(CHAT_REQUEST_SCHEMA);
 
 export interface ResponsesRequest {
   model: string;
@@ -81,7 +83,8 @@ export interface ResponsesRequest {
   user?: string;
 }
 
-export const parseResponsesRequest = validator<ResponsesRequest>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const RESPONSES_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -110,4 +113,5 @@ export const parseResponsesRequest = validator<ResponsesRequest>({
   },
   required: ['model', 'input'],
   additionalProperties: false,
-});
+};
+export const parseResponsesRequest = validator<ResponsesRequest>(RESPONSES_REQUEST_SCHEMA);

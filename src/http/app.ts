@@ -11,6 +11,7 @@ import { errorMiddleware, type ErrorShape } from './errors';
 import { adminAuth, apiKeyAuth, requestContext } from './middleware';
 import { guardRoutes, type RouteAccess, type RouteInfo } from './routing';
 import { accountRouter, adminRouter } from './routes/accounts';
+import { docsRouter } from './routes/docs';
 import { healthRouter } from './routes/health';
 import { httpMetrics, metricsRouter } from './routes/metrics';
 import { operationsRouter } from './routes/operations';
@@ -70,6 +71,7 @@ export function createApp(deps: AppDeps): GatewayApp {
   const mounted: [Router<GatewayState>, RouteAccess][] = [
     [healthRouter(deps.readiness), 'public'],
     [metricsRouter(deps.metrics, deps.metricsToken), 'public'],
+    [docsRouter(), 'public'],
     [adminRouter(deps.accounts), 'admin'],
     [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],
     [accountRouter(deps.accounts), 'api_key'],

@@ -33,7 +33,8 @@ const LANG = { type: 'string', enum: ['zh_cn', 'en_us'] };
 /** RFC 3339 date-time with its offset (Z or ±hh:mm); the calendar is checked by the `date-time` format. */
 const RFC3339 = '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$';
 
-export const parseMinutesRequest = validator<MinutesRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const MINUTES_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1, maxLength: 128 },
@@ -62,7 +63,8 @@ export const parseMinutesRequest = validator<MinutesRequestBody>({
   },
   required: ['model', 'file_url'],
   additionalProperties: false,
-});
+};
+export const parseMinutesRequest = validator<MinutesRequestBody>(MINUTES_REQUEST_SCHEMA);
 
 /** The request as a minutes task keeps it: every default applied, prices frozen at submission. */
 export interface NormalizedMinutesRequest {

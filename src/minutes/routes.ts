@@ -124,12 +124,14 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
   return router;
 }
 
-const parseSummaryRequest = validator<{ task_id: string }>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const SUMMARY_REQUEST_SCHEMA = {
   type: 'object',
   properties: { task_id: { type: 'string', minLength: 1, maxLength: 128 } },
   required: ['task_id'],
   additionalProperties: false,
-});
+};
+const parseSummaryRequest = validator<{ task_id: string }>(SUMMARY_REQUEST_SCHEMA);
 
 /**
  * POST /v1/summaries {task_id}: a new summary of one of the caller's minutes tasks, the only way

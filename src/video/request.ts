@@ -38,7 +38,8 @@ export interface VideoRequestBody {
 
 const url = { type: 'object', properties: { url: { type: 'string', minLength: 1, maxLength: 4096 } }, required: ['url'], additionalProperties: false };
 
-const validateVideoRequest = validator<VideoRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const VIDEO_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -86,7 +87,8 @@ const validateVideoRequest = validator<VideoRequestBody>({
   },
   required: ['model', 'content'],
   additionalProperties: false,
-});
+};
+const validateVideoRequest = validator<VideoRequestBody>(VIDEO_REQUEST_SCHEMA);
 
 /** The member each content type carries, and the roles it may take (none: no role at all). */
 export const CONTENT_ITEM_RULES: Readonly<Record<ContentType, { member: keyof ContentItem; roles: readonly ContentRole[] }>> = {

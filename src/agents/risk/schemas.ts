@@ -8,7 +8,8 @@ export interface RiskRequest {
   identify?: boolean;
 }
 
-export const parseRiskRequest = validator<RiskRequest>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const RISK_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', enum: ['risk-agent'] },
@@ -32,4 +33,5 @@ export const parseRiskRequest = validator<RiskRequest>({
   },
   required: ['messages'],
   additionalProperties: false,
-});
+};
+export const parseRiskRequest = validator<RiskRequest>(RISK_REQUEST_SCHEMA);

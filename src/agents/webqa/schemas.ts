@@ -37,7 +37,8 @@ export interface WebQaRequest {
 const URL_OBJECT = { type: 'object', properties: { url: { type: 'string', minLength: 1 } }, required: ['url'], additionalProperties: false };
 const MEDIA = ['image_url', 'file_url', 'audio_url'] as const;
 
-const validate = validator<WebQaRequest>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const WEBQA_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     bot_id: { type: 'string', minLength: 1 },
@@ -78,7 +79,8 @@ const validate = validator<WebQaRequest>({
   },
   required: ['bot_id', 'messages'],
   additionalProperties: false,
-});
+};
+const validate = validator<WebQaRequest>(WEBQA_REQUEST_SCHEMA);
 
 /** Validates the body; a part must carry the member its type names (`text`, `image_url`…). */
 export function parseWebQaRequest(body: unknown): WebQaRequest {

@@ -9,14 +9,17 @@ import { validator } from '../validation';
 
 const MAX_CREDIT = 1_000_000_000_000_000; // 1e9 CNY in minor units: a typo guard, far above any real top-up.
 
-const parseOpenAccount = validator<{ name: string }>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const OPEN_ACCOUNT_SCHEMA = {
   type: 'object',
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
   required: ['name'],
   additionalProperties: false,
-});
+};
+const parseOpenAccount = validator<{ name: string }>(OPEN_ACCOUNT_SCHEMA);
 
-const parseCredit = validator<{ amount: number; reference: string; note?: string }>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const CREDIT_SCHEMA = {
   type: 'object',
   properties: {
     amount: { type: 'integer', minimum: 1, maximum: MAX_CREDIT },
@@ -25,9 +28,11 @@ const parseCredit = validator<{ amount: number; reference: string; note?: string
   },
   required: ['amount', 'reference'],
   additionalProperties: false,
-});
+};
+const parseCredit = validator<{ amount: number; reference: string; note?: string }>(CREDIT_SCHEMA);
 
-const parseRefund = validator<{ reservation_id: string; amount: number; reference: string; reason: string }>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const REFUND_SCHEMA = {
   type: 'object',
   properties: {
     reservation_id: { type: 'string', minLength: 1, maxLength: 200 },
@@ -37,7 +42,8 @@ const parseRefund = validator<{ reservation_id: string; amount: number; referenc
   },
   required: ['reservation_id', 'amount', 'reference', 'reason'],
   additionalProperties: false,
-});
+};
+const parseRefund = validator<{ reservation_id: string; amount: number; reference: string; reason: string }>(REFUND_SCHEMA);
 
 /** The fields of a key's settings in a request; each absent one keeps (or inherits) its value, null lifts the limit. */
 interface KeySettingsBody {
@@ -114,12 +120,14 @@ function searchQuery(query: GatewayContext['query']): string | null {
   return q;
 }
 
-const parseSettings = validator<{ default_video_url_mode: 'auto' | 'upstream' | 'tos' }>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const ACCOUNT_SETTINGS_SCHEMA = {
   type: 'object',
   properties: { default_video_url_mode: { type: 'string', enum: ['auto', 'upstream', 'tos'] } },
   required: ['default_video_url_mode'],
   additionalProperties: false,
-});
+};
+const parseSettings = validator<{ default_video_url_mode: 'auto' | 'upstream' | 'tos' }>(ACCOUNT_SETTINGS_SCHEMA);
 
 function ledgerPage(query: GatewayContext['query']): { after: number | null; limit: number } {
   const { after, limit } = pageParams(query, (raw) => /^\d+$/.test(raw));

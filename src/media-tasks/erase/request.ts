@@ -24,7 +24,8 @@ export interface EraseRequestBody {
 
 const fraction = { type: 'number', minimum: 0, maximum: 1 };
 
-export const parseEraseRequest = validator<EraseRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const ERASE_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -49,7 +50,8 @@ export const parseEraseRequest = validator<EraseRequestBody>({
   },
   required: ['video_url'],
   additionalProperties: false,
-});
+};
+export const parseEraseRequest = validator<EraseRequestBody>(ERASE_REQUEST_SCHEMA);
 
 export interface NormalizedEraseRequest {
   readonly video_url: string;

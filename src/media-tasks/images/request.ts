@@ -15,7 +15,8 @@ export interface ImageRequestBody {
   output_format?: 'png' | 'jpeg';
 }
 
-export const parseImageRequest = validator<ImageRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const IMAGE_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -27,7 +28,8 @@ export const parseImageRequest = validator<ImageRequestBody>({
   },
   required: ['model', 'prompt'],
   additionalProperties: false,
-});
+};
+export const parseImageRequest = validator<ImageRequestBody>(IMAGE_REQUEST_SCHEMA);
 
 /** The request with every default applied, as the sync call and the async task keep it. */
 export interface NormalizedImageRequest {

@@ -21,7 +21,8 @@ export interface PodcastRequestBody {
   max_duration_seconds?: number;
 }
 
-export const parsePodcastRequest = validator<PodcastRequestBody>({
+/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
+export const PODCAST_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -44,7 +45,8 @@ export const parsePodcastRequest = validator<PodcastRequestBody>({
   },
   required: ['model'],
   additionalProperties: false,
-});
+};
+export const parsePodcastRequest = validator<PodcastRequestBody>(PODCAST_REQUEST_SCHEMA);
 
 export interface NormalizedPodcastRequest {
   readonly text: string | null;

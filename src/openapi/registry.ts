@@ -1,0 +1,29 @@
+import { ACCOUNT_DOCS } from './operations/account';
+import { ADMIN_DOCS } from './operations/admin';
+import { AGENT_DOCS } from './operations/agents';
+import { ASSET_GROUP_DOCS } from './operations/asset-groups';
+import { CHAT_DOCS } from './operations/chat';
+import { FILE_DOCS } from './operations/files';
+import { MEDIA_TASK_DOCS } from './operations/media-tasks';
+import { MINUTES_DOCS } from './operations/minutes';
+import { SERVICE_DOCS } from './operations/service';
+import { VIDEO_DOCS } from './operations/video';
+import type { OperationDocs } from './types';
+
+/**
+ * Every documented route, keyed by `METHOD /path/:pattern` exactly as its router registers it.
+ * One module per area; test/integration/openapi.test.ts fails when a served route is missing
+ * here or a key here is not served. See docs/api.md.
+ */
+export const ROUTE_DOCS: OperationDocs = {
+  ...SERVICE_DOCS,
+  ...ADMIN_DOCS,
+  ...ACCOUNT_DOCS,
+  ...CHAT_DOCS,
+  ...AGENT_DOCS,
+  ...VIDEO_DOCS,
+  ...MEDIA_TASK_DOCS,
+  ...MINUTES_DOCS,
+  ...FILE_DOCS,
+  ...ASSET_GROUP_DOCS,
+};
