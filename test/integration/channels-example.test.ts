@@ -53,10 +53,10 @@ describe("the README's one-channel CHANNELS example @integration", () => {
     expect(calls).to.deep.equal(['POST /v1/chat/completions']);
 
     expect(gw.upstreams.channel('default').config.base_url).to.equal(providerUrl);
-    expect(gw.upstreams.simulatorUrl, 'the built-in simulator runs for the channels CHANNELS leaves out').to.be.a('string');
+    expect(gw.upstreams.fallbackUrl, 'the built-in simulator runs for the channels CHANNELS leaves out').to.equal(gw.simulator.url);
     for (const name of ['web-search', 'agent']) {
       expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
-      expect(gw.upstreams.channel(name).config.base_url).to.equal(`${gw.upstreams.simulatorUrl}/v1`);
+      expect(gw.upstreams.channel(name).config.base_url).to.equal(`${gw.simulator.url}/v1`);
     }
     expect((await gw.balance(key)).frozen).to.equal(0);
     await gw.expectAuditClean();
