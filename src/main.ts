@@ -11,7 +11,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // The simulator serves the channels CHANNELS leaves out (all, when it is unset); it starts only if one is left out.
   let simulator: RunningSimulator | null = null;
-  const fallbackUpstream = async (): Promise<string> => (simulator ??= await startSimulator()).url;
+  const fallbackUpstream = async (): Promise<string> => {
+    simulator ??= await startSimulator();
+    logger.info({ url: simulator.url }, 'upstream simulator started: it serves the channels CHANNELS leaves out');
+    return simulator.url;
+  };
   const gateway = await startGateway(config, { logger, features: defaultFeatures(), fallbackUpstream }).catch(async (err: unknown) => {
     await simulator?.close();
     throw err;

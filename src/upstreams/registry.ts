@@ -54,12 +54,12 @@ export class Upstreams {
       // models use channels of their own. Those are served by the fallback, said loudly once.
       const url = await fallback!();
       const models = catalog.list().filter((m) => missing.includes(m.channel)).map((m) => m.id);
-      logger.warn({ channels: missing, models, url }, 'channels the catalog names are missing from CHANNELS: the fallback provider (the built-in simulator) serves their models (add them to CHANNELS for a real provider)');
+      logger.warn({ channels: missing, models, url }, 'channels the catalog names are missing from CHANNELS: the fallback provider serves their models (add them to CHANNELS for a real provider)');
       upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), url, config.upstreamTimeoutMs, observe);
     } else {
       if (!fallback) throw new Error('no CHANNELS configured and no fallback provider to serve the models');
       const url = await fallback();
-      logger.info({ url }, 'no CHANNELS configured: serving every model from the fallback provider (the built-in simulator)');
+      logger.info({ url }, 'no CHANNELS configured: serving every model from the fallback provider');
       const options = { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: FALLBACK_CONCURRENCY };
       upstreams = new Upstreams(new Map(channelsServedBy(url, catalog, options).map((c) => [c.name, new Channel(c, observe)])), url, config.upstreamTimeoutMs, observe);
     }
