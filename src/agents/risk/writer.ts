@@ -75,6 +75,7 @@ export function writerMessages(input: WriterInput): TokenMessage[] {
     if (countMessageTokens(messages) <= WRITER_PROMPT_TOKEN_BUDGET) return messages;
   }
   const messages = build(0);
+  // What is left once the system message and the user message's own overhead are counted.
   const room = WRITER_PROMPT_TOKEN_BUDGET - countMessageTokens([messages[0]!]) - countMessageTokens([{ role: 'user', content: '' }]);
   const cut = splitTokens(findingsText(input, 0)).slice(0, Math.max(0, room)).join('');
   return [messages[0]!, { role: 'user', content: cut }];
