@@ -6,6 +6,8 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY projections ./projections
+# The upstream simulator: the entry point starts it when CHANNELS leaves channels out (all, when unset).
+COPY simulator ./simulator
 # The data directory belongs to the user the gateway runs as; a named volume mounted here takes
 # this ownership when it is first created.
 RUN mkdir -p /data && chown node:node /data

@@ -7,7 +7,7 @@ import { defaultFeatures } from '../src/features';
 import { startGateway, type Gateway } from '../src/gateway';
 import { createLogger } from '../src/log';
 import { channelsServedBy } from '../src/upstreams/registry';
-import { createSimulator, type ExtraRoute } from '../src/upstreams/simulator/server';
+import { createSimulator, type ExtraRoute } from '../simulator/server';
 import type { BenchDatabase } from './support';
 
 /**

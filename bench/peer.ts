@@ -43,8 +43,8 @@ export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBe
 
 const ROOT = path.join(__dirname, '..');
 const TSX = ['--import', 'tsx'];
-/** The simulator's entry point (it may move to a top-level simulator/ directory). */
-const SIMULATOR_MAIN = ['simulator/main.ts', 'src/upstreams/simulator/main.ts'].map((p) => path.join(ROOT, p)).find((p) => fs.existsSync(p))!;
+/** The simulator's entry point. */
+const SIMULATOR_MAIN = path.join(ROOT, 'simulator/main.ts');
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const BODY = JSON.stringify({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello [sim:tokens=20]' }], max_tokens: 64 });
 

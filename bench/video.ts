@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { Pool as HttpPool } from 'undici';
 import { taskStream } from '../src/tasks/events';
-import { parseDirectives } from '../src/upstreams/simulator/directives';
-import type { ExtraRoute, SimHandler } from '../src/upstreams/simulator/server';
-import { videoRoutes } from '../src/upstreams/simulator/video';
+import { parseDirectives } from '../simulator/directives';
+import type { ExtraRoute, SimHandler } from '../simulator/server';
+import { videoRoutes } from '../simulator/video';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
 import { measure, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 

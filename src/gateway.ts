@@ -30,7 +30,7 @@ import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
-import { Upstreams } from './upstreams/registry';
+import { Upstreams, type FallbackUpstream } from './upstreams/registry';
 import type { GatewayState } from './http/context';
 import type { ErrorShape } from './http/errors';
 import { createLogger, type Logger } from './log';
@@ -103,6 +103,8 @@ export interface GatewayOptions {
   readonly features?: readonly FeatureFactory[];
   /** Use this database instead of opening one from the config (tests share one embedded server). */
   readonly database?: Database;
+  /** Serves the channels CHANNELS leaves out (all of them when it is unset); see Upstreams. */
+  readonly fallbackUpstream?: FallbackUpstream;
 }
 
 type BoundPort = Awaited<ReturnType<typeof bindPort>>;
@@ -147,7 +149,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE);
-  const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds));
+  const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const files = new LocalFileStore(path.join(config.dataDir, 'files'));
   let listeningUrl = '';

@@ -3,18 +3,31 @@ import { DataDirInUseError } from './db/database';
 import { createLogger } from './log';
 import { startGateway } from './gateway';
 import { defaultFeatures } from './features';
+// The entry point is the one module of src/ that knows the simulator (test/unit/simulator-boundary).
+import { startSimulator, type RunningSimulator } from '../simulator';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const gateway = await startGateway(config, { logger, features: defaultFeatures() });
+  // The simulator serves the channels CHANNELS leaves out (all, when it is unset); it starts only if one is left out.
+  let simulator: RunningSimulator | null = null;
+  const fallbackUpstream = async (): Promise<string> => {
+    simulator ??= await startSimulator();
+    logger.info({ url: simulator.url }, 'upstream simulator started: it serves the channels CHANNELS leaves out');
+    return simulator.url;
+  };
+  const gateway = await startGateway(config, { logger, features: defaultFeatures(), fallbackUpstream }).catch(async (err: unknown) => {
+    await simulator?.close();
+    throw err;
+  });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     gateway.close().then(
-      () => {
+      async () => {
+        await simulator?.close();
         logger.info('gateway stopped');
         process.exit(0);
       },

@@ -2,19 +2,15 @@ import Router from '@koa/router';
 import type { FeatureFactory } from '../gateway';
 import type { GatewayState } from '../http/context';
 import { specStatuses } from '../http/routing';
-import { botRoutes } from '../upstreams/simulator/bots';
-import { searchRoutes } from '../upstreams/simulator/search';
 import './model-types';
 import { getRiskReport, handleRiskCompletion } from './risk/handler';
 import { handleWebQa } from './webqa/handler';
 
 /**
  * The agents: public-information risk screening over the web-search channel (errors in shape A)
- * and the web Q&A agent proxied to the upstream agent channel. With no CHANNELS configured, the
- * built-in simulator gains a web-search provider and a bot-chat provider.
+ * and the web Q&A agent proxied to the upstream agent channel.
  */
 export const agentsFeature: FeatureFactory = (core) => {
-  core.upstreams.addSimulatorRoutes([...searchRoutes(), ...botRoutes()]);
   const router = new Router<GatewayState>({ sensitive: true });
   // The spec lists no 429 for web Q&A, and none at all for risk, which is treated like it.
   const agentStatuses = specStatuses(400, 401, 402, 502);

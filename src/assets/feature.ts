@@ -1,5 +1,4 @@
 import type { FeatureFactory } from '../gateway';
-import { assetRoutes } from '../upstreams/simulator/assets';
 import { assetKind } from './asset-kind';
 import './model-type';
 import { assetGroupsRouter } from './routes';
@@ -8,10 +7,8 @@ import { sessionKind } from './session-kind';
 /**
  * Real-person reference assets: verification sessions and the images of verified groups, two
  * task kinds on the task engine; their groups are a core projection (projections/asset-groups.ts).
- * With no CHANNELS configured, the built-in simulator serves the verification page and the asset API.
  */
 export const assetsFeature: FeatureFactory = (core) => {
-  core.upstreams.addSimulatorRoutes(assetRoutes());
   const common = { catalog: core.catalog, upstreams: core.upstreams, pollMs: core.config.taskPollMs };
   core.tasks.register(sessionKind({ ...common, clock: core.clock }));
   core.tasks.register(assetKind(common));

@@ -1,7 +1,4 @@
 import type { FeatureFactory } from '../gateway';
-import { eraseRoutes } from '../upstreams/simulator/erase';
-import { imageRoutes } from '../upstreams/simulator/images';
-import { podcastRoutes } from '../upstreams/simulator/podcasts';
 import { eraseKind } from './erase/kind';
 import { imageTaskKind } from './images/kind';
 import './model-types';
@@ -11,12 +8,9 @@ import { mediaTaskRouter } from './routes';
 /**
  * Images (synchronous, asynchronous, the gallery), podcasts and subtitle erase: three task kinds
  * on the task engine plus one metered synchronous call. The gallery read model is a core
- * projection (projections/gallery.ts) so that audits and rebuilds always cover it. With no
- * CHANNELS configured, the built-in simulator gains an images API, an image task API, a podcast
- * task API and a subtitle erase task API.
+ * projection (projections/gallery.ts) so that audits and rebuilds always cover it.
  */
 export const mediaTasksFeature: FeatureFactory = (core) => {
-  core.upstreams.addSimulatorRoutes([...imageRoutes(), ...podcastRoutes(), ...eraseRoutes()]);
   const common = { catalog: core.catalog, upstreams: core.upstreams, pollMs: core.config.taskPollMs };
   core.tasks.register(imageTaskKind({ ...common, imageUrlTtlMs: core.config.imageUrlTtlMs }));
   core.tasks.register(podcastKind({ ...common, audioUrlTtlMs: core.config.podcastUrlTtlMs }));

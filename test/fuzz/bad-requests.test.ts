@@ -113,7 +113,7 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     const restricted = await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/keys`, { name: 'fuzz: chat-fast only', allowed_models: ['chat-fast'] });
     if (restricted.status !== 201) throw new Error(`a restricted key could not be issued: ${restricted.status}`);
     credentials = { adminToken: TEST_ADMIN_TOKEN, apiKey: account.key, restrictedKey: restricted.body.key as string };
-    env = { accountId: account.accountId, simulatorUrl: gw.upstreams.simulatorUrl! };
+    env = { accountId: account.accountId, simulatorUrl: gw.simulator.url };
   }
 
   before(async () => {

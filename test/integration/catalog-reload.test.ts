@@ -7,7 +7,8 @@ import { countMessageTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { channelsServedBy, Upstreams } from '../../src/upstreams/registry';
-import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
+import { createSimulator, type Simulator } from '../../simulator/server';
+import { startSimulator } from '../../simulator';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { testTempDir } from '../support/temp-dirs';
 
@@ -186,16 +187,22 @@ describe('reloading the model catalog @integration', () => {
     writeCatalog(file, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
     const catalog = new Catalog(file);
     const config = loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(), { timeoutMs: 1000, maxConcurrency: 1 })) });
-    const upstreams = await Upstreams.start(config, catalog, createLogger('silent'));
+    const simulator = await startSimulator();
+    const upstreams = await Upstreams.start(config, catalog, createLogger('silent'), undefined, async () => simulator.url);
     try {
-      expect(upstreams.simulatorUrl, 'no simulator runs beside real channels').to.equal(null);
+      expect(upstreams.fallbackUrl, 'no simulator runs beside real channels').to.equal(null);
       expect(catalog.get('chat-elsewhere')).to.equal(undefined);
       expect(catalog.list().map((m) => m.id)).to.not.include('chat-elsewhere');
       expect(catalog.unavailable().map((m) => m.id)).to.deep.equal(['chat-elsewhere']);
       expect(upstreams.channel('default').config.base_url, 'a listed channel keeps its provider').to.equal('http://127.0.0.1:9/v1');
     } finally {
       await upstreams.close();
+      await simulator.close();
     }
+    // Without a fallback provider (the entry point always passes the simulator), the start names the missing channel.
+    let refused: unknown;
+    await Upstreams.start(config, catalog, createLogger('silent')).catch((err: unknown) => (refused = err));
+    expect(String(refused)).to.include('nowhere');
   });
 });
 

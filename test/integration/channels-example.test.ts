@@ -54,7 +54,7 @@ describe("the README's one-channel CHANNELS example @integration", () => {
     expect(calls).to.deep.equal(['POST /v1/chat/completions']);
 
     expect(gw.upstreams.channel('default').config.base_url).to.equal(providerUrl);
-    expect(gw.upstreams.simulatorUrl, 'no simulator runs beside real channels').to.equal(null);
+    expect(gw.upstreams.fallbackUrl, 'no simulator runs beside real channels').to.equal(null);
     for (const name of ['web-search', 'agent']) expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
     const listed = (await gw.api(key, 'GET', '/v1/models')).body.data.map((m: { id: string }) => m.id);
     expect(listed).to.include('chat-fast').and.not.include('webqa-pro').and.not.include('risk-agent');

@@ -3,8 +3,8 @@ import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
 import { accountStream } from '../../src/domain/account/events';
-import { chatRoutes } from '../../src/upstreams/simulator/chat';
-import type { SimContext } from '../../src/upstreams/simulator/server';
+import { chatRoutes } from '../../simulator/chat';
+import type { SimContext } from '../../simulator/server';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
@@ -410,7 +410,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     // An upstream deadline far beyond any test: only an abort can end a delayed or stalled call early.
     gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '300000', RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200' });
     // The real simulated chat routes behind a spy that watches the upstream side of the connection.
-    gw.upstreams.addSimulatorRoutes(
+    gw.simulator.addRoutes(
       chatRoutes().map((route) => ({
         ...route,
         handler: (ctx: SimContext) => {

@@ -170,7 +170,7 @@ describe('subtitle erase tasks @integration', () => {
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
     await waitFor('the provider task cancelled', async () => {
-      const upstream = await fetch(`${gw.upstreams.simulatorUrl}/v1/videos/erase-subtitle/${upstreamId}`);
+      const upstream = await fetch(`${gw.simulator.url}/v1/videos/erase-subtitle/${upstreamId}`);
       return ((await upstream.json()) as { status: string }).status === 'cancelled';
     });
     expect((await cancel(res.body.id, fresh.key)).status).to.equal(409);

@@ -268,7 +268,7 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
 
   it('has a simulator that, like a real provider, refuses output_format for the single-format classes and answers JPEG for them', async () => {
     // What makes the cases above fail should the gateway send output_format to the 4.x classes.
-    const sim = gw.upstreams.simulatorUrl!;
+    const sim = gw.simulator.url;
     const call = async (path: string, body: Record<string, unknown>) => {
       const res = await fetch(`${sim}/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as any };

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { WrongExpectedVersionError } from '../../src/eventstore/port';
 import { assembleReport, unavailableReport } from '../../src/minutes/report';
 import { MERGE_CAPS, partReportOf } from '../../src/minutes/summary-merge';
-import { simulatedTranscript } from '../../src/upstreams/simulator/asr';
+import { simulatedTranscript } from '../../simulator/asr';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import type { Transcript } from '../../src/minutes/transcript';
-import { wav } from '../../src/upstreams/simulator/media';
+import { wav } from '../../simulator/media';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor as waitWithin } from '../support/wait';
 
@@ -79,7 +79,7 @@ describe('meeting minutes @integration', () => {
   after(async () => gw.close());
 
   /** A recording served by the simulator; its query parameters steer the simulated providers. */
-  const media = (name: string, params: Record<string, string> = {}) => `${gw.upstreams.simulatorUrl}/sim/media/${name}?${new URLSearchParams(params)}`;
+  const media = (name: string, params: Record<string, string> = {}) => `${gw.simulator.url}/sim/media/${name}?${new URLSearchParams(params)}`;
   const create = (body: Record<string, unknown>, k: string | null = key) => gw.api(k, 'POST', '/v1/audio/minutes', body);
   const get = (id: string, k: string | null = key) => gw.api(k, 'GET', `/v1/audio/minutes/${id}`);
   const balance = (k = key) => gw.balance(k);
@@ -847,7 +847,7 @@ describe('meeting minutes: the summary time limit and the rate limit @integratio
   afterEach(async () => expectSettledAndAuditClean(gw, [key], 20_000));
   after(async () => gw.close());
 
-  const media = (name: string, params: Record<string, string> = {}) => `${gw.upstreams.simulatorUrl}/sim/media/${name}?${new URLSearchParams(params)}`;
+  const media = (name: string, params: Record<string, string> = {}) => `${gw.simulator.url}/sim/media/${name}?${new URLSearchParams(params)}`;
 
   it('fails a summary still unfinished at the limit after the transcription, by a server-side timer, with summary_timeout and no retry', async () => {
     const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;

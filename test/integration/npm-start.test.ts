@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import { Catalog } from '../../src/billing/catalog';
 import { tokenCharge } from '../../src/billing/money';
-import { countMessageTokens } from '../../src/billing/tokens';
+import { countMessageTokens, countTokens } from '../../src/billing/tokens';
 import { chatPricing } from '../../src/chat/model-type';
 import { tempDir } from '../../src/db/database';
 import { postmasterPid } from '../../src/db/embedded-postgres';
@@ -184,7 +184,8 @@ describe('npm start with the embedded database @integration', function () {
     const again = await second.listening();
     expect(second.lines('adopted the embedded PostgreSQL server a previous process left running')).to.have.length(0);
     const fast = new Catalog().get('chat-fast')!;
-    const delivered = tokenCharge(chatPricing(fast), countMessageTokens(messages), 2);
+    // Counted as the gateway counts a stream without usage: with the model's tokenizer.
+    const delivered = tokenCharge(chatPricing(fast), countMessageTokens(messages, fast.tokenizer), countTokens(text, fast.tokenizer));
     expect(await balance(again.url, key), 'the two delivered tokens were charged, and no reservation is left').to.include({ available: 1_000_000 - delivered, frozen: 0 });
 
     // The audit CLI attaches to the running gateway's database and finds the ledger in order.

@@ -146,7 +146,7 @@ describe('podcast tasks @integration', () => {
     expect(final.status).to.equal('succeeded');
     // The provider really ran over: 5 s of audio and 5 × 25 audio tokens reported.
     const row = await gw.tasks.read('podcast', res.body.id, fresh.accountId);
-    const upstream = (await (await fetch(`${gw.upstreams.simulatorUrl}/v1/audio/podcasts/${row!.upstream_id}`)).json()) as { audio_duration: number; usage: { output_audio_tokens: number } };
+    const upstream = (await (await fetch(`${gw.simulator.url}/v1/audio/podcasts/${row!.upstream_id}`)).json()) as { audio_duration: number; usage: { output_audio_tokens: number } };
     expect(upstream.audio_duration).to.equal(5);
     expect(upstream.usage.output_audio_tokens).to.equal(5 * AUDIO_TOKENS_PER_SECOND);
     expect(final.audio_duration).to.equal(5);
@@ -222,7 +222,7 @@ describe('podcast tasks @integration', () => {
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
     expect((await ledgerOf(fresh.key)).map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'release']);
     await waitFor('the upstream task cancelled', async () => {
-      const upstream = await fetch(`${gw.upstreams.simulatorUrl}/v1/audio/podcasts/${accepted}`);
+      const upstream = await fetch(`${gw.simulator.url}/v1/audio/podcasts/${accepted}`);
       return ((await upstream.json()) as { status: string }).status === 'cancelled';
     });
     const again = await cancel(res.body.id, fresh.key);

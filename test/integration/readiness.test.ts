@@ -10,6 +10,7 @@ import { defaultFeatures } from '../../src/features';
 import { startGateway, type Gateway } from '../../src/gateway';
 import { checkReadiness } from '../../src/lifecycle/readiness';
 import { createLogger } from '../../src/log';
+import { startSimulator, type RunningSimulator } from '../../simulator';
 import { sleep, waitFor } from '../support/wait';
 
 const ADMIN_TOKEN = 'readiness-test-admin-token';
@@ -25,6 +26,7 @@ describe('readiness, and recovery when the database goes away and comes back @in
   let server: EmbeddedServer | null = null;
   let database: Database;
   let gw: Gateway;
+  let simulator: RunningSimulator | undefined;
   const lines: { level: number; msg: string; time: string }[] = [];
 
   const pgDir = (): string => path.join(dir, 'pg');
@@ -54,11 +56,14 @@ describe('readiness, and recovery when the database goes away and comes back @in
       SUBSCRIPTION_POLL_MS: '200',
       SHUTDOWN_GRACE_MS: '2000',
     });
-    gw = await startGateway(config, { logger, database, features: defaultFeatures() });
+    simulator = await startSimulator();
+    const fallbackUpstream = async (): Promise<string> => simulator!.url;
+    gw = await startGateway(config, { logger, database, features: defaultFeatures(), fallbackUpstream });
   });
 
   after(async () => {
     await gw?.close();
+    await simulator?.close();
     await database?.close();
     await server?.stop();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });

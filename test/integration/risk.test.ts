@@ -8,8 +8,13 @@ import { searchPricing } from '../../src/agents/model-types';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
 import { chatPricing } from '../../src/chat/model-type';
-import { FICTIONAL_COMPANIES as CO } from '../../src/upstreams/simulator/corpus';
-import { searchRoutes } from '../../src/upstreams/simulator/search';
+import { DIMENSIONS, type DimensionType } from '../../src/agents/risk/dimensions';
+import type { Channel } from '../../src/upstreams/channel';
+import type { Upstreams } from '../../src/upstreams/registry';
+import { chatRoutes } from '../../simulator/chat';
+import { FICTIONAL_COMPANIES as CO } from '../../simulator/corpus';
+import type { ExtraRoute } from '../../simulator';
+import { searchRoutes } from '../../simulator/search';
 import { expectChatChunkFrames } from '../support/sse-frames';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -23,14 +28,20 @@ describe('risk screening agent @integration', () => {
   let now = new Date('2026-03-01T08:00:00Z');
   /** Queries the simulated search provider received, in order. */
   let providerQueries: string[] = [];
+  /**
+   * How a test steers the simulator, which reads the directives in what it receives: the searches
+   * that get `[sim:fail]` (all, or those of some dimensions), and the directives added to the
+   * writer's prompt (e.g. `[sim:fail]`, `[sim:tokens=6]`, `[sim:stall]`).
+   */
+  let failingSearches: 'all' | readonly DimensionType[] = [];
+  let writerDirectives = '';
   let perQuery: number;
   let writerPricing: ReturnType<typeof chatPricing>;
 
   before(async () => {
     gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200', UPSTREAM_TIMEOUT_MS: '1500' }, { clock: () => now });
-    // Count what reaches the provider: the real simulated search route behind a spy.
-    const real = searchRoutes()[0]!;
-    gw.upstreams.addSimulatorRoutes([{ ...real, handler: (ctx) => (providerQueries.push(String((ctx.body as { query?: unknown }).query)), real.handler(ctx)) }]);
+    // Count what reaches the provider, and steer it: the real simulated routes behind spies.
+    gw.simulator.addRoutes([steeredSearch(searchRoutes()[0]!), steeredWriter(chatRoutes().find((r) => r.path === '/v1/chat/completions')!)]);
     ({ key } = await gw.fundedAccount(1_000_000_000));
     perQuery = searchPricing(gw.catalog.get('web-search')!).per_query;
     writerPricing = chatPricing(gw.catalog.get('chat-fast')!);
@@ -40,6 +51,8 @@ describe('risk screening agent @integration', () => {
     // Every test starts after the previous test's cache entries expired.
     now = new Date(now.getTime() + 2 * DAY);
     providerQueries = [];
+    failingSearches = [];
+    writerDirectives = '';
   });
   afterEach(async () => {
     const me = await gw.api(key, 'GET', '/v1/account');
@@ -49,6 +62,35 @@ describe('risk screening agent @integration', () => {
   after(async () => gw.close());
 
   const user = (content: string, extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content }], ...extra });
+
+  /** The dimension a search query is for (its label ends the query), or undefined for an identity search. */
+  const dimensionOf = (query: string): DimensionType | undefined => DIMENSIONS.find((d) => query.endsWith(` ${d.label}`))?.data_type;
+
+  function steeredSearch(real: ExtraRoute): ExtraRoute {
+    return {
+      ...real,
+      handler: (ctx) => {
+        const body = ctx.body as { query?: unknown };
+        const query = String(body.query);
+        providerQueries.push(query);
+        const dimension = dimensionOf(query);
+        const fails = failingSearches === 'all' || (dimension !== undefined && failingSearches.includes(dimension));
+        return real.handler(fails ? { ...ctx, body: { ...body, query: `${query} [sim:fail]` } } : ctx);
+      },
+    };
+  }
+
+  function steeredWriter(real: ExtraRoute): ExtraRoute {
+    return {
+      ...real,
+      handler: (ctx) => {
+        const body = ctx.body as { messages: { role: string; content: string }[] };
+        if (!writerDirectives) return real.handler(ctx);
+        const last = body.messages[body.messages.length - 1]!;
+        return real.handler({ ...ctx, body: { ...body, messages: [...body.messages.slice(0, -1), { ...last, content: `${last.content}\n${writerDirectives}` }] } });
+      },
+    };
+  }
 
   async function available(k = key): Promise<number> {
     return (await gw.api(k, 'GET', '/v1/account')).body.balance.available as number;
@@ -246,7 +288,8 @@ describe('risk screening agent @integration', () => {
 
   describe('screening', () => {
     it('searches all nine dimensions; one failing dimension does not fail the report and is not billed', async () => {
-      const res = await screen(user(`请筛查：${CO.qingluan.name} [sim:search-fail=shixin]`));
+      failingSearches = ['shixin'];
+      const res = await screen(user(`请筛查：${CO.qingluan.name}`));
       expect(res.status).to.equal(200);
       expect(providerQueries, 'the identity search and nine dimension searches').to.have.length(10);
       const report = res.body.report;
@@ -352,14 +395,16 @@ describe('risk screening agent @integration', () => {
     });
 
     it('bills the writer by the usage it reports, not by the gateway’s own count, plain and streamed', async () => {
-      const plain = await screen(user(`「${CO.qingluan.name}」 [sim:writer-usage=1234,56]`));
+      writerDirectives = '[sim:usage=1234,56]';
+      const plain = await screen(user(`「${CO.qingluan.name}」`));
       expect(plain.status).to.equal(200);
       expect(plain.body.usage).to.deep.include({ prompt_tokens: 1234, completion_tokens: 56 });
       expect(plain.charge).to.equal(expectedCharge(plain.body.usage));
 
       const { status, text, charge } = await (async () => {
         const before = await available();
-        const raw = await rawCall('POST', RISK, { ...user(`「${CO.qingluan.name}」 [sim:writer-usage=987,65]`), stream: true });
+        writerDirectives = '[sim:usage=987,65]';
+        const raw = await rawCall('POST', RISK, { ...user(`「${CO.qingluan.name}」`), stream: true });
         return { ...raw, charge: before - (await available()) };
       })();
       expect(status).to.equal(200);
@@ -370,7 +415,8 @@ describe('risk screening agent @integration', () => {
     });
 
     it('bills the completed searches when the writer fails, and writes the summary itself', async () => {
-      const res = await screen(user(`「${CO.qingluan.name}」 [sim:writer-fail]`));
+      writerDirectives = '[sim:fail]';
+      const res = await screen(user(`「${CO.qingluan.name}」`));
       expect(res.status).to.equal(200);
       expect(res.body.usage).to.deep.include({ query_calls: 10, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
       expect(res.charge).to.equal(10 * perQuery);
@@ -399,7 +445,8 @@ describe('risk screening agent @integration', () => {
     it('streams the writer as chat-completion chunks, then the whole result, as the openai SDK parses it', async () => {
       const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1/agent/risk`, maxRetries: 0 });
       const before = await available();
-      const stream = await client.chat.completions.create({ model: 'risk-agent', stream: true, messages: [{ role: 'user', content: `「${CO.qingluan.name}」 [sim:writer-tokens=6]` }] });
+      writerDirectives = '[sim:tokens=6]';
+      const stream = await client.chat.completions.create({ model: 'risk-agent', stream: true, messages: [{ role: 'user', content: `「${CO.qingluan.name}」` }] });
       const chunks: any[] = [];
       for await (const chunk of stream) chunks.push(chunk);
       const charge = before - (await available());
@@ -424,10 +471,11 @@ describe('risk screening agent @integration', () => {
 
       // A failure after the stream opened arrives as a shape A error event; nothing is billed.
       const beforeFailure = await available();
+      failingSearches = 'all';
       const failing = await fetch(gw.url + RISK, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(user(`「${CO.songchuan.name}」 [sim:search-fail=all]`, { stream: true })),
+        body: JSON.stringify(user(`「${CO.songchuan.name}」`, { stream: true })),
       });
       expect(failing.headers.get('content-type')).to.match(/^text\/event-stream/);
       const frames = (await failing.text()).split('\n\n').filter((f) => f.startsWith('data: '));
@@ -437,10 +485,11 @@ describe('risk screening agent @integration', () => {
     });
     it('streams what a stalling writer delivered, then the fallback, and bills its delivered tokens', async () => {
       const before = await available();
+      writerDirectives = '[sim:stall]';
       const res = await fetch(gw.url + RISK, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(user(`「${CO.songchuan.name}」 [sim:writer-stall]`, { stream: true })),
+        body: JSON.stringify(user(`「${CO.songchuan.name}」`, { stream: true })),
       });
       expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
       const raw = await res.text();
@@ -490,7 +539,7 @@ describe('risk screening agent @integration', () => {
         // Each dimension search is held until a second one is in flight (the last, ninth, one alone),
         // so the bound is reached whatever the timing; then a short grace lets any search beyond the
         // bound arrive and be counted before the held ones are answered.
-        bounded.upstreams.addSimulatorRoutes([
+        bounded.simulator.addRoutes([
           {
             ...real,
             handler: async (ctx) => {
@@ -530,16 +579,28 @@ describe('risk screening agent @integration', () => {
       expect(gw.config.riskSearchConcurrency).to.equal(4);
       const bug = new Error('a bug while preparing the ktgg search');
       const billed: { usage: RiskUsage; amount: number }[] = [];
-      const interrupted = screenCompany(gw, {
+      // The bug strikes where the ktgg search is handed to the channel. The dimension searches
+      // before it wait for it to strike, so none finishes (and frees a slot for a fifth) first.
+      let strike!: () => void;
+      const struck = new Promise<void>((resolve) => (strike = resolve));
+      const upstreams = Object.assign(Object.create(gw.upstreams) as Upstreams, {
+        channel(name: string): Channel {
+          const channel = gw.upstreams.channel(name);
+          const json = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> => {
+            const dimension = dimensionOf(String((body as { query?: unknown }).query));
+            if (dimension === 'ktgg') {
+              strike();
+              throw bug;
+            }
+            if (dimension !== undefined) await struck;
+            return channel.json(method, path, body);
+          };
+          return Object.assign(Object.create(channel) as Channel, { json });
+        },
+      });
+      const interrupted = screenCompany({ ...gw, upstreams }, {
         subject: extractSubject([{ role: 'user', content: `「${CO.qingluan.name}」` }]),
         identifyOnly: false,
-        directives: {
-          searchDirective: (target) => {
-            if (target === 'ktgg') throw bug;
-            return undefined;
-          },
-          writer: '',
-        },
         search: gw.catalog.get('web-search')!,
         writer: gw.catalog.get('chat-fast')!,
         requestId: 'req_interrupted',
@@ -606,7 +667,8 @@ describe('risk screening agent @integration', () => {
       expect(providerQueries).to.deep.equal([]);
 
       const before = await available();
-      const down = await gw.api(key, 'POST', RISK, user(`「${CO.qingluan.name}」 [sim:search-fail=all]`));
+      failingSearches = 'all';
+      const down = await gw.api(key, 'POST', RISK, user(`「${CO.qingluan.name}」`));
       expectShapeA(down, 502, 'search_unavailable');
       expect(await available()).to.equal(before);
     });

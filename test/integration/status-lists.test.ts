@@ -40,7 +40,7 @@ describe('status lists: unknown and forbidden models are 400s @integration', () 
 
   it('answers an unknown model with 400 model_not_found, reserving nothing', async () => {
     const { key } = await gw.fundedAccount(100_000_000);
-    const fileUrl = `${gw.upstreams.simulatorUrl}/sim/media/a.mp3`;
+    const fileUrl = `${gw.simulator.url}/sim/media/a.mp3`;
     for (const [name, path, body] of requests('no-such-model', fileUrl)) {
       expectModelError(name, await gw.api(key, 'POST', path, body), 'model_not_found');
     }
@@ -53,7 +53,7 @@ describe('status lists: unknown and forbidden models are 400s @integration', () 
 
   it('answers a model the key may not use with 400 model_not_allowed, reserving nothing', async () => {
     const { key } = await gw.fundedAccount(100_000_000, ['chat-pro']);
-    const fileUrl = `${gw.upstreams.simulatorUrl}/sim/media/a.mp3`;
+    const fileUrl = `${gw.simulator.url}/sim/media/a.mp3`;
     const all = requests('', fileUrl);
     for (const [i, [name, path, body]] of all.entries()) {
       const model = realModels[i]!;

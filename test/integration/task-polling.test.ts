@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Catalog } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
-import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
-import { videoRoutes } from '../../src/upstreams/simulator/video';
+import { createSimulator, type Simulator } from '../../simulator/server';
+import { videoRoutes } from '../../simulator/video';
 import { JOB } from '../../src/tasks/process-manager';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';

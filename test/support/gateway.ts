@@ -5,10 +5,13 @@ import { loadConfig } from '../../src/config';
 import { defaultFeatures } from '../../src/features';
 import { startGateway, type FeatureFactory, type Gateway } from '../../src/gateway';
 import { createLogger } from '../../src/log';
+import { startSimulator, type RunningSimulator } from '../../simulator';
 import { createTestDatabase } from './database';
 import { removeTestTempDir, testTempDir } from './temp-dirs';
 
 export interface TestGateway extends Gateway {
+  /** The upstream simulator serving the channels CHANNELS leaves out (all, by default); this gateway's own. */
+  readonly simulator: RunningSimulator;
   /** Calls the admin API; returns status and parsed body. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   /** Calls the /v1 API with an API key. */
@@ -52,10 +55,19 @@ export async function startTestGateway(
     ...env,
   });
   const logger = createLogger(config.logLevel);
+  // Like the entry point, the test support injects the simulator as the provider of every channel CHANNELS leaves out.
+  const simulator = await startSimulator();
   let gateway: Gateway;
   try {
-    gateway = await startGateway(config, { logger, database, features: options.features ?? defaultFeatures(), clock: options.clock });
+    gateway = await startGateway(config, {
+      logger,
+      database,
+      features: options.features ?? defaultFeatures(),
+      clock: options.clock,
+      fallbackUpstream: async () => simulator.url,
+    });
   } catch (err) {
+    await simulator.close();
     if (ownDataDir) removeTestTempDir(ownDataDir);
     throw err;
   }
@@ -83,6 +95,7 @@ export async function startTestGateway(
   let processStopped = false;
   const test: TestGatewayInternal = Object.assign(Object.create(null) as object, gateway, {
     database,
+    simulator,
     admin: (method: string, path: string, body?: unknown) => call(TEST_ADMIN_TOKEN, method, path, body),
     api: (key: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>) => call(key, method, path, body, headers),
     balance: async (key: string) => (await call(key, 'GET', '/v1/account')).body.balance as { available: number; frozen: number },
@@ -106,9 +119,13 @@ export async function startTestGateway(
     async stopProcess() {
       processStopped = true;
       await gateway.close();
+      await simulator.close();
     },
     async close() {
-      if (!processStopped) await gateway.close();
+      if (!processStopped) {
+        await gateway.close();
+        await simulator.close();
+      }
       processStopped = true;
       if (!options.reuseDatabaseOf) await database.close();
       if (ownDataDir) removeTestTempDir(ownDataDir);

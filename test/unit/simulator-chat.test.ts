@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { OpenAI, BadRequestError, InternalServerError, NotFoundError, RateLimitError } from 'openai';
 import { countMessageTokens, countTokens } from '../../src/billing/tokens';
-import { createSimulator, type Simulator } from '../../src/upstreams/simulator/server';
-import { sendJson } from '../../src/upstreams/simulator/http';
+import { createSimulator, type Simulator } from '../../simulator/server';
+import { sendJson } from '../../simulator/http';
 
 describe('upstream simulator: chat protocol (through the openai SDK)', () => {
   let sim: Simulator;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseDirectives, stripDirectives } from '../../src/upstreams/simulator/directives';
+import { parseDirectives, stripDirectives } from '../../simulator/directives';
 import { countMessageTokens, countTokens, splitTokens } from '../../src/billing/tokens';
 
 describe('upstream simulator: directives', () => {

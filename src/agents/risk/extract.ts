@@ -1,5 +1,4 @@
 import { findCreditCodes, looksLikeCreditCode } from './credit-code';
-import { stripDirectives } from './directives';
 
 /** Who the client asks about, as written in its messages. */
 export interface Subject {
@@ -45,7 +44,7 @@ export function extractSubject(messages: readonly TextMessage[]): Subject {
   for (let i = messages.length - 1; i >= 0 && (name === null || codes === null); i--) {
     const message = messages[i]!;
     if (message.role !== 'user') continue;
-    const text = stripDirectives(message.content);
+    const text = message.content;
     const found = findCreditCodes(text);
     if (codes === null && found.length > 0) codes = found;
     if (name === null) {

@@ -11,7 +11,6 @@ import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
 import { configuredModel, requireAllowed } from '../access';
 import { agentCapabilities, searchPricing } from '../model-types';
 import { DIMENSIONS } from './dimensions';
-import { riskDirectives } from './directives';
 import { RISK_REPORT_COMPLETED, riskReportStream, type RiskReportCompleted } from './events';
 import { extractSubject } from './extract';
 import { identityQuery } from './identity';
@@ -50,7 +49,6 @@ export async function handleRiskCompletion(core: Core, ctx: GatewayContext): Pro
   const input = {
     subject,
     identifyOnly,
-    directives: riskDirectives(lastUser.content, core.upstreams.simulatorUrl !== null),
     search,
     writer,
     requestId: ctx.state.requestId,

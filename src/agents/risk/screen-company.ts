@@ -9,7 +9,6 @@ import { searchPricing } from '../model-types';
 import type { SearchResult } from '../search/events';
 import { WebSearch } from '../search/web-search';
 import { DIMENSIONS, dimensionQuery } from './dimensions';
-import type { RiskDirectives } from './directives';
 import type { Subject } from './extract';
 import { codeLookupQuery, identityQuery, resolveIdentity, type Company } from './identity';
 import { CAVEATS, fallbackSummary, historicalWarning, identitySummary, usageOf, type RiskUsage } from './report';
@@ -19,7 +18,6 @@ import { NO_WRITER_USAGE, runWriter, writerCharge, writerMessages, type WriterUs
 export interface ScreeningInput {
   readonly subject: Subject;
   readonly identifyOnly: boolean;
-  readonly directives: RiskDirectives;
   readonly search: ModelEntry;
   /** null in identify mode. */
   readonly writer: ModelEntry | null;
@@ -100,7 +98,7 @@ async function screen(
   const search = async (query: string, domain: string, target: string): Promise<{ results: readonly SearchResult[]; fetchedAt: Date } | { failure: string }> => {
     const slot = attempted++;
     try {
-      const answer = await web.search(query, domain, { requestId: input.requestId, logger: input.logger, simDirective: input.directives.searchDirective(target) });
+      const answer = await web.search(query, domain, { requestId: input.requestId, logger: input.logger });
       answered[slot] = { cached: answer.cached, requestId: answer.requestId };
       return answer;
     } catch (err) {
@@ -153,7 +151,7 @@ async function screen(
   const cards = screened.flatMap((s) => cardFor(s.screened, name, company.credit_code) ?? []);
 
   const writer = input.writer;
-  const written = await runWriter(core, writer, writerMessages({ company, screenedName: name, dimensions, warnings }, input.directives.writer), {
+  const written = await runWriter(core, writer, writerMessages({ company, screenedName: name, dimensions, warnings }), {
     stream: input.stream,
     onText: input.onText,
     signal: input.signal,

@@ -65,19 +65,20 @@ export interface WriterInput {
  * The writer's messages, within WRITER_PROMPT_TOKEN_BUDGET: leads are dropped from the end of
  * each dimension until it fits, and as a last resort the findings text is cut.
  */
-export function writerMessages(input: WriterInput, simDirectives: string): TokenMessage[] {
+export function writerMessages(input: WriterInput): TokenMessage[] {
   const build = (leadsPerDimension: number): TokenMessage[] => [
     { role: 'system', content: INSTRUCTIONS },
-    { role: 'user', content: findingsText(input, leadsPerDimension) + (simDirectives ? `\n${simDirectives}` : '') },
+    { role: 'user', content: findingsText(input, leadsPerDimension) },
   ];
   for (let leads = 5; leads >= 0; leads--) {
     const messages = build(leads);
     if (countMessageTokens(messages) <= WRITER_PROMPT_TOKEN_BUDGET) return messages;
   }
   const messages = build(0);
-  const room = WRITER_PROMPT_TOKEN_BUDGET - countMessageTokens([messages[0]!]) - countMessageTokens([{ role: 'user', content: simDirectives }]);
+  // What is left once the system message and the user message's own overhead are counted.
+  const room = WRITER_PROMPT_TOKEN_BUDGET - countMessageTokens([messages[0]!]) - countMessageTokens([{ role: 'user', content: '' }]);
   const cut = splitTokens(findingsText(input, 0)).slice(0, Math.max(0, room)).join('');
-  return [messages[0]!, { role: 'user', content: cut + (simDirectives ? `\n${simDirectives}` : '') }];
+  return [messages[0]!, { role: 'user', content: cut }];
 }
 
 function findingsText(input: WriterInput, leadsPerDimension: number): string {

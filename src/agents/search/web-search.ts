@@ -30,16 +30,14 @@ export class WebSearch {
     readonly model: ModelEntry,
   ) {}
 
-  async search(query: string, domain: string | null, options: { requestId: string; logger: Logger; simDirective?: string }): Promise<SearchAnswer> {
+  async search(query: string, domain: string | null, options: { requestId: string; logger: Logger }): Promise<SearchAnswer> {
     const key = searchCacheKey(query, domain);
     const cached = await this.cached(key, options.logger);
     if (cached) return cached;
 
-    // A simulator directive rides on the wire only; it is not part of the query or its key.
-    const wireQuery = options.simDirective ? `${query} ${options.simDirective}` : query;
     const answer = await this.core.upstreams
       .channel(this.model.channel)
-      .json<{ request_id?: unknown; results?: unknown }>('POST', '/search', { query: wireQuery, domain, max_results: searchCapabilities(this.model).max_results });
+      .json<{ request_id?: unknown; results?: unknown }>('POST', '/search', { query, domain, max_results: searchCapabilities(this.model).max_results });
     if (!Array.isArray(answer.results)) throw new UpstreamError(502, 'the search provider answered without a results array', 'upstream_invalid_answer', 'protocol');
     const results = answer.results.flatMap(toResult);
     const requestId = typeof answer.request_id === 'string' && answer.request_id !== '' ? answer.request_id : newId('srch');

@@ -4,7 +4,7 @@ import { messageText, type ContentPart, type WebQaRequest } from './schemas';
 
 /**
  * The upstream agent channel's protocol, shaped on the public bot-chat APIs (see the simulator,
- * src/upstreams/simulator/bots.ts): `POST {channel}/bots/chat` with a bot id, an optional
+ * simulator/bots.ts): `POST {channel}/bots/chat` with a bot id, an optional
  * conversation, `additional_messages` (text, or `object_string` parts for mixed media) and the
  * `suggestions` / `cards` switches; answered with the chat and its messages (`answer`,
  * `follow_up`, `card`) and usage, or streamed as `conversation.*` events.

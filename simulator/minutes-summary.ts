@@ -10,7 +10,7 @@
  * segments, times outside the recording, a reused id and an unknown speaker.
  */
 import { createHash } from 'node:crypto';
-import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../../billing/tokens';
+import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../src/billing/tokens';
 import { parseDirectives } from './directives';
 import { sendError, sendJson, waitUnlessGone } from './http';
 import type { SimContext } from './server';

@@ -8,10 +8,7 @@ import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
 import { videoRoutes } from './video';
 
-/**
- * Every simulated provider API besides chat (which the server always mounts), for the standalone
- * simulator. Inside the gateway each feature mounts its own.
- */
+/** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
   return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes()];
 }

@@ -3,8 +3,7 @@
  * for pointing a gateway at with CHANNELS (see channelsServedBy) and for benchmarks. SIMULATOR_PORT (default 8090) and HOST (default 127.0.0.1).
  */
 import pino from 'pino';
-import { allSimulatorRoutes } from './all-routes';
-import { createSimulator } from './server';
+import { startSimulator } from './index';
 
 const logger = pino({ name: 'upstream-simulator' });
 
@@ -16,9 +15,8 @@ function portFromEnv(value: string | undefined, fallback: number): number {
 }
 
 async function main(): Promise<void> {
-  const simulator = createSimulator({ routes: allSimulatorRoutes() });
-  const url = await simulator.listen(portFromEnv(process.env['SIMULATOR_PORT'], 8090), process.env['HOST'] || '127.0.0.1');
-  logger.info({ url }, 'upstream simulator listening');
+  const simulator = await startSimulator({ port: portFromEnv(process.env['SIMULATOR_PORT'], 8090), host: process.env['HOST'] || '127.0.0.1' });
+  logger.info({ url: simulator.url }, 'upstream simulator listening');
 
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {

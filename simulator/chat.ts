@@ -20,7 +20,7 @@ import {
 } from './http';
 import type { ExtraRoute, SimContext } from './server';
 import { handleMinutesSummary, isMinutesSummaryRequest } from './minutes-summary';
-import { countMessageTokens, countResponsesInputTokens, responsesUsageObject, splitTokens, type ResponsesUsageObject, type TokenMessage } from '../../billing/tokens';
+import { countMessageTokens, countResponsesInputTokens, responsesUsageObject, splitTokens, type ResponsesUsageObject, type TokenMessage } from '../src/billing/tokens';
 
 /** How many tokens a `[sim:stall]` stream sends before it stops. */
 const STALL_AFTER_TOKENS = 2;

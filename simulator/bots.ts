@@ -26,7 +26,7 @@
  * gateway that ignored the report could not be told apart).
  */
 import type { ServerResponse } from 'node:http';
-import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../../billing/tokens';
+import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../src/billing/tokens';
 import { parseDirectives, stripDirectives } from './directives';
 import { codeForStatus, eventFrame, HttpError, sendError, sendJson, SseWriter, startEventStream, waitUnlessGone } from './http';
 import type { ExtraRoute, SimContext } from './server';

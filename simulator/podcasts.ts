@@ -1,4 +1,4 @@
-import { countTokens } from '../../billing/tokens';
+import { countTokens } from '../src/billing/tokens';
 import { parseDirectives, stripDirectives } from './directives';
 import { originOf, sendBytes } from './files';
 import { HttpError } from './http';

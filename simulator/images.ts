@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { countTokens } from '../../billing/tokens';
+import { countTokens } from '../src/billing/tokens';
 import { parseDirectives, stripDirectives, type SimDirectives } from './directives';
 import { originOf, sendBytes } from './files';
 import { HttpError, sendJson, waitUnlessGone } from './http';
