@@ -1,16 +1,23 @@
 import type { Pool } from 'pg';
 
-/** The pool, counting the statements whose text matches, on the pool and on the clients it lends. */
-export function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: () => number } {
+/**
+ * The pool, counting the statements whose text matches, on the pool and on the clients it lends.
+ * `hold()` makes the matching statements wait (before they reach the database) until `release()`,
+ * so a test can line callers up behind one statement instead of hoping they meet in time.
+ */
+export function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: () => number; hold: () => void; release: () => void } {
   let n = 0;
+  let gate: { promise: Promise<void>; open: () => void } | null = null;
   const counting = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(t, property) {
         if (property === 'query') {
           return (...args: unknown[]) => {
             const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text ?? '');
-            if (match.test(text)) n++;
-            return ((t as { query: (...a: unknown[]) => unknown }).query as (...a: unknown[]) => unknown).apply(t, args);
+            const run = () => ((t as { query: (...a: unknown[]) => unknown }).query as (...a: unknown[]) => unknown).apply(t, args);
+            if (!match.test(text)) return run();
+            n++;
+            return gate ? gate.promise.then(run) : run();
           };
         }
         if (property === 'connect' && t === (pool as object)) {
@@ -20,8 +27,22 @@ export function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: ()
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
       },
     });
-  return { pool: counting(pool), count: () => n };
+  return {
+    pool: counting(pool),
+    count: () => n,
+    hold() {
+      let open!: () => void;
+      gate ??= { promise: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
+    },
+    release() {
+      gate?.open();
+      gate = null;
+    },
+  };
 }
+
+/** Reads of the global log after a position: the page a subscription asks for when woken. */
+export const PAGE_READ = /FROM es_events\s+WHERE \(tx_id, position\) >/;
 
 /** Matches the subscriptions' (and readAll's) reads of the global log, from the start or after a position. */
 export const LOG_READ = /FROM es_events\s+WHERE (\(tx_id, position\) >|tx_id < pg_snapshot_xmin)/;
