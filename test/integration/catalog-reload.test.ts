@@ -162,7 +162,8 @@ describe('reloading the model catalog @integration', () => {
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.deep.equal({ models: ORIGINAL.models.length, unavailable: ['chat-elsewhere'] });
     // Before channels were checked, this reload made the model callable and a completion answered 500.
-    await expectCatalogInForce(ORIGINAL.models.map((m) => m.id), 'chat-elsewhere');
+    expect(await listedIds()).to.have.members(ORIGINAL.models.map((m) => m.id));
+    await expectCatalogInForce(await listedIds(), 'chat-elsewhere');
 
     // The same file with the channel fixed is accepted.
     writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-elsewhere', 'default')]);
@@ -199,10 +200,10 @@ describe('reloading the model catalog @integration', () => {
       await upstreams.close();
       await simulator.close();
     }
-    // Without a fallback provider (the entry point always passes the simulator), the start names the missing channel.
+    // Without CHANNELS, the start needs the fallback provider (the entry point passes the simulator).
     let refused: unknown;
-    await Upstreams.start(config, catalog, createLogger('silent')).catch((err: unknown) => (refused = err));
-    expect(String(refused)).to.include('nowhere');
+    await Upstreams.start(loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-') }), catalog, createLogger('silent')).catch((err: unknown) => (refused = err));
+    expect(String(refused)).to.include('no CHANNELS configured and no fallback provider');
   });
 });
 
