@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { Pricing } from '../billing/money';
 import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ClosedOutcome } from '../domain/account/decider';
 import { accountStream, type AccountEvent, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
@@ -232,9 +233,9 @@ export class AccountService {
     return reservationId;
   }
 
-  /** Charges the actual amount; a repeated settle or release returns the first outcome. */
-  async settle(accountId: string, reservationId: string, amount: number, usage: Record<string, unknown>, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
-    return this.close(accountId, reservationId, { type: 'Settle', reservationId, amount, usage, now: this.now() }, metadata);
+  /** Charges what `pricing` comes to; a repeated settle or release returns the first outcome. */
+  async settle(accountId: string, reservationId: string, pricing: Pricing, usage: Record<string, unknown>, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
+    return this.close(accountId, reservationId, { type: 'Settle', reservationId, pricing, usage, now: this.now() }, metadata);
   }
 
   async release(accountId: string, reservationId: string, reason: string, metadata: EventMetadata = {}): Promise<ClosedOutcome> {

@@ -26,7 +26,7 @@ const GROUP_VIEWS = ['asset-groups'];
  * Unknown ids and other accounts' ids answer the same 404.
  */
 export function assetGroupsRouter(core: Core): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/asset-groups' });
+  const router = new Router<GatewayState>({ prefix: '/v1/asset-groups', sensitive: true });
   const tasks = core.tasks;
   const waitMs = core.config.projectionWaitMs;
 

@@ -1,3 +1,4 @@
+import { recomputePricing, type Pricing } from '../../billing/money';
 import { DomainError, type Decider } from '../decider';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type ReservationPurpose, type VideoUrlMode } from './events';
 
@@ -64,7 +65,7 @@ export type AccountCommand =
   | { type: 'OpenAccount'; accountId: string; name: string; now: string }
   | { type: 'AddCredit'; entryId: string; amount: number; reference: string; note: string | null; now: string }
   | { type: 'Reserve'; reservationId: string; amount: number; purpose: ReservationPurpose; expiresAt: string; now: string }
-  | { type: 'Settle'; reservationId: string; amount: number; usage: Record<string, unknown>; now: string }
+  | { type: 'Settle'; reservationId: string; pricing: Pricing; usage: Record<string, unknown>; now: string }
   | { type: 'Release'; reservationId: string; reason: string; now: string }
   | {
       type: 'Refund';
@@ -171,7 +172,9 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       ];
     }
     case 'Settle': {
-      requireAmount(command.amount, true);
+      const amount = command.pricing.amount;
+      requireAmount(amount, true);
+      if (recomputed(command.pricing) !== amount) throw new DomainError('invalid_pricing', `a charge of ${amount} does not follow from its units and unit prices`);
       const reservation = openOrNoOp(state, command.reservationId);
       if (!reservation) return [];
       return [
@@ -179,11 +182,12 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
           type: 'ReservationSettled',
           data: {
             reservationId: command.reservationId,
-            amount: command.amount,
+            amount,
             reservedAmount: reservation.amount,
-            overrun: Math.max(0, command.amount - reservation.amount),
+            overrun: Math.max(0, amount - reservation.amount),
             usage: command.usage,
             context: chargeContextOf(reservation.purpose),
+            pricing: command.pricing,
             at: command.now,
           },
         },
@@ -243,6 +247,14 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       return [{ type: 'WebhookSecretRotated', data: { secret: command.secret, at: command.now } }];
     case 'ChangeSettings':
       return [{ type: 'AccountSettingsChanged', data: { defaultVideoUrlMode: command.defaultVideoUrlMode, at: command.now } }];
+  }
+}
+
+function recomputed(pricing: Pricing): number | null {
+  try {
+    return recomputePricing(pricing);
+  } catch {
+    return null;
   }
 }
 
