@@ -2,6 +2,8 @@ import { units } from '../support/pricing';
 import { expect } from 'chai';
 import { accountDecider, available, closedOutcomeOf, RECENT_GENERATION, type AccountCommand, type AccountState } from '../../src/domain/account/decider';
 import { DomainError } from '../../src/domain/decider';
+import { upcastAccountEvent } from '../../src/domain/account/events';
+import { pricingOf, tokenLine } from '../../src/billing/money';
 
 const now = '2026-01-01T00:00:00.000Z';
 const purpose = { kind: 'request' as const, ref: 'req_1', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' };
@@ -161,5 +163,38 @@ describe('account decider', () => {
     const revoked = run([{ type: 'RevokeApiKey', keyId: 'k1', now }], state);
     expect(accountDecider.decide({ type: 'RevokeApiKey', keyId: 'k1', now }, revoked)).to.deep.equal([]);
     expect(refused({ type: 'RevokeApiKey', keyId: 'k2', now }, state)).to.equal('key_not_found');
+  });
+
+  describe('pricing and time zone', () => {
+    it('given an open reservation, when it is settled with a pricing, then the settlement records it and charges its amount', () => {
+      const state = run([reserve('r1', 50)], opened());
+      const pricing = pricingOf(tokenLine({ input_per_million: 2_000_000, output_per_million: 8_000_000 }, 3, 2));
+      const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing, usage: {}, now }, state);
+      expect(settled!.data).to.deep.include({ amount: 22, pricing });
+    });
+
+    it('given an open reservation, when a pricing does not add up to its amount, then the settlement is refused', () => {
+      const state = run([reserve('r1', 50)], opened());
+      const forged = { amount: 1, lines: [{ units: { images: 2 }, unit_prices: { images: 5 }, per: 1, amount: 1 }] };
+      expect(refused({ type: 'Settle', reservationId: 'r1', pricing: forged, usage: {}, now }, state)).to.equal('invalid_pricing');
+    });
+
+    it('given an account in the default zone, when the zone changes, then one event records it and the same zone again records nothing', () => {
+      const state = opened();
+      expect(state.timezone).to.equal('Asia/Shanghai');
+      const events = accountDecider.decide({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }, state);
+      expect(events).to.deep.equal([{ type: 'AccountTimeZoneChanged', data: { timezone: 'Europe/Berlin', at: now } }]);
+      const changed = run([{ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }], state);
+      expect(accountDecider.decide({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }, changed)).to.deep.equal([]);
+    });
+
+    it('given an account, when the zone is not an IANA name, then the change is refused', () => {
+      expect(refused({ type: 'ChangeTimeZone', timezone: 'Mars/Olympus', now }, opened())).to.equal('invalid_timezone');
+    });
+
+    it('given a settlement recorded before pricing was kept, when it is read, then its pricing is null', () => {
+      const old = { type: 'ReservationSettled', data: { reservationId: 'r', amount: 1, reservedAmount: 1, overrun: 0, usage: {}, at: now } };
+      expect(upcastAccountEvent(old).data).to.deep.include({ pricing: null, context: null });
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { recomputePricing, type Pricing } from '../../billing/money';
+import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type ReservationPurpose, type VideoUrlMode } from './events';
 
@@ -51,6 +52,7 @@ export interface AccountState {
   readonly credits: Readonly<Record<string, { readonly entryId: string; readonly amount: number }>>;
   readonly keys: Readonly<Record<string, { readonly revoked: boolean }>>;
   readonly webhookSecret: string | null;
+  readonly timezone: string;
 }
 
 export const RECENT_GENERATION = 128;
@@ -86,7 +88,8 @@ export type AccountCommand =
   | { type: 'IssueApiKey'; keyId: string; name: string | null; keyHash: string; keyPrefix: string; allowedModels: string[] | null; now: string }
   | { type: 'RevokeApiKey'; keyId: string; now: string }
   | { type: 'RotateWebhookSecret'; secret: string; now: string }
-  | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string };
+  | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string }
+  | { type: 'ChangeTimeZone'; timezone: string; now: string };
 
 export function available(state: AccountState): number {
   return state.credited - state.settled - state.frozen + state.refunded;
@@ -109,6 +112,7 @@ function initialState(): AccountState {
     credits: {},
     keys: {},
     webhookSecret: null,
+    timezone: DEFAULT_TIME_ZONE,
   };
 }
 
@@ -247,6 +251,9 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       return [{ type: 'WebhookSecretRotated', data: { secret: command.secret, at: command.now } }];
     case 'ChangeSettings':
       return [{ type: 'AccountSettingsChanged', data: { defaultVideoUrlMode: command.defaultVideoUrlMode, at: command.now } }];
+    case 'ChangeTimeZone':
+      if (!isTimeZone(command.timezone)) throw new DomainError('invalid_timezone', `${command.timezone} is not an IANA time zone`);
+      return state.timezone === command.timezone ? [] : [{ type: 'AccountTimeZoneChanged', data: { timezone: command.timezone, at: command.now } }];
   }
 }
 
@@ -330,6 +337,8 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       return { ...state, webhookSecret: event.data.secret };
     case 'AccountSettingsChanged':
       return state;
+    case 'AccountTimeZoneChanged':
+      return { ...state, timezone: event.data.timezone };
   }
 }
 
@@ -337,5 +346,5 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   initialState,
   decide,
   evolve,
-  snapshotVersion: 4,
+  snapshotVersion: 5,
 };

@@ -65,7 +65,9 @@ export type AccountEvent =
     }
   | { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } }
   | { type: 'WebhookSecretRotated'; data: { secret: string; at: string } }
-  | { type: 'AccountSettingsChanged'; data: { defaultVideoUrlMode: VideoUrlMode; at: string } };
+  | { type: 'AccountSettingsChanged'; data: { defaultVideoUrlMode: VideoUrlMode; at: string } }
+  /** The zone statement months and usage days are counted in (IANA name); see accounts/calendar. */
+  | { type: 'AccountTimeZoneChanged'; data: { timezone: string; at: string } };
 
 /** How video results are delivered when a request does not say (see the README). */
 export type VideoUrlMode = 'auto' | 'upstream' | 'tos';
@@ -82,6 +84,7 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'ApiKeyRevoked',
   'WebhookSecretRotated',
   'AccountSettingsChanged',
+  'AccountTimeZoneChanged',
 ];
 
 export function accountStream(accountId: string): string {
