@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
+import { allProjections } from '../../projections';
+import { runAudit } from '../../src/audit/audit';
 import { recomputePricing } from '../../src/billing/money';
+import { READ_MODEL_SCHEMA } from '../../src/projections-runtime/consumer';
+import { rebuildProjections } from '../../src/projections-runtime/rebuild';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { units } from '../support/pricing';
 import { expectSettledAndAuditClean } from '../support/wait';
@@ -148,5 +152,45 @@ describe('statements close with their month @integration', () => {
     expect((await gw.admin('PATCH', `/admin/v1/accounts/${accountId}`, { timezone: 'Europe/Berlin' })).body.settings.timezone).to.equal('Europe/Berlin');
     expect((await gw.api(key, 'GET', '/v1/account/statements/2026-13')).status).to.equal(404);
     await gw.expectAuditClean();
+  });
+});
+
+describe('the audit covers usage and pricing @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway();
+  });
+  after(async () => gw.close());
+
+  const purpose = { kind: 'request' as const, ref: 'req_x', description: 'image-5.0', actor: 'system', model: 'image-5.0', endpoint: 'test' };
+
+  it('notices a usage record that differs from the log; a rebuild from the log repairs it', async () => {
+    const { accountId } = await gw.fundedAccount(5000);
+    const r = await gw.accounts.reserve({ accountId, amount: 300, purpose, ttlMs: 60_000 });
+    await gw.accounts.settle(accountId, r, units(120), {});
+    await gw.accounts.reports.usage({ accountId, from: null, to: null, groupBy: [] });
+    await gw.pool.query(`UPDATE ${READ_MODEL_SCHEMA}.usage_records SET amount = amount + 1 WHERE account_id = $1 AND entry_type = 'charge'`, [accountId]);
+    const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
+    expect(report.mismatches).to.deep.equal(['usage: 2 row(s) of usage_records differ from a replay of the log']);
+    await rebuildProjections(gw.pool, gw.store, allProjections, READ_MODEL_SCHEMA, gw.logger);
+    await gw.expectAuditClean();
+  });
+
+  it('reports a settlement in the log whose amount does not follow from its pricing', async () => {
+    const { accountId } = await gw.fundedAccount(5000);
+    const at = new Date().toISOString();
+    const context = { actor: 'system', model: 'image-5.0', endpoint: 'test', kind: 'request', ref: 'req_x' };
+    const forged = { amount: 10, lines: [{ units: { images: 1 }, unit_prices: { images: 5 }, per: 1, amount: 10 }] };
+    await gw.store.append(
+      `account-${accountId}`,
+      [
+        { type: 'FundsReserved', data: { reservationId: 'rsv_forged', amount: 10, purpose, expiresAt: at, at } },
+        { type: 'ReservationSettled', data: { reservationId: 'rsv_forged', amount: 10, reservedAmount: 10, overrun: 0, usage: {}, context, pricing: forged, at } },
+      ],
+      { expectedVersion: 'any' },
+    );
+    const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
+    expect(report.invariantViolations).to.have.length(1);
+    expect(report.invariantViolations[0]).to.match(/settlement of 10 does not follow from its pricing \(recomputed 5\)/);
   });
 });
