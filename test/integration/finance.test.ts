@@ -189,8 +189,9 @@ describe('the audit covers usage and pricing @integration', () => {
       ],
       { expectedVersion: 'any' },
     );
+    await gw.accounts.awaitLedger(accountId);
     const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
-    expect(report.invariantViolations).to.have.length(1);
+    expect(report.invariantViolations, JSON.stringify(report)).to.have.length(1);
     expect(report.invariantViolations[0]).to.match(/settlement of 10 does not follow from its pricing \(recomputed 5\)/);
   });
 });
