@@ -100,7 +100,7 @@ export async function call(url: string, token: string, method: string, pathname:
   return { status: res.status, body: parsed };
 }
 
-async function fundedAccount(url: string, adminToken: string, name: string): Promise<BenchAccount> {
+export async function fundedAccount(url: string, adminToken: string, name: string): Promise<BenchAccount> {
   const expect = (what: string, res: { status: number; body: unknown }, status: number): void => {
     if (res.status !== status) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
   };

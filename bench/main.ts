@@ -2,6 +2,8 @@ import os from 'node:os';
 import type { Pool } from 'pg';
 import { benchChat, chatOptionsFromEnv } from './chat';
 import { benchEventStore } from './eventstore';
+import { benchPeer, peerOptionsFromEnv } from './peer';
+import { benchReplay, replayOptionsFromEnv } from './replay';
 import { benchTokens } from './tokens';
 import { benchVideo, videoOptionsFromEnv } from './video';
 import { openBenchDatabase, printHeader, printTable, serverVersion, type BenchDatabase, type Table } from './support';
@@ -39,6 +41,20 @@ export const SECTIONS: readonly BenchSection[] = [
     title: 'Chat through the gateway vs the simulator direct, non-stream and stream, same concurrency',
     run: async (ctx) => {
       await benchChat(ctx.db, ctx.report, chatOptionsFromEnv());
+    },
+  },
+  {
+    name: 'peer',
+    title: "Side by side, each in its own process: the simulator direct, Portkey's gateway, this gateway (autocannon at 1 and 64 connections)",
+    run: async (ctx) => {
+      await benchPeer(ctx.db, ctx.report, peerOptionsFromEnv());
+    },
+  },
+  {
+    name: 'replay',
+    title: 'Replay: projections:rebuild and audit over a log of account traffic, in events per second',
+    run: async (ctx) => {
+      await benchReplay(ctx.pool, ctx.report, replayOptionsFromEnv());
     },
   },
   {

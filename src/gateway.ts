@@ -13,7 +13,8 @@ import { TaskEngine } from './tasks/engine';
 import { taskJobHandlers } from './tasks/jobs';
 import { taskProcessManager } from './tasks/process-manager';
 import { WebhookSender } from './webhooks/deliver';
-import { AccountService, type AccountCommands } from './accounts/service';
+import { ApiKeyCache } from './accounts/key-cache';
+import { AccountService, type AccountCommands, type AuthenticatedKey } from './accounts/service';
 import type { Config } from './config';
 import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
@@ -89,6 +90,8 @@ export interface Gateway extends Core {
   readonly reconciler: Reconciler;
   readonly runners: ReadonlyMap<string, ConsumerRunner>;
   readonly server: http.Server;
+  /** Authenticated keys of this process, invalidated by the key events of the log. */
+  readonly keyCache: ApiKeyCache<AuthenticatedKey>;
   /** Every route the HTTP API answers, read from its routers. */
   readonly routes: readonly RouteInfo[];
   close(): Promise<void>;
@@ -141,7 +144,8 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const runners = new Map<string, ConsumerRunner>();
   const progress = new ConsumerProgress(pool, store, runners);
   const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
-  const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock });
+  const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
+  const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds));
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
@@ -241,6 +245,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     trustProxyHops: config.trustProxyHops,
     now: () => clock().getTime(),
   });
+  const keyCacheFollower = keyCache.follow(store, logger);
   const inFlight = new InFlightRequests();
   const server = port.server;
   server.keepAliveTimeout = 65_000;
@@ -259,6 +264,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     reconciler,
     runners,
     server,
+    keyCache,
     routes,
     /**
      * In order: stop accepting; let the requests in flight finish, and after SHUTDOWN_GRACE_MS cut
@@ -283,6 +289,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await reconciler.stop();
       await Promise.all([...runners.values()].map((r) => r.stop()));
       await leases.close();
+      await keyCacheFollower.close();
       await upstreams.close();
       await store.close();
       if (!options.database) await database.close();

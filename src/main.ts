@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGHUP', () => {
     try {
-      logger.info({ models: gateway.catalog.reload() }, 'catalog reloaded');
+      logger.info(gateway.catalog.reload(), 'catalog reloaded');
     } catch (err) {
       logger.error({ err }, 'catalog reload failed; the previous catalog stays in force');
     }

@@ -10,6 +10,7 @@ import { ReadModelBehindError, type ConsumerProgress } from '../projections-runt
 import { DEFAULT_TIME_ZONE } from './calendar';
 import { AccountReports, refIds } from './reports';
 import { displayPrefix, generateApiKey, generateWebhookSecret, hashApiKey } from './api-keys';
+import type { ApiKeyCache } from './key-cache';
 
 export type AccountCommands = CommandHandler<AccountCommand, AccountEvent, AccountState>;
 
@@ -85,7 +86,7 @@ export class AccountService {
     private readonly commands: AccountCommands,
     private readonly pool: Pool,
     private readonly progress: ConsumerProgress,
-    private readonly options: { projectionWaitMs: number; clock?: () => Date },
+    private readonly options: { projectionWaitMs: number; clock?: () => Date; keyCache?: ApiKeyCache<AuthenticatedKey> },
   ) {
     this.reports = new AccountReports(pool, progress, options);
   }
@@ -99,6 +100,8 @@ export class AccountService {
 
   private async run(accountId: string, command: AccountCommand, metadata: EventMetadata, waitFor: readonly string[]): Promise<CommandResult<AccountState, AccountEvent>> {
     const result = await this.commands.handle(accountStream(accountId), command, metadata);
+    // A key change takes effect in this process before the command returns, whatever the read model.
+    if (result.position) void this.options.keyCache?.keysChanged(result.events, result.position).catch(() => undefined);
     if (result.position && waitFor.length > 0) await this.progress.waitFor(result.position, waitFor, this.options.projectionWaitMs);
     return result;
   }
@@ -221,9 +224,14 @@ export class AccountService {
   }
 
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
+    const keyHash = hashApiKey(key);
+    return this.options.keyCache ? this.options.keyCache.lookup(keyHash, () => this.findKey(keyHash)) : this.findKey(keyHash);
+  }
+
+  private async findKey(keyHash: string): Promise<AuthenticatedKey | null> {
     const { rows } = await this.pool.query<{ key_id: string; account_id: string; allowed_models: string[] | null }>(
       'SELECT key_id, account_id, allowed_models FROM rm.api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-      [hashApiKey(key)],
+      [keyHash],
     );
     const row = rows[0];
     return row ? { keyId: row.key_id, accountId: row.account_id, allowedModels: row.allowed_models } : null;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { comparePositions, formatPosition, type EventStore, type GlobalPosition } from '../eventstore/port';
-import { applyEvents, READ_MODEL_SCHEMA, type Projection } from '../projections-runtime/consumer';
+import { comparePositions, formatPosition, type EventStore, type GlobalPosition, type RecordedEvent } from '../eventstore/port';
+import { applyEvents, READ_MODEL_SCHEMA, REPLAY_PAGE_EVENTS, type Projection } from '../projections-runtime/consumer';
 import { ensureProjectionTables } from '../projections-runtime/tables';
 import type { ProgressSink } from '../cli/progress';
 import { LedgerInvariantChecker } from './ledger-invariants';
@@ -39,47 +39,67 @@ export async function runAudit(
   const lagging: string[] = [];
   const invariantViolations: string[] = [];
   const head = await store.headPosition();
-  // The work: the whole log once for the invariants, then once per read model (up to its checkpoint).
+  // The work, in events folded: the whole log for the invariants, and each read model up to its checkpoint.
   const inLog = head && store.countEvents ? await store.countEvents(head) : null;
   options.progress?.setTotal(inLog === null ? null : inLog * (1 + projections.length));
   const advance = (events: readonly unknown[]) => options.progress?.advance(events.length);
   const full = new LedgerInvariantChecker();
-  const eventsInLog = await replay(store, null, head, async (events) => {
-    events.forEach((e) => full.add(e));
-    advance(events);
-  });
-  invariantViolations.push(...full.report().violations);
+  let eventsInLog = 0;
+  const fullCheck: Replayer = {
+    until: head,
+    fold: async (events) => {
+      events.forEach((e) => full.add(e));
+      eventsInLog += events.length;
+      advance(events);
+    },
+  };
 
   await ensureProjectionTables(pool, projections, schema);
   try {
-    for (const projection of projections) {
-      const client = await pool.connect();
+    // The log is read once per group of read models (as many as the pool's connections allow
+    // open at once, one transaction each), not once per read model; the invariant check rides
+    // along with the first group.
+    const perGroup = Math.max(1, ((pool as Pool & { options: { max?: number } }).options.max ?? 10) - 2);
+    for (let i = 0; i < projections.length || i === 0; i += perGroup) {
+      const group = projections.slice(i, i + perGroup);
+      const opened: { projection: Projection; client: PoolClient; checker: LedgerInvariantChecker }[] = [];
       try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-        const live = await checkpointIn(client, projection.name);
-        if (head && (!live || comparePositions(live, head) < 0)) {
-          lagging.push(`${projection.name} is at ${live ? formatPosition(live) : 'the start'}, the log at ${formatPosition(head)}`);
+        const replayers: Replayer[] = i === 0 ? [fullCheck] : [];
+        for (const projection of group) {
+          const client = await pool.connect();
+          const checker = new LedgerInvariantChecker();
+          opened.push({ projection, client, checker });
+          await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+          const live = await checkpointIn(client, projection.name);
+          if (head && (!live || comparePositions(live, head) < 0)) {
+            lagging.push(`${projection.name} is at ${live ? formatPosition(live) : 'the start'}, the log at ${formatPosition(head)}`);
+          }
+          await client.query(`SET LOCAL search_path TO ${schema}, public`);
+          replayers.push({
+            until: live,
+            fold: async (events) => {
+              for (const event of events) checker.add(event);
+              await applyEvents(projection, client, events);
+              advance(events);
+            },
+          });
         }
-        const checker = new LedgerInvariantChecker();
-        await client.query(`SET LOCAL search_path TO ${schema}, public`);
-        await replay(store, null, live, async (events) => {
-          for (const event of events) checker.add(event);
-          await applyEvents(projection, client, events);
-          advance(events);
-        });
-        for (const table of projection.tables) {
-          const n = await differingRows(client, `${READ_MODEL_SCHEMA}.${table}`, `${schema}.${table}`);
-          if (n > 0) mismatches.push(`${projection.name}: ${n} row(s) of ${table} differ from a replay of the log`);
+        await replay(store, replayers);
+        for (const { projection, client, checker } of opened) {
+          for (const table of projection.tables) {
+            const n = await differingRows(client, `${READ_MODEL_SCHEMA}.${table}`, `${schema}.${table}`);
+            if (n > 0) mismatches.push(`${projection.name}: ${n} row(s) of ${table} differ from a replay of the log`);
+          }
+          if (projection.tables.includes('balances')) invariantViolations.push(...(await balancesAgainstLog(client, schema, checker)));
         }
-        if (projection.tables.includes('balances')) invariantViolations.push(...(await balancesAgainstLog(client, schema, checker)));
-        await client.query('ROLLBACK');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
       } finally {
-        client.release();
+        for (const { client } of opened) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          client.release();
+        }
       }
     }
+    invariantViolations.unshift(...full.report().violations);
   } finally {
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   }
@@ -100,23 +120,29 @@ export async function runAudit(
   };
 }
 
-/** Feeds the log from `from` up to and including `until` (null: nothing) in batches; returns the count. */
-async function replay(
-  store: EventStore,
-  from: GlobalPosition | null,
-  until: GlobalPosition | null,
-  onBatch: (events: Parameters<Parameters<EventStore['subscribe']>[0]['onBatch']>[0]) => Promise<void>,
-): Promise<number> {
-  if (!until) return 0;
-  let position = from;
-  let count = 0;
+/** Something fed the log from its start up to and including `until` (null: nothing). */
+interface Replayer {
+  readonly until: GlobalPosition | null;
+  fold(events: RecordedEvent[]): Promise<void>;
+}
+
+/** One read of the log, in large pages, up to the furthest `until`; each replayer gets its part. */
+async function replay(store: EventStore, replayers: readonly Replayer[]): Promise<void> {
+  const bounds = replayers.map((r) => r.until).filter((u): u is GlobalPosition => u !== null);
+  if (bounds.length === 0) return;
+  const last = bounds.reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
+  let position: GlobalPosition | null = null;
   for (;;) {
-    const batch = (await store.readAll(position, 1000)).filter((e) => comparePositions(e.position, until) <= 0);
-    if (batch.length === 0) return count;
-    await onBatch(batch);
-    count += batch.length;
-    position = batch[batch.length - 1]!.position;
-    if (comparePositions(position, until) >= 0) return count;
+    const page = await store.readAll(position, REPLAY_PAGE_EVENTS);
+    if (page.length === 0) return;
+    for (const r of replayers) {
+      const until = r.until;
+      if (!until) continue;
+      const part = comparePositions(page[page.length - 1]!.position, until) <= 0 ? page : page.filter((e) => comparePositions(e.position, until) <= 0);
+      if (part.length > 0) await r.fold(part);
+    }
+    position = page[page.length - 1]!.position;
+    if (comparePositions(position, last) >= 0) return;
   }
 }
 

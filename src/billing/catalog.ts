@@ -99,10 +99,10 @@ export type ChannelCheck = (name: string) => boolean;
 
 /**
  * The one check a catalog must pass, at start-up and on every reload: the document's schema,
- * unique ids, each type's `pricing` and `capabilities`, and (once the upstream channels are known)
- * that every channel it names is configured. Throws CatalogError naming the first problem.
+ * unique ids, each type's `pricing` and `capabilities`. Throws CatalogError naming the first
+ * problem. (A model whose channel is not configured is valid but unavailable: see Catalog.)
  */
-export function validateCatalog(doc: unknown, source: string, isChannelConfigured?: ChannelCheck): ModelEntry[] {
+export function validateCatalog(doc: unknown, source: string): ModelEntry[] {
   if (!validateFile(doc)) {
     const e = validateFile.errors![0]!;
     throw new CatalogError(`${source}: ${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
@@ -117,27 +117,30 @@ export function validateCatalog(doc: unknown, source: string, isChannelConfigure
     if (v && !v.capabilities(m.capabilities)) {
       throw new CatalogError(`${source}: model ${m.id} capabilities${v.capabilities.errors![0]!.instancePath} ${v.capabilities.errors![0]!.message}`);
     }
-    if (isChannelConfigured && !isChannelConfigured(m.channel)) {
-      throw new CatalogError(`${source}: model ${m.id} names channel ${m.channel}, which is not configured (see CHANNELS)`);
-    }
   }
   return models;
 }
 
 /** Parses a catalog file's text and checks it with validateCatalog. */
-export function parseCatalog(text: string, source: string, isChannelConfigured?: ChannelCheck): ModelEntry[] {
+export function parseCatalog(text: string, source: string): ModelEntry[] {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
     throw new CatalogError(`${source}: not JSON (${(err as Error).message})`);
   }
-  return validateCatalog(doc, source, isChannelConfigured);
+  return validateCatalog(doc, source);
 }
 
+/**
+ * The models the gateway sells. A model whose channel is not configured (CHANNELS names only some
+ * of the catalog's channels) is unavailable: `get` and `list` do not see it, so a request for it is
+ * a 400 `model_not_found` and nothing is charged. It is never served by anything else: a real
+ * deployment that forgot a channel must not sell simulated answers.
+ */
 export class Catalog {
   private models: ReadonlyMap<string, ModelEntry>;
-  private isChannelConfigured: ChannelCheck | undefined;
+  private isChannelConfigured: ChannelCheck = () => true;
 
   constructor(
     private readonly file: string = DEFAULT_CATALOG_FILE,
@@ -146,40 +149,42 @@ export class Catalog {
     this.models = toMap(initial ?? parseCatalog(fs.readFileSync(file, 'utf8'), file));
   }
 
-  /**
-   * Binds the catalog to the upstream channels once they are known (Upstreams.start): checks the
-   * catalog in force with validateCatalog, throwing CatalogError if it names a channel that is not
-   * configured, and applies the same check to every later reload.
-   */
-  requireChannels(isChannelConfigured: ChannelCheck): void {
-    validateCatalog({ models: this.list() }, this.file, isChannelConfigured);
+  /** Binds the catalog to the upstream channels once they are known (Upstreams.start). */
+  bindChannels(isChannelConfigured: ChannelCheck): void {
     this.isChannelConfigured = isChannelConfigured;
   }
 
   /**
-   * Re-reads the file and checks it exactly as at start-up (validateCatalog, channels included);
-   * on any error the current catalog stays in force and a CatalogError is thrown.
+   * Re-reads the file and checks it exactly as at start-up (validateCatalog); on any error the
+   * current catalog stays in force and a CatalogError is thrown. Answers how many models are
+   * available and which are not (their channel is not configured).
    */
-  reload(): number {
+  reload(): { models: number; unavailable: string[] } {
     let text: string;
     try {
       text = fs.readFileSync(this.file, 'utf8');
     } catch (err) {
       throw new CatalogError(`${this.file}: ${(err as Error).message}`);
     }
-    const models = parseCatalog(text, this.file, this.isChannelConfigured);
-    this.models = toMap(models);
-    return models.length;
+    this.models = toMap(parseCatalog(text, this.file));
+    return { models: this.list().length, unavailable: this.unavailable().map((m) => m.id) };
   }
 
   get(id: string): ModelEntry | undefined {
-    return this.models.get(id);
+    const model = this.models.get(id);
+    return model && this.isChannelConfigured(model.channel) ? model : undefined;
   }
 
   list(type?: string): ModelEntry[] {
-    return [...this.models.values()].filter((m) => type === undefined || m.type === type);
+    return [...this.models.values()].filter((m) => (type === undefined || m.type === type) && this.isChannelConfigured(m.channel));
   }
 
+  /** Models of the file whose channel is not configured: not sold. */
+  unavailable(): ModelEntry[] {
+    return [...this.models.values()].filter((m) => !this.isChannelConfigured(m.channel));
+  }
+
+  /** Every channel the file names, configured or not. */
   channels(): Set<string> {
     return new Set([...this.models.values()].map((m) => m.channel));
   }

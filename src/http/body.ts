@@ -30,10 +30,14 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+  // Leaving the loop must not destroy the request: the client has to get its answer.
+  for await (const chunk of ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
-      ctx.req.destroy();
+      // A body sent without Content-Length (chunked) passed the limit: answer it, drop the rest
+      // unbuffered as it arrives, and close the connection after the answer.
+      ctx.set('connection', 'close');
+      ctx.req.resume();
       throw payloadTooLarge();
     }
     chunks.push(chunk);

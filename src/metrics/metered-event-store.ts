@@ -17,10 +17,15 @@ type AppendObserver = (streamId: string, events: number, outcome: 'ok' | 'confli
 
 /** An event store that reports every append (count, outcome, latency) and otherwise just delegates. */
 export class MeteredEventStore implements EventStore {
+  /** The inner store's count, when it has one (the progress of long commands uses it). */
+  readonly countEvents?: (until: GlobalPosition) => Promise<number>;
+
   constructor(
     private readonly inner: EventStore,
     private readonly observe: AppendObserver,
-  ) {}
+  ) {
+    if (inner.countEvents) this.countEvents = (until) => inner.countEvents!(until);
+  }
 
   get kind(): EventStore['kind'] {
     return this.inner.kind;

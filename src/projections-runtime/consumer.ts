@@ -48,3 +48,9 @@ export async function applyEvents(consumer: Consumer, tx: PoolClient, events: re
 
 /** Schema that holds the live read models. */
 export const READ_MODEL_SCHEMA = 'rm';
+
+/**
+ * Events per read of the log when replaying it (rebuild, audit, a consumer catching up from a
+ * reset): large pages make the per-read and per-transaction costs small next to the folding.
+ */
+export const REPLAY_PAGE_EVENTS = 10_000;

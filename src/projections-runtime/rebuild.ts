@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { comparePositions, type EventStore } from '../eventstore/port';
 import type { Logger } from '../log';
-import type { Projection } from './consumer';
+import { REPLAY_PAGE_EVENTS, type Projection } from './consumer';
 import { ConsumerRunner, readCheckpoint } from './runner';
 import { resetProjection } from './tables';
 import type { ProgressSink } from '../cli/progress';
@@ -20,16 +20,35 @@ export async function rebuildProjections(
 ): Promise<void> {
   const head = await store.headPosition();
   progress?.setTotal(head && store.countEvents ? (await store.countEvents(head)) * projections.length : head ? null : 0);
+  const replaying: ConsumerRunner[] = [];
+  const replayedElsewhere: string[] = [];
   for (const projection of projections) {
     await resetProjection(pool, projection, schema);
     const runner = new ConsumerRunner(pool, store, projection, logger, schema);
-    try {
-      await runner.catchUp((events) => progress?.advance(events));
-    } catch (err) {
-      logger.info({ err, projection: projection.name }, 'another instance is replaying; waiting for it');
-      await waitForHead(pool, store, projection.name);
-    }
+    await runner.startCatchUp();
+    // A live gateway that already replays from the reset is left to it.
+    if (runner.caughtUpTo === null) replaying.push(runner);
+    else replayedElsewhere.push(projection.name);
   }
+  // The log is read once, in large pages, and every page is folded by every projection (each
+  // commits its page with its checkpoint): the replay costs one read of the log, not one per projection.
+  let position = null as Awaited<ReturnType<EventStore['headPosition']>>;
+  while (replaying.length > 0) {
+    const page = await store.readAll(position, REPLAY_PAGE_EVENTS);
+    if (page.length === 0) break;
+    for (const runner of [...replaying]) {
+      try {
+        await runner.foldPage(page);
+        progress?.advance(page.length);
+      } catch (err) {
+        logger.info({ err, projection: runner.consumer.name }, 'another instance is replaying; waiting for it');
+        replaying.splice(replaying.indexOf(runner), 1);
+        replayedElsewhere.push(runner.consumer.name);
+      }
+    }
+    position = page[page.length - 1]!.position;
+  }
+  for (const name of replayedElsewhere) await waitForHead(pool, store, name);
 }
 
 async function waitForHead(pool: Pool, store: EventStore, name: string): Promise<void> {

@@ -84,16 +84,23 @@ export class ConsumerRunner extends EventEmitter {
     });
   }
 
-  /** Runs without a lease until the log head is reached: for CLIs (rebuild, audit). */
-  async catchUp(onBatch?: (events: number) => void): Promise<void> {
+  /**
+   * Catching up without a lease, for CLIs (rebuild), driven from outside so that one read of the
+   * log feeds several consumers: startCatchUp, then foldPage with consecutive pages of the log
+   * from `caughtUpTo`. Throws CheckpointMoved when another instance moved the checkpoint.
+   */
+  async startCatchUp(): Promise<void> {
     await this.ensureCheckpointRow();
     this.position = this.committed = await readCheckpoint(this.pool, this.consumer.name);
-    for (;;) {
-      const batch = await this.store.readAll(this.position, 1000);
-      if (batch.length === 0) return;
-      await this.commit(batch, batch[batch.length - 1]!.position);
-      onBatch?.(batch.length);
-    }
+  }
+
+  get caughtUpTo(): GlobalPosition | null {
+    return this.position;
+  }
+
+  /** Folds the next page of the log (it must start right after caughtUpTo) and commits its checkpoint. */
+  async foldPage(page: readonly RecordedEvent[]): Promise<void> {
+    if (page.length > 0) await this.commit(page, page[page.length - 1]!.position);
   }
 
   private async activate(): Promise<void> {

@@ -27,7 +27,7 @@ const SIMULATOR_CONCURRENCY = 256;
  * adds), so a fresh clone runs with no provider account. With CHANNELS set, a channel the catalog
  * names that CHANNELS leaves out is served by the built-in simulator too (with a warning at
  * start); when CHANNELS lists them all, no simulator runs and a reload naming another channel is
- * refused (Catalog.requireChannels), so a request never meets a model whose channel is missing.
+ * unavailable (Catalog.bindChannels), so a request never meets a model whose channel is missing.
  */
 export class Upstreams {
   private constructor(
@@ -45,12 +45,10 @@ export class Upstreams {
       upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), null, null, 0, observe);
     } else if (config.channels) {
       // The README's one-channel example names only `default`; the catalog's search and agent
-      // models use channels of their own. Those are served by the simulator, said loudly once.
-      const simulator = createSimulator();
-      const url = await simulator.listen(0, '127.0.0.1');
+      // models use channels of their own. Their models are not sold (Catalog), said loudly once.
       const models = catalog.list().filter((m) => missing.includes(m.channel)).map((m) => m.id);
-      logger.warn({ channels: missing, models, url }, 'channels the catalog names are missing from CHANNELS: the built-in simulator serves their models (add them to CHANNELS for a real provider)');
-      upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), simulator, url, config.upstreamTimeoutMs, observe);
+      logger.warn({ channels: missing, models }, 'channels the catalog names are missing from CHANNELS: their models are unavailable until those channels are configured');
+      upstreams = new Upstreams(new Map(config.channels.map((c) => [c.name, new Channel(c, observe)])), null, null, 0, observe);
     } else {
       const simulator = createSimulator();
       const url = await simulator.listen(0, '127.0.0.1');
@@ -58,12 +56,7 @@ export class Upstreams {
       const options = { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: SIMULATOR_CONCURRENCY };
       upstreams = new Upstreams(new Map(channelsServedBy(url, catalog, options).map((c) => [c.name, new Channel(c, observe)])), simulator, url, config.upstreamTimeoutMs, observe);
     }
-    try {
-      catalog.requireChannels((name) => upstreams.serves(name));
-    } catch (err) {
-      await upstreams.close();
-      throw err;
-    }
+    catalog.bindChannels((name) => upstreams.serves(name));
     return upstreams;
   }
 

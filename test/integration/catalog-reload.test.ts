@@ -110,7 +110,7 @@ describe('reloading the model catalog @integration', () => {
     writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-reloaded', 'default')]);
     const res = await reload();
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(res.body).to.deep.equal({ models: ORIGINAL.models.length + 1 });
+    expect(res.body).to.deep.equal({ models: ORIGINAL.models.length + 1, unavailable: [] });
 
     const listed = (await gw.api(key, 'GET', '/v1/models')).body.data.find((m: { id: string }) => m.id === 'chat-reloaded');
     expect(listed).to.deep.include({ object: 'model', type: 'chat', owned_by: 'reload-test', created: 1_750_000_000 });
@@ -155,12 +155,13 @@ describe('reloading the model catalog @integration', () => {
     await expectCatalogInForce(inForce, 'chat-broken');
   });
 
-  it('refuses a model on a channel that is not configured with 400 and keeps the catalog in force', async () => {
-    const inForce = await listedIds();
+  it('takes a model on a channel that is not configured as unavailable: named in the answer, not listed, 400 model_not_found, nothing charged', async () => {
     writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
-    expectRefused(await reload(), ['chat-elsewhere', 'nowhere', 'not configured']);
-    // Before the check, this reload succeeded and a completion with the model answered 500.
-    await expectCatalogInForce(inForce, 'chat-elsewhere');
+    const res = await reload();
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body).to.deep.equal({ models: ORIGINAL.models.length, unavailable: ['chat-elsewhere'] });
+    // Before channels were checked, this reload made the model callable and a completion answered 500.
+    await expectCatalogInForce(ORIGINAL.models.map((m) => m.id), 'chat-elsewhere');
 
     // The same file with the channel fixed is accepted.
     writeCatalog(catalogFile, [...ORIGINAL.models, chatModel('chat-elsewhere', 'default')]);
@@ -180,15 +181,17 @@ describe('reloading the model catalog @integration', () => {
     writeCatalog(catalogFile, ORIGINAL.models);
   });
 
-  it('at start-up, serves a channel the catalog names but CHANNELS leaves out from the built-in simulator (the README example names only default)', async () => {
+  it('at start-up, a channel the catalog names but CHANNELS leaves out makes its models unavailable, never simulated (the README example names only default)', async () => {
     const file = catalogCopy();
     writeCatalog(file, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
     const catalog = new Catalog(file);
     const config = loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(), { timeoutMs: 1000, maxConcurrency: 1 })) });
     const upstreams = await Upstreams.start(config, catalog, createLogger('silent'));
     try {
-      expect(upstreams.simulatorUrl).to.be.a('string');
-      expect(upstreams.channel('nowhere').config.base_url).to.equal(`${upstreams.simulatorUrl}/v1`);
+      expect(upstreams.simulatorUrl, 'no simulator runs beside real channels').to.equal(null);
+      expect(catalog.get('chat-elsewhere')).to.equal(undefined);
+      expect(catalog.list().map((m) => m.id)).to.not.include('chat-elsewhere');
+      expect(catalog.unavailable().map((m) => m.id)).to.deep.equal(['chat-elsewhere']);
       expect(upstreams.channel('default').config.base_url, 'a listed channel keeps its provider').to.equal('http://127.0.0.1:9/v1');
     } finally {
       await upstreams.close();

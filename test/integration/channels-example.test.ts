@@ -7,7 +7,8 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 /**
  * The README's `CHANNELS` example names only `default`, while the catalog's search and agent
  * models use the channels `web-search` and `agent`: the gateway starts as printed, sends the
- * `default` models to the configured provider and serves the others from the built-in simulator.
+ * `default` models to the configured provider, and the models of the channels it leaves out are
+ * unavailable (never served by the simulator: a real deployment must not sell simulated answers).
  */
 describe("the README's one-channel CHANNELS example @integration", () => {
   let provider: http.Server;
@@ -45,7 +46,7 @@ describe("the README's one-channel CHANNELS example @integration", () => {
     await new Promise((resolve) => provider?.close(resolve));
   });
 
-  it('starts, sends default-channel models to the configured provider, and serves the other channels from the simulator', async () => {
+  it('starts, sends default-channel models to the configured provider, and answers 400 model_not_found for the models of the channels it leaves out', async () => {
     const { key } = await gw.fundedAccount(1_000_000);
     const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello' }] });
@@ -53,11 +54,15 @@ describe("the README's one-channel CHANNELS example @integration", () => {
     expect(calls).to.deep.equal(['POST /v1/chat/completions']);
 
     expect(gw.upstreams.channel('default').config.base_url).to.equal(providerUrl);
-    expect(gw.upstreams.simulatorUrl, 'the built-in simulator runs for the channels CHANNELS leaves out').to.be.a('string');
-    for (const name of ['web-search', 'agent']) {
-      expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
-      expect(gw.upstreams.channel(name).config.base_url).to.equal(`${gw.upstreams.simulatorUrl}/v1`);
-    }
+    expect(gw.upstreams.simulatorUrl, 'no simulator runs beside real channels').to.equal(null);
+    for (const name of ['web-search', 'agent']) expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
+    const listed = (await gw.api(key, 'GET', '/v1/models')).body.data.map((m: { id: string }) => m.id);
+    expect(listed).to.include('chat-fast').and.not.include('webqa-pro').and.not.include('risk-agent');
+    const bot = await gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hi' }] });
+    expect(bot.status, JSON.stringify(bot.body)).to.equal(400);
+    const risk = await gw.api(key, 'POST', '/v1/agent/risk/chat/completions', { messages: [{ role: 'user', content: '青峦数据科技有限公司' }] });
+    expect(risk.status, JSON.stringify(risk.body)).to.be.oneOf([400, 403]);
+    expect(calls, 'the provider saw only the chat call').to.deep.equal(['POST /v1/chat/completions']);
     expect((await gw.balance(key)).frozen).to.equal(0);
     await gw.expectAuditClean();
   });

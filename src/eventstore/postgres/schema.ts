@@ -81,4 +81,66 @@ export const eventStoreMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'cross-stream appends',
+    sql: `
+      -- Group commit: the appends of many streams in one transaction (one durable commit), each
+      -- with its own expected-revision check. A stream whose check fails gets ok=false and nothing
+      -- appended; the others commit. Entries of one stream are applied in the order given.
+      --
+      -- Every stream's advisory lock is taken before the first write, in one order (the lock key),
+      -- so two batches cannot deadlock and the transaction id (assigned by the first write) still
+      -- comes after every lock is held: the global order keeps every stream's revision order, as
+      -- with es_append. Events of entry i are p_counts[i] consecutive elements of the event arrays.
+      CREATE FUNCTION es_append_batch(
+        p_streams text[], p_expected_kinds text[], p_expected bigint[], p_counts integer[],
+        p_ids uuid[], p_types text[], p_data jsonb[], p_metadata jsonb[]
+      ) RETURNS TABLE (entry integer, ok boolean, revision bigint, tx_id xid8, last_position bigint)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        lock_key bigint;
+        i integer;
+        cur bigint;
+        n integer;
+        first integer := 1;
+        last_pos bigint;
+        appended boolean := false;
+      BEGIN
+        FOR lock_key IN SELECT DISTINCT hashtextextended(s.stream, 0) AS k FROM unnest(p_streams) AS s(stream) ORDER BY k LOOP
+          PERFORM pg_advisory_xact_lock(lock_key);
+        END LOOP;
+        FOR i IN 1 .. cardinality(p_streams) LOOP
+          n := p_counts[i];
+          LOOP
+            SELECT s.revision INTO cur FROM es_streams s WHERE s.stream_id = p_streams[i] FOR UPDATE;
+            EXIT WHEN FOUND;
+            INSERT INTO es_streams (stream_id, revision) VALUES (p_streams[i], -1) ON CONFLICT DO NOTHING;
+          END LOOP;
+          IF (p_expected_kinds[i] = 'no_stream' AND cur <> -1)
+             OR (p_expected_kinds[i] = 'stream_exists' AND cur = -1)
+             OR (p_expected_kinds[i] = 'exact' AND cur <> p_expected[i]) THEN
+            RETURN QUERY SELECT i, false, cur, NULL::xid8, NULL::bigint;
+          ELSE
+            WITH inserted AS (
+              INSERT INTO es_events (stream_id, revision, event_id, type, data, metadata)
+                SELECT p_streams[i], cur + e.ord, e.id, e.type, e.data, e.metadata
+                FROM unnest(p_ids[first : first + n - 1], p_types[first : first + n - 1],
+                            p_data[first : first + n - 1], p_metadata[first : first + n - 1])
+                     WITH ORDINALITY AS e(id, type, data, metadata, ord)
+                ORDER BY e.ord
+                RETURNING es_events.position
+            ) SELECT max(inserted.position) INTO last_pos FROM inserted;
+            UPDATE es_streams SET revision = cur + n WHERE stream_id = p_streams[i];
+            appended := true;
+            RETURN QUERY SELECT i, true, cur + n, pg_current_xact_id(), last_pos;
+          END IF;
+          first := first + n;
+        END LOOP;
+        IF appended THEN
+          PERFORM pg_notify('es_appended', '');
+        END IF;
+      END $$;
+    `,
+  },
 ];

@@ -51,6 +51,50 @@ export interface PostgresEventStoreOptions {
   readonly pool: Pool;
   /** Fallback poll for subscribers when no notification arrives (a notification may be missed). */
   readonly pollIntervalMs?: number;
+  /**
+   * Group commit: at most this many append transactions run at once; appends that arrive
+   * meanwhile wait and go together, whatever their streams, in the next one. Default 4.
+   */
+  readonly maxConcurrentCommits?: number;
+  /** Most appends one transaction carries. Default 256. */
+  readonly maxAppendsPerCommit?: number;
+}
+
+/** One stream's part of a cross-stream append. */
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly events: readonly NewEvent[];
+  readonly expectedVersion: ExpectedVersion;
+}
+
+/** What became of one stream's part: appended, or refused alone because its expected version failed. */
+export type StreamAppendOutcome = AppendResult | WrongExpectedVersionError;
+
+interface QueuedAppend {
+  readonly append: StreamAppend;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface AppendRow {
+  ok: boolean;
+  revision: string;
+  tx_id: string | null;
+  last_position: string | null;
+}
+
+function outcomeOf(append: StreamAppend, row: AppendRow): StreamAppendOutcome {
+  if (!row.ok) return new WrongExpectedVersionError(append.streamId, append.expectedVersion, Number(row.revision));
+  return { nextExpectedVersion: Number(row.revision), position: { major: BigInt(row.tx_id!), minor: BigInt(row.last_position!) } };
+}
+
+function eventArrays(events: readonly NewEvent[]): [string[], string[], string[], string[]] {
+  return [
+    events.map((e) => e.id ?? randomUUID()),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.data ?? null)),
+    events.map((e) => JSON.stringify(e.metadata ?? {})),
+  ];
 }
 
 export class PostgresEventStore implements EventStore {
@@ -59,33 +103,91 @@ export class PostgresEventStore implements EventStore {
   private readonly pollIntervalMs: number;
   private readonly listener: NotificationListener;
 
+  private readonly maxConcurrentCommits: number;
+  private readonly maxAppendsPerCommit: number;
+  private readonly queued: QueuedAppend[] = [];
+  private committing = 0;
+
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.maxConcurrentCommits = options.maxConcurrentCommits ?? 4;
+    this.maxAppendsPerCommit = options.maxAppendsPerCommit ?? 256;
     this.listener = new NotificationListener(this.pool, 'es_appended');
   }
 
-  async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
-    const [kind, expected] = expectedArgs(options.expectedVersion);
-    const { rows } = await this.pool.query<{ ok: boolean; revision: string; tx_id: string | null; last_position: string | null }>(
-      'SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, $6, $7)',
-      [
-        streamId,
-        kind,
-        expected,
-        events.map((e) => e.id ?? randomUUID()),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data ?? null)),
-        events.map((e) => JSON.stringify(e.metadata ?? {})),
-      ],
+  /**
+   * Group commit across streams: an append goes at once while fewer than maxConcurrentCommits
+   * transactions run; otherwise it waits, and the next transaction carries every waiting append
+   * (appendMany), so under load one durable commit serves many accounts. An append alone costs
+   * what it did before: one es_append call.
+   */
+  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    return new Promise((resolve, reject) => {
+      this.queued.push({ append: { streamId, events, expectedVersion: options.expectedVersion }, resolve, reject });
+      this.commitQueued();
+    });
+  }
+
+  private commitQueued(): void {
+    if (this.committing >= this.maxConcurrentCommits || this.queued.length === 0) return;
+    const batch = this.queued.splice(0, this.maxAppendsPerCommit);
+    this.committing++;
+    void this.commit(batch).finally(() => {
+      this.committing--;
+      this.commitQueued();
+    });
+  }
+
+  private async commit(batch: readonly QueuedAppend[]): Promise<void> {
+    let outcomes: StreamAppendOutcome[] | null = null;
+    if (batch.length > 1) {
+      // A batch that fails as a whole (not a version conflict, which fails its stream alone)
+      // is retried append by append, so that only the append at fault fails.
+      outcomes = await this.appendMany(batch.map((q) => q.append)).catch(() => null);
+    }
+    if (outcomes) {
+      batch.forEach((q, i) => settleWith(q, outcomes[i]!));
+      return;
+    }
+    await Promise.all(
+      batch.map((q) =>
+        this.appendOne(q.append).then(
+          (outcome) => settleWith(q, outcome),
+          (err: unknown) => q.reject(err),
+        ),
+      ),
     );
-    const row = rows[0]!;
-    if (!row.ok) throw new WrongExpectedVersionError(streamId, options.expectedVersion, Number(row.revision));
-    return {
-      nextExpectedVersion: Number(row.revision),
-      position: { major: BigInt(row.tx_id!), minor: BigInt(row.last_position!) },
-    };
+  }
+
+  private async appendOne(append: StreamAppend): Promise<StreamAppendOutcome> {
+    const [kind, expected] = expectedArgs(append.expectedVersion);
+    const { rows } = await this.pool.query<AppendRow>('SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, $6, $7)', [
+      append.streamId,
+      kind,
+      expected,
+      ...eventArrays(append.events),
+    ]);
+    return outcomeOf(append, rows[0]!);
+  }
+
+  /**
+   * The appends of many streams in one transaction. Each stream's expected version is checked
+   * on its own: a stream that fails it gets its WrongExpectedVersionError and nothing appended,
+   * the others commit. Appends to one stream apply in the order given.
+   */
+  async appendMany(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    if (appends.length === 0) return [];
+    if (appends.some((a) => a.events.length === 0)) throw new Error('append needs at least one event');
+    const expected = appends.map((a) => expectedArgs(a.expectedVersion));
+    const events = eventArrays(appends.flatMap((a) => a.events));
+    const { rows } = await this.pool.query<AppendRow & { entry: number }>(
+      'SELECT entry, ok, revision, tx_id::text AS tx_id, last_position FROM es_append_batch($1, $2, $3, $4, $5, $6, $7, $8)',
+      [appends.map((a) => a.streamId), expected.map((e) => e[0]), expected.map((e) => e[1]), appends.map((a) => a.events.length), ...events],
+    );
+    const byEntry = new Map(rows.map((r) => [r.entry, r]));
+    return appends.map((a, i) => outcomeOf(a, byEntry.get(i + 1)!));
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -191,6 +293,11 @@ export async function readAllWith(db: Pool | PoolClient, from: GlobalPosition | 
       )
     : await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM es_events WHERE ${visible} ORDER BY tx_id, position LIMIT $1`, [limit]);
   return rows.map(toRecorded);
+}
+
+function settleWith(queued: QueuedAppend, outcome: StreamAppendOutcome): void {
+  if (outcome instanceof WrongExpectedVersionError) queued.reject(outcome);
+  else queued.resolve(outcome);
 }
 
 const HELD_BACK_RETRY_MS = 5;

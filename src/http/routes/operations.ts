@@ -28,20 +28,22 @@ export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise
 
   /**
    * Re-reads the catalog file with the same checks as at start-up (Catalog.reload): an invalid
-   * file, or one naming a channel that is not configured, is refused with 400 `invalid_catalog`
-   * naming the problem, and the current catalog stays in force.
+   * file is refused with 400 `invalid_catalog` naming the problem, and the current catalog stays
+   * in force. The answer names the models that are not sold because their channel is not
+   * configured (`unavailable`), so a typo in a channel name shows at once.
    */
   router.post('/catalog/reload', (ctx) => {
-    let models: number;
+    let outcome: ReturnType<Catalog['reload']>;
     try {
-      models = catalog.reload();
+      outcome = catalog.reload();
     } catch (err) {
       if (!(err instanceof CatalogError)) throw err;
       ctx.state.logger.warn({ err: err.message }, 'catalog reload refused; the previous catalog stays in force');
       throw new ApiError(400, 'invalid_catalog', err.message);
     }
-    ctx.state.logger.info({ models }, 'catalog reloaded');
-    ctx.body = { models };
+    if (outcome.unavailable.length > 0) ctx.state.logger.warn({ unavailable: outcome.unavailable }, 'catalog models whose channel is not configured are unavailable');
+    ctx.state.logger.info({ models: outcome.models }, 'catalog reloaded');
+    ctx.body = outcome;
   });
 
   return router;

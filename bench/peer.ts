@@ -1,0 +1,247 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Catalog } from '../src/billing/catalog';
+import { tempDir } from '../src/db/database';
+import { channelsServedBy } from '../src/upstreams/registry';
+import { fundedAccount } from './gateway-setup';
+import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+
+/**
+ * The issue's side-by-side table: the same non-streamed chat request sent to the simulator
+ * directly, through Portkey's open-source gateway (no ledger) and through this gateway (durable
+ * ledger), each contender in its own process, the simulator in its own process as every
+ * contender's upstream, and the load from autocannon in yet another process. At 1 and at 64
+ * connections: requests per second and autocannon's p50 and p99 (whole milliseconds).
+ */
+
+export interface PeerBenchOptions {
+  /** Measured seconds per row. */
+  readonly durationS: number;
+  /** Untimed seconds of the same load before each row. */
+  readonly warmupS: number;
+  readonly connections: readonly number[];
+}
+
+const DEFAULTS: PeerBenchOptions = { durationS: 5, warmupS: 1, connections: [1, 64] };
+
+/** BENCH_PEER_DURATION_S, BENCH_PEER_WARMUP_S, BENCH_PEER_CONNECTIONS (comma-separated). */
+export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBenchOptions {
+  const int = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
+    return n;
+  };
+  const connections = env.BENCH_PEER_CONNECTIONS ? env.BENCH_PEER_CONNECTIONS.split(',').map((c) => Number(c.trim())) : DEFAULTS.connections;
+  if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_PEER_CONNECTIONS must list positive integers, got ${env.BENCH_PEER_CONNECTIONS}`);
+  return { durationS: int('BENCH_PEER_DURATION_S', DEFAULTS.durationS, 1), warmupS: int('BENCH_PEER_WARMUP_S', DEFAULTS.warmupS, 0), connections };
+}
+
+const ROOT = path.join(__dirname, '..');
+const TSX = ['--import', 'tsx'];
+/** The simulator's entry point (it may move to a top-level simulator/ directory). */
+const SIMULATOR_MAIN = ['simulator/main.ts', 'src/upstreams/simulator/main.ts'].map((p) => path.join(ROOT, p)).find((p) => fs.existsSync(p))!;
+const AUTOCANNON = require.resolve('autocannon/autocannon.js');
+const BODY = JSON.stringify({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello [sim:tokens=20]' }], max_tokens: 64 });
+
+interface Contender {
+  readonly name: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+interface Running {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** The last lines it wrote, for the error when it dies. */
+  readonly output: () => string;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>): Running {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  let tail = '';
+  const keep = (chunk: Buffer): void => {
+    tail = (tail + chunk.toString('utf8')).slice(-2000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { name, child, output: () => tail };
+}
+
+async function stopProcess(running: Running): Promise<void> {
+  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => running.child.once('exit', () => resolve()));
+  running.child.kill('SIGTERM');
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Polls `url` until it answers `ok`; fails when the process exits first or after `timeoutMs`. */
+async function waitUntilServing(running: Running, url: string, init: RequestInit, ok: (status: number) => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (running.child.exitCode !== null) throw new Error(`${running.name} exited (${running.child.exitCode}): ${running.output()}`);
+    try {
+      const res = await fetch(url, init);
+      await res.arrayBuffer();
+      if (ok(res.status)) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${running.name} did not answer ${url} within ${timeoutMs} ms: ${running.output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface AutocannonResult {
+  readonly duration: number;
+  readonly '2xx': number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly latency: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+/** One autocannon run in its own process; its JSON result. */
+function autocannon(target: Contender, connections: number, seconds: number): Promise<AutocannonResult> {
+  const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', BODY, '-H', 'content-type=application/json'];
+  for (const [k, v] of Object.entries(target.headers)) args.push('-H', `${k}=${v}`);
+  args.push(`${target.url}/v1/chat/completions`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-2000)));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
+      try {
+        resolve(JSON.parse(out) as AutocannonResult);
+      } catch {
+        reject(new Error(`autocannon printed no JSON: ${out.slice(0, 500)} ${err}`));
+      }
+    });
+  });
+}
+
+async function measureContender(target: Contender, connections: number, o: PeerBenchOptions): Promise<Measurement> {
+  progress(`${target.name}: ${connections} connection(s), ${o.warmupS} s warm-up + ${o.durationS} s (autocannon)`);
+  if (o.warmupS > 0) await autocannon(target, connections, o.warmupS);
+  const r = await autocannon(target, connections, o.durationS);
+  const failed = r.non2xx + r.errors;
+  return {
+    name: target.name,
+    ops: r['2xx'],
+    elapsedMs: r.duration * 1000,
+    opsPerSec: r['2xx'] / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    maxMs: r.latency.max,
+    concurrency: connections,
+    ...(failed > 0 ? { note: `${failed} requests FAILED (non-2xx ${r.non2xx}, errors ${r.errors})` } : {}),
+  };
+}
+
+export async function benchPeer(db: BenchDatabase, report: (table: Table) => void = printTable, options: PeerBenchOptions = DEFAULTS): Promise<Table[]> {
+  const started: Running[] = [];
+  const dataDir = tempDir('gateway-bench-peer-');
+  const skipped: string[] = [];
+  try {
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(simPort), HOST: '127.0.0.1' });
+    started.push(sim);
+    const probe: RequestInit = { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY };
+    await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, probe, (s) => s === 200);
+    const contenders: Contender[] = [{ name: 'simulator direct', url: simUrl, headers: {} }];
+
+    // Portkey's gateway, pointed at the simulator by its headers.
+    const portkeyMain = resolvePortkey();
+    if (portkeyMain) {
+      const pkPort = await freePort();
+      const portkey = startProcess('portkey', [portkeyMain, `--port=${pkPort}`, '--headless'], { NODE_ENV: 'production' });
+      started.push(portkey);
+      const headers = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${simUrl}/v1`, authorization: 'Bearer sk-simulator' };
+      await waitUntilServing(portkey, `http://127.0.0.1:${pkPort}/v1/chat/completions`, { ...probe, headers: { ...probe.headers, ...headers } }, (s) => s === 200);
+      contenders.push({ name: `portkey gateway ${portkeyVersion()} (no ledger)`, url: `http://127.0.0.1:${pkPort}`, headers });
+    } else {
+      skipped.push('portkey gateway: @portkey-ai/gateway is not installed (npm install)');
+    }
+
+    // This gateway, on the bench database, every channel going to the simulator.
+    const gwPort = await freePort();
+    const adminToken = randomBytes(16).toString('hex');
+    const channels = channelsServedBy(simUrl, new Catalog(), { timeoutMs: 60_000, maxConcurrency: 256 });
+    const gateway = startProcess('gateway', [...TSX, path.join(ROOT, 'src/main.ts')], {
+      PORT: String(gwPort),
+      HOST: '127.0.0.1',
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      CHANNELS: JSON.stringify(channels),
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+    started.push(gateway);
+    const gwUrl = `http://127.0.0.1:${gwPort}`;
+    await waitUntilServing(gateway, `${gwUrl}/readyz`, {}, (s) => s === 200);
+    const account = await fundedAccount(gwUrl, adminToken, 'bench peer');
+    contenders.push({ name: 'this gateway (durable ledger)', url: gwUrl, headers: { authorization: `Bearer ${account.key}` } });
+
+    const tables: Table[] = [];
+    for (const connections of options.connections) {
+      const rows: Measurement[] = [];
+      for (const c of contenders) rows.push(await measureContender(c, connections, options));
+      const table = peerTable(connections, rows, options, skipped);
+      report(table);
+      tables.push(table);
+    }
+    return tables;
+  } finally {
+    for (const running of started.reverse()) await stopProcess(running);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function resolvePortkey(): string | null {
+  try {
+    return require.resolve('@portkey-ai/gateway/build/start-server.js');
+  } catch {
+    return null;
+  }
+}
+
+function portkeyVersion(): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(require.resolve('@portkey-ai/gateway/package.json'), 'utf8')) as { version: string };
+    return pkg.version;
+  } catch {
+    return '?';
+  }
+}
+
+function peerTable(connections: number, rows: readonly Measurement[], o: PeerBenchOptions, skipped: readonly string[]): Table {
+  const direct = rows[0]!;
+  const ours = rows[rows.length - 1]!;
+  const notes = rows.slice(1).map((r) => `${r.name}: adds p50 ${r.p50Ms - direct.p50Ms} ms, p99 ${r.p99Ms - direct.p99Ms} ms over the direct call`);
+  for (const peer of rows.slice(1, -1)) notes.push(`this gateway / ${peer.name}: ${(ours.opsPerSec / peer.opsPerSec).toFixed(2)}x the requests per second`);
+  notes.push(
+    `non-streamed chat (${BODY.length} bytes, 20 completion tokens, max_tokens 64); ${o.warmupS} s warm-up then ${o.durationS} s per row; ` +
+      'latency from autocannon in whole milliseconds; every contender, the simulator and autocannon in their own processes',
+  );
+  notes.push(...skipped.map((s) => `not run: ${s}`));
+  return { title: `Peer gateways, ${connections} connection(s): the simulator direct, Portkey's gateway, this gateway`, rows, baseline: direct.name, unit: 'req/s', notes };
+}

@@ -1,0 +1,197 @@
+import type { EventStore, GlobalPosition, LogSubscription, RecordedEvent } from '../eventstore/port';
+import type { Logger } from '../log';
+
+/** Every event that changes what a key may do (revocation, and any later key change) starts so. */
+export function isKeyEvent(type: string): boolean {
+  return type.startsWith('ApiKey');
+}
+
+/** The key a key event concerns; null when the event names none (then every key is suspect). */
+function keyIdOf(event: { data: unknown }): string | null {
+  const data = event.data as { keyId?: unknown } | null;
+  return data && typeof data.keyId === 'string' ? data.keyId : null;
+}
+
+export interface KeyCacheStats {
+  readonly size: number;
+  readonly capacity: number;
+  readonly hits: number;
+  readonly misses: number;
+  readonly invalidations: number;
+}
+
+/**
+ * Authenticated keys by key hash, so that a request costs no database query for its key.
+ *
+ * The read model (rm.api_keys) is the truth, and it lags the log. A key event therefore has two
+ * effects here: its key is dropped and marked as changing at once, and until the api_keys read
+ * model has folded the event's position nothing new is cached and a changing key that was
+ * revoked is refused even when the lagging read model still shows it (so a revocation takes
+ * effect at once, not when the projection catches up). When the read model has it, the key is
+ * dropped once more (a lookup that raced the event must not stay cached) and the marks go.
+ *
+ * Only found keys are cached: a key issued in another process is found by the next lookup.
+ * Bounded (least recently used goes first) and counted (stats()).
+ */
+export class ApiKeyCache<Key extends { readonly keyId: string }> {
+  private readonly entries = new Map<string, Key>();
+  /** Bumped by every invalidation: a lookup that started before one must not store its answer. */
+  private generation = 0;
+  /** Key events whose position the read model has not folded yet. */
+  private unsettled = 0;
+  /** Keys revoked by an unsettled event, with how many such events are pending for each. */
+  private readonly revoking = new Map<string, number>();
+  private hits = 0;
+  private misses = 0;
+  private invalidations = 0;
+  /** Caching is off until the log is followed (and whenever following it failed). */
+  private following = false;
+
+  private closed = false;
+
+  /**
+   * `readModelReached` answers whether the api_keys read model has folded a position, waiting up
+   * to `timeoutMs` for it (ConsumerProgress.waitFor).
+   */
+  constructor(
+    private readonly readModelReached: (position: GlobalPosition, timeoutMs: number) => Promise<boolean>,
+    private readonly capacity = 10_000,
+  ) {}
+
+  /** Resolves once the read model has folded `position`, however long that takes (or on close). */
+  private async readModelAt(position: GlobalPosition): Promise<void> {
+    while (!this.closed && !(await this.readModelReached(position, 1000)));
+  }
+
+  stats(): KeyCacheStats {
+    return { size: this.entries.size, capacity: this.capacity, hits: this.hits, misses: this.misses, invalidations: this.invalidations };
+  }
+
+  /** The key for `keyHash`, from the cache or from `load` (the read model). */
+  async lookup(keyHash: string, load: () => Promise<Key | null>): Promise<Key | null> {
+    const hit = this.entries.get(keyHash);
+    if (hit) {
+      this.hits++;
+      this.entries.delete(keyHash);
+      this.entries.set(keyHash, hit);
+      return hit;
+    }
+    this.misses++;
+    const generation = this.generation;
+    const found = await load();
+    if (!found || this.revoking.has(found.keyId)) return null;
+    if (this.following && this.unsettled === 0 && generation === this.generation) {
+      this.entries.set(keyHash, found);
+      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    }
+    return found;
+  }
+
+  /**
+   * Key events were appended up to `position` (here or by another process): takes effect at
+   * once; the returned promise settles when the read model has them too.
+   */
+  keysChanged(events: readonly { type: string; data: unknown }[], position: GlobalPosition): Promise<void> {
+    const keyEvents = events.filter((e) => isKeyEvent(e.type));
+    if (keyEvents.length === 0) return Promise.resolve();
+    const keyIds = keyEvents.map(keyIdOf);
+    const revoked = keyEvents.filter((e) => e.type === 'ApiKeyRevoked').map(keyIdOf).filter((id): id is string => id !== null);
+    this.unsettled++;
+    for (const id of revoked) this.revoking.set(id, (this.revoking.get(id) ?? 0) + 1);
+    this.invalidate(keyIds);
+    const settle = (): void => {
+      this.invalidate(keyIds);
+      for (const id of revoked) {
+        const n = this.revoking.get(id)! - 1;
+        if (n === 0) this.revoking.delete(id);
+        else this.revoking.set(id, n);
+      }
+      this.unsettled--;
+    };
+    return this.readModelAt(position).then(settle, (err: unknown) => {
+      settle();
+      throw err;
+    });
+  }
+
+  private invalidate(keyIds: readonly (string | null)[]): void {
+    this.generation++;
+    this.invalidations++;
+    if (keyIds.includes(null)) {
+      this.entries.clear();
+      return;
+    }
+    const ids = new Set(keyIds);
+    for (const [hash, key] of this.entries) if (ids.has(key.keyId)) this.entries.delete(hash);
+  }
+
+  /** Drops everything and stops caching until follow() runs again. */
+  private suspend(): void {
+    this.following = false;
+    this.generation++;
+    this.entries.clear();
+  }
+
+  /**
+   * Follows the log from its head (a non-durable, in-memory subscriber) and applies every key
+   * event to the cache. Whatever the log held before is covered by waiting, before caching
+   * anything, until the read model has folded the head. If the subscription fails, caching stops
+   * and following restarts from the last position seen.
+   */
+  follow(store: EventStore, logger: Logger): { readonly started: Promise<void>; close(): Promise<void> } {
+    let subscription: LogSubscription | null = null;
+    let retry: NodeJS.Timeout | null = null;
+    const settling = new Set<Promise<void>>();
+    const track = (p: Promise<void>): void => {
+      const tracked = p.catch((err: unknown) => logger.warn({ err }, 'key cache: a key change did not settle')).finally(() => settling.delete(tracked));
+      settling.add(tracked);
+    };
+    const start = async (from: GlobalPosition | null): Promise<void> => {
+      this.suspend();
+      let position = from ?? (await store.headPosition());
+      if (this.closed) return;
+      const at = position;
+      // Everything up to the start point: caching begins once the read model has it.
+      this.unsettled++;
+      this.following = true;
+      track(
+        (at ? this.readModelAt(at) : Promise.resolve()).finally(() => {
+          this.generation++;
+          this.unsettled--;
+        }),
+      );
+      subscription = store.subscribe({
+        from: position,
+        onBatch: async (events: RecordedEvent[]) => {
+          const keyEvents = events.filter((e) => isKeyEvent(e.type));
+          if (keyEvents.length > 0) {
+            const last = keyEvents[keyEvents.length - 1]!.position;
+            track(this.keysChanged(keyEvents, last));
+          }
+          position = events[events.length - 1]!.position;
+        },
+      });
+      subscription.done.catch((err: unknown) => {
+        if (this.closed) return;
+        logger.warn({ err }, 'key cache: following the log failed; caching is off until it resumes');
+        this.suspend();
+        retry = setTimeout(() => void start(position).catch(() => undefined), 1000);
+        retry.unref();
+      });
+    };
+    const starting = start(null).catch((err: unknown) => {
+      logger.warn({ err }, 'key cache: could not follow the log; keys are looked up on every request');
+    });
+    return {
+      started: starting,
+      close: async () => {
+        this.closed = true;
+        if (retry) clearTimeout(retry);
+        await starting;
+        await subscription?.close();
+        this.suspend();
+        await Promise.all(settling);
+      },
+    };
+  }
+}
