@@ -34,6 +34,7 @@ export const usageProjection: Projection = {
       overrun bigint NOT NULL,
       requests integer NOT NULL,
       units jsonb NOT NULL,
+      note text,
       PRIMARY KEY (account_id, revision)
     );
     CREATE INDEX usage_records_at ON usage_records (account_id, at);
@@ -68,13 +69,13 @@ export const usageProjection: Projection = {
       calendar.current = moved.current;
       const filed = { accountId, revision: raw.revision, at: event.data.at, month: moved.current.month, day: localDate(at, moved.current.timezone) };
       if (event.type === 'CreditAdded') {
-        records.push({ ...filed, type: 'credit', context: null, reservationId: null, amount: event.data.amount, overrun: 0, requests: 0, units: {} });
+        records.push({ ...filed, type: 'credit', context: null, reservationId: null, amount: event.data.amount, overrun: 0, requests: 0, units: {}, note: event.data.note });
       } else if (event.type === 'ReservationSettled') {
         const d = event.data;
-        records.push({ ...filed, type: 'charge', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: d.overrun, requests: 1, units: unitsOf(d.pricing) });
+        records.push({ ...filed, type: 'charge', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: d.overrun, requests: 1, units: unitsOf(d.pricing), note: null });
       } else if (event.type === 'ChargeRefunded') {
         const d = event.data;
-        records.push({ ...filed, type: 'refund', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: 0, requests: 0, units: {} });
+        records.push({ ...filed, type: 'refund', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: 0, requests: 0, units: {}, note: d.reason });
       }
     }
     await writeRecords(tx, records);
@@ -95,6 +96,8 @@ interface UsageRecord {
   overrun: number;
   requests: number;
   units: Record<string, number>;
+  /** A credit's note or a refund's reason. */
+  note: string | null;
 }
 
 interface Calendar {
@@ -121,11 +124,11 @@ async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<voi
   if (records.length === 0) return;
   const column = <T>(f: (r: UsageRecord) => T) => records.map(f);
   await tx.query(
-    `INSERT INTO usage_records (account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units)
-     SELECT account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units::jsonb
+    `INSERT INTO usage_records (account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units, note)
+     SELECT account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units::jsonb, note
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-       $12::text[], $13::bigint[], $14::bigint[], $15::int[], $16::text[])
-       AS t(account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units)`,
+       $12::text[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::text[])
+       AS t(account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units, note)`,
     [
       column((r) => r.accountId),
       column((r) => r.revision),
@@ -143,6 +146,7 @@ async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<voi
       column((r) => r.overrun),
       column((r) => r.requests),
       column((r) => JSON.stringify(r.units)),
+      column((r) => r.note),
     ],
   );
 }

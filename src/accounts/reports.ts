@@ -53,6 +53,8 @@ export interface StatementLine {
   readonly reservation_id: string | null;
   readonly request_id: string | null;
   readonly task_id: string | null;
+  /** A credit's note or a refund's reason. */
+  readonly note: string | null;
 }
 
 export interface Statement {
@@ -161,7 +163,8 @@ export class AccountReports {
       ref_kind: string | null;
       ref: string | null;
       reservation_id: string | null;
-    }>(`SELECT at, entry_type, amount, overrun, actor, model, endpoint, ref_kind, ref, reservation_id FROM rm.usage_records WHERE account_id = $1 AND month = $2 ORDER BY revision`, [
+      note: string | null;
+    }>(`SELECT at, entry_type, amount, overrun, actor, model, endpoint, ref_kind, ref, reservation_id, note FROM rm.usage_records WHERE account_id = $1 AND month = $2 ORDER BY revision`, [
       accountId,
       month,
     ]);
@@ -175,6 +178,7 @@ export class AccountReports {
       endpoint: r.endpoint,
       reservation_id: r.reservation_id,
       ...refIds(r.ref_kind, r.ref),
+      note: r.note,
     }));
     const sum = (type: StatementLine['type']) => lines.filter((l) => l.type === type).reduce((s, l) => s + l.amount, 0);
     const byModel = new Map<string, { model: string; requests: number; amount: number; overrun: number }>();

@@ -282,7 +282,7 @@ async function usageResponse(accounts: AccountService, accountId: string | null,
   };
 }
 
-const STATEMENT_CSV_HEADER = ['month', 'at', 'type', 'model', 'key_id', 'endpoint', 'request_id', 'task_id', 'reservation_id', 'amount_minor', 'amount_yuan', 'overrun_minor', 'balance_minor', 'balance_yuan'];
+const STATEMENT_CSV_HEADER = ['month', 'at', 'type', 'model', 'key_id', 'endpoint', 'request_id', 'task_id', 'reservation_id', 'amount_minor', 'amount_yuan', 'overrun_minor', 'balance_minor', 'balance_yuan', 'note'];
 
 async function statementResponse(accounts: AccountService, accountId: string, month: string, ctx: GatewayContext): Promise<void> {
   const q = parseStatementQuery(ctx.query);
@@ -294,12 +294,12 @@ async function statementResponse(accounts: AccountService, accountId: string, mo
   }
   // The opening balance, every entry with the balance after it, and the closing balance.
   let balance = statement.opening_balance;
-  const rows: (string | number | null)[][] = [[month, statement.starts_at, 'opening_balance', null, null, null, null, null, null, null, null, null, balance, yuan(balance)]];
+  const rows: (string | number | null)[][] = [[month, statement.starts_at, 'opening_balance', null, null, null, null, null, null, null, null, null, balance, yuan(balance), null]];
   for (const l of lines) {
     balance += l.type === 'charge' ? -l.amount : l.amount;
-    rows.push([month, l.at, l.type, l.model, l.key_id, l.endpoint, l.request_id, l.task_id, l.reservation_id, l.amount, yuan(l.amount), l.overrun, balance, yuan(balance)]);
+    rows.push([month, l.at, l.type, l.model, l.key_id, l.endpoint, l.request_id, l.task_id, l.reservation_id, l.amount, yuan(l.amount), l.overrun, balance, yuan(balance), l.note]);
   }
-  rows.push([month, statement.ends_at, 'closing_balance', null, null, null, null, null, null, null, null, null, statement.closing_balance, yuan(statement.closing_balance)]);
+  rows.push([month, statement.ends_at, 'closing_balance', null, null, null, null, null, null, null, null, null, statement.closing_balance, yuan(statement.closing_balance), null]);
   sendCsv(ctx, `statement-${accountId}-${month}.csv`, toCsv(STATEMENT_CSV_HEADER, rows));
 }
 
