@@ -1,3 +1,4 @@
+import { priceLine, pricingOf } from '../src/billing/money';
 import type { Pool } from 'pg';
 import { allProjections } from '../projections';
 import { runAudit } from '../src/audit/audit';
@@ -86,7 +87,7 @@ async function writeLog(pool: Pool, store: PostgresEventStore, o: ReplayBenchOpt
           expiresAt: new Date(Date.now() + 600_000).toISOString(),
           now: now(),
         });
-        await run({ type: 'Settle', reservationId, amount: 700, usage: { total_tokens: 100 }, now: now() });
+        await run({ type: 'Settle', reservationId, pricing: pricingOf(priceLine({ total_tokens: 100 }, { total_tokens: 7 })), usage: { total_tokens: 100 }, now: now() });
       }
     }),
   );

@@ -13,9 +13,10 @@ export const accountsProjection: Projection = {
       webhook_secret text,
       webhook_secret_rotated_at timestamptz,
       default_video_url_mode text NOT NULL DEFAULT 'auto',
+      timezone text NOT NULL DEFAULT 'Asia/Shanghai',
       opened_at timestamptz NOT NULL
     );`,
-  eventTypes: new Set(['AccountOpened', 'WebhookSecretRotated', 'AccountSettingsChanged']),
+  eventTypes: new Set(['AccountOpened', 'WebhookSecretRotated', 'AccountSettingsChanged', 'AccountTimeZoneChanged']),
   async apply(tx, raw) {
     const event = raw as RecordedEvent & AccountEvent;
     const accountId = accountIdOfStream(raw.streamId);
@@ -29,6 +30,8 @@ export const accountsProjection: Projection = {
       ]);
     } else if (event.type === 'AccountSettingsChanged') {
       await tx.query('UPDATE accounts SET default_video_url_mode = $2 WHERE account_id = $1', [accountId, event.data.defaultVideoUrlMode]);
+    } else if (event.type === 'AccountTimeZoneChanged') {
+      await tx.query('UPDATE accounts SET timezone = $2 WHERE account_id = $1', [accountId, event.data.timezone]);
     }
   },
 };

@@ -9,6 +9,7 @@ import { ledgerProjection } from './ledger';
 import { riskReportsProjection } from './risk-reports';
 import { searchCacheProjection } from './search-cache';
 import { tasksProjection } from './tasks';
+import { usageProjection } from './usage';
 
 /**
  * Every read model of the gateway, the features' included; each can be dropped and rebuilt from
@@ -25,4 +26,5 @@ export const allProjections: readonly Projection[] = [
   riskReportsProjection,
   searchCacheProjection,
   assetGroupsProjection,
+  usageProjection,
 ];

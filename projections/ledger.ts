@@ -1,7 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
-import { accountIdOfStream, upcastAccountEvent, type AccountEvent } from '../src/domain/account/events';
+import { accountIdOfStream, chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
+import type { Pricing } from '../src/billing/money';
 
 /**
  * The statement a finance reader audits: one entry per money event with its effect on
@@ -25,9 +26,16 @@ export const ledgerProjection: Projection = {
       reference text,
       description text,
       details jsonb NOT NULL,
+      actor text,
+      model text,
+      endpoint text,
+      ref_kind text,
+      ref text,
+      pricing jsonb,
       at timestamptz NOT NULL,
       PRIMARY KEY (account_id, revision)
     );
+    CREATE INDEX ledger_entries_at ON ledger_entries (account_id, at);
     CREATE TABLE reservations (
       reservation_id text PRIMARY KEY,
       account_id text NOT NULL,
@@ -69,6 +77,8 @@ interface Entry {
   reference: string | null;
   description: string | null;
   details: string;
+  context: ChargeContext | null;
+  pricing: string | null;
   at: string;
 }
 
@@ -111,7 +121,9 @@ class BatchChanges {
 
   add(event: RecordedEvent & AccountEvent): void {
     const accountId = accountIdOfStream(event.streamId);
-    const line = (f: Pick<Entry, 'type' | 'amount' | 'available' | 'frozen' | 'description' | 'at'> & { reservationId?: string; reference?: string }): void => {
+    const line = (
+      f: Pick<Entry, 'type' | 'amount' | 'available' | 'frozen' | 'description' | 'at'> & { reservationId?: string; reference?: string; context?: ChargeContext | null; pricing?: Pricing | null },
+    ): void => {
       this.entries.push({
         accountId,
         revision: event.revision,
@@ -119,6 +131,8 @@ class BatchChanges {
         reservationId: f.reservationId ?? null,
         reference: f.reference ?? null,
         details: JSON.stringify(event.data),
+        context: f.context ?? null,
+        pricing: f.pricing ? JSON.stringify(f.pricing) : null,
         type: f.type,
         amount: f.amount,
         available: f.available,
@@ -152,7 +166,16 @@ class BatchChanges {
           refundedAmount: 0,
           closeReason: null,
         });
-        return line({ type: 'reservation', amount: d.amount, available: -d.amount, frozen: d.amount, reservationId: d.reservationId, description: d.purpose.description, at: d.at });
+        return line({
+          type: 'reservation',
+          amount: d.amount,
+          available: -d.amount,
+          frozen: d.amount,
+          reservationId: d.reservationId,
+          description: d.purpose.description,
+          context: chargeContextOf(d.purpose),
+          at: d.at,
+        });
       }
       case 'ReservationSettled': {
         const d = event.data;
@@ -164,20 +187,22 @@ class BatchChanges {
           frozen: -d.reservedAmount,
           reservationId: d.reservationId,
           description: d.overrun > 0 ? `overrun of ${d.overrun}` : null,
+          context: d.context,
+          pricing: d.pricing,
           at: d.at,
         });
       }
       case 'ReservationReleased': {
         const d = event.data;
         this.close(d.reservationId, { status: 'released', settledAmount: null, closedAt: d.at, closeReason: d.reason });
-        return line({ type: 'release', amount: d.amount, available: d.amount, frozen: -d.amount, reservationId: d.reservationId, description: d.reason, at: d.at });
+        return line({ type: 'release', amount: d.amount, available: d.amount, frozen: -d.amount, reservationId: d.reservationId, description: d.reason, context: d.context, at: d.at });
       }
       case 'ChargeRefunded': {
         const d = event.data;
         const opened = this.opened.get(d.reservationId);
         if (opened) opened.refundedAmount += d.amount;
         else this.refunds.set(d.reservationId, (this.refunds.get(d.reservationId) ?? 0) + d.amount);
-        return line({ type: 'refund', amount: d.amount, available: d.amount, frozen: 0, reservationId: d.reservationId, reference: d.refundId, description: d.reason, at: d.at });
+        return line({ type: 'refund', amount: d.amount, available: d.amount, frozen: 0, reservationId: d.reservationId, reference: d.refundId, description: d.reason, context: d.context, at: d.at });
       }
       default:
         return;
@@ -199,6 +224,19 @@ class BatchChanges {
   async write(tx: PoolClient): Promise<void> {
     await this.writeEntries(tx);
     await this.writeReservations(tx);
+    await this.contextOfOldEntries(tx);
+  }
+
+  /** A close or refund recorded before events carried their context takes it from its reservation. */
+  private async contextOfOldEntries(tx: PoolClient): Promise<void> {
+    const old = this.entries.filter((e) => e.reservationId !== null && e.context === null);
+    if (old.length === 0) return;
+    await tx.query(
+      `UPDATE ledger_entries e SET actor = r.actor, model = r.model, endpoint = r.endpoint, ref_kind = r.purpose_kind, ref = r.purpose_ref
+       FROM unnest($1::text[], $2::bigint[]) AS o(account_id, revision), reservations r
+       WHERE e.account_id = o.account_id AND e.revision = o.revision AND r.reservation_id = e.reservation_id`,
+      [old.map((e) => e.accountId), old.map((e) => e.revision)],
+    );
   }
 
   /** Each line's balances after it: the account's last stored line, then the lines before it in this batch. */
@@ -226,13 +264,14 @@ class BatchChanges {
     const column = <K extends keyof Entry>(key: K) => this.entries.map((e) => e[key]);
     await tx.query(
       `INSERT INTO ledger_entries (account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-         available_after, frozen_after, reservation_id, reference, description, details, at)
+         available_after, frozen_after, reservation_id, reference, description, details, actor, model, endpoint, ref_kind, ref, pricing, at)
        SELECT account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-         available_after, frozen_after, reservation_id, reference, description, details::jsonb, at
+         available_after, frozen_after, reservation_id, reference, description, details::jsonb, actor, model, endpoint, ref_kind, ref, pricing::jsonb, at
        FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[])
+         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[],
+         $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[])
          AS t(account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-           available_after, frozen_after, reservation_id, reference, description, details, at)`,
+           available_after, frozen_after, reservation_id, reference, description, details, at, actor, model, endpoint, ref_kind, ref, pricing)`,
       [
         column('accountId'),
         column('revision'),
@@ -248,6 +287,12 @@ class BatchChanges {
         column('description'),
         column('details'),
         column('at'),
+        this.entries.map((e) => e.context?.actor ?? null),
+        this.entries.map((e) => e.context?.model ?? null),
+        this.entries.map((e) => e.context?.endpoint ?? null),
+        this.entries.map((e) => e.context?.kind ?? null),
+        this.entries.map((e) => e.context?.ref ?? null),
+        column('pricing'),
       ],
     );
   }

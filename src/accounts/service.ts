@@ -1,12 +1,15 @@
 import type { Pool } from 'pg';
+import type { Pricing } from '../billing/money';
 import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ActingKey, type ClosedOutcome } from '../domain/account/decider';
 import { accountStream, type AccountEvent, type KeySettings, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
-import { KEY_BUDGET_TIME_ZONE, spentInPeriod } from '../domain/account/key-limits';
+import { spentInPeriod } from '../domain/account/key-limits';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
 import { newId } from '../ids';
 import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
+import { DEFAULT_TIME_ZONE } from './calendar';
+import { AccountReports, refIds } from './reports';
 import { displayPrefix, generateApiKey, generateWebhookSecret, hashApiKey } from './api-keys';
 import type { ApiKeyCache } from './key-cache';
 
@@ -20,6 +23,8 @@ export interface Balance {
 
 export interface AccountSettings {
   readonly default_video_url_mode: VideoUrlMode;
+  /** The IANA zone of statement months and usage days (see accounts/calendar). */
+  readonly timezone: string;
 }
 
 export interface AccountView {
@@ -69,7 +74,26 @@ export interface LedgerEntryView {
   readonly reservation_id: string | null;
   readonly reference: string | null;
   readonly description: string | null;
+  /** The API key that asked (null when the operator or the gateway did, see `actor`). */
+  readonly key_id: string | null;
+  /** Who asked: an API key id, `admin`, `system` or `unknown` (before this was recorded); null for credits. */
+  readonly actor: string | null;
+  readonly model: string | null;
+  readonly endpoint: string | null;
+  readonly request_id: string | null;
+  readonly task_id: string | null;
+  /** On settlements: the units and unit prices the amount follows from (billing/money Pricing). */
+  readonly pricing: Pricing | null;
   readonly created_at: string;
+}
+
+/** Which ledger entries to list; every field narrows. */
+export interface LedgerFilter {
+  readonly keyId?: string;
+  readonly model?: string;
+  readonly type?: string;
+  readonly from?: Date;
+  readonly to?: Date;
 }
 
 const LEDGER_VIEWS = ['balances', 'ledger'];
@@ -85,7 +109,12 @@ export class AccountService {
     private readonly pool: Pool,
     private readonly progress: ConsumerProgress,
     private readonly options: { projectionWaitMs: number; clock?: () => Date; rateLimitPerMinute?: number; keyCache?: ApiKeyCache<AuthenticatedKey> },
-  ) {}
+  ) {
+    this.reports = new AccountReports(pool, progress, options);
+  }
+
+  /** Usage totals and monthly statements. */
+  readonly reports: AccountReports;
 
   private now(): string {
     return (this.options.clock?.() ?? new Date()).toISOString();
@@ -102,13 +131,13 @@ export class AccountService {
   async open(name: string, metadata: EventMetadata = {}): Promise<AccountView> {
     const accountId = newId('acct');
     await this.run(accountId, { type: 'OpenAccount', accountId, name, now: this.now() }, metadata, ['accounts', 'balances']);
-    return { id: accountId, name, balance: { available: 0, frozen: 0, currency: 'CNY' }, settings: { default_video_url_mode: 'auto' } };
+    return { id: accountId, name, balance: { available: 0, frozen: 0, currency: 'CNY' }, settings: { default_video_url_mode: 'auto', timezone: DEFAULT_TIME_ZONE } };
   }
 
   async get(accountId: string): Promise<AccountView | null> {
     await this.progress.waitForStream(accountStream(accountId), ['accounts', 'balances'], this.options.projectionWaitMs);
-    const { rows } = await this.pool.query<{ name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode }>(
-      `SELECT a.name, a.default_video_url_mode, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id) WHERE a.account_id = $1`,
+    const { rows } = await this.pool.query<{ name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode; timezone: string }>(
+      `SELECT a.name, a.default_video_url_mode, a.timezone, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id) WHERE a.account_id = $1`,
       [accountId],
     );
     const row = rows[0];
@@ -117,7 +146,7 @@ export class AccountService {
       id: accountId,
       name: row.name,
       balance: { available: Number(row.available), frozen: Number(row.frozen), currency: 'CNY' },
-      settings: { default_video_url_mode: row.default_video_url_mode },
+      settings: { default_video_url_mode: row.default_video_url_mode, timezone: row.timezone },
     };
   }
 
@@ -180,13 +209,20 @@ export class AccountService {
     return { created: result.events.length > 0, entry: toLedgerEntry(rows[0]) };
   }
 
-  async ledger(accountId: string, page: { after: number | null; limit: number }): Promise<{ entries: LedgerEntryView[]; hasMore: boolean }> {
+  async ledger(accountId: string, page: { after: number | null; limit: number }, filter: LedgerFilter = {}): Promise<{ entries: LedgerEntryView[]; hasMore: boolean }> {
     await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
-    const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`, [
-      accountId,
-      page.after ?? -1,
-      page.limit + 1,
-    ]);
+    const params: unknown[] = [accountId, page.after ?? -1, page.limit + 1];
+    const where = ['account_id = $1', 'revision > $2'];
+    const narrow = (column: string, op: string, value: unknown) => {
+      params.push(value);
+      where.push(`${column} ${op} $${params.length}`);
+    };
+    if (filter.keyId !== undefined) narrow('actor', '=', filter.keyId);
+    if (filter.model !== undefined) narrow('model', '=', filter.model);
+    if (filter.type !== undefined) narrow('entry_type', '=', filter.type);
+    if (filter.from !== undefined) narrow('at', '>=', filter.from.toISOString());
+    if (filter.to !== undefined) narrow('at', '<', filter.to.toISOString());
+    const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE ${where.join(' AND ')} ORDER BY revision LIMIT $3`, params);
     return { entries: rows.slice(0, page.limit).map(toLedgerEntry), hasMore: rows.length > page.limit };
   }
 
@@ -242,7 +278,7 @@ export class AccountService {
     const now = this.now();
     return rows.map((row) => {
       const spend = state.keys[row.key_id]?.spend;
-      const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, KEY_BUDGET_TIME_ZONE) } : null;
+      const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, state.timezone) } : null;
       return {
         id: row.key_id,
         name: row.name,
@@ -266,8 +302,8 @@ export class AccountService {
 
   /** Accounts by name (`query`: a case-insensitive part of it), in id order, for the operator. */
   async listAccounts(query: string | null, page: { after: string | null; limit: number }): Promise<{ accounts: AccountView[]; hasMore: boolean }> {
-    const { rows } = await this.pool.query<{ account_id: string; name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode }>(
-      `SELECT a.account_id, a.name, a.default_video_url_mode, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id)
+    const { rows } = await this.pool.query<{ account_id: string; name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode; timezone: string }>(
+      `SELECT a.account_id, a.name, a.default_video_url_mode, a.timezone, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id)
        WHERE ($1::text IS NULL OR a.name ILIKE '%' || $1 || '%') AND ($2::text IS NULL OR a.account_id > $2)
        ORDER BY a.account_id LIMIT $3`,
       [query === null ? null : query.replace(/[\\%_]/g, (c) => `\\${c}`), page.after, page.limit + 1],
@@ -276,7 +312,7 @@ export class AccountService {
       id: row.account_id,
       name: row.name,
       balance: { available: Number(row.available), frozen: Number(row.frozen), currency: 'CNY' as const },
-      settings: { default_video_url_mode: row.default_video_url_mode },
+      settings: { default_video_url_mode: row.default_video_url_mode, timezone: row.timezone },
     }));
     return { accounts, hasMore: rows.length > page.limit };
   }
@@ -304,8 +340,12 @@ export class AccountService {
     return secret;
   }
 
-  async changeSettings(accountId: string, settings: AccountSettings, metadata: EventMetadata = {}): Promise<void> {
-    await this.run(accountId, { type: 'ChangeSettings', defaultVideoUrlMode: settings.default_video_url_mode, now: this.now() }, metadata, ['accounts']);
+  /** Changes the settings given; each change is its own event (a time-zone change also moves statement months, see accounts/calendar). */
+  async changeSettings(accountId: string, settings: Partial<AccountSettings>, metadata: EventMetadata = {}): Promise<void> {
+    if (settings.default_video_url_mode !== undefined) {
+      await this.run(accountId, { type: 'ChangeSettings', defaultVideoUrlMode: settings.default_video_url_mode, now: this.now() }, metadata, ['accounts']);
+    }
+    if (settings.timezone !== undefined) await this.run(accountId, { type: 'ChangeTimeZone', timezone: settings.timezone, now: this.now() }, metadata, ['accounts', 'usage']);
   }
 
   async webhookSecret(accountId: string): Promise<string | null> {
@@ -337,9 +377,9 @@ export class AccountService {
     return reservationId;
   }
 
-  /** Charges the actual amount; a repeated settle or release returns the first outcome. */
-  async settle(accountId: string, reservationId: string, amount: number, usage: Record<string, unknown>, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
-    return this.close(accountId, reservationId, { type: 'Settle', reservationId, amount, usage, now: this.now() }, metadata);
+  /** Charges what `pricing` comes to; a repeated settle or release returns the first outcome. */
+  async settle(accountId: string, reservationId: string, pricing: Pricing, usage: Record<string, unknown>, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
+    return this.close(accountId, reservationId, { type: 'Settle', reservationId, pricing, usage, now: this.now() }, metadata);
   }
 
   async release(accountId: string, reservationId: string, reason: string, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
@@ -413,11 +453,17 @@ interface LedgerRow {
   reservation_id: string | null;
   reference: string | null;
   description: string | null;
+  actor: string | null;
+  model: string | null;
+  endpoint: string | null;
+  ref_kind: string | null;
+  ref: string | null;
+  pricing: Pricing | null;
   at: Date;
 }
 
 const LEDGER_SELECT = `SELECT event_id, revision, entry_type, amount, available_delta, frozen_delta, available_after, frozen_after,
-  reservation_id, reference, description, at FROM rm.ledger_entries`;
+  reservation_id, reference, description, actor, model, endpoint, ref_kind, ref, pricing, at FROM rm.ledger_entries`;
 
 function toLedgerEntry(row: LedgerRow): LedgerEntryView {
   return {
@@ -432,6 +478,12 @@ function toLedgerEntry(row: LedgerRow): LedgerEntryView {
     reservation_id: row.reservation_id,
     reference: row.reference,
     description: row.description,
+    key_id: row.actor !== null && row.actor.startsWith('key_') ? row.actor : null,
+    actor: row.actor,
+    model: row.model,
+    endpoint: row.endpoint,
+    ...refIds(row.ref_kind, row.ref),
+    pricing: row.pricing,
     created_at: row.at.toISOString(),
   };
 }

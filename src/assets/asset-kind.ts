@@ -1,3 +1,4 @@
+import { NO_CHARGE } from '../billing/money';
 import type { Catalog } from '../billing/catalog';
 import type { TaskState } from '../tasks/decider';
 import type { TaskKind, UpstreamPoll } from '../tasks/kind';
@@ -44,7 +45,7 @@ export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs
 
     succeedsBeforeArchive: () => true,
 
-    settlement: () => ({ amount: 0, usage: {} }),
+    settlement: () => ({ pricing: NO_CHARGE, usage: {} }),
 
     render(row: TaskRow) {
       const r = requestOf(row);

@@ -1,3 +1,4 @@
+import { priceLine, pricingOf, type Pricing } from '../billing/money';
 import { defineModelType, MONEY_SCHEMA, type ModelEntry } from '../billing/catalog';
 
 /**
@@ -16,4 +17,9 @@ defineModelType('asset_verification', {
 
 export function verificationFee(model: ModelEntry): number {
   return (model.pricing as unknown as AssetVerificationPricing).per_session;
+}
+
+/** One verification session at the per-session fee. */
+export function verificationPricing(model: ModelEntry): Pricing {
+  return pricingOf(priceLine({ sessions: 1 }, { sessions: verificationFee(model) }));
 }

@@ -4,7 +4,7 @@ import type { TaskKind, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
-import { verificationFee } from './model-type';
+import { verificationPricing } from './model-type';
 import { sessionExpiry, type SessionRequest } from './request';
 
 export const SESSION_KIND = 'asset_session';
@@ -69,7 +69,7 @@ export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; cloc
     succeedsBeforeArchive: () => true,
 
     settlement(task: TaskState) {
-      return { amount: verificationFee(pricingModel(deps.catalog, task)), usage: { model: task.model, session_id: task.taskId, sessions: 1 } };
+      return { pricing: verificationPricing(pricingModel(deps.catalog, task)), usage: { model: task.model, session_id: task.taskId, sessions: 1 } };
     },
 
     render(row: TaskRow) {

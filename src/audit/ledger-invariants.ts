@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../eventstore/port';
-import { ACCOUNT_EVENT_TYPES, accountIdOfStream, type AccountEvent } from '../domain/account/events';
+import { recomputePricing, type Pricing } from '../billing/money';
+import { ACCOUNT_EVENT_TYPES, accountIdOfStream, upcastAccountEvent, type AccountEvent } from '../domain/account/events';
 
 /**
  * The ledger invariants of ARCHITECTURE.md, checked from the log alone (no read model, no
@@ -57,6 +58,8 @@ export class LedgerInvariantChecker {
         this.requireMoney(event.data.amount, where);
         if (r && r.amount !== event.data.reservedAmount) this.violations.push(`${where}: settlement names reserved ${event.data.reservedAmount}, reservation was ${r.amount}`);
         if (event.data.overrun !== Math.max(0, event.data.amount - event.data.reservedAmount)) this.violations.push(`${where}: overrun ${event.data.overrun} is inconsistent`);
+        const pricing = upcastAccountEvent(event).data.pricing;
+        if (pricing) this.requirePricing(pricing, event.data.amount, where);
         if (r) r.settledAmount = event.data.amount;
         t.frozen -= event.data.reservedAmount;
         t.settled += event.data.amount;
@@ -111,6 +114,19 @@ export class LedgerInvariantChecker {
     r.closes++;
     if (r.closes > 1) this.violations.push(`${where}: reservation ${reservationId} closed ${r.closes} times`);
     return r;
+  }
+
+  /** A settlement's amount must follow from the units and unit prices it records. */
+  private requirePricing(pricing: Pricing, amount: number, where: string): void {
+    let recomputed: number | null;
+    try {
+      recomputed = recomputePricing(pricing);
+    } catch {
+      recomputed = null;
+    }
+    if (recomputed !== amount || pricing.amount !== amount) {
+      this.violations.push(`${where}: settlement of ${amount} does not follow from its pricing (recomputed ${recomputed ?? 'nothing: malformed pricing'})`);
+    }
   }
 
   private requireMoney(amount: number, where: string): void {

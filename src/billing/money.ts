@@ -31,11 +31,56 @@ export function charge(terms: readonly (readonly [quantity: number, unitPrice: n
 
 /** Chat and Responses: ceil((input × input_per_million + output × output_per_million) / 1,000,000). */
 export function tokenCharge(pricing: { readonly input_per_million: number; readonly output_per_million: number }, inputTokens: number, outputTokens: number): number {
-  return charge(
-    [
-      [inputTokens, pricing.input_per_million],
-      [outputTokens, pricing.output_per_million],
-    ],
-    1_000_000,
-  );
+  return tokenLine(pricing, inputTokens, outputTokens).amount;
+}
+
+/**
+ * One priced line of a charge: the units counted, the unit price applied to each, and the common
+ * divisor; the line's amount is ceil(Σ units × unit_prices / per), the one rounding rule. A unit
+ * named in `units` has its price under the same name in `unit_prices`.
+ */
+export interface PricedLine {
+  readonly units: Readonly<Record<string, number>>;
+  readonly unit_prices: Readonly<Record<string, number>>;
+  readonly per: number;
+  readonly amount: number;
+}
+
+/**
+ * What a settlement charged and how: its lines (one for most charges; a charge made of separately
+ * rounded calls, like a multi-part summary or a screening's searches and writer, has one per call)
+ * and their sum. A finance reader recomputes every charge from the log with `recomputePricing`.
+ */
+export interface Pricing {
+  readonly amount: number;
+  readonly lines: readonly PricedLine[];
+}
+
+/** A line priced by the one rounding rule: `units[name] × unit_prices[name]`, summed, over `per`. */
+export function priceLine(units: Readonly<Record<string, number>>, unitPrices: Readonly<Record<string, number>>, per = 1): PricedLine {
+  const names = Object.keys(units);
+  if (names.length !== Object.keys(unitPrices).length || names.some((n) => !(n in unitPrices))) {
+    throw new RangeError('every unit needs its unit price and nothing else');
+  }
+  return { units, unit_prices: unitPrices, per, amount: charge(names.map((n) => [units[n]!, unitPrices[n]!] as const), per) };
+}
+
+export function pricingOf(...lines: PricedLine[]): Pricing {
+  return { amount: lines.reduce((sum, l) => sum + l.amount, 0), lines };
+}
+
+/** Nothing charged (a task kind that bills nothing, like an asset verification). */
+export const NO_CHARGE: Pricing = { amount: 0, lines: [] };
+
+/** Chat and Responses tokens as a line: `input_tokens` and `output_tokens` at their per-million prices. */
+export function tokenLine(pricing: { readonly input_per_million: number; readonly output_per_million: number }, inputTokens: number, outputTokens: number): PricedLine {
+  return priceLine({ input_tokens: inputTokens, output_tokens: outputTokens }, { input_tokens: pricing.input_per_million, output_tokens: pricing.output_per_million }, 1_000_000);
+}
+
+/**
+ * The amount a recorded pricing comes to, computed again from its units and unit prices alone; the
+ * audit compares it with the settlement's amount. Throws RangeError on a malformed pricing.
+ */
+export function recomputePricing(pricing: Pricing): number {
+  return pricing.lines.reduce((sum, line) => sum + priceLine(line.units, line.unit_prices, line.per).amount, 0);
 }

@@ -1,5 +1,6 @@
 import type { AccountService } from '../accounts/service';
 import type { Logger } from '../log';
+import type { Pricing } from './money';
 
 /**
  * The money side of one synchronous request: reserve an upper bound before calling the upstream,
@@ -33,9 +34,9 @@ export class RequestCharge {
     return this.closing !== null;
   }
 
-  /** Charges `amount` for `usage`. Later settle or release calls are no-ops. */
-  settle(amount: number, usage: Record<string, unknown>): Promise<void> {
-    this.closing ??= this.accounts.settle(this.accountId, this.reservationId, amount, usage, { requestId: this.requestId }).then(() => undefined);
+  /** Charges what `pricing` comes to, for `usage`. Later settle or release calls are no-ops. */
+  settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
+    this.closing ??= this.accounts.settle(this.accountId, this.reservationId, pricing, usage, { requestId: this.requestId }).then(() => undefined);
     return this.closing;
   }
 

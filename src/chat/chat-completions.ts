@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
-import { tokenCharge } from '../billing/money';
+import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
 import { countMessageTokens, countTokens } from '../billing/tokens';
 import type { Core } from '../gateway';
@@ -90,7 +90,7 @@ async function completeChat(
 
 /** The chat price of `usage`, recorded with the usage behind it. */
 function settleChat(charge: RequestCharge, model: ModelEntry, usage: ChatUsage, extra: Record<string, unknown> = {}): Promise<void> {
-  return charge.settle(tokenCharge(chatPricing(model), usage.prompt_tokens, usage.completion_tokens), { model: model.id, ...usage, ...extra });
+  return charge.settle(pricingOf(tokenLine(chatPricing(model), usage.prompt_tokens, usage.completion_tokens)), { model: model.id, ...usage, ...extra });
 }
 
 /** When an upstream reports no usage: the gateway's own count of what it delivered, never zero. */

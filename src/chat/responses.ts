@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
-import { tokenCharge } from '../billing/money';
+import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
 import { countResponsesInputTokens, countTokens, responsesUsageObject } from '../billing/tokens';
 import type { Core } from '../gateway';
@@ -68,7 +68,7 @@ function counted(model: ModelEntry, inputTokens: number, delivered: string): Res
 }
 
 function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {
-  return charge.settle(tokenCharge(chatPricing(model), usage.input_tokens, usage.output_tokens), {
+  return charge.settle(pricingOf(tokenLine(chatPricing(model), usage.input_tokens, usage.output_tokens)), {
     model: model.id,
     input_tokens: usage.input_tokens,
     output_tokens: usage.output_tokens,

@@ -89,7 +89,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
     const body = parseEraseRequest(await readJson(ctx));
     const model = resolveModel(core.catalog, authOf(ctx), eraseModelId(core.catalog, body), ['subtitle_erase']);
     const request = normalizeEraseRequest(model, body, { allowPrivateTargets: core.config.fileUrlAllowPrivateTargets });
-    await create(ctx, ERASE_TASK_KIND, model.id, request, eraseCharge(model, request.billed_seconds));
+    await create(ctx, ERASE_TASK_KIND, model.id, request, eraseCharge(model, request.billed_seconds).amount);
   });
   statusRoutes('/v1/videos/erase-subtitle', ERASE_TASK_KIND, 'subtitle erase', true);
 

@@ -131,7 +131,7 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     const r = minutesRequestOf(task);
     const c = minutesCharges(r, task.usage);
     return {
-      amount: c.amount,
+      pricing: c.pricing,
       usage: {
         model: task.model,
         duration_ms: c.durationMs,

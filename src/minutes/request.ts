@@ -1,6 +1,6 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
 import { chatPricing } from '../chat/model-type';
-import { charge } from '../billing/money';
+import { priceLine, pricingOf, type PricedLine } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { isSafeText } from '../http/safe-text';
 import { parseHttpUrl } from '../http/urls';
@@ -224,7 +224,11 @@ export function normalizeMinutesRequest(
 
 /** ASR by duration: ceil(duration_ms × rate_per_hour / 3,600,000), rounded once. */
 export function asrCharge(durationMs: number, ratePerHour: number): number {
-  return charge([[durationMs, ratePerHour]], 3_600_000);
+  return asrLine(durationMs, ratePerHour).amount;
+}
+
+function asrLine(durationMs: number, ratePerHour: number): PricedLine {
+  return priceLine({ duration_ms: durationMs }, { duration_ms: ratePerHour }, 3_600_000);
 }
 
 /**
@@ -242,7 +246,10 @@ export function minutesEstimate(catalog: Catalog, request: Omit<NormalizedMinute
 /** What the task costs: ASR by duration, rounded once, plus each summary call by its observed tokens (summaryCharges). */
 export function minutesCharges(request: NormalizedMinutesRequest, usage: Record<string, unknown> | null) {
   const durationMs = Number(usage?.duration_ms ?? 0);
-  const asrAmount = asrCharge(durationMs, request.rate_per_hour);
-  const summary = request.summary ? summaryCharges(request.summary, usage) : { inputTokens: Number(usage?.flash_input_tokens ?? 0), outputTokens: Number(usage?.flash_output_tokens ?? 0), callAmounts: [], flashAmount: 0 };
-  return { durationMs, asrAmount, ...summary, amount: asrAmount + summary.flashAmount };
+  const asr = asrLine(durationMs, request.rate_per_hour);
+  const summary = request.summary
+    ? summaryCharges(request.summary, usage)
+    : { inputTokens: Number(usage?.flash_input_tokens ?? 0), outputTokens: Number(usage?.flash_output_tokens ?? 0), callAmounts: [], callLines: [], flashAmount: 0 };
+  const pricing = pricingOf(asr, ...summary.callLines);
+  return { durationMs, asrAmount: asr.amount, ...summary, amount: pricing.amount, pricing };
 }

@@ -1,3 +1,4 @@
+import { pricingOf } from '../billing/money';
 import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { TaskState } from '../tasks/decider';
@@ -92,7 +93,7 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
       const r = requestOf(task);
       const c = summaryCharges(r.summary, task.usage);
       return {
-        amount: c.flashAmount,
+        pricing: pricingOf(...c.callLines),
         usage: { model: r.summary.model, task_id: r.task_id, flash_input_tokens: c.inputTokens, flash_output_tokens: c.outputTokens, flash_calls: c.callAmounts },
       };
     },

@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../billing/catalog';
-import { tokenCharge } from '../billing/money';
+import { tokenCharge, tokenLine } from '../billing/money';
 import { chatCapabilities } from '../chat/model-type';
 import type { MinutesCapabilities } from './model-type';
 import { partOverheadTokens, singleCallLimits, type PartLimits } from './summarizer';
@@ -84,6 +84,7 @@ export function summaryCharges(prices: Pick<FrozenSummary, 'input_per_million' |
     : inputTokens + outputTokens > 0
       ? [{ input_tokens: inputTokens, output_tokens: outputTokens }]
       : [];
-  const callAmounts = calls.map((c) => ({ ...c, amount: tokenCharge(prices, c.input_tokens, c.output_tokens) }));
-  return { inputTokens, outputTokens, callAmounts, flashAmount: callAmounts.reduce((sum, c) => sum + c.amount, 0) };
+  const callLines = calls.map((c) => tokenLine(prices, c.input_tokens, c.output_tokens));
+  const callAmounts = calls.map((c, i) => ({ ...c, amount: callLines[i]!.amount }));
+  return { inputTokens, outputTokens, callAmounts, callLines, flashAmount: callAmounts.reduce((sum, c) => sum + c.amount, 0) };
 }

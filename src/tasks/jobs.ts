@@ -135,7 +135,7 @@ export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) =
       // A failed task may still owe for work it completed (e.g. a transcription whose summary failed).
       const charge = task.status === 'succeeded' ? kind.settlement(task) : task.status === 'failed' ? (kind.failureSettlement?.(task) ?? null) : null;
       if (charge) {
-        const outcome = await accounts.settle(task.accountId, task.reservationId, charge.amount, charge.usage, meta(job));
+        const outcome = await accounts.settle(task.accountId, task.reservationId, charge.pricing, charge.usage, meta(job));
         await engine.run(streamOf(job), { type: 'RecordBilling', outcome: outcome.kind, amount: outcome.amount, now: engine.now() }, meta(job));
       } else {
         const outcome = await accounts.release(task.accountId, task.reservationId, task.error?.code ?? task.status, meta(job));

@@ -1,3 +1,4 @@
+import type { Pricing } from '../billing/money';
 import type { UrlSigner } from '../files/signed-urls';
 import type { TaskState } from './decider';
 import type { Artifact, TaskError } from './events';
@@ -47,13 +48,13 @@ export interface TaskKind {
   /** True: the task succeeds with the upstream's result and its files are archived afterwards. */
   succeedsBeforeArchive(task: TaskState): boolean;
   /** The charge of a succeeded task, from the usage the upstream reported. */
-  settlement(task: TaskState): { amount: number; usage: Record<string, unknown> };
+  settlement(task: TaskState): { pricing: Pricing; usage: Record<string, unknown> };
   /**
    * The charge of a failed task for the work it completed before failing (e.g. minutes: the
    * transcription and the summary tokens observed), or null to release the whole reservation
    * (the default).
    */
-  failureSettlement?(task: TaskState): { amount: number; usage: Record<string, unknown> } | null;
+  failureSettlement?(task: TaskState): { pricing: Pricing; usage: Record<string, unknown> } | null;
   /**
    * Tells the upstream to stop a task the client cancelled (best effort). Called by the poll job
    * of a cancelled task that the upstream had accepted; an UpstreamError is retried like a poll.

@@ -93,7 +93,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
     settlement(task: TaskState) {
       const model = pricingModel(deps.catalog, task);
       const usage = task.usage as { duration_seconds: number; resolution: string };
-      return { amount: videoCharge(model, requestOf(task), usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
+      return { pricing: videoCharge(model, requestOf(task), usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
     },
 
     webhookFields(task: TaskState, signer: UrlSigner) {

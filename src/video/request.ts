@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../billing/catalog';
-import { charge } from '../billing/money';
+import { priceLine, pricingOf, type Pricing } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
@@ -368,10 +368,10 @@ export function normalizeVideoRequest(
 }
 
 /** Seconds × the per-second price at the resolution (the reference-video table when one is involved). */
-export function videoCharge(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video'>, resolution: string, seconds: number): number {
+export function videoCharge(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video'>, resolution: string, seconds: number): Pricing {
   const pricing = videoPricing(model);
   const table = (request.has_reference_video && pricing.per_second_with_reference_video) || pricing.per_second;
   const price = table[resolution];
   if (price === undefined) throw new Error(`${model.id} has no price at ${resolution}`);
-  return charge([[seconds, price]]);
+  return pricingOf(priceLine({ seconds }, { seconds: price }));
 }

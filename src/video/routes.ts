@@ -57,7 +57,7 @@ export function videoRouter(core: Core): Router<GatewayState> {
       endpoint: endpointOf(ctx),
       model: model.id,
       request: request as unknown as Record<string, unknown>,
-      estimate: videoCharge(model, request, request.resolution, request.billed_seconds),
+      estimate: videoCharge(model, request, request.resolution, request.billed_seconds).amount,
       callback,
       idempotency,
       requestId: ctx.state.requestId,

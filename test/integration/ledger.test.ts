@@ -1,3 +1,4 @@
+import { units } from '../support/pricing';
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { AccountService } from '../../src/accounts/service';
@@ -51,12 +52,12 @@ describe('prepaid ledger @integration', () => {
   it('settles by actual usage, charges an overrun, and answers a repeated close with the first outcome', async () => {
     const { accountId, key } = await gw.fundedAccount(1000);
     const r1 = await gw.accounts.reserve({ accountId, amount: 300, purpose: purpose('a'), ttlMs: 60_000 });
-    expect(await gw.accounts.settle(accountId, r1, 120, { tokens: 120 })).to.deep.equal({ kind: 'settled', amount: 120, reservedAmount: 300, refunded: 0 });
+    expect(await gw.accounts.settle(accountId, r1, units(120), { tokens: 120 })).to.deep.equal({ kind: 'settled', amount: 120, reservedAmount: 300, refunded: 0 });
     expect(await gw.accounts.release(accountId, r1, 'late failure')).to.deep.include({ kind: 'settled', amount: 120 });
-    expect(await gw.accounts.settle(accountId, r1, 999, {})).to.deep.include({ kind: 'settled', amount: 120 });
+    expect(await gw.accounts.settle(accountId, r1, units(999), {})).to.deep.include({ kind: 'settled', amount: 120 });
 
     const r2 = await gw.accounts.reserve({ accountId, amount: 100, purpose: purpose('b'), ttlMs: 60_000 });
-    await gw.accounts.settle(accountId, r2, 150, {});
+    await gw.accounts.settle(accountId, r2, units(150), {});
     const me = await gw.api(key, 'GET', '/v1/account');
     expect(me.body.balance).to.deep.equal({ available: 1000 - 120 - 150, frozen: 0, currency: 'CNY' });
     const ledger = await gw.api(key, 'GET', '/v1/account/ledger');
@@ -67,13 +68,13 @@ describe('prepaid ledger @integration', () => {
   it('answers a close long after the first one with the first outcome, from the ledger', async () => {
     const { accountId } = await gw.fundedAccount(1_000_000);
     const first = await gw.accounts.reserve({ accountId, amount: 50, purpose: purpose('old'), ttlMs: 60_000 });
-    await gw.accounts.settle(accountId, first, 40, { tokens: 4 });
+    await gw.accounts.settle(accountId, first, units(40), { tokens: 4 });
     // Enough later closes that the account state no longer remembers the first one.
     for (let i = 0; i < 2 * RECENT_GENERATION + 1; i++) {
       const r = await gw.accounts.reserve({ accountId, amount: 1, purpose: purpose(`later-${i}`), ttlMs: 60_000 });
       await gw.accounts.release(accountId, r, 'done');
     }
-    expect(await gw.accounts.settle(accountId, first, 50, {})).to.deep.equal({ kind: 'settled', amount: 40, reservedAmount: 50, refunded: 0 });
+    expect(await gw.accounts.settle(accountId, first, units(50), {})).to.deep.equal({ kind: 'settled', amount: 40, reservedAmount: 50, refunded: 0 });
     expect(await gw.accounts.release(accountId, first, 'late')).to.deep.include({ kind: 'settled', amount: 40 });
     expect((await gw.accounts.get(accountId))!.balance).to.deep.include({ available: 1_000_000 - 40, frozen: 0 });
   });
@@ -103,7 +104,7 @@ describe('prepaid ledger @integration', () => {
     const commands = new CommandHandler(gw.store, gw.pool, accountDecider, gw.logger, { snapshotEvery: 50 });
     for (let i = 0; i < 60; i++) {
       await commands.handle(accountStream(accountId), { type: 'Reserve', reservationId: `s${i}`, amount: 7, purpose: purpose(`s${i}`), expiresAt: new Date(Date.now() + 60_000).toISOString(), now: new Date().toISOString() });
-      await commands.handle(accountStream(accountId), { type: 'Settle', reservationId: `s${i}`, amount: 5, usage: {}, now: new Date().toISOString() });
+      await commands.handle(accountStream(accountId), { type: 'Settle', reservationId: `s${i}`, pricing: units(5), usage: {}, now: new Date().toISOString() });
     }
     // Snapshot writes are asynchronous: wait for the one past revision 50.
     await waitFor('the snapshot', async () => {

@@ -1,3 +1,4 @@
+import { units } from '../support/pricing';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -91,7 +92,7 @@ describe('reconciler, audit and rebuild @integration', () => {
     this.timeout(120_000);
     const { accountId } = await gw.fundedAccount(5000);
     const r = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'x', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' }, ttlMs: 60_000 });
-    await gw.accounts.settle(accountId, r, 123, { tokens: 3 });
+    await gw.accounts.settle(accountId, r, units(123), { tokens: 3 });
     await gw.accounts.awaitLedger(accountId);
     const snapshot = async () => {
       const out: Record<string, unknown[]> = {};

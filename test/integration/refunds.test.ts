@@ -1,3 +1,4 @@
+import { units } from '../support/pricing';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -14,7 +15,7 @@ describe('operator refunds of settled charges @integration', () => {
   it('refunds part of a charge once per reference, as a ledger entry, and never more than was charged', async () => {
     const { accountId, key } = await gw.fundedAccount(1000);
     const charged = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'req_refund', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
-    await gw.accounts.settle(accountId, charged, 250, { completion_tokens: 25 });
+    await gw.accounts.settle(accountId, charged, units(250), { completion_tokens: 25 });
     expect(await balanceOf(key)).to.deep.equal({ available: 750, frozen: 0, currency: 'CNY' });
 
     const first = await refund(accountId, { reservation_id: charged, amount: 100, reference: 'rf-1', reason: 'answer was cut off' });
@@ -62,7 +63,7 @@ describe('operator refunds of settled charges @integration', () => {
     const released = await gw.accounts.reserve({ accountId: mine.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_rel', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.release(mine.accountId, released, 'upstream failed');
     const theirs = await gw.accounts.reserve({ accountId: other.accountId, amount: 100, purpose: { kind: 'request', ref: 'req_theirs', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
-    await gw.accounts.settle(other.accountId, theirs, 100, {});
+    await gw.accounts.settle(other.accountId, theirs, units(100), {});
 
     const cases: [string, Record<string, unknown>, number, string][] = [
       [mine.accountId, { reservation_id: open, amount: 1, reference: 'a', reason: 'x' }, 400, 'refund_not_allowed'],
@@ -88,7 +89,7 @@ describe('operator refunds of settled charges @integration', () => {
     this.timeout(120_000);
     const { accountId, key } = await gw.fundedAccount(1000);
     const old = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'request', ref: 'req_old', description: 'chat-fast', actor: 'system', model: 'chat-fast', endpoint: 'test' }, ttlMs: 60_000 });
-    await gw.accounts.settle(accountId, old, 80, {});
+    await gw.accounts.settle(accountId, old, units(80), {});
     expect((await refund(accountId, { reservation_id: old, amount: 30, reference: 'early', reason: 'first' })).status).to.equal(201);
     // 300 later requests close after it: more than the account state keeps (two generations of 128).
     for (let i = 0; i < 300; i++) {

@@ -1,3 +1,4 @@
+import type { Pricing } from '../../src/billing/money';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { isValidCreditCode } from '../../src/agents/risk/credit-code';
@@ -578,7 +579,7 @@ describe('risk screening agent @integration', () => {
       // Default concurrency 4: cpws, zxgg and shixin are in flight when ktgg (the fourth) fails.
       expect(gw.config.riskSearchConcurrency).to.equal(4);
       const bug = new Error('a bug while preparing the ktgg search');
-      const billed: { usage: RiskUsage; amount: number }[] = [];
+      const billed: { usage: RiskUsage; pricing: Pricing }[] = [];
       // The bug strikes where the ktgg search is handed to the channel. The dimension searches
       // before it wait for it to strike, so none finishes (and frees a slot for a fifth) first.
       let strike!: () => void;
@@ -621,7 +622,8 @@ describe('risk screening agent @integration', () => {
       expect(billed).to.have.length(1);
       expect(billed[0]!.usage).to.deep.include({ query_calls: 4, query_cached: false, prompt_tokens: 0, completion_tokens: 0 });
       expect(billed[0]!.usage.query_request_ids).to.have.length(4);
-      expect(billed[0]!.amount).to.equal(4 * perQuery);
+      expect(billed[0]!.pricing.amount).to.equal(4 * perQuery);
+      expect(billed[0]!.pricing.lines[0]).to.deep.equal({ units: { searches: 4 }, unit_prices: { searches: perQuery }, per: 1, amount: 4 * perQuery });
     });
   });
 

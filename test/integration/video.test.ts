@@ -584,7 +584,7 @@ describe('video generation tasks and webhooks @integration', () => {
     const account = await gw.fundedAccount(100_000_000);
     const changed = await gw.admin('PATCH', `/admin/v1/accounts/${account.accountId}`, { default_video_url_mode: 'tos' });
     expect(changed.status).to.equal(200);
-    expect(changed.body.settings).to.deep.equal({ default_video_url_mode: 'tos' });
+    expect(changed.body.settings).to.deep.equal({ default_video_url_mode: 'tos', timezone: 'Asia/Shanghai' });
     expect((await gw.admin('PATCH', `/admin/v1/accounts/${account.accountId}`, { default_video_url_mode: 'fast' })).status).to.equal(400);
     const res = await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: 'default mode' }] }, undefined, account.key);
     const task = await waitFor('billing', async () => {

@@ -1,6 +1,9 @@
+import { units } from '../support/pricing';
 import { expect } from 'chai';
 import { accountDecider, available, closedOutcomeOf, RECENT_GENERATION, type AccountCommand, type AccountState } from '../../src/domain/account/decider';
 import { DomainError } from '../../src/domain/decider';
+import { upcastAccountEvent } from '../../src/domain/account/events';
+import { pricingOf, tokenLine } from '../../src/billing/money';
 
 const now = '2026-01-01T00:00:00.000Z';
 const purpose = { kind: 'request' as const, ref: 'req_1', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' };
@@ -34,7 +37,7 @@ describe('account decider', () => {
     const asked = { kind: 'request' as const, ref: 'req_9', description: 'chat-fast', actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions' };
     const state = run([{ type: 'Reserve', reservationId: 'r1', amount: 10, purpose: asked, expiresAt: now, now }, { type: 'Reserve', reservationId: 'r2', amount: 10, purpose: asked, expiresAt: now, now }], opened());
     const expected = { actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions', kind: 'request', ref: 'req_9' };
-    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', amount: 8, usage: {}, now }, state);
+    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing: units(8), usage: {}, now }, state);
     expect(settled!.data).to.deep.include({ context: expected });
     const [released] = accountDecider.decide({ type: 'Release', reservationId: 'r2', reason: 'upstream failed', now }, state);
     expect(released!.data).to.deep.include({ context: expected });
@@ -43,7 +46,7 @@ describe('account decider', () => {
   it('reads a reservation recorded before its actor, model and endpoint were kept, and closes it naming them unknown', () => {
     const legacy = { type: 'FundsReserved', data: { reservationId: 'old', amount: 10, purpose: { kind: 'task', ref: 'video-1', description: 'video-ref-2.0' }, expiresAt: now, at: now } };
     const state = accountDecider.evolve(opened(), legacy as Parameters<typeof accountDecider.evolve>[1]);
-    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'old', amount: 10, usage: {}, now }, state);
+    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'old', pricing: units(10), usage: {}, now }, state);
     expect(settled!.data).to.deep.include({ context: { actor: 'unknown', model: 'video-ref-2.0', endpoint: 'unknown', kind: 'task', ref: 'video-1' } });
     // A closing event of that age has no context; it reads as null, not as a missing member.
     const legacyClose = { type: 'ReservationReleased', data: { reservationId: 'old', amount: 10, reason: 'x', at: now } };
@@ -71,7 +74,7 @@ describe('account decider', () => {
   });
 
   it('settles by actual usage and releases the rest of the freeze', () => {
-    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 25, usage: { tokens: 25 }, now }], opened());
+    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', pricing: units(25), usage: { tokens: 25 }, now }], opened());
     expect(state.frozen).to.equal(0);
     expect(state.settled).to.equal(25);
     expect(available(state)).to.equal(75);
@@ -79,7 +82,7 @@ describe('account decider', () => {
 
   it('records an overrun when usage exceeds the reservation', () => {
     const state = run([reserve('r1', 100)], opened());
-    const [event] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', amount: 130, usage: {}, now }, state);
+    const [event] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing: units(130), usage: {}, now }, state);
     expect(event).to.deep.include({ type: 'ReservationSettled' });
     expect((event!.data as { overrun: number }).overrun).to.equal(30);
     expect(available(accountDecider.evolve(state, event!))).to.equal(-30);
@@ -87,18 +90,18 @@ describe('account decider', () => {
 
   it('closes a reservation once: a second settle or release is a no-op and the first outcome stays', () => {
     const state = run([reserve('r1', 60), { type: 'Release', reservationId: 'r1', reason: 'upstream failed', now }], opened());
-    expect(accountDecider.decide({ type: 'Settle', reservationId: 'r1', amount: 60, usage: {}, now }, state)).to.deep.equal([]);
+    expect(accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing: units(60), usage: {}, now }, state)).to.deep.equal([]);
     expect(accountDecider.decide({ type: 'Release', reservationId: 'r1', reason: 'again', now }, state)).to.deep.equal([]);
     expect(closedOutcomeOf(state, 'r1')).to.deep.equal({ kind: 'released', amount: 60, reason: 'upstream failed' });
     expect(available(state)).to.equal(100);
   });
 
   it('refuses to close a reservation that never existed', () => {
-    expect(refused({ type: 'Settle', reservationId: 'nope', amount: 1, usage: {}, now }, opened())).to.equal('reservation_not_found');
+    expect(refused({ type: 'Settle', reservationId: 'nope', pricing: units(1), usage: {}, now }, opened())).to.equal('reservation_not_found');
   });
 
   it('refunds at most the settled charge', () => {
-    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 50, usage: {}, now }], opened());
+    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', pricing: units(50), usage: {}, now }], opened());
     expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 51, reason: 'x', context, now }, state)).to.equal('refund_exceeds_charge');
     const refunded = run([{ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', context, now }], state);
     expect(available(refunded)).to.equal(70);
@@ -106,7 +109,7 @@ describe('account decider', () => {
   });
 
   it('refunds once per reference, and refuses a reused reference for another amount or reservation', () => {
-    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', amount: 50, usage: {}, now }], opened());
+    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', pricing: units(50), usage: {}, now }], opened());
     const refund = { type: 'Refund' as const, refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', context, now };
     const refunded = run([refund], state);
     expect(accountDecider.decide(refund, refunded), 'the same refund again').to.deep.equal([]);
@@ -124,7 +127,7 @@ describe('account decider', () => {
   });
 
   it('refunds a charge settled too long ago to be remembered, against the settled charge the caller found, and never beyond it in total', () => {
-    let state = run([reserve('old', 60), { type: 'Settle', reservationId: 'old', amount: 40, usage: {}, now }], opened());
+    let state = run([reserve('old', 60), { type: 'Settle', reservationId: 'old', pricing: units(40), usage: {}, now }], opened());
     state = run([{ type: 'Refund', refundId: 'early', reservationId: 'old', amount: 10, reason: 'first', context, now }], state);
     // Enough later closes to push the old one out of both generations of remembered outcomes.
     for (let i = 0; i < 2 * RECENT_GENERATION + 1; i++) state = run([reserve(`r${i}`, 1), { type: 'Release', reservationId: `r${i}`, reason: 'x', now }], state);
@@ -146,7 +149,7 @@ describe('account decider', () => {
 
   it('keeps its state bounded however many reservations close', () => {
     let state = run([{ type: 'AddCredit', entryId: 'c9', amount: 1_000_000, reference: 'big', note: null, now }], opened());
-    for (let i = 0; i < RECENT_GENERATION * 3 + 5; i++) state = run([reserve(`r${i}`, 1), { type: 'Settle', reservationId: `r${i}`, amount: 1, usage: {}, now }], state);
+    for (let i = 0; i < RECENT_GENERATION * 3 + 5; i++) state = run([reserve(`r${i}`, 1), { type: 'Settle', reservationId: `r${i}`, pricing: units(1), usage: {}, now }], state);
     expect(Object.keys(state.recentlyClosed)).to.have.length(5);
     expect(Object.keys(state.previouslyClosed)).to.have.length(RECENT_GENERATION);
     expect(closedOutcomeOf(state, `r${RECENT_GENERATION * 2 + 10}`)).to.deep.include({ kind: 'settled' });
@@ -160,5 +163,38 @@ describe('account decider', () => {
     const revoked = run([{ type: 'RevokeApiKey', keyId: 'k1', now }], state);
     expect(accountDecider.decide({ type: 'RevokeApiKey', keyId: 'k1', now }, revoked)).to.deep.equal([]);
     expect(refused({ type: 'RevokeApiKey', keyId: 'k2', now }, state)).to.equal('key_not_found');
+  });
+
+  describe('pricing and time zone', () => {
+    it('given an open reservation, when it is settled with a pricing, then the settlement records it and charges its amount', () => {
+      const state = run([reserve('r1', 50)], opened());
+      const pricing = pricingOf(tokenLine({ input_per_million: 2_000_000, output_per_million: 8_000_000 }, 3, 2));
+      const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing, usage: {}, now }, state);
+      expect(settled!.data).to.deep.include({ amount: 22, pricing });
+    });
+
+    it('given an open reservation, when a pricing does not add up to its amount, then the settlement is refused', () => {
+      const state = run([reserve('r1', 50)], opened());
+      const forged = { amount: 1, lines: [{ units: { images: 2 }, unit_prices: { images: 5 }, per: 1, amount: 1 }] };
+      expect(refused({ type: 'Settle', reservationId: 'r1', pricing: forged, usage: {}, now }, state)).to.equal('invalid_pricing');
+    });
+
+    it('given an account in the default zone, when the zone changes, then one event records it and the same zone again records nothing', () => {
+      const state = opened();
+      expect(state.timezone).to.equal('Asia/Shanghai');
+      const events = accountDecider.decide({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }, state);
+      expect(events).to.deep.equal([{ type: 'AccountTimeZoneChanged', data: { timezone: 'Europe/Berlin', at: now } }]);
+      const changed = run([{ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }], state);
+      expect(accountDecider.decide({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }, changed)).to.deep.equal([]);
+    });
+
+    it('given an account, when the zone is not an IANA name, then the change is refused', () => {
+      expect(refused({ type: 'ChangeTimeZone', timezone: 'Mars/Olympus', now }, opened())).to.equal('invalid_timezone');
+    });
+
+    it('given a settlement recorded before pricing was kept, when it is read, then its pricing is null', () => {
+      const old = { type: 'ReservationSettled', data: { reservationId: 'r', amount: 1, reservedAmount: 1, overrun: 0, usage: {}, at: now } };
+      expect(upcastAccountEvent(old).data).to.deep.include({ pricing: null, context: null });
+    });
   });
 });

@@ -50,6 +50,6 @@ describe('asset verification sessions: the provider read against the 30-minute w
   });
 
   it('charges the catalog fee per verified session', () => {
-    expect(kindWith({}, minutes(0)).settlement(session()).amount).to.equal(100_000);
+    expect(kindWith({}, minutes(0)).settlement(session()).pricing).to.deep.equal({ amount: 100_000, lines: [{ units: { sessions: 1 }, unit_prices: { sessions: 100_000 }, per: 1, amount: 100_000 }] });
   });
 });

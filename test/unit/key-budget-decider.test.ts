@@ -36,7 +36,7 @@ describe('account decider: keys', () => {
   });
   const settled = (id: string, actor: string, amount: number, at = t0): AccountEvent => ({
     type: 'ReservationSettled',
-    data: { reservationId: id, amount, reservedAmount: amount, overrun: 0, usage: {}, context: { actor, model: 'chat', endpoint: 'POST /v1/chat/completions', kind: 'request', ref: id }, at },
+    data: { reservationId: id, amount, reservedAmount: amount, overrun: 0, usage: {}, context: { actor, model: 'chat', endpoint: 'POST /v1/chat/completions', kind: 'request', ref: id }, pricing: null, at },
   });
   const reserve = (id: string, actor: string, amount: number, now = t0): AccountCommand => ({ type: 'Reserve', reservationId: id, amount, purpose: purposeOf(actor, id), expiresAt: now, now });
 

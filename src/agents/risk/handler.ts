@@ -71,8 +71,8 @@ async function completeRisk(core: Core, ctx: GatewayContext, reportId: string, i
 
 /** Bills what an interrupted screening used (answered searches, a paid writer) before its error propagates. */
 function settleInterrupted(reportId: string, input: BaseInput, charge: RequestCharge): ScreeningInput['settleInterrupted'] {
-  return ({ usage, amount }, cause) =>
-    charge.settle(amount, { ...settlementDetails(reportId, input, usage), interrupted: cause instanceof ApiError ? cause.code : 'internal_error' });
+  return ({ usage, pricing }, cause) =>
+    charge.settle(pricing, { ...settlementDetails(reportId, input, usage), interrupted: cause instanceof ApiError ? cause.code : 'internal_error' });
 }
 
 function settlementDetails(reportId: string, input: BaseInput, usage: RiskUsage): Record<string, unknown> {
@@ -141,7 +141,7 @@ async function settleAndStore(
   outcome: ScreeningOutcome,
   charge: RequestCharge,
 ): Promise<{ result: RiskResult; json: string }> {
-  await charge.settle(outcome.amount, settlementDetails(reportId, input, outcome.usage));
+  await charge.settle(outcome.pricing, settlementDetails(reportId, input, outcome.usage));
   const now = core.clock();
   const result: RiskResult = {
     id: reportId,

@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../../billing/catalog';
 import type { Core } from '../../gateway';
-import { charge } from '../../billing/money';
+import { priceLine, pricingOf, type Pricing } from '../../billing/money';
 import { ApiError } from '../../http/errors';
 import type { Logger } from '../../log';
 import { UpstreamError } from '../../upstreams/channel';
@@ -13,7 +13,7 @@ import type { Subject } from './extract';
 import { codeLookupQuery, identityQuery, resolveIdentity, type Company } from './identity';
 import { CAVEATS, fallbackSummary, historicalWarning, identitySummary, usageOf, type RiskUsage } from './report';
 import { cardFor, screenDimension, unqueriedDimensions, type Card, type DimensionItem } from './screening';
-import { NO_WRITER_USAGE, runWriter, writerCharge, writerMessages, type WriterUsage } from './writer';
+import { NO_WRITER_USAGE, runWriter, writerLine, writerMessages, type WriterUsage } from './writer';
 
 export interface ScreeningInput {
   readonly subject: Subject;
@@ -35,7 +35,7 @@ export interface ScreeningInput {
    * such a failure partway never releases searches the provider already answered. The error then
    * propagates unchanged.
    */
-  readonly settleInterrupted: (used: { readonly usage: RiskUsage; readonly amount: number }, cause: unknown) => Promise<void>;
+  readonly settleInterrupted: (used: { readonly usage: RiskUsage; readonly pricing: Pricing }, cause: unknown) => Promise<void>;
 }
 
 export interface ScreeningOutcome {
@@ -49,7 +49,7 @@ export interface ScreeningOutcome {
   readonly summary: string;
   readonly usage: RiskUsage;
   /** What the request costs: billed searches at the search rate plus the writer's tokens. */
-  readonly amount: number;
+  readonly pricing: Pricing;
 }
 
 interface SearchRecord {
@@ -186,9 +186,9 @@ function outcome(
 }
 
 /** What the answered searches and the writer cost, and the usage that reports them. */
-function billOf(input: ScreeningInput, searches: readonly SearchRecord[], writerUsage: WriterUsage): { usage: RiskUsage; amount: number } {
+function billOf(input: ScreeningInput, searches: readonly SearchRecord[], writerUsage: WriterUsage): { usage: RiskUsage; pricing: Pricing } {
   const usage = usageOf(searches, writerUsage);
-  // Searches are whole multiples of the rate; the writer's tokens are rounded once, in tokenCharge.
-  const amount = charge([[usage.query_calls, searchPricing(input.search).per_query]]) + (input.writer ? writerCharge(input.writer, writerUsage) : 0);
-  return { usage, amount };
+  // Searches are whole multiples of the rate; the writer's tokens are rounded once, on their own line.
+  const searchLine = priceLine({ searches: usage.query_calls }, { searches: searchPricing(input.search).per_query });
+  return { usage, pricing: input.writer ? pricingOf(searchLine, writerLine(input.writer, writerUsage)) : pricingOf(searchLine) };
 }

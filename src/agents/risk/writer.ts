@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../../billing/catalog';
-import { tokenCharge } from '../../billing/money';
+import { tokenCharge, tokenLine, type PricedLine } from '../../billing/money';
 import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../../billing/tokens';
 import { chatCapabilities, chatPricing } from '../../chat/model-type';
 import type { Core } from '../../gateway';
@@ -50,8 +50,8 @@ export function writerEstimate(writer: ModelEntry): number {
   return tokenCharge(chatPricing(writer), WRITER_PROMPT_TOKEN_BUDGET, writerMaxTokens(writer));
 }
 
-export function writerCharge(writer: ModelEntry, usage: WriterUsage): number {
-  return tokenCharge(chatPricing(writer), usage.prompt_tokens, usage.completion_tokens);
+export function writerLine(writer: ModelEntry, usage: WriterUsage): PricedLine {
+  return tokenLine(chatPricing(writer), usage.prompt_tokens, usage.completion_tokens);
 }
 
 export interface WriterInput {

@@ -1,6 +1,6 @@
 import type { AuthenticatedKey } from '../../accounts/service';
 import type { ModelEntry } from '../../billing/catalog';
-import { tokenCharge } from '../../billing/money';
+import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { countMessageTokens, countTokens } from '../../billing/tokens';
 import { abortOnDisconnect, metered } from '../../billing/metered';
@@ -237,7 +237,7 @@ function counted(promptTokens: number, answer: string, followUps: readonly strin
 }
 
 function settle(charge: RequestCharge, bot: ModelEntry, usage: Usage, interrupted?: string): Promise<void> {
-  return charge.settle(tokenCharge(botPricing(bot), usage.prompt_tokens, usage.completion_tokens), {
+  return charge.settle(pricingOf(tokenLine(botPricing(bot), usage.prompt_tokens, usage.completion_tokens)), {
     model: bot.id,
     ...usage,
     ...(interrupted ? { interrupted } : {}),

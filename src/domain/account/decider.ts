@@ -1,6 +1,8 @@
+import { recomputePricing, type Pricing } from '../../billing/money';
+import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
-import { KEY_BUDGET_TIME_ZONE, NO_SPEND, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
+import { NO_SPEND, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
 /**
  * The prepaid ledger of one account, modelled on two-phase transfers: a reservation freezes
@@ -51,6 +53,7 @@ export interface AccountState {
   readonly credits: Readonly<Record<string, { readonly entryId: string; readonly amount: number }>>;
   readonly keys: Readonly<Record<string, KeyState>>;
   readonly webhookSecret: string | null;
+  readonly timezone: string;
 }
 
 export interface KeyState {
@@ -74,7 +77,7 @@ export type AccountCommand =
   | { type: 'OpenAccount'; accountId: string; name: string; now: string }
   | { type: 'AddCredit'; entryId: string; amount: number; reference: string; note: string | null; now: string }
   | { type: 'Reserve'; reservationId: string; amount: number; purpose: ReservationPurpose; expiresAt: string; now: string }
-  | { type: 'Settle'; reservationId: string; amount: number; usage: Record<string, unknown>; now: string }
+  | { type: 'Settle'; reservationId: string; pricing: Pricing; usage: Record<string, unknown>; now: string }
   | { type: 'Release'; reservationId: string; reason: string; now: string }
   | {
       type: 'Refund';
@@ -96,7 +99,8 @@ export type AccountCommand =
   | { type: 'ChangeApiKey'; keyId: string; settings: KeySettings; by: ActingKey; now: string }
   | { type: 'RevokeApiKey'; keyId: string; by?: ActingKey; now: string }
   | { type: 'RotateWebhookSecret'; secret: string; now: string }
-  | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string };
+  | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string }
+  | { type: 'ChangeTimeZone'; timezone: string; now: string };
 
 export function available(state: AccountState): number {
   return state.credited - state.settled - state.frozen + state.refunded;
@@ -119,6 +123,7 @@ function initialState(): AccountState {
     credits: {},
     keys: {},
     webhookSecret: null,
+    timezone: DEFAULT_TIME_ZONE,
   };
 }
 
@@ -183,7 +188,9 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       ];
     }
     case 'Settle': {
-      requireAmount(command.amount, true);
+      const amount = command.pricing.amount;
+      requireAmount(amount, true);
+      if (recomputed(command.pricing) !== amount) throw new DomainError('invalid_pricing', `a charge of ${amount} does not follow from its units and unit prices`);
       const reservation = openOrNoOp(state, command.reservationId);
       if (!reservation) return [];
       return [
@@ -191,11 +198,12 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
           type: 'ReservationSettled',
           data: {
             reservationId: command.reservationId,
-            amount: command.amount,
+            amount,
             reservedAmount: reservation.amount,
-            overrun: Math.max(0, command.amount - reservation.amount),
+            overrun: Math.max(0, amount - reservation.amount),
             usage: command.usage,
             context: chargeContextOf(reservation.purpose),
+            pricing: command.pricing,
             at: command.now,
           },
         },
@@ -252,6 +260,17 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       return [{ type: 'WebhookSecretRotated', data: { secret: command.secret, at: command.now } }];
     case 'ChangeSettings':
       return [{ type: 'AccountSettingsChanged', data: { defaultVideoUrlMode: command.defaultVideoUrlMode, at: command.now } }];
+    case 'ChangeTimeZone':
+      if (!isTimeZone(command.timezone)) throw new DomainError('invalid_timezone', `${command.timezone} is not an IANA time zone`);
+      return state.timezone === command.timezone ? [] : [{ type: 'AccountTimeZoneChanged', data: { timezone: command.timezone, at: command.now } }];
+  }
+}
+
+function recomputed(pricing: Pricing): number | null {
+  try {
+    return recomputePricing(pricing);
+  } catch {
+    return null;
   }
 }
 
@@ -278,7 +297,7 @@ function refuseOverKeyBudget(state: AccountState, actor: string, amount: number,
   const key = state.keys[actor];
   const budget = key?.limits.budget;
   if (!key || !budget) return;
-  let spent = spentInPeriod(key.spend, budget.period, now, KEY_BUDGET_TIME_ZONE);
+  let spent = spentInPeriod(key.spend, budget.period, now, state.timezone);
   for (const reservation of Object.values(state.open)) if (reservation.purpose.actor === actor) spent += reservation.amount;
   if (spent + amount > budget.amount) {
     throw new DomainError('key_budget_exceeded', `this request would exceed the key's budget of ${budget.amount} per ${budget.period}`, {
@@ -373,6 +392,8 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       return { ...state, webhookSecret: event.data.secret };
     case 'AccountSettingsChanged':
       return state;
+    case 'AccountTimeZoneChanged':
+      return { ...state, timezone: event.data.timezone };
   }
 }
 
@@ -380,7 +401,7 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
 function chargedToKey(state: AccountState, actor: string | undefined, amount: number, at: string): AccountState['keys'] {
   const key = actor === undefined ? undefined : state.keys[actor];
   if (!key || amount === 0) return state.keys;
-  return { ...state.keys, [actor!]: { ...key, spend: withCharge(key.spend, at, amount, KEY_BUDGET_TIME_ZONE) } };
+  return { ...state.keys, [actor!]: { ...key, spend: withCharge(key.spend, at, amount, state.timezone) } };
 }
 
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {

@@ -1,3 +1,5 @@
+import type { Pricing } from '../../billing/money';
+
 /** Why money is frozen: the stream whose outcome settles or releases it. */
 export interface ReservationPurpose {
   /** `task`: an asynchronous task stream; `request`: one synchronous HTTP request. */
@@ -50,6 +52,8 @@ export type AccountEvent =
         overrun: number;
         usage: Record<string, unknown>;
         context: ChargeContext | null;
+        /** The units and unit prices the amount was computed from (see billing/money); null on settlements recorded before this was kept. */
+        pricing: Pricing | null;
         at: string;
       };
     }
@@ -59,7 +63,9 @@ export type AccountEvent =
   | { type: 'ApiKeyChanged'; data: { keyId: string; at: string } & KeySettings }
   | { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } }
   | { type: 'WebhookSecretRotated'; data: { secret: string; at: string } }
-  | { type: 'AccountSettingsChanged'; data: { defaultVideoUrlMode: VideoUrlMode; at: string } };
+  | { type: 'AccountSettingsChanged'; data: { defaultVideoUrlMode: VideoUrlMode; at: string } }
+  /** The zone statement months and usage days are counted in (IANA name); see accounts/calendar. */
+  | { type: 'AccountTimeZoneChanged'; data: { timezone: string; at: string } };
 
 /** A key's spending cap in minor units: over its whole life (`total`) or per calendar day or month. */
 export interface KeyBudget {
@@ -92,6 +98,7 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'ApiKeyRevoked',
   'WebhookSecretRotated',
   'AccountSettingsChanged',
+  'AccountTimeZoneChanged',
 ];
 
 export function accountStream(accountId: string): string {
@@ -118,7 +125,11 @@ export function upcastAccountEvent<E extends { type: string; data: unknown }>(ev
         data: { ...data, purpose: { ...purpose, actor: purpose.actor ?? 'unknown', model: purpose.model ?? purpose.description, endpoint: purpose.endpoint ?? 'unknown' } },
       };
     }
-    case 'ReservationSettled':
+    case 'ReservationSettled': {
+      const data = event.data as { context?: ChargeContext | null; pricing?: Pricing | null };
+      if (data.context !== undefined && data.pricing !== undefined) return event;
+      return { ...event, data: { ...data, context: data.context ?? null, pricing: data.pricing ?? null } };
+    }
     case 'ReservationReleased':
     case 'ChargeRefunded': {
       const data = event.data as { context?: ChargeContext | null };

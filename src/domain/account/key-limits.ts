@@ -1,11 +1,5 @@
 import type { KeyBudget, KeySettings } from './events';
 
-/**
- * The zone whose calendar bounds `day` and `month` budgets. One account time zone setting will
- * replace it; until then every account counts in China Standard Time.
- */
-export const KEY_BUDGET_TIME_ZONE = 'Asia/Shanghai';
-
 const calendars = new Map<string, Intl.DateTimeFormat>();
 
 /** The period an instant falls in: `total`, `2026-11-24` (day) or `2026-11` (month) in `timeZone`. */

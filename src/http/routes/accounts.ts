@@ -1,5 +1,8 @@
 import Router from '@koa/router';
-import type { AccountService, KeyActor, KeyView } from '../../accounts/service';
+import { isMonthLabel, isTimeZone } from '../../accounts/calendar';
+import { toCsv, yuan } from '../../accounts/csv';
+import type { UsageGroup } from '../../accounts/reports';
+import type { AccountService, KeyActor, KeyView, LedgerEntryView } from '../../accounts/service';
 import type { KeySettings } from '../../domain/account/events';
 import { readJson } from '../body';
 import { authOf, type GatewayContext, type GatewayState } from '../context';
@@ -120,23 +123,24 @@ function searchQuery(query: GatewayContext['query']): string | null {
   return q;
 }
 
-/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
-export const ACCOUNT_SETTINGS_SCHEMA = {
+/** PATCH /v1/account/settings and PATCH /admin/v1/accounts/{id}: any of the settings, at least one. */
+export const SETTINGS_SCHEMA = {
   type: 'object',
-  properties: { default_video_url_mode: { type: 'string', enum: ['auto', 'upstream', 'tos'] } },
-  required: ['default_video_url_mode'],
+  properties: {
+    default_video_url_mode: { type: 'string', enum: ['auto', 'upstream', 'tos'] },
+    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone of statement months and usage days, e.g. Asia/Shanghai' },
+  },
+  minProperties: 1,
   additionalProperties: false,
-};
-const parseSettings = validator<{ default_video_url_mode: 'auto' | 'upstream' | 'tos' }>(ACCOUNT_SETTINGS_SCHEMA);
+} as const;
+const parseSettingsBody = validator<{ default_video_url_mode?: 'auto' | 'upstream' | 'tos'; timezone?: string }>(SETTINGS_SCHEMA);
 
-function ledgerPage(query: GatewayContext['query']): { after: number | null; limit: number } {
-  const { after, limit } = pageParams(query, (raw) => /^\d+$/.test(raw));
-  return { after: after === null ? null : Number(after), limit };
-}
-
-async function ledgerBody(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<unknown> {
-  const { entries, hasMore } = await accounts.ledger(accountId, ledgerPage(ctx.query));
-  return listBody(entries, hasMore, (e) => String(e.sequence));
+function parseSettings(body: unknown): { default_video_url_mode?: 'auto' | 'upstream' | 'tos'; timezone?: string } {
+  const settings = parseSettingsBody(body);
+  if (settings.timezone !== undefined && !isTimeZone(settings.timezone)) {
+    throw new ApiError(400, 'invalid_request', 'timezone must be an IANA time zone name such as Asia/Shanghai', { param: 'timezone' });
+  }
+  return settings;
 }
 
 async function requireAccount(accounts: AccountService, id: string) {
@@ -222,11 +226,7 @@ export function adminRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = { secret: await accounts.rotateWebhookSecret(ctx.params.id!, { requestId: ctx.state.requestId, actor: 'admin' }) };
   });
 
-  router.get('/accounts/:id/ledger', async (ctx) => {
-    await requireAccount(accounts, ctx.params.id!);
-    ctx.body = await ledgerBody(accounts, ctx.params.id!, ctx);
-  });
-
+  adminFinanceRoutes(router, accounts);
   return router;
 }
 
@@ -238,9 +238,6 @@ export function accountRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = await requireAccount(accounts, authOf(ctx).accountId);
   });
 
-  router.get('/v1/account/ledger', async (ctx) => {
-    ctx.body = await ledgerBody(accounts, authOf(ctx).accountId, ctx);
-  });
 
   // The owner's keys: any key of the account manages them, within the rule that it can never
   // create or widen a key beyond itself (omitted limits of a new key are the acting key's own).
@@ -278,5 +275,170 @@ export function accountRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = { secret: await accounts.rotateWebhookSecret(authOf(ctx).accountId, { requestId: ctx.state.requestId, actor: 'account' }) };
   });
 
+  ownerFinanceRoutes(router, accounts);
   return router;
+}
+
+// --- the finance reader's side: the ledger, usage and statements ------------------------------------
+
+const INSTANT = { type: 'string', format: 'date-time', description: 'ISO 8601 instant with its offset, e.g. 2026-11-01T00:00:00+08:00' } as const;
+const FORMAT = { type: 'string', enum: ['json', 'csv'] } as const;
+
+/** GET /v1/account/ledger and GET /admin/v1/accounts/{id}/ledger: filters, `format`, and the page (`after`, `limit`). */
+export const LEDGER_QUERY_SCHEMA = {
+  type: 'object',
+  properties: {
+    key_id: { type: 'string', minLength: 1, maxLength: 200 },
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+    type: { type: 'string', enum: ['credit', 'reservation', 'settlement', 'release', 'refund'] },
+    from: INSTANT,
+    to: INSTANT,
+    format: FORMAT,
+    after: { type: 'string' },
+    limit: { type: 'string' },
+  },
+  additionalProperties: false,
+} as const;
+const parseLedgerQuery = validator<{ key_id?: string; model?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
+
+/** GET /v1/usage and GET /admin/v1/usage (where `account_id` may also be grouped by, and filtered on). */
+export const USAGE_QUERY_SCHEMA = {
+  type: 'object',
+  properties: {
+    from: INSTANT,
+    to: INSTANT,
+    group_by: { type: 'string', pattern: '^(day|model|key|endpoint|account_id)(,(day|model|key|endpoint|account_id))*$' },
+    account_id: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+  additionalProperties: false,
+} as const;
+const parseUsageQuery = validator<{ from?: string; to?: string; group_by?: string; account_id?: string }>(USAGE_QUERY_SCHEMA);
+
+/** GET …/statements/{YYYY-MM}: only the format. */
+export const STATEMENT_QUERY_SCHEMA = { type: 'object', properties: { format: FORMAT }, additionalProperties: false } as const;
+const parseStatementQuery = validator<{ format?: string }>(STATEMENT_QUERY_SCHEMA);
+
+/** The ledger cursor is opaque to clients: the entry's sequence, encoded. */
+function ledgerCursor(sequence: number): string {
+  return Buffer.from(`ledger:${sequence}`).toString('base64url');
+}
+
+function sequenceOfCursor(cursor: string): number | null {
+  const m = /^ledger:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : null;
+}
+
+function range(from: string | undefined, to: string | undefined): { from?: Date; to?: Date } {
+  const out = { ...(from ? { from: new Date(from) } : {}), ...(to ? { to: new Date(to) } : {}) };
+  if (out.from && out.to && out.from > out.to) throw new ApiError(400, 'invalid_request', 'from must not be after to', { param: 'from' });
+  return out;
+}
+
+function wantsCsv(ctx: GatewayContext, format: string | undefined): boolean {
+  if (format !== undefined) return format === 'csv';
+  return ctx.accepts('application/json', 'text/csv') === 'text/csv' && !ctx.get('accept').includes('application/json');
+}
+
+function sendCsv(ctx: GatewayContext, filename: string, csv: string): void {
+  ctx.type = 'text/csv; charset=utf-8';
+  ctx.set('content-disposition', `attachment; filename="${filename}"`);
+  ctx.body = csv;
+}
+
+const LEDGER_CSV_HEADER = [
+  'sequence', 'created_at', 'type', 'amount_minor', 'amount_yuan', 'available_after_minor', 'available_after_yuan', 'frozen_after_minor',
+  'key_id', 'actor', 'model', 'endpoint', 'request_id', 'task_id', 'reservation_id', 'reference', 'units', 'unit_prices', 'description',
+];
+
+/** A pricing's units or unit prices as text: `name=value` pairs, lines joined by ` + ` (the divisor after `/`). */
+function pricingText(entry: LedgerEntryView, part: 'units' | 'unit_prices'): string | null {
+  if (!entry.pricing) return null;
+  return entry.pricing.lines.map((l) => Object.entries(l[part]).map(([k, v]) => `${k}=${v}`).join(' ') + (part === 'unit_prices' && l.per !== 1 ? ` /${l.per}` : '')).join(' + ');
+}
+
+async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {
+  const q = parseLedgerQuery(ctx.query);
+  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...range(q.from, q.to) };
+  if (wantsCsv(ctx, q.format)) {
+    const entries: LedgerEntryView[] = [];
+    for (let after: number | null = null; ; ) {
+      const page = await accounts.ledger(accountId, { after, limit: 1000 }, filter);
+      entries.push(...page.entries);
+      if (!page.hasMore) break;
+      after = page.entries[page.entries.length - 1]!.sequence;
+    }
+    const rows = entries.map((e) => [
+      e.sequence, e.created_at, e.type, e.amount, yuan(e.amount), e.available_after, yuan(e.available_after), e.frozen_after,
+      e.key_id, e.actor, e.model, e.endpoint, e.request_id, e.task_id, e.reservation_id, e.reference, pricingText(e, 'units'), pricingText(e, 'unit_prices'), e.description,
+    ]);
+    return sendCsv(ctx, `ledger-${accountId}.csv`, toCsv(LEDGER_CSV_HEADER, rows));
+  }
+  const { after, limit } = pageParams(ctx.query, (raw) => sequenceOfCursor(raw) !== null);
+  const { entries, hasMore } = await accounts.ledger(accountId, { after: after === null ? null : sequenceOfCursor(after), limit }, filter);
+  ctx.body = listBody(entries, hasMore, (e) => ledgerCursor(e.sequence));
+}
+
+async function usageResponse(accounts: AccountService, accountId: string | null, ctx: GatewayContext, admin: boolean): Promise<void> {
+  const q = parseUsageQuery(ctx.query);
+  if (!admin && q.account_id !== undefined) throw new ApiError(400, 'invalid_request', 'account_id is not a recognised field', { param: 'account_id' });
+  const groupBy = q.group_by ? [...new Set(q.group_by.split(','))] as UsageGroup[] : [];
+  if (!admin && groupBy.includes('account_id')) throw new ApiError(400, 'invalid_request', 'group_by account_id is for the operator', { param: 'group_by' });
+  const { from, to } = range(q.from, q.to);
+  const { groups, total } = await accounts.reports.usage({ accountId: accountId ?? q.account_id ?? null, from: from ?? null, to: to ?? null, groupBy });
+  ctx.body = {
+    object: 'usage',
+    from: from?.toISOString() ?? null,
+    to: to?.toISOString() ?? null,
+    group_by: groupBy,
+    currency: 'CNY',
+    data: groups.map(({ group, ...totals }) => ({ ...group, ...totals })),
+    total,
+  };
+}
+
+const STATEMENT_CSV_HEADER = ['month', 'at', 'type', 'model', 'key_id', 'endpoint', 'request_id', 'task_id', 'reservation_id', 'amount_minor', 'amount_yuan', 'overrun_minor', 'balance_minor', 'balance_yuan', 'note'];
+
+async function statementResponse(accounts: AccountService, accountId: string, month: string, ctx: GatewayContext): Promise<void> {
+  const q = parseStatementQuery(ctx.query);
+  if (!isMonthLabel(month)) throw new ApiError(404, 'not_found', 'a statement is named by its month, YYYY-MM');
+  const { statement, lines } = await accounts.reports.statement(accountId, month);
+  if (!wantsCsv(ctx, q.format)) {
+    ctx.body = statement;
+    return;
+  }
+  // The opening balance, every entry with the balance after it, and the closing balance.
+  let balance = statement.opening_balance;
+  const rows: (string | number | null)[][] = [[month, statement.starts_at, 'opening_balance', null, null, null, null, null, null, null, null, null, balance, yuan(balance), null]];
+  for (const l of lines) {
+    balance += l.type === 'charge' ? -l.amount : l.amount;
+    rows.push([month, l.at, l.type, l.model, l.key_id, l.endpoint, l.request_id, l.task_id, l.reservation_id, l.amount, yuan(l.amount), l.overrun, balance, yuan(balance), l.note]);
+  }
+  rows.push([month, statement.ends_at, 'closing_balance', null, null, null, null, null, null, null, null, null, statement.closing_balance, yuan(statement.closing_balance), null]);
+  sendCsv(ctx, `statement-${accountId}-${month}.csv`, toCsv(STATEMENT_CSV_HEADER, rows));
+}
+
+/** The operator's finance routes: any account's ledger, usage across accounts, any account's statements. */
+function adminFinanceRoutes(router: Router<GatewayState>, accounts: AccountService): void {
+  router.get('/accounts/:id/ledger', async (ctx) => {
+    await requireAccount(accounts, ctx.params.id!);
+    await ledgerResponse(accounts, ctx.params.id!, ctx);
+  });
+  router.get('/usage', async (ctx) => usageResponse(accounts, null, ctx, true));
+  router.get('/accounts/:id/statements/:month', async (ctx) => {
+    await requireAccount(accounts, ctx.params.id!);
+    await statementResponse(accounts, ctx.params.id!, ctx.params.month!, ctx);
+  });
+}
+
+/** The account owner's finance routes and settings. */
+function ownerFinanceRoutes(router: Router<GatewayState>, accounts: AccountService): void {
+  router.get('/v1/account/ledger', async (ctx) => ledgerResponse(accounts, authOf(ctx).accountId, ctx));
+  router.get('/v1/usage', async (ctx) => usageResponse(accounts, authOf(ctx).accountId, ctx, false));
+  router.get('/v1/account/statements/:month', async (ctx) => statementResponse(accounts, authOf(ctx).accountId, ctx.params.month!, ctx));
+  router.patch('/v1/account/settings', async (ctx) => {
+    const settings = parseSettings(await readJson(ctx));
+    const accountId = authOf(ctx).accountId;
+    await accounts.changeSettings(accountId, settings, { requestId: ctx.state.requestId, actor: authOf(ctx).keyId });
+    ctx.body = await requireAccount(accounts, accountId);
+  });
 }

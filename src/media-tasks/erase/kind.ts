@@ -69,7 +69,7 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
 
     settlement(task: TaskState) {
       const usage = task.usage as { duration_seconds: number };
-      return { amount: eraseCharge(pricingModel(deps.catalog, task), usage.duration_seconds), usage: { model: task.model, task_id: task.taskId, duration_seconds: usage.duration_seconds } };
+      return { pricing: eraseCharge(pricingModel(deps.catalog, task), usage.duration_seconds), usage: { model: task.model, task_id: task.taskId, duration_seconds: usage.duration_seconds } };
     },
 
     render(row: TaskRow, signer: UrlSigner) {

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { Catalog, ModelEntry } from '../../billing/catalog';
-import { charge } from '../../billing/money';
+import { priceLine, pricingOf, type Pricing } from '../../billing/money';
 import { ApiError } from '../../http/errors';
 import { parseHttpUrl } from '../../http/urls';
 import { validator } from '../../http/validation';
@@ -116,6 +116,6 @@ export function normalizeEraseRequest(model: ModelEntry, body: EraseRequestBody,
 }
 
 /** Seconds of video × the per-second price. */
-export function eraseCharge(model: ModelEntry, seconds: number): number {
-  return charge([[seconds, erasePricing(model).per_second]]);
+export function eraseCharge(model: ModelEntry, seconds: number): Pricing {
+  return pricingOf(priceLine({ seconds }, { seconds: erasePricing(model).per_second }));
 }

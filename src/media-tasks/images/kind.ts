@@ -73,8 +73,8 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
       const usage = (task.usage ?? {}) as { images?: number } & Partial<ImageTokenUsage>;
       const images = usage.images ?? task.artifacts.filter((a) => a.name.startsWith('image_')).length;
       const tokens = requestOf(task).billing === 'tokens' ? tokenUsageOf(model, requestOf(task), images, usage) : null;
-      const { amount, usage: record } = imageSettlement(model, requestOf(task), images, tokens);
-      return { amount, usage: { ...record, task_id: task.taskId } };
+      const { pricing, usage: record } = imageSettlement(model, requestOf(task), images, tokens);
+      return { pricing, usage: { ...record, task_id: task.taskId } };
     },
 
     render(row: TaskRow, signer: UrlSigner) {

@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../../billing/catalog';
-import { charge, tokenCharge } from '../../billing/money';
+import { charge, priceLine, pricingOf, tokenCharge, tokenLine, type Pricing } from '../../billing/money';
 import { countTokens } from '../../billing/tokens';
 import { ApiError } from '../../http/errors';
 import { validator } from '../../http/validation';
@@ -158,10 +158,10 @@ export function tokenUsageOf(model: ModelEntry, request: NormalizedImageRequest,
  * The charge for the images that actually came back: count × per-image price, or the reported
  * tokens; plus the usage record the settlement carries.
  */
-export function imageSettlement(model: ModelEntry, request: NormalizedImageRequest, images: number, tokens: ImageTokenUsage | null): { amount: number; usage: Record<string, unknown> } {
+export function imageSettlement(model: ModelEntry, request: NormalizedImageRequest, images: number, tokens: ImageTokenUsage | null): { pricing: Pricing; usage: Record<string, unknown> } {
   const pricing = imagePricing(model);
   const base = { model: model.id, images, requested: request.n, size: request.size };
-  if (pricing.billing === 'per_image') return { amount: charge([[images, pricing.per_image]]), usage: base };
+  if (pricing.billing === 'per_image') return { pricing: pricingOf(priceLine({ images }, { images: pricing.per_image })), usage: base };
   const t = tokens ?? tokenUsageOf(model, request, images, null);
-  return { amount: tokenCharge(pricing, t.input_tokens, t.output_tokens), usage: { ...base, ...t } };
+  return { pricing: pricingOf(tokenLine(pricing, t.input_tokens, t.output_tokens)), usage: { ...base, ...t } };
 }

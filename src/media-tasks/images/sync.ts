@@ -128,7 +128,7 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
     // settlement fails (or the process dies first), the freeze is released and the recorded
     // images stay in the gallery unpaid: a failure never leaves a charge for nothing.
     const settlement = imageSettlement(model, request, images.length, tokens);
-    await charge.settle(settlement.amount, { ...settlement.usage, generation_id: generationId });
+    await charge.settle(settlement.pricing, { ...settlement.usage, generation_id: generationId });
     // Read your writes: a gallery read waits for the log head it can see, and an event committed a
     // moment ago stays out of sight while an older transaction is open (typically a projection
     // folding a settlement). So answer once the gallery has this generation (bounded by

@@ -89,7 +89,7 @@ export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audi
       const usage = task.usage as { input_text_tokens: number; output_audio_tokens: number };
       const result = (task.result ?? {}) as { audio_duration?: number; reported_output_audio_tokens?: number };
       return {
-        amount: podcastCharge(model, usage.input_text_tokens, usage.output_audio_tokens),
+        pricing: podcastCharge(model, usage.input_text_tokens, usage.output_audio_tokens),
         usage: {
           model: task.model,
           task_id: task.taskId,

@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../../billing/catalog';
-import { tokenCharge } from '../../billing/money';
+import { priceLine, pricingOf, type Pricing } from '../../billing/money';
 import { countTokens } from '../../billing/tokens';
 import { ApiError } from '../../http/errors';
 import { validator } from '../../http/validation';
@@ -91,9 +91,15 @@ export function normalizePodcastRequest(model: ModelEntry, body: PodcastRequestB
 }
 
 /** Input text tokens and output audio tokens at the model's per-million prices, rounded up once. */
-export function podcastCharge(model: ModelEntry, inputTextTokens: number, outputAudioTokens: number): number {
+export function podcastCharge(model: ModelEntry, inputTextTokens: number, outputAudioTokens: number): Pricing {
   const p = podcastPricing(model);
-  return tokenCharge({ input_per_million: p.input_per_million, output_per_million: p.output_audio_per_million }, inputTextTokens, outputAudioTokens);
+  return pricingOf(
+    priceLine(
+      { input_text_tokens: inputTextTokens, output_audio_tokens: outputAudioTokens },
+      { input_text_tokens: p.input_per_million, output_audio_tokens: p.output_audio_per_million },
+      1_000_000,
+    ),
+  );
 }
 
 /** The audio tokens of the longest episode the request allows: frozen, and the most ever charged. */
@@ -103,7 +109,7 @@ export function maxAudioTokens(model: ModelEntry, request: NormalizedPodcastRequ
 
 /** The freeze: the text's tokens and the longest episode allowed, in audio tokens. */
 export function podcastEstimate(model: ModelEntry, request: NormalizedPodcastRequest): number {
-  return podcastCharge(model, request.input_tokens, maxAudioTokens(model, request));
+  return podcastCharge(model, request.input_tokens, maxAudioTokens(model, request)).amount;
 }
 
 /**

@@ -1,6 +1,6 @@
-import { keySettingsSchema } from '../../http/routes/accounts';
+import { keySettingsSchema, LEDGER_QUERY_SCHEMA, SETTINGS_SCHEMA, STATEMENT_QUERY_SCHEMA, USAGE_QUERY_SCHEMA } from '../../http/routes/accounts';
 import type { OperationDocs } from '../types';
-import { GUARD_ERRORS, PAGE_QUERY } from './common';
+import { FINANCE_QUERY_TEXT, GUARD_ERRORS, queryFromSchema } from './common';
 
 /** The caller's own account (src/http/routes/accounts.ts, accountRouter). */
 export const ACCOUNT_DOCS: OperationDocs = {
@@ -12,9 +12,31 @@ export const ACCOUNT_DOCS: OperationDocs = {
   },
   'GET /v1/account/ledger': {
     tag: 'account',
-    summary: 'The caller’s ledger, oldest first',
-    query: PAGE_QUERY,
-    responses: [{ status: 200, description: 'A page of ledger entries.', schema: 'LedgerPage' }],
+    summary: 'The caller’s ledger, oldest first: key, model, endpoint, request or task, units and prices per entry',
+    query: queryFromSchema(LEDGER_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
+    responses: [{ status: 200, description: 'A page of ledger entries (or CSV).', schema: 'LedgerPage' }],
+    errors: [...GUARD_ERRORS],
+  },
+  'GET /v1/usage': {
+    tag: 'account',
+    summary: 'Requests, units and amounts per group, reconciled with the ledger',
+    query: queryFromSchema(USAGE_QUERY_SCHEMA, FINANCE_QUERY_TEXT).filter((p) => p.name !== 'account_id'),
+    responses: [{ status: 200, description: 'The totals per group.', schema: 'List' }],
+    errors: [...GUARD_ERRORS],
+  },
+  'GET /v1/account/statements/:month': {
+    tag: 'account',
+    summary: 'The statement of a month (YYYY-MM) in the account time zone',
+    pathParams: { month: 'The month, `YYYY-MM`.' },
+    query: queryFromSchema(STATEMENT_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
+    responses: [{ status: 200, description: 'Opening, credits, charges by model, refunds, closing (or CSV).', schema: { type: 'object' } }],
+    errors: [...GUARD_ERRORS],
+  },
+  'PATCH /v1/account/settings': {
+    tag: 'account',
+    summary: 'Change the account’s default video_url_mode or time zone',
+    body: { name: 'AccountSettingsRequest', schema: SETTINGS_SCHEMA, example: { timezone: 'Asia/Shanghai' } },
+    responses: [{ status: 200, description: 'The account as changed.', schema: 'Account' }],
     errors: [...GUARD_ERRORS],
   },
   'GET /v1/account/keys': {

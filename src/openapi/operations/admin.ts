@@ -1,6 +1,6 @@
-import { ACCOUNT_SETTINGS_SCHEMA, CREDIT_SCHEMA, keySettingsSchema, OPEN_ACCOUNT_SCHEMA, REFUND_SCHEMA } from '../../http/routes/accounts';
+import { CREDIT_SCHEMA, keySettingsSchema, LEDGER_QUERY_SCHEMA, OPEN_ACCOUNT_SCHEMA, REFUND_SCHEMA, SETTINGS_SCHEMA, STATEMENT_QUERY_SCHEMA, USAGE_QUERY_SCHEMA } from '../../http/routes/accounts';
 import type { OperationDocs } from '../types';
-import { GUARD_ERRORS, PAGE_QUERY } from './common';
+import { FINANCE_QUERY_TEXT, GUARD_ERRORS, PAGE_QUERY, queryFromSchema } from './common';
 
 const ACCOUNT_ID = 'The account id.';
 
@@ -31,7 +31,7 @@ export const ADMIN_DOCS: OperationDocs = {
     tag: 'admin',
     summary: 'Change account settings',
     pathParams: { id: ACCOUNT_ID },
-    body: { name: 'AccountSettingsRequest', schema: ACCOUNT_SETTINGS_SCHEMA, example: { default_video_url_mode: 'auto' } },
+    body: { name: 'AccountSettingsRequest', schema: SETTINGS_SCHEMA, example: { default_video_url_mode: 'auto' } },
     responses: [{ status: 200, description: 'The account as changed.', schema: 'Account' }],
     errors: [...GUARD_ERRORS, 404],
   },
@@ -98,10 +98,25 @@ export const ADMIN_DOCS: OperationDocs = {
   },
   'GET /admin/v1/accounts/:id/ledger': {
     tag: 'admin',
-    summary: 'An account’s ledger, oldest first',
+    summary: 'An account’s ledger, oldest first, with the filters of the account’s own ledger',
     pathParams: { id: ACCOUNT_ID },
-    query: PAGE_QUERY,
-    responses: [{ status: 200, description: 'A page of ledger entries.', schema: 'LedgerPage' }],
+    query: queryFromSchema(LEDGER_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
+    responses: [{ status: 200, description: 'A page of ledger entries (or CSV).', schema: 'LedgerPage' }],
+    errors: [...GUARD_ERRORS, 404],
+  },
+  'GET /admin/v1/usage': {
+    tag: 'admin',
+    summary: 'Usage across accounts, groupable by account_id',
+    query: queryFromSchema(USAGE_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
+    responses: [{ status: 200, description: 'The totals per group.', schema: 'List' }],
+    errors: [...GUARD_ERRORS],
+  },
+  'GET /admin/v1/accounts/:id/statements/:month': {
+    tag: 'admin',
+    summary: 'An account’s statement of a month (YYYY-MM)',
+    pathParams: { id: ACCOUNT_ID, month: 'The month, `YYYY-MM`.' },
+    query: queryFromSchema(STATEMENT_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
+    responses: [{ status: 200, description: 'Opening, credits, charges by model, refunds, closing (or CSV).', schema: { type: 'object' } }],
     errors: [...GUARD_ERRORS, 404],
   },
   'GET /admin/v1/consumers': {

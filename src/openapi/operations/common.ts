@@ -14,3 +14,24 @@ export const TASK_ID = 'The task id returned by the creation call.';
  * client address is locked out after failed credentials.
  */
 export const GUARD_ERRORS = [400, 401, 429] as const;
+
+/**
+ * The query parameters of a route whose handler validates its query with an ajv schema: one
+ * parameter per property, its schema the handler's own, so the document cannot drift from it.
+ */
+export function queryFromSchema(schema: { readonly properties: Readonly<Record<string, object>> }, descriptions: Readonly<Record<string, string>>): QueryParam[] {
+  return Object.entries(schema.properties).map(([name, property]) => ({ name, description: descriptions[name] ?? name, schema: property as QueryParam['schema'] }));
+}
+
+export const FINANCE_QUERY_TEXT: Readonly<Record<string, string>> = {
+  key_id: 'Only entries made with this API key id.',
+  model: 'Only entries for this model.',
+  type: 'Only entries of this type.',
+  from: 'From this instant on (ISO 8601 with offset).',
+  to: 'Before this instant (ISO 8601 with offset).',
+  format: '`csv` for text/csv (UTF-8 with a byte-order mark); `Accept: text/csv` does the same.',
+  after: 'Cursor: `next_after` of the previous page.',
+  limit: 'Items per page, 1 to 100 (default 20).',
+  group_by: 'Comma-separated groups: `day` (in the account time zone), `model`, `key`, `endpoint` (and `account_id` on the admin route).',
+  account_id: 'Only this account (admin route).',
+};

@@ -1,0 +1,164 @@
+import type { PoolClient } from 'pg';
+import type { RecordedEvent } from '../src/eventstore/port';
+import type { Projection } from '../src/projections-runtime/consumer';
+import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
+import { advanceTo, changeTimeZone, firstMonth, localDate, type MonthPeriod } from '../src/accounts/calendar';
+import type { Pricing } from '../src/billing/money';
+
+/**
+ * Usage records and statement months: one row per credit, charge (settlement) and refund, filed
+ * under the statement month and local day of the account's time zone as it stood when the event
+ * was recorded (accounts/calendar), and the months each account has gone through. Releases and
+ * reservations move no money for good and are not here. Usage totals and statements are sums of
+ * these rows, so they reconcile with the ledger by construction; the audit replays it like any
+ * read model.
+ */
+export const usageProjection: Projection = {
+  name: 'usage',
+  tables: ['usage_records', 'usage_months'],
+  ddl: `
+    CREATE TABLE usage_records (
+      account_id text NOT NULL,
+      revision bigint NOT NULL,
+      entry_type text NOT NULL,
+      at timestamptz NOT NULL,
+      month text NOT NULL,
+      day text NOT NULL,
+      actor text,
+      model text,
+      endpoint text,
+      ref_kind text,
+      ref text,
+      reservation_id text,
+      amount bigint NOT NULL,
+      overrun bigint NOT NULL,
+      requests integer NOT NULL,
+      units jsonb NOT NULL,
+      note text,
+      PRIMARY KEY (account_id, revision)
+    );
+    CREATE INDEX usage_records_at ON usage_records (account_id, at);
+    CREATE INDEX usage_records_month ON usage_records (account_id, month);
+    CREATE INDEX usage_records_all_at ON usage_records (at);
+    CREATE TABLE usage_months (
+      account_id text NOT NULL,
+      month text NOT NULL,
+      timezone text NOT NULL,
+      starts_at timestamptz NOT NULL,
+      ends_at timestamptz NOT NULL,
+      current boolean NOT NULL,
+      PRIMARY KEY (account_id, month)
+    );`,
+  eventTypes: new Set(['AccountOpened', 'CreditAdded', 'ReservationSettled', 'ChargeRefunded', 'AccountTimeZoneChanged']),
+  async applyBatch(tx, events) {
+    const accounts = [...new Set(events.map((e) => accountIdOfStream(e.streamId)))];
+    const calendars = await currentMonths(tx, accounts);
+    const records: UsageRecord[] = [];
+    for (const raw of events) {
+      const event = upcastAccountEvent(raw as RecordedEvent & AccountEvent);
+      const accountId = accountIdOfStream(raw.streamId);
+      if (event.type === 'AccountOpened') {
+        calendars.set(accountId, { current: firstMonth(new Date(event.data.openedAt)), passed: [] });
+        continue;
+      }
+      const calendar = calendars.get(accountId);
+      if (!calendar) continue; // an account event without its opening cannot be filed under a month
+      const at = new Date(event.data.at);
+      const moved = event.type === 'AccountTimeZoneChanged' ? changeTimeZone(calendar.current, at, event.data.timezone) : advanceTo(calendar.current, at);
+      calendar.passed.push(...moved.passed);
+      calendar.current = moved.current;
+      const filed = { accountId, revision: raw.revision, at: event.data.at, month: moved.current.month, day: localDate(at, moved.current.timezone) };
+      if (event.type === 'CreditAdded') {
+        records.push({ ...filed, type: 'credit', context: null, reservationId: null, amount: event.data.amount, overrun: 0, requests: 0, units: {}, note: event.data.note });
+      } else if (event.type === 'ReservationSettled') {
+        const d = event.data;
+        records.push({ ...filed, type: 'charge', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: d.overrun, requests: 1, units: unitsOf(d.pricing), note: null });
+      } else if (event.type === 'ChargeRefunded') {
+        const d = event.data;
+        records.push({ ...filed, type: 'refund', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: 0, requests: 0, units: {}, note: d.reason });
+      }
+    }
+    await writeRecords(tx, records);
+    await writeMonths(tx, calendars);
+  },
+};
+
+interface UsageRecord {
+  accountId: string;
+  revision: number;
+  type: 'credit' | 'charge' | 'refund';
+  at: string;
+  month: string;
+  day: string;
+  context: ChargeContext | null;
+  reservationId: string | null;
+  amount: number;
+  overrun: number;
+  requests: number;
+  units: Record<string, number>;
+  /** A credit's note or a refund's reason. */
+  note: string | null;
+}
+
+interface Calendar {
+  current: MonthPeriod;
+  passed: MonthPeriod[];
+}
+
+/** The quantities of a charge, summed per unit name over its lines. */
+function unitsOf(pricing: Pricing | null): Record<string, number> {
+  const units: Record<string, number> = {};
+  for (const line of pricing?.lines ?? []) for (const [name, quantity] of Object.entries(line.units)) units[name] = (units[name] ?? 0) + quantity;
+  return units;
+}
+
+async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<string, Calendar>> {
+  const { rows } = await tx.query<{ account_id: string; month: string; timezone: string; starts_at: Date; ends_at: Date }>(
+    'SELECT account_id, month, timezone, starts_at, ends_at FROM usage_months WHERE current AND account_id = ANY($1)',
+    [accounts],
+  );
+  return new Map(rows.map((r) => [r.account_id, { current: { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at }, passed: [] }]));
+}
+
+async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const column = <T>(f: (r: UsageRecord) => T) => records.map(f);
+  await tx.query(
+    `INSERT INTO usage_records (account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units, note)
+     SELECT account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units::jsonb, note
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+       $12::text[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::text[])
+       AS t(account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units, note)`,
+    [
+      column((r) => r.accountId),
+      column((r) => r.revision),
+      column((r) => r.type),
+      column((r) => r.at),
+      column((r) => r.month),
+      column((r) => r.day),
+      column((r) => r.context?.actor ?? null),
+      column((r) => r.context?.model ?? null),
+      column((r) => r.context?.endpoint ?? null),
+      column((r) => r.context?.kind ?? null),
+      column((r) => r.context?.ref ?? null),
+      column((r) => r.reservationId),
+      column((r) => r.amount),
+      column((r) => r.overrun),
+      column((r) => r.requests),
+      column((r) => JSON.stringify(r.units)),
+      column((r) => r.note),
+    ],
+  );
+}
+
+/** Each account's months as folded: the passed ones are closed for good, the current one replaces the stored one. */
+async function writeMonths(tx: PoolClient, calendars: Map<string, Calendar>): Promise<void> {
+  const rows = [...calendars].flatMap(([accountId, c]) => [...c.passed.map((p) => ({ accountId, p, current: false })), { accountId, p: c.current, current: true }]);
+  if (rows.length === 0) return;
+  await tx.query('DELETE FROM usage_months WHERE current AND account_id = ANY($1)', [[...calendars.keys()]]);
+  await tx.query(
+    `INSERT INTO usage_months (account_id, month, timezone, starts_at, ends_at, current)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::boolean[])`,
+    [rows.map((r) => r.accountId), rows.map((r) => r.p.month), rows.map((r) => r.p.timezone), rows.map((r) => r.p.startsAt.toISOString()), rows.map((r) => r.p.endsAt.toISOString()), rows.map((r) => r.current)],
+  );
+}
