@@ -44,6 +44,10 @@ export const ERROR_STATUSES = {
   files: [400, 401, 404, 413, 415],
   /** README, the admin API: validation 400, 401, unknown account or reservation 404, conflicts 409. */
   admin: [400, 401, 404, 409],
+  /** README, the owner's keys: validation 400, a key wider than the calling one 403, unknown key 404, rate 429. */
+  ownerKeys: [400, 401, 403, 404, 429],
+  /** README, account settings: validation 400, rate 429. */
+  accountSettings: [400, 401, 429],
   /** Body-less actions (webhook secret rotation, catalog reload): only authentication can fail. */
   bodiless: [401],
 } as const satisfies Record<string, readonly number[]>;
@@ -124,6 +128,18 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   { method: 'POST', route: '/v1/audio/podcasts/:taskId/cancel', auth: 'key', statuses: S.taskAction, shape: 'openai', body: { kind: 'none' }, params: missingTask('pod') },
   { method: 'POST', route: '/v1/videos/erase-subtitle/:taskId/cancel', auth: 'key', statuses: S.taskAction, shape: 'openai', body: { kind: 'none' }, params: missingTask('erase') },
   { method: 'POST', route: '/v1/videos/generations/:id/webhook/redeliver', auth: 'key', statuses: S.taskAction, shape: 'openai', body: { kind: 'none' }, params: missingTask('vid') },
+  { method: 'POST', route: '/v1/account/keys', auth: 'key', statuses: S.ownerKeys, shape: 'openai', body: json(JSON_LIMIT, () => ({ name: 'fuzz key', allowed_models: ['chat-fast'], budget: { amount: 1000, period: 'day' } })), quiet: true },
+  {
+    method: 'PATCH',
+    route: '/v1/account/keys/:keyId',
+    auth: 'key',
+    statuses: S.ownerKeys,
+    shape: 'openai',
+    body: json(JSON_LIMIT, () => ({ rate_limit_per_minute: 10 })),
+    params: () => ({ keyId: 'key_fuzz0000000000000000' }),
+    quiet: true,
+  },
+  { method: 'PATCH', route: '/v1/account/settings', auth: 'key', statuses: S.accountSettings, shape: 'openai', body: json(JSON_LIMIT, () => ({ timezone: 'Asia/Shanghai', default_video_url_mode: 'auto' })), quiet: true },
   { method: 'POST', route: '/v1/account/webhook-secret', auth: 'key', statuses: S.bodiless, shape: 'openai', body: { kind: 'none' } , quiet: true },
   // The admin API.
   { method: 'POST', route: '/admin/v1/accounts', auth: 'admin', statuses: S.admin, shape: 'openai', body: json(JSON_LIMIT, () => ({ name: 'fuzz account' })) , quiet: true },
@@ -140,6 +156,16 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     quiet: true,
   },
   { method: 'POST', route: '/admin/v1/accounts/:id/keys', auth: 'admin', statuses: S.admin, shape: 'openai', body: json(JSON_LIMIT, () => ({ name: 'fuzz key', allowed_models: ['chat-fast'] })), params: account , quiet: true },
+  {
+    method: 'PATCH',
+    route: '/admin/v1/keys/:keyId',
+    auth: 'admin',
+    statuses: S.admin,
+    shape: 'openai',
+    body: json(JSON_LIMIT, () => ({ name: 'renamed', expires_at: '2030-01-01T00:00:00Z' })),
+    params: () => ({ keyId: 'key_fuzz0000000000000000' }),
+    quiet: true,
+  },
   { method: 'POST', route: '/admin/v1/accounts/:id/webhook-secret', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, params: account , quiet: true },
   { method: 'POST', route: '/admin/v1/catalog/reload', auth: 'admin', statuses: S.bodiless, shape: 'openai', body: { kind: 'none' } , quiet: true },
 ];
