@@ -21,9 +21,9 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Port of the embedded PostgreSQL server; 0 picks a free one. */
   readonly embeddedPgPort: number;
-  /** How long a write waits for the read models it affects before answering. */
   /** When set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   readonly metricsToken: string | undefined;
+  /** How long a write waits for the read models it affects before answering. */
   readonly projectionWaitMs: number;
   /** How often the reconciler looks for reservations whose purpose died. */
   readonly reconcileIntervalMs: number;

@@ -27,7 +27,9 @@ export interface KeyCacheStats {
  * effects here: its key is dropped and marked as changing at once, and until the api_keys read
  * model has folded the event's position nothing new is cached and a changing key that was
  * revoked is refused even when the lagging read model still shows it (so a revocation takes
- * effect at once, not when the projection catches up). When the read model has it, the key is
+ * effect at once, not when the projection catches up), and a key whose settings changed is
+ * read again once the read model has the change (so a narrowed key never passes on its old
+ * settings meanwhile). When the read model has it, the key is
  * dropped once more (a lookup that raced the event must not stay cached) and the marks go.
  *
  * Only found keys are cached: a key issued in another process is found by the next lookup.
@@ -41,6 +43,11 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
   private unsettled = 0;
   /** Keys revoked by an unsettled event, with how many such events are pending for each. */
   private readonly revoking = new Map<string, number>();
+  /**
+   * Keys changed (narrowed or widened) by an unsettled event, with the moment the read model has
+   * it: a lookup of such a key waits for it, so a narrowed key never passes on its old settings.
+   */
+  private readonly changing = new Map<string, Promise<void>>();
   private hits = 0;
   private misses = 0;
   private invalidations = 0;
@@ -80,6 +87,11 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
     const generation = this.generation;
     const found = await load();
     if (!found || this.revoking.has(found.keyId)) return null;
+    const change = this.changing.get(found.keyId);
+    if (change) {
+      await change;
+      return this.lookup(keyHash, load);
+    }
     if (this.following && this.unsettled === 0 && generation === this.generation) {
       this.entries.set(keyHash, found);
       if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
@@ -96,6 +108,7 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
     if (keyEvents.length === 0) return Promise.resolve();
     const keyIds = keyEvents.map(keyIdOf);
     const revoked = keyEvents.filter((e) => e.type === 'ApiKeyRevoked').map(keyIdOf).filter((id): id is string => id !== null);
+    const changed = keyEvents.filter((e) => e.type === 'ApiKeyChanged').map(keyIdOf).filter((id): id is string => id !== null);
     this.unsettled++;
     for (const id of revoked) this.revoking.set(id, (this.revoking.get(id) ?? 0) + 1);
     this.invalidate(keyIds);
@@ -108,10 +121,18 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
       }
       this.unsettled--;
     };
-    return this.readModelAt(position).then(settle, (err: unknown) => {
+    const settled = this.readModelAt(position).then(settle, (err: unknown) => {
       settle();
       throw err;
     });
+    const reached = settled.catch(() => undefined);
+    for (const id of changed) {
+      this.changing.set(id, reached);
+      void reached.then(() => {
+        if (this.changing.get(id) === reached) this.changing.delete(id);
+      });
+    }
+    return settled;
   }
 
   private invalidate(keyIds: readonly (string | null)[]): void {

@@ -118,15 +118,15 @@ export class LedgerInvariantChecker {
 
   /** A settlement's amount must follow from the units and unit prices it records. */
   private requirePricing(pricing: Pricing, amount: number, where: string): void {
-    let recomputed: number | null;
+    let recomputed: string;
     try {
-      recomputed = recomputePricing(pricing);
-    } catch {
-      recomputed = null;
+      const total = recomputePricing(pricing);
+      if (total === amount && pricing.amount === amount) return;
+      recomputed = `recomputed ${total}`;
+    } catch (err) {
+      recomputed = (err as Error).message;
     }
-    if (recomputed !== amount || pricing.amount !== amount) {
-      this.violations.push(`${where}: settlement of ${amount} does not follow from its pricing (recomputed ${recomputed ?? 'nothing: malformed pricing'})`);
-    }
+    this.violations.push(`${where}: settlement of ${amount} does not follow from its pricing (${recomputed})`);
   }
 
   private requireMoney(amount: number, where: string): void {

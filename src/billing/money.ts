@@ -79,8 +79,14 @@ export function tokenLine(pricing: { readonly input_per_million: number; readonl
 
 /**
  * The amount a recorded pricing comes to, computed again from its units and unit prices alone; the
- * audit compares it with the settlement's amount. Throws RangeError on a malformed pricing.
+ * audit compares it with the settlement's amount. Throws RangeError on a malformed pricing, and on
+ * a line whose stated amount is not what its units and prices come to (the log's per-line figures
+ * must be true, not only their sum).
  */
 export function recomputePricing(pricing: Pricing): number {
-  return pricing.lines.reduce((sum, line) => sum + priceLine(line.units, line.unit_prices, line.per).amount, 0);
+  return pricing.lines.reduce((sum, line) => {
+    const amount = priceLine(line.units, line.unit_prices, line.per).amount;
+    if (amount !== line.amount) throw new RangeError(`a pricing line states ${line.amount} where its units and prices come to ${amount}`);
+    return sum + amount;
+  }, 0);
 }

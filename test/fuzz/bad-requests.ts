@@ -153,7 +153,8 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
   const path = fc.constantFrom(...paths);
   const stringPaths = paths.filter((p) => typeof parentOf(base as Tree, p).parent[parentOf(base as Tree, p).key] === 'string');
   const clone = () => structuredClone(base) as Tree;
-  return fc.oneof(
+  // Poison goes into the body's strings; a body with none gets its poison from badValue below.
+  const poisoned = stringPaths.length === 0 ? [] : [
     { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...POISON), fc.nat()).map(([p, poison, at]): BodyCase => {
       const body = clone();
       const { parent, key } = parentOf(body, p);
@@ -162,6 +163,9 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
       parent[key] = value.slice(0, cut) + poison + value.slice(cut);
       return { text: writeJson(body), mutation: `insert ${JSON.stringify(poison)} into ${describePath(p)} at ${cut}`, mustRefuse: false };
     }) },
+  ];
+  return fc.oneof(
+    ...poisoned,
     { weight: 8, arbitrary: fc.tuple(path, badValue).map(([p, value]): BodyCase => {
       const body = clone();
       const { parent, key } = parentOf(body, p);

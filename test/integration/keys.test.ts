@@ -160,11 +160,15 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
     const parent = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {
       name: 'owner',
       allowed_models: ['chat-fast', 'chat-pro'],
-      budget: { amount: 1_000_000, period: 'month' },
       expires_at: '2099-01-01T00:00:00Z',
       rate_limit_per_minute: 100,
     });
     const key = parent.body.key as string;
+
+    // A key with a budget creates no keys: their spend would not count against its budget.
+    const budgeted = await gw.admin('POST', `/admin/v1/accounts/${await account('budgeted')}/keys`, { name: 'budgeted', budget: { amount: 1_000_000, period: 'month' } });
+    const byBudgeted = await gw.api(budgeted.body.key, 'POST', '/v1/account/keys', { name: 'escape', budget: { amount: 1_000_000, period: 'month' } });
+    expect([byBudgeted.status, byBudgeted.body.error?.code]).to.deep.equal([403, 'key_scope_exceeded']);
 
     const inherited = await gw.api(key, 'POST', '/v1/account/keys', { name: 'child' });
     expect(inherited.status).to.equal(201);
@@ -174,14 +178,12 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       expires_at: '2099-01-01T00:00:00.000Z',
       rate_limit_per_minute: 100,
     });
-    expect(inherited.body.budget).to.deep.include({ amount: 1_000_000, period: 'month' });
+    expect(inherited.body.budget).to.equal(null);
     const childId = inherited.body.id as string;
 
     for (const wider of [
       { allowed_models: ['chat-fast', 'image-fast'] },
       { allowed_models: null },
-      { budget: { amount: 1_000_001, period: 'month' } },
-      { budget: { amount: 10, period: 'day' } },
       { expires_at: '2099-01-02T00:00:00Z' },
       { rate_limit_per_minute: 101 },
     ]) {

@@ -82,6 +82,24 @@ describe('ApiKeyCache', () => {
     expect(cache.stats().size).to.equal(1);
   });
 
+  it('reads a changed key again once the read model has the change, so a narrowed key never passes on its old settings', async () => {
+    const model = readModel();
+    const cache = await followingCache(model);
+    let row: Key = key;
+    await cache.lookup('h1', async () => row);
+    cache.keysChanged([{ type: 'ApiKeyChanged', data: { keyId: 'key_1' } }], pos(4n));
+    const narrowed: Key = { keyId: 'key_1', accountId: 'acct_narrowed' };
+    let answered: Key | null | undefined;
+    const lookup = cache.lookup('h1', async () => row).then((k) => (answered = k));
+    // The read model still shows the old settings: the lookup waits rather than answer with them.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).to.equal(undefined);
+    row = narrowed;
+    model.advanceTo(4n);
+    await lookup;
+    expect(answered).to.deep.equal(narrowed);
+  });
+
   it('caches nothing while any key change is not in the read model yet (a change it does not know the meaning of included)', async () => {
     const model = readModel();
     const cache = await followingCache(model);

@@ -58,6 +58,17 @@ describe('account decider: keys', () => {
     expect(when(month, reserve('r2', 'k1', 15, '2026-03-31T16:00:00.000Z'))).to.have.length(1);
   });
 
+  it('keeps a day budget spent when the account changes its time zone (the spend moves to the new zone\'s day)', () => {
+    const spent = given([...opened, issued('k1', { budget: { amount: 10, period: 'day' } }), reserved('r1', 'k1', 10), settled('r1', 'k1', 10)]);
+    // 11:00 in Shanghai is already the next day in Kiritimati (UTC+14) and still the same one in Pago Pago (UTC-11).
+    for (const zone of ['Pacific/Kiritimati', 'Pacific/Pago_Pago']) {
+      const moved = accountDecider.evolve(spent, { type: 'AccountTimeZoneChanged', data: { timezone: zone, at: t0 } });
+      expect(when(moved, reserve('r2', 'k1', 1)), zone).to.equal('key_budget_exceeded');
+      const back = accountDecider.evolve(moved, { type: 'AccountTimeZoneChanged', data: { timezone: 'Asia/Shanghai', at: t0 } });
+      expect(when(back, reserve('r2', 'k1', 1)), `${zone} and back`).to.equal('key_budget_exceeded');
+    }
+  });
+
   it('computes periods in the given zone', () => {
     expect(budgetPeriodOf('2026-03-31T16:00:00.000Z', 'month', 'Asia/Shanghai')).to.equal('2026-04');
     expect(budgetPeriodOf('2026-03-31T16:00:00.000Z', 'day', 'UTC')).to.equal('2026-03-31');
@@ -78,7 +89,12 @@ describe('account decider: keys', () => {
     const issue = (settings: KeySettings): AccountCommand => ({ type: 'IssueApiKey', keyId: 'c', keyHash: 'hc', keyPrefix: 'tr-c', settings, by, now: t0 });
 
     it('creates a key within itself', () => {
-      expect(when(state, issue(narrow))).to.deep.equal([{ type: 'ApiKeyIssued', data: { keyId: 'c', keyHash: 'hc', keyPrefix: 'tr-c', ...narrow, at: t0 } }]);
+      const unbudgeted = given([...opened, issued('p', { allowedModels: ['chat', 'image'], expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30 })]);
+      expect(when(unbudgeted, issue(narrow))).to.deep.equal([{ type: 'ApiKeyIssued', data: { keyId: 'c', keyHash: 'hc', keyPrefix: 'tr-c', ...narrow, at: t0 } }]);
+    });
+
+    it('creates no key when it has a budget itself, however narrow the new key (its spend would escape the budget)', () => {
+      expect(when(state, issue(narrow))).to.equal('key_scope_exceeded');
     });
 
     it('never creates a key beyond itself', () => {

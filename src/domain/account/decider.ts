@@ -2,7 +2,7 @@ import { recomputePricing, type Pricing } from '../../billing/money';
 import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
-import { NO_SPEND, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
+import { NO_SPEND, rezoned, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
 /**
  * The prepaid ledger of one account, modelled on two-phase transfers: a reservation freezes
@@ -242,6 +242,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     }
     case 'IssueApiKey':
       refuseWidening(state, command.by, command.settings);
+      refuseIssueByBudgetedKey(state, command.by);
       return [{ type: 'ApiKeyIssued', data: { keyId: command.keyId, keyHash: command.keyHash, keyPrefix: command.keyPrefix, ...command.settings, at: command.now } }];
     case 'ChangeApiKey': {
       const key = liveKey(state, command.keyId);
@@ -286,6 +287,16 @@ function refuseWidening(state: AccountState, by: ActingKey, limits: KeyLimits): 
   const acting = liveKey(state, by.keyId);
   const widening = wideningOf(limitsOf(limits), acting.limits, by.gatewayRatePerMinute);
   if (widening) throw new DomainError('key_scope_exceeded', `a key cannot create or widen a key beyond itself: ${widening}`);
+}
+
+/**
+ * A key with a budget issues no keys: a new key's spend would not count against the issuing key's
+ * budget, so N such keys would spend N budgets. The operator (or an unbudgeted key) issues them.
+ */
+function refuseIssueByBudgetedKey(state: AccountState, by: ActingKey): void {
+  if (by !== null && liveKey(state, by.keyId).limits.budget !== null) {
+    throw new DomainError('key_scope_exceeded', 'a key with a budget cannot create keys: their spend would not count against its budget');
+  }
 }
 
 /**
@@ -393,8 +404,16 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
     case 'AccountSettingsChanged':
       return state;
     case 'AccountTimeZoneChanged':
-      return { ...state, timezone: event.data.timezone };
+      // The spend of the current day and month carries over to the new zone's day and month, so
+      // changing zones never resets a key's budget.
+      return { ...state, timezone: event.data.timezone, keys: rezonedKeys(state.keys, event.data.at, state.timezone, event.data.timezone) };
   }
+}
+
+function rezonedKeys(keys: AccountState['keys'], at: string, from: string, to: string): AccountState['keys'] {
+  const moved: Record<string, AccountState['keys'][string]> = {};
+  for (const [id, key] of Object.entries(keys)) moved[id] = { ...key, spend: rezoned(key.spend, at, from, to) };
+  return moved;
 }
 
 /** Keys' spend counters after a settlement by `actor` (a key of this account, or admin/system/unknown). */
@@ -408,5 +427,5 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   initialState,
   decide,
   evolve,
-  snapshotVersion: 5,
+  snapshotVersion: 6,
 };

@@ -37,6 +37,13 @@ export function withCharge(spend: KeySpend, at: string, amount: number, timeZone
 }
 
 /** What the key has been charged in the budget period that `now` falls in. */
+/** The counters of the current day and month in `from`, relabelled as the current ones in `to`. */
+export function rezoned(spend: KeySpend, at: string, from: string, to: string): KeySpend {
+  const move = (period: 'day' | 'month') =>
+    spend[period].period === budgetPeriodOf(at, period, from) ? { period: budgetPeriodOf(at, period, to), amount: spend[period].amount } : spend[period];
+  return { total: spend.total, day: move('day'), month: move('month') };
+}
+
 export function spentInPeriod(spend: KeySpend, period: KeyBudget['period'], now: string, timeZone: string): number {
   if (period === 'total') return spend.total;
   const counter = spend[period];

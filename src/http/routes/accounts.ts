@@ -356,6 +356,9 @@ function pricingText(entry: LedgerEntryView, part: 'units' | 'unit_prices'): str
   return entry.pricing.lines.map((l) => Object.entries(l[part]).map(([k, v]) => `${k}=${v}`).join(' ') + (part === 'unit_prices' && l.per !== 1 ? ` /${l.per}` : '')).join(' + ');
 }
 
+/** Entries one CSV download may hold: it is built in memory, so a larger one asks for a narrower `from`/`to`. */
+const LEDGER_CSV_MAX_ENTRIES = 100_000;
+
 async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {
   const q = parseLedgerQuery(ctx.query);
   const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...range(q.from, q.to) };
@@ -364,6 +367,9 @@ async function ledgerResponse(accounts: AccountService, accountId: string, ctx: 
     for (let after: number | null = null; ; ) {
       const page = await accounts.ledger(accountId, { after, limit: 1000 }, filter);
       entries.push(...page.entries);
+      if (entries.length > LEDGER_CSV_MAX_ENTRIES) {
+        throw new ApiError(400, 'too_many_entries', `more than ${LEDGER_CSV_MAX_ENTRIES} entries match: narrow the range with from and to`, { param: 'from' });
+      }
       if (!page.hasMore) break;
       after = page.entries[page.entries.length - 1]!.sequence;
     }
