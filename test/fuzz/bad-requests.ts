@@ -250,8 +250,12 @@ const ignoredBodies: fc.Arbitrary<BodyCase> = fc.oneof(
   badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `junk body ${show(value)}`, mustRefuse: false })),
 );
 
-/** Path parameters: mostly the real one, sometimes ids that cannot exist. */
-const oddIds = ['%00', 'a%00b', '%ED%A0%80', '%F0', 'x'.repeat(600), '..', '%2F', 'acct_%27%3B--', '%E2%80%AE'];
+/**
+ * Path parameters: mostly the real one, sometimes ids that cannot exist. No `..` or `.`: the
+ * client resolves dot segments (also percent-encoded ones) before sending, so such a request
+ * reaches another path, not this route.
+ */
+const oddIds = ['%00', 'a%00b', '%ED%A0%80', '%F0', 'x'.repeat(600), 'a..b', '%2F', 'acct_%27%3B--', '%E2%80%AE'];
 function pathOf(route: string, params: Record<string, string>, odd: string | null): string {
   return route.replace(/:(\w+)/g, (_, name: string) => odd ?? encodeURIComponent(params[name] ?? ''));
 }
