@@ -163,8 +163,13 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
     let subscription: LogSubscription | null = null;
     let retry: NodeJS.Timeout | null = null;
     const settling = new Set<Promise<void>>();
+    // One warning per database outage, not one per retry: while following fails, the retries and
+    // the key changes they leave unsettled are logged at debug level.
+    let outage = false;
     const track = (p: Promise<void>): void => {
-      const tracked = p.catch((err: unknown) => logger.warn({ err }, 'key cache: a key change did not settle')).finally(() => settling.delete(tracked));
+      const tracked = p
+        .catch((err: unknown) => logger[outage ? 'debug' : 'warn']({ err }, 'key cache: a key change did not settle'))
+        .finally(() => settling.delete(tracked));
       settling.add(tracked);
     };
     const start = async (from: GlobalPosition | null): Promise<void> => {
@@ -176,10 +181,16 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
       this.unsettled++;
       this.following = true;
       track(
-        (at ? this.readModelAt(at) : Promise.resolve()).finally(() => {
-          this.generation++;
-          this.unsettled--;
-        }),
+        (at ? this.readModelAt(at) : Promise.resolve())
+          .then(() => {
+            if (!outage || this.closed) return;
+            outage = false;
+            logger.info('key cache: following the log again');
+          })
+          .finally(() => {
+            this.generation++;
+            this.unsettled--;
+          }),
       );
       subscription = store.subscribe({
         from: position,
@@ -194,7 +205,8 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
       });
       subscription.done.catch((err: unknown) => {
         if (this.closed) return;
-        logger.warn({ err }, 'key cache: following the log failed; caching is off until it resumes');
+        if (!outage) logger.warn({ err }, 'key cache: following the log failed; caching is off until it resumes');
+        outage = true;
         this.suspend();
         retry = setTimeout(() => void start(position).catch(() => undefined), 1000);
         retry.unref();
