@@ -45,6 +45,8 @@ export class ConsumerRunner extends EventEmitter {
   /** Batches and checkpoint flushes run one at a time. */
   private serial: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | null = null;
+  /** Checkpoint flushes that failed in a row (a database outage): only the first one warns. */
+  private flushFailures = 0;
   private active = false;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -186,12 +188,19 @@ export class ConsumerRunner extends EventEmitter {
     if (this.flushTimer) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
-      void this.flush().catch((err: unknown) => {
-        if (err instanceof CheckpointMoved) return void this.resubscribe();
-        // Try again: no further batch may come to carry the position into the row.
-        this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
-        if (this.active && !this.stopped) this.flushSoon();
-      });
+      void this.flush().then(
+        () => {
+          this.flushFailures = 0;
+        },
+        (err: unknown) => {
+          if (err instanceof CheckpointMoved) return void this.resubscribe();
+          // Try again: no further batch may come to carry the position into the row. One warning
+          // per streak of failures (a database outage), not one per retry.
+          if (this.flushFailures++ === 0) this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
+          else this.logger.debug({ err, consumer: this.consumer.name, failures: this.flushFailures }, 'could not store a consumer checkpoint yet');
+          if (this.active && !this.stopped) this.flushSoon();
+        },
+      );
     }, this.options.checkpointFlushMs ?? CHECKPOINT_FLUSH_MS);
   }
 
