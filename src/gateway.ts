@@ -20,6 +20,7 @@ import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
+import { PostgresSnapshotStore } from './eventstore/postgres/snapshots';
 import { EventStoreDbEventStore } from './eventstore/eventstoredb/store';
 import type { EventStore } from './eventstore/port';
 import { PostgresEventStore } from './eventstore/postgres/store';
@@ -146,7 +147,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const store = new MeteredEventStore(createEventStore(config, pool), (stream, events, outcome, seconds) => metrics.observeAppend(stream, events, outcome, seconds));
   const runners = new Map<string, ConsumerRunner>();
   const progress = new ConsumerProgress(pool, store, runners);
-  const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
+  const accountCommands: AccountCommands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
