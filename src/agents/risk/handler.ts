@@ -19,6 +19,7 @@ import { parseRiskRequest } from './schemas';
 import { screenCompany, type ScreeningInput, type ScreeningOutcome } from './screen-company';
 import { seconds } from './screening';
 import { writerEstimate } from './writer';
+import { recordFact } from '../../domain/facts';
 
 export const RISK_AGENT_MODEL = 'risk-agent';
 
@@ -177,7 +178,7 @@ async function settleAndStore(
       resultJson: json,
     },
   };
-  const appended = await core.store.append(riskReportStream(reportId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+  const appended = await recordFact(core.store, riskReportStream(reportId), event, { expected: 'no_stream', metadata: { requestId: ctx.state.requestId } });
   // Read your writes: the report, and the cache entries appended before it, are readable once answered.
   await core.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], core.config.projectionWaitMs);
   return { result, json };

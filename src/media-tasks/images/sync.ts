@@ -22,6 +22,7 @@ import {
   type ImageTokenUsage,
   type UpstreamImageItem,
 } from './request';
+import { recordFact } from '../../domain/facts';
 
 interface UpstreamImages {
   created?: number;
@@ -118,7 +119,7 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
           at: now.toISOString(),
         },
       };
-      appended = await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+      appended = await recordFact(core.store, generationStream(generationId), event, { expected: 'no_stream', metadata: { requestId: ctx.state.requestId } });
     } catch (err) {
       // Unrecorded, so never charged: nothing will link to these files (best-effort removal).
       await Promise.allSettled(images.flatMap((image) => [image, ...image.layerFiles]).map((file) => core.files.delete(file.key)));
