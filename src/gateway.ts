@@ -46,6 +46,7 @@ import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
+import { renderTask, taskListRouter } from './http/routes/tasks';
 
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
 
@@ -235,7 +236,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    apiRouters: features.flatMap((f) => f.routers ?? []),
+    apiRouters: [...features.flatMap((f) => f.routers ?? []), taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) })],
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {
