@@ -168,16 +168,10 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     progress,
     logger,
     clock,
-    files,
-    signer,
-    webhooks,
     settings: {
       projectionWaitMs: config.projectionWaitMs,
       orphanReservationGraceMs: config.orphanReservationGraceMs,
-      taskPollMs: config.taskPollMs,
-      taskTimeoutMs: config.taskTimeoutMs,
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
-      webhookRetryDelaysMs: config.webhookRetryDelaysMs,
     },
   });
   const core: Core = { config, logger, pool, store, accounts, accountCommands, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
@@ -202,7 +196,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     pollMs: 500,
     onRun: (kind, outcome) => metrics.countJobRun(kind, outcome),
   });
-  for (const [kind, handler] of Object.entries(taskJobHandlers(tasks))) jobs.register(kind, handler);
+  for (const [kind, handler] of Object.entries(taskJobHandlers(tasks, { logger, clock, taskTimeoutMs: config.taskTimeoutMs, accounts, files, signer, webhooks }))) jobs.register(kind, handler);
   for (const feature of features) for (const [kind, handler] of Object.entries(feature.jobHandlers ?? {})) jobs.register(kind, handler);
   jobs.start();
   for (const feature of features) feature.start?.();
