@@ -27,6 +27,7 @@ import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { ALL_MODEL_TYPES } from './model-types';
 import { createApp } from './http/app';
+import { createDashboard } from './dashboard';
 import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
@@ -246,6 +247,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       maxAddresses: config.authLockoutMaxAddresses,
     },
     trustProxyHops: config.trustProxyHops,
+    dashboard: createDashboard({ store, accounts, adminToken, clock }),
     now: () => clock().getTime(),
   });
   const keyCacheFollower = keyCache.follow(store, logger);

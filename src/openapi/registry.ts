@@ -3,6 +3,7 @@ import { ADMIN_DOCS } from './operations/admin';
 import { AGENT_DOCS } from './operations/agents';
 import { ASSET_GROUP_DOCS } from './operations/asset-groups';
 import { CHAT_DOCS } from './operations/chat';
+import { DASHBOARD_DOCS } from './operations/dashboard';
 import { FILE_DOCS } from './operations/files';
 import { MEDIA_TASK_DOCS } from './operations/media-tasks';
 import { MINUTES_DOCS } from './operations/minutes';
@@ -30,4 +31,5 @@ export const ROUTE_DOCS: OperationDocs = {
   ...ASSET_GROUP_DOCS,
   ...TASK_DOCS,
   ...WEBHOOK_DOCS,
+  ...DASHBOARD_DOCS,
 };
