@@ -28,6 +28,7 @@ import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { ALL_MODEL_TYPES } from './model-types';
 import { createApp } from './http/app';
+import { createDashboard } from './dashboard';
 import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
@@ -48,6 +49,8 @@ import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
+import { renderTask, taskListRouter } from './http/routes/tasks';
+import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
 
@@ -231,7 +234,11 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    apiRouters: features.flatMap((f) => f.routers ?? []),
+    apiRouters: [
+      ...features.flatMap((f) => f.routers ?? []),
+      taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
+      webhookDeliveriesRouter({ readVideo: (id, accountId) => tasks.read('video', id, accountId) }),
+    ],
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {
@@ -241,6 +248,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       maxAddresses: config.authLockoutMaxAddresses,
     },
     trustProxyHops: config.trustProxyHops,
+    dashboard: createDashboard({ store, accounts, adminToken, clock }),
     now: () => clock().getTime(),
   });
   const keyCacheFollower = keyCache.follow(store, logger);

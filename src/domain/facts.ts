@@ -1,3 +1,4 @@
+import { ambientMetadata } from '../eventstore/ambient-metadata';
 import type { AppendResult, EventMetadata, EventStore, ExpectedVersion } from '../eventstore/port';
 import type { DomainEvent } from './decider';
 
@@ -18,9 +19,11 @@ export function recordFact<E extends DomainEvent>(
   options: { readonly expected: ExpectedVersion; readonly metadata?: EventMetadata },
 ): Promise<AppendResult> {
   const events = (Array.isArray(facts) ? facts : [facts]) as readonly E[];
+  // The request's ambient metadata (e.g. the dashboard session), as the command handler adds it.
+  const metadata = { ...ambientMetadata(), ...options.metadata };
   return store.append(
     streamId,
-    events.map((e) => ({ type: e.type, data: e.data, metadata: options.metadata ?? {} })),
+    events.map((e) => ({ type: e.type, data: e.data, metadata })),
     { expectedVersion: options.expected },
   );
 }
