@@ -50,6 +50,7 @@ import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
+import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
 
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
 
@@ -233,6 +234,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
+    adminRouters: [droppedWebhooksRouter(pool)],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
