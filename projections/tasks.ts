@@ -38,7 +38,8 @@ export const tasksProjection: Projection = {
       finished_at timestamptz,
       revision bigint NOT NULL
     );
-    CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);`,
+    CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);
+    CREATE INDEX tasks_account_created ON tasks (account_id, created_at, task_id);`,
   eventTypes: TASK_EVENT_TYPES,
   async apply(tx, raw) {
     const event = raw as RecordedEvent & TaskEvent;
@@ -121,7 +122,16 @@ async function updateDeliveries(tx: PoolClient, taskId: string, at: string, revi
   } else if (event.type === 'WebhookAttempted') {
     const d = deliveries.find((x) => x.id === event.data.deliveryId);
     if (d) {
-      d.attempts.push({ attempt: event.data.attempt, at, ok: event.data.ok, status_code: event.data.statusCode, error: event.data.error, duration_ms: event.data.durationMs });
+      d.attempts.push({
+        attempt: event.data.attempt,
+        at,
+        ok: event.data.ok,
+        status_code: event.data.statusCode,
+        error: event.data.error,
+        duration_ms: event.data.durationMs,
+        timestamp: event.data.timestamp ?? null,
+        signature: event.data.signature ?? null,
+      });
       if (event.data.ok) (d as { status: string }).status = 'delivered';
     }
   } else if (event.type === 'WebhookDropped') {
