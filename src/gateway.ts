@@ -21,6 +21,7 @@ import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
 import type { EventStore } from './eventstore/port';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
+import { ALL_MODEL_TYPES } from './model-types';
 import { createApp } from './http/app';
 import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
@@ -39,6 +40,7 @@ import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
+import { renderTask, taskListRouter } from './http/routes/tasks';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore } from './storage';
@@ -142,7 +144,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
-  const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE);
+  const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const files = new LocalFileStore(path.join(config.dataDir, 'files'));
@@ -218,7 +220,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    apiRouters: features.flatMap((f) => f.routers ?? []),
+    apiRouters: [...features.flatMap((f) => f.routers ?? []), taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) })],
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {

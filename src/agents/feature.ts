@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import type { FeatureFactory } from '../feature-types';
 import type { GatewayState } from '../http/context';
 import { specStatuses } from '../http/routing';
-import './model-types';
 import { getRiskReport, handleRiskCompletion, type RiskDeps } from './risk/handler';
 import { handleWebQa, type WebQaDeps } from './webqa/handler';
 

@@ -36,7 +36,7 @@ export interface BotCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('agent', {
+export const agentModelType = defineModelType('agent', {
   // No member may be added: the risk agent has no per-call fee.
   pricing: { type: 'object', properties: {}, additionalProperties: false },
   capabilities: {
@@ -47,7 +47,7 @@ defineModelType('agent', {
   },
 });
 
-defineModelType('search', {
+export const searchModelType = defineModelType('search', {
   pricing: { type: 'object', properties: { per_query: MONEY_SCHEMA }, required: ['per_query'], additionalProperties: false },
   capabilities: {
     type: 'object',
@@ -57,7 +57,7 @@ defineModelType('search', {
   },
 });
 
-defineModelType('bot', {
+export const botModelType = defineModelType('bot', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',

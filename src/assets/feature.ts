@@ -2,7 +2,6 @@ import type { Upstreams } from '../upstreams/registry';
 import type { Config } from '../config';
 import type { Clock, FeatureFactory } from '../feature-types';
 import { assetKind } from './asset-kind';
-import './model-type';
 import { assetGroupsRouter, type AssetGroupsDeps } from './routes';
 import { sessionKind } from './session-kind';
 

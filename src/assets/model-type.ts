@@ -10,7 +10,7 @@ export interface AssetVerificationPricing {
   readonly per_session: number;
 }
 
-defineModelType('asset_verification', {
+export const assetVerificationModelType = defineModelType('asset_verification', {
   pricing: { type: 'object', properties: { per_session: MONEY_SCHEMA }, required: ['per_session'], additionalProperties: false },
   capabilities: { type: 'object', properties: { upstream_model: { type: 'string', minLength: 1 } }, additionalProperties: false },
 });

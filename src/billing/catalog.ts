@@ -47,7 +47,8 @@ export const TOKEN_PRICING_SCHEMA = {
 
 /**
  * What the catalog requires of one model type's `pricing` and `capabilities`. Each feature defines
- * its types (see defineModelType) next to the code that reads them; a type nobody defined only
+ * its types (see defineModelType) next to the code that reads them; the composition root passes
+ * them to the Catalog (src/model-types.ts lists them all). A type the catalog was not given only
  * gets the base checks.
  */
 export interface ModelTypeSchemas {
@@ -55,10 +56,15 @@ export interface ModelTypeSchemas {
   readonly capabilities: object;
 }
 
-const typeValidators = new Map<string, { pricing: ReturnType<typeof ajv.compile>; capabilities: ReturnType<typeof ajv.compile> }>();
+/** One model type's checks, compiled once: a value handed to the Catalog, never a global registration. */
+export interface ModelType {
+  readonly type: string;
+  readonly pricing: ReturnType<typeof ajv.compile>;
+  readonly capabilities: ReturnType<typeof ajv.compile>;
+}
 
-export function defineModelType(type: string, schemas: ModelTypeSchemas): void {
-  typeValidators.set(type, { pricing: ajv.compile(schemas.pricing), capabilities: ajv.compile(schemas.capabilities) });
+export function defineModelType(type: string, schemas: ModelTypeSchemas): ModelType {
+  return { type, pricing: ajv.compile(schemas.pricing), capabilities: ajv.compile(schemas.capabilities) };
 }
 
 const validateFile = ajv.compile({
@@ -102,12 +108,13 @@ export type ChannelCheck = (name: string) => boolean;
  * unique ids, each type's `pricing` and `capabilities`. Throws CatalogError naming the first
  * problem. (A model whose channel is not configured is valid but unavailable: see Catalog.)
  */
-export function validateCatalog(doc: unknown, source: string): ModelEntry[] {
+export function validateCatalog(doc: unknown, source: string, modelTypes: readonly ModelType[]): ModelEntry[] {
   if (!validateFile(doc)) {
     const e = validateFile.errors![0]!;
     throw new CatalogError(`${source}: ${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
   }
   const models = (doc as { models: ModelEntry[] }).models;
+  const typeValidators = new Map(modelTypes.map((t) => [t.type, t]));
   const seen = new Set<string>();
   for (const m of models) {
     if (seen.has(m.id)) throw new CatalogError(`${source}: model ${m.id} is listed twice`);
@@ -122,14 +129,14 @@ export function validateCatalog(doc: unknown, source: string): ModelEntry[] {
 }
 
 /** Parses a catalog file's text and checks it with validateCatalog. */
-export function parseCatalog(text: string, source: string): ModelEntry[] {
+export function parseCatalog(text: string, source: string, modelTypes: readonly ModelType[]): ModelEntry[] {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
     throw new CatalogError(`${source}: not JSON (${(err as Error).message})`);
   }
-  return validateCatalog(doc, source);
+  return validateCatalog(doc, source, modelTypes);
 }
 
 /**
@@ -142,11 +149,12 @@ export class Catalog {
   private models: ReadonlyMap<string, ModelEntry>;
   private isChannelConfigured: ChannelCheck = () => true;
 
+  /** `modelTypes`: the checks of each model type's `pricing` and `capabilities`, at start and on reload. */
   constructor(
-    private readonly file: string = DEFAULT_CATALOG_FILE,
-    initial?: readonly ModelEntry[],
+    private readonly file: string,
+    private readonly modelTypes: readonly ModelType[],
   ) {
-    this.models = toMap(initial ?? parseCatalog(fs.readFileSync(file, 'utf8'), file));
+    this.models = toMap(parseCatalog(fs.readFileSync(file, 'utf8'), file, modelTypes));
   }
 
   /** Binds the catalog to the upstream channels once they are known (Upstreams.start). */
@@ -166,7 +174,7 @@ export class Catalog {
     } catch (err) {
       throw new CatalogError(`${this.file}: ${(err as Error).message}`);
     }
-    this.models = toMap(parseCatalog(text, this.file));
+    this.models = toMap(parseCatalog(text, this.file, this.modelTypes));
     return { models: this.list().length, unavailable: this.unavailable().map((m) => m.id) };
   }
 

@@ -11,7 +11,7 @@ export interface ChatCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('chat', {
+export const chatModelType = defineModelType('chat', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',

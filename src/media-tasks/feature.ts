@@ -3,7 +3,6 @@ import type { FeatureFactory } from '../feature-types';
 import type { Upstreams } from '../upstreams/registry';
 import { eraseKind } from './erase/kind';
 import { imageTaskKind } from './images/kind';
-import './model-types';
 import { podcastKind } from './podcasts/kind';
 import { mediaTaskRouter, type MediaTaskDeps } from './routes';
 

@@ -31,7 +31,7 @@ export interface ImageCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('image', {
+export const imageModelType = defineModelType('image', {
   pricing: {
     type: 'object',
     properties: { per_image: MONEY_SCHEMA, ...TOKEN_PRICING_SCHEMA.properties },
@@ -98,7 +98,7 @@ export interface PodcastCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('podcast', {
+export const podcastModelType = defineModelType('podcast', {
   pricing: {
     type: 'object',
     properties: { input_per_million: MONEY_SCHEMA, output_audio_per_million: MONEY_SCHEMA },
@@ -151,7 +151,7 @@ export interface EraseCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('subtitle_erase', {
+export const subtitleEraseModelType = defineModelType('subtitle_erase', {
   pricing: {
     type: 'object',
     properties: { per_second: MONEY_SCHEMA },

@@ -7,7 +7,6 @@ import type { Consumer } from '../projections-runtime/consumer';
 import type { Upstreams } from '../upstreams/registry';
 import { FileProbe } from './file-probe';
 import { minutesKind } from './kind';
-import './model-type';
 import { minutesRouter, summariesRouter, type MinutesRouteDeps } from './routes';
 import { minutesJobHandlers, minutesProcessManager } from './summary-stage';
 import { summaryKind } from './summary-kind';

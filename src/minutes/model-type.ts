@@ -35,7 +35,7 @@ export interface MinutesCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('minutes', {
+export const minutesModelType = defineModelType('minutes', {
   pricing: {
     type: 'object',
     properties: { rate_per_hour: MONEY_SCHEMA },

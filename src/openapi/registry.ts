@@ -7,6 +7,7 @@ import { FILE_DOCS } from './operations/files';
 import { MEDIA_TASK_DOCS } from './operations/media-tasks';
 import { MINUTES_DOCS } from './operations/minutes';
 import { SERVICE_DOCS } from './operations/service';
+import { TASK_DOCS } from './operations/tasks';
 import { VIDEO_DOCS } from './operations/video';
 import type { OperationDocs } from './types';
 
@@ -26,4 +27,5 @@ export const ROUTE_DOCS: OperationDocs = {
   ...MINUTES_DOCS,
   ...FILE_DOCS,
   ...ASSET_GROUP_DOCS,
+  ...TASK_DOCS,
 };

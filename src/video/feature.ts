@@ -2,7 +2,6 @@ import type { Config } from '../config';
 import type { FeatureFactory } from '../feature-types';
 import type { Upstreams } from '../upstreams/registry';
 import { videoKind } from './kind';
-import './model-type';
 import { videoRouter, type VideoRouteDeps } from './routes';
 
 /** Video generation tasks: polled, or delivered by signed webhook; the draft flow. */

@@ -38,7 +38,7 @@ export interface VideoCapabilities {
 
 const PRICE_TABLE = { type: 'object', additionalProperties: MONEY_SCHEMA, minProperties: 1 };
 
-defineModelType('video', {
+export const videoModelType = defineModelType('video', {
   pricing: {
     type: 'object',
     properties: { per_second: PRICE_TABLE, per_second_with_reference_video: PRICE_TABLE },

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/chat/model-type';
-import '../../src/minutes/model-type';
 import { assembleReport, unavailableReport, type ReportContext } from '../../src/minutes/report';
 import { minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
 import type { Transcript } from '../../src/minutes/transcript';
 import { presentedStatus, presentedSummaryStatus, renderMinutes, renderSummary } from '../../src/minutes/view';
 import type { TaskRow } from '../../src/tasks/view-row';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const transcript: Transcript = {
   durationMs: 40_000,
@@ -20,7 +19,7 @@ const transcript: Transcript = {
 const context: ReportContext = { transcript, recordedAt: '', timezone: '', fallbackTitle: 'sync' };
 
 describe('minutes views: a stored result whose summary is unavailable', () => {
-  const catalog = new Catalog(DEFAULT_CATALOG_FILE);
+  const catalog = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const service = minutesModel(catalog, 'service-minutes');
   const request = { ...normalizeMinutesRequest(catalog, service, parseMinutesRequest({ model: 'service-minutes', file_url: 'https://media.example/sync.mp3' }), 'req_1'), file_bytes: null };
 
