@@ -13,7 +13,7 @@ import type { DomainEvent } from './decider';
  * for a claim that must not race another, 'any' for facts that may repeat (a cache refresh).
  */
 export function recordFact<E extends DomainEvent>(
-  store: EventStore,
+  store: Pick<EventStore, 'append'>,
   streamId: string,
   facts: E | readonly E[],
   options: { readonly expected: ExpectedVersion; readonly metadata?: EventMetadata },
