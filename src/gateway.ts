@@ -222,7 +222,6 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     metricsToken: config.metricsToken,
     apiRouters: [...features.flatMap((f) => f.routers ?? []), taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) })],
     publicMiddleware: [signedFiles(files, signer)],
-    errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {
       maxFailures: config.authFailureLimit,
       windowMs: config.authFailureWindowMs,
