@@ -23,6 +23,7 @@ import type { EventStore } from './eventstore/port';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { ALL_MODEL_TYPES } from './model-types';
 import { createApp } from './http/app';
+import { createDashboard } from './dashboard';
 import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
@@ -41,6 +42,7 @@ import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
+import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore } from './storage';
@@ -220,7 +222,11 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    apiRouters: [...features.flatMap((f) => f.routers ?? []), taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) })],
+    apiRouters: [
+      ...features.flatMap((f) => f.routers ?? []),
+      taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
+      webhookDeliveriesRouter({ readVideo: (id, accountId) => tasks.read('video', id, accountId) }),
+    ],
     publicMiddleware: [signedFiles(files, signer)],
     lockout: {
       maxFailures: config.authFailureLimit,
@@ -229,6 +235,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       maxAddresses: config.authLockoutMaxAddresses,
     },
     trustProxyHops: config.trustProxyHops,
+    dashboard: createDashboard({ store, accounts, adminToken, clock }),
     now: () => clock().getTime(),
   });
   const keyCacheFollower = keyCache.follow(store, logger);

@@ -1,7 +1,27 @@
 import type { ParameterizedContext } from 'koa';
 import type { AuthenticatedKey } from '../accounts/service';
 import type { Logger } from '../log';
-import type { ErrorShape } from './errors';
+import type { ApiError, ErrorShape } from './errors';
+
+/** Who may call a route: anyone, an API key holder, or the operator with the admin token. */
+export type RouteAccess = 'public' | 'api_key' | 'admin';
+
+/** How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state. */
+export interface Credential {
+  check(ctx: GatewayContext): Promise<void>;
+  refusal(): ApiError;
+}
+
+/**
+ * Set on ctx.state by a middleware that serves routes under a second prefix with another
+ * credential (the dashboard serves /v1 and /admin/v1 under /dashboard/api with its session): the
+ * route guard then asks this credential instead of the route's own, and only routes of `access`
+ * are reachable that way. The routes and their handlers stay the same.
+ */
+export interface MountedCredential {
+  readonly access: Exclude<RouteAccess, 'public'>;
+  readonly credential: Credential;
+}
 
 export interface GatewayState {
   requestId: string;
@@ -9,6 +29,10 @@ export interface GatewayState {
   errorShape?: ErrorShape;
   auth?: AuthenticatedKey;
   rawBody?: string;
+  /** Routes reached through the dashboard's mount: its credential replaces the route's own. */
+  mountedCredential?: MountedCredential;
+  /** The dashboard session a request came with, once its credential admitted it. */
+  dashboardSession?: { readonly id: string };
 }
 
 export type GatewayContext = ParameterizedContext<GatewayState>;

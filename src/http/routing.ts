@@ -1,23 +1,17 @@
 import type Router from '@koa/router';
 import type { Middleware, Next } from 'koa';
-import type { GatewayContext, GatewayState } from './context';
+import type { Credential, GatewayContext, GatewayState, RouteAccess } from './context';
 import type { CredentialLockout } from './credential-lockout';
 import { ApiError } from './errors';
 import { assertSafeText, isSafeText } from './safe-text';
 
-/** Who may call a route: anyone, an API key holder, or the operator with the admin token. */
-export type RouteAccess = 'public' | 'api_key' | 'admin';
+// The route access and credential types live with the request state that carries them (context.ts).
+export type { Credential, MountedCredential, RouteAccess } from './context';
 
 export interface RouteInfo {
   readonly method: string;
   readonly path: string;
   readonly access: RouteAccess;
-}
-
-/** How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state. */
-export interface Credential {
-  check(ctx: GatewayContext): Promise<void>;
-  refusal(): ApiError;
 }
 
 const STATUSES = Symbol('spec statuses');
@@ -55,17 +49,23 @@ export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, c
     if (layer.methods.length === 0) continue;
     if (typeof layer.path !== 'string') throw new Error('routes are declared by path patterns');
     const marker = layer.stack.find((m): m is StatusMarker => STATUSES in m);
-    layer.stack.unshift(routeGuard(credential, lockout, marker?.[STATUSES] ?? null) as (typeof layer.stack)[number]);
+    layer.stack.unshift(routeGuard(access, credential, lockout, marker?.[STATUSES] ?? null) as (typeof layer.stack)[number]);
     for (const method of layer.methods) routes.push({ method, path: layer.path, access });
   }
   return routes;
 }
 
-function routeGuard(credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null) {
+function routeGuard(access: RouteAccess, credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null) {
   const lockedOutAnswer = !statuses || statuses.includes(429) ? 429 : 401;
   const refusesBadQueries = !statuses || statuses.includes(400);
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
-    if (credential) await authenticate(ctx, credential, lockout, lockedOutAnswer);
+    const mounted = ctx.state.mountedCredential;
+    if (mounted) {
+      if (mounted.access !== access) throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`);
+      await authenticate(ctx, mounted.credential, lockout, lockedOutAnswer);
+    } else if (credential) {
+      await authenticate(ctx, credential, lockout, lockedOutAnswer);
+    }
     if (Object.values(ctx.params ?? {}).some((value) => !isSafeText(String(value)))) {
       throw new ApiError(404, 'not_found', `no resource at ${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`);
     }

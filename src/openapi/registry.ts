@@ -3,11 +3,13 @@ import { ADMIN_DOCS } from './operations/admin';
 import { AGENT_DOCS } from './operations/agents';
 import { ASSET_GROUP_DOCS } from './operations/asset-groups';
 import { CHAT_DOCS } from './operations/chat';
+import { DASHBOARD_DOCS } from './operations/dashboard';
 import { FILE_DOCS } from './operations/files';
 import { MEDIA_TASK_DOCS } from './operations/media-tasks';
 import { MINUTES_DOCS } from './operations/minutes';
 import { SERVICE_DOCS } from './operations/service';
 import { TASK_DOCS } from './operations/tasks';
+import { WEBHOOK_DOCS } from './operations/webhooks';
 import { VIDEO_DOCS } from './operations/video';
 import type { OperationDocs } from './types';
 
@@ -28,4 +30,6 @@ export const ROUTE_DOCS: OperationDocs = {
   ...FILE_DOCS,
   ...ASSET_GROUP_DOCS,
   ...TASK_DOCS,
+  ...WEBHOOK_DOCS,
+  ...DASHBOARD_DOCS,
 };
