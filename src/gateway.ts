@@ -43,6 +43,7 @@ import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
+import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore } from './storage';
@@ -215,6 +216,7 @@ function buildHttp(services: Services, features: readonly Feature[], adminToken:
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
+    adminRouters: [droppedWebhooksRouter(pool)],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
