@@ -19,6 +19,7 @@ import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
+import { PostgresSnapshotStore } from './eventstore/postgres/snapshots';
 import type { EventStore } from './eventstore/port';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { ALL_MODEL_TYPES } from './model-types';
@@ -141,7 +142,7 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const consumers = [...allProjections, taskProcessManager(config), ...(options.features ?? []).flatMap((f) => f.consumers?.(config) ?? [])];
   const runners: ReadonlyMap<string, ConsumerRunner> = new Map(consumers.map((consumer) => [consumer.name, new ConsumerRunner(pool, store, consumer, logger, READ_MODEL_SCHEMA)]));
   const progress = new ConsumerProgress(pool, store, runners);
-  const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
+  const accountCommands: AccountCommands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
