@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Next } from 'koa';
 import { chatPricing } from '../chat/model-type';
-import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError, toApiError } from '../http/errors';
@@ -21,6 +20,16 @@ import { planSummaryParts } from './summarizer';
 import { partLimitsOf, type FrozenSummary } from './summary-parts';
 import { transcriptOf } from './transcript';
 import { renderMinutes, renderSummary } from './view';
+import type { Catalog } from '../billing/catalog';
+import type { RateLimiter } from '../http/rate-limit';
+import type { TaskEngine } from '../tasks/engine';
+
+/** What the minutes and summaries endpoints use. */
+export interface MinutesRouteDeps {
+  readonly tasks: TaskEngine;
+  readonly catalog: Catalog;
+  readonly rateLimiter: Pick<RateLimiter, 'take'>;
+}
 
 /**
  * The creator submits to the provider inline, to answer 400/502 with the provider's verdict; the
@@ -51,20 +60,20 @@ async function shapeBTypes(_ctx: GatewayContext, next: Next): Promise<void> {
 }
 
 /** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
-export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState> {
+export function minutesRouter(deps: MinutesRouteDeps, probe: FileProbe): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes', sensitive: true });
-  const tasks = core.tasks;
+  const tasks = deps.tasks;
   router.use(shapeBTypes);
 
   router.post('/', async (ctx) => {
     const auth = authOf(ctx);
     const body = parseMinutesRequest(await readJson(ctx));
-    const model = minutesModel(core.catalog, body.model);
+    const model = minutesModel(deps.catalog, body.model);
     if (!keyAllows(auth, model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
-    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
+    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     // Probed first: the file's media type decides file_type when the URL's suffix does not.
     const probed = await probe.inspect(body.file_url);
-    const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId, probed.mediaType);
+    const normalized = normalizeMinutesRequest(deps.catalog, model, body, ctx.state.requestId, probed.mediaType);
     const fileBytes = probed.bytes;
     const maxBytes = minutesCapabilities(model).max_file_bytes;
     // The spec's "under 1 GB": a file of exactly max_file_bytes is refused too.
@@ -80,7 +89,7 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
       endpoint: endpointOf(ctx),
       model: model.id,
       request: request as unknown as Record<string, unknown>,
-      estimate: minutesEstimate(core.catalog, request),
+      estimate: minutesEstimate(deps.catalog, request),
       callback: null,
       idempotency,
       requestId: ctx.state.requestId,
@@ -139,9 +148,9 @@ const parseSummaryRequest = validator<{ task_id: string }>(SUMMARY_REQUEST_SCHEM
  * resource; GET /v1/summaries/{id} reads it. Billed as a summary: its own reservation of the
  * summary's upper bound, settled by the tokens observed.
  */
-export function summariesRouter(core: Core): Router<GatewayState> {
+export function summariesRouter(deps: MinutesRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/summaries', sensitive: true });
-  const tasks = core.tasks;
+  const tasks = deps.tasks;
   router.use(shapeBTypes);
 
   router.post('/', async (ctx) => {
@@ -156,13 +165,13 @@ export function summariesRouter(core: Core): Router<GatewayState> {
     if (!transcript || (row.status !== 'succeeded' && row.status !== 'failed')) {
       throw new ApiError(400, 'transcription_unavailable', `task ${body.task_id} has no completed transcription to summarise`, { param: 'task_id' });
     }
-    const chat = core.catalog.get(minutesRequest.summary.model);
+    const chat = deps.catalog.get(minutesRequest.summary.model);
     if (!chat || chat.type !== 'chat') throw new ApiError(400, 'summary_not_supported', `the summary model ${minutesRequest.summary.model} is no longer available`, { param: 'task_id' });
     const pricing = chatPricing(chat);
     const { model: _model, input_per_million: _input, output_per_million: _output, ...limits } = minutesRequest.summary;
     const summary: FrozenSummary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...limits };
     const plan = planSummaryParts(chat, transcript, partLimitsOf(summary, chat));
-    core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
+    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const idempotency = idempotencyOf(ctx);
     const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
     const created = await tasks.create({

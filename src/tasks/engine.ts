@@ -1,5 +1,6 @@
 import type { AccountService } from '../accounts/service';
 import { CommandHandler } from '../domain/command-handler';
+import { PostgresSnapshotStore } from '../eventstore/postgres/snapshots';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
 import { ApiError } from '../http/errors';
@@ -67,7 +68,7 @@ export class TaskEngine {
   private readonly idempotency: IdempotencyKeys;
 
   constructor(private readonly deps: TaskEngineDeps) {
-    this.commands = new CommandHandler(deps.store, deps.pool, taskDecider, deps.logger);
+    this.commands = new CommandHandler(deps.store, new PostgresSnapshotStore(deps.pool), taskDecider, deps.logger);
     this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.orphanReservationGraceMs);
   }
 

@@ -3,6 +3,7 @@ import type { EventStore } from '../eventstore/port';
 import { WrongExpectedVersionError } from '../eventstore/port';
 import type { GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
+import { recordFact } from '../domain/facts';
 
 /**
  * `Idempotency-Key` on task creation: the same key with the same body within 24 hours returns the
@@ -65,10 +66,11 @@ export class IdempotencyKeys {
       const found = await this.lookup(accountId, key, hash);
       if (found.kind === 'replay') return found;
       try {
-        const { nextExpectedVersion } = await this.store.append(
+        const { nextExpectedVersion } = await recordFact(
+          this.store,
           keyStream(accountId, key),
-          [{ type: 'IdempotencyKeyClaimed', data: { key, taskStream, requestHash: hash, at: this.clock().toISOString() } }],
-          { expectedVersion: found.expectedVersion },
+          { type: 'IdempotencyKeyClaimed', data: { key, taskStream, requestHash: hash, at: this.clock().toISOString() } },
+          { expected: found.expectedVersion },
         );
         return { kind: 'claimed', revision: nextExpectedVersion };
       } catch (err) {
@@ -85,9 +87,7 @@ export class IdempotencyKeys {
   async release(accountId: string, key: string, claimRevision: number, taskStream: string): Promise<void> {
     if (await this.store.streamHead(taskStream)) return;
     try {
-      await this.store.append(keyStream(accountId, key), [{ type: 'IdempotencyKeyReleased', data: { key, at: this.clock().toISOString() } }], {
-        expectedVersion: claimRevision,
-      });
+      await recordFact(this.store, keyStream(accountId, key), { type: 'IdempotencyKeyReleased', data: { key, at: this.clock().toISOString() } }, { expected: claimRevision });
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError)) throw err;
     }
