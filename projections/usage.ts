@@ -104,6 +104,21 @@ interface UsageRecord {
 interface Calendar {
   current: MonthPeriod;
   passed: MonthPeriod[];
+  /** The current month as stored before this batch; absent for an account opened in it. */
+  stored?: MonthPeriod;
+}
+
+/** Whether a batch moved an account's months: most batches do not, and the rows need no rewrite. */
+function monthsChanged(c: Calendar): boolean {
+  const s = c.stored;
+  return (
+    c.passed.length > 0 ||
+    !s ||
+    s.month !== c.current.month ||
+    s.timezone !== c.current.timezone ||
+    s.startsAt.getTime() !== c.current.startsAt.getTime() ||
+    s.endsAt.getTime() !== c.current.endsAt.getTime()
+  );
 }
 
 /** The quantities of a charge, summed per unit name over its lines. */
@@ -118,7 +133,12 @@ async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<st
     'SELECT account_id, month, timezone, starts_at, ends_at FROM usage_months WHERE current AND account_id = ANY($1)',
     [accounts],
   );
-  return new Map(rows.map((r) => [r.account_id, { current: { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at }, passed: [] }]));
+  return new Map(
+    rows.map((r) => {
+      const stored = { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at };
+      return [r.account_id, { current: stored, passed: [], stored }];
+    }),
+  );
 }
 
 const RECORD_COLUMNS: readonly BulkColumn[] = [
@@ -155,7 +175,8 @@ async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<voi
 }
 
 /** Each account's months as folded: the passed ones are closed for good, the current one replaces the stored one. */
-async function writeMonths(tx: PoolClient, calendars: Map<string, Calendar>): Promise<void> {
+async function writeMonths(tx: PoolClient, all: Map<string, Calendar>): Promise<void> {
+  const calendars = new Map([...all].filter(([, c]) => monthsChanged(c)));
   const rows = [...calendars].flatMap(([accountId, c]) => [...c.passed.map((p) => ({ accountId, p, current: false })), { accountId, p: c.current, current: true }]);
   if (rows.length === 0) return;
   await tx.query('DELETE FROM usage_months WHERE current AND account_id = ANY($1)', [[...calendars.keys()]]);
