@@ -76,7 +76,7 @@ describe('error shapes by endpoint group (src/http/error-shape.ts)', () => {
       // Another path of the same app keeps the default shape.
       const other = await fetch(`${base}/v1/elsewhere`);
       expect(other.status).to.equal(404);
-      expect((await other.json()).error).to.include({ code: 'not_found', type: 'not_found_error' });
+      expect(((await other.json()) as { error: object }).error).to.include({ code: 'not_found', type: 'not_found_error' });
     } finally {
       server.close();
     }
