@@ -417,11 +417,14 @@ describe('meeting minutes @integration', () => {
 
   it('fails a recording over 2 hours with a clear error, as soon as the ASR reports its length, and releases the money', async () => {
     const before = await balance();
-    const res = await create({ model: 'partner-minutes', file_url: media('offsite.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: '5000' }), features: { summary: true } });
-    expect(res.status).to.equal(200);
+    // The simulated ASR reports the length once running (after a fifth of its time) and finishes
+    // after ASR_MS: a task settled within ASR_MS of its creation failed while the ASR still ran.
+    const ASR_MS = 15_000;
     const started = Date.now();
+    const res = await create({ model: 'partner-minutes', file_url: media('offsite.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: String(ASR_MS) }), features: { summary: true } });
+    expect(res.status).to.equal(200);
     const task = await settled(res.body.id);
-    expect(Date.now() - started, 'failed while the ASR was still running').to.be.lessThan(4_000);
+    expect(Date.now() - started, 'failed while the ASR was still running').to.be.lessThan(ASR_MS);
     expect(task.status).to.equal('failed');
     expect(task.error_code).to.equal('duration_exceeded');
     expect(task.error).to.equal('the recording is 121 min 40 s long; at most 120 min 0 s are accepted');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
 
 describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integration', () => {
   let gw: TestGateway;
@@ -9,7 +10,16 @@ describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integr
   after(async () => gw.close());
 
   it('answers 503 read_model_behind with Retry-After, not a 500; the write stands and a retry with the same reference credits nothing more', async () => {
-    const { accountId, key } = await gw.fundedAccount(0);
+    // With PROJECTION_WAIT_MS this short a busy machine may answer before a view caught up, here
+    // as later: wait until the account and its key are readable before the test proper.
+    const account = await gw.admin('POST', '/admin/v1/accounts', { name: 'read model behind' });
+    expect(account.status).to.equal(201);
+    const accountId = account.body.id as string;
+    await waitFor('the account view', async () => (await gw.admin('GET', `/admin/v1/accounts/${accountId}`)).status === 200);
+    const issued = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {});
+    expect(issued.status).to.equal(201);
+    const key = issued.body.key as string;
+    await waitFor('the key to work', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
     // The ledger view stops folding (as if far behind); balances keep going.
     await gw.runners.get('ledger')!.stop();
     const res = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });
