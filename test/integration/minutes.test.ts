@@ -10,10 +10,7 @@ import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import type { Transcript } from '../../src/minutes/transcript';
 import { wav } from '../../simulator/media';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { expectSettledAndAuditClean, waitFor as waitWithin } from '../support/wait';
-
-/** This suite's waits allow 20 s (transcription, then the summary). */
-const waitFor = <T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000) => waitWithin(what, probe, timeoutMs);
+import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
 // Prices of the built-in catalog, in minor units.
 const SERVICE_RATE = 1_200_000; // service-minutes rate_per_hour
@@ -71,11 +68,13 @@ describe('meeting minutes @integration', () => {
   let other: string;
 
   before(async () => {
-    gw = await startTestGateway({ TASK_POLL_MS: '20', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', MINUTES_SUMMARY_TIMEOUT_MS: '20000' });
+    // The summary time limit has a suite of its own below; here it is far beyond what a busy
+    // machine takes for a 2-hour summary in parts.
+    gw = await startTestGateway({ TASK_POLL_MS: '20', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', MINUTES_SUMMARY_TIMEOUT_MS: '300000' });
     ({ key } = await gw.fundedAccount(100_000_000));
     ({ key: other } = await gw.fundedAccount(100_000_000));
   });
-  afterEach(async () => expectSettledAndAuditClean(gw, [key, other], 20_000));
+  afterEach(async () => expectSettledAndAuditClean(gw, [key, other]));
   after(async () => gw.close());
 
   /** A recording served by the simulator; its query parameters steer the simulated providers. */
@@ -847,7 +846,7 @@ describe('meeting minutes: the summary time limit and the rate limit @integratio
     gw = await startTestGateway({ TASK_POLL_MS: '20', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', MINUTES_SUMMARY_TIMEOUT_MS: '1200', RATE_LIMIT_PER_MINUTE: '4' });
     ({ key } = await gw.fundedAccount(100_000_000));
   });
-  afterEach(async () => expectSettledAndAuditClean(gw, [key], 20_000));
+  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
   after(async () => gw.close());
 
   const media = (name: string, params: Record<string, string> = {}) => `${gw.simulator.url}/sim/media/${name}?${new URLSearchParams(params)}`;
