@@ -1,4 +1,5 @@
-// Mocha's configuration for `npm test` (scripts/test.sh) and `npm run test:integration`.
+// Mocha's configuration for `npm test` (scripts/test.sh) and `npm run test:integration`: the unit,
+// integration, fuzz and browser (test/e2e) files.
 // The suites mostly wait (sockets, PostgreSQL, child processes), so several run at once, each file
 // in a worker process of its own; MOCHA_JOBS overrides how many (default 4). Targeted runs use
 // `--no-config` (docs/testing.md) and run serially.
@@ -15,7 +16,7 @@ const LONGEST_FIRST = [
   'test/integration/scale-out.test.ts',
   'test/integration/video-restart.test.ts',
 ];
-const ALL = ['test/fuzz', 'test/integration', 'test/unit'].flatMap((dir) =>
+const ALL = ['test/fuzz', 'test/integration', 'test/e2e', 'test/unit'].flatMap((dir) =>
   fs
     .readdirSync(dir, { recursive: true })
     .filter((name) => name.endsWith('.test.ts'))

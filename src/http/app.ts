@@ -7,7 +7,8 @@ import type { Readiness } from '../lifecycle/readiness';
 import type { Logger } from '../log';
 import type { GatewayState } from './context';
 import { CredentialLockout, type LockoutSettings } from './credential-lockout';
-import { errorMiddleware, type ErrorShape } from './errors';
+import { unmatchedShape } from './error-shape';
+import { errorMiddleware } from './errors';
 import { adminAuth, apiKeyAuth, requestContext } from './middleware';
 import { guardRoutes, type RouteAccess, type RouteInfo } from './routing';
 import { accountRouter, adminRouter } from './routes/accounts';
@@ -28,6 +29,8 @@ export interface AppDeps {
   readonly pool: Pool;
   /** The lag of every consumer, for the operator. */
   readonly consumerStatus: () => Promise<unknown>;
+  /** Further routers of the admin API; each of their routes needs the admin token. */
+  readonly adminRouters?: readonly Router<GatewayState>[];
   /** Routers of the /v1 API; each of their routes needs an API key. */
   readonly apiRouters: readonly Router<GatewayState>[];
   /** Unauthenticated middleware that answers before the API (signed file links). */
@@ -35,8 +38,6 @@ export interface AppDeps {
   readonly metrics: GatewayMetrics;
   /** When set, `GET /metrics` needs it as a Bearer token. */
   readonly metricsToken: string | undefined;
-  /** Endpoints whose errors (authentication included) use another documented shape. */
-  readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
   /** When a client address is locked out after failed credentials. */
   readonly lockout: LockoutSettings;
   /**
@@ -64,14 +65,6 @@ export function createApp(deps: AppDeps): GatewayApp {
   // Before anything reads the path: the dashboard's mount maps its paths onto the API's.
   if (deps.dashboard) app.use(deps.dashboard.mount);
   app.use(httpMetrics(deps.metrics));
-  app.use(async (ctx, next) => {
-    ctx.state.errorShape = deps.errorShapes?.find(([pattern]) => pattern.test(ctx.path))?.[1] ?? 'openai';
-    await next();
-  });
-  app.use(errorMiddleware);
-  for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
-  if (deps.dashboard) app.use(deps.dashboard.pages);
-
   const lockout = new CredentialLockout(deps.lockout, deps.now);
   const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts, deps.now) } as const;
   const mounted: [Router<GatewayState>, RouteAccess][] = [
@@ -81,9 +74,21 @@ export function createApp(deps: AppDeps): GatewayApp {
     ...(deps.dashboard ? [[deps.dashboard.sessionRouter(lockout), 'public'] as [Router<GatewayState>, RouteAccess]] : []),
     [adminRouter(deps.accounts), 'admin'],
     [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],
+    ...(deps.adminRouters ?? []).map((router): [Router<GatewayState>, RouteAccess] => [router, 'admin']),
     [accountRouter(deps.accounts), 'api_key'],
     ...deps.apiRouters.map((router): [Router<GatewayState>, RouteAccess] => [router, 'api_key']),
   ];
+  // Each router sets the error shape of its endpoint group (shapedRouter); a path no route
+  // matches gets the shape of the group whose prefix it lies under.
+  const shapeOfUnmatched = unmatchedShape(mounted.map(([router]) => router));
+  app.use(async (ctx, next) => {
+    ctx.state.errorShape = shapeOfUnmatched(ctx.path);
+    await next();
+  });
+  app.use(errorMiddleware);
+  for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
+  if (deps.dashboard) app.use(deps.dashboard.pages);
+
   const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
   for (const [router] of mounted) app.use(router.routes()).use(router.allowedMethods());
   return { app, routes };
