@@ -36,7 +36,7 @@ export interface BotCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('agent', {
+const AGENT_MODEL = defineModelType<Readonly<Record<string, never>>, AgentCapabilities>('agent', {
   // No member may be added: the risk agent has no per-call fee.
   pricing: { type: 'object', properties: {}, additionalProperties: false },
   capabilities: {
@@ -47,7 +47,7 @@ defineModelType('agent', {
   },
 });
 
-defineModelType('search', {
+const SEARCH_MODEL = defineModelType<SearchPricing, SearchCapabilities>('search', {
   pricing: { type: 'object', properties: { per_query: MONEY_SCHEMA }, required: ['per_query'], additionalProperties: false },
   capabilities: {
     type: 'object',
@@ -57,7 +57,7 @@ defineModelType('search', {
   },
 });
 
-defineModelType('bot', {
+const BOT_MODEL = defineModelType<BotPricing, BotCapabilities>('bot', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',
@@ -75,21 +75,21 @@ defineModelType('bot', {
 
 /** Typed views of the catalog data; the schemas above guarantee the members. */
 export function agentCapabilities(model: ModelEntry): AgentCapabilities {
-  return model.capabilities as unknown as AgentCapabilities;
+  return AGENT_MODEL.capabilities(model);
 }
 
 export function searchPricing(model: ModelEntry): SearchPricing {
-  return model.pricing as unknown as SearchPricing;
+  return SEARCH_MODEL.pricing(model);
 }
 
 export function searchCapabilities(model: ModelEntry): SearchCapabilities {
-  return model.capabilities as unknown as SearchCapabilities;
+  return SEARCH_MODEL.capabilities(model);
 }
 
 export function botPricing(model: ModelEntry): BotPricing {
-  return model.pricing as unknown as BotPricing;
+  return BOT_MODEL.pricing(model);
 }
 
 export function botCapabilities(model: ModelEntry): BotCapabilities {
-  return model.capabilities as unknown as BotCapabilities;
+  return BOT_MODEL.capabilities(model);
 }

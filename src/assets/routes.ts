@@ -10,13 +10,14 @@ import type { ModelEntry } from '../billing/catalog';
 import type { AuthenticatedKey } from '../accounts/service';
 import { taskStream } from '../tasks/events';
 import { idempotencyOf } from '../tasks/idempotency';
+import { decodeRow } from '../tasks/kind';
 import type { TaskRow } from '../tasks/view-row';
 import { UpstreamError } from '../upstreams/channel';
-import { ASSET_KIND } from './asset-kind';
+import { ASSET_KIND, ASSET_TASK } from './asset-kind';
 import { listGroupAssets, readGroup, renderGroup, type AssetGroupRow } from './groups';
 import { verificationFee } from './model-type';
 import { checkImageUrl, parseAssetRequest, parseSessionRequest, type AssetRequest, type SessionRequest } from './request';
-import { SESSION_KIND } from './session-kind';
+import { SESSION_KIND, SESSION_TASK } from './session-kind';
 
 const GROUP_VIEWS = ['asset-groups'];
 
@@ -60,12 +61,12 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
       upstream_group_id: existing?.upstream_group_id ?? null,
     };
     const { row, replayed } = await tasks.create({
-      kind: SESSION_KIND,
+      kind: SESSION_TASK,
       accountId: auth.accountId,
       actor: auth.keyId,
       endpoint: endpointOf(ctx),
       model: model.id,
-      request: request as unknown as Record<string, unknown>,
+      request,
       estimate: verificationFee(model),
       callback: null,
       idempotency: idempotencyOf(ctx),
@@ -119,12 +120,12 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
     core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
     const { row, replayed } = await tasks.create({
-      kind: ASSET_KIND,
+      kind: ASSET_TASK,
       accountId: auth.accountId,
       actor: auth.keyId,
       endpoint: endpointOf(ctx),
       model: model.id,
-      request: request as unknown as Record<string, unknown>,
+      request,
       estimate: 0,
       callback: null,
       idempotency: idempotencyOf(ctx),
@@ -147,7 +148,7 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
   router.get('/:groupId/assets/:assetId', async (ctx) => {
     const auth = authOf(ctx);
     const row = await tasks.read(ASSET_KIND, ctx.params.assetId!, auth.accountId);
-    if (!row || (row.request as unknown as AssetRequest).group_id !== ctx.params.groupId) {
+    if (!row || decodeRow(ASSET_TASK, row).request.group_id !== ctx.params.groupId) {
       throw new ApiError(404, 'asset_not_found', `asset ${ctx.params.assetId} not found in group ${ctx.params.groupId}`);
     }
     ctx.body = tasks.kind(ASSET_KIND).render(row, core.signer);

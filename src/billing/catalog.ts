@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ValidateFunction } from 'ajv';
 import { ajv } from '../http/validation';
 import { TOKENIZER_ENCODINGS, type TokenizerEncoding } from './tokens';
 
@@ -55,10 +56,34 @@ export interface ModelTypeSchemas {
   readonly capabilities: object;
 }
 
-const typeValidators = new Map<string, { pricing: ReturnType<typeof ajv.compile>; capabilities: ReturnType<typeof ajv.compile> }>();
+const typeValidators = new Map<string, { pricing: ValidateFunction; capabilities: ValidateFunction }>();
 
-export function defineModelType(type: string, schemas: ModelTypeSchemas): void {
-  typeValidators.set(type, { pricing: ajv.compile(schemas.pricing), capabilities: ajv.compile(schemas.capabilities) });
+/** The typed readers of one model type's `pricing` and `capabilities` (see defineModelType). */
+export interface ModelType<Pricing, Capabilities> {
+  readonly type: string;
+  pricing(model: ModelEntry): Pricing;
+  capabilities(model: ModelEntry): Capabilities;
+}
+
+/**
+ * Registers a model type's schemas with the catalog check and answers its typed readers. A reader
+ * checks the member against the same schema the catalog checked at load (what lets the compiler
+ * know its type; ajv's compiled check of a small object costs next to nothing).
+ */
+export function defineModelType<Pricing, Capabilities>(type: string, schemas: ModelTypeSchemas): ModelType<Pricing, Capabilities> {
+  const pricing = ajv.compile<Pricing>(schemas.pricing);
+  const capabilities = ajv.compile<Capabilities>(schemas.capabilities);
+  typeValidators.set(type, { pricing, capabilities });
+  return {
+    type,
+    pricing: (model) => conforming(pricing, model.pricing, () => `model ${model.id} pricing`),
+    capabilities: (model) => conforming(capabilities, model.capabilities, () => `model ${model.id} capabilities`),
+  };
+}
+
+function conforming<T>(validate: (value: unknown) => value is T, value: unknown, what: () => string): T {
+  if (validate(value)) return value;
+  throw new CatalogError(`${what()} does not match its model type`);
 }
 
 const validateFile = ajv.compile({

@@ -11,7 +11,7 @@ export interface ChatCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('chat', {
+const CHAT_MODEL = defineModelType<ChatPricing, ChatCapabilities>('chat', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',
@@ -28,9 +28,9 @@ defineModelType('chat', {
 
 /** Typed views of a chat model's data; the catalog schema above guarantees the members. */
 export function chatPricing(model: ModelEntry): ChatPricing {
-  return model.pricing as unknown as ChatPricing;
+  return CHAT_MODEL.pricing(model);
 }
 
 export function chatCapabilities(model: ModelEntry): ChatCapabilities {
-  return model.capabilities as unknown as ChatCapabilities;
+  return CHAT_MODEL.capabilities(model);
 }

@@ -31,7 +31,7 @@ export interface ImageCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('image', {
+const IMAGE_MODEL = defineModelType<ImagePricing, ImageCapabilities>('image', {
   pricing: {
     type: 'object',
     properties: { per_image: MONEY_SCHEMA, ...TOKEN_PRICING_SCHEMA.properties },
@@ -57,7 +57,7 @@ defineModelType('image', {
 });
 
 export function imageCapabilities(model: ModelEntry): ImageCapabilities {
-  return model.capabilities as unknown as ImageCapabilities;
+  return IMAGE_MODEL.capabilities(model);
 }
 
 /** The pricing of an image model, checked against its billing mode (a mismatch is a catalog error). */
@@ -98,7 +98,7 @@ export interface PodcastCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('podcast', {
+const PODCAST_MODEL = defineModelType<PodcastPricing, PodcastCapabilities>('podcast', {
   pricing: {
     type: 'object',
     properties: { input_per_million: MONEY_SCHEMA, output_audio_per_million: MONEY_SCHEMA },
@@ -125,11 +125,11 @@ defineModelType('podcast', {
 });
 
 export function podcastPricing(model: ModelEntry): PodcastPricing {
-  return model.pricing as unknown as PodcastPricing;
+  return PODCAST_MODEL.pricing(model);
 }
 
 export function podcastCapabilities(model: ModelEntry): PodcastCapabilities {
-  return model.capabilities as unknown as PodcastCapabilities;
+  return PODCAST_MODEL.capabilities(model);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ export interface EraseCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('subtitle_erase', {
+const ERASE_MODEL = defineModelType<ErasePricing, EraseCapabilities>('subtitle_erase', {
   pricing: {
     type: 'object',
     properties: { per_second: MONEY_SCHEMA },
@@ -174,9 +174,9 @@ defineModelType('subtitle_erase', {
 });
 
 export function erasePricing(model: ModelEntry): ErasePricing {
-  return model.pricing as unknown as ErasePricing;
+  return ERASE_MODEL.pricing(model);
 }
 
 export function eraseCapabilities(model: ModelEntry): EraseCapabilities {
-  return model.capabilities as unknown as EraseCapabilities;
+  return ERASE_MODEL.capabilities(model);
 }

@@ -5,16 +5,17 @@ import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../h
 import { resolveModel } from '../http/models-access';
 import { specStatuses } from '../http/routing';
 import { idempotencyOf } from '../tasks/idempotency';
+import type { TaskKindCodec } from '../tasks/kind';
 import { cancelTask, readPolledTask } from './common';
 import { eraseCharge, eraseModelId, normalizeEraseRequest, parseEraseRequest } from './erase/request';
-import { ERASE_TASK_KIND } from './erase/kind';
+import { ERASE_TASK, ERASE_TASK_KIND } from './erase/kind';
 import { handleGallery } from './images/gallery';
-import { IMAGE_TASK_KIND, type ImageTaskRequest } from './images/kind';
+import { IMAGE_TASK, IMAGE_TASK_KIND, type ImageTaskRequest } from './images/kind';
 import { imageEstimate, normalizeImageRequest, parseImageRequest } from './images/request';
 import { handleImageGeneration } from './images/sync';
 import { imagePricing } from './model-types';
 import { PollThrottle } from './poll-throttle';
-import { PODCAST_TASK_KIND } from './podcasts/kind';
+import { PODCAST_TASK, PODCAST_TASK_KIND } from './podcasts/kind';
 import { normalizePodcastRequest, parsePodcastRequest, podcastEstimate } from './podcasts/request';
 
 /**
@@ -33,7 +34,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
   };
 
   /** Reserves, records and answers the task as it was created (also on an idempotent replay). */
-  async function create(ctx: GatewayContext, kind: string, model: string, request: object, estimate: number): Promise<void> {
+  async function create<Request>(ctx: GatewayContext, kind: TaskKindCodec<Request, unknown, unknown>, model: string, request: Request, estimate: number): Promise<void> {
     const auth = authOf(ctx);
     core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const { row, replayed } = await core.tasks.create({
@@ -42,7 +43,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
       actor: auth.keyId,
       endpoint: endpointOf(ctx),
       model,
-      request: request as Record<string, unknown>,
+      request,
       estimate,
       callback: null,
       idempotency: idempotencyOf(ctx),
@@ -50,7 +51,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
     });
     if (replayed) ctx.set('idempotent-replayed', 'true');
     const asCreated = { ...row, status: 'queued' as const, updated_at: row.created_at, finished_at: null, result: null, usage: null, archived: null, error: null };
-    ctx.body = core.tasks.kind(kind).render(asCreated, core.signer);
+    ctx.body = core.tasks.kind(kind.kind).render(asCreated, core.signer);
   }
 
   function statusRoutes(path: string, kind: string, label: string, cancellable: boolean): void {
@@ -72,7 +73,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
     const model = resolveModel(core.catalog, authOf(ctx), body.model, ['image']);
     const normalized = normalizeImageRequest(model, body, 'async');
     const request: ImageTaskRequest = { ...normalized, billing: imagePricing(model).billing };
-    await create(ctx, IMAGE_TASK_KIND, model.id, request, imageEstimate(model, normalized));
+    await create(ctx, IMAGE_TASK, model.id, request, imageEstimate(model, normalized));
   });
   statusRoutes('/v1/images/async', IMAGE_TASK_KIND, 'async image', false);
   router.get('/v1/gallery', (ctx) => handleGallery(core, ctx));
@@ -81,7 +82,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
     const body = parsePodcastRequest(await readJson(ctx));
     const model = resolveModel(core.catalog, authOf(ctx), body.model, ['podcast']);
     const request = normalizePodcastRequest(model, body);
-    await create(ctx, PODCAST_TASK_KIND, model.id, request, podcastEstimate(model, request));
+    await create(ctx, PODCAST_TASK, model.id, request, podcastEstimate(model, request));
   });
   statusRoutes('/v1/audio/podcasts', PODCAST_TASK_KIND, 'podcast', true);
 
@@ -89,7 +90,7 @@ export function mediaTaskRouter(core: Core): Router<GatewayState> {
     const body = parseEraseRequest(await readJson(ctx));
     const model = resolveModel(core.catalog, authOf(ctx), eraseModelId(core.catalog, body), ['subtitle_erase']);
     const request = normalizeEraseRequest(model, body, { allowPrivateTargets: core.config.fileUrlAllowPrivateTargets });
-    await create(ctx, ERASE_TASK_KIND, model.id, request, eraseCharge(model, request.billed_seconds).amount);
+    await create(ctx, ERASE_TASK, model.id, request, eraseCharge(model, request.billed_seconds).amount);
   });
   statusRoutes('/v1/videos/erase-subtitle', ERASE_TASK_KIND, 'subtitle erase', true);
 

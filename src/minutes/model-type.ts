@@ -35,7 +35,7 @@ export interface MinutesCapabilities {
   readonly upstream_model?: string;
 }
 
-defineModelType('minutes', {
+const MINUTES_MODEL = defineModelType<MinutesPricing, MinutesCapabilities>('minutes', {
   pricing: {
     type: 'object',
     properties: { rate_per_hour: MONEY_SCHEMA },
@@ -64,9 +64,9 @@ defineModelType('minutes', {
 });
 
 export function minutesPricing(model: ModelEntry): MinutesPricing {
-  return model.pricing as unknown as MinutesPricing;
+  return MINUTES_MODEL.pricing(model);
 }
 
 export function minutesCapabilities(model: ModelEntry): MinutesCapabilities {
-  return model.capabilities as unknown as MinutesCapabilities;
+  return MINUTES_MODEL.capabilities(model);
 }

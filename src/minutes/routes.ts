@@ -16,7 +16,9 @@ import { UpstreamError } from '../upstreams/channel';
 import type { FileProbe } from './file-probe';
 import { minutesCapabilities } from './model-type';
 import { minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest, type NormalizedMinutesRequest } from './request';
-import type { SummaryRequest } from './summary-kind';
+import { SUMMARY_TASK, type SummaryRequest } from './summary-kind';
+import { MINUTES_TASK } from './kind';
+import { decodeRow } from '../tasks/kind';
 import { planSummaryParts } from './summarizer';
 import { partLimitsOf, type FrozenSummary } from './summary-parts';
 import { transcriptOf } from './transcript';
@@ -74,12 +76,12 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
     const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };
     const idempotency = idempotencyOf(ctx);
     const { row, replayed } = await tasks.create({
-      kind: 'minutes',
+      kind: MINUTES_TASK,
       accountId: auth.accountId,
       actor: auth.keyId,
       endpoint: endpointOf(ctx),
       model: model.id,
-      request: request as unknown as Record<string, unknown>,
+      request,
       estimate: minutesEstimate(core.catalog, request),
       callback: null,
       idempotency,
@@ -105,18 +107,17 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
         throw new ApiError(400, failed.error?.code ?? 'upstream_rejected', failed.error?.message ?? 'the provider refused the file', { param: 'file_url' });
       }
     }
-    const r = row.request as unknown as NormalizedMinutesRequest;
-    ctx.body = { id: row.task_id, request_id: r.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() };
+    ctx.body = { id: row.task_id, request_id: decodeRow(MINUTES_TASK, row).request.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() };
   });
 
   router.get('/', async (ctx) => {
     const page = pageParams(ctx.query);
     const { rows, hasMore } = await tasks.list('minutes', authOf(ctx).accountId, page);
-    ctx.body = listBody(rows.map(renderMinutes), hasMore, (t) => String(t.id));
+    ctx.body = listBody(rows.map((r) => renderMinutes(decodeRow(MINUTES_TASK, r))), hasMore, (t) => String(t.id));
   });
 
   router.get('/:id', specStatuses(401, 404), async (ctx) => {
-    const row = await tasks.read('minutes', ctx.params.id!, authOf(ctx).accountId);
+    const row = await tasks.readDecoded(MINUTES_TASK, ctx.params.id!, authOf(ctx).accountId);
     if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${ctx.params.id} not found`);
     ctx.body = renderMinutes(row);
   });
@@ -147,10 +148,10 @@ export function summariesRouter(core: Core): Router<GatewayState> {
   router.post('/', async (ctx) => {
     const auth = authOf(ctx);
     const body = parseSummaryRequest(await readJson(ctx));
-    const row = await tasks.read('minutes', body.task_id, auth.accountId);
+    const row = await tasks.readDecoded(MINUTES_TASK, body.task_id, auth.accountId);
     if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${body.task_id} not found`);
     if (!keyAllows(auth, row.model)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${row.model}'`, { param: 'task_id' });
-    const minutesRequest = row.request as unknown as NormalizedMinutesRequest;
+    const minutesRequest = row.request;
     if (!minutesRequest.summary) throw new ApiError(400, 'summary_not_supported', `${row.model} tasks are summarised by their provider; summaries are written for models with a summary model`, { param: 'task_id' });
     const transcript = transcriptOf(row.result);
     if (!transcript || (row.status !== 'succeeded' && row.status !== 'failed')) {
@@ -166,12 +167,12 @@ export function summariesRouter(core: Core): Router<GatewayState> {
     const idempotency = idempotencyOf(ctx);
     const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
     const created = await tasks.create({
-      kind: 'summary',
+      kind: SUMMARY_TASK,
       accountId: auth.accountId,
       actor: auth.keyId,
       endpoint: endpointOf(ctx),
       model: chat.id,
-      request: request as unknown as Record<string, unknown>,
+      request,
       estimate: plan.parts.reduce((sum, part) => sum + part.estimate, 0),
       callback: null,
       idempotency,
@@ -182,7 +183,7 @@ export function summariesRouter(core: Core): Router<GatewayState> {
     ctx.body = {
       id: created.row.task_id,
       object: 'minutes.summary',
-      request_id: (created.row.request as unknown as SummaryRequest).request_id,
+      request_id: decodeRow(SUMMARY_TASK, created.row).request.request_id,
       task_id: row.task_id,
       model: created.row.model,
       status: 'processing',
@@ -193,11 +194,11 @@ export function summariesRouter(core: Core): Router<GatewayState> {
   router.get('/', async (ctx) => {
     const page = pageParams(ctx.query);
     const { rows, hasMore } = await tasks.list('summary', authOf(ctx).accountId, page);
-    ctx.body = listBody(rows.map(renderSummary), hasMore, (t) => String(t.id));
+    ctx.body = listBody(rows.map((r) => renderSummary(decodeRow(SUMMARY_TASK, r))), hasMore, (t) => String(t.id));
   });
 
   router.get('/:id', async (ctx) => {
-    const row = await tasks.read('summary', ctx.params.id!, authOf(ctx).accountId);
+    const row = await tasks.readDecoded(SUMMARY_TASK, ctx.params.id!, authOf(ctx).accountId);
     if (!row) throw new ApiError(404, 'summary_not_found', `summary ${ctx.params.id} not found`);
     ctx.body = renderSummary(row);
   });

@@ -38,7 +38,7 @@ export interface VideoCapabilities {
 
 const PRICE_TABLE = { type: 'object', additionalProperties: MONEY_SCHEMA, minProperties: 1 };
 
-defineModelType('video', {
+const VIDEO_MODEL = defineModelType<VideoPricing, VideoCapabilities>('video', {
   pricing: {
     type: 'object',
     properties: { per_second: PRICE_TABLE, per_second_with_reference_video: PRICE_TABLE },
@@ -84,9 +84,9 @@ defineModelType('video', {
 });
 
 export function videoPricing(model: ModelEntry): VideoPricing {
-  return model.pricing as unknown as VideoPricing;
+  return VIDEO_MODEL.pricing(model);
 }
 
 export function videoCapabilities(model: ModelEntry): VideoCapabilities {
-  return model.capabilities as unknown as VideoCapabilities;
+  return VIDEO_MODEL.capabilities(model);
 }

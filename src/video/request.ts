@@ -223,7 +223,7 @@ export function assetIdsOf(content: readonly ContentItem[]): { index: number; as
 
 /**
  * Each `asset://` image must name an `active` asset of the caller's account (`assets` holds the
- * caller's assets only: another account's is as unknown as a made-up id). Answers the provider's
+ * caller's assets only: another account's is as unknown to it as a made-up id). Answers the provider's
  * ids of the assets, by the gateway's ids, for the submission.
  */
 export function checkAssetRefs(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>): Record<string, string> {

@@ -10,6 +10,7 @@ import { idempotencyOf } from '../tasks/idempotency';
 import { UpstreamError } from '../upstreams/channel';
 import { checkCallbackTarget } from '../webhooks/target-guard';
 import { findAssets } from '../assets/lookup';
+import { VIDEO_TASK } from './kind';
 import { assetIdsOf, checkAssetRefs, normalizeVideoRequest, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
 
 /** The spec's cap on a video creation body. */
@@ -20,8 +21,8 @@ export function videoRouter(core: Core): Router<GatewayState> {
   const tasks = core.tasks;
 
   async function draftInfo(accountId: string, id: string): Promise<DraftInfo | null> {
-    const row = await tasks.read('video', id, accountId);
-    return row ? { model: row.model, status: row.status, createdAt: row.created_at, request: row.request as unknown as NormalizedVideoRequest, upstreamId: row.upstream_id } : null;
+    const row = await tasks.readDecoded(VIDEO_TASK, id, accountId);
+    return row ? { model: row.model, status: row.status, createdAt: row.created_at, request: row.request, upstreamId: row.upstream_id } : null;
   }
 
   router.post('/', async (ctx) => {
@@ -51,12 +52,12 @@ export function videoRouter(core: Core): Router<GatewayState> {
     core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
     const idempotency = idempotencyOf(ctx);
     const { row, replayed } = await tasks.create({
-      kind: 'video',
+      kind: VIDEO_TASK,
       accountId: auth.accountId,
       actor: auth.keyId,
       endpoint: endpointOf(ctx),
       model: model.id,
-      request: request as unknown as Record<string, unknown>,
+      request,
       estimate: videoCharge(model, request, request.resolution, request.billed_seconds).amount,
       callback,
       idempotency,
