@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { Catalog } from '../src/billing/catalog';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
 import { loadConfig } from '../src/config';
 import { createPool, tempDir, type Database } from '../src/db/database';
 import { defaultFeatures } from '../src/features';
@@ -9,6 +9,7 @@ import { createLogger } from '../src/log';
 import { channelsServedBy } from '../src/upstreams/registry';
 import { createSimulator, type ExtraRoute } from '../simulator/server';
 import type { BenchDatabase } from './support';
+import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
  * The setup the gateway benches share: the simulator, a gateway on the bench database whose every
@@ -61,7 +62,7 @@ export async function startBenchGateway(
   try {
     const simUrl = await simulator.listen(0);
     // Every channel the catalog names must be configured once CHANNELS is set: all go to the simulator.
-    const channels = channelsServedBy(simUrl, new Catalog(), { timeoutMs: 60_000, maxConcurrency: 128 });
+    const channels = channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 128 });
     gateway = await startGateway(
       loadConfig({ PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: adminToken, DATA_DIR: dataDir, CHANNELS: JSON.stringify(channels), ...options.env }),
       { database, features: defaultFeatures(), logger: createLogger('silent') },

@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Catalog } from '../src/billing/catalog';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
 import { tempDir } from '../src/db/database';
 import { channelsServedBy } from '../src/upstreams/registry';
 import { fundedAccount } from './gateway-setup';
 import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
  * The issue's side-by-side table: the same non-streamed chat request sent to the simulator
@@ -184,7 +185,7 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     // This gateway, on the bench database, every channel going to the simulator.
     const gwPort = await freePort();
     const adminToken = randomBytes(16).toString('hex');
-    const channels = channelsServedBy(simUrl, new Catalog(), { timeoutMs: 60_000, maxConcurrency: 256 });
+    const channels = channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
     const gateway = startProcess('gateway', [...TSX, path.join(ROOT, 'src/main.ts')], {
       PORT: String(gwPort),
       HOST: '127.0.0.1',

@@ -38,7 +38,8 @@ export const tasksProjection: Projection = {
       finished_at timestamptz,
       revision bigint NOT NULL
     );
-    CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);`,
+    CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);
+    CREATE INDEX tasks_account_created ON tasks (account_id, created_at, task_id);`,
   eventTypes: TASK_EVENT_TYPES,
   async apply(tx, raw) {
     const event = raw as RecordedEvent & TaskEvent;

@@ -25,7 +25,9 @@ import type { EventStore } from './eventstore/port';
 import { PostgresEventStore } from './eventstore/postgres/store';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
+import { ALL_MODEL_TYPES } from './model-types';
 import { createApp } from './http/app';
+import { createDashboard } from './dashboard';
 import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
@@ -46,6 +48,7 @@ import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
+import { renderTask, taskListRouter } from './http/routes/tasks';
 
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
 
@@ -148,7 +151,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
-  const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE);
+  const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const files = new LocalFileStore(path.join(config.dataDir, 'files'));
@@ -167,16 +170,10 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     progress,
     logger,
     clock,
-    files,
-    signer,
-    webhooks,
     settings: {
       projectionWaitMs: config.projectionWaitMs,
       orphanReservationGraceMs: config.orphanReservationGraceMs,
-      taskPollMs: config.taskPollMs,
-      taskTimeoutMs: config.taskTimeoutMs,
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
-      webhookRetryDelaysMs: config.webhookRetryDelaysMs,
     },
   });
   const core: Core = { config, logger, pool, store, accounts, accountCommands, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
@@ -201,7 +198,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     pollMs: 500,
     onRun: (kind, outcome) => metrics.countJobRun(kind, outcome),
   });
-  for (const [kind, handler] of Object.entries(taskJobHandlers(tasks))) jobs.register(kind, handler);
+  for (const [kind, handler] of Object.entries(taskJobHandlers(tasks, { logger, clock, taskTimeoutMs: config.taskTimeoutMs, accounts, files, signer, webhooks }))) jobs.register(kind, handler);
   for (const feature of features) for (const [kind, handler] of Object.entries(feature.jobHandlers ?? {})) jobs.register(kind, handler);
   jobs.start();
   for (const feature of features) feature.start?.();
@@ -235,7 +232,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    apiRouters: features.flatMap((f) => f.routers ?? []),
+    apiRouters: [...features.flatMap((f) => f.routers ?? []), taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) })],
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {
@@ -245,6 +242,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       maxAddresses: config.authLockoutMaxAddresses,
     },
     trustProxyHops: config.trustProxyHops,
+    dashboard: createDashboard({ store, accounts, adminToken, clock }),
     now: () => clock().getTime(),
   });
   const keyCacheFollower = keyCache.follow(store, logger);

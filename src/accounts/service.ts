@@ -319,7 +319,11 @@ export class AccountService {
 
   /** The key behind a secret, unless revoked; an expired key is returned (the caller refuses it with its own error). */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
-    const keyHash = hashApiKey(key);
+    return this.authenticateHash(hashApiKey(key));
+  }
+
+  /** The same, by the key's hash (a dashboard session keeps the hash, never the key). */
+  async authenticateHash(keyHash: string): Promise<AuthenticatedKey | null> {
     return this.options.keyCache ? this.options.keyCache.lookup(keyHash, () => this.findKey(keyHash)) : this.findKey(keyHash);
   }
 

@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import type { FeatureFactory } from '../gateway';
 import type { GatewayState } from '../http/context';
 import { specStatuses } from '../http/routing';
-import './model-types';
 import { getRiskReport, handleRiskCompletion } from './risk/handler';
 import { handleWebQa } from './webqa/handler';
 

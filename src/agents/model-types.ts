@@ -36,7 +36,7 @@ export interface BotCapabilities {
   readonly upstream_model?: string;
 }
 
-const AGENT_MODEL = defineModelType<Readonly<Record<string, never>>, AgentCapabilities>('agent', {
+export const agentModelType = defineModelType<Readonly<Record<string, never>>, AgentCapabilities>('agent', {
   // No member may be added: the risk agent has no per-call fee.
   pricing: { type: 'object', properties: {}, additionalProperties: false },
   capabilities: {
@@ -47,7 +47,7 @@ const AGENT_MODEL = defineModelType<Readonly<Record<string, never>>, AgentCapabi
   },
 });
 
-const SEARCH_MODEL = defineModelType<SearchPricing, SearchCapabilities>('search', {
+export const searchModelType = defineModelType<SearchPricing, SearchCapabilities>('search', {
   pricing: { type: 'object', properties: { per_query: MONEY_SCHEMA }, required: ['per_query'], additionalProperties: false },
   capabilities: {
     type: 'object',
@@ -57,7 +57,7 @@ const SEARCH_MODEL = defineModelType<SearchPricing, SearchCapabilities>('search'
   },
 });
 
-const BOT_MODEL = defineModelType<BotPricing, BotCapabilities>('bot', {
+export const botModelType = defineModelType<BotPricing, BotCapabilities>('bot', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',
@@ -75,21 +75,21 @@ const BOT_MODEL = defineModelType<BotPricing, BotCapabilities>('bot', {
 
 /** Typed views of the catalog data; the schemas above guarantee the members. */
 export function agentCapabilities(model: ModelEntry): AgentCapabilities {
-  return AGENT_MODEL.capabilities(model);
+  return agentModelType.readCapabilities(model);
 }
 
 export function searchPricing(model: ModelEntry): SearchPricing {
-  return SEARCH_MODEL.pricing(model);
+  return searchModelType.readPricing(model);
 }
 
 export function searchCapabilities(model: ModelEntry): SearchCapabilities {
-  return SEARCH_MODEL.capabilities(model);
+  return searchModelType.readCapabilities(model);
 }
 
 export function botPricing(model: ModelEntry): BotPricing {
-  return BOT_MODEL.pricing(model);
+  return botModelType.readPricing(model);
 }
 
 export function botCapabilities(model: ModelEntry): BotCapabilities {
-  return BOT_MODEL.capabilities(model);
+  return botModelType.readCapabilities(model);
 }

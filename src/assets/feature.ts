@@ -1,6 +1,5 @@
 import type { FeatureFactory } from '../gateway';
 import { assetKind } from './asset-kind';
-import './model-type';
 import { assetGroupsRouter } from './routes';
 import { sessionKind } from './session-kind';
 

@@ -10,13 +10,13 @@ export interface AssetVerificationPricing {
   readonly per_session: number;
 }
 
-const VERIFICATION_MODEL = defineModelType<AssetVerificationPricing, Readonly<{ upstream_model?: string }>>('asset_verification', {
+export const assetVerificationModelType = defineModelType<AssetVerificationPricing, Readonly<{ upstream_model?: string }>>('asset_verification', {
   pricing: { type: 'object', properties: { per_session: MONEY_SCHEMA }, required: ['per_session'], additionalProperties: false },
   capabilities: { type: 'object', properties: { upstream_model: { type: 'string', minLength: 1 } }, additionalProperties: false },
 });
 
 export function verificationFee(model: ModelEntry): number {
-  return VERIFICATION_MODEL.pricing(model).per_session;
+  return (assetVerificationModelType.readPricing(model)).per_session;
 }
 
 /** One verification session at the per-session fee. */

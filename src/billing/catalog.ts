@@ -48,7 +48,8 @@ export const TOKEN_PRICING_SCHEMA = {
 
 /**
  * What the catalog requires of one model type's `pricing` and `capabilities`. Each feature defines
- * its types (see defineModelType) next to the code that reads them; a type nobody defined only
+ * its types (see defineModelType) next to the code that reads them; the composition root passes
+ * them to the Catalog (src/model-types.ts lists them all). A type the catalog was not given only
  * gets the base checks.
  */
 export interface ModelTypeSchemas {
@@ -56,28 +57,32 @@ export interface ModelTypeSchemas {
   readonly capabilities: object;
 }
 
-const typeValidators = new Map<string, { pricing: ValidateFunction; capabilities: ValidateFunction }>();
-
-/** The typed readers of one model type's `pricing` and `capabilities` (see defineModelType). */
-export interface ModelType<Pricing, Capabilities> {
+/**
+ * One model type's checks, compiled once: a value handed to the Catalog, never a global
+ * registration; with typed readers of a model's `pricing` and `capabilities`.
+ */
+export interface ModelType<Pricing = unknown, Capabilities = unknown> {
   readonly type: string;
-  pricing(model: ModelEntry): Pricing;
-  capabilities(model: ModelEntry): Capabilities;
+  readonly pricing: ValidateFunction<Pricing>;
+  readonly capabilities: ValidateFunction<Capabilities>;
+  /**
+   * A model's members as their types. Each reader checks the member against the same schema the
+   * catalog checked at load (what lets the compiler know the type; ajv's compiled check of a small
+   * object costs next to nothing) and throws CatalogError for a model of another type.
+   */
+  readPricing(model: ModelEntry): Pricing;
+  readCapabilities(model: ModelEntry): Capabilities;
 }
 
-/**
- * Registers a model type's schemas with the catalog check and answers its typed readers. A reader
- * checks the member against the same schema the catalog checked at load (what lets the compiler
- * know its type; ajv's compiled check of a small object costs next to nothing).
- */
 export function defineModelType<Pricing, Capabilities>(type: string, schemas: ModelTypeSchemas): ModelType<Pricing, Capabilities> {
   const pricing = ajv.compile<Pricing>(schemas.pricing);
   const capabilities = ajv.compile<Capabilities>(schemas.capabilities);
-  typeValidators.set(type, { pricing, capabilities });
   return {
     type,
-    pricing: (model) => conforming(pricing, model.pricing, () => `model ${model.id} pricing`),
-    capabilities: (model) => conforming(capabilities, model.capabilities, () => `model ${model.id} capabilities`),
+    pricing,
+    capabilities,
+    readPricing: (model) => conforming(pricing, model.pricing, () => `model ${model.id} pricing`),
+    readCapabilities: (model) => conforming(capabilities, model.capabilities, () => `model ${model.id} capabilities`),
   };
 }
 
@@ -127,12 +132,13 @@ export type ChannelCheck = (name: string) => boolean;
  * unique ids, each type's `pricing` and `capabilities`. Throws CatalogError naming the first
  * problem. (A model whose channel is not configured is valid but unavailable: see Catalog.)
  */
-export function validateCatalog(doc: unknown, source: string): ModelEntry[] {
+export function validateCatalog(doc: unknown, source: string, modelTypes: readonly ModelType[]): ModelEntry[] {
   if (!validateFile(doc)) {
     const e = validateFile.errors![0]!;
     throw new CatalogError(`${source}: ${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
   }
   const models = (doc as { models: ModelEntry[] }).models;
+  const typeValidators = new Map(modelTypes.map((t) => [t.type, t]));
   const seen = new Set<string>();
   for (const m of models) {
     if (seen.has(m.id)) throw new CatalogError(`${source}: model ${m.id} is listed twice`);
@@ -147,14 +153,14 @@ export function validateCatalog(doc: unknown, source: string): ModelEntry[] {
 }
 
 /** Parses a catalog file's text and checks it with validateCatalog. */
-export function parseCatalog(text: string, source: string): ModelEntry[] {
+export function parseCatalog(text: string, source: string, modelTypes: readonly ModelType[]): ModelEntry[] {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
     throw new CatalogError(`${source}: not JSON (${(err as Error).message})`);
   }
-  return validateCatalog(doc, source);
+  return validateCatalog(doc, source, modelTypes);
 }
 
 /**
@@ -167,11 +173,12 @@ export class Catalog {
   private models: ReadonlyMap<string, ModelEntry>;
   private isChannelConfigured: ChannelCheck = () => true;
 
+  /** `modelTypes`: the checks of each model type's `pricing` and `capabilities`, at start and on reload. */
   constructor(
-    private readonly file: string = DEFAULT_CATALOG_FILE,
-    initial?: readonly ModelEntry[],
+    private readonly file: string,
+    private readonly modelTypes: readonly ModelType[],
   ) {
-    this.models = toMap(initial ?? parseCatalog(fs.readFileSync(file, 'utf8'), file));
+    this.models = toMap(parseCatalog(fs.readFileSync(file, 'utf8'), file, modelTypes));
   }
 
   /** Binds the catalog to the upstream channels once they are known (Upstreams.start). */
@@ -191,7 +198,7 @@ export class Catalog {
     } catch (err) {
       throw new CatalogError(`${this.file}: ${(err as Error).message}`);
     }
-    this.models = toMap(parseCatalog(text, this.file));
+    this.models = toMap(parseCatalog(text, this.file, this.modelTypes));
     return { models: this.list().length, unavailable: this.unavailable().map((m) => m.id) };
   }
 

@@ -11,7 +11,7 @@ export interface ChatCapabilities {
   readonly upstream_model?: string;
 }
 
-const CHAT_MODEL = defineModelType<ChatPricing, ChatCapabilities>('chat', {
+export const chatModelType = defineModelType<ChatPricing, ChatCapabilities>('chat', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',
@@ -28,9 +28,9 @@ const CHAT_MODEL = defineModelType<ChatPricing, ChatCapabilities>('chat', {
 
 /** Typed views of a chat model's data; the catalog schema above guarantees the members. */
 export function chatPricing(model: ModelEntry): ChatPricing {
-  return CHAT_MODEL.pricing(model);
+  return chatModelType.readPricing(model);
 }
 
 export function chatCapabilities(model: ModelEntry): ChatCapabilities {
-  return CHAT_MODEL.capabilities(model);
+  return chatModelType.readCapabilities(model);
 }

@@ -5,6 +5,7 @@ import {
   type EventStore,
   WrongExpectedVersionError,
 } from '../eventstore/port';
+import { ambientMetadata, outsideAmbientMetadata } from '../eventstore/ambient-metadata';
 import type { Logger } from '../log';
 import type { Decider, DomainEvent } from './decider';
 
@@ -64,7 +65,10 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
     } = {},
   ) {}
 
-  handle(streamId: string, command: Command, metadata: EventMetadata = {}): Promise<CommandResult<State, Event>> {
+  handle(streamId: string, command: Command, given: EventMetadata = {}): Promise<CommandResult<State, Event>> {
+    // The caller's request origin (the dashboard's session) is captured now: the append may run
+    // later, batched with other requests' commands, outside this request.
+    const metadata = { ...ambientMetadata(), ...given };
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(streamId);
       if (queue) {
@@ -72,7 +76,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
         return;
       }
       this.queues.set(streamId, [{ command, metadata, resolve, reject }]);
-      void this.drain(streamId);
+      void outsideAmbientMetadata(() => this.drain(streamId));
     });
   }
 

@@ -16,6 +16,7 @@ import { healthRouter } from './routes/health';
 import { httpMetrics, metricsRouter } from './routes/metrics';
 import { operationsRouter } from './routes/operations';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { Dashboard } from '../dashboard';
 
 export interface AppDeps {
   readonly logger: Logger;
@@ -43,6 +44,8 @@ export interface AppDeps {
    * the one the outermost trusted proxy appended; anything a client wrote there itself is ignored.
    */
   readonly trustProxyHops: number;
+  /** The dashboard: its session endpoints, the API mounted under /dashboard/api, its pages. */
+  readonly dashboard?: Dashboard;
   /** Milliseconds since the epoch (tests pass their own clock). */
   readonly now?: () => number;
 }
@@ -58,6 +61,8 @@ export function createApp(deps: AppDeps): GatewayApp {
   app.proxy = deps.trustProxyHops > 0;
   app.maxIpsCount = deps.trustProxyHops;
   app.use(requestContext(deps.logger));
+  // Before anything reads the path: the dashboard's mount maps its paths onto the API's.
+  if (deps.dashboard) app.use(deps.dashboard.mount);
   app.use(httpMetrics(deps.metrics));
   app.use(async (ctx, next) => {
     ctx.state.errorShape = deps.errorShapes?.find(([pattern]) => pattern.test(ctx.path))?.[1] ?? 'openai';
@@ -65,6 +70,7 @@ export function createApp(deps: AppDeps): GatewayApp {
   });
   app.use(errorMiddleware);
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
+  if (deps.dashboard) app.use(deps.dashboard.pages);
 
   const lockout = new CredentialLockout(deps.lockout, deps.now);
   const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts, deps.now) } as const;
@@ -72,6 +78,7 @@ export function createApp(deps: AppDeps): GatewayApp {
     [healthRouter(deps.readiness), 'public'],
     [metricsRouter(deps.metrics, deps.metricsToken), 'public'],
     [docsRouter(), 'public'],
+    ...(deps.dashboard ? [[deps.dashboard.sessionRouter(lockout), 'public'] as [Router<GatewayState>, RouteAccess]] : []),
     [adminRouter(deps.accounts), 'admin'],
     [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],
     [accountRouter(deps.accounts), 'api_key'],

@@ -2,6 +2,7 @@ import type { ParameterizedContext } from 'koa';
 import type { AuthenticatedKey } from '../accounts/service';
 import type { Logger } from '../log';
 import type { ErrorShape } from './errors';
+import type { MountedCredential } from './routing';
 
 export interface GatewayState {
   requestId: string;
@@ -9,6 +10,10 @@ export interface GatewayState {
   errorShape?: ErrorShape;
   auth?: AuthenticatedKey;
   rawBody?: string;
+  /** Routes reached through the dashboard's mount: its credential replaces the route's own. */
+  mountedCredential?: MountedCredential;
+  /** The dashboard session a request came with, once its credential admitted it. */
+  dashboardSession?: { readonly id: string };
 }
 
 export type GatewayContext = ParameterizedContext<GatewayState>;

@@ -1,6 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Next } from 'koa';
-import type { AccountService } from '../accounts/service';
+import type { AccountService, AuthenticatedKey } from '../accounts/service';
 import { looksLikeApiKey } from '../accounts/api-keys';
 import type { Logger } from '../log';
 import type { GatewayContext } from './context';
@@ -37,22 +37,28 @@ function bearer(ctx: GatewayContext): string | null {
   return match ? match[1]! : null;
 }
 
+const invalidKey = () => new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
+
 /**
- * `Authorization: Bearer tr-…`: 401 when missing, malformed, unknown or revoked, and 401
- * `key_expired` once past its expiry (shape B endpoints know one 401 message, so they keep it).
+ * What a key may do right now, whoever presents it (a Bearer header, or a dashboard session opened
+ * with it): 401 when unknown or revoked (`auth` null), 401 `key_expired` once past its expiry
+ * (shape B endpoints know one 401 message, so they keep it). Sets the request's key.
  */
+export function admitKey(ctx: GatewayContext, auth: AuthenticatedKey | null, now: () => number): void {
+  if (!auth) throw invalidKey();
+  if (auth.expiresAt !== null && Date.parse(auth.expiresAt) <= now()) {
+    throw new ApiError(401, 'key_expired', ctx.state.errorShape === 'minutes' ? invalidKey().message : `this API key expired at ${auth.expiresAt}`);
+  }
+  ctx.state.auth = auth;
+}
+
+/** `Authorization: Bearer tr-…`, admitted by admitKey. */
 export function apiKeyAuth(accounts: AccountService, now: () => number = Date.now): Credential {
-  const refusal = () => new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
   return {
-    refusal,
+    refusal: invalidKey,
     async check(ctx) {
       const key = bearer(ctx);
-      const auth = key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null;
-      if (!auth) throw refusal();
-      if (auth.expiresAt !== null && Date.parse(auth.expiresAt) <= now()) {
-        throw new ApiError(401, 'key_expired', ctx.state.errorShape === 'minutes' ? refusal().message : `this API key expired at ${auth.expiresAt}`);
-      }
-      ctx.state.auth = auth;
+      admitKey(ctx, key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null, now);
     },
   };
 }
@@ -61,15 +67,21 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
-/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
-export function adminAuth(adminToken: string): Credential {
+/** Whether a presented secret is the admin token, compared in constant time. */
+export function adminTokenMatcher(adminToken: string): (candidate: string) => boolean {
   const expected = digest(adminToken);
+  return (candidate) => timingSafeEqual(digest(candidate), expected);
+}
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`. */
+export function adminAuth(adminToken: string): Credential {
+  const matches = adminTokenMatcher(adminToken);
   const refusal = () => new ApiError(401, 'invalid_admin_token', 'invalid or missing admin token');
   return {
     refusal,
     async check(ctx) {
       const token = bearer(ctx);
-      if (!token || !timingSafeEqual(digest(token), expected)) throw refusal();
+      if (!token || !matches(token)) throw refusal();
     },
   };
 }

@@ -20,6 +20,17 @@ export interface Credential {
   refusal(): ApiError;
 }
 
+/**
+ * Set on ctx.state by a middleware that serves routes under a second prefix with another
+ * credential (the dashboard serves /v1 and /admin/v1 under /dashboard/api with its session): the
+ * route guard then asks this credential instead of the route's own, and only routes of `access`
+ * are reachable that way. The routes and their handlers stay the same.
+ */
+export interface MountedCredential {
+  readonly access: Exclude<RouteAccess, 'public'>;
+  readonly credential: Credential;
+}
+
 const STATUSES = Symbol('spec statuses');
 type StatusMarker = Middleware<GatewayState> & { [STATUSES]: readonly number[] };
 
@@ -55,17 +66,23 @@ export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, c
     if (layer.methods.length === 0) continue;
     if (typeof layer.path !== 'string') throw new Error('routes are declared by path patterns');
     const marker = layer.stack.find((m): m is StatusMarker => STATUSES in m);
-    layer.stack.unshift(routeGuard(credential, lockout, marker?.[STATUSES] ?? null) as (typeof layer.stack)[number]);
+    layer.stack.unshift(routeGuard(access, credential, lockout, marker?.[STATUSES] ?? null) as (typeof layer.stack)[number]);
     for (const method of layer.methods) routes.push({ method, path: layer.path, access });
   }
   return routes;
 }
 
-function routeGuard(credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null) {
+function routeGuard(access: RouteAccess, credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null) {
   const lockedOutAnswer = !statuses || statuses.includes(429) ? 429 : 401;
   const refusesBadQueries = !statuses || statuses.includes(400);
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
-    if (credential) await authenticate(ctx, credential, lockout, lockedOutAnswer);
+    const mounted = ctx.state.mountedCredential;
+    if (mounted) {
+      if (mounted.access !== access) throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`);
+      await authenticate(ctx, mounted.credential, lockout, lockedOutAnswer);
+    } else if (credential) {
+      await authenticate(ctx, credential, lockout, lockedOutAnswer);
+    }
     if (Object.values(ctx.params ?? {}).some((value) => !isSafeText(String(value)))) {
       throw new ApiError(404, 'not_found', `no resource at ${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`);
     }

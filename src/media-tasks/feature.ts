@@ -1,7 +1,6 @@
 import type { FeatureFactory } from '../gateway';
 import { eraseKind } from './erase/kind';
 import { imageTaskKind } from './images/kind';
-import './model-types';
 import { podcastKind } from './podcasts/kind';
 import { mediaTaskRouter } from './routes';
 

@@ -31,7 +31,7 @@ export interface ImageCapabilities {
   readonly upstream_model?: string;
 }
 
-const IMAGE_MODEL = defineModelType<ImagePricing, ImageCapabilities>('image', {
+export const imageModelType = defineModelType<ImagePricing, ImageCapabilities>('image', {
   pricing: {
     type: 'object',
     properties: { per_image: MONEY_SCHEMA, ...TOKEN_PRICING_SCHEMA.properties },
@@ -57,7 +57,7 @@ const IMAGE_MODEL = defineModelType<ImagePricing, ImageCapabilities>('image', {
 });
 
 export function imageCapabilities(model: ModelEntry): ImageCapabilities {
-  return IMAGE_MODEL.capabilities(model);
+  return imageModelType.readCapabilities(model);
 }
 
 /** The pricing of an image model, checked against its billing mode (a mismatch is a catalog error). */
@@ -98,7 +98,7 @@ export interface PodcastCapabilities {
   readonly upstream_model?: string;
 }
 
-const PODCAST_MODEL = defineModelType<PodcastPricing, PodcastCapabilities>('podcast', {
+export const podcastModelType = defineModelType<PodcastPricing, PodcastCapabilities>('podcast', {
   pricing: {
     type: 'object',
     properties: { input_per_million: MONEY_SCHEMA, output_audio_per_million: MONEY_SCHEMA },
@@ -125,11 +125,11 @@ const PODCAST_MODEL = defineModelType<PodcastPricing, PodcastCapabilities>('podc
 });
 
 export function podcastPricing(model: ModelEntry): PodcastPricing {
-  return PODCAST_MODEL.pricing(model);
+  return podcastModelType.readPricing(model);
 }
 
 export function podcastCapabilities(model: ModelEntry): PodcastCapabilities {
-  return PODCAST_MODEL.capabilities(model);
+  return podcastModelType.readCapabilities(model);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ export interface EraseCapabilities {
   readonly upstream_model?: string;
 }
 
-const ERASE_MODEL = defineModelType<ErasePricing, EraseCapabilities>('subtitle_erase', {
+export const subtitleEraseModelType = defineModelType<ErasePricing, EraseCapabilities>('subtitle_erase', {
   pricing: {
     type: 'object',
     properties: { per_second: MONEY_SCHEMA },
@@ -174,9 +174,9 @@ const ERASE_MODEL = defineModelType<ErasePricing, EraseCapabilities>('subtitle_e
 });
 
 export function erasePricing(model: ModelEntry): ErasePricing {
-  return ERASE_MODEL.pricing(model);
+  return subtitleEraseModelType.readPricing(model);
 }
 
 export function eraseCapabilities(model: ModelEntry): EraseCapabilities {
-  return ERASE_MODEL.capabilities(model);
+  return subtitleEraseModelType.readCapabilities(model);
 }

@@ -1,7 +1,6 @@
 import type { FeatureFactory } from '../gateway';
 import { FileProbe } from './file-probe';
 import { minutesKind } from './kind';
-import './model-type';
 import { minutesRouter, summariesRouter } from './routes';
 import { minutesJobHandlers, minutesProcessManager } from './summary-stage';
 import { summaryKind } from './summary-kind';

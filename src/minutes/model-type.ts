@@ -35,7 +35,7 @@ export interface MinutesCapabilities {
   readonly upstream_model?: string;
 }
 
-const MINUTES_MODEL = defineModelType<MinutesPricing, MinutesCapabilities>('minutes', {
+export const minutesModelType = defineModelType<MinutesPricing, MinutesCapabilities>('minutes', {
   pricing: {
     type: 'object',
     properties: { rate_per_hour: MONEY_SCHEMA },
@@ -64,9 +64,9 @@ const MINUTES_MODEL = defineModelType<MinutesPricing, MinutesCapabilities>('minu
 });
 
 export function minutesPricing(model: ModelEntry): MinutesPricing {
-  return MINUTES_MODEL.pricing(model);
+  return minutesModelType.readPricing(model);
 }
 
 export function minutesCapabilities(model: ModelEntry): MinutesCapabilities {
-  return MINUTES_MODEL.capabilities(model);
+  return minutesModelType.readCapabilities(model);
 }

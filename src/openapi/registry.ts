@@ -3,10 +3,12 @@ import { ADMIN_DOCS } from './operations/admin';
 import { AGENT_DOCS } from './operations/agents';
 import { ASSET_GROUP_DOCS } from './operations/asset-groups';
 import { CHAT_DOCS } from './operations/chat';
+import { DASHBOARD_DOCS } from './operations/dashboard';
 import { FILE_DOCS } from './operations/files';
 import { MEDIA_TASK_DOCS } from './operations/media-tasks';
 import { MINUTES_DOCS } from './operations/minutes';
 import { SERVICE_DOCS } from './operations/service';
+import { TASK_DOCS } from './operations/tasks';
 import { VIDEO_DOCS } from './operations/video';
 import type { OperationDocs } from './types';
 
@@ -26,4 +28,6 @@ export const ROUTE_DOCS: OperationDocs = {
   ...MINUTES_DOCS,
   ...FILE_DOCS,
   ...ASSET_GROUP_DOCS,
+  ...TASK_DOCS,
+  ...DASHBOARD_DOCS,
 };

@@ -2,13 +2,10 @@ import type { AccountService } from '../accounts/service';
 import { CommandHandler } from '../domain/command-handler';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
-import type { FileStore } from '../files/store';
-import type { UrlSigner } from '../files/signed-urls';
 import { ApiError } from '../http/errors';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
-import type { WebhookSender } from '../webhooks/deliver';
 import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
 import { taskIdOfStream, taskStream, type Callback, type TaskEvent } from './events';
 import { IdempotencyKeys, replayNotReadable } from './idempotency';
@@ -21,24 +18,18 @@ import type { EventStore } from '../eventstore/port';
 export interface TaskEngineDeps {
   readonly pool: Pool;
   readonly store: EventStore;
-  readonly accounts: AccountService;
-  readonly progress: ConsumerProgress;
+  readonly accounts: Pick<AccountService, 'reserve'>;
+  readonly progress: Pick<ConsumerProgress, 'waitFor' | 'waitForStream'>;
   readonly logger: Logger;
   readonly clock: () => Date;
-  readonly files: FileStore;
-  readonly signer: UrlSigner;
-  readonly webhooks: WebhookSender;
   readonly settings: {
     readonly projectionWaitMs: number;
     readonly orphanReservationGraceMs: number;
-    readonly taskPollMs: number;
-    readonly taskTimeoutMs: number;
     /**
      * How long the submit job waits behind a creator that submits inline (submitOnce): it only
      * runs if the creator crashed or could not reach the provider.
      */
     readonly inlineSubmitGraceMs: number;
-    readonly webhookRetryDelaysMs: readonly number[];
   };
 }
 
@@ -76,7 +67,7 @@ export class TaskEngine {
   private readonly kinds = new Map<string, EngineKind>();
   private readonly idempotency: IdempotencyKeys;
 
-  constructor(readonly deps: TaskEngineDeps) {
+  constructor(private readonly deps: TaskEngineDeps) {
     this.commands = new CommandHandler(deps.store, deps.pool, taskDecider, deps.logger);
     this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.orphanReservationGraceMs);
   }

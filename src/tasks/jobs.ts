@@ -3,6 +3,11 @@ import { extensionFor } from '../files/content-types';
 import type { Job, JobOutcome } from '../jobs/queue';
 import { UpstreamError } from '../upstreams/channel';
 import { isTerminal } from './decider';
+import type { AccountService } from '../accounts/service';
+import type { FileStore } from '../files/store';
+import type { UrlSigner } from '../files/signed-urls';
+import type { Logger } from '../log';
+import type { WebhookSender } from '../webhooks/deliver';
 import type { TaskEngine } from './engine';
 import type { ArchivedArtifact } from './events';
 import { JOB } from './process-manager';
@@ -19,12 +24,26 @@ function pollsOf(job: Job): number {
   return Number.isSafeInteger(polls) && polls > 0 ? polls : 0;
 }
 
+/** What the job handlers use besides the engine itself. */
+export interface TaskJobDeps {
+  readonly logger: Logger;
+  readonly clock: () => Date;
+  readonly taskTimeoutMs: number;
+  readonly accounts: Pick<AccountService, 'settle' | 'release' | 'webhookSecret'>;
+  readonly files: Pick<FileStore, 'put'>;
+  readonly signer: UrlSigner;
+  readonly webhooks: Pick<WebhookSender, 'send'>;
+}
+
+/** The engine's operations the job handlers drive. */
+export type TaskJobEngine = Pick<TaskEngine, 'run' | 'load' | 'kind' | 'now' | 'submitOnce'>;
+
 /**
  * The side effects of the task engine, one handler per job kind. Each loads the task, does
  * nothing if its effect is already recorded (so a re-run after a crash is harmless), performs
  * the effect and records the outcome as an event.
  */
-export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) => Promise<JobOutcome>> {
+export function taskJobHandlers(engine: TaskJobEngine, deps: TaskJobDeps): Record<string, (job: Job) => Promise<JobOutcome>> {
   const streamOf = (job: Job): string => job.payload.stream as string;
   const meta = (job: Job) => ({ causationId: `job:${job.kind}:${job.key}` });
 
@@ -53,13 +72,13 @@ export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) =
           await kind.cancelUpstream?.(task);
         } catch (err) {
           if (err instanceof UpstreamError && job.attempts < MAX_TRANSIENT_ATTEMPTS) throw err;
-          engine.deps.logger.warn({ err, stream: streamOf(job) }, 'could not cancel the upstream task');
+          deps.logger.warn({ err, stream: streamOf(job) }, 'could not cancel the upstream task');
         }
         return done;
       }
       if (isTerminal(task.status) || task.upstreamSucceeded) return done;
       const kind = engine.kind(task.kind);
-      if (engine.deps.clock().getTime() - Date.parse(task.createdAt) > engine.deps.settings.taskTimeoutMs) {
+      if (deps.clock().getTime() - Date.parse(task.createdAt) > deps.taskTimeoutMs) {
         await engine.run(streamOf(job), { type: 'Fail', error: { code: 'timeout', message: 'the upstream did not finish the task in time' }, now: engine.now() }, meta(job));
         return done;
       }
@@ -110,7 +129,7 @@ export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) =
           }
           const declared = Number(res.headers['content-length'] ?? NaN);
           const contentType = String(res.headers['content-type'] ?? artifact.contentType ?? 'application/octet-stream');
-          const stored = await engine.deps.files.put(`tasks/${task.kind}/${task.taskId}/${artifact.name}${extensionFor(contentType)}`, res.body);
+          const stored = await deps.files.put(`tasks/${task.kind}/${task.taskId}/${artifact.name}${extensionFor(contentType)}`, res.body);
           // Verified: the bytes arrived whole (as many as announced) and are not empty.
           if (stored.bytes === 0 || (Number.isFinite(declared) && declared !== stored.bytes)) throw new Error(`download of ${artifact.name} was incomplete`);
           archived.push({ name: artifact.name, key: stored.key, bytes: stored.bytes, sha256: stored.sha256, contentType });
@@ -130,7 +149,7 @@ export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) =
     async [JOB.bill](job) {
       const task = await engine.load(streamOf(job));
       if (task.billed || !isTerminal(task.status)) return done;
-      const accounts = engine.deps.accounts;
+      const accounts = deps.accounts;
       const kind = engine.kind(task.kind);
       // A failed task may still owe for work it completed (e.g. a transcription whose summary failed).
       const charge = task.status === 'succeeded' ? kind.settlement(task) : task.status === 'failed' ? (kind.failureSettlement?.(task) ?? null) : null;
@@ -156,13 +175,13 @@ export function taskJobHandlers(engine: TaskEngine): Record<string, (job: Job) =
         task_id: task.taskId,
         status: task.status,
         model: task.model,
-        ...(task.status === 'succeeded' ? (kind.webhookFields?.(task, engine.deps.signer) ?? {}) : { error: task.error ?? { code: 'task_failed', message: 'the task failed' } }),
+        ...(task.status === 'succeeded' ? (kind.webhookFields?.(task, deps.signer) ?? {}) : { error: task.error ?? { code: 'task_failed', message: 'the task failed' } }),
         created_at: task.createdAt,
         finished_at: task.finishedAt,
       });
       // The secret in force now: a rotation applies to the very next attempt.
-      const secret = task.callback.signed ? await engine.deps.accounts.webhookSecret(task.accountId) : null;
-      const result = await engine.deps.webhooks.send(task.callback.url, body, secret);
+      const secret = task.callback.signed ? await deps.accounts.webhookSecret(task.accountId) : null;
+      const result = await deps.webhooks.send(task.callback.url, body, secret);
       await engine.run(stream, { type: 'RecordAttempt', deliveryId, attempt, ...result, now: engine.now() }, meta(job));
       return done;
     },

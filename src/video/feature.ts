@@ -1,6 +1,5 @@
 import type { FeatureFactory } from '../gateway';
 import { videoKind } from './kind';
-import './model-type';
 import { videoRouter } from './routes';
 
 /** Video generation tasks: polled, or delivered by signed webhook; the draft flow. */

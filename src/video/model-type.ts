@@ -38,7 +38,7 @@ export interface VideoCapabilities {
 
 const PRICE_TABLE = { type: 'object', additionalProperties: MONEY_SCHEMA, minProperties: 1 };
 
-const VIDEO_MODEL = defineModelType<VideoPricing, VideoCapabilities>('video', {
+export const videoModelType = defineModelType<VideoPricing, VideoCapabilities>('video', {
   pricing: {
     type: 'object',
     properties: { per_second: PRICE_TABLE, per_second_with_reference_video: PRICE_TABLE },
@@ -84,9 +84,9 @@ const VIDEO_MODEL = defineModelType<VideoPricing, VideoCapabilities>('video', {
 });
 
 export function videoPricing(model: ModelEntry): VideoPricing {
-  return VIDEO_MODEL.pricing(model);
+  return videoModelType.readPricing(model);
 }
 
 export function videoCapabilities(model: ModelEntry): VideoCapabilities {
-  return VIDEO_MODEL.capabilities(model);
+  return videoModelType.readCapabilities(model);
 }

@@ -11,6 +11,7 @@ import { createSimulator, type Simulator } from '../../simulator/server';
 import { startSimulator } from '../../simulator';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { testTempDir } from '../support/temp-dirs';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 /**
  * POST /admin/v1/catalog/reload re-reads CATALOG_FILE with the same checks as at start-up. Every
@@ -60,7 +61,7 @@ describe('reloading the model catalog @integration', () => {
     catalogFile = catalogCopy();
     gw = await startTestGateway({
       CATALOG_FILE: catalogFile,
-      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(catalogFile), { timeoutMs: 10_000, maxConcurrency: 16 })),
+      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(catalogFile, ALL_MODEL_TYPES), { timeoutMs: 10_000, maxConcurrency: 16 })),
       RATE_LIMIT_PER_MINUTE: '100000',
     });
     ({ key } = await gw.fundedAccount(100_000_000));
@@ -186,8 +187,8 @@ describe('reloading the model catalog @integration', () => {
   it('at start-up, a channel the catalog names but CHANNELS leaves out makes its models unavailable, never simulated (the README example names only default)', async () => {
     const file = catalogCopy();
     writeCatalog(file, [...ORIGINAL.models, chatModel('chat-elsewhere', 'nowhere')]);
-    const catalog = new Catalog(file);
-    const config = loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(), { timeoutMs: 1000, maxConcurrency: 1 })) });
+    const catalog = new Catalog(file, ALL_MODEL_TYPES);
+    const config = loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channelsServedBy('http://127.0.0.1:9', new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 1000, maxConcurrency: 1 })) });
     const simulator = await startSimulator();
     const upstreams = await Upstreams.start(config, catalog, createLogger('silent'), undefined, async () => simulator.url);
     try {

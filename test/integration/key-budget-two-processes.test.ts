@@ -12,6 +12,7 @@ import { createSimulator, type Simulator } from '../../simulator/server';
 import { createTestDatabase } from '../support/database';
 import { expectBudgetRefusals, FIXED_CHARGE, fireFixedCalls } from '../support/fixed-chat';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN_TOKEN = 'key-budget-admin-token';
 
@@ -43,7 +44,7 @@ describe('a key budget across two gateway processes @integration', function () {
       DATA_DIR: dataDir,
       ADMIN_TOKEN,
       URL_SIGNING_SECRET: 'key-budget-signing-secret',
-      CHANNELS: JSON.stringify(channelsServedBy(simulatorUrl, new Catalog(DEFAULT_CATALOG_FILE), { timeoutMs: 30_000, maxConcurrency: 64 })),
+      CHANNELS: JSON.stringify(channelsServedBy(simulatorUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 })),
       RATE_LIMIT_PER_MINUTE: '100000',
     };
     gateways = await Promise.all(['g1', 'g2'].map((name) => startGatewayProcess(name, env)));

@@ -4,13 +4,14 @@ import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { Catalog } from '../../src/billing/catalog';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countTokens } from '../../src/billing/tokens';
 import { chatPricing } from '../../src/chat/model-type';
 import { tempDir } from '../../src/db/database';
 import { postmasterPid } from '../../src/db/embedded-postgres';
 import { waitFor } from '../support/wait';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN_TOKEN = 'npm-start-test-admin-token';
 const ROOT = path.resolve(__dirname, '../..');
@@ -183,7 +184,7 @@ describe('npm start with the embedded database @integration', function () {
     const second = npmStart();
     const again = await second.listening();
     expect(second.lines('adopted the embedded PostgreSQL server a previous process left running')).to.have.length(0);
-    const fast = new Catalog().get('chat-fast')!;
+    const fast = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES).get('chat-fast')!;
     // Counted as the gateway counts a stream without usage: with the model's tokenizer.
     const delivered = tokenCharge(chatPricing(fast), countMessageTokens(messages, fast.tokenizer), countTokens(text, fast.tokenizer));
     expect(await balance(again.url, key), 'the two delivered tokens were charged, and no reservation is left').to.include({ available: 1_000_000 - delivered, frozen: 0 });

@@ -15,6 +15,7 @@ import { verifyWebhook } from '../../src/webhooks/signing';
 import { createTestDatabase } from '../support/database';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { waitFor } from '../support/wait';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN_TOKEN = 'scale-out-admin-token';
 
@@ -67,7 +68,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     const simulatorUrl = await simulator.listen(0, '127.0.0.1');
     receiver = await startReceiver();
     dataDir = tempDir('gateway-scale-out-');
-    const channels = channelsServedBy(simulatorUrl, new Catalog(DEFAULT_CATALOG_FILE), { timeoutMs: 30_000, maxConcurrency: 64 });
+    const channels = channelsServedBy(simulatorUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 });
     const env = {
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { Catalog } from '../../src/billing/catalog';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { videoRoutes } from '../../simulator/video';
 import { JOB } from '../../src/tasks/process-manager';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 /**
  * How the task engine polls a provider task, seen from the provider's side: a simulator this test
@@ -42,7 +43,7 @@ describe('task polling backs off and records only changes @integration', functio
       gets.set(path, [...(gets.get(path) ?? []), performance.now()]);
     });
     gw = await startTestGateway({
-      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(), { timeoutMs: 10_000, maxConcurrency: 16 })),
+      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 10_000, maxConcurrency: 16 })),
       TASK_POLL_MS: String(POLL_MS),
     });
     ({ key } = await gw.fundedAccount(1_000_000_000));

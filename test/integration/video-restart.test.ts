@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
-import { Catalog } from '../../src/billing/catalog';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { freePort, type Database } from '../../src/db/database';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
@@ -15,6 +15,7 @@ import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
 import { testTempDir } from '../support/temp-dirs';
 import { waitFor as waitWithin } from '../support/wait';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN = 'restart-admin-token';
 
@@ -104,7 +105,7 @@ describe('video tasks survive the gateway being killed @integration', function (
       ADMIN_TOKEN: ADMIN,
       LOG_LEVEL: 'silent',
       // Every channel the catalog names, all served by the simulator this test owns.
-      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(), { timeoutMs: 5000, maxConcurrency: 16 })),
+      CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 5000, maxConcurrency: 16 })),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_RETRY_DELAYS_MS: '2000,2000,2000',
       WEBHOOK_TIMEOUT_MS: '1000',

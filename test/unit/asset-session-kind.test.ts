@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/assets/model-type';
 import { SESSION_EXPIRED, SESSION_TASK, sessionKind, sessionStatus } from '../../src/assets/session-kind';
 import { taskDecider } from '../../src/tasks/decider';
 import { decodeTask } from '../../src/tasks/kind';
 import type { Upstreams } from '../../src/upstreams/registry';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 /** The session kind's reading of the provider, with a stub provider and a clock the test sets: no HTTP, no sleeping. */
 
@@ -18,7 +18,7 @@ function session() {
 
 function kindWith(provider: Record<string, unknown>, now: Date) {
   const upstreams = { channel: () => ({ json: async () => ({ id: 'up_1', ...provider }) }) } as unknown as Upstreams;
-  return sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE), upstreams, clock: () => now, pollMs: 1000 });
+  return sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), upstreams, clock: () => now, pollMs: 1000 });
 }
 
 describe('asset verification sessions: the provider read against the 30-minute window', () => {

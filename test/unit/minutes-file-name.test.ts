@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/chat/model-type';
-import '../../src/minutes/model-type';
 import { isSafeText } from '../../src/http/safe-text';
 import { minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 describe('minutes requests: the stored file name is text PostgreSQL accepts', () => {
-  const catalog = new Catalog(DEFAULT_CATALOG_FILE);
+  const catalog = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const model = minutesModel(catalog, 'service-minutes');
   const fileNameOf = (fileUrl: string) =>
     normalizeMinutesRequest(catalog, model, parseMinutesRequest({ model: model.id, file_url: fileUrl, file_type: 'audio' }), 'req_1').file_name;

@@ -3,10 +3,10 @@ import { expect } from 'chai';
 import { assembleReport, unavailableReport, type ReportContext } from '../../src/minutes/report';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/chat/model-type';
 import { planSummaryParts, singleCallLimits, writeSummary } from '../../src/minutes/summarizer';
 import type { Channel } from '../../src/upstreams/channel';
 import type { Transcript } from '../../src/minutes/transcript';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const transcript: Transcript = {
   durationMs: 60_000,
@@ -131,7 +131,7 @@ describe('minutes report version 2: assembling and checking a draft', () => {
   });
 
   it('turns an empty {} answer of the summary model into the unparseable outcome (the report becomes unavailable), with its tokens', async () => {
-    const chat = new Catalog(DEFAULT_CATALOG_FILE).get('chat-fast')!;
+    const chat = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES).get('chat-fast')!;
     const plan = planSummaryParts(chat, transcript, singleCallLimits(chat, 4096)).parts[0]!;
     const answering = (content: string) => ({ json: async () => ({ choices: [{ message: { content }, finish_reason: 'stop' }], usage: { prompt_tokens: 321, completion_tokens: 2 } }) }) as unknown as Channel;
     const empty = await writeSummary(answering('{}'), plan, context);

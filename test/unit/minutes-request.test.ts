@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/chat/model-type';
-import '../../src/minutes/model-type';
 import { ApiError } from '../../src/http/errors';
 import { canonicalZone, inferFileType, isIanaZone, minutesCharges, minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 describe('minutes requests: defaults, model rules and the estimate', () => {
-  const catalog = new Catalog(DEFAULT_CATALOG_FILE);
+  const catalog = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const service = minutesModel(catalog, 'service-minutes');
   const partner = minutesModel(catalog, 'partner-minutes');
   const normalize = (model = service, body: Record<string, unknown> = {}) =>

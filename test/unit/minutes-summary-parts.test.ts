@@ -1,15 +1,15 @@
 import Ajv from 'ajv';
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/chat/model-type';
 import { assembleReport, type ReportContext } from '../../src/minutes/report';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import { planSummaryParts } from '../../src/minutes/summarizer';
 import { MERGE_CAPS, mergePartReports, partReportOf } from '../../src/minutes/summary-merge';
 import type { Transcript } from '../../src/minutes/transcript';
 import { authoritativeOf } from '../../src/minutes/report';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
-const catalog = new Catalog(DEFAULT_CATALOG_FILE);
+const catalog = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
 const chat = catalog.get('chat-fast')!;
 const validate = new Ajv({ strict: true, allErrors: true }).compile(REPORT_V2_SCHEMA);
 

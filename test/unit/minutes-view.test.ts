@@ -1,7 +1,5 @@
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import '../../src/chat/model-type';
-import '../../src/minutes/model-type';
 import { assembleReport, unavailableReport, type ReportContext } from '../../src/minutes/report';
 import { minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
 import type { Transcript } from '../../src/minutes/transcript';
@@ -10,6 +8,7 @@ import { SUMMARY_TASK } from '../../src/minutes/summary-kind';
 import { presentedStatus, presentedSummaryStatus, renderMinutes as renderMinutesRow, renderSummary as renderSummaryRow } from '../../src/minutes/view';
 import { decodeRow } from '../../src/tasks/kind';
 import type { TaskRow } from '../../src/tasks/view-row';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 /** The views read rows decoded by their kind's codec, as the engine hands them over. */
 const renderMinutes = (row: TaskRow) => renderMinutesRow(decodeRow(MINUTES_TASK, row));
@@ -27,7 +26,7 @@ const transcript: Transcript = {
 const context: ReportContext = { transcript, recordedAt: '', timezone: '', fallbackTitle: 'sync' };
 
 describe('minutes views: a stored result whose summary is unavailable', () => {
-  const catalog = new Catalog(DEFAULT_CATALOG_FILE);
+  const catalog = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const service = minutesModel(catalog, 'service-minutes');
   const request = { ...normalizeMinutesRequest(catalog, service, parseMinutesRequest({ model: 'service-minutes', file_url: 'https://media.example/sync.mp3' }), 'req_1'), file_bytes: null };
 

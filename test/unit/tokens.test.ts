@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { CatalogError, DEFAULT_CATALOG_FILE, parseCatalog, validateCatalog } from '../../src/billing/catalog';
 import { countMessageTokens, countResponsesInputTokens, countTokens, TOKENIZER_ENCODINGS } from '../../src/billing/tokens';
 import fs from 'node:fs';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const CODE = 'const total = items.reduce((sum, item) => sum + item.price * item.quantity, 0);';
 
@@ -46,15 +47,15 @@ describe('catalog: a model\'s tokenizer', () => {
   });
 
   it('accepts the encodings gpt-tokenizer bundles and refuses any other', () => {
-    expect(validateCatalog(model({ tokenizer: 'o200k_base' }), 't')[0]!.tokenizer).to.equal('o200k_base');
-    expect(validateCatalog(model({ tokenizer: 'cl100k_base' }), 't')[0]!.tokenizer).to.equal('cl100k_base');
-    expect(validateCatalog(model({}), 't')[0]!.tokenizer).to.equal(undefined);
-    expect(() => validateCatalog(model({ tokenizer: 'p50k_base' }), 't')).to.throw(CatalogError, /tokenizer/);
-    expect(() => validateCatalog(model({ tokenizer: 7 }), 't')).to.throw(CatalogError, /tokenizer/);
+    expect(validateCatalog(model({ tokenizer: 'o200k_base' }), 't', ALL_MODEL_TYPES)[0]!.tokenizer).to.equal('o200k_base');
+    expect(validateCatalog(model({ tokenizer: 'cl100k_base' }), 't', ALL_MODEL_TYPES)[0]!.tokenizer).to.equal('cl100k_base');
+    expect(validateCatalog(model({}), 't', ALL_MODEL_TYPES)[0]!.tokenizer).to.equal(undefined);
+    expect(() => validateCatalog(model({ tokenizer: 'p50k_base' }), 't', ALL_MODEL_TYPES)).to.throw(CatalogError, /tokenizer/);
+    expect(() => validateCatalog(model({ tokenizer: 7 }), 't', ALL_MODEL_TYPES)).to.throw(CatalogError, /tokenizer/);
   });
 
   it('names a tokenizer for every chat model of the built-in catalog', () => {
-    const chat = parseCatalog(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8'), DEFAULT_CATALOG_FILE).filter((m) => m.type === 'chat');
+    const chat = parseCatalog(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8'), DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES).filter((m) => m.type === 'chat');
     expect(chat).to.not.be.empty;
     for (const m of chat) expect(TOKENIZER_ENCODINGS, m.id).to.include(m.tokenizer);
   });

@@ -1,0 +1,55 @@
+import type Router from '@koa/router';
+import type { Middleware, Next } from 'koa';
+import type { AccountService } from '../accounts/service';
+import { withAmbientMetadata } from '../eventstore/ambient-metadata';
+import type { EventStore } from '../eventstore/port';
+import type { GatewayContext, GatewayState } from '../http/context';
+import type { CredentialLockout } from '../http/credential-lockout';
+import { dashboardPages, DEFAULT_WEB_ROOT } from './pages';
+import { sessionCredential } from './session-credential';
+import { sessionRouter } from './session-routes';
+import { DashboardSessions } from './sessions';
+
+/** What the HTTP app mounts for the dashboard (see docs/dashboard.md). */
+export interface Dashboard {
+  /** First in the chain: maps /dashboard/api/v1/… and /dashboard/api/admin/v1/… onto the API's own routes. */
+  readonly mount: Middleware<GatewayState>;
+  /** The single-page app's files. */
+  readonly pages: Middleware<GatewayState>;
+  /** POST/GET/DELETE /dashboard/api/session; failed sign-ins count in the app's lockout. */
+  sessionRouter(lockout: CredentialLockout): Router<GatewayState>;
+}
+
+export interface DashboardDeps {
+  readonly store: EventStore;
+  readonly accounts: AccountService;
+  readonly adminToken: string;
+  readonly clock: () => Date;
+  readonly webRoot?: string;
+}
+
+const MOUNTED = /^\/dashboard\/api(\/admin)?(\/v1(?:\/.*)?)$/;
+
+export function createDashboard(deps: DashboardDeps): Dashboard {
+  const sessions = new DashboardSessions(deps.store, deps.clock);
+  const checks = { sessions, accounts: deps.accounts, adminToken: deps.adminToken, now: () => deps.clock().getTime() };
+  const account = { access: 'api_key', credential: sessionCredential('account', checks) } as const;
+  const operator = { access: 'admin', credential: sessionCredential('operator', checks) } as const;
+  return {
+    /**
+     * The same routers and handlers as /v1 and /admin/v1, with the session as the credential
+     * (the route guard asks ctx.state.mountedCredential), so the dashboard can do exactly what
+     * the API lets its credential do. Every event appended while serving such a request says it
+     * came from the dashboard, and from which session.
+     */
+    mount: async (ctx: GatewayContext, next: Next) => {
+      const match = MOUNTED.exec(ctx.path);
+      if (!match) return next();
+      ctx.path = `${match[1] ?? ''}${match[2]}`;
+      ctx.state.mountedCredential = match[1] ? operator : account;
+      return withAmbientMetadata(() => (ctx.state.dashboardSession ? { via: 'dashboard', session_id: ctx.state.dashboardSession.id } : {}), next);
+    },
+    pages: dashboardPages(deps.webRoot ?? DEFAULT_WEB_ROOT),
+    sessionRouter: (lockout) => sessionRouter({ ...checks, lockout }),
+  };
+}
