@@ -1,6 +1,7 @@
 import { NO_CHARGE } from '../billing/money';
 import type { Catalog } from '../billing/catalog';
 import { NO_DATA, objectCodec, type NoData } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
@@ -22,6 +23,17 @@ interface UpstreamAsset {
  * group, poll by id): `processing`, then `active` (usable as `asset://<id>` in video tasks) or
  * `failed`. Free: the verification fee covers a group's images, so the task reserves and settles 0.
  */
+/** Submitted by the submit job; the answer is the asset as created (`processing`). */
+export const ASSET_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/asset-groups/{group_id}/assets',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
+
 export const ASSET_TASK: TaskKindCodec<AssetRequest, NoData, NoData> = {
   kind: ASSET_KIND,
   idPrefix: 'asset',

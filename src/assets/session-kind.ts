@@ -1,5 +1,6 @@
 import type { Catalog } from '../billing/catalog';
 import { objectCodec } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
@@ -45,6 +46,21 @@ export interface SessionResult {
 export interface SessionUsage {
   readonly sessions: number;
 }
+
+/**
+ * Submitted inline, so the answer carries the verification_url. A provider out of reach leaves
+ * the session pending without a URL for the submit job to retry (the client reads the session
+ * until the URL appears); a refusal fails the session, which the answer shows.
+ */
+export const SESSION_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/asset-groups/validate-session',
+  rateLimit: 'after_checks',
+  submission: 'inline',
+  whenUnreachable: 'leave_queued',
+  whenRefused: 'answer_the_task',
+  refusedParam: null,
+  status: 200,
+};
 
 export const SESSION_TASK: TaskKindCodec<SessionRequest, SessionResult, SessionUsage> = {
   kind: SESSION_KIND,

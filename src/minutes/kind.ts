@@ -1,6 +1,7 @@
 import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import { objectCodec, OPEN_DATA, type TaskData } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { isRefusal, pollBackoff, taskChannel } from '../tasks/upstream-task';
 import type { Upstreams } from '../upstreams/registry';
@@ -43,6 +44,22 @@ export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, TaskData, Tas
   }),
   result: OPEN_DATA,
   usage: OPEN_DATA,
+};
+
+/**
+ * Submitted inline, to answer with the provider's verdict on the file: a provider out of reach
+ * fails the task at once (nothing is left pending, the reservation is released) and answers 502;
+ * a refusal answers 400 with the provider's code, naming file_url. The rate limit is taken before
+ * the file's URL is probed, which it protects too.
+ */
+export const MINUTES_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/audio/minutes',
+  rateLimit: 'before_outside_checks',
+  submission: 'inline',
+  whenUnreachable: 'fail_and_answer_502',
+  whenRefused: 'answer_400',
+  refusedParam: 'file_url',
+  status: 200,
 };
 
 type MinutesTask = KindTask<NormalizedMinutesRequest, TaskData, TaskData>;

@@ -4,6 +4,7 @@ import type { UrlSigner } from '../files/signed-urls';
 import type { TaskState } from '../tasks/decider';
 import { taskStream } from '../tasks/events';
 import { objectCodec, OPEN_DATA, type TaskData } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
 import type { KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { isRefusal } from '../tasks/upstream-task';
 import type { Upstreams } from '../upstreams/registry';
@@ -25,6 +26,17 @@ export const SUMMARY_TASK: TaskKindCodec<SummaryRequest, TaskData, TaskData> = {
   request: objectCodec<SummaryRequest>('summary request', { request_id: true, task_id: true, summary: true }),
   result: OPEN_DATA,
   usage: OPEN_DATA,
+};
+
+/** No provider task to create: the submit job acknowledges at once and the first poll writes the summary; 202. */
+export const SUMMARY_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/summaries',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 202,
 };
 
 type SummaryTask = KindTask<SummaryRequest, TaskData, TaskData>;

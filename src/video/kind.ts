@@ -2,6 +2,7 @@ import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { Upstreams } from '../upstreams/registry';
 import { objectCodec } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
 import { videoCapabilities } from './model-type';
@@ -60,6 +61,21 @@ export const VIDEO_TASK: TaskKindCodec<NormalizedVideoRequest, VideoResult, Vide
   }),
   result: objectCodec<VideoResult>('video result', { content: true, video_url_expires_at: true }),
   usage: objectCodec<VideoUsage>('video usage', { duration_seconds: true, resolution: true, completion_tokens: true }),
+};
+
+/**
+ * Submitted inline, so the answer carries the provider's id. A provider out of reach leaves the
+ * task queued for the submit job, which retries in the background; a refusal fails the task (its
+ * error is on the task, as for any failure). Either way the answer is the queued task.
+ */
+export const VIDEO_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/videos/generations',
+  rateLimit: 'after_checks',
+  submission: 'inline',
+  whenUnreachable: 'leave_queued',
+  whenRefused: 'answer_the_task',
+  refusedParam: null,
+  status: 200,
 };
 
 type VideoTask = KindTask<NormalizedVideoRequest, VideoResult, VideoUsage>;

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
+import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec, OPEN_DATA, type TaskData } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
 import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
@@ -20,6 +21,17 @@ export interface EraseUsage {
 }
 
 /** The result is the provider's own `result` object, shown to the client with the gateway's link in it. */
+/** Submitted by the submit job; the answer is the task as created. */
+export const ERASE_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/videos/erase-subtitle',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
+
 export const ERASE_TASK: TaskKindCodec<NormalizedEraseRequest, TaskData, EraseUsage> = {
   kind: ERASE_TASK_KIND,
   idPrefix: 'ers',

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
+import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
@@ -34,6 +35,17 @@ export interface ImageTaskResult {
 export interface ImageTaskUsage extends Partial<ImageTokenUsage> {
   readonly images?: number;
 }
+
+/** Submitted by the submit job; the answer is the task as created. */
+export const IMAGE_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/images/async',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
 
 export const IMAGE_TASK: TaskKindCodec<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> = {
   kind: IMAGE_TASK_KIND,

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
+import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
 import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
@@ -28,6 +29,17 @@ export interface PodcastUsage {
   readonly input_text_tokens: number;
   readonly output_audio_tokens: number;
 }
+
+/** Submitted by the submit job; the answer is the task as created. */
+export const PODCAST_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/audio/podcasts',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
 
 export const PODCAST_TASK: TaskKindCodec<NormalizedPodcastRequest, PodcastResult, PodcastUsage> = {
   kind: PODCAST_TASK_KIND,
