@@ -262,3 +262,97 @@ export function progress(message: string): void {
 export function printHeader(text: string): void {
   process.stdout.write(`\n${'='.repeat(Math.max(text.length, 60))}\n${text}\n${'='.repeat(Math.max(text.length, 60))}\n`);
 }
+
+/* ------------------------------------------------------------------------------------------------
+ * CPU time (meaningful on a busy machine, where wall time is not)
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface CpuTime {
+  /** CPU time of this Node process (user + system), ms. */
+  readonly nodeMs: number;
+  /**
+   * CPU time of the PostgreSQL backends serving this bench's database (user + system, from
+   * /proc/<pid>/stat), ms; null when the server is not on this machine or /proc cannot be read.
+   * Backends that exit during the measurement are not counted (the bench pools keep theirs).
+   */
+  readonly postgresMs: number | null;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process in ms, or null when it cannot be read. */
+function processCpuMs(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (in parentheses, which may hold spaces): utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+async function backendCpu(pool: Pool): Promise<Map<number, number> | null> {
+  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    const ms = processCpuMs(pid);
+    if (ms === null) return null;
+    out.set(pid, ms);
+  }
+  return out;
+}
+
+/** Starts a CPU-time measurement; the returned function ends it. */
+export async function startCpuMeasurement(pool: Pool | null): Promise<() => Promise<CpuTime>> {
+  const before = pool ? await backendCpu(pool) : null;
+  const node = process.cpuUsage();
+  return async () => {
+    const used = process.cpuUsage(node);
+    const after = pool && before ? await backendCpu(pool) : null;
+    let postgresMs: number | null = null;
+    if (after && before) {
+      postgresMs = 0;
+      for (const [pid, ms] of after) postgresMs += ms - (before.get(pid) ?? 0);
+    }
+    return { nodeMs: (used.user + used.system) / 1000, postgresMs };
+  };
+}
+
+/** measureOnce with the CPU time the call cost this process and the database's backends. */
+export async function measureOnceWithCpu<T>(name: string, pool: Pool | null, fn: () => Promise<T>): Promise<{ measurement: Measurement; result: T; cpu: CpuTime }> {
+  const stop = await startCpuMeasurement(pool);
+  const { measurement, result } = await measureOnce(name, fn);
+  return { measurement, result, cpu: await stop() };
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * CPU profiles of measured steps
+ * ---------------------------------------------------------------------------------------------- */
+
+/**
+ * Runs `fn` under the V8 sampling profiler when BENCH_PROFILE_DIR is set, writing
+ * `<dir>/<label>.cpuprofile` (open it in Chrome DevTools, or summarise it with
+ * `npx tsx bench/profile-summary.ts FILE`); otherwise just runs it. Unlike `node --cpu-prof`,
+ * the profile covers the measured step only, not the set-up around it.
+ */
+export async function profiled<T>(label: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return fn();
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = `${dir}/${label.replace(/[^A-Za-z0-9_.-]+/g, '-')}.cpuprofile`;
+    fs.writeFileSync(file, JSON.stringify(profile));
+    progress(`CPU profile of ${label}: ${file}`);
+    session.disconnect();
+  }
+}

@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
 import { accountIdOfStream, chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import type { Pricing } from '../src/billing/money';
+import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
 
 /**
  * The statement a finance reader audits: one entry per money event with its effect on
@@ -64,6 +65,20 @@ export const ledgerProjection: Projection = {
   },
 };
 
+const LEDGER_ENTRY_COLUMNS: readonly BulkColumn[] = [
+  ['account_id', 'text'], ['revision', 'bigint'], ['event_id', 'uuid'], ['entry_type', 'text'], ['amount', 'bigint'],
+  ['available_delta', 'bigint'], ['frozen_delta', 'bigint'], ['available_after', 'bigint'], ['frozen_after', 'bigint'],
+  ['reservation_id', 'text'], ['reference', 'text'], ['description', 'text'], ['details', 'jsonb'], ['actor', 'text'],
+  ['model', 'text'], ['endpoint', 'text'], ['ref_kind', 'text'], ['ref', 'text'], ['pricing', 'jsonb'], ['at', 'timestamptz'],
+];
+
+const RESERVATION_COLUMNS: readonly BulkColumn[] = [
+  ['reservation_id', 'text'], ['account_id', 'text'], ['amount', 'bigint'], ['status', 'text'], ['purpose_kind', 'text'],
+  ['purpose_ref', 'text'], ['description', 'text'], ['actor', 'text'], ['model', 'text'], ['endpoint', 'text'],
+  ['reserved_at', 'timestamptz'], ['expires_at', 'timestamptz'], ['closed_at', 'timestamptz'], ['settled_amount', 'bigint'],
+  ['refunded_amount', 'bigint'], ['close_reason', 'text'],
+];
+
 /** One ledger line: what an event did to `available` and `frozen` (the running balances come later). */
 interface Entry {
   accountId: string;
@@ -76,9 +91,10 @@ interface Entry {
   reservationId: string | null;
   reference: string | null;
   description: string | null;
-  details: string;
+  /** The event's data, stored as it is (jsonb). */
+  details: unknown;
   context: ChargeContext | null;
-  pricing: string | null;
+  pricing: Pricing | null;
   at: string;
 }
 
@@ -130,9 +146,9 @@ class BatchChanges {
         eventId: event.id,
         reservationId: f.reservationId ?? null,
         reference: f.reference ?? null,
-        details: JSON.stringify(event.data),
+        details: event.data,
         context: f.context ?? null,
-        pricing: f.pricing ? JSON.stringify(f.pricing) : null,
+        pricing: f.pricing ?? null,
         type: f.type,
         amount: f.amount,
         available: f.available,
@@ -243,7 +259,7 @@ class BatchChanges {
   private async writeEntries(tx: PoolClient): Promise<void> {
     if (this.entries.length === 0) return;
     const accounts = [...new Set(this.entries.map((e) => e.accountId))];
-    const { rows } = await tx.query<{ account_id: string; available_after: string; frozen_after: string }>(
+    const { rows: lastLines } = await tx.query<{ account_id: string; available_after: string; frozen_after: string }>(
       `SELECT a.account_id, last.available_after, last.frozen_after
        FROM unnest($1::text[]) AS a(account_id)
        CROSS JOIN LATERAL (
@@ -251,81 +267,62 @@ class BatchChanges {
        ) last`,
       [accounts],
     );
-    const running = new Map(rows.map((r) => [r.account_id, { available: BigInt(r.available_after), frozen: BigInt(r.frozen_after) }]));
-    const availableAfter: string[] = [];
-    const frozenAfter: string[] = [];
-    for (const e of this.entries) {
+    const running = new Map(lastLines.map((r) => [r.account_id, { available: BigInt(r.available_after), frozen: BigInt(r.frozen_after) }]));
+    const rows = this.entries.map((e) => {
       const before = running.get(e.accountId) ?? { available: 0n, frozen: 0n };
       const after = { available: before.available + BigInt(e.available), frozen: before.frozen + BigInt(e.frozen) };
       running.set(e.accountId, after);
-      availableAfter.push(after.available.toString());
-      frozenAfter.push(after.frozen.toString());
-    }
-    const column = <K extends keyof Entry>(key: K) => this.entries.map((e) => e[key]);
-    await tx.query(
-      `INSERT INTO ledger_entries (account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-         available_after, frozen_after, reservation_id, reference, description, details, actor, model, endpoint, ref_kind, ref, pricing, at)
-       SELECT account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-         available_after, frozen_after, reservation_id, reference, description, details::jsonb, actor, model, endpoint, ref_kind, ref, pricing::jsonb, at
-       FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[],
-         $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[])
-         AS t(account_id, revision, event_id, entry_type, amount, available_delta, frozen_delta,
-           available_after, frozen_after, reservation_id, reference, description, details, at, actor, model, endpoint, ref_kind, ref, pricing)`,
-      [
-        column('accountId'),
-        column('revision'),
-        column('eventId'),
-        column('type'),
-        column('amount'),
-        column('available'),
-        column('frozen'),
-        availableAfter,
-        frozenAfter,
-        column('reservationId'),
-        column('reference'),
-        column('description'),
-        column('details'),
-        column('at'),
-        this.entries.map((e) => e.context?.actor ?? null),
-        this.entries.map((e) => e.context?.model ?? null),
-        this.entries.map((e) => e.context?.endpoint ?? null),
-        this.entries.map((e) => e.context?.kind ?? null),
-        this.entries.map((e) => e.context?.ref ?? null),
-        column('pricing'),
-      ],
-    );
+      return {
+        account_id: e.accountId,
+        revision: e.revision,
+        event_id: e.eventId,
+        entry_type: e.type,
+        amount: e.amount,
+        available_delta: e.available,
+        frozen_delta: e.frozen,
+        available_after: after.available.toString(),
+        frozen_after: after.frozen.toString(),
+        reservation_id: e.reservationId,
+        reference: e.reference,
+        description: e.description,
+        details: e.details,
+        actor: e.context?.actor ?? null,
+        model: e.context?.model ?? null,
+        endpoint: e.context?.endpoint ?? null,
+        ref_kind: e.context?.kind ?? null,
+        ref: e.context?.ref ?? null,
+        pricing: e.pricing,
+        at: e.at,
+      };
+    });
+    await insertRows(tx, 'ledger_entries', LEDGER_ENTRY_COLUMNS, rows);
   }
 
   private async writeReservations(tx: PoolClient): Promise<void> {
     const opened = [...this.opened.values()];
-    if (opened.length > 0) {
-      const column = <K extends keyof OpenedReservation>(key: K) => opened.map((r) => r[key]);
-      await tx.query(
-        `INSERT INTO reservations (reservation_id, account_id, amount, status, purpose_kind, purpose_ref, description, actor, model, endpoint,
-           reserved_at, expires_at, closed_at, settled_amount, refunded_amount, close_reason)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-           $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::bigint[], $15::bigint[], $16::text[])`,
-        [
-          column('reservationId'),
-          column('accountId'),
-          column('amount'),
-          column('status'),
-          column('purposeKind'),
-          column('purposeRef'),
-          column('description'),
-          column('actor'),
-          column('model'),
-          column('endpoint'),
-          column('reservedAt'),
-          column('expiresAt'),
-          column('closedAt'),
-          column('settledAmount'),
-          column('refundedAmount'),
-          column('closeReason'),
-        ],
-      );
-    }
+    await insertRows(
+      tx,
+      'reservations',
+      RESERVATION_COLUMNS,
+      opened.map((r) => ({
+        reservation_id: r.reservationId,
+        account_id: r.accountId,
+        amount: r.amount,
+        status: r.status,
+        purpose_kind: r.purposeKind,
+        purpose_ref: r.purposeRef,
+        description: r.description,
+        actor: r.actor,
+        model: r.model,
+        endpoint: r.endpoint,
+        reserved_at: r.reservedAt,
+        expires_at: r.expiresAt,
+        closed_at: r.closedAt,
+        settled_amount: r.settledAmount,
+        refunded_amount: r.refundedAmount,
+        close_reason: r.closeReason,
+      })),
+    );
     if (this.closings.size > 0) {
       const closings = [...this.closings];
       await tx.query(

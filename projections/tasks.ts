@@ -122,7 +122,16 @@ async function updateDeliveries(tx: PoolClient, taskId: string, at: string, revi
   } else if (event.type === 'WebhookAttempted') {
     const d = deliveries.find((x) => x.id === event.data.deliveryId);
     if (d) {
-      d.attempts.push({ attempt: event.data.attempt, at, ok: event.data.ok, status_code: event.data.statusCode, error: event.data.error, duration_ms: event.data.durationMs });
+      d.attempts.push({
+        attempt: event.data.attempt,
+        at,
+        ok: event.data.ok,
+        status_code: event.data.statusCode,
+        error: event.data.error,
+        duration_ms: event.data.durationMs,
+        timestamp: event.data.timestamp ?? null,
+        signature: event.data.signature ?? null,
+      });
       if (event.data.ok) (d as { status: string }).status = 'delivered';
     }
   } else if (event.type === 'WebhookDropped') {

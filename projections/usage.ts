@@ -4,6 +4,7 @@ import type { Projection } from '../src/projections-runtime/consumer';
 import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import { advanceTo, changeTimeZone, firstMonth, localDate, type MonthPeriod } from '../src/accounts/calendar';
 import type { Pricing } from '../src/billing/money';
+import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
 
 /**
  * Usage records and statement months: one row per credit, charge (settlement) and refund, filed
@@ -120,34 +121,36 @@ async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<st
   return new Map(rows.map((r) => [r.account_id, { current: { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at }, passed: [] }]));
 }
 
+const RECORD_COLUMNS: readonly BulkColumn[] = [
+  ['account_id', 'text'], ['revision', 'bigint'], ['entry_type', 'text'], ['at', 'timestamptz'], ['month', 'text'], ['day', 'text'],
+  ['actor', 'text'], ['model', 'text'], ['endpoint', 'text'], ['ref_kind', 'text'], ['ref', 'text'], ['reservation_id', 'text'],
+  ['amount', 'bigint'], ['overrun', 'bigint'], ['requests', 'int'], ['units', 'jsonb'], ['note', 'text'],
+];
+
 async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  const column = <T>(f: (r: UsageRecord) => T) => records.map(f);
-  await tx.query(
-    `INSERT INTO usage_records (account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units, note)
-     SELECT account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units::jsonb, note
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-       $12::text[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::text[])
-       AS t(account_id, revision, entry_type, at, month, day, actor, model, endpoint, ref_kind, ref, reservation_id, amount, overrun, requests, units, note)`,
-    [
-      column((r) => r.accountId),
-      column((r) => r.revision),
-      column((r) => r.type),
-      column((r) => r.at),
-      column((r) => r.month),
-      column((r) => r.day),
-      column((r) => r.context?.actor ?? null),
-      column((r) => r.context?.model ?? null),
-      column((r) => r.context?.endpoint ?? null),
-      column((r) => r.context?.kind ?? null),
-      column((r) => r.context?.ref ?? null),
-      column((r) => r.reservationId),
-      column((r) => r.amount),
-      column((r) => r.overrun),
-      column((r) => r.requests),
-      column((r) => JSON.stringify(r.units)),
-      column((r) => r.note),
-    ],
+  await insertRows(
+    tx,
+    'usage_records',
+    RECORD_COLUMNS,
+    records.map((r) => ({
+      account_id: r.accountId,
+      revision: r.revision,
+      entry_type: r.type,
+      at: r.at,
+      month: r.month,
+      day: r.day,
+      actor: r.context?.actor ?? null,
+      model: r.context?.model ?? null,
+      endpoint: r.context?.endpoint ?? null,
+      ref_kind: r.context?.kind ?? null,
+      ref: r.context?.ref ?? null,
+      reservation_id: r.reservationId,
+      amount: r.amount,
+      overrun: r.overrun,
+      requests: r.requests,
+      units: r.units,
+      note: r.note,
+    })),
   );
 }
 

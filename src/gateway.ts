@@ -49,6 +49,7 @@ import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
+import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
 
@@ -232,7 +233,11 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    apiRouters: [...features.flatMap((f) => f.routers ?? []), taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) })],
+    apiRouters: [
+      ...features.flatMap((f) => f.routers ?? []),
+      taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
+      webhookDeliveriesRouter({ readVideo: (id, accountId) => tasks.read('video', id, accountId) }),
+    ],
     publicMiddleware: [signedFiles(files, signer)],
     errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {

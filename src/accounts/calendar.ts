@@ -27,7 +27,16 @@ export function isTimeZone(name: string): boolean {
 
 const partsFormats = new Map<string, Intl.DateTimeFormat>();
 
-function localParts(at: Date, timezone: string): { year: number; month: number; day: number; hour: number; minute: number; second: number } {
+interface LocalParts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+function formattedParts(at: number, timezone: string): LocalParts {
   let f = partsFormats.get(timezone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', { timeZone: timezone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -35,6 +44,54 @@ function localParts(at: Date, timezone: string): { year: number; month: number; 
   }
   const p = Object.fromEntries(f.formatToParts(at).map((x) => [x.type, Number(x.value)]));
   return { year: p.year!, month: p.month!, day: p.day!, hour: p.hour!, minute: p.minute!, second: p.second! };
+}
+
+const HOUR_MS = 3_600_000;
+
+/** The zone's offset from UTC at `at` (whole seconds), in ms. */
+function offsetAt(at: number, timezone: string): number {
+  const p = formattedParts(at, timezone);
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(at / 1000) * 1000;
+}
+
+/**
+ * Each zone's offset per hour of UTC time, or NaN for an hour in which it changes. Formatting a
+ * date in a zone costs about 10 µs, and replaying the usage read model asks for every event's
+ * local date; an offset that is the same at both ends of an hour holds within it (no zone changes
+ * its offset twice in an hour). Bounded: cleared when full (replay walks time forwards, so the
+ * hours it needs come back at once).
+ */
+const hourOffsets = new Map<string, number>();
+const HOUR_OFFSETS_MAX = 10_000;
+let lastHour = { timezone: '', hour: NaN, offset: NaN };
+
+function localParts(at: Date, timezone: string): LocalParts {
+  const t = at.getTime();
+  const hour = Math.floor(t / HOUR_MS);
+  let offset: number | undefined;
+  // Consecutive events mostly fall in one hour of one zone: that skips building the key.
+  if (lastHour.hour === hour && lastHour.timezone === timezone) offset = lastHour.offset;
+  else {
+    const key = `${timezone} ${hour}`;
+    offset = hourOffsets.get(key);
+    if (offset === undefined) {
+      const first = offsetAt(hour * HOUR_MS, timezone);
+      offset = first === offsetAt((hour + 1) * HOUR_MS - 1, timezone) ? first : NaN;
+      if (hourOffsets.size >= HOUR_OFFSETS_MAX) hourOffsets.clear();
+      hourOffsets.set(key, offset);
+    }
+    lastHour = { timezone, hour, offset };
+  }
+  if (Number.isNaN(offset)) return formattedParts(t, timezone);
+  const local = new Date(t + offset);
+  return {
+    year: local.getUTCFullYear(),
+    month: local.getUTCMonth() + 1,
+    day: local.getUTCDate(),
+    hour: local.getUTCHours(),
+    minute: local.getUTCMinutes(),
+    second: local.getUTCSeconds(),
+  };
 }
 
 /** The calendar date of `at` in `timezone`, `YYYY-MM-DD`. */

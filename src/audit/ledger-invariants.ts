@@ -88,9 +88,12 @@ export class LedgerInvariantChecker {
 
   report(): InvariantReport {
     const violations = [...this.violations];
+    // One pass over the reservations (not one per account: a log holds millions of them).
+    const openByAccount = new Map<string, number>();
+    for (const r of this.reservations.values()) if (r.closes === 0) openByAccount.set(r.accountId, (openByAccount.get(r.accountId) ?? 0) + r.amount);
     for (const [accountId, t] of this.totals) {
       if (t.frozen < 0) violations.push(`account ${accountId}: frozen is negative (${t.frozen})`);
-      const open = [...this.reservations.values()].filter((r) => r.accountId === accountId && r.closes === 0).reduce((sum, r) => sum + r.amount, 0);
+      const open = openByAccount.get(accountId) ?? 0;
       if (open !== t.frozen) violations.push(`account ${accountId}: frozen ${t.frozen} differs from open reservations ${open}`);
     }
     return { totals: this.totals, violations };

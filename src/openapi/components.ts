@@ -91,6 +91,9 @@ const listOf = (item: Schema): Schema => ({
   required: ['object', 'data', 'has_more', 'next_after'],
 });
 
+/** A list envelope with more members beside the page. */
+const withMembers = (list: Schema, members: Record<string, Schema>): Schema => ({ ...list, properties: { ...(list.properties as Record<string, Schema>), ...members } });
+
 const ledgerEntry = {
   type: 'object',
   properties: { sequence: int, type: str, amount: int, available_after: int, frozen_after: int, reference: nullableStr, created_at: str },
@@ -156,6 +159,35 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
     required: ['object', 'id', 'kind', 'model', 'status', 'created_at', 'updated_at', 'finished_at', 'billing', 'error', 'detail'],
   },
   TaskSummaryList: listOf({ $ref: '#/components/schemas/TaskSummary' }),
+  WebhookDelivery: {
+    type: 'object',
+    properties: {
+      object: { const: 'webhook.delivery' },
+      id: str,
+      reason: { type: 'string', description: '`finished` (the task finished) or `redeliver` (asked for again).' },
+      status: { type: 'string', description: '`pending`, `delivered` or `dropped` (every attempt failed).' },
+      requested_at: str,
+      attempts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            attempt: int,
+            at: str,
+            ok: { type: 'boolean' },
+            status_code: { type: ['integer', 'null'] },
+            error: nullableStr,
+            duration_ms: int,
+            timestamp: { type: ['integer', 'null'], description: 'The X-Service-Timestamp value sent.' },
+            signature: { type: ['string', 'null'], description: 'The X-Service-Signature value sent; null when unsigned.' },
+          },
+          required: ['attempt', 'at', 'ok', 'status_code', 'error', 'duration_ms', 'timestamp', 'signature'],
+        },
+      },
+    },
+    required: ['object', 'id', 'reason', 'status', 'requested_at', 'attempts'],
+  },
+  WebhookDeliveryList: withMembers(listOf({ $ref: '#/components/schemas/WebhookDelivery' }), { callback_url: nullableStr, signed: { type: 'boolean' } }),
   MinutesTask: { ...taskBase, description: 'Minutes task (see the interface spec, Resources); `report` is version 2.', properties: { ...taskBase.properties, status: { type: 'string', description: '`processing` until finished, then `succeeded` or `failed`.' }, report: { type: 'object' } } },
   MinutesTaskList: listOf({ $ref: '#/components/schemas/MinutesTask' }),
   File: { type: 'object', properties: { id: str, object: { const: 'file' }, bytes: int, filename: str, purpose: str, created_at: int }, required: ['id', 'object'] },

@@ -9,6 +9,7 @@ import { MEDIA_TASK_DOCS } from './operations/media-tasks';
 import { MINUTES_DOCS } from './operations/minutes';
 import { SERVICE_DOCS } from './operations/service';
 import { TASK_DOCS } from './operations/tasks';
+import { WEBHOOK_DOCS } from './operations/webhooks';
 import { VIDEO_DOCS } from './operations/video';
 import type { OperationDocs } from './types';
 
@@ -29,5 +30,6 @@ export const ROUTE_DOCS: OperationDocs = {
   ...FILE_DOCS,
   ...ASSET_GROUP_DOCS,
   ...TASK_DOCS,
+  ...WEBHOOK_DOCS,
   ...DASHBOARD_DOCS,
 };

@@ -76,7 +76,19 @@ export type TaskCommand =
   | { type: 'Cancel'; reason: string; now: string }
   | { type: 'RecordBilling'; outcome: 'settled' | 'released'; amount: number; now: string }
   | { type: 'RequestRedelivery'; deliveryId: string; now: string }
-  | { type: 'RecordAttempt'; deliveryId: string; attempt: number; ok: boolean; statusCode: number | null; error: string | null; durationMs: number; now: string };
+  | {
+      type: 'RecordAttempt';
+      deliveryId: string;
+      attempt: number;
+      ok: boolean;
+      statusCode: number | null;
+      error: string | null;
+      durationMs: number;
+      /** The signature headers the attempt sent, when known. */
+      timestamp?: number;
+      signature?: string | null;
+      now: string;
+    };
 
 const TERMINAL: ReadonlySet<TaskStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -209,6 +221,7 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
           statusCode: command.statusCode,
           error: command.error,
           durationMs: command.durationMs,
+          ...(command.timestamp === undefined ? {} : { timestamp: command.timestamp, signature: command.signature ?? null }),
           at: command.now,
         },
       };

@@ -86,7 +86,18 @@ export type TaskEvent =
   | { type: 'WebhookDeliveryRequested'; data: { deliveryId: string; reason: 'finished' | 'redeliver'; at: string } }
   | {
       type: 'WebhookAttempted';
-      data: { deliveryId: string; attempt: number; ok: boolean; statusCode: number | null; error: string | null; durationMs: number; at: string };
+      data: {
+        deliveryId: string;
+        attempt: number;
+        ok: boolean;
+        statusCode: number | null;
+        error: string | null;
+        durationMs: number;
+        /** The X-Service-Timestamp and X-Service-Signature values sent (null: unsigned); absent on attempts recorded before they were kept. */
+        timestamp?: number;
+        signature?: string | null;
+        at: string;
+      };
     }
   | { type: 'WebhookDropped'; data: { deliveryId: string; attempts: number; at: string } };
 

@@ -8,6 +8,9 @@ export interface AttemptView {
   readonly status_code: number | null;
   readonly error: string | null;
   readonly duration_ms: number;
+  /** The X-Service-Timestamp and X-Service-Signature values sent; null when not recorded (or, for the signature, unsigned). */
+  readonly timestamp?: number | null;
+  readonly signature?: string | null;
 }
 
 export interface DeliveryView {

@@ -7,6 +7,9 @@ export interface DeliveryResult {
   readonly statusCode: number | null;
   readonly error: string | null;
   readonly durationMs: number;
+  /** The `X-Service-Timestamp` and `X-Service-Signature` values sent (signature null when unsigned), so a receiver's check can be compared with them. */
+  readonly timestamp: number;
+  readonly signature: string | null;
 }
 
 /**
@@ -42,7 +45,9 @@ export class WebhookSender {
       'user-agent': 'media-agent-gateway-webhooks/1',
       'x-service-timestamp': String(timestamp),
     };
-    if (secret) headers['x-service-signature'] = signWebhook(secret, timestamp, body);
+    const signature = secret ? signWebhook(secret, timestamp, body) : null;
+    if (signature) headers['x-service-signature'] = signature;
+    const sent = { timestamp, signature };
     try {
       const res = await request(url, {
         method: 'POST',
@@ -54,12 +59,12 @@ export class WebhookSender {
       await res.body.dump();
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       this.options.onAttempt?.(ok ? 'delivered' : 'rejected');
-      return { ok, statusCode: res.statusCode, error: ok ? null : `HTTP ${res.statusCode}`, durationMs: Math.round(performance.now() - started) };
+      return { ok, statusCode: res.statusCode, error: ok ? null : `HTTP ${res.statusCode}`, durationMs: Math.round(performance.now() - started), ...sent };
     } catch (err) {
       const timedOut = (err as Error).name === 'TimeoutError' || (err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT';
       this.options.onAttempt?.(timedOut ? 'timeout' : 'error');
       const error = timedOut ? `no answer within ${this.options.timeoutMs} ms` : (err as Error).message;
-      return { ok: false, statusCode: null, error, durationMs: Math.round(performance.now() - started) };
+      return { ok: false, statusCode: null, error, durationMs: Math.round(performance.now() - started), ...sent };
     }
   }
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
@@ -246,25 +247,28 @@ describe('subtitle erase with FILE_URL_ALLOW_PRIVATE_TARGETS @integration', () =
 
 describe('subtitle erase polling limit @integration', () => {
   let gw: TestGateway;
-  let offsetMs = 0;
+  const clock = new TestClock();
 
   before(async () => {
     // The shipped default (POLL_MIN_INTERVAL_MS_ERASE = 1000): lenient next to the published 3 to 5 s.
-    // The test moves the gateway's clock past the interval instead of waiting it out.
-    gw = await startTestGateway({ TASK_POLL_MS: '20' }, { clock: () => new Date(Date.now() + offsetMs) });
+    // The test holds the gateway's clock while it polls twice, and moves it past the interval
+    // instead of waiting it out.
+    gw = await startTestGateway({ TASK_POLL_MS: '20' }, { clock: clock.now });
   });
   after(async () => gw.close());
 
   it('answers 429 with Retry-After when one key polls one task faster than allowed', async () => {
     const { key } = await gw.fundedAccount(100_000_000);
     const id = (await gw.api(key, 'POST', '/v1/videos/erase-subtitle', { video_url: `${VIDEO}?sim=duration=1` })).body.id as string;
+    clock.hold();
     expect((await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${id}`)).status).to.equal(200);
     const fast = await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${id}`);
     expect(fast.status).to.equal(429);
     expect(fast.body.error.code).to.equal('polling_too_fast');
     expect(fast.headers.get('retry-after')).to.equal('1');
-    offsetMs += 1000;
+    clock.advance(1000);
     expect((await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${id}`)).status, 'after the interval').to.equal(200);
+    clock.release();
     await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
     await gw.expectAuditClean();
   });

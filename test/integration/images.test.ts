@@ -4,6 +4,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
+import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
@@ -555,12 +556,13 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
 
 describe('async image polling limit @integration', () => {
   let gw: TestGateway;
-  let offsetMs = 0;
+  const clock = new TestClock();
 
   before(async () => {
     // The shipped default (POLL_MIN_INTERVAL_MS_IMAGE = 1000): lenient next to the published 3 to 5 s.
-    // The test moves the gateway's clock past the interval instead of waiting it out.
-    gw = await startTestGateway({ TASK_POLL_MS: '20' }, { clock: () => new Date(Date.now() + offsetMs) });
+    // The test holds the gateway's clock while it polls twice, and moves it past the interval
+    // instead of waiting it out.
+    gw = await startTestGateway({ TASK_POLL_MS: '20' }, { clock: clock.now });
   });
   after(async () => gw.close());
 
@@ -569,6 +571,7 @@ describe('async image polling limit @integration', () => {
     const second = (await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {})).body.key as string;
     const a = (await gw.api(key, 'POST', '/v1/images/async', { model: 'image-5.0', prompt: 'poll me' })).body.id as string;
     const b = (await gw.api(key, 'POST', '/v1/images/async', { model: 'image-5.0', prompt: 'poll me too' })).body.id as string;
+    clock.hold();
     expect((await gw.api(key, 'GET', `/v1/images/async/${a}`)).status).to.equal(200);
     const fast = await gw.api(key, 'GET', `/v1/images/async/${a}`);
     expect(fast.status).to.equal(429);
@@ -576,8 +579,9 @@ describe('async image polling limit @integration', () => {
     expect(fast.headers.get('retry-after')).to.equal('1');
     expect((await gw.api(key, 'GET', `/v1/images/async/${b}`)).status, 'another task').to.equal(200);
     expect((await gw.api(second, 'GET', `/v1/images/async/${a}`)).status, 'another key').to.equal(200);
-    offsetMs += 1000;
+    clock.advance(1000);
     expect((await gw.api(key, 'GET', `/v1/images/async/${a}`)).status, 'after the interval').to.equal(200);
+    clock.release();
     await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
     await gw.expectAuditClean();
   });

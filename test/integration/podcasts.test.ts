@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
+import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
@@ -271,11 +272,11 @@ describe('podcast tasks @integration', () => {
 
 describe('podcast audio link expiry and polling limit @integration', () => {
   let gw: TestGateway;
-  let offsetMs = 0;
+  const clock = new TestClock();
 
   before(async () => {
     // A clock the test moves: it drives the signer of the one-hour audio link (PODCAST_URL_TTL_MS default).
-    gw = await startTestGateway({ TASK_POLL_MS: '20', POLL_MIN_INTERVAL_MS_PODCAST: '1500' }, { clock: () => new Date(Date.now() + offsetMs) });
+    gw = await startTestGateway({ TASK_POLL_MS: '20', POLL_MIN_INTERVAL_MS_PODCAST: '1500' }, { clock: clock.now });
   });
   after(async () => gw.close());
 
@@ -289,9 +290,9 @@ describe('podcast audio link expiry and polling limit @integration', () => {
     expect(expires * 1000 - Date.now()).to.be.within(3_600_000 - 2_000, 3_600_000);
 
     expect((await fetch(task.audio_url)).status).to.equal(200);
-    offsetMs = 59 * 60_000;
+    clock.setOffset(59 * 60_000);
     expect((await fetch(task.audio_url)).status, 'after 59 minutes').to.equal(200);
-    offsetMs = 61 * 60_000;
+    clock.setOffset(61 * 60_000);
     const expired = await fetch(task.audio_url);
     expect(expired.status, 'after 61 minutes').to.equal(403);
     expect(((await expired.json()) as { error: { code: string } }).error.code).to.equal('link_expired');
@@ -300,7 +301,7 @@ describe('podcast audio link expiry and polling limit @integration', () => {
     const fresh = (await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).body;
     expect(fresh.audio_url).to.not.equal(task.audio_url);
     expect((await fetch(fresh.audio_url)).status).to.equal(200);
-    offsetMs = 0;
+    clock.setOffset(0);
     await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
     await gw.expectAuditClean();
   });
@@ -309,6 +310,7 @@ describe('podcast audio link expiry and polling limit @integration', () => {
     expect(loadConfig({}).pollMinIntervalMsPodcast).to.equal(5_000);
     const { key, accountId } = await gw.fundedAccount(100_000_000);
     const res = await gw.api(key, 'POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: 'poll me [sim:duration=2]' });
+    clock.hold();
     expect((await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status).to.equal(200);
     const fast = await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`);
     expect(fast.status).to.equal(429);
@@ -316,8 +318,9 @@ describe('podcast audio link expiry and polling limit @integration', () => {
     expect(Number(fast.headers.get('retry-after'))).to.be.oneOf([1, 2]);
     const second = (await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {})).body.key as string;
     expect((await gw.api(second, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status, 'another key').to.equal(200);
-    offsetMs += 1500;
+    clock.advance(1500);
     expect((await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).status, 'after the interval').to.equal(200);
+    clock.release();
     await waitFor('billed', async () => (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen === 0);
     await gw.expectAuditClean();
   });

@@ -8,13 +8,14 @@ import { applyEvents, type Projection } from '../../src/projections-runtime/cons
 import { ensureProjectionTables } from '../../src/projections-runtime/tables';
 import { balancesProjection } from '../../projections/balances';
 import { ledgerProjection } from '../../projections/ledger';
+import { usageProjection } from '../../projections/usage';
 import { createTestDatabase } from '../support/database';
 
 /**
  * The money read models write set-wise, a batch at a time. Whatever way the log is cut into
  * batches, the rows must be the ones a one-event-at-a-time fold gives, and those must be right.
  */
-describe('money projections fold a batch as they fold its events one by one @integration', () => {
+describe('money projections (ledger, balances, usage) fold a batch as they fold its events one by one @integration', () => {
   let db: Database;
   before(async () => {
     db = await createTestDatabase(4);
@@ -57,7 +58,7 @@ describe('money projections fold a batch as they fold its events one by one @int
     recorded('acct_a', { type: 'ChargeRefunded', data: { refundId: 'ref_3', reservationId: 'res_1', amount: 20, reason: 'rounding', at: at(12) } }),
     recorded('acct_a', { type: 'FundsReserved', data: { reservationId: 'res_4', amount: 50, purpose: purpose('req_4'), expiresAt: later, at: at(13) } }),
   ];
-  const projections: Projection[] = [ledgerProjection, balancesProjection];
+  const projections: Projection[] = [ledgerProjection, balancesProjection, usageProjection];
 
   /** Folds the log cut into batches of `size` into fresh tables in `schema`; returns every row. */
   async function fold(schema: string, size: number): Promise<Record<string, unknown[]>> {
@@ -79,6 +80,8 @@ describe('money projections fold a batch as they fold its events one by one @int
       balances: await rows(`SELECT * FROM ${schema}.balances ORDER BY account_id`),
       entries: await rows(`SELECT * FROM ${schema}.ledger_entries ORDER BY account_id, revision`),
       reservations: await rows(`SELECT * FROM ${schema}.reservations ORDER BY reservation_id`),
+      usage: await rows(`SELECT * FROM ${schema}.usage_records ORDER BY account_id, revision`),
+      months: await rows(`SELECT * FROM ${schema}.usage_months ORDER BY account_id, month`),
     };
   }
 
@@ -109,6 +112,19 @@ describe('money projections fold a batch as they fold its events one by one @int
       ['res_2', 'released', null, '0', 'upstream failed', at(8)],
       ['res_3', 'settled', '80', '80', null, at(9)],
       ['res_4', 'open', null, '0', null, null],
+    ]);
+    expect(oneByOne.usage.map((u: any) => [u.account_id, u.entry_type, u.amount, u.overrun, u.month, u.day, u.note])).to.deep.equal([
+      ['acct_a', 'credit', '1000', '0', '2026-01', '2026-01-01', 'first'],
+      ['acct_a', 'charge', '350', '50', '2026-01', '2026-01-01', null],
+      ['acct_a', 'refund', '100', '0', '2026-01', '2026-01-01', 'goodwill'],
+      ['acct_a', 'refund', '20', '0', '2026-01', '2026-01-01', 'rounding'],
+      ['acct_b', 'credit', '500', '0', '2026-01', '2026-01-01', null],
+      ['acct_b', 'charge', '80', '0', '2026-01', '2026-01-01', null],
+      ['acct_b', 'refund', '80', '0', '2026-01', '2026-01-01', 'task failed'],
+    ]);
+    expect(oneByOne.months.map((m: any) => [m.account_id, m.month, m.current])).to.deep.equal([
+      ['acct_a', '2026-01', true],
+      ['acct_b', '2026-01', true],
     ]);
   });
 });

@@ -27,6 +27,24 @@ describe('statement months and CSV amounts', () => {
     expect(localDate(new Date('2026-07-31T16:30:00Z'), 'Asia/Shanghai')).to.equal('2026-08-01');
   });
 
+  it('gives the local date Intl gives, minute by minute around offset changes (cached offsets per hour)', () => {
+    const zones = ['Europe/Berlin', 'America/Los_Angeles', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'America/St_Johns', 'Asia/Shanghai', 'UTC'];
+    // Days holding a daylight-saving change in one of the zones, walked in 7-minute steps (every minute of the hour over time).
+    const days = ['2026-03-08', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01', '2026-12-31'];
+    let checked = 0;
+    for (const timezone of zones) {
+      const reference = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' });
+      for (const day of days) {
+        const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
+        for (let t = start; t < start + 3 * 86_400_000; t += 7 * 60_000 + 13_000) {
+          expect(localDate(new Date(t), timezone), `${timezone} ${new Date(t).toISOString()}`).to.equal(reference.format(t));
+          checked++;
+        }
+      }
+    }
+    expect(checked).to.be.greaterThan(20_000);
+  });
+
   it('writes yuan with six decimals by string arithmetic, and CSV with a BOM and quoted cells', () => {
     expect([0, 1, 169, 1_000_000, 99_599_722, -1500, 9_007_199_254_740_991].map(yuan)).to.deep.equal([
       '0.000000', '0.000001', '0.000169', '1.000000', '99.599722', '-0.001500', '9007199254.740991',
