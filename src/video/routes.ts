@@ -9,7 +9,8 @@ import { createTask } from '../tasks/creation';
 import { checkCallbackTarget } from '../webhooks/target-guard';
 import { findAssets } from '../assets/lookup';
 import { VIDEO_CREATION, VIDEO_TASK } from './kind';
-import { assetIdsOf, checkAssetRefs, normalizeVideoRequest, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
+import { normalizeVideoRequest } from './normalize';
+import { assetIdsOf, checkAssetRefs, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
 
 /** The spec's cap on a video creation body. */
 export const VIDEO_BODY_LIMIT = 5 * 1024 * 1024;
