@@ -39,7 +39,8 @@ export const tasksProjection: Projection = {
       revision bigint NOT NULL
     );
     CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);
-    CREATE INDEX tasks_account_created ON tasks (account_id, created_at, task_id);`,
+    CREATE INDEX tasks_account_created ON tasks (account_id, created_at, task_id);
+    CREATE INDEX tasks_dropped_webhooks ON tasks (account_id) WHERE deliveries @> '[{"status":"dropped"}]';`,
   eventTypes: TASK_EVENT_TYPES,
   async apply(tx, raw) {
     const event = raw as RecordedEvent & TaskEvent;

@@ -18,7 +18,7 @@ import {
   startEventStream,
   waitUnlessGone,
 } from './http';
-import type { ExtraRoute, SimContext } from './server';
+import type { ExtraRoute, SimContext } from './route';
 import { handleMinutesSummary, isMinutesSummaryRequest } from './minutes-summary';
 import { countMessageTokens, countResponsesInputTokens, responsesUsageObject, splitTokens, type ResponsesUsageObject, type TokenMessage } from '../src/billing/tokens';
 

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../src/billing/tokens';
 import { parseDirectives } from './directives';
 import { sendError, sendJson, waitUnlessGone } from './http';
-import type { SimContext } from './server';
+import type { SimContext } from './route';
 
 export const MINUTES_SUMMARY_SCHEMA_NAME = 'minutes_report_v2';
 const SLOW_MS = 60_000;

@@ -1,14 +1,13 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type Router from '@koa/router';
 import type { Pool } from 'pg';
 import { allProjections } from '../projections';
 import { persistentSecret, resolveAdminToken } from './secrets';
 import { UrlSigner } from './files/signed-urls';
 import { LocalFileStore, type FileStore } from './files/store';
 import { signedFiles } from './files/routes';
-import { JobWorker, type JobHandler } from './jobs/queue';
+import { JobWorker } from './jobs/queue';
 import { TaskEngine } from './tasks/engine';
 import { taskJobHandlers } from './tasks/jobs';
 import { taskProcessManager } from './tasks/process-manager';
@@ -20,10 +19,7 @@ import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
-import { EventStoreDbEventStore } from './eventstore/eventstoredb/store';
 import type { EventStore } from './eventstore/port';
-import { PostgresEventStore } from './eventstore/postgres/store';
-import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { ALL_MODEL_TYPES } from './model-types';
 import { createApp } from './http/app';
@@ -33,15 +29,12 @@ import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
-import type { GatewayState } from './http/context';
-import type { ErrorShape } from './http/errors';
 import { createLogger, type Logger } from './log';
 import { Reconciler } from './processes/reconciler';
 import { READ_MODEL_SCHEMA, type Consumer } from './projections-runtime/consumer';
 import { LeaseHolder } from './projections-runtime/leases';
 import { ConsumerProgress } from './projections-runtime/progress';
 import { ConsumerRunner } from './projections-runtime/runner';
-import { runtimeMigrations } from './projections-runtime/schema';
 import { consumerStatuses } from './projections-runtime/status';
 import { ensureProjectionTables } from './projections-runtime/tables';
 import { GatewayMetrics } from './metrics/gateway-metrics';
@@ -50,17 +43,24 @@ import { countMoneyMovements } from './metrics/money-movements';
 import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
+import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
 
-export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
+import type { Feature } from './feature-types';
+import { ALL_MIGRATIONS, createEventStore } from './storage';
 
-/** Everything the gateway's features are built from; features add routers and consumers to it. */
-export interface Core {
+// The CLI tools and the tests build their storage the gateway's way.
+export { ALL_MIGRATIONS, createEventStore };
+
+/**
+ * Every service of the gateway. Only the composition root (this module and src/features.ts) sees
+ * it whole: each feature is handed the few services its own Deps type names.
+ */
+export interface Services {
   readonly config: Config;
   readonly logger: Logger;
   readonly pool: Pool;
   readonly store: EventStore;
   readonly accounts: AccountService;
-  readonly accountCommands: AccountCommands;
   readonly progress: ConsumerProgress;
   readonly clock: () => Date;
   readonly catalog: Catalog;
@@ -74,23 +74,21 @@ export interface Core {
   readonly metrics: GatewayMetrics;
 }
 
-/** A capability of the gateway: its HTTP routes, its consumers and its background workers. */
-export interface Feature {
-  readonly routers?: readonly Router<GatewayState>[];
-  /** Process managers of the feature (its read models belong in projections/index.ts). */
-  readonly consumers?: readonly Consumer[];
-  /** Job kinds the feature's consumers schedule (durable timers, side effects), by kind. */
-  readonly jobHandlers?: Readonly<Record<string, JobHandler>>;
-  readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
-  start?(): void;
-  stop?(): Promise<void>;
+/** A feature as the root mounts it: its process managers (from settings alone) and how it is built from the services. */
+export interface GatewayFeature {
+  /**
+   * The feature's consumers. They need settings only, so the root creates every consumer's
+   * runner before the services that wait on runners (ConsumerProgress) exist.
+   */
+  readonly consumers?: (config: Config) => readonly Consumer[];
+  readonly build: (services: Services) => Feature;
 }
 
-export type FeatureFactory = (core: Core) => Feature;
-
-export interface Gateway extends Core {
+/** The running gateway, as the entry point and the tests hold it. */
+export interface Gateway extends Services {
   readonly url: string;
   readonly adminToken: string;
+  readonly accountCommands: AccountCommands;
   readonly reconciler: Reconciler;
   readonly runners: ReadonlyMap<string, ConsumerRunner>;
   readonly server: http.Server;
@@ -104,7 +102,7 @@ export interface Gateway extends Core {
 export interface GatewayOptions {
   readonly logger?: Logger;
   readonly clock?: () => Date;
-  readonly features?: readonly FeatureFactory[];
+  readonly features?: readonly GatewayFeature[];
   /** Use this database instead of opening one from the config (tests share one embedded server). */
   readonly database?: Database;
   /** Serves the channels CHANNELS leaves out (all of them when it is unset); see Upstreams. */
@@ -112,12 +110,6 @@ export interface GatewayOptions {
 }
 
 type BoundPort = Awaited<ReturnType<typeof bindPort>>;
-
-export function createEventStore(config: Config, pool: Pool): EventStore {
-  return config.eventStore === 'eventstoredb'
-    ? new EventStoreDbEventStore({ connectionString: config.esdbConnectionString! })
-    : new PostgresEventStore({ pool, pollIntervalMs: config.subscriptionPollMs });
-}
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -147,7 +139,10 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
 
   const metrics = new GatewayMetrics();
   const store = new MeteredEventStore(createEventStore(config, pool), (stream, events, outcome, seconds) => metrics.observeAppend(stream, events, outcome, seconds));
-  const runners = new Map<string, ConsumerRunner>();
+  // Every consumer's runner exists before ConsumerProgress, which watches them: none can be missing.
+  const featureDefs = options.features ?? [];
+  const consumers = [...allProjections, taskProcessManager(config), ...featureDefs.flatMap((f) => f.consumers?.(config) ?? [])];
+  const runners: ReadonlyMap<string, ConsumerRunner> = new Map(consumers.map((consumer) => [consumer.name, new ConsumerRunner(pool, store, consumer, logger, READ_MODEL_SCHEMA)]));
   const progress = new ConsumerProgress(pool, store, runners);
   const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
@@ -177,16 +172,11 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
     },
   });
-  const core: Core = { config, logger, pool, store, accounts, accountCommands, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
-  const features = (options.features ?? []).map((make) => make(core));
+  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
+  const features = featureDefs.map((feature) => feature.build(services));
 
   const leases = new LeaseHolder(pool, logger);
-  const processManagers: Consumer[] = [taskProcessManager(config)];
-  for (const consumer of [...allProjections, ...processManagers, ...features.flatMap((f) => f.consumers ?? [])]) {
-    const runner = new ConsumerRunner(pool, store, consumer, logger, READ_MODEL_SCHEMA);
-    runners.set(consumer.name, runner);
-    runner.start(leases);
-  }
+  for (const runner of runners.values()) runner.start(leases);
   const reconciler = new Reconciler(pool, store, accounts, logger, {
     intervalMs: config.reconcileIntervalMs,
     orphanGraceMs: config.orphanReservationGraceMs,
@@ -233,6 +223,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
+    adminRouters: [droppedWebhooksRouter(pool)],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
@@ -263,7 +254,8 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   logger.info({ url, eventStore: store.kind, pid: process.pid }, 'gateway listening');
 
   return {
-    ...core,
+    ...services,
+    accountCommands,
     url,
     adminToken,
     reconciler,

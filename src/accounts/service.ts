@@ -300,13 +300,13 @@ export class AccountService {
     return key;
   }
 
-  /** Accounts by name (`query`: a case-insensitive part of it), in id order, for the operator. */
+  /** Accounts by name or id (`query`: a case-insensitive part of the name, or the whole id), in id order, for the operator. */
   async listAccounts(query: string | null, page: { after: string | null; limit: number }): Promise<{ accounts: AccountView[]; hasMore: boolean }> {
     const { rows } = await this.pool.query<{ account_id: string; name: string; available: string; frozen: string; default_video_url_mode: VideoUrlMode; timezone: string }>(
       `SELECT a.account_id, a.name, a.default_video_url_mode, a.timezone, b.available, b.frozen FROM rm.accounts a JOIN rm.balances b USING (account_id)
-       WHERE ($1::text IS NULL OR a.name ILIKE '%' || $1 || '%') AND ($2::text IS NULL OR a.account_id > $2)
+       WHERE ($1::text IS NULL OR a.name ILIKE '%' || $1 || '%' OR a.account_id = $4) AND ($2::text IS NULL OR a.account_id > $2)
        ORDER BY a.account_id LIMIT $3`,
-      [query === null ? null : query.replace(/[\\%_]/g, (c) => `\\${c}`), page.after, page.limit + 1],
+      [query === null ? null : query.replace(/[\\%_]/g, (c) => `\\${c}`), page.after, page.limit + 1, query],
     );
     const accounts = rows.slice(0, page.limit).map((row) => ({
       id: row.account_id,

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -17,6 +16,25 @@ import { listGroupAssets, readGroup, renderGroup, type AssetGroupRow } from './g
 import { verificationFee } from './model-type';
 import { checkImageUrl, parseAssetRequest, parseSessionRequest, type AssetRequest, type SessionRequest } from './request';
 import { SESSION_CREATION, SESSION_KIND, SESSION_TASK } from './session-kind';
+import type { Pool } from 'pg';
+import type { Catalog } from '../billing/catalog';
+import type { Config } from '../config';
+import type { UrlSigner } from '../files/signed-urls';
+import type { RateLimiter } from '../http/rate-limit';
+import type { ConsumerProgress } from '../projections-runtime/progress';
+import type { TaskEngine } from '../tasks/engine';
+
+/** What the asset group endpoints use. */
+export interface AssetGroupsDeps {
+  readonly tasks: TaskEngine;
+  readonly catalog: Catalog;
+  readonly pool: Pool;
+  readonly progress: Pick<ConsumerProgress, 'waitForStream'>;
+  readonly rateLimiter: Pick<RateLimiter, 'take'>;
+  readonly signer: UrlSigner;
+  readonly config: Pick<Config, 'projectionWaitMs' | 'fileUrlAllowPrivateTargets'>;
+}
+
 
 const GROUP_VIEWS = ['asset-groups'];
 
@@ -25,31 +43,31 @@ const GROUP_VIEWS = ['asset-groups'];
  * it is verified, failed or expired; add images to a verified group and read them until active.
  * Unknown ids and other accounts' ids answer the same 404.
  */
-export function assetGroupsRouter(core: Core): Router<GatewayState> {
+export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/asset-groups', sensitive: true });
-  const tasks = core.tasks;
-  const waitMs = core.config.projectionWaitMs;
+  const tasks = deps.tasks;
+  const waitMs = deps.config.projectionWaitMs;
 
   /** The verification service: the catalog's first model of the type, checked against the key like any model. */
   function verificationModel(auth: AuthenticatedKey): ModelEntry {
-    const id = core.catalog.list('asset_verification')[0]?.id ?? 'asset-verification';
-    return resolveModel(core.catalog, auth, id, ['asset_verification']);
+    const id = deps.catalog.list('asset_verification')[0]?.id ?? 'asset-verification';
+    return resolveModel(deps.catalog, auth, id, ['asset_verification']);
   }
 
   async function groupOf(ctx: GatewayContext, groupId: string): Promise<AssetGroupRow> {
-    const group = await readGroup(core.pool, groupId, authOf(ctx).accountId);
+    const group = await readGroup(deps.pool, groupId, authOf(ctx).accountId);
     if (!group) throw new ApiError(404, 'asset_group_not_found', `asset group ${groupId} not found`, { param: 'group_id' });
     return group;
   }
 
   async function sessionRow(accountId: string, sessionId: string): Promise<TaskRow | null> {
     // Both views: a client that saw `verified` here finds its group verified too.
-    await core.progress.waitForStream(taskStream(SESSION_KIND, sessionId), ['tasks', ...GROUP_VIEWS], waitMs);
+    await deps.progress.waitForStream(taskStream(SESSION_KIND, sessionId), ['tasks', ...GROUP_VIEWS], waitMs);
     return tasks.read(SESSION_KIND, sessionId, accountId);
   }
 
   router.post('/validate-session', (ctx) =>
-    createTask(core, ctx, {
+    createTask(deps, ctx, {
       kind: SESSION_TASK,
       policy: SESSION_CREATION,
       async check(ctx) {
@@ -67,7 +85,7 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
       // As fresh as the inline submission left it: with its verification_url once the provider took it.
       async answer({ row }, ctx) {
         const fresh = (await sessionRow(authOf(ctx).accountId, row.task_id)) ?? row;
-        return tasks.kind(SESSION_KIND).render(fresh, core.signer);
+        return tasks.kind(SESSION_KIND).render(fresh, deps.signer);
       },
     }),
   );
@@ -75,7 +93,7 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
   router.get('/validate-session/:sessionId', async (ctx) => {
     const row = await sessionRow(authOf(ctx).accountId, ctx.params.sessionId!);
     if (!row) throw new ApiError(404, 'session_not_found', `verification session ${ctx.params.sessionId} not found`);
-    ctx.body = tasks.kind(SESSION_KIND).render(row, core.signer);
+    ctx.body = tasks.kind(SESSION_KIND).render(row, deps.signer);
   });
 
   router.get('/:groupId', async (ctx) => {
@@ -83,18 +101,18 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
   });
 
   router.post('/:groupId/assets', (ctx) =>
-    createTask(core, ctx, {
+    createTask(deps, ctx, {
       kind: ASSET_TASK,
       policy: ASSET_CREATION,
       async check(ctx) {
         let group = await groupOf(ctx, ctx.params.groupId!);
         if (group.status !== 'verified') {
           // The client may have just read its session as verified from the other view.
-          await core.progress.waitForStream(taskStream(SESSION_KIND, group.last_session_id), GROUP_VIEWS, waitMs);
+          await deps.progress.waitForStream(taskStream(SESSION_KIND, group.last_session_id), GROUP_VIEWS, waitMs);
           group = await groupOf(ctx, group.group_id);
         }
         const body = parseAssetRequest(await readJson(ctx));
-        const url = checkImageUrl(body.url, { allowPrivateTargets: core.config.fileUrlAllowPrivateTargets });
+        const url = checkImageUrl(body.url, { allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
         if (group.status !== 'verified' || !group.upstream_group_id) {
           throw new ApiError(409, 'asset_group_not_verified', `asset group ${group.group_id} is not verified: open a verification session and have the person complete it first`, { param: 'group_id' });
         }
@@ -104,15 +122,15 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
         return { model: model.id, request, estimate: 0, callback: null };
       },
       complete: nothingOutside,
-      answer: ({ row }) => tasks.kind(ASSET_KIND).render(row, core.signer),
+      answer: ({ row }) => tasks.kind(ASSET_KIND).render(row, deps.signer),
     }),
   );
 
   router.get('/:groupId/assets', async (ctx) => {
     const group = await groupOf(ctx, ctx.params.groupId!);
-    const { rows, hasMore } = await listGroupAssets(core.pool, group.group_id, group.account_id, pageParams(ctx.query));
+    const { rows, hasMore } = await listGroupAssets(deps.pool, group.group_id, group.account_id, pageParams(ctx.query));
     ctx.body = listBody(
-      rows.map((r) => tasks.kind(ASSET_KIND).render(r, core.signer)),
+      rows.map((r) => tasks.kind(ASSET_KIND).render(r, deps.signer)),
       hasMore,
       (a) => String(a.id),
     );
@@ -124,7 +142,7 @@ export function assetGroupsRouter(core: Core): Router<GatewayState> {
     if (!row || decodeRow(ASSET_TASK, row).request.group_id !== ctx.params.groupId) {
       throw new ApiError(404, 'asset_not_found', `asset ${ctx.params.assetId} not found in group ${ctx.params.groupId}`);
     }
-    ctx.body = tasks.kind(ASSET_KIND).render(row, core.signer);
+    ctx.body = tasks.kind(ASSET_KIND).render(row, deps.signer);
   });
 
   return router;

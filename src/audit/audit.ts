@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { comparePositions, formatPosition, type EventStore, type GlobalPosition, type RecordedEvent } from '../eventstore/port';
 import { applyEvents, READ_MODEL_SCHEMA, REPLAY_PAGE_EVENTS, type Projection } from '../projections-runtime/consumer';
 import { ensureProjectionTables } from '../projections-runtime/tables';
-import type { ProgressSink } from '../cli/progress';
+import type { ProgressSink } from '../projections-runtime/progress-sink';
 import { LedgerInvariantChecker } from './ledger-invariants';
 
 export interface AuditReport {

@@ -1,9 +1,18 @@
 import type { ModelEntry } from './catalog';
 import { RequestCharge } from './request-charge';
 import type { AuthenticatedKey } from '../accounts/service';
-import type { Core } from '../gateway';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
+import type { AccountService } from '../accounts/service';
+import type { Config } from '../config';
+import type { RateLimiter } from '../http/rate-limit';
+
+/** What the billing frame of a metered call uses. */
+export interface MeteringDeps {
+  readonly rateLimiter: Pick<RateLimiter, 'take'>;
+  readonly accounts: AccountService;
+  readonly config: Pick<Config, 'requestReservationTtlMs'>;
+}
 
 /**
  * The billing frame of every synchronous metered call: count the request against the key's rate
@@ -12,22 +21,22 @@ import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-err
  * failure releases it and answers in the client's terms.
  */
 export async function metered<T>(
-  core: Core,
+  deps: MeteringDeps,
   ctx: GatewayContext,
   input: { model: ModelEntry; estimate: number; admit?: (auth: AuthenticatedKey) => Promise<void> },
   work: (charge: RequestCharge) => Promise<T>,
 ): Promise<T> {
   const auth = authOf(ctx);
   if (input.admit) await input.admit(auth);
-  else core.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-  const charge = await RequestCharge.reserve(core.accounts, ctx.state.logger, {
+  else deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
+  const charge = await RequestCharge.reserve(deps.accounts, ctx.state.logger, {
     accountId: auth.accountId,
     amount: input.estimate,
     requestId: ctx.state.requestId,
     model: input.model.id,
     actor: auth.keyId,
     endpoint: endpointOf(ctx),
-    ttlMs: core.config.requestReservationTtlMs,
+    ttlMs: deps.config.requestReservationTtlMs,
   });
   try {
     return await work(charge);

@@ -3,7 +3,6 @@ import { chatCapabilities, chatPricing } from './model-type';
 import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
 import { countMessageTokens, countTokens } from '../billing/tokens';
-import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -11,8 +10,18 @@ import { resolveModel } from '../http/models-access';
 import { SseResponse } from '../http/sse';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
-import { abortOnDisconnect, metered } from '../billing/metered';
+import { abortOnDisconnect, metered, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
+import type { Catalog } from '../billing/catalog';
+import type { Config } from '../config';
+import type { Upstreams } from '../upstreams/registry';
+
+/** What the chat endpoints (chat completions, Responses) use. */
+export type ChatDeps = MeteringDeps & {
+  readonly catalog: Catalog;
+  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly config: Pick<Config, 'ssePingMs'>;
+};
 
 interface ChatUsage {
   prompt_tokens: number;
@@ -64,13 +73,13 @@ function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number
   };
 }
 
-export async function handleChatCompletion(core: Core, ctx: GatewayContext): Promise<void> {
+export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext): Promise<void> {
   const request = parseChatRequest(await readJson(ctx));
-  const model = resolveModel(core.catalog, authOf(ctx), request.model, ['chat']);
+  const model = resolveModel(deps.catalog, authOf(ctx), request.model, ['chat']);
   const plan = chatPlan(model, request);
-  const channel = core.upstreams.channel(model.channel);
-  await metered(core, ctx, { model, estimate: plan.estimate }, (charge) =>
-    request.stream ? streamChat(core, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
+  const channel = deps.upstreams.channel(model.channel);
+  await metered(deps, ctx, { model, estimate: plan.estimate }, (charge) =>
+    request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
   );
 }
 
@@ -100,7 +109,7 @@ function countedUsage(model: ModelEntry, promptTokens: number, delivered: string
 }
 
 async function streamChat(
-  core: Core,
+  deps: ChatDeps,
   ctx: GatewayContext,
   channel: Channel,
   model: ModelEntry,
@@ -114,7 +123,7 @@ async function streamChat(
   const upstreamAbort = abortOnDisconnect(ctx);
   // Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain JSON error answer.
   const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), upstreamAbort);
-  const sse = new SseResponse(ctx, core.config.ssePingMs);
+  const sse = new SseResponse(ctx, deps.config.ssePingMs);
   const includeUsage = request.stream_options?.include_usage === true;
   let delivered = '';
   let usage: ChatUsage | null = null;

@@ -1,19 +1,19 @@
 import Router from '@koa/router';
-import type { FeatureFactory } from '../gateway';
+import type { FeatureFactory } from '../feature-types';
 import type { GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
-import { handleChatCompletion } from './chat-completions';
+import { handleChatCompletion, type ChatDeps } from './chat-completions';
 import { getModel, listModels } from './models-route';
 import { handleResponses } from './responses';
 
 /** The model catalog, OpenAI-compatible chat completions and the Responses interface. */
-export const chatFeature: FeatureFactory = (core) => {
+export const chatFeature: FeatureFactory<ChatDeps> = (deps) => {
   const router = new Router<GatewayState>({ sensitive: true });
-  router.get('/v1/models', (ctx) => listModels(core.catalog, ctx));
+  router.get('/v1/models', (ctx) => listModels(deps.catalog, ctx));
   router.get('/v1/models/:id', (ctx) => {
-    if (!getModel(core.catalog, ctx, ctx.params.id!)) throw new ApiError(404, 'model_not_found', `The model '${ctx.params.id}' does not exist`);
+    if (!getModel(deps.catalog, ctx, ctx.params.id!)) throw new ApiError(404, 'model_not_found', `The model '${ctx.params.id}' does not exist`);
   });
-  router.post('/v1/chat/completions', (ctx) => handleChatCompletion(core, ctx));
-  router.post('/v1/responses', (ctx) => handleResponses(core, ctx));
+  router.post('/v1/chat/completions', (ctx) => handleChatCompletion(deps, ctx));
+  router.post('/v1/responses', (ctx) => handleResponses(deps, ctx));
   return { routers: [router] };
 };

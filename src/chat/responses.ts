@@ -3,7 +3,6 @@ import { chatCapabilities, chatPricing } from './model-type';
 import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
 import { countResponsesInputTokens, countTokens, responsesUsageObject } from '../billing/tokens';
-import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -13,6 +12,7 @@ import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { abortOnDisconnect, metered } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
+import type { ChatDeps } from './chat-completions';
 
 interface ResponsesUsage {
   input_tokens: number;
@@ -80,13 +80,13 @@ function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage,
  * POST /v1/responses, passed to the channel's Responses endpoint. An upstream without that
  * interface answers with its error, which is passed through; the reservation is released.
  */
-export async function handleResponses(core: Core, ctx: GatewayContext): Promise<void> {
+export async function handleResponses(deps: ChatDeps, ctx: GatewayContext): Promise<void> {
   const request = parseResponsesRequest(await readJson(ctx));
-  const model = resolveModel(core.catalog, authOf(ctx), request.model, ['chat']);
+  const model = resolveModel(deps.catalog, authOf(ctx), request.model, ['chat']);
   const p = plan(model, request);
-  const channel = core.upstreams.channel(model.channel);
-  await metered(core, ctx, { model, estimate: p.estimate }, async (charge) => {
-    if (request.stream) return streamResponses(core, ctx, channel, model, request, p, charge);
+  const channel = deps.upstreams.channel(model.channel);
+  await metered(deps, ctx, { model, estimate: p.estimate }, async (charge) => {
+    if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
     const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), abortOnDisconnect(ctx));
     const usage = response.usage ?? counted(model, p.inputTokens, outputText(response));
     await settle(charge, model, usage);
@@ -95,7 +95,7 @@ export async function handleResponses(core: Core, ctx: GatewayContext): Promise<
 }
 
 async function streamResponses(
-  core: Core,
+  deps: ChatDeps,
   ctx: GatewayContext,
   channel: Channel,
   model: ModelEntry,
@@ -106,7 +106,7 @@ async function streamResponses(
   // Watching the client from the start, not from the first byte (see streamChat).
   const upstreamAbort = abortOnDisconnect(ctx);
   const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, upstreamAbort);
-  const sse = new SseResponse(ctx, core.config.ssePingMs);
+  const sse = new SseResponse(ctx, deps.config.ssePingMs);
   let delivered = '';
   let sequence = -1;
   let response: ResponseObject | null = null;

@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../config';
 import { openDatabase, type Database } from '../db/database';
 import { migrate } from '../db/migrations';
 import type { EventStore } from '../eventstore/port';
-import { ALL_MIGRATIONS, createEventStore } from '../gateway';
+import { ALL_MIGRATIONS, createEventStore } from '../storage';
 import { createLogger, type Logger } from '../log';
 import { READ_MODEL_SCHEMA } from '../projections-runtime/consumer';
 import { ensureProjectionTables } from '../projections-runtime/tables';

@@ -28,6 +28,8 @@ export interface AppDeps {
   readonly pool: Pool;
   /** The lag of every consumer, for the operator. */
   readonly consumerStatus: () => Promise<unknown>;
+  /** Further routers of the admin API; each of their routes needs the admin token. */
+  readonly adminRouters?: readonly Router<GatewayState>[];
   /** Routers of the /v1 API; each of their routes needs an API key. */
   readonly apiRouters: readonly Router<GatewayState>[];
   /** Unauthenticated middleware that answers before the API (signed file links). */
@@ -81,6 +83,7 @@ export function createApp(deps: AppDeps): GatewayApp {
     ...(deps.dashboard ? [[deps.dashboard.sessionRouter(lockout), 'public'] as [Router<GatewayState>, RouteAccess]] : []),
     [adminRouter(deps.accounts), 'admin'],
     [operationsRouter(deps.catalog, deps.consumerStatus, deps.pool), 'admin'],
+    ...(deps.adminRouters ?? []).map((router): [Router<GatewayState>, RouteAccess] => [router, 'admin']),
     [accountRouter(deps.accounts), 'api_key'],
     ...deps.apiRouters.map((router): [Router<GatewayState>, RouteAccess] => [router, 'api_key']),
   ];

@@ -1,8 +1,27 @@
 import type { ParameterizedContext } from 'koa';
 import type { AuthenticatedKey } from '../accounts/service';
 import type { Logger } from '../log';
-import type { ErrorShape } from './errors';
-import type { MountedCredential } from './routing';
+import type { ApiError, ErrorShape } from './errors';
+
+/** Who may call a route: anyone, an API key holder, or the operator with the admin token. */
+export type RouteAccess = 'public' | 'api_key' | 'admin';
+
+/** How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state. */
+export interface Credential {
+  check(ctx: GatewayContext): Promise<void>;
+  refusal(): ApiError;
+}
+
+/**
+ * Set on ctx.state by a middleware that serves routes under a second prefix with another
+ * credential (the dashboard serves /v1 and /admin/v1 under /dashboard/api with its session): the
+ * route guard then asks this credential instead of the route's own, and only routes of `access`
+ * are reachable that way. The routes and their handlers stay the same.
+ */
+export interface MountedCredential {
+  readonly access: Exclude<RouteAccess, 'public'>;
+  readonly credential: Credential;
+}
 
 export interface GatewayState {
   requestId: string;

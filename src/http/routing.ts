@@ -1,34 +1,17 @@
 import type Router from '@koa/router';
 import type { Middleware, Next } from 'koa';
-import type { GatewayContext, GatewayState } from './context';
+import type { Credential, GatewayContext, GatewayState, RouteAccess } from './context';
 import type { CredentialLockout } from './credential-lockout';
 import { ApiError } from './errors';
 import { assertSafeText, isSafeText } from './safe-text';
 
-/** Who may call a route: anyone, an API key holder, or the operator with the admin token. */
-export type RouteAccess = 'public' | 'api_key' | 'admin';
+// The route access and credential types live with the request state that carries them (context.ts).
+export type { Credential, MountedCredential, RouteAccess } from './context';
 
 export interface RouteInfo {
   readonly method: string;
   readonly path: string;
   readonly access: RouteAccess;
-}
-
-/** How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state. */
-export interface Credential {
-  check(ctx: GatewayContext): Promise<void>;
-  refusal(): ApiError;
-}
-
-/**
- * Set on ctx.state by a middleware that serves routes under a second prefix with another
- * credential (the dashboard serves /v1 and /admin/v1 under /dashboard/api with its session): the
- * route guard then asks this credential instead of the route's own, and only routes of `access`
- * are reachable that way. The routes and their handlers stay the same.
- */
-export interface MountedCredential {
-  readonly access: Exclude<RouteAccess, 'public'>;
-  readonly credential: Credential;
 }
 
 const STATUSES = Symbol('spec statuses');

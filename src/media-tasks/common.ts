@@ -1,21 +1,29 @@
 import { DomainError } from '../domain/decider';
 import type { UrlSigner } from '../files/signed-urls';
-import type { Core } from '../gateway';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { taskStream } from '../tasks/events';
-import { TASK_VIEWS } from '../tasks/engine';
+import { TASK_VIEWS, type TaskEngine } from '../tasks/engine';
 import type { TaskRow, TaskRowHead } from '../tasks/view-row';
 import type { PollThrottle } from './poll-throttle';
+import type { Config } from '../config';
+import type { ConsumerProgress } from '../projections-runtime/progress';
+
+/** What reading and cancelling a task uses. */
+export interface TaskReadDeps {
+  readonly tasks: Pick<TaskEngine, 'read' | 'run' | 'now'>;
+  readonly progress: Pick<ConsumerProgress, 'waitFor'>;
+  readonly config: Pick<Config, 'projectionWaitMs'>;
+}
 
 /**
  * A status read: the caller's task (404 for unknown ids and other accounts' tasks, the same
  * answer so ids leak nothing), then the polling limit of this key on this task (429).
  */
-export async function readPolledTask(core: Core, ctx: GatewayContext, kind: string, label: string, throttle: PollThrottle): Promise<TaskRow> {
+export async function readPolledTask(deps: TaskReadDeps, ctx: GatewayContext, kind: string, label: string, throttle: PollThrottle): Promise<TaskRow> {
   const auth = authOf(ctx);
   const id = ctx.params.taskId!;
-  const row = await core.tasks.read(kind, id, auth.accountId);
+  const row = await deps.tasks.read(kind, id, auth.accountId);
   if (!row) throw new ApiError(404, 'task_not_found', `${label} task ${id} not found`);
   throttle.take(auth.keyId, id);
   return row;
@@ -26,14 +34,14 @@ export async function readPolledTask(core: Core, ctx: GatewayContext, kind: stri
  * releases its reservation, and the task's next poll tells the upstream to stop. A finished
  * task answers 409 `task_finished`; unknown ids 404.
  */
-export async function cancelTask(core: Core, ctx: GatewayContext, kind: string, label: string): Promise<TaskRow> {
+export async function cancelTask(deps: TaskReadDeps, ctx: GatewayContext, kind: string, label: string): Promise<TaskRow> {
   const auth = authOf(ctx);
   const id = ctx.params.taskId!;
-  const row = await core.tasks.read(kind, id, auth.accountId);
+  const row = await deps.tasks.read(kind, id, auth.accountId);
   if (!row) throw new ApiError(404, 'task_not_found', `${label} task ${id} not found`);
   let position;
   try {
-    const result = await core.tasks.run(taskStream(kind, id), { type: 'Cancel', reason: 'cancelled by the client', now: core.tasks.now() }, { requestId: ctx.state.requestId });
+    const result = await deps.tasks.run(taskStream(kind, id), { type: 'Cancel', reason: 'cancelled by the client', now: deps.tasks.now() }, { requestId: ctx.state.requestId });
     position = result.position;
   } catch (err) {
     if (err instanceof DomainError && err.code === 'task_finished') {
@@ -41,8 +49,8 @@ export async function cancelTask(core: Core, ctx: GatewayContext, kind: string, 
     }
     throw err;
   }
-  if (position) await core.progress.waitFor(position, TASK_VIEWS, core.config.projectionWaitMs);
-  const fresh = await core.tasks.read(kind, id, auth.accountId);
+  if (position) await deps.progress.waitFor(position, TASK_VIEWS, deps.config.projectionWaitMs);
+  const fresh = await deps.tasks.read(kind, id, auth.accountId);
   if (!fresh) throw new Error(`task ${id} vanished from the tasks view`);
   return fresh;
 }

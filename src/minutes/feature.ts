@@ -1,7 +1,13 @@
-import type { FeatureFactory } from '../gateway';
+import type { Config } from '../config';
+import type { FeatureFactory } from '../feature-types';
+import type { UrlSigner } from '../files/signed-urls';
+import type { FileStore } from '../files/store';
+import type { Logger } from '../log';
+import type { Consumer } from '../projections-runtime/consumer';
+import type { Upstreams } from '../upstreams/registry';
 import { FileProbe } from './file-probe';
 import { minutesKind } from './kind';
-import { minutesRouter, summariesRouter } from './routes';
+import { minutesRouter, summariesRouter, type MinutesRouteDeps } from './routes';
 import { minutesJobHandlers, minutesProcessManager } from './summary-stage';
 import { summaryKind } from './summary-kind';
 
@@ -11,19 +17,31 @@ import { summaryKind } from './summary-kind';
  * `partner-minutes` (a partner's minutes API); new summaries on request (POST /v1/summaries).
  * Errors of these endpoints use shape B.
  */
-export const minutesFeature: FeatureFactory = (core) => {
-  core.tasks.register(minutesKind({ catalog: core.catalog, upstreams: core.upstreams, pollMs: core.config.taskPollMs }));
-  core.tasks.register(summaryKind({ catalog: core.catalog, upstreams: core.upstreams, loadTask: (stream) => core.tasks.load(stream), pollMs: core.config.taskPollMs }));
-  const probe = new FileProbe({ files: core.files, signer: core.signer, allowPrivateTargets: core.config.fileUrlAllowPrivateTargets });
+export type MinutesDeps = MinutesRouteDeps & {
+  readonly upstreams: Upstreams;
+  readonly logger: Logger;
+  readonly files: FileStore;
+  readonly signer: UrlSigner;
+  readonly config: Pick<Config, 'taskPollMs' | 'fileUrlAllowPrivateTargets' | 'minutesSummaryTimeoutMs'>;
+};
+
+/** The minutes process manager (the durable summary timeout); it needs settings only. */
+export function minutesConsumers(config: Pick<Config, 'minutesSummaryTimeoutMs'>): Consumer[] {
+  return [minutesProcessManager({ summaryTimeoutMs: config.minutesSummaryTimeoutMs })];
+}
+
+export const minutesFeature: FeatureFactory<MinutesDeps> = (deps) => {
+  deps.tasks.register(minutesKind({ catalog: deps.catalog, upstreams: deps.upstreams, pollMs: deps.config.taskPollMs }));
+  deps.tasks.register(summaryKind({ catalog: deps.catalog, upstreams: deps.upstreams, loadTask: (stream) => deps.tasks.load(stream), pollMs: deps.config.taskPollMs }));
+  const probe = new FileProbe({ files: deps.files, signer: deps.signer, allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
   return {
-    routers: [minutesRouter(core, probe), summariesRouter(core)],
-    consumers: [minutesProcessManager({ summaryTimeoutMs: core.config.minutesSummaryTimeoutMs })],
+    routers: [minutesRouter(deps, probe), summariesRouter(deps)],
     jobHandlers: minutesJobHandlers({
-      engine: core.tasks,
-      catalog: core.catalog,
-      upstreams: core.upstreams,
-      logger: core.logger,
-      summaryTimeoutMs: core.config.minutesSummaryTimeoutMs,
+      engine: deps.tasks,
+      catalog: deps.catalog,
+      upstreams: deps.upstreams,
+      logger: deps.logger,
+      summaryTimeoutMs: deps.config.minutesSummaryTimeoutMs,
     }),
     errorShapes: [[/^\/v1\/(audio\/minutes|summaries)(\/|$)/, 'minutes']],
     stop: () => probe.close(),

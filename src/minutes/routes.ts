@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Next } from 'koa';
 import { chatPricing } from '../chat/model-type';
-import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError, toApiError } from '../http/errors';
@@ -20,6 +19,17 @@ import { planSummaryParts } from './summarizer';
 import { partLimitsOf, type FrozenSummary } from './summary-parts';
 import { transcriptOf } from './transcript';
 import { renderMinutes, renderSummary } from './view';
+import type { Catalog } from '../billing/catalog';
+import type { RateLimiter } from '../http/rate-limit';
+import type { TaskEngine } from '../tasks/engine';
+
+/** What the minutes and summaries endpoints use. */
+export interface MinutesRouteDeps {
+  readonly tasks: TaskEngine;
+  readonly catalog: Catalog;
+  readonly rateLimiter: Pick<RateLimiter, 'take'>;
+}
+
 
 /**
  * The creator submits to the provider inline, to answer 400/502 with the provider's verdict; the
@@ -50,25 +60,25 @@ async function shapeBTypes(_ctx: GatewayContext, next: Next): Promise<void> {
 }
 
 /** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
-export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState> {
+export function minutesRouter(deps: MinutesRouteDeps, probe: FileProbe): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes', sensitive: true });
-  const tasks = core.tasks;
+  const tasks = deps.tasks;
   router.use(shapeBTypes);
 
   router.post('/', (ctx) =>
-    createTask(core, ctx, {
+    createTask(deps, ctx, {
       kind: MINUTES_TASK,
       policy: MINUTES_CREATION,
       async check(ctx) {
         const body = parseMinutesRequest(await readJson(ctx));
-        const model = minutesModel(core.catalog, body.model);
+        const model = minutesModel(deps.catalog, body.model);
         if (!keyAllows(authOf(ctx), model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
         return { body, model };
       },
       async complete({ body, model }, ctx) {
         // Probed first: the file's media type decides file_type when the URL's suffix does not.
         const probed = await probe.inspect(body.file_url);
-        const normalized = normalizeMinutesRequest(core.catalog, model, body, ctx.state.requestId, probed.mediaType);
+        const normalized = normalizeMinutesRequest(deps.catalog, model, body, ctx.state.requestId, probed.mediaType);
         const fileBytes = probed.bytes;
         const maxBytes = minutesCapabilities(model).max_file_bytes;
         // The spec's "under 1 GB": a file of exactly max_file_bytes is refused too.
@@ -76,7 +86,7 @@ export function minutesRouter(core: Core, probe: FileProbe): Router<GatewayState
           throw new ApiError(400, 'file_too_large', `the file has ${fileBytes} bytes; ${model.id} accepts files under ${maxBytes} bytes`, { param: 'file_url' });
         }
         const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };
-        return { model: model.id, request, estimate: minutesEstimate(core.catalog, request), callback: null };
+        return { model: model.id, request, estimate: minutesEstimate(deps.catalog, request), callback: null };
       },
       answer: ({ row, request }) => ({ id: row.task_id, request_id: request.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() }),
     }),
@@ -112,13 +122,13 @@ const parseSummaryRequest = validator<{ task_id: string }>(SUMMARY_REQUEST_SCHEM
  * resource; GET /v1/summaries/{id} reads it. Billed as a summary: its own reservation of the
  * summary's upper bound, settled by the tokens observed.
  */
-export function summariesRouter(core: Core): Router<GatewayState> {
+export function summariesRouter(deps: MinutesRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/summaries', sensitive: true });
-  const tasks = core.tasks;
+  const tasks = deps.tasks;
   router.use(shapeBTypes);
 
   router.post('/', (ctx) =>
-    createTask(core, ctx, {
+    createTask(deps, ctx, {
       kind: SUMMARY_TASK,
       policy: SUMMARY_CREATION,
       async check(ctx) {
@@ -133,7 +143,7 @@ export function summariesRouter(core: Core): Router<GatewayState> {
         if (!transcript || (row.status !== 'succeeded' && row.status !== 'failed')) {
           throw new ApiError(400, 'transcription_unavailable', `task ${body.task_id} has no completed transcription to summarise`, { param: 'task_id' });
         }
-        const chat = core.catalog.get(minutesRequest.summary.model);
+        const chat = deps.catalog.get(minutesRequest.summary.model);
         if (!chat || chat.type !== 'chat') throw new ApiError(400, 'summary_not_supported', `the summary model ${minutesRequest.summary.model} is no longer available`, { param: 'task_id' });
         const pricing = chatPricing(chat);
         const { model: _model, input_per_million: _input, output_per_million: _output, ...limits } = minutesRequest.summary;

@@ -188,6 +188,28 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
     required: ['object', 'id', 'reason', 'status', 'requested_at', 'attempts'],
   },
   WebhookDeliveryList: withMembers(listOf({ $ref: '#/components/schemas/WebhookDelivery' }), { callback_url: nullableStr, signed: { type: 'boolean' } }),
+  CatalogList: {
+    type: 'object',
+    properties: {
+      object: { const: 'list' },
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          description: 'A catalog model as the file states it (pricing in minor units), with `available`.',
+          properties: { id: str, type: str, channel: str, owned_by: str, created: int, pricing: { type: 'object' }, capabilities: { type: 'object' }, available: { type: 'boolean' } },
+          required: ['id', 'type', 'channel', 'pricing', 'capabilities', 'available'],
+        },
+      },
+    },
+    required: ['object', 'data'],
+  },
+  DroppedWebhookList: listOf({
+    allOf: [
+      { $ref: '#/components/schemas/WebhookDelivery' },
+      { type: 'object', properties: { task_id: str, kind: str, account_id: str, callback_url: nullableStr }, required: ['task_id', 'kind', 'account_id', 'callback_url'] },
+    ],
+  }),
   MinutesTask: { ...taskBase, description: 'Minutes task (see the interface spec, Resources); `report` is version 2.', properties: { ...taskBase.properties, status: { type: 'string', description: '`processing` until finished, then `succeeded` or `failed`.' }, report: { type: 'object' } } },
   MinutesTaskList: listOf({ $ref: '#/components/schemas/MinutesTask' }),
   File: { type: 'object', properties: { id: str, object: { const: 'file' }, bytes: int, filename: str, purpose: str, created_at: int }, required: ['id', 'object'] },

@@ -7,6 +7,7 @@ import { DASHBOARD_DOCS } from './operations/dashboard';
 import { FILE_DOCS } from './operations/files';
 import { MEDIA_TASK_DOCS } from './operations/media-tasks';
 import { MINUTES_DOCS } from './operations/minutes';
+import { OPERATOR_VIEW_DOCS } from './operations/operator-views';
 import { SERVICE_DOCS } from './operations/service';
 import { TASK_DOCS } from './operations/tasks';
 import { WEBHOOK_DOCS } from './operations/webhooks';
@@ -31,5 +32,6 @@ export const ROUTE_DOCS: OperationDocs = {
   ...ASSET_GROUP_DOCS,
   ...TASK_DOCS,
   ...WEBHOOK_DOCS,
+  ...OPERATOR_VIEW_DOCS,
   ...DASHBOARD_DOCS,
 };

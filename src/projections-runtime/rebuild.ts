@@ -4,7 +4,7 @@ import type { Logger } from '../log';
 import { REPLAY_PAGE_EVENTS, type Projection } from './consumer';
 import { ConsumerRunner, readCheckpoint } from './runner';
 import { resetProjection } from './tables';
-import type { ProgressSink } from '../cli/progress';
+import type { ProgressSink } from './progress-sink';
 
 /**
  * Resets each projection and replays it to the head of the log. When a live gateway owns the

@@ -1,14 +1,22 @@
 import Router from '@koa/router';
-import type { Core } from '../gateway';
 import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
 import { listBody, pageParams } from '../http/pagination';
-import { FileTooLargeError, type StoredFile } from '../files/store';
+import { FileTooLargeError, type StoredFile, type FileStore } from '../files/store';
 import { contentTypeOf } from '../files/content-types';
 import { newId } from '../ids';
 import { uploadKey } from './events';
 import { boundaryOf, MultipartError, readMultipart } from './multipart';
 import type { UploadService } from './service';
+import type { Config } from '../config';
+import type { Clock } from '../feature-types';
+
+/** What the upload endpoints use besides the upload service. */
+export interface UploadRouteDeps {
+  readonly files: Pick<FileStore, 'put' | 'delete' | 'open'>;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'uploadMaxBytes'>;
+}
 
 /** Purposes a file may be uploaded for: `minutes` (recordings for /v1/audio/minutes) and `user_data`. */
 export const FILE_PURPOSES = ['minutes', 'user_data'] as const;
@@ -48,9 +56,9 @@ async function readField(body: AsyncIterable<Buffer>, max: number, name: string)
  * by part straight into the file store, which counts the bytes and stops at the cap (413). Nothing
  * is recorded unless the whole upload arrived and validated; a refused upload leaves no bytes.
  */
-async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): Promise<void> {
+async function upload(deps: UploadRouteDeps, uploads: UploadService, ctx: GatewayContext): Promise<void> {
   const auth = authOf(ctx);
-  const maxBytes = core.config.uploadMaxBytes;
+  const maxBytes = deps.config.uploadMaxBytes;
   const boundary = boundaryOf(ctx.get('content-type'));
   if (!boundary) throw new ApiError(415, 'unsupported_media_type', 'an upload is multipart/form-data with a boundary, carrying the fields file and purpose');
   const declared = Number(ctx.get('content-length') || NaN);
@@ -71,7 +79,7 @@ async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): 
         filename = cleanFilename(part.filename ?? '');
         if (filename === '') throw bad('the file part needs a filename', 'file');
         contentType = part.contentType?.split(';')[0]!.trim() || 'application/octet-stream';
-        stored = await core.files.put(uploadKey(fileId, filename), part.body, { maxBytes });
+        stored = await deps.files.put(uploadKey(fileId, filename), part.body, { maxBytes });
       } else if (part.name === 'purpose') {
         purpose = (await readField(part.body, 64, 'purpose')).trim();
       } else {
@@ -83,7 +91,7 @@ async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): 
     if (!(FILE_PURPOSES as readonly string[]).includes(purpose)) throw bad(`purpose must be one of ${FILE_PURPOSES.join(', ')}`, 'purpose');
     if (stored.bytes === 0) throw bad('the file is empty', 'file');
   } catch (err) {
-    if (stored) await core.files.delete(stored.key);
+    if (stored) await deps.files.delete(stored.key);
     // Whatever of the body is left unread is not worth reading.
     ctx.set('connection', 'close');
     if (err instanceof FileTooLargeError) throw tooLarge(maxBytes);
@@ -102,7 +110,7 @@ async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): 
       filename,
       contentType,
       purpose,
-      at: core.clock().toISOString(),
+      at: deps.clock().toISOString(),
     },
     ctx.state.requestId,
   );
@@ -110,11 +118,11 @@ async function upload(core: Core, uploads: UploadService, ctx: GatewayContext): 
 }
 
 /** POST /v1/files, GET /v1/files, GET /v1/files/{id}, GET /v1/files/{id}/content, DELETE /v1/files/{id}: the owner only. */
-export function filesRouter(core: Core, uploads: UploadService): Router<GatewayState> {
+export function filesRouter(deps: UploadRouteDeps, uploads: UploadService): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/files', sensitive: true });
   const notFound = (id: string) => new ApiError(404, 'file_not_found', `file ${id} not found`, { param: 'file_id' });
 
-  router.post('/', (ctx) => upload(core, uploads, ctx));
+  router.post('/', (ctx) => upload(deps, uploads, ctx));
 
   router.get('/', async (ctx) => {
     const page = pageParams(ctx.query);
@@ -131,7 +139,7 @@ export function filesRouter(core: Core, uploads: UploadService): Router<GatewayS
 
   router.get('/:id/content', async (ctx) => {
     const row = await uploads.get(authOf(ctx).accountId, ctx.params.id!);
-    const body = row ? await core.files.open(row.key) : null;
+    const body = row ? await deps.files.open(row.key) : null;
     if (!row || !body) throw notFound(ctx.params.id!);
     ctx.type = row.content_type || contentTypeOf(row.key);
     ctx.length = Number(row.bytes);

@@ -1,9 +1,16 @@
-import type { FeatureFactory } from '../gateway';
+import type { Config } from '../config';
+import type { FeatureFactory } from '../feature-types';
+import type { Upstreams } from '../upstreams/registry';
 import { videoKind } from './kind';
-import { videoRouter } from './routes';
+import { videoRouter, type VideoRouteDeps } from './routes';
 
 /** Video generation tasks: polled, or delivered by signed webhook; the draft flow. */
-export const videoFeature: FeatureFactory = (core) => {
-  core.tasks.register(videoKind({ catalog: core.catalog, upstreams: core.upstreams, clock: core.clock, videoUrlTtlMs: core.config.videoUrlTtlMs, pollMs: core.config.taskPollMs }));
-  return { routers: [videoRouter(core)] };
+export type VideoDeps = VideoRouteDeps & {
+  readonly upstreams: Upstreams;
+  readonly config: Pick<Config, 'videoUrlTtlMs' | 'taskPollMs'>;
+};
+
+export const videoFeature: FeatureFactory<VideoDeps> = (deps) => {
+  deps.tasks.register(videoKind({ catalog: deps.catalog, upstreams: deps.upstreams, clock: deps.clock, videoUrlTtlMs: deps.config.videoUrlTtlMs, pollMs: deps.config.taskPollMs }));
+  return { routers: [videoRouter(deps)] };
 };

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import type { Core } from '../gateway';
 import { readJson } from '../http/body';
 import { authOf, type GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -11,13 +10,32 @@ import { findAssets } from '../assets/lookup';
 import { VIDEO_CREATION, VIDEO_TASK } from './kind';
 import { normalizeVideoRequest } from './normalize';
 import { assetIdsOf, checkAssetRefs, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
+import type { AccountService } from '../accounts/service';
+import type { Catalog } from '../billing/catalog';
+import type { Config } from '../config';
+import type { Clock } from '../feature-types';
+import type { UrlSigner } from '../files/signed-urls';
+import type { RateLimiter } from '../http/rate-limit';
+import type { TaskEngine } from '../tasks/engine';
+
+/** What the video endpoints use. */
+export interface VideoRouteDeps {
+  readonly tasks: TaskEngine;
+  readonly catalog: Catalog;
+  readonly accounts: Pick<AccountService, 'get' | 'webhookSecret'>;
+  readonly rateLimiter: Pick<RateLimiter, 'take'>;
+  readonly signer: UrlSigner;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'webhookAllowPrivateTargets'>;
+}
+
 
 /** The spec's cap on a video creation body. */
 export const VIDEO_BODY_LIMIT = 5 * 1024 * 1024;
 
-export function videoRouter(core: Core): Router<GatewayState> {
+export function videoRouter(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/v1/videos/generations', sensitive: true });
-  const tasks = core.tasks;
+  const tasks = deps.tasks;
 
   async function draftInfo(accountId: string, id: string): Promise<DraftInfo | null> {
     const row = await tasks.readDecoded(VIDEO_TASK, id, accountId);
@@ -25,18 +43,18 @@ export function videoRouter(core: Core): Router<GatewayState> {
   }
 
   router.post('/', (ctx) =>
-    createTask(core, ctx, {
+    createTask(deps, ctx, {
       kind: VIDEO_TASK,
       policy: VIDEO_CREATION,
       async check(ctx) {
         const auth = authOf(ctx);
         const body = parseVideoRequest(await readJson(ctx, { limit: VIDEO_BODY_LIMIT, oversizeStatus: 413 }));
-        const model = resolveModel(core.catalog, auth, body.model, ['video']);
+        const model = resolveModel(deps.catalog, auth, body.model, ['video']);
         const draftId = body.content.find((c) => c.type === 'draft_task')?.draft_task?.id;
-        const account = await core.accounts.get(auth.accountId);
+        const account = await deps.accounts.get(auth.accountId);
         const normalized = normalizeVideoRequest(model, body, {
           draft: draftId ? await draftInfo(auth.accountId, draftId) : null,
-          now: core.clock(),
+          now: deps.clock(),
           accountDefaultMode: account?.settings.default_video_url_mode ?? 'auto',
         });
         const assetIds = assetIdsOf(body.content).map((a) => a.assetId);
@@ -48,11 +66,11 @@ export function videoRouter(core: Core): Router<GatewayState> {
         const accountId = authOf(ctx).accountId;
         const estimate = videoCharge(model, request, request.resolution, request.billed_seconds).amount;
         if (!body.callback_url) return { model: model.id, request, estimate, callback: null };
-        const secret = await core.accounts.webhookSecret(accountId);
+        const secret = await deps.accounts.webhookSecret(accountId);
         if (request.video_url_mode_explicit && !secret) {
           throw new ApiError(400, 'webhook_secret_required', 'a callback_url with an explicit video_url_mode needs the account webhook secret; create one first', { param: 'callback_url' });
         }
-        const refused = await checkCallbackTarget(body.callback_url, core.config.webhookAllowPrivateTargets);
+        const refused = await checkCallbackTarget(body.callback_url, deps.config.webhookAllowPrivateTargets);
         if (refused) throw new ApiError(400, 'invalid_callback_url', refused, { param: 'callback_url' });
         return { model: model.id, request, estimate, callback: { url: body.callback_url, signed: secret !== null } };
       },
@@ -65,7 +83,7 @@ export function videoRouter(core: Core): Router<GatewayState> {
     const page = pageParams(ctx.query);
     const { rows, hasMore } = await tasks.list('video', authOf(ctx).accountId, page);
     ctx.body = listBody(
-      rows.map((r) => tasks.kind('video').render(r, core.signer)),
+      rows.map((r) => tasks.kind('video').render(r, deps.signer)),
       hasMore,
       (t) => String(t.id),
     );
@@ -74,7 +92,7 @@ export function videoRouter(core: Core): Router<GatewayState> {
   router.get('/:id', async (ctx) => {
     const row = await tasks.read('video', ctx.params.id!, authOf(ctx).accountId);
     if (!row) throw new ApiError(404, 'task_not_found', `video task ${ctx.params.id} not found`);
-    ctx.body = tasks.kind('video').render(row, core.signer);
+    ctx.body = tasks.kind('video').render(row, deps.signer);
   });
 
   router.post('/:id/webhook/redeliver', async (ctx) => {

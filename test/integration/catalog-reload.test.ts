@@ -162,6 +162,13 @@ describe('reloading the model catalog @integration', () => {
     const res = await reload();
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.deep.equal({ models: ORIGINAL.models.length, unavailable: ['chat-elsewhere'] });
+    // The operator's view of the catalog shows every model of the file, the unavailable one marked.
+    const view = await gw.admin('GET', '/admin/v1/catalog');
+    expect(view.status).to.equal(200);
+    const viewed = view.body.data as (ModelEntry & { available: boolean })[];
+    expect(viewed.map((m) => m.id)).to.deep.equal([...ORIGINAL.models.map((m) => m.id), 'chat-elsewhere'].sort());
+    expect(viewed.filter((m) => !m.available).map((m) => m.id)).to.deep.equal(['chat-elsewhere']);
+    expect(viewed.find((m) => m.id === 'chat-elsewhere')).to.deep.equal({ ...chatModel('chat-elsewhere', 'nowhere'), available: false });
     // Before channels were checked, this reload made the model callable and a completion answered 500.
     expect(await listedIds()).to.have.members(ORIGINAL.models.map((m) => m.id));
     await expectCatalogInForce(await listedIds(), 'chat-elsewhere');

@@ -3,7 +3,7 @@ import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { loadConfig } from '../../src/config';
 import { defaultFeatures } from '../../src/features';
-import { startGateway, type FeatureFactory, type Gateway } from '../../src/gateway';
+import { startGateway, type GatewayFeature, type Gateway } from '../../src/gateway';
 import { createLogger } from '../../src/log';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { createTestDatabase } from './database';
@@ -38,7 +38,7 @@ let counter = 0;
 /** A whole gateway on an ephemeral port, with its own database on the test server. */
 export async function startTestGateway(
   env: Record<string, string> = {},
-  options: { features?: readonly FeatureFactory[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
+  options: { features?: readonly GatewayFeature[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
 ): Promise<TestGateway> {
   const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase();
   const ownDataDir = env.DATA_DIR ? null : testTempDir('gateway-test-data-');

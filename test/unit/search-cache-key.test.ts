@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import pino from 'pino';
 import type { ModelEntry } from '../../src/billing/catalog';
-import type { Core } from '../../src/gateway';
 import { mapBounded } from '../../src/agents/concurrency';
 import { normalizeQuery, searchCacheKey, searchCacheStream } from '../../src/agents/search/events';
-import { WebSearch } from '../../src/agents/search/web-search';
+import { WebSearch, type WebSearchDeps } from '../../src/agents/search/web-search';
 
 describe('search cache key', () => {
   it('normalizes full- and half-width forms, letter case and spacing', () => {
@@ -55,7 +54,7 @@ describe('search cache reads', () => {
           return { json: async (_method: string, _path: string, body: unknown) => (asked.push(body), { request_id: 'srch_1', results: [] }) };
         },
       },
-    } as unknown as Core;
+    } as unknown as WebSearchDeps;
     const answer = await new WebSearch(core, model).search('青峦数据科技有限公司 裁判文书', 'sifa', { requestId: 'req_1', logger: pino({ level: 'silent' }) });
     expect(answer).to.deep.include({ cached: false, requestId: 'srch_1', results: [] });
     expect(asked).to.deep.equal([{ query: '青峦数据科技有限公司 裁判文书', domain: 'sifa', max_results: 10 }]);

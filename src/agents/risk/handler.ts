@@ -1,7 +1,6 @@
 import { charge as chargeOf } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
-import { metered } from '../../billing/metered';
-import type { Core } from '../../gateway';
+import { metered, type MeteringDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError, toApiError } from '../../http/errors';
@@ -16,9 +15,24 @@ import { extractSubject } from './extract';
 import { identityQuery } from './identity';
 import { coverageOf, type RiskResult, type RiskUsage } from './report';
 import { parseRiskRequest } from './schemas';
-import { screenCompany, type ScreeningInput, type ScreeningOutcome } from './screen-company';
+import { screenCompany, type ScreeningInput, type ScreeningOutcome, type ScreeningDeps } from './screen-company';
 import { seconds } from './screening';
 import { writerEstimate } from './writer';
+import type { Pool } from 'pg';
+import type { Catalog } from '../../billing/catalog';
+import type { Config } from '../../config';
+import type { EventStore } from '../../eventstore/port';
+import type { ConsumerProgress } from '../../projections-runtime/progress';
+
+/** What the risk agent's endpoints use. */
+export type RiskDeps = MeteringDeps &
+  ScreeningDeps & {
+    readonly catalog: Catalog;
+    readonly store: Pick<EventStore, 'append'>;
+    readonly progress: Pick<ConsumerProgress, 'waitFor' | 'waitForStream'>;
+    readonly pool: Pick<Pool, 'query'>;
+    readonly config: Pick<Config, 'riskSearchModel' | 'riskWriterModel' | 'ssePingMs' | 'projectionWaitMs'>;
+  };
 
 export const RISK_AGENT_MODEL = 'risk-agent';
 
@@ -27,9 +41,9 @@ export const RISK_AGENT_MODEL = 'risk-agent';
  * the search rate, plus the writer's budget), screen, settle what was used, store the report, and
  * answer it (plain, or streamed as chat-completion chunks ending with the whole result).
  */
-export async function handleRiskCompletion(core: Core, ctx: GatewayContext): Promise<void> {
+export async function handleRiskCompletion(deps: RiskDeps, ctx: GatewayContext): Promise<void> {
   const request = parseRiskRequest(await readJson(ctx));
-  const agent = configuredModel(core.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent');
+  const agent = configuredModel(deps.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent');
   const maxMessages = agentCapabilities(agent).max_messages;
   const used = request.messages.slice(-maxMessages);
   const lastUser = [...used].reverse().find((m) => m.role === 'user');
@@ -39,8 +53,8 @@ export async function handleRiskCompletion(core: Core, ctx: GatewayContext): Pro
     throw new ApiError(400, 'company_required', 'name the company (for example 「青峦数据科技有限公司」) or give its unified social credit code', { param: 'messages' });
   }
   const identifyOnly = request.identify === true;
-  const search = configuredModel(core.catalog, core.config.riskSearchModel, 'search', 'web-search');
-  const writer = identifyOnly ? null : configuredModel(core.catalog, core.config.riskWriterModel, 'chat', 'report writer');
+  const search = configuredModel(deps.catalog, deps.config.riskSearchModel, 'search', 'web-search');
+  const writer = identifyOnly ? null : configuredModel(deps.catalog, deps.config.riskWriterModel, 'chat', 'report writer');
   requireAllowed(authOf(ctx), writer ? [agent, search, writer] : [agent, search], 'the risk endpoint');
 
   const searches = identityQuery(subject) === null ? 0 : identifyOnly ? 1 : 1 + DIMENSIONS.length;
@@ -54,16 +68,16 @@ export async function handleRiskCompletion(core: Core, ctx: GatewayContext): Pro
     requestId: ctx.state.requestId,
     logger: ctx.state.logger,
   };
-  await metered(core, ctx, { model: agent, estimate }, (charge) =>
-    request.stream ? streamRisk(core, ctx, reportId, input, charge) : completeRisk(core, ctx, reportId, input, charge),
+  await metered(deps, ctx, { model: agent, estimate }, (charge) =>
+    request.stream ? streamRisk(deps, ctx, reportId, input, charge) : completeRisk(deps, ctx, reportId, input, charge),
   );
 }
 
 type BaseInput = Omit<ScreeningInput, 'stream' | 'onText' | 'signal' | 'settleInterrupted'>;
 
-async function completeRisk(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
-  const outcome = await screenCompany(core, { ...input, stream: false, onText: async () => undefined, settleInterrupted: settleInterrupted(reportId, input, charge) });
-  const { json } = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+async function completeRisk(deps: RiskDeps, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
+  const outcome = await screenCompany(deps, { ...input, stream: false, onText: async () => undefined, settleInterrupted: settleInterrupted(reportId, input, charge) });
+  const { json } = await settleAndStore(deps, ctx, reportId, input, outcome, charge);
   // The stored text itself: GET /v1/agent/risk/reports/{id} answers these very bytes.
   ctx.type = 'application/json';
   ctx.body = json;
@@ -98,22 +112,22 @@ function settlementDetails(reportId: string, input: BaseInput, usage: RiskUsage)
  * `data: [DONE]`. A failure after the stream opened is sent as `data: {"error": {message, code},
  * "request_id"}` (shape A) and ends the stream.
  */
-async function streamRisk(core: Core, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
-  const sse = new SseResponse(ctx, core.config.ssePingMs);
+async function streamRisk(deps: RiskDeps, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
+  const sse = new SseResponse(ctx, deps.config.ssePingMs);
   const writerAbort = new AbortController();
   sse.clientGone.addEventListener('abort', () => writerAbort.abort());
-  const base = { id: reportId, object: 'chat.completion.chunk', created: seconds(core.clock()), model: RISK_AGENT_MODEL };
+  const base = { id: reportId, object: 'chat.completion.chunk', created: seconds(deps.clock()), model: RISK_AGENT_MODEL };
   const delta = (d: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] });
   try {
     await sse.data(delta({ role: 'assistant', content: '' }, null));
-    const outcome = await screenCompany(core, {
+    const outcome = await screenCompany(deps, {
       ...input,
       stream: true,
       signal: writerAbort.signal,
       onText: (piece) => sse.data(delta({ content: piece }, null)),
       settleInterrupted: settleInterrupted(reportId, input, charge),
     });
-    const { result } = await settleAndStore(core, ctx, reportId, input, outcome, charge);
+    const { result } = await settleAndStore(deps, ctx, reportId, input, outcome, charge);
     await sse.data(delta({}, 'stop'));
     // Serialized from the same object as the stored text: `risk_result` has its bytes.
     await sse.data({ ...base, choices: [], usage: result.usage, risk_result: result });
@@ -134,7 +148,7 @@ async function streamRisk(core: Core, ctx: GatewayContext, reportId: string, inp
  * keys of a JSON object), so the report can be answered again byte for byte.
  */
 async function settleAndStore(
-  core: Core,
+  deps: RiskDeps,
   ctx: GatewayContext,
   reportId: string,
   input: BaseInput,
@@ -142,7 +156,7 @@ async function settleAndStore(
   charge: RequestCharge,
 ): Promise<{ result: RiskResult; json: string }> {
   await charge.settle(outcome.pricing, settlementDetails(reportId, input, outcome.usage));
-  const now = core.clock();
+  const now = deps.clock();
   const result: RiskResult = {
     id: reportId,
     object: 'chat.completion',
@@ -177,18 +191,18 @@ async function settleAndStore(
       resultJson: json,
     },
   };
-  const appended = await core.store.append(riskReportStream(reportId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+  const appended = await deps.store.append(riskReportStream(reportId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
   // Read your writes: the report, and the cache entries appended before it, are readable once answered.
-  await core.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], core.config.projectionWaitMs);
+  await deps.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], deps.config.projectionWaitMs);
   return { result, json };
 }
 
 /** GET /v1/agent/risk/reports/{id}: a stored report of the caller's account, as it was answered. */
-export async function getRiskReport(core: Core, ctx: GatewayContext, reportId: string): Promise<void> {
+export async function getRiskReport(deps: RiskDeps, ctx: GatewayContext, reportId: string): Promise<void> {
   const auth = authOf(ctx);
-  requireAllowed(auth, [configuredModel(core.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent')], 'reading risk reports');
-  await core.progress.waitForStream(riskReportStream(reportId), ['risk_reports'], core.config.projectionWaitMs);
-  const { rows } = await core.pool.query<{ result: string }>(`SELECT result FROM ${READ_MODEL_SCHEMA}.risk_reports WHERE report_id = $1 AND account_id = $2`, [
+  requireAllowed(auth, [configuredModel(deps.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent')], 'reading risk reports');
+  await deps.progress.waitForStream(riskReportStream(reportId), ['risk_reports'], deps.config.projectionWaitMs);
+  const { rows } = await deps.pool.query<{ result: string }>(`SELECT result FROM ${READ_MODEL_SCHEMA}.risk_reports WHERE report_id = $1 AND account_id = $2`, [
     reportId,
     auth.accountId,
   ]);

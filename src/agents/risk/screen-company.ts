@@ -1,5 +1,4 @@
 import type { ModelEntry } from '../../billing/catalog';
-import type { Core } from '../../gateway';
 import { priceLine, pricingOf, type Pricing } from '../../billing/money';
 import { ApiError } from '../../http/errors';
 import type { Logger } from '../../log';
@@ -7,13 +6,20 @@ import { UpstreamError } from '../../upstreams/channel';
 import { mapBounded } from '../concurrency';
 import { searchPricing } from '../model-types';
 import type { SearchResult } from '../search/events';
-import { WebSearch } from '../search/web-search';
+import { WebSearch, type WebSearchDeps } from '../search/web-search';
 import { DIMENSIONS, dimensionQuery } from './dimensions';
 import type { Subject } from './extract';
 import { codeLookupQuery, identityQuery, resolveIdentity, type Company } from './identity';
 import { CAVEATS, fallbackSummary, historicalWarning, identitySummary, usageOf, type RiskUsage } from './report';
 import { cardFor, screenDimension, unqueriedDimensions, type Card, type DimensionItem } from './screening';
-import { NO_WRITER_USAGE, runWriter, writerLine, writerMessages, type WriterUsage } from './writer';
+import { NO_WRITER_USAGE, runWriter, writerLine, writerMessages, type WriterUsage, type WriterDeps } from './writer';
+import type { Config } from '../../config';
+
+/** What a screening uses: the cached web search, the report writer and their settings. */
+export type ScreeningDeps = WebSearchDeps &
+  WriterDeps & {
+    readonly config: Pick<Config, 'riskOfficialDomains' | 'riskSearchConcurrency' | 'searchCacheTtlMs'>;
+  };
 
 export interface ScreeningInput {
   readonly subject: Subject;
@@ -66,13 +72,13 @@ interface SearchRecord {
  * error is held until the searches in flight have finished, and what was answered is settled
  * (`settleInterrupted`) before it propagates.
  */
-export async function screenCompany(core: Core, input: ScreeningInput): Promise<ScreeningOutcome> {
+export async function screenCompany(deps: ScreeningDeps, input: ScreeningInput): Promise<ScreeningOutcome> {
   // Answered searches by the order they were asked in (they finish in any order).
   const answered: (SearchRecord | undefined)[] = [];
   const searches = (): SearchRecord[] => answered.filter((s): s is SearchRecord => s !== undefined);
   const writerUsage = { current: NO_WRITER_USAGE };
   try {
-    return await screen(core, input, answered, searches, writerUsage);
+    return await screen(deps, input, answered, searches, writerUsage);
   } catch (err) {
     const used = searches();
     if (used.length === 0 && writerUsage.current.total_tokens === 0) throw err;
@@ -86,14 +92,14 @@ export async function screenCompany(core: Core, input: ScreeningInput): Promise<
 }
 
 async function screen(
-  core: Core,
+  deps: ScreeningDeps,
   input: ScreeningInput,
   answered: (SearchRecord | undefined)[],
   searches: () => SearchRecord[],
   writerUsage: { current: WriterUsage },
 ): Promise<ScreeningOutcome> {
-  const web = new WebSearch(core, input.search);
-  const official = core.config.riskOfficialDomains;
+  const web = new WebSearch(deps, input.search);
+  const official = deps.config.riskOfficialDomains;
   let attempted = 0;
   const search = async (query: string, domain: string, target: string): Promise<{ results: readonly SearchResult[]; fetchedAt: Date } | { failure: string }> => {
     const slot = attempted++;
@@ -132,26 +138,26 @@ async function screen(
     if (attempted > 0 && searches().length === 0) throw noAnswer();
     const summary = `${identitySummary(company)}\n\n${CAVEATS}`;
     await input.onText(summary);
-    return outcome(input, company, unqueriedDimensions(core.clock()), 0, [], warnings, summary, searches(), NO_WRITER_USAGE);
+    return outcome(input, company, unqueriedDimensions(deps.clock()), 0, [], warnings, summary, searches(), NO_WRITER_USAGE);
   }
 
   const name = identity.screeningName;
-  const screened = await mapBounded(DIMENSIONS, core.config.riskSearchConcurrency, async (dimension) => {
+  const screened = await mapBounded(DIMENSIONS, deps.config.riskSearchConcurrency, async (dimension) => {
     const answer = await search(dimensionQuery(name, dimension), dimension.domain, dimension.data_type);
-    if ('failure' in answer) return { screened: screenDimension(dimension, null, name, official, core.clock()), failure: `the ${dimension.data_type} (${dimension.label}) search failed (${answer.failure})` };
-    return { screened: screenDimension(dimension, answer, name, official, core.clock()), failure: null };
+    if ('failure' in answer) return { screened: screenDimension(dimension, null, name, official, deps.clock()), failure: `the ${dimension.data_type} (${dimension.label}) search failed (${answer.failure})` };
+    return { screened: screenDimension(dimension, answer, name, official, deps.clock()), failure: null };
   });
   if (searches().length === 0) throw noAnswer();
   warnings.push(...screened.flatMap((s) => (s.failure ? [s.failure] : [])));
   const dimensions = screened.map((s) => s.screened.item);
-  const historical = historicalWarning(dimensions, core.clock());
+  const historical = historicalWarning(dimensions, deps.clock());
   if (historical) warnings.push(historical);
   const cached = searches().filter((s) => s.cached).length;
-  if (cached > 0) warnings.push(`${cached} search answer(s) came from the search cache (younger than ${Math.round(core.config.searchCacheTtlMs / 3_600_000)} h) and were not billed`);
+  if (cached > 0) warnings.push(`${cached} search answer(s) came from the search cache (younger than ${Math.round(deps.config.searchCacheTtlMs / 3_600_000)} h) and were not billed`);
   const cards = screened.flatMap((s) => cardFor(s.screened, name, company.credit_code) ?? []);
 
   const writer = input.writer;
-  const written = await runWriter(core, writer, writerMessages({ company, screenedName: name, dimensions, warnings }), {
+  const written = await runWriter(deps, writer, writerMessages({ company, screenedName: name, dimensions, warnings }), {
     stream: input.stream,
     onText: input.onText,
     signal: input.signal,

@@ -2,12 +2,17 @@ import type { ModelEntry } from '../../billing/catalog';
 import { tokenCharge, tokenLine, type PricedLine } from '../../billing/money';
 import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from '../../billing/tokens';
 import { chatCapabilities, chatPricing } from '../../chat/model-type';
-import type { Core } from '../../gateway';
 import { isAbort } from '../../http/upstream-errors';
 import type { Logger } from '../../log';
 import { UpstreamError } from '../../upstreams/channel';
 import type { Company } from './identity';
 import type { DimensionItem } from './screening';
+import type { Upstreams } from '../../upstreams/registry';
+
+/** What the report writer uses. */
+export interface WriterDeps {
+  readonly upstreams: Pick<Upstreams, 'channel'>;
+}
 
 /**
  * The report writer: a chat model that turns the screening findings into a short summary. Its
@@ -114,12 +119,12 @@ interface Chunk {
  * broke off is charged for the prompt and what it delivered, like a chat stream.
  */
 export async function runWriter(
-  core: Core,
+  deps: WriterDeps,
   writer: ModelEntry,
   messages: readonly TokenMessage[],
   options: { stream: boolean; onText: (piece: string) => Promise<void>; signal?: AbortSignal; logger: Logger },
 ): Promise<WriterOutcome> {
-  const channel = core.upstreams.channel(writer.channel);
+  const channel = deps.upstreams.channel(writer.channel);
   const promptTokens = countMessageTokens(messages, writer.tokenizer);
   const body = { model: chatCapabilities(writer).upstream_model ?? writer.id, messages, max_tokens: writerMaxTokens(writer) };
   let delivered = '';

@@ -1,11 +1,24 @@
 import type { ModelEntry } from '../../billing/catalog';
-import type { Core } from '../../gateway';
 import { newId } from '../../ids';
 import type { Logger } from '../../log';
 import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
 import { UpstreamError } from '../../upstreams/channel';
 import { searchCapabilities } from '../model-types';
 import { normalizeQuery, SEARCH_CACHE_EVENT, searchCacheKey, searchCacheStream, type SearchResult, type SearchResultCached } from './events';
+import type { Pool } from 'pg';
+import type { Config } from '../../config';
+import type { EventStore } from '../../eventstore/port';
+import type { Clock } from '../../feature-types';
+import type { Upstreams } from '../../upstreams/registry';
+
+/** What the cached web search uses. */
+export interface WebSearchDeps {
+  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly clock: Clock;
+  readonly store: Pick<EventStore, 'append'>;
+  readonly pool: Pick<Pool, 'query'>;
+  readonly config: Pick<Config, 'searchCacheTtlMs'>;
+}
 
 export interface SearchAnswer {
   readonly results: readonly SearchResult[];
@@ -26,7 +39,7 @@ export interface SearchAnswer {
  */
 export class WebSearch {
   constructor(
-    private readonly core: Core,
+    private readonly deps: WebSearchDeps,
     readonly model: ModelEntry,
   ) {}
 
@@ -35,19 +48,19 @@ export class WebSearch {
     const cached = await this.cached(key, options.logger);
     if (cached) return cached;
 
-    const answer = await this.core.upstreams
+    const answer = await this.deps.upstreams
       .channel(this.model.channel)
       .json<{ request_id?: unknown; results?: unknown }>('POST', '/search', { query, domain, max_results: searchCapabilities(this.model).max_results });
     if (!Array.isArray(answer.results)) throw new UpstreamError(502, 'the search provider answered without a results array', 'upstream_invalid_answer', 'protocol');
     const results = answer.results.flatMap(toResult);
     const requestId = typeof answer.request_id === 'string' && answer.request_id !== '' ? answer.request_id : newId('srch');
-    const fetchedAt = this.core.clock();
+    const fetchedAt = this.deps.clock();
     const event: SearchResultCached = {
       type: SEARCH_CACHE_EVENT,
       data: { key, query: normalizeQuery(query), domain, results, requestId, fetchedAt: fetchedAt.toISOString() },
     };
     try {
-      await this.core.store.append(searchCacheStream(key), [{ ...event, metadata: { requestId: options.requestId } }], { expectedVersion: 'any' });
+      await this.deps.store.append(searchCacheStream(key), [{ ...event, metadata: { requestId: options.requestId } }], { expectedVersion: 'any' });
     } catch (err) {
       // The answer was paid for and is good; only its reuse is lost.
       options.logger.warn({ err, key }, 'could not cache a search answer');
@@ -62,8 +75,8 @@ export class WebSearch {
    */
   private async cached(key: string, logger: Logger): Promise<SearchAnswer | null> {
     try {
-      const freshAfter = new Date(this.core.clock().getTime() - this.core.config.searchCacheTtlMs);
-      const { rows } = await this.core.pool.query<{ results: SearchResult[]; request_id: string; fetched_at: Date }>(
+      const freshAfter = new Date(this.deps.clock().getTime() - this.deps.config.searchCacheTtlMs);
+      const { rows } = await this.deps.pool.query<{ results: SearchResult[]; request_id: string; fetched_at: Date }>(
         `SELECT results, request_id, fetched_at FROM ${READ_MODEL_SCHEMA}.search_cache WHERE cache_key = $1 AND fetched_at > $2`,
         [key, freshAfter],
       );

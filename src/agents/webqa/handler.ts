@@ -3,8 +3,7 @@ import type { ModelEntry } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { countMessageTokens, countTokens } from '../../billing/tokens';
-import { abortOnDisconnect, metered } from '../../billing/metered';
-import type { Core } from '../../gateway';
+import { abortOnDisconnect, metered, type MeteringDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError } from '../../http/errors';
@@ -16,6 +15,23 @@ import { botCapabilities, botPricing } from '../model-types';
 import { ConversationIds } from './conversation-ids';
 import { parseCard, textMessages, upstreamBody, type UpstreamBotChat, type UpstreamBotMessage, type UpstreamBotUsage } from './bot-protocol';
 import { mediaParts, parseWebQaRequest, type WebQaRequest } from './schemas';
+import type { Catalog } from '../../billing/catalog';
+import type { Config } from '../../config';
+import type { Clock } from '../../feature-types';
+import type { UrlSigner } from '../../files/signed-urls';
+import type { RateLimiter } from '../../http/rate-limit';
+import type { Upstreams } from '../../upstreams/registry';
+
+/** What the web Q&A agent uses. */
+export type WebQaDeps = MeteringDeps & {
+  readonly catalog: Catalog;
+  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly rateLimiter: Pick<RateLimiter, 'waitTurn'>;
+  /** Signs the conversation ids handed to clients. */
+  readonly signer: UrlSigner;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'webQaRateWaitMs' | 'ssePingMs'>;
+};
 
 interface Usage {
   prompt_tokens: number;
@@ -30,17 +46,17 @@ interface Plan {
   readonly estimate: number;
 }
 
-const conversationIds = (core: Core): ConversationIds => new ConversationIds(core.signer);
+const conversationIds = (deps: WebQaDeps): ConversationIds => new ConversationIds(deps.signer);
 
 /**
  * POST /v1/agent/chat/completions: a web Q&A turn proxied to the upstream agent channel, billed by
  * the tokens the agent reports, reserved and settled like chat. The answer is an OpenAI chat
  * completion plus the agent's extras: `bot_id`, `conversation_id`, `follow_ups`, `cards`.
  */
-export async function handleWebQa(core: Core, ctx: GatewayContext): Promise<void> {
+export async function handleWebQa(deps: WebQaDeps, ctx: GatewayContext): Promise<void> {
   const request = parseWebQaRequest(await readJson(ctx));
-  const plan = planTurn(core, ctx, request);
-  await withoutTooManyRequests(() => turn(core, ctx, request, plan));
+  const plan = planTurn(deps, ctx, request);
+  await withoutTooManyRequests(() => turn(deps, ctx, request, plan));
 }
 
 /**
@@ -56,11 +72,11 @@ async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
   }
 }
 
-async function turn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
-  const channel = core.upstreams.channel(plan.bot.channel);
-  const admit = (auth: AuthenticatedKey) => core.rateLimiter.waitTurn(auth.keyId, core.config.webQaRateWaitMs, auth.rateLimitPerMinute);
-  await metered(core, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
-    if (request.stream) return streamTurn(core, ctx, request, plan, charge);
+async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
+  const channel = deps.upstreams.channel(plan.bot.channel);
+  const admit = (auth: AuthenticatedKey) => deps.rateLimiter.waitTurn(auth.keyId, deps.config.webQaRateWaitMs, auth.rateLimitPerMinute);
+  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
+    if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
     const chat = await channel.json<UpstreamBotChat>('POST', '/bots/chat', { ...plan.body, stream: false }, abortOnDisconnect(ctx));
     if (chat.status !== 'completed') throw new UpstreamError(502, `the agent ended the chat as ${chat.status}: ${chat.last_error?.msg ?? 'no reason given'}`, 'upstream_error');
     const messages = chat.messages ?? [];
@@ -71,10 +87,10 @@ async function turn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan
     ctx.body = {
       id: chat.id,
       object: 'chat.completion',
-      created: Math.floor(core.clock().getTime() / 1000),
+      created: Math.floor(deps.clock().getTime() / 1000),
       model: plan.bot.id,
       bot_id: plan.bot.id,
-      conversation_id: conversationIds(core).forClient(authOf(ctx).accountId, chat.conversation_id),
+      conversation_id: conversationIds(deps).forClient(authOf(ctx).accountId, chat.conversation_id),
       choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
       follow_ups: followUps,
       cards: cardsOf(messages),
@@ -87,8 +103,8 @@ async function turn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan
  * The bot (a catalog model of type `bot`), its access, the Pro-only features, and the estimate:
  * the prompt's tokens plus the bot's maximum output, at the bot's prices.
  */
-function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan {
-  const bot = core.catalog.get(request.bot_id);
+function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): Plan {
+  const bot = deps.catalog.get(request.bot_id);
   if (!bot || bot.type !== 'bot') throw new ApiError(400, 'bot_not_found', `there is no bot '${request.bot_id}'`, { param: 'bot_id' });
   const auth = authOf(ctx);
   requireAllowed(auth, [bot], `bot '${bot.id}'`, 400);
@@ -104,7 +120,7 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
     }
   }
   const model = request.model !== undefined && request.model !== bot.id ? request.model : null;
-  if (model !== null && !core.catalog.get(model)) throw new ApiError(400, 'model_not_found', `The model '${model}' does not exist`, { param: 'model' });
+  if (model !== null && !deps.catalog.get(model)) throw new ApiError(400, 'model_not_found', `The model '${model}' does not exist`, { param: 'model' });
   if (model !== null && !caps.models.includes(model)) {
     const choices = [bot.id, ...caps.models].map((m) => `'${m}'`).join(', ');
     throw new ApiError(400, 'model_not_supported', `bot '${bot.id}' answers with ${choices}, not '${model}'`, { param: 'model' });
@@ -118,7 +134,7 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
   }
   const body = upstreamBody(bot, request, {
     accountId: auth.accountId,
-    conversationId: ext.conversation_id ? conversationIds(core).fromClient(auth.accountId, ext.conversation_id) : null,
+    conversationId: ext.conversation_id ? conversationIds(deps).fromClient(auth.accountId, ext.conversation_id) : null,
     model,
     followUps: pro && ext.follow_ups !== false,
     cards: pro && ext.cards !== false,
@@ -132,13 +148,13 @@ function planTurn(core: Core, ctx: GatewayContext, request: WebQaRequest): Plan 
  * one chunk with `choices: []` carrying `conversation_id`, `follow_ups`, `cards` and `usage`, then
  * `data: [DONE]`. A failure mid-stream charges what was delivered and ends with `data: {"error": …}`.
  */
-async function streamTurn(core: Core, ctx: GatewayContext, request: WebQaRequest, plan: Plan, charge: RequestCharge): Promise<void> {
+async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan, charge: RequestCharge): Promise<void> {
   const upstreamAbort = new AbortController();
   // Opened first: a refusal (4xx/5xx) is still a plain JSON error answer.
-  const events = await core.upstreams.channel(plan.bot.channel).stream('/bots/chat', { ...plan.body, stream: true }, upstreamAbort.signal);
-  const sse = new SseResponse(ctx, core.config.ssePingMs);
+  const events = await deps.upstreams.channel(plan.bot.channel).stream('/bots/chat', { ...plan.body, stream: true }, upstreamAbort.signal);
+  const sse = new SseResponse(ctx, deps.config.ssePingMs);
   sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
-  const base = { id: '', object: 'chat.completion.chunk', created: Math.floor(core.clock().getTime() / 1000), model: plan.bot.id, bot_id: plan.bot.id };
+  const base = { id: '', object: 'chat.completion.chunk', created: Math.floor(deps.clock().getTime() / 1000), model: plan.bot.id, bot_id: plan.bot.id };
   // include_usage: every chunk carries `usage`, null until the last one (as chat streams do).
   const usageSlot = request.stream_options?.include_usage === true ? { usage: null } : {};
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageSlot });
@@ -153,7 +169,7 @@ async function streamTurn(core: Core, ctx: GatewayContext, request: WebQaRequest
       if (step.kind === 'done') break;
       if (step.kind === 'created') {
         base.id = step.id;
-        conversationId = conversationIds(core).forClient(authOf(ctx).accountId, step.conversationId);
+        conversationId = conversationIds(deps).forClient(authOf(ctx).accountId, step.conversationId);
         await sse.data(chunk({ role: 'assistant', content: '' }, null));
       } else if (step.kind === 'delta') {
         delivered += step.content;

@@ -1,10 +1,10 @@
 import Router from '@koa/router';
 import type { Pool } from 'pg';
-import { CatalogError, type Catalog } from '../../billing/catalog';
+import { CatalogError, type Catalog, type ModelEntry } from '../../billing/catalog';
 import type { GatewayState } from '../context';
 import { ApiError } from '../errors';
 
-/** The operator's view of the gateway itself: consumer lag, failing jobs, reloading the catalog. Mounted behind the admin token. */
+/** The operator's view of the gateway itself: consumer lag, failing jobs, the catalog and its reload. Mounted behind the admin token. */
 export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise<unknown>, pool: Pool): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1', sensitive: true });
 
@@ -24,6 +24,16 @@ export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise
       [failing],
     );
     ctx.body = { object: 'list', data: rows.map((r) => ({ ...r, due_at: r.due_at.toISOString(), locked_until: r.locked_until?.toISOString() ?? null })) };
+  });
+
+  /**
+   * The catalog as it stands: every model of the file, sorted by id, each with `available` (false
+   * when its channel is not configured, so it is not sold).
+   */
+  router.get('/catalog', (ctx) => {
+    const entry = (model: ModelEntry, available: boolean) => ({ ...model, available });
+    const models = [...catalog.list().map((m) => entry(m, true)), ...catalog.unavailable().map((m) => entry(m, false))];
+    ctx.body = { object: 'list', data: models.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
   });
 
   /**

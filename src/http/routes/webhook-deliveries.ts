@@ -44,7 +44,8 @@ export function webhookDeliveriesRouter(deps: DeliveryListDeps): Router<GatewayS
   return router;
 }
 
-function deliveryView(d: DeliveryView) {
+/** A delivery as the API shows it (attempts recorded before signatures were kept show them as null). */
+export function deliveryView(d: DeliveryView) {
   return {
     object: 'webhook.delivery' as const,
     id: d.id,

@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { request as httpRequest } from 'undici';
-import { abortOnDisconnect, metered } from '../../billing/metered';
-import type { Core } from '../../gateway';
+import { abortOnDisconnect, metered, type MeteringDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { resolveModel } from '../../http/models-access';
@@ -22,6 +21,26 @@ import {
   type ImageTokenUsage,
   type UpstreamImageItem,
 } from './request';
+import type { Catalog } from '../../billing/catalog';
+import type { Config } from '../../config';
+import type { EventStore } from '../../eventstore/port';
+import type { Clock } from '../../feature-types';
+import type { UrlSigner } from '../../files/signed-urls';
+import type { FileStore } from '../../files/store';
+import type { ConsumerProgress } from '../../projections-runtime/progress';
+import type { Upstreams } from '../../upstreams/registry';
+
+/** What synchronous image generation uses. */
+export type ImageGenerationDeps = MeteringDeps & {
+  readonly catalog: Catalog;
+  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly files: Pick<FileStore, 'put' | 'delete'>;
+  readonly signer: UrlSigner;
+  readonly store: Pick<EventStore, 'append'>;
+  readonly progress: Pick<ConsumerProgress, 'waitFor'>;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'projectionWaitMs' | 'imageUrlTtlMs'>;
+};
 
 interface UpstreamImages {
   created?: number;
@@ -66,14 +85,14 @@ async function imageBytes(item: { url?: string; b64_json?: string }, signal: Abo
  * is charged for those; one that returns none or fails releases the freeze (502, or its 4xx as 400).
  * A layered model's other layers are stored with their image and answered after it.
  */
-export async function handleImageGeneration(core: Core, ctx: GatewayContext): Promise<void> {
+export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: GatewayContext): Promise<void> {
   const body = parseImageRequest(await readJson(ctx));
   const auth = authOf(ctx);
-  const model = resolveModel(core.catalog, auth, body.model, ['image']);
+  const model = resolveModel(deps.catalog, auth, body.model, ['image']);
   const request = normalizeImageRequest(model, body, 'sync');
   const tokenBilled = imagePricing(model).billing === 'tokens';
-  const channel = core.upstreams.channel(model.channel);
-  await metered(core, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
+  const channel = deps.upstreams.channel(model.channel);
+  await metered(deps, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
     const signal = abortOnDisconnect(ctx);
     // output_format only for the models that take it (the 4.5 and 4.0 classes refuse it).
     const upstream = await channel.json<UpstreamImages>('POST', '/images/generations', { ...upstreamImageBody(model, request), response_format: 'b64_json' }, signal);
@@ -87,11 +106,11 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
       const bytes = await imageBytes(item, signal);
       const type = sniffImage(bytes);
       if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
-      const stored = await core.files.put(`${key}${type.extension}`, Readable.from([bytes]));
+      const stored = await deps.files.put(`${key}${type.extension}`, Readable.from([bytes]));
       return { key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes };
     };
     const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, items.length, upstream.usage) : null;
-    const now = core.clock();
+    const now = deps.clock();
     let appended;
     try {
       for (const [index, item] of items.entries()) {
@@ -118,10 +137,10 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
           at: now.toISOString(),
         },
       };
-      appended = await core.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+      appended = await deps.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
     } catch (err) {
       // Unrecorded, so never charged: nothing will link to these files (best-effort removal).
-      await Promise.allSettled(images.flatMap((image) => [image, ...image.layerFiles]).map((file) => core.files.delete(file.key)));
+      await Promise.allSettled(images.flatMap((image) => [image, ...image.layerFiles]).map((file) => deps.files.delete(file.key)));
       throw err;
     }
     // Recorded first, then charged: every settlement names a generation the log holds. If the
@@ -133,8 +152,8 @@ export async function handleImageGeneration(core: Core, ctx: GatewayContext): Pr
     // moment ago stays out of sight while an older transaction is open (typically a projection
     // folding a settlement). So answer once the gallery has this generation (bounded by
     // PROJECTION_WAIT_MS; past that, answer anyway).
-    await core.progress.waitFor(appended.position, ['gallery'], core.config.projectionWaitMs);
-    const item = (file: Kept) => (request.response_format === 'b64_json' ? { b64_json: file.data.toString('base64') } : { url: core.signer.url(file.key, core.config.imageUrlTtlMs).url });
+    await deps.progress.waitFor(appended.position, ['gallery'], deps.config.projectionWaitMs);
+    const item = (file: Kept) => (request.response_format === 'b64_json' ? { b64_json: file.data.toString('base64') } : { url: deps.signer.url(file.key, deps.config.imageUrlTtlMs).url });
     ctx.body = {
       created: unixSeconds(now),
       // A layered model: each image (layer `base`), then its other layers; n and the bill count images.

@@ -15,8 +15,8 @@ export const ADMIN_DOCS: OperationDocs = {
   },
   'GET /admin/v1/accounts': {
     tag: 'admin',
-    summary: 'Accounts, in id order, searchable by name',
-    query: [{ name: 'q', description: 'A case-insensitive part of the account name.', schema: { type: 'string' } }, ...PAGE_QUERY],
+    summary: 'Accounts, in id order, searchable by name or id',
+    query: [{ name: 'q', description: 'A case-insensitive part of the account name, or a whole account id.', schema: { type: 'string' } }, ...PAGE_QUERY],
     responses: [{ status: 200, description: 'A page of accounts.', schema: 'List' }],
     errors: [...GUARD_ERRORS],
   },
