@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { accountIdOfStream, chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import type { Pricing } from '../src/billing/money';
 import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
@@ -9,7 +10,7 @@ import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
  * The statement a finance reader audits: one entry per money event with its effect on
  * `available` and `frozen` and the balance after it, plus one row per reservation with its fate.
  */
-export const ledgerProjection: Projection = {
+export const ledgerProjection: Projection = defineProjection<AccountEvent>()({
   name: 'ledger',
   tables: ['ledger_entries', 'reservations'],
   ddl: `
@@ -57,13 +58,13 @@ export const ledgerProjection: Projection = {
     );
     CREATE INDEX reservations_open ON reservations (expires_at) WHERE status = 'open';
     CREATE INDEX reservations_account ON reservations (account_id, reserved_at);`,
-  eventTypes: new Set(['CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded']),
+  handles: ['CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded'],
   async applyBatch(tx, events) {
     const changes = new BatchChanges();
-    for (const event of events) changes.add(upcastAccountEvent(event as RecordedEvent & AccountEvent));
+    for (const event of events) changes.add(upcastAccountEvent(event));
     await changes.write(tx);
   },
-};
+});
 
 const LEDGER_ENTRY_COLUMNS: readonly BulkColumn[] = [
   ['account_id', 'text'], ['revision', 'bigint'], ['event_id', 'uuid'], ['entry_type', 'text'], ['amount', 'bigint'],

@@ -19,7 +19,7 @@ export const JOB = {
 export function taskProcessManager(settings: { taskPollMs: number; webhookRetryDelaysMs: readonly number[] }): Consumer {
   return {
     name: 'task-process-manager',
-    eventTypes: TASK_EVENT_TYPES,
+    eventTypes: new Set(TASK_EVENT_TYPES),
     async apply(tx, raw) {
       const event = raw as RecordedEvent & TaskEvent;
       const stream = raw.streamId;

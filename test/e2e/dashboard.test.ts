@@ -195,6 +195,14 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
       return verifyWebhook(secret, String(r.headers['x-service-timestamp']), r.body, String(r.headers['x-service-signature']), Math.floor(Date.now() / 1000));
     };
     expect([verify(0, first), verify(1, second), verify(1, first)]).to.deep.equal([true, true, false]);
+    // The deliveries panel shows each attempt's signature, as the receiver got it.
+    const toggle = row.getByRole('button', { name: /Deliveries/ });
+    const sent = String(receiver.received[1]!.headers['x-service-signature']);
+    await waitFor('the attempt in the panel', async () => {
+      await toggle.click();
+      await toggle.click();
+      return (await page.getByTestId('deliveries').textContent())?.includes(sent);
+    }, 30_000, 200);
     expect(JSON.parse(receiver.received[1]!.body).task_id).to.equal(created.body.id);
   });
 
@@ -265,6 +273,7 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await open(page, '/operations', 'Operations');
     await page.waitForLoadState('networkidle');
     await expectAccessible(page, 'the operations page');
+    expect(await page.getByTestId('catalog-table').textContent()).to.include('chat-fast');
     await page.getByRole('button', { name: 'Reload the catalog' }).click();
     await page.getByText(/models in the catalog/).waitFor();
     expect(operator.consoleErrors).to.deep.equal([]);

@@ -193,4 +193,11 @@ export const ZH: Readonly<Record<string, string>> = {
   '{n} models in the catalog.': '目录中有 {n} 个模型。',
   'Unavailable (their channel is not configured)': '不可用（未配置其通道）',
   'Scrollable table': '可滚动表格',
+  'Dropped webhooks': '已放弃的 Webhook',
+  'No dropped webhooks.': '没有被放弃的 Webhook。',
+  Requested: '请求时间',
+  'Last attempt': '最后一次尝试',
+  Channel: '通道',
+  available: '可用',
+  unavailable: '不可用',
 };

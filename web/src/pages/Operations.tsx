@@ -7,6 +7,20 @@ interface Consumers {
   readonly head: string | null;
   readonly consumers: { name: string; position: string | null; behind: number; behind_capped: boolean; lag_seconds: number; active_here: boolean }[];
 }
+interface DroppedDelivery {
+  readonly id: string;
+  readonly task_id: string;
+  readonly account_id: string;
+  readonly callback_url: string;
+  readonly requested_at: string;
+  readonly attempts: { attempt: number; status_code: number | null; error: string | null }[];
+}
+interface CatalogModel {
+  readonly id: string;
+  readonly type: string;
+  readonly channel: string;
+  readonly available: boolean;
+}
 interface Job {
   readonly kind: string;
   readonly key: string;
@@ -20,6 +34,8 @@ export function Operations() {
   const { t } = useI18n();
   const consumers = useLoad(() => api.get<Consumers>('/admin/v1/consumers'), []);
   const jobs = useLoad(() => api.get<{ data: Job[] }>('/admin/v1/jobs?failing=true'), []);
+  const dropped = useLoad(() => api.get<{ data: DroppedDelivery[] }>('/admin/v1/webhooks/dropped?limit=50'), []);
+  const models = useLoad(() => api.get<{ data: CatalogModel[] }>('/admin/v1/catalog'), []);
   const reload = useAction();
   const [catalog, setCatalog] = useState<{ models: number; unavailable: string[] } | null>(null);
   return (
@@ -91,7 +107,74 @@ export function Operations() {
           </div>
         )}
       </Section>
+      <Section title={t('Dropped webhooks')} actions={<button type="button" onClick={dropped.reload}>{t('Refresh')}</button>}>
+        <ErrorNote error={dropped.error} />
+        {!dropped.data ? (
+          <Loading />
+        ) : dropped.data.data.length === 0 ? (
+          <p className="muted">{t('No dropped webhooks.')}</p>
+        ) : (
+          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+            <table data-testid="dropped-table">
+              <caption className="visually-hidden">{t('Dropped webhooks')}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t('Delivery')}</th>
+                  <th scope="col">{t('Task')}</th>
+                  <th scope="col">{t('Account id')}</th>
+                  <th scope="col">{t('Callback')}</th>
+                  <th scope="col">{t('Requested')}</th>
+                  <th scope="col">{t('Last attempt')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {dropped.data.data.map((d) => {
+                  const last = d.attempts[d.attempts.length - 1];
+                  return (
+                    <tr key={d.id}>
+                      <td className="mono">{d.id}</td>
+                      <td className="mono">{d.task_id}</td>
+                      <td className="mono">{d.account_id}</td>
+                      <td className="mono">{d.callback_url}</td>
+                      <td>
+                        <When iso={d.requested_at} timeZone="UTC" />
+                      </td>
+                      <td>{last ? `#${last.attempt} ${last.status_code ?? last.error ?? ''}` : '—'}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
       <Section title={t('Catalog')}>
+        <ErrorNote error={models.error} />
+        {models.data && (
+          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+            <table data-testid="catalog-table">
+              <caption className="visually-hidden">{t('Catalog')}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t('Model')}</th>
+                  <th scope="col">{t('Type')}</th>
+                  <th scope="col">{t('Channel')}</th>
+                  <th scope="col">{t('Status')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {models.data.data.map((m) => (
+                  <tr key={m.id}>
+                    <td>{m.id}</td>
+                    <td>{m.type}</td>
+                    <td>{m.channel}</td>
+                    <td>{m.available ? t('available') : t('unavailable')}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
         <p>{t('Reloading re-reads the catalog file with the start-up checks; an invalid file is refused and the current catalog stays.')}</p>
         <button
           type="button"
@@ -99,6 +182,7 @@ export function Operations() {
           onClick={() =>
             reload.run(async () => {
               setCatalog(await api.post<{ models: number; unavailable: string[] }>('/admin/v1/catalog/reload'));
+              models.reload();
             })
           }
         >

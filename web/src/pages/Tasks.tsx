@@ -12,6 +12,7 @@ interface Attempt {
   readonly status_code: number | null;
   readonly error: string | null;
   readonly duration_ms: number;
+  readonly signature?: string | null;
 }
 interface Delivery {
   readonly id: string;
@@ -116,7 +117,7 @@ export function Tasks() {
   );
 }
 
-function TaskRow({ task, open, onToggle, onRedeliver }: { task: Task; open: boolean; onToggle: () => void; onRedeliver: () => void }) {
+function TaskRow({ task, open, onToggle, onRedeliver }: { task: Task; open: boolean; onToggle: () => void; onRedeliver: () => Promise<void> }) {
   const { t } = useI18n();
   const webhook = task.detail?.webhook ?? null;
   return (
@@ -149,45 +150,56 @@ function TaskRow({ task, open, onToggle, onRedeliver }: { task: Task; open: bool
           )}
         </td>
       </tr>
-      {open && webhook && (
-        <tr>
-          <td colSpan={9}>
-            <p>
-              {t('Callback')}: <code>{webhook.url}</code> · {webhook.signed ? t('signed') : t('unsigned')}{' '}
-              <button type="button" onClick={onRedeliver}>
-                {t('Redeliver')}
-              </button>
-            </p>
-            <table data-testid="deliveries">
-              <caption className="visually-hidden">{t('Webhook deliveries')}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t('Delivery')}</th>
-                  <th scope="col">{t('Reason')}</th>
-                  <th scope="col">{t('Status')}</th>
-                  <th scope="col">{t('Attempts')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {webhook.deliveries.map((d) => (
-                  <tr key={d.id}>
-                    <td className="mono">{d.id}</td>
-                    <td>{t(d.reason)}</td>
-                    <td>{t(d.status)}</td>
-                    <td>
-                      {d.attempts.map((a) => (
-                        <div key={a.attempt}>
-                          #{a.attempt} <When iso={a.at} /> {a.ok ? '✓' : '✗'} {a.status_code ?? a.error ?? ''} ({a.duration_ms} ms)
-                        </div>
-                      ))}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </td>
-        </tr>
-      )}
+      {open && webhook && <Deliveries taskId={task.id} callback={webhook.url} signed={webhook.signed} onRedeliver={onRedeliver} />}
     </>
+  );
+}
+
+/** A video's webhook deliveries, newest first, from GET /v1/videos/generations/{id}/webhook/deliveries. */
+function Deliveries({ taskId, callback, signed, onRedeliver }: { taskId: string; callback: string; signed: boolean; onRedeliver: () => Promise<void> }) {
+  const { t } = useI18n();
+  const deliveries = useLoad(() => api.get<ListBody<Delivery>>(`/v1/videos/generations/${encodeURIComponent(taskId)}/webhook/deliveries`), [taskId]);
+  return (
+    <tr>
+      <td colSpan={9}>
+        <p>
+          {t('Callback')}: <code>{callback}</code> · {signed ? t('signed') : t('unsigned')}{' '}
+          <button type="button" onClick={() => void onRedeliver().then(deliveries.reload)}>
+            {t('Redeliver')}
+          </button>
+        </p>
+        <ErrorNote error={deliveries.error} />
+        {deliveries.data && (
+          <table data-testid="deliveries">
+            <caption className="visually-hidden">{t('Webhook deliveries')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('Delivery')}</th>
+                <th scope="col">{t('Reason')}</th>
+                <th scope="col">{t('Status')}</th>
+                <th scope="col">{t('Attempts')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data.data.map((d) => (
+                <tr key={d.id}>
+                  <td className="mono">{d.id}</td>
+                  <td>{t(d.reason)}</td>
+                  <td>{t(d.status)}</td>
+                  <td>
+                    {d.attempts.map((a) => (
+                      <div key={a.attempt}>
+                        #{a.attempt} <When iso={a.at} /> {a.ok ? '✓' : '✗'} {a.status_code ?? a.error ?? ''} ({a.duration_ms} ms)
+                        {a.signature && <code className="signature"> {a.signature}</code>}
+                      </div>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </td>
+    </tr>
   );
 }
