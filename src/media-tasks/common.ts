@@ -45,7 +45,7 @@ export async function cancelTask(deps: TaskReadDeps, ctx: GatewayContext, kind: 
     position = result.position;
   } catch (err) {
     if (err instanceof DomainError && err.code === 'task_finished') {
-      throw new ApiError(409, 'task_finished', `${label} task ${id} ${err.message.replace(/^task /, '')}; only an unfinished task can be cancelled`);
+      throw new DomainError('task_finished', `${label} task ${id} ${err.message.replace(/^task /, '')}; only an unfinished task can be cancelled`);
     }
     throw err;
   }

@@ -1,9 +1,9 @@
-import Router from '@koa/router';
-import type { Next } from 'koa';
+import type Router from '@koa/router';
 import { chatPricing } from '../chat/model-type';
 import { readJson } from '../http/body';
-import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
-import { ApiError, toApiError } from '../http/errors';
+import { authOf, endpointOf, type GatewayState } from '../http/context';
+import { ApiError } from '../http/errors';
+import { shapedRouter } from '../http/error-shape';
 import { keyAllows } from '../http/models-access';
 import { listBody, pageParams } from '../http/pagination';
 import { specStatuses } from '../http/routing';
@@ -36,34 +36,10 @@ export interface MinutesRouteDeps {
  * submit job is the safety net for a crash in between and runs this much later.
  */
 
-/** Shape B `type` by status, for the statuses the spec lists beyond 400 and 401. */
-const SHAPE_B_TYPES: Record<number, string> = {
-  402: 'insufficient_balance_error',
-  403: 'permission_error',
-  404: 'invalid_request_error',
-  409: 'invalid_request_error',
-  413: 'invalid_request_error',
-  415: 'invalid_request_error',
-  429: 'rate_limit_error',
-  502: 'upstream_error',
-};
-
-/** Gives every error of these endpoints a shape B `type` (errors.ts renders the body). */
-async function shapeBTypes(_ctx: GatewayContext, next: Next): Promise<void> {
-  try {
-    await next();
-  } catch (err) {
-    const api = toApiError(err);
-    if (!api || api.options.type || !SHAPE_B_TYPES[api.status]) throw err;
-    throw new ApiError(api.status, api.code, api.message, { ...api.options, type: SHAPE_B_TYPES[api.status] });
-  }
-}
-
 /** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
 export function minutesRouter(deps: MinutesRouteDeps, probe: FileProbe): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes', sensitive: true });
+  const router = shapedRouter('minutes', { prefix: '/v1/audio/minutes', prefixes: ['/v1/audio/minutes'] });
   const tasks = deps.tasks;
-  router.use(shapeBTypes);
 
   router.post('/', async (ctx) => {
     const auth = authOf(ctx);
@@ -149,9 +125,8 @@ const parseSummaryRequest = validator<{ task_id: string }>(SUMMARY_REQUEST_SCHEM
  * summary's upper bound, settled by the tokens observed.
  */
 export function summariesRouter(deps: MinutesRouteDeps): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/summaries', sensitive: true });
+  const router = shapedRouter('minutes', { prefix: '/v1/summaries', prefixes: ['/v1/summaries'] });
   const tasks = deps.tasks;
-  router.use(shapeBTypes);
 
   router.post('/', async (ctx) => {
     const auth = authOf(ctx);

@@ -3,7 +3,6 @@ import { CommandHandler } from '../domain/command-handler';
 import { PostgresSnapshotStore } from '../eventstore/postgres/snapshots';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
-import { ApiError } from '../http/errors';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
@@ -181,14 +180,9 @@ export class TaskEngine {
 
   async redeliver(kind: string, taskId: string, accountId: string, requestId: string): Promise<string> {
     const row = await this.read(kind, taskId, accountId);
-    if (!row) throw new ApiError(404, 'task_not_found', `task ${taskId} not found`);
+    if (!row) throw new DomainError('task_not_found', `task ${taskId} not found`);
     const deliveryId = `dlv_${taskId}_${row.deliveries.length}`;
-    try {
-      await this.run(taskStream(kind, taskId), { type: 'RequestRedelivery', deliveryId, now: this.now() }, { requestId });
-    } catch (err) {
-      if (err instanceof DomainError) throw new ApiError(400, err.code, err.message);
-      throw err;
-    }
+    await this.run(taskStream(kind, taskId), { type: 'RequestRedelivery', deliveryId, now: this.now() }, { requestId });
     return deliveryId;
   }
 }
