@@ -17,7 +17,16 @@ import { healthRouter } from './routes/health';
 import { httpMetrics, metricsRouter } from './routes/metrics';
 import { operationsRouter } from './routes/operations';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { Dashboard } from '../dashboard';
+
+/** What the HTTP app mounts for the dashboard (see docs/dashboard.md). */
+export interface Dashboard {
+  /** First in the chain: maps /dashboard/api/v1/… and /dashboard/api/admin/v1/… onto the API's own routes. */
+  readonly mount: Koa.Middleware<GatewayState>;
+  /** The single-page app's files. */
+  readonly pages: Koa.Middleware<GatewayState>;
+  /** POST/GET/DELETE /dashboard/api/session; failed sign-ins count in the app's lockout. */
+  sessionRouter(lockout: CredentialLockout): Router<GatewayState>;
+}
 
 export interface AppDeps {
   readonly logger: Logger;
