@@ -17,8 +17,6 @@ export interface WhenStep<Event> {
   thenNothingHappened(): void;
   /** The command is refused with a DomainError of this code (and these details, when given). */
   thenThrows(code: string, details?: Record<string, unknown>): void;
-  /** The events it decides, for checks of part of them; prefer `then`. */
-  thenEvents(check: (events: readonly Event[]) => void): void;
 }
 
 export interface GivenStep<Command, Event> {
@@ -40,7 +38,6 @@ export const DeciderSpecification = {
         return {
           then: (expected) => expect(accepted()).to.deep.equal(expected),
           thenNothingHappened: () => expect(accepted()).to.deep.equal([]),
-          thenEvents: (check) => check(accepted()),
           thenThrows(code, details) {
             let events: Event[];
             try {
