@@ -5,16 +5,19 @@
 // `--no-config` (docs/testing.md) and run serially.
 const fs = require('node:fs');
 
-// Worker processes take files in this order: the longest first, so that no long file starts last
-// and runs alone at the end. Then the rest of each folder.
+// Worker processes take files in this order: the longest first (as measured in parallel runs), so
+// that no long file starts last and runs alone at the end. Then the rest of each folder.
 const LONGEST_FIRST = [
-  'test/fuzz/bad-requests.test.ts',
-  'test/integration/npm-start.test.ts',
   'test/integration/minutes.test.ts',
-  'test/integration/risk.test.ts',
   'test/integration/video.test.ts',
-  'test/integration/scale-out.test.ts',
+  'test/integration/risk.test.ts',
   'test/integration/video-restart.test.ts',
+  'test/integration/images.test.ts',
+  'test/integration/npm-start.test.ts',
+  'test/fuzz/bad-requests.test.ts',
+  'test/e2e/dashboard.test.ts',
+  'test/integration/assets.test.ts',
+  'test/integration/scale-out.test.ts',
 ];
 const ALL = ['test/fuzz', 'test/integration', 'test/e2e', 'test/unit'].flatMap((dir) =>
   fs

@@ -1,23 +1,21 @@
 import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
-import { objectCodec, OPEN_DATA, type TaskData } from '../tasks/codec';
+import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { isRefusal, pollBackoff, taskChannel } from '../tasks/upstream-task';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
+import type { MinutesResult, MinutesUsage } from './result';
 import type { Segment, Transcript } from './transcript';
 import { renderMinutes } from './view';
 
 /** The stage a summarising minutes task goes through after its transcription. */
 export const SUMMARY_STAGE = 'summary';
 
-/**
- * Minutes tasks. Their result and usage stay open records: the transcription's members, then the
- * summary stage's (report, statuses, token counts) are merged into them (see summary-stage.ts).
- */
-export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, TaskData, TaskData> = {
+/** Minutes tasks; the summary stage merges its members into their result and usage (see summary-stage.ts). */
+export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, MinutesResult, MinutesUsage> = {
   kind: 'minutes',
   idPrefix: 'mins',
   request: objectCodec<NormalizedMinutesRequest>('minutes request', {
@@ -42,8 +40,8 @@ export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, TaskData, Tas
     max_duration_ms: true,
     summary: true,
   }),
-  result: OPEN_DATA,
-  usage: OPEN_DATA,
+  result: objectCodec<MinutesResult>('minutes result', {}),
+  usage: objectCodec<MinutesUsage>('minutes usage', {}),
 };
 
 /**
@@ -62,10 +60,10 @@ export const MINUTES_CREATION: CreationPolicy = {
   status: 200,
 };
 
-type MinutesTask = KindTask<NormalizedMinutesRequest, TaskData, TaskData>;
+type MinutesTask = KindTask<NormalizedMinutesRequest, MinutesResult, MinutesUsage>;
 
 /** The request of a minutes task read from its recorded state (the summary stage and summaries read it). */
-export function minutesRequestOf(task: { request: TaskData }): NormalizedMinutesRequest {
+export function minutesRequestOf(task: { request: Readonly<Record<string, unknown>> }): NormalizedMinutesRequest {
   return MINUTES_TASK.request.decode(task.request);
 }
 
@@ -178,7 +176,7 @@ function durationExceeded(durationMs: number, request: NormalizedMinutesRequest)
  * Meeting minutes on a file-ASR API (service models: the gateway then writes the summary, see
  * summary-stage.ts) or on a partner minutes API (everything from the partner).
  */
-export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<NormalizedMinutesRequest, TaskData, TaskData> {
+export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<NormalizedMinutesRequest, MinutesResult, MinutesUsage> {
   function settlement(task: MinutesTask) {
     const r = task.request;
     const c = minutesCharges(r, task.usage);
@@ -246,7 +244,7 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
       }
     },
 
-    async poll(task: MinutesTask): Promise<UpstreamPoll> {
+    async poll(task: MinutesTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
       const { channel } = taskChannel(deps, task.model);
       const r = task.request;
       const id = encodeURIComponent(task.upstreamId!);
@@ -285,6 +283,6 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     /** A task whose transcription succeeded owes for it (and for summary tokens observed) even if the summary failed. */
     failureSettlement: (task: MinutesTask) => (task.upstreamSucceeded ? settlement(task) : null),
 
-    render: (row: KindRow<NormalizedMinutesRequest, TaskData, TaskData>, _signer: UrlSigner) => renderMinutes(row),
+    render: (row: KindRow<NormalizedMinutesRequest, MinutesResult, MinutesUsage>, _signer: UrlSigner) => renderMinutes(row),
   };
 }

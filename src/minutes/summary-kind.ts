@@ -3,7 +3,7 @@ import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { TaskState } from '../tasks/decider';
 import { taskStream } from '../tasks/events';
-import { objectCodec, OPEN_DATA, type TaskData } from '../tasks/codec';
+import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import type { KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { isRefusal } from '../tasks/upstream-task';
@@ -15,17 +15,18 @@ import { expectReportV2, planSummaryParts, writeSummary } from './summarizer';
 import { mergePartReports, partReportOf, type PartReport } from './summary-merge';
 import { callsUsage, partLimitsOf, summaryCharges, type SummaryCall, type SummaryRequest } from './summary-parts';
 import { transcriptOf } from './transcript';
+import type { MinutesResult, MinutesUsage } from './result';
 import { renderSummary, type SummaryRow } from './view';
 
 export type { SummaryRequest } from './summary-parts';
 
-/** Summaries; result and usage are open records like a minutes task's (the report, the calls' tokens). */
-export const SUMMARY_TASK: TaskKindCodec<SummaryRequest, TaskData, TaskData> = {
+/** Summaries: their result is the report part of a minutes result, their usage the calls' tokens. */
+export const SUMMARY_TASK: TaskKindCodec<SummaryRequest, MinutesResult, MinutesUsage> = {
   kind: 'summary',
   idPrefix: 'sum',
   request: objectCodec<SummaryRequest>('summary request', { request_id: true, task_id: true, summary: true }),
-  result: OPEN_DATA,
-  usage: OPEN_DATA,
+  result: objectCodec<MinutesResult>('summary result', {}),
+  usage: objectCodec<MinutesUsage>('summary usage', {}),
 };
 
 /** No provider task to create: the submit job acknowledges at once and the first poll writes the summary; 202. */
@@ -39,7 +40,7 @@ export const SUMMARY_CREATION: CreationPolicy = {
   status: 202,
 };
 
-type SummaryTask = KindTask<SummaryRequest, TaskData, TaskData>;
+type SummaryTask = KindTask<SummaryRequest, MinutesResult, MinutesUsage>;
 
 
 /**
@@ -52,7 +53,7 @@ type SummaryTask = KindTask<SummaryRequest, TaskData, TaskData>;
  * An answer that cannot be used is stored as the upstream's result with an `unavailable` report
  * (its tokens are billed, they were spent); such a summary reads as `failed`.
  */
-export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; loadTask: (stream: string) => Promise<TaskState>; pollMs: number }): TaskKind<SummaryRequest, TaskData, TaskData> {
+export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; loadTask: (stream: string) => Promise<TaskState>; pollMs: number }): TaskKind<SummaryRequest, MinutesResult, MinutesUsage> {
   return {
     ...SUMMARY_TASK,
 
@@ -60,7 +61,7 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
       return { upstreamId: `chat:${task.taskId}` };
     },
 
-    async poll(task: SummaryTask): Promise<UpstreamPoll> {
+    async poll(task: SummaryTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
       const r = task.request;
       const minutes = await deps.loadTask(taskStream('minutes', r.task_id));
       const transcript = transcriptOf(minutes.result);

@@ -1,9 +1,9 @@
-import type { TaskData } from '../tasks/codec';
 import type { KindRow } from '../tasks/kind';
 import type { TaskRowHead } from '../tasks/view-row';
 import { blockText, type ChapterNode, type Report } from './report';
 import { REPORT_V2_SCHEMA } from './report-schema';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
+import type { MinutesResult, MinutesUsage } from './result';
 import type { SummaryRequest } from './summary-parts';
 import { transcriptOf, type Transcript } from './transcript';
 
@@ -15,14 +15,14 @@ import { transcriptOf, type Transcript } from './transcript';
 type Status = 'processing' | 'succeeded' | 'failed' | 'cancelled';
 
 /** A minutes task or a summary as the view reads its status and report. */
-type ReportRow = TaskRowHead & { readonly result: TaskData | null };
+type ReportRow = TaskRowHead & { readonly result: MinutesResult | null };
 
 function isFinished(row: ReportRow): boolean {
   return row.status === 'succeeded' || row.status === 'failed' || row.status === 'cancelled';
 }
 
 function unavailableReport(row: ReportRow): boolean {
-  const report = row.result?.report as Report | undefined;
+  const report = row.result?.report;
   return report?.quality?.status === 'unavailable';
 }
 
@@ -40,10 +40,10 @@ export function presentedStatus(row: ReportRow): Status {
  */
 export function presentedSummaryStatus(row: ReportRow): 'succeeded' | 'failed' | undefined {
   if (!isFinished(row)) return undefined;
-  const report = row.result?.report as Report | undefined;
-  if (!report) return (row.result?.summary_status as 'succeeded' | 'failed' | undefined) ?? undefined;
+  const report = row.result?.report;
+  if (!report) return row.result?.summary_status;
   if (report.quality?.status === 'unavailable') return 'failed';
-  return (row.result?.summary_status as 'succeeded' | 'failed' | undefined) ?? 'succeeded';
+  return row.result?.summary_status ?? 'succeeded';
 }
 
 function speakerNames(transcript: Transcript | null, report: Report | null): Map<string, string> {
@@ -99,7 +99,7 @@ function inSchemaOrder(value: unknown, schema: unknown): unknown {
 }
 
 function storedReport(row: ReportRow): Report | null {
-  const report = row.result?.report as Report | undefined;
+  const report = row.result?.report;
   return report ? (inSchemaOrder(report, REPORT_V2_SCHEMA) as Report) : null;
 }
 
@@ -177,8 +177,8 @@ function usageOf(row: MinutesRow, r: NormalizedMinutesRequest): Record<string, u
   };
 }
 
-export type MinutesRow = KindRow<NormalizedMinutesRequest, TaskData, TaskData>;
-export type SummaryRow = KindRow<SummaryRequest, TaskData, TaskData>;
+export type MinutesRow = KindRow<NormalizedMinutesRequest, MinutesResult, MinutesUsage>;
+export type SummaryRow = KindRow<SummaryRequest, MinutesResult, MinutesUsage>;
 
 export function renderMinutes(row: MinutesRow): Record<string, unknown> {
   const r = row.request;
@@ -186,7 +186,7 @@ export function renderMinutes(row: MinutesRow): Record<string, unknown> {
   const finished = isFinished(row);
   const transcript = finished ? transcriptOf(result) : null;
   const report = finished ? storedReport(row) : null;
-  const extras = (result.extras ?? {}) as Record<string, any>;
+  const extras = result.extras ?? {};
   const names = speakerNames(transcript, report);
   const status = presentedStatus(row);
   const summaryStatus = presentedSummaryStatus(row);
