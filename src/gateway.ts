@@ -15,7 +15,7 @@ import { WebhookSender } from './webhooks/deliver';
 import { ApiKeyCache } from './accounts/key-cache';
 import { AccountService, type AccountCommands, type AuthenticatedKey } from './accounts/service';
 import type { Config } from './config';
-import { openDatabase, type Database } from './db/database';
+import { createPool, openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
@@ -44,6 +44,8 @@ import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
+import { auditRouter } from './http/routes/audit';
+import { AuditRuns } from './audit-runs/service';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore } from './storage';
@@ -200,6 +202,8 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerLag: async () => (await consumerStatuses(pool, store, runners)).consumers,
   });
 
+  // An audit's replay holds a few connections for its whole run: they come from pools of its own.
+  const audits = new AuditRuns({ pool, openPool: (size) => createPool(database.url, size), store, projections: allProjections, logger, clock });
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
   let lifecycle: string | null = 'starting';
   const readiness = (): Promise<Readiness> =>
@@ -223,7 +227,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    adminRouters: [droppedWebhooksRouter(pool)],
+    adminRouters: [droppedWebhooksRouter(pool), auditRouter(audits)],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
@@ -282,6 +286,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await closed;
       for (const feature of features) await feature.stop?.();
       await jobs.stop();
+      await audits.stop();
       await webhooks.close();
       await reconciler.stop();
       await Promise.all([...runners.values()].map((r) => r.stop()));

@@ -50,6 +50,8 @@ export const ERROR_STATUSES = {
   accountSettings: [400, 401, 429],
   /** Body-less actions (webhook secret rotation, catalog reload): only authentication can fail. */
   bodiless: [401],
+  /** POST /admin/v1/audit: body-less; 409 `audit_running` while an audit runs. */
+  audit: [401, 409],
 } as const satisfies Record<string, readonly number[]>;
 
 /** What a case may use to build paths and bodies: the live gateway's account and simulator. */
@@ -167,6 +169,8 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     quiet: true,
   },
   { method: 'POST', route: '/admin/v1/accounts/:id/webhook-secret', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, params: account , quiet: true },
+  // The audit a success starts only reads (the log and the read models): quiet for the money checks.
+  { method: 'POST', route: '/admin/v1/audit', auth: 'admin', statuses: S.audit, shape: 'openai', body: { kind: 'none' }, quiet: true },
   { method: 'POST', route: '/admin/v1/catalog/reload', auth: 'admin', statuses: S.bodiless, shape: 'openai', body: { kind: 'none' } , quiet: true },
 ];
 
