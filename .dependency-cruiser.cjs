@@ -7,7 +7,7 @@
  */
 const ROOT = '^src/(gateway|features|main|model-types)\\.ts$|^src/cli/';
 const BELOW_ROOT = '^(src|projections)/';
-const FEATURE_DIRS = '^src/(agents|assets|chat|media-tasks|minutes|uploads|video)/';
+const FEATURE_DIRS = '^src/(agents|assets|chat|dashboard|media-tasks|minutes|uploads|video)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -31,6 +31,13 @@ module.exports = {
       severity: 'error',
       comment: 'The feature types are what features build on; they import none of the features.',
       from: { path: '^src/feature-types\\.ts$' },
+      to: { path: FEATURE_DIRS },
+    },
+    {
+      name: 'http-knows-no-feature',
+      severity: 'error',
+      comment: 'The HTTP layer mounts what features hand it (routers, the dashboard) through its own types; it imports none of them.',
+      from: { path: '^src/http/' },
       to: { path: FEATURE_DIRS },
     },
     {

@@ -1,9 +1,23 @@
-# The gateway's production image. TypeScript runs through tsx, as with `npm start`.
+# The gateway's production image, in two stages. TypeScript runs through tsx, as with `npm start`.
+
+# Build: every dependency, and the dashboard built into web/dist by `npm ci` (the prepare script
+# runs `npm run build:web`); then the development dependencies are dropped.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# The npm that CI uses: it honours package.json's allowScripts (the image's npm 10 would not).
+RUN npm install -g npm@11.19.1 --no-audit --no-fund
+COPY package.json package-lock.json tsconfig.json ./
+COPY web ./web
+RUN npm ci --no-audit --no-fund \
+ && test -f web/dist/index.html \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+# Run: the production dependencies, the sources and the built dashboard; nothing of the build tools.
 FROM node:20-bookworm-slim
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
-COPY tsconfig.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/web/dist ./web/dist
+COPY package.json package-lock.json tsconfig.json ./
 COPY src ./src
 COPY projections ./projections
 # The upstream simulator: the entry point starts it when CHANNELS leaves channels out (all, when unset).

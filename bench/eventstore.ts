@@ -4,6 +4,7 @@ import { AccountService } from '../src/accounts/service';
 import { accountDecider } from '../src/domain/account/decider';
 import { accountStream, type AccountEvent } from '../src/domain/account/events';
 import { CommandHandler } from '../src/domain/command-handler';
+import { PostgresSnapshotStore } from '../src/eventstore/postgres/snapshots';
 import type { ExpectedVersion, NewEvent } from '../src/eventstore/port';
 import { PostgresEventStore } from '../src/eventstore/postgres/store';
 import { newId } from '../src/ids';
@@ -247,7 +248,7 @@ async function bulkAccount(pool: Pool, accountId: string, events: number): Promi
 }
 
 function accountServices(pool: Pool, store: PostgresEventStore, progressTracker: ConsumerProgress) {
-  const commands = new CommandHandler(store, pool, accountDecider, createLogger('silent'));
+  const commands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, createLogger('silent'));
   const service = new AccountService(commands, pool, progressTracker, { projectionWaitMs: 0 });
   return { commands, service };
 }

@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Pool } from 'pg';
 import { benchChat, chatOptionsFromEnv } from './chat';
 import { benchEventStore } from './eventstore';
+import { benchHotPath, hotPathOptionsFromEnv } from './hotpath';
 import { benchPeer, peerOptionsFromEnv } from './peer';
 import { benchReplay, replayOptionsFromEnv } from './replay';
 import { benchTokens } from './tokens';
@@ -48,6 +49,13 @@ export const SECTIONS: readonly BenchSection[] = [
     title: "Side by side, each in its own process: the simulator direct, Portkey's gateway, this gateway (autocannon at 1 and 64 connections)",
     run: async (ctx) => {
       await benchPeer(ctx.db, ctx.report, peerOptionsFromEnv());
+    },
+  },
+  {
+    name: 'hotpath',
+    title: 'One non-streamed chat request: gateway and PostgreSQL CPU time, transactions and memory per request',
+    run: async (ctx) => {
+      await benchHotPath(ctx.db, ctx.report, hotPathOptionsFromEnv());
     },
   },
   {

@@ -42,27 +42,27 @@ export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBe
   return { durationS: int('BENCH_PEER_DURATION_S', DEFAULTS.durationS, 1), warmupS: int('BENCH_PEER_WARMUP_S', DEFAULTS.warmupS, 0), connections };
 }
 
-const ROOT = path.join(__dirname, '..');
-const TSX = ['--import', 'tsx'];
+export const ROOT = path.join(__dirname, '..');
+export const TSX = ['--import', 'tsx'];
 /** The simulator's entry point. */
-const SIMULATOR_MAIN = path.join(ROOT, 'simulator/main.ts');
+export const SIMULATOR_MAIN = path.join(ROOT, 'simulator/main.ts');
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
-const BODY = JSON.stringify({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello [sim:tokens=20]' }], max_tokens: 64 });
+export const BODY = JSON.stringify({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello [sim:tokens=20]' }], max_tokens: 64 });
 
-interface Contender {
+export interface Contender {
   readonly name: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
 }
 
-interface Running {
+export interface Running {
   readonly name: string;
   readonly child: ChildProcess;
   /** The last lines it wrote, for the error when it dies. */
   readonly output: () => string;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
@@ -70,7 +70,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>): Running {
+export function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>): Running {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
   let tail = '';
   const keep = (chunk: Buffer): void => {
@@ -81,7 +81,7 @@ function startProcess(name: string, args: readonly string[], env: Readonly<Recor
   return { name, child, output: () => tail };
 }
 
-async function stopProcess(running: Running): Promise<void> {
+export async function stopProcess(running: Running): Promise<void> {
   if (running.child.exitCode !== null || running.child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => running.child.once('exit', () => resolve()));
   running.child.kill('SIGTERM');
@@ -91,7 +91,7 @@ async function stopProcess(running: Running): Promise<void> {
 }
 
 /** Polls `url` until it answers `ok`; fails when the process exits first or after `timeoutMs`. */
-async function waitUntilServing(running: Running, url: string, init: RequestInit, ok: (status: number) => boolean, timeoutMs = 60_000): Promise<void> {
+export async function waitUntilServing(running: Running, url: string, init: RequestInit, ok: (status: number) => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (running.child.exitCode !== null) throw new Error(`${running.name} exited (${running.child.exitCode}): ${running.output()}`);
@@ -107,7 +107,7 @@ async function waitUntilServing(running: Running, url: string, init: RequestInit
   }
 }
 
-interface AutocannonResult {
+export interface AutocannonResult {
   readonly duration: number;
   readonly '2xx': number;
   readonly non2xx: number;
@@ -115,9 +115,9 @@ interface AutocannonResult {
   readonly latency: { readonly p50: number; readonly p99: number; readonly max: number };
 }
 
-/** One autocannon run in its own process; its JSON result. */
-function autocannon(target: Contender, connections: number, seconds: number): Promise<AutocannonResult> {
-  const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', BODY, '-H', 'content-type=application/json'];
+/** One autocannon run in its own process, for `seconds` or for `amount` requests; its JSON result. */
+export function autocannon(target: Contender, connections: number, length: { seconds: number } | { amount: number }): Promise<AutocannonResult> {
+  const args = [AUTOCANNON, '--json', '-c', String(connections), ...('seconds' in length ? ['-d', String(length.seconds)] : ['-a', String(length.amount)]), '-m', 'POST', '-b', BODY, '-H', 'content-type=application/json'];
   for (const [k, v] of Object.entries(target.headers)) args.push('-H', `${k}=${v}`);
   args.push(`${target.url}/v1/chat/completions`);
   return new Promise((resolve, reject) => {
@@ -140,8 +140,8 @@ function autocannon(target: Contender, connections: number, seconds: number): Pr
 
 async function measureContender(target: Contender, connections: number, o: PeerBenchOptions): Promise<Measurement> {
   progress(`${target.name}: ${connections} connection(s), ${o.warmupS} s warm-up + ${o.durationS} s (autocannon)`);
-  if (o.warmupS > 0) await autocannon(target, connections, o.warmupS);
-  const r = await autocannon(target, connections, o.durationS);
+  if (o.warmupS > 0) await autocannon(target, connections, { seconds: o.warmupS });
+  const r = await autocannon(target, connections, { seconds: o.durationS });
   const failed = r.non2xx + r.errors;
   return {
     name: target.name,

@@ -5,6 +5,7 @@ import { runAudit } from '../src/audit/audit';
 import { accountDecider } from '../src/domain/account/decider';
 import { accountStream } from '../src/domain/account/events';
 import { CommandHandler } from '../src/domain/command-handler';
+import { PostgresSnapshotStore } from '../src/eventstore/postgres/snapshots';
 import { PostgresEventStore } from '../src/eventstore/postgres/store';
 import { newId } from '../src/ids';
 import { createLogger } from '../src/log';
@@ -79,7 +80,7 @@ function perSecondRows(m: Measurement, cpu: CpuTime, events: number): Measuremen
 
 /** Account traffic through the decider, all accounts at once (so appends are group-committed); returns the events written. */
 export async function benchReplayWriteLog(pool: Pool, store: PostgresEventStore, o: ReplayBenchOptions): Promise<number> {
-  const commands = new CommandHandler(store, pool, accountDecider, createLogger('silent'));
+  const commands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, createLogger('silent'));
   const now = () => new Date().toISOString();
   progress(`writing the log: ${o.accounts} accounts x ${o.cyclesPerAccount} reserve + settle`);
   let events = 0;

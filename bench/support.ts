@@ -281,7 +281,7 @@ export interface CpuTime {
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process in ms, or null when it cannot be read. */
-function processCpuMs(pid: number): number | null {
+export function processCpuMs(pid: number): number | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (in parentheses, which may hold spaces): utime and stime are 14 and 15.

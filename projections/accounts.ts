@@ -1,9 +1,9 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { accountIdOfStream, type AccountEvent } from '../src/domain/account/events';
 
 /** Accounts, their webhook secret and settings (new accounts deliver videos in `auto` mode). */
-export const accountsProjection: Projection = {
+export const accountsProjection: Projection = defineProjection<AccountEvent>()({
   name: 'accounts',
   tables: ['accounts'],
   ddl: `
@@ -16,10 +16,9 @@ export const accountsProjection: Projection = {
       timezone text NOT NULL DEFAULT 'Asia/Shanghai',
       opened_at timestamptz NOT NULL
     );`,
-  eventTypes: new Set(['AccountOpened', 'WebhookSecretRotated', 'AccountSettingsChanged', 'AccountTimeZoneChanged']),
-  async apply(tx, raw) {
-    const event = raw as RecordedEvent & AccountEvent;
-    const accountId = accountIdOfStream(raw.streamId);
+  handles: ['AccountOpened', 'WebhookSecretRotated', 'AccountSettingsChanged', 'AccountTimeZoneChanged'],
+  async apply(tx, event) {
+    const accountId = accountIdOfStream(event.streamId);
     if (event.type === 'AccountOpened') {
       await tx.query('INSERT INTO accounts (account_id, name, opened_at) VALUES ($1, $2, $3)', [accountId, event.data.name, event.data.openedAt]);
     } else if (event.type === 'WebhookSecretRotated') {
@@ -34,4 +33,4 @@ export const accountsProjection: Projection = {
       await tx.query('UPDATE accounts SET timezone = $2 WHERE account_id = $1', [accountId, event.data.timezone]);
     }
   },
-};
+});

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type KeySettings } from '../src/domain/account/events';
 
 /**
@@ -7,7 +7,7 @@ import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type KeySetti
  * of its latest settlement: derived from the ledger, never written per request). The key itself
  * is never stored.
  */
-export const apiKeysProjection: Projection = {
+export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
   name: 'api_keys',
   tables: ['api_keys'],
   ddl: `
@@ -26,13 +26,13 @@ export const apiKeysProjection: Projection = {
       revoked_at timestamptz
     );
     CREATE INDEX api_keys_account ON api_keys (account_id);`,
-  eventTypes: new Set(['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ReservationSettled']),
+  handles: ['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ReservationSettled'],
   async applyBatch(tx, events) {
     // Settlements only move last_used_at forward, so a run of them folds into one update per key.
     const lastUsed = new Map<string, { accountId: string; at: string }>();
-    for (const raw of events) {
-      const event = upcastAccountEvent(raw as RecordedEvent & AccountEvent);
-      const accountId = accountIdOfStream(raw.streamId);
+    for (const recorded of events) {
+      const event = upcastAccountEvent(recorded);
+      const accountId = accountIdOfStream(recorded.streamId);
       if (event.type === 'ApiKeyIssued') {
         const d = event.data;
         await tx.query(
@@ -61,7 +61,7 @@ export const apiKeysProjection: Projection = {
       [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
     );
   },
-};
+});
 
 function settingsColumns(s: KeySettings): unknown[] {
   return [s.name, s.allowedModels === null ? null : JSON.stringify(s.allowedModels), s.budget === null ? null : JSON.stringify(s.budget), s.expiresAt, s.rateLimitPerMinute];

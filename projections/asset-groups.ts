@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { taskIdOfStream, type TaskEvent } from '../src/tasks/events';
 
 /** Streams of verification sessions (the `asset_session` task kind, src/assets/session-kind.ts). */
@@ -11,7 +11,7 @@ const SESSION_STREAM_PREFIX = 'asset_session-';
  * its first verification session and is verified by the first session that succeeds; later
  * sessions that fail leave it verified.
  */
-export const assetGroupsProjection: Projection = {
+export const assetGroupsProjection: Projection = defineProjection<TaskEvent>()({
   name: 'asset-groups',
   tables: ['asset_groups', 'asset_group_sessions'],
   ddl: `
@@ -29,11 +29,10 @@ export const assetGroupsProjection: Projection = {
       session_id text PRIMARY KEY,
       group_id text NOT NULL
     );`,
-  eventTypes: new Set<TaskEvent['type']>(['TaskSubmitted', 'TaskUpstreamSucceeded']),
-  async apply(tx, raw) {
-    if (!raw.streamId.startsWith(SESSION_STREAM_PREFIX)) return;
-    const event = raw as RecordedEvent & TaskEvent;
-    const sessionId = taskIdOfStream(raw.streamId);
+  handles: ['TaskSubmitted', 'TaskUpstreamSucceeded'],
+  async apply(tx, event) {
+    if (!event.streamId.startsWith(SESSION_STREAM_PREFIX)) return;
+    const sessionId = taskIdOfStream(event.streamId);
     switch (event.type) {
       case 'TaskSubmitted': {
         const d = event.data;
@@ -57,4 +56,4 @@ export const assetGroupsProjection: Projection = {
       }
     }
   },
-};
+});

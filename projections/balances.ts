@@ -1,12 +1,12 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { accountIdOfStream, type AccountEvent } from '../src/domain/account/events';
 
 /**
  * One row per account: the running totals behind `available` and `frozen`. `available` is stored
  * (not computed in the query) so that the audit can compare it with a replay of the log.
  */
-export const balancesProjection: Projection = {
+export const balancesProjection: Projection = defineProjection<AccountEvent>()({
   name: 'balances',
   tables: ['balances'],
   ddl: `
@@ -19,21 +19,20 @@ export const balancesProjection: Projection = {
       available bigint NOT NULL DEFAULT 0,
       revision bigint NOT NULL
     );`,
-  eventTypes: new Set(['AccountOpened', 'CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded']),
+  handles: ['AccountOpened', 'CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded'],
   async applyBatch(tx, events) {
     // The totals are sums, so a batch folds into one change per account: a new row for an account
     // opened in the batch, an increment for one opened before it.
     const changes = new Map<string, Totals & { opened: boolean }>();
-    for (const raw of events) {
-      const event = raw as RecordedEvent & AccountEvent;
-      const accountId = accountIdOfStream(raw.streamId);
+    for (const event of events) {
+      const accountId = accountIdOfStream(event.streamId);
       if (event.type === 'AccountOpened') {
-        changes.set(accountId, { opened: true, credited: 0, settled: 0, refunded: 0, frozen: 0, revision: raw.revision });
+        changes.set(accountId, { opened: true, credited: 0, settled: 0, refunded: 0, frozen: 0, revision: event.revision });
         continue;
       }
-      const totals = changes.get(accountId) ?? { opened: false, credited: 0, settled: 0, refunded: 0, frozen: 0, revision: raw.revision };
+      const totals = changes.get(accountId) ?? { opened: false, credited: 0, settled: 0, refunded: 0, frozen: 0, revision: event.revision };
       changes.set(accountId, totals);
-      totals.revision = raw.revision;
+      totals.revision = event.revision;
       switch (event.type) {
         case 'CreditAdded':
           totals.credited += event.data.amount;
@@ -81,7 +80,7 @@ export const balancesProjection: Projection = {
       );
     }
   },
-};
+});
 
 interface Totals {
   credited: number;

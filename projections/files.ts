@@ -1,9 +1,9 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
-import { FILE_EVENT_TYPES, type FileEvent } from '../src/uploads/events';
+import { defineProjection } from '../src/projections-runtime/define';
+import type { FileEvent } from '../src/uploads/events';
 
 /** One row per uploaded file (POST /v1/files); deleted files keep their row with deleted_at. */
-export const filesProjection: Projection = {
+export const filesProjection: Projection = defineProjection<FileEvent>()({
   name: 'files',
   tables: ['files'],
   ddl: `
@@ -21,22 +21,21 @@ export const filesProjection: Projection = {
       revision bigint NOT NULL
     );
     CREATE INDEX files_account ON files (account_id, file_id);`,
-  eventTypes: FILE_EVENT_TYPES,
-  async apply(tx, raw) {
-    const event = raw as RecordedEvent & FileEvent;
+  handles: ['FileUploaded', 'FileDeleted'],
+  async apply(tx, event) {
     switch (event.type) {
       case 'FileUploaded': {
         const d = event.data;
         await tx.query(
           `INSERT INTO files (file_id, account_id, key, bytes, sha256, filename, content_type, purpose, created_at, revision)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [d.fileId, d.accountId, d.key, d.bytes, d.sha256, d.filename, d.contentType, d.purpose, d.at, raw.revision],
+          [d.fileId, d.accountId, d.key, d.bytes, d.sha256, d.filename, d.contentType, d.purpose, d.at, event.revision],
         );
         return;
       }
       case 'FileDeleted':
-        await tx.query('UPDATE files SET deleted_at = $2, revision = $3 WHERE file_id = $1', [event.data.fileId, event.data.at, raw.revision]);
+        await tx.query('UPDATE files SET deleted_at = $2, revision = $3 WHERE file_id = $1', [event.data.fileId, event.data.at, event.revision]);
         return;
     }
   },
-};
+});

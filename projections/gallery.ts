@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import { IMAGES_GENERATED, type ImagesGenerated } from '../src/media-tasks/images/events';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { taskIdOfStream, type ArchivedArtifact, type TaskEvent } from '../src/tasks/events';
 
 /** Streams of async image tasks (`image-<taskId>`); sync generations live on `imagegen-…`. */
@@ -12,7 +12,7 @@ const IMAGE_TASK_STREAM = 'image-';
  * were archived (image tasks succeed with their archive); until then the task waits in
  * `gallery_pending_tasks` with what the gallery will need of it.
  */
-export const galleryProjection: Projection = {
+export const galleryProjection: Projection = defineProjection<ImagesGenerated | TaskEvent>()({
   name: 'gallery',
   tables: ['gallery_images', 'gallery_pending_tasks'],
   ddl: `
@@ -37,10 +37,10 @@ export const galleryProjection: Projection = {
       size text NOT NULL,
       archived jsonb
     );`,
-  eventTypes: new Set([IMAGES_GENERATED, 'TaskSubmitted', 'TaskArtifactsArchived', 'TaskSucceeded', 'TaskFailed', 'TaskCancelled']),
-  async apply(tx, raw) {
-    if (raw.type === IMAGES_GENERATED) {
-      const { data } = raw as RecordedEvent & ImagesGenerated;
+  handles: [IMAGES_GENERATED, 'TaskSubmitted', 'TaskArtifactsArchived', 'TaskSucceeded', 'TaskFailed', 'TaskCancelled'],
+  async apply(tx, event) {
+    if (event.type === IMAGES_GENERATED) {
+      const { data } = event;
       for (const image of data.images) {
         await tx.query(
           `INSERT INTO gallery_images (image_id, account_id, task_id, model, prompt, size, file_key, content_type, bytes, created_at)
@@ -50,9 +50,8 @@ export const galleryProjection: Projection = {
       }
       return;
     }
-    if (!raw.streamId.startsWith(IMAGE_TASK_STREAM)) return;
-    const event = raw as RecordedEvent & TaskEvent;
-    const taskId = taskIdOfStream(raw.streamId);
+    if (!event.streamId.startsWith(IMAGE_TASK_STREAM)) return;
+    const taskId = taskIdOfStream(event.streamId);
     switch (event.type) {
       case 'TaskSubmitted': {
         const d = event.data;
@@ -92,4 +91,4 @@ export const galleryProjection: Projection = {
         return;
     }
   },
-};
+});

@@ -1,15 +1,15 @@
 import type { PoolClient } from 'pg';
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection, type Recorded } from '../src/projections-runtime/define';
 import { accountIdOfStream, chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import type { Pricing } from '../src/billing/money';
-import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
+import { bulkValue, insertRows, rowsFrom, type BulkColumn } from '../src/projections-runtime/bulk';
 
 /**
  * The statement a finance reader audits: one entry per money event with its effect on
  * `available` and `frozen` and the balance after it, plus one row per reservation with its fate.
  */
-export const ledgerProjection: Projection = {
+export const ledgerProjection: Projection = defineProjection<AccountEvent>()({
   name: 'ledger',
   tables: ['ledger_entries', 'reservations'],
   ddl: `
@@ -57,17 +57,17 @@ export const ledgerProjection: Projection = {
     );
     CREATE INDEX reservations_open ON reservations (expires_at) WHERE status = 'open';
     CREATE INDEX reservations_account ON reservations (account_id, reserved_at);`,
-  eventTypes: new Set(['CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded']),
+  handles: ['CreditAdded', 'FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded'],
   async applyBatch(tx, events) {
     const changes = new BatchChanges();
-    for (const event of events) changes.add(upcastAccountEvent(event as RecordedEvent & AccountEvent));
+    for (const event of events) changes.add(upcastAccountEvent(event));
     await changes.write(tx);
   },
-};
+});
 
 const LEDGER_ENTRY_COLUMNS: readonly BulkColumn[] = [
   ['account_id', 'text'], ['revision', 'bigint'], ['event_id', 'uuid'], ['entry_type', 'text'], ['amount', 'bigint'],
-  ['available_delta', 'bigint'], ['frozen_delta', 'bigint'], ['available_after', 'bigint'], ['frozen_after', 'bigint'],
+  ['available_delta', 'bigint'], ['frozen_delta', 'bigint'],
   ['reservation_id', 'text'], ['reference', 'text'], ['description', 'text'], ['details', 'jsonb'], ['actor', 'text'],
   ['model', 'text'], ['endpoint', 'text'], ['ref_kind', 'text'], ['ref', 'text'], ['pricing', 'jsonb'], ['at', 'timestamptz'],
 ];
@@ -135,7 +135,7 @@ class BatchChanges {
   private readonly closings = new Map<string, Closing>();
   private readonly refunds = new Map<string, number>();
 
-  add(event: RecordedEvent & AccountEvent): void {
+  add(event: Recorded<AccountEvent>): void {
     const accountId = accountIdOfStream(event.streamId);
     const line = (
       f: Pick<Entry, 'type' | 'amount' | 'available' | 'frozen' | 'description' | 'at'> & { reservationId?: string; reference?: string; context?: ChargeContext | null; pricing?: Pricing | null },
@@ -255,47 +255,48 @@ class BatchChanges {
     );
   }
 
-  /** Each line's balances after it: the account's last stored line, then the lines before it in this batch. */
+  /**
+   * Each line's balances after it: the account's last stored line plus the lines of this batch up
+   * to it, a running sum the INSERT computes itself (one round trip, where reading the last lines
+   * first was two).
+   */
   private async writeEntries(tx: PoolClient): Promise<void> {
     if (this.entries.length === 0) return;
-    const accounts = [...new Set(this.entries.map((e) => e.accountId))];
-    const { rows: lastLines } = await tx.query<{ account_id: string; available_after: string; frozen_after: string }>(
-      `SELECT a.account_id, last.available_after, last.frozen_after
-       FROM unnest($1::text[]) AS a(account_id)
-       CROSS JOIN LATERAL (
-         SELECT available_after, frozen_after FROM ledger_entries WHERE account_id = a.account_id ORDER BY revision DESC LIMIT 1
-       ) last`,
-      [accounts],
+    const rows = this.entries.map((e) => ({
+      account_id: e.accountId,
+      revision: e.revision,
+      event_id: e.eventId,
+      entry_type: e.type,
+      amount: e.amount,
+      available_delta: e.available,
+      frozen_delta: e.frozen,
+      reservation_id: e.reservationId,
+      reference: e.reference,
+      description: e.description,
+      details: e.details,
+      actor: e.context?.actor ?? null,
+      model: e.context?.model ?? null,
+      endpoint: e.context?.endpoint ?? null,
+      ref_kind: e.context?.kind ?? null,
+      ref: e.context?.ref ?? null,
+      pricing: e.pricing,
+      at: e.at,
+    }));
+    const { from, params } = rowsFrom(LEDGER_ENTRY_COLUMNS, rows);
+    await tx.query(
+      `WITH r AS (SELECT * FROM ${from}),
+         last AS (
+           SELECT a.account_id, l.available_after, l.frozen_after FROM (SELECT DISTINCT account_id FROM r) a
+           CROSS JOIN LATERAL (SELECT available_after, frozen_after FROM ledger_entries e WHERE e.account_id = a.account_id ORDER BY e.revision DESC LIMIT 1) l
+         )
+       INSERT INTO ledger_entries (${LEDGER_ENTRY_COLUMNS.map(([name]) => name).join(', ')}, available_after, frozen_after)
+       SELECT ${LEDGER_ENTRY_COLUMNS.map(bulkValue).join(', ')},
+         coalesce(last.available_after, 0) + sum(r.available_delta) OVER running,
+         coalesce(last.frozen_after, 0) + sum(r.frozen_delta) OVER running
+       FROM r LEFT JOIN last ON last.account_id = r.account_id
+       WINDOW running AS (PARTITION BY r.account_id ORDER BY r.revision ROWS UNBOUNDED PRECEDING)`,
+      params,
     );
-    const running = new Map(lastLines.map((r) => [r.account_id, { available: BigInt(r.available_after), frozen: BigInt(r.frozen_after) }]));
-    const rows = this.entries.map((e) => {
-      const before = running.get(e.accountId) ?? { available: 0n, frozen: 0n };
-      const after = { available: before.available + BigInt(e.available), frozen: before.frozen + BigInt(e.frozen) };
-      running.set(e.accountId, after);
-      return {
-        account_id: e.accountId,
-        revision: e.revision,
-        event_id: e.eventId,
-        entry_type: e.type,
-        amount: e.amount,
-        available_delta: e.available,
-        frozen_delta: e.frozen,
-        available_after: after.available.toString(),
-        frozen_after: after.frozen.toString(),
-        reservation_id: e.reservationId,
-        reference: e.reference,
-        description: e.description,
-        details: e.details,
-        actor: e.context?.actor ?? null,
-        model: e.context?.model ?? null,
-        endpoint: e.context?.endpoint ?? null,
-        ref_kind: e.context?.kind ?? null,
-        ref: e.context?.ref ?? null,
-        pricing: e.pricing,
-        at: e.at,
-      };
-    });
-    await insertRows(tx, 'ledger_entries', LEDGER_ENTRY_COLUMNS, rows);
   }
 
   private async writeReservations(tx: PoolClient): Promise<void> {

@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
-import { RISK_REPORT_COMPLETED, type LegacyRiskReportData, type RiskReportCompleted } from '../src/agents/risk/events';
+import { defineProjection } from '../src/projections-runtime/define';
+import { RISK_REPORT_COMPLETED, type StoredRiskReportCompleted } from '../src/agents/risk/events';
 
 /**
  * Every stored risk report, readable by its owner through GET /v1/agent/risk/reports/{id}.
@@ -8,7 +8,7 @@ import { RISK_REPORT_COMPLETED, type LegacyRiskReportData, type RiskReportComple
  * `jsonb` (which reorders keys) or `json` (which has no equality operator, and the audit compares
  * read models row by row).
  */
-export const riskReportsProjection: Projection = {
+export const riskReportsProjection: Projection = defineProjection<StoredRiskReportCompleted>()({
   name: 'risk_reports',
   tables: ['risk_reports'],
   ddl: `
@@ -23,9 +23,8 @@ export const riskReportsProjection: Projection = {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX risk_reports_account ON risk_reports (account_id, created_at);`,
-  eventTypes: new Set([RISK_REPORT_COMPLETED]),
-  async apply(tx, raw) {
-    const data = (raw as RecordedEvent & RiskReportCompleted).data as RiskReportCompleted['data'] | LegacyRiskReportData;
+  handles: [RISK_REPORT_COMPLETED],
+  async apply(tx, { data }) {
     const row =
       'resultJson' in data
         ? { json: data.resultJson, identityStatus: data.identityStatus, keyword: data.keyword }
@@ -37,4 +36,4 @@ export const riskReportsProjection: Projection = {
       [data.reportId, data.accountId, data.requestId, row.identityStatus, row.keyword, data.identifyOnly, row.json, data.createdAt],
     );
   },
-};
+});

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { TASK_EVENT_TYPES, taskIdOfStream, type TaskEvent } from '../src/tasks/events';
 import type { DeliveryView } from '../src/tasks/view-row';
 
@@ -8,7 +8,7 @@ import type { DeliveryView } from '../src/tasks/view-row';
  * One row per asynchronous task of every kind, with its billing and its webhook delivery log;
  * the status endpoints render kind-specific shapes from it.
  */
-export const tasksProjection: Projection = {
+export const tasksProjection: Projection = defineProjection<TaskEvent>()({
   name: 'tasks',
   tables: ['tasks'],
   ddl: `
@@ -41,20 +41,19 @@ export const tasksProjection: Projection = {
     CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);
     CREATE INDEX tasks_account_created ON tasks (account_id, created_at, task_id);
     CREATE INDEX tasks_dropped_webhooks ON tasks (account_id) WHERE deliveries @> '[{"status":"dropped"}]';`,
-  eventTypes: TASK_EVENT_TYPES,
-  async apply(tx, raw) {
-    const event = raw as RecordedEvent & TaskEvent;
-    const taskId = taskIdOfStream(raw.streamId);
-    const at = (event.data as { at: string }).at;
+  handles: TASK_EVENT_TYPES,
+  async apply(tx, event) {
+    const taskId = taskIdOfStream(event.streamId);
+    const at = event.data.at;
     const set = (assignments: string, values: unknown[]): Promise<unknown> =>
-      tx.query(`UPDATE tasks SET ${assignments}, updated_at = $2, revision = $3 WHERE task_id = $1`, [taskId, at, raw.revision, ...values]);
+      tx.query(`UPDATE tasks SET ${assignments}, updated_at = $2, revision = $3 WHERE task_id = $1`, [taskId, at, event.revision, ...values]);
     switch (event.type) {
       case 'TaskSubmitted': {
         const d = event.data;
         await tx.query(
           `INSERT INTO tasks (task_id, kind, account_id, model, status, request, reserved_amount, billing_status, callback, created_at, updated_at, revision)
            VALUES ($1, $2, $3, $4, 'queued', $5, $6, 'reserved', $7, $8, $8, $9)`,
-          [taskId, d.kind, d.accountId, d.model, JSON.stringify(d.request), d.estimate, d.callback ? JSON.stringify(d.callback) : null, d.at, raw.revision],
+          [taskId, d.kind, d.accountId, d.model, JSON.stringify(d.request), d.estimate, d.callback ? JSON.stringify(d.callback) : null, d.at, event.revision],
         );
         return;
       }
@@ -86,7 +85,7 @@ export const tasksProjection: Projection = {
         return;
       case 'TaskStageStepCompleted':
         // A step is internal to its stage (the stage's completion carries what readers see).
-        await tx.query('UPDATE tasks SET updated_at = $2, revision = $3 WHERE task_id = $1', [taskId, at, raw.revision]);
+        await tx.query('UPDATE tasks SET updated_at = $2, revision = $3 WHERE task_id = $1', [taskId, at, event.revision]);
         return;
       case 'TaskArtifactsArchived':
         await set('archived = $4, archive_error = NULL', [JSON.stringify(event.data.artifacts)]);
@@ -109,11 +108,11 @@ export const tasksProjection: Projection = {
       case 'WebhookDeliveryRequested':
       case 'WebhookAttempted':
       case 'WebhookDropped':
-        await updateDeliveries(tx, taskId, at, raw.revision, event);
+        await updateDeliveries(tx, taskId, at, event.revision, event);
         return;
     }
   },
-};
+});
 
 async function updateDeliveries(tx: PoolClient, taskId: string, at: string, revision: number, event: TaskEvent): Promise<void> {
   const { rows } = await tx.query<{ deliveries: DeliveryView[] }>('SELECT deliveries FROM tasks WHERE task_id = $1', [taskId]);

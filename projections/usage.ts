@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
+import { defineProjection } from '../src/projections-runtime/define';
 import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import { advanceTo, changeTimeZone, firstMonth, localDate, type MonthPeriod } from '../src/accounts/calendar';
 import type { Pricing } from '../src/billing/money';
@@ -14,7 +14,7 @@ import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
  * these rows, so they reconcile with the ledger by construction; the audit replays it like any
  * read model.
  */
-export const usageProjection: Projection = {
+export const usageProjection: Projection = defineProjection<AccountEvent>()({
   name: 'usage',
   tables: ['usage_records', 'usage_months'],
   ddl: `
@@ -50,14 +50,14 @@ export const usageProjection: Projection = {
       current boolean NOT NULL,
       PRIMARY KEY (account_id, month)
     );`,
-  eventTypes: new Set(['AccountOpened', 'CreditAdded', 'ReservationSettled', 'ChargeRefunded', 'AccountTimeZoneChanged']),
+  handles: ['AccountOpened', 'CreditAdded', 'ReservationSettled', 'ChargeRefunded', 'AccountTimeZoneChanged'],
   async applyBatch(tx, events) {
     const accounts = [...new Set(events.map((e) => accountIdOfStream(e.streamId)))];
     const calendars = await currentMonths(tx, accounts);
     const records: UsageRecord[] = [];
-    for (const raw of events) {
-      const event = upcastAccountEvent(raw as RecordedEvent & AccountEvent);
-      const accountId = accountIdOfStream(raw.streamId);
+    for (const recorded of events) {
+      const event = upcastAccountEvent(recorded);
+      const accountId = accountIdOfStream(recorded.streamId);
       if (event.type === 'AccountOpened') {
         calendars.set(accountId, { current: firstMonth(new Date(event.data.openedAt)), passed: [] });
         continue;
@@ -68,7 +68,7 @@ export const usageProjection: Projection = {
       const moved = event.type === 'AccountTimeZoneChanged' ? changeTimeZone(calendar.current, at, event.data.timezone) : advanceTo(calendar.current, at);
       calendar.passed.push(...moved.passed);
       calendar.current = moved.current;
-      const filed = { accountId, revision: raw.revision, at: event.data.at, month: moved.current.month, day: localDate(at, moved.current.timezone) };
+      const filed = { accountId, revision: recorded.revision, at: event.data.at, month: moved.current.month, day: localDate(at, moved.current.timezone) };
       if (event.type === 'CreditAdded') {
         records.push({ ...filed, type: 'credit', context: null, reservationId: null, amount: event.data.amount, overrun: 0, requests: 0, units: {}, note: event.data.note });
       } else if (event.type === 'ReservationSettled') {
@@ -82,7 +82,7 @@ export const usageProjection: Projection = {
     await writeRecords(tx, records);
     await writeMonths(tx, calendars);
   },
-};
+});
 
 interface UsageRecord {
   accountId: string;
@@ -104,6 +104,21 @@ interface UsageRecord {
 interface Calendar {
   current: MonthPeriod;
   passed: MonthPeriod[];
+  /** The current month as stored before this batch; absent for an account opened in it. */
+  stored?: MonthPeriod;
+}
+
+/** Whether a batch moved an account's months: most batches do not, and the rows need no rewrite. */
+function monthsChanged(c: Calendar): boolean {
+  const s = c.stored;
+  return (
+    c.passed.length > 0 ||
+    !s ||
+    s.month !== c.current.month ||
+    s.timezone !== c.current.timezone ||
+    s.startsAt.getTime() !== c.current.startsAt.getTime() ||
+    s.endsAt.getTime() !== c.current.endsAt.getTime()
+  );
 }
 
 /** The quantities of a charge, summed per unit name over its lines. */
@@ -118,7 +133,12 @@ async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<st
     'SELECT account_id, month, timezone, starts_at, ends_at FROM usage_months WHERE current AND account_id = ANY($1)',
     [accounts],
   );
-  return new Map(rows.map((r) => [r.account_id, { current: { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at }, passed: [] }]));
+  return new Map(
+    rows.map((r) => {
+      const stored = { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at };
+      return [r.account_id, { current: stored, passed: [], stored }];
+    }),
+  );
 }
 
 const RECORD_COLUMNS: readonly BulkColumn[] = [
@@ -155,7 +175,8 @@ async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<voi
 }
 
 /** Each account's months as folded: the passed ones are closed for good, the current one replaces the stored one. */
-async function writeMonths(tx: PoolClient, calendars: Map<string, Calendar>): Promise<void> {
+async function writeMonths(tx: PoolClient, all: Map<string, Calendar>): Promise<void> {
+  const calendars = new Map([...all].filter(([, c]) => monthsChanged(c)));
   const rows = [...calendars].flatMap(([accountId, c]) => [...c.passed.map((p) => ({ accountId, p, current: false })), { accountId, p: c.current, current: true }]);
   if (rows.length === 0) return;
   await tx.query('DELETE FROM usage_months WHERE current AND account_id = ANY($1)', [[...calendars.keys()]]);

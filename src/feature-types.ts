@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type { GatewayState } from './http/context';
-import type { ErrorShape } from './http/errors';
 import type { JobHandler } from './jobs/queue';
 
 /**
@@ -12,7 +11,6 @@ export interface Feature {
   readonly routers?: readonly Router<GatewayState>[];
   /** Job kinds the feature's consumers schedule (durable timers, side effects), by kind. */
   readonly jobHandlers?: Readonly<Record<string, JobHandler>>;
-  readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
   start?(): void;
   stop?(): Promise<void>;
 }

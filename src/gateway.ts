@@ -19,6 +19,7 @@ import { createPool, openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
+import { PostgresSnapshotStore } from './eventstore/postgres/snapshots';
 import type { EventStore } from './eventstore/port';
 import { Catalog, DEFAULT_CATALOG_FILE } from './billing/catalog';
 import { ALL_MODEL_TYPES } from './model-types';
@@ -133,34 +134,25 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   }
 }
 
-async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
+/** The services, built in an order that hands none of them a half-built dependency. */
+async function buildServices(database: Database, config: Config, options: GatewayOptions, logger: Logger) {
   const clock = options.clock ?? (() => new Date());
   const pool = database.pool;
-  await migrate(pool, ALL_MIGRATIONS);
-  await ensureProjectionTables(pool, allProjections, READ_MODEL_SCHEMA);
-
   const metrics = new GatewayMetrics();
   const store = new MeteredEventStore(createEventStore(config, pool), (stream, events, outcome, seconds) => metrics.observeAppend(stream, events, outcome, seconds));
   // Every consumer's runner exists before ConsumerProgress, which watches them: none can be missing.
-  const featureDefs = options.features ?? [];
-  const consumers = [...allProjections, taskProcessManager(config), ...featureDefs.flatMap((f) => f.consumers?.(config) ?? [])];
+  const consumers = [...allProjections, taskProcessManager(config), ...(options.features ?? []).flatMap((f) => f.consumers?.(config) ?? [])];
   const runners: ReadonlyMap<string, ConsumerRunner> = new Map(consumers.map((consumer) => [consumer.name, new ConsumerRunner(pool, store, consumer, logger, READ_MODEL_SCHEMA)]));
   const progress = new ConsumerProgress(pool, store, runners);
-  const accountCommands: AccountCommands = new CommandHandler(store, pool, accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
+  const accountCommands: AccountCommands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
-  const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const files = new LocalFileStore(path.join(config.dataDir, 'files'));
-  let listeningUrl = '';
-  const signer = new UrlSigner(persistentSecret(config.urlSigningSecret, config.dataDir, 'url-signing-secret', 'sig_'), () => config.publicBaseUrl ?? listeningUrl, clock);
-  const webhooks = new WebhookSender({
-    timeoutMs: config.webhookTimeoutMs,
-    allowPrivateTargets: config.webhookAllowPrivateTargets,
-    clock,
-    onAttempt: (outcome) => metrics.countWebhookAttempt(outcome),
-  });
+  // Links name the public base URL, else the address the server listens on once it is known.
+  const listening = { url: '' };
+  const signer = new UrlSigner(persistentSecret(config.urlSigningSecret, config.dataDir, 'url-signing-secret', 'sig_'), () => config.publicBaseUrl ?? listening.url, clock);
   const tasks = new TaskEngine({
     pool,
     store,
@@ -174,9 +166,14 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
     },
   });
+  const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
-  const features = featureDefs.map((feature) => feature.build(services));
+  return { services, runners, accountCommands, keyCache, listening };
+}
 
+/** The background side: consumers, the reconciler, and the job worker with every job kind. */
+function startWorkers(services: Services, runners: ReadonlyMap<string, ConsumerRunner>, features: readonly Feature[]) {
+  const { config, logger, pool, store, accounts, clock, metrics, tasks, files, signer } = services;
   const leases = new LeaseHolder(pool, logger);
   for (const runner of runners.values()) runner.start(leases);
   const reconciler = new Reconciler(pool, store, accounts, logger, {
@@ -185,6 +182,12 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     clock,
   });
   reconciler.start();
+  const webhooks = new WebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    clock,
+    onAttempt: (outcome) => metrics.countWebhookAttempt(outcome),
+  });
   const jobs = new JobWorker(pool, logger, {
     concurrency: config.jobConcurrency,
     leaseMs: config.jobLeaseMs,
@@ -195,29 +198,25 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   for (const feature of features) for (const [kind, handler] of Object.entries(feature.jobHandlers ?? {})) jobs.register(kind, handler);
   jobs.start();
   for (const feature of features) feature.start?.();
-
   registerStateGauges(metrics, {
     pool,
     schema: READ_MODEL_SCHEMA,
     consumerLag: async () => (await consumerStatuses(pool, store, runners)).consumers,
   });
+  return { leases, reconciler, webhooks, jobs };
+}
 
-  // An audit's replay holds a few connections for its whole run: they come from pools of its own.
-  const audits = new AuditRuns({ pool, openPool: (size) => createPool(database.url, size), store, projections: allProjections, logger, clock });
-  const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
-  let lifecycle: string | null = 'starting';
-  const readiness = (): Promise<Readiness> =>
-    checkReadiness({
-      pool,
-      migrationVersions: ALL_MIGRATIONS.map((m) => m.version),
-      lifecycle: () => lifecycle,
-      consumersProblem: () => {
-        const failing = [...runners.values()].find((runner) => runner.isFailing);
-        return leases.problem ?? (failing ? `${failing.consumer.name} is restarting` : null);
-      },
-      jobsProblem: () => jobs.problem,
-    });
-  const { app, routes } = createApp({
+/** The HTTP application: the features' routers behind the route guard, with the operator's endpoints. */
+function buildHttp(
+  services: Services,
+  features: readonly Feature[],
+  adminToken: string,
+  readiness: () => Promise<Readiness>,
+  runners: ReadonlyMap<string, ConsumerRunner>,
+  audits: AuditRuns,
+) {
+  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer } = services;
+  return createApp({
     logger,
     accounts,
     catalog,
@@ -234,7 +233,6 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       webhookDeliveriesRouter({ readVideo: (id, accountId) => tasks.read('video', id, accountId) }),
     ],
     publicMiddleware: [signedFiles(files, signer)],
-    errorShapes: features.flatMap((f) => f.errorShapes ?? []),
     lockout: {
       maxFailures: config.authFailureLimit,
       windowMs: config.authFailureWindowMs,
@@ -245,6 +243,32 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     dashboard: createDashboard({ store, accounts, adminToken, clock }),
     now: () => clock().getTime(),
   });
+}
+
+async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
+  await migrate(database.pool, ALL_MIGRATIONS);
+  await ensureProjectionTables(database.pool, allProjections, READ_MODEL_SCHEMA);
+  const { services, runners, accountCommands, keyCache, listening } = await buildServices(database, config, options, logger);
+  const { pool, store, upstreams } = services;
+  const features = (options.features ?? []).map((feature) => feature.build(services));
+  const { leases, reconciler, webhooks, jobs } = startWorkers(services, runners, features);
+
+  // An audit's replay holds a few connections for its whole run: they come from pools of its own.
+  const audits = new AuditRuns({ pool, openPool: (size) => createPool(database.url, size), store, projections: allProjections, logger, clock: services.clock });
+  const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
+  let lifecycle: string | null = 'starting';
+  const readiness = (): Promise<Readiness> =>
+    checkReadiness({
+      pool,
+      migrationVersions: ALL_MIGRATIONS.map((m) => m.version),
+      lifecycle: () => lifecycle,
+      consumersProblem: () => {
+        const failing = [...runners.values()].find((runner) => runner.isFailing);
+        return leases.problem ?? (failing ? `${failing.consumer.name} is restarting` : null);
+      },
+      jobsProblem: () => jobs.problem,
+    });
+  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners, audits);
   const keyCacheFollower = keyCache.follow(store, logger);
   const inFlight = new InFlightRequests();
   const server = port.server;
@@ -254,7 +278,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${address.port}`;
-  listeningUrl = url;
+  listening.url = url;
   logger.info({ url, eventStore: store.kind, pid: process.pid }, 'gateway listening');
 
   return {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { FeatureFactory } from '../feature-types';
 import type { GatewayState } from '../http/context';
+import { shapedRouter } from '../http/error-shape';
 import { specStatuses } from '../http/routing';
 import { getRiskReport, handleRiskCompletion, type RiskDeps } from './risk/handler';
 import { handleWebQa, type WebQaDeps } from './webqa/handler';
@@ -12,14 +13,12 @@ export type AgentsDeps = RiskDeps & WebQaDeps;
  * and the web Q&A agent proxied to the upstream agent channel.
  */
 export const agentsFeature: FeatureFactory<AgentsDeps> = (deps) => {
-  const router = new Router<GatewayState>({ sensitive: true });
   // The spec lists no 429 for web Q&A, and none at all for risk, which is treated like it.
   const agentStatuses = specStatuses(400, 401, 402, 502);
-  for (const path of ['/v1/agent/risk/chat/completions', '/v1/agent/risk/chat/completion']) router.post(path, agentStatuses, (ctx) => handleRiskCompletion(deps, ctx));
-  router.get('/v1/agent/risk/reports/:id', (ctx) => getRiskReport(deps, ctx, ctx.params.id!));
-  for (const path of ['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions']) router.post(path, agentStatuses, (ctx) => handleWebQa(deps, ctx));
-  return {
-    routers: [router],
-    errorShapes: [[/^\/v1\/agent\/risk\//, 'risk']],
-  };
+  const risk = shapedRouter('risk', { prefix: '/v1/agent/risk', prefixes: ['/v1/agent/risk/'] });
+  for (const path of ['/chat/completions', '/chat/completion']) risk.post(path, agentStatuses, (ctx) => handleRiskCompletion(deps, ctx));
+  risk.get('/reports/:id', (ctx) => getRiskReport(deps, ctx, ctx.params.id!));
+  const webQa = new Router<GatewayState>({ sensitive: true });
+  for (const path of ['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions']) webQa.post(path, agentStatuses, (ctx) => handleWebQa(deps, ctx));
+  return { routers: [risk, webQa] };
 };

@@ -36,7 +36,7 @@ export interface BotCapabilities {
   readonly upstream_model?: string;
 }
 
-export const agentModelType = defineModelType('agent', {
+export const agentModelType = defineModelType<Readonly<Record<string, never>>, AgentCapabilities>('agent', {
   // No member may be added: the risk agent has no per-call fee.
   pricing: { type: 'object', properties: {}, additionalProperties: false },
   capabilities: {
@@ -47,7 +47,7 @@ export const agentModelType = defineModelType('agent', {
   },
 });
 
-export const searchModelType = defineModelType('search', {
+export const searchModelType = defineModelType<SearchPricing, SearchCapabilities>('search', {
   pricing: { type: 'object', properties: { per_query: MONEY_SCHEMA }, required: ['per_query'], additionalProperties: false },
   capabilities: {
     type: 'object',
@@ -57,7 +57,7 @@ export const searchModelType = defineModelType('search', {
   },
 });
 
-export const botModelType = defineModelType('bot', {
+export const botModelType = defineModelType<BotPricing, BotCapabilities>('bot', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',
@@ -75,21 +75,21 @@ export const botModelType = defineModelType('bot', {
 
 /** Typed views of the catalog data; the schemas above guarantee the members. */
 export function agentCapabilities(model: ModelEntry): AgentCapabilities {
-  return model.capabilities as unknown as AgentCapabilities;
+  return agentModelType.readCapabilities(model);
 }
 
 export function searchPricing(model: ModelEntry): SearchPricing {
-  return model.pricing as unknown as SearchPricing;
+  return searchModelType.readPricing(model);
 }
 
 export function searchCapabilities(model: ModelEntry): SearchCapabilities {
-  return model.capabilities as unknown as SearchCapabilities;
+  return searchModelType.readCapabilities(model);
 }
 
 export function botPricing(model: ModelEntry): BotPricing {
-  return model.pricing as unknown as BotPricing;
+  return botModelType.readPricing(model);
 }
 
 export function botCapabilities(model: ModelEntry): BotCapabilities {
-  return model.capabilities as unknown as BotCapabilities;
+  return botModelType.readCapabilities(model);
 }

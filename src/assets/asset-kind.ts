@@ -1,7 +1,8 @@
 import { NO_CHARGE } from '../billing/money';
 import type { Catalog } from '../billing/catalog';
-import type { TaskState } from '../tasks/decider';
-import type { TaskKind, UpstreamPoll } from '../tasks/kind';
+import { NO_DATA, objectCodec, type NoData } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
+import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
@@ -22,19 +23,37 @@ interface UpstreamAsset {
  * group, poll by id): `processing`, then `active` (usable as `asset://<id>` in video tasks) or
  * `failed`. Free: the verification fee covers a group's images, so the task reserves and settles 0.
  */
-export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as AssetRequest;
+/** Submitted by the submit job; the answer is the asset as created (`processing`). */
+export const ASSET_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/asset-groups/{group_id}/assets',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
 
+export const ASSET_TASK: TaskKindCodec<AssetRequest, NoData, NoData> = {
+  kind: ASSET_KIND,
+  idPrefix: 'asset',
+  request: objectCodec<AssetRequest>('asset request', { group_id: true, upstream_group_id: true, url: true }),
+  result: NO_DATA,
+  usage: NO_DATA,
+};
+
+type AssetTask = KindTask<AssetRequest, NoData, NoData>;
+
+export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<AssetRequest, NoData, NoData> {
   return {
-    kind: ASSET_KIND,
-    idPrefix: 'asset',
+    ...ASSET_TASK,
 
-    async submit(task: TaskState) {
-      const r = requestOf(task);
+    async submit(task: AssetTask) {
+      const r = task.request;
       return submitUpstreamTask(taskChannel(deps, task.model).channel, `/asset-groups/${encodeURIComponent(r.upstream_group_id)}/assets`, { url: r.url }, task);
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: AssetTask): Promise<UpstreamPoll<NoData, NoData>> {
       const a = await taskChannel(deps, task.model).channel.json<UpstreamAsset>('GET', `/assets/${encodeURIComponent(task.upstreamId!)}`);
       if (a.status === 'active') return { state: 'succeeded', result: {}, usage: {}, artifacts: [] };
       if (a.status === 'failed') return { state: 'failed', error: { code: a.error?.code ?? 'asset_processing_failed', message: a.error?.message ?? 'the provider could not process the image' } };
@@ -47,8 +66,8 @@ export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs
 
     settlement: () => ({ pricing: NO_CHARGE, usage: {} }),
 
-    render(row: TaskRow) {
-      const r = requestOf(row);
+    render(row: KindRow<AssetRequest, NoData, NoData>) {
+      const r = row.request;
       const status = assetStatus(row);
       return {
         id: row.task_id,

@@ -10,13 +10,13 @@ export interface AssetVerificationPricing {
   readonly per_session: number;
 }
 
-export const assetVerificationModelType = defineModelType('asset_verification', {
+export const assetVerificationModelType = defineModelType<AssetVerificationPricing, Readonly<{ upstream_model?: string }>>('asset_verification', {
   pricing: { type: 'object', properties: { per_session: MONEY_SCHEMA }, required: ['per_session'], additionalProperties: false },
   capabilities: { type: 'object', properties: { upstream_model: { type: 'string', minLength: 1 } }, additionalProperties: false },
 });
 
 export function verificationFee(model: ModelEntry): number {
-  return (model.pricing as unknown as AssetVerificationPricing).per_session;
+  return (assetVerificationModelType.readPricing(model)).per_session;
 }
 
 /** One verification session at the per-session fee. */

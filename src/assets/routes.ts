@@ -1,23 +1,22 @@
 import Router from '@koa/router';
 import { readJson } from '../http/body';
-import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
+import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
 import { listBody, pageParams } from '../http/pagination';
 import { newId } from '../ids';
-import type { ModelEntry } from '../billing/catalog';
+import type { ModelEntry, Catalog } from '../billing/catalog';
 import type { AuthenticatedKey } from '../accounts/service';
 import { taskStream } from '../tasks/events';
-import { idempotencyOf } from '../tasks/idempotency';
+import { createTask, nothingOutside } from '../tasks/creation';
+import { decodeRow } from '../tasks/kind';
 import type { TaskRow } from '../tasks/view-row';
-import { UpstreamError } from '../upstreams/channel';
-import { ASSET_KIND } from './asset-kind';
+import { ASSET_CREATION, ASSET_KIND, ASSET_TASK } from './asset-kind';
 import { listGroupAssets, readGroup, renderGroup, type AssetGroupRow } from './groups';
 import { verificationFee } from './model-type';
 import { checkImageUrl, parseAssetRequest, parseSessionRequest, type AssetRequest, type SessionRequest } from './request';
-import { SESSION_KIND } from './session-kind';
+import { SESSION_CREATION, SESSION_KIND, SESSION_TASK } from './session-kind';
 import type { Pool } from 'pg';
-import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
 import type { UrlSigner } from '../files/signed-urls';
 import type { RateLimiter } from '../http/rate-limit';
@@ -34,6 +33,7 @@ export interface AssetGroupsDeps {
   readonly signer: UrlSigner;
   readonly config: Pick<Config, 'projectionWaitMs' | 'fileUrlAllowPrivateTargets'>;
 }
+
 
 const GROUP_VIEWS = ['asset-groups'];
 
@@ -65,49 +65,29 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
     return tasks.read(SESSION_KIND, sessionId, accountId);
   }
 
-  router.post('/validate-session', async (ctx) => {
-    const auth = authOf(ctx);
-    const body = parseSessionRequest(await readJson(ctx));
-    const model = verificationModel(auth);
-    const existing = body.group_id === undefined ? null : await groupOf(ctx, body.group_id);
-    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-    const request: SessionRequest = {
-      group_id: existing?.group_id ?? newId('grp'),
-      name: body.name ?? existing?.name ?? null,
-      upstream_group_id: existing?.upstream_group_id ?? null,
-    };
-    const { row, replayed } = await tasks.create({
-      kind: SESSION_KIND,
-      accountId: auth.accountId,
-      actor: auth.keyId,
-      endpoint: endpointOf(ctx),
-      model: model.id,
-      request: request as unknown as Record<string, unknown>,
-      estimate: verificationFee(model),
-      callback: null,
-      idempotency: idempotencyOf(ctx),
-      requestId: ctx.state.requestId,
-      submitsInline: true,
-    });
-    if (replayed) ctx.set('idempotent-replayed', 'true');
-    else await submitNow(row.task_id, ctx);
-    const fresh = (await sessionRow(auth.accountId, row.task_id)) ?? row;
-    ctx.body = tasks.kind(SESSION_KIND).render(fresh, deps.signer);
-  });
-
-  /**
-   * Opens the provider's session inside the request, so the answer carries the verification_url.
-   * A provider out of reach leaves the session pending without a URL for the submit job to retry
-   * (the client reads the session until the URL appears); a refusal fails the session.
-   */
-  async function submitNow(sessionId: string, ctx: GatewayContext): Promise<void> {
-    try {
-      await tasks.submitOnce(taskStream(SESSION_KIND, sessionId), { requestId: ctx.state.requestId });
-    } catch (err) {
-      if (!(err instanceof UpstreamError)) throw err;
-      ctx.state.logger.warn({ err, sessionId }, 'provider unreachable at session creation; the submit job retries');
-    }
-  }
+  router.post('/validate-session', (ctx) =>
+    createTask(deps, ctx, {
+      kind: SESSION_TASK,
+      policy: SESSION_CREATION,
+      async check(ctx) {
+        const body = parseSessionRequest(await readJson(ctx));
+        const model = verificationModel(authOf(ctx));
+        const existing = body.group_id === undefined ? null : await groupOf(ctx, body.group_id);
+        const request: SessionRequest = {
+          group_id: existing?.group_id ?? newId('grp'),
+          name: body.name ?? existing?.name ?? null,
+          upstream_group_id: existing?.upstream_group_id ?? null,
+        };
+        return { model: model.id, request, estimate: verificationFee(model), callback: null };
+      },
+      complete: nothingOutside,
+      // As fresh as the inline submission left it: with its verification_url once the provider took it.
+      async answer({ row }, ctx) {
+        const fresh = (await sessionRow(authOf(ctx).accountId, row.task_id)) ?? row;
+        return tasks.kind(SESSION_KIND).render(fresh, deps.signer);
+      },
+    }),
+  );
 
   router.get('/validate-session/:sessionId', async (ctx) => {
     const row = await sessionRow(authOf(ctx).accountId, ctx.params.sessionId!);
@@ -119,37 +99,31 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
     ctx.body = renderGroup(await groupOf(ctx, ctx.params.groupId!));
   });
 
-  router.post('/:groupId/assets', async (ctx) => {
-    const auth = authOf(ctx);
-    let group = await groupOf(ctx, ctx.params.groupId!);
-    if (group.status !== 'verified') {
-      // The client may have just read its session as verified from the other view.
-      await deps.progress.waitForStream(taskStream(SESSION_KIND, group.last_session_id), GROUP_VIEWS, waitMs);
-      group = await groupOf(ctx, group.group_id);
-    }
-    const body = parseAssetRequest(await readJson(ctx));
-    const url = checkImageUrl(body.url, { allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
-    if (group.status !== 'verified' || !group.upstream_group_id) {
-      throw new ApiError(409, 'asset_group_not_verified', `asset group ${group.group_id} is not verified: open a verification session and have the person complete it first`, { param: 'group_id' });
-    }
-    const model = verificationModel(auth);
-    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-    const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
-    const { row, replayed } = await tasks.create({
-      kind: ASSET_KIND,
-      accountId: auth.accountId,
-      actor: auth.keyId,
-      endpoint: endpointOf(ctx),
-      model: model.id,
-      request: request as unknown as Record<string, unknown>,
-      estimate: 0,
-      callback: null,
-      idempotency: idempotencyOf(ctx),
-      requestId: ctx.state.requestId,
-    });
-    if (replayed) ctx.set('idempotent-replayed', 'true');
-    ctx.body = tasks.kind(ASSET_KIND).render(row, deps.signer);
-  });
+  router.post('/:groupId/assets', (ctx) =>
+    createTask(deps, ctx, {
+      kind: ASSET_TASK,
+      policy: ASSET_CREATION,
+      async check(ctx) {
+        let group = await groupOf(ctx, ctx.params.groupId!);
+        if (group.status !== 'verified') {
+          // The client may have just read its session as verified from the other view.
+          await deps.progress.waitForStream(taskStream(SESSION_KIND, group.last_session_id), GROUP_VIEWS, waitMs);
+          group = await groupOf(ctx, group.group_id);
+        }
+        const body = parseAssetRequest(await readJson(ctx));
+        const url = checkImageUrl(body.url, { allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
+        if (group.status !== 'verified' || !group.upstream_group_id) {
+          throw new ApiError(409, 'asset_group_not_verified', `asset group ${group.group_id} is not verified: open a verification session and have the person complete it first`, { param: 'group_id' });
+        }
+        const model = verificationModel(authOf(ctx));
+        const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
+        // Free: the verification fee covers a group's images.
+        return { model: model.id, request, estimate: 0, callback: null };
+      },
+      complete: nothingOutside,
+      answer: ({ row }) => tasks.kind(ASSET_KIND).render(row, deps.signer),
+    }),
+  );
 
   router.get('/:groupId/assets', async (ctx) => {
     const group = await groupOf(ctx, ctx.params.groupId!);
@@ -164,7 +138,7 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
   router.get('/:groupId/assets/:assetId', async (ctx) => {
     const auth = authOf(ctx);
     const row = await tasks.read(ASSET_KIND, ctx.params.assetId!, auth.accountId);
-    if (!row || (row.request as unknown as AssetRequest).group_id !== ctx.params.groupId) {
+    if (!row || decodeRow(ASSET_TASK, row).request.group_id !== ctx.params.groupId) {
       throw new ApiError(404, 'asset_not_found', `asset ${ctx.params.assetId} not found in group ${ctx.params.groupId}`);
     }
     ctx.body = tasks.kind(ASSET_KIND).render(row, deps.signer);

@@ -1,6 +1,7 @@
 import type { Catalog } from '../billing/catalog';
-import type { TaskState } from '../tasks/decider';
-import type { TaskKind, UpstreamPoll } from '../tasks/kind';
+import { objectCodec } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
+import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
@@ -33,16 +34,51 @@ const MAX_POLL_DELAY_MS = 2_000;
  * 30 minutes have passed by the gateway's clock while the provider still waits). The fee is frozen
  * at creation and settled on verification; a failed or expired session releases it.
  */
-export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as SessionRequest;
+/**
+ * A session's result: the verification page's URL from the provider's acceptance (in the view's
+ * row; see TaskKind.submit's `details`), then the provider's id of the verified group.
+ */
+export interface SessionResult {
+  readonly verification_url?: string | null;
+  readonly upstream_group_id?: string;
+}
 
+export interface SessionUsage {
+  readonly sessions: number;
+}
+
+/**
+ * Submitted inline, so the answer carries the verification_url. A provider out of reach leaves
+ * the session pending without a URL for the submit job to retry (the client reads the session
+ * until the URL appears); a refusal fails the session, which the answer shows.
+ */
+export const SESSION_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/asset-groups/validate-session',
+  rateLimit: 'after_checks',
+  submission: 'inline',
+  whenUnreachable: 'leave_queued',
+  whenRefused: 'answer_the_task',
+  refusedParam: null,
+  status: 200,
+};
+
+export const SESSION_TASK: TaskKindCodec<SessionRequest, SessionResult, SessionUsage> = {
+  kind: SESSION_KIND,
+  idPrefix: 'avs',
+  request: objectCodec<SessionRequest>('verification session request', { group_id: true, name: true, upstream_group_id: true }),
+  result: objectCodec<SessionResult>('verification session result', {}),
+  usage: objectCodec<SessionUsage>('verification session usage', { sessions: true }),
+};
+
+type SessionTask = KindTask<SessionRequest, SessionResult, SessionUsage>;
+
+export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; pollMs: number }): TaskKind<SessionRequest, SessionResult, SessionUsage> {
   return {
-    kind: SESSION_KIND,
-    idPrefix: 'avs',
+    ...SESSION_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: SessionTask) {
       const { channel } = taskChannel(deps, task.model);
-      const r = requestOf(task);
+      const r = task.request;
       const body = { ...(r.upstream_group_id ? { group_id: r.upstream_group_id } : {}), ...(r.name ? { name: r.name } : {}) };
       const { upstreamId } = await submitUpstreamTask(channel, '/asset-groups/validate-session', body, task);
       // The create answer carries the page's URL; a resubmission after a crash reads it again.
@@ -50,7 +86,7 @@ export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; cloc
       return { upstreamId, details: { verification_url: session.verification_url ?? null } };
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: SessionTask): Promise<UpstreamPoll<SessionResult, SessionUsage>> {
       const { channel } = taskChannel(deps, task.model);
       const s = await channel.json<UpstreamSession>('GET', `/asset-groups/validate-session/${encodeURIComponent(task.upstreamId!)}`);
       if (s.status === 'verified') {
@@ -68,12 +104,12 @@ export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; cloc
 
     succeedsBeforeArchive: () => true,
 
-    settlement(task: TaskState) {
+    settlement(task: SessionTask) {
       return { pricing: verificationPricing(pricingModel(deps.catalog, task)), usage: { model: task.model, session_id: task.taskId, sessions: 1 } };
     },
 
-    render(row: TaskRow) {
-      const r = requestOf(row);
+    render(row: KindRow<SessionRequest, SessionResult, SessionUsage>) {
+      const r = row.request;
       const status = sessionStatus(row);
       return {
         id: row.task_id,
@@ -81,7 +117,7 @@ export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; cloc
         group_id: r.group_id,
         status,
         // One-time and short-lived: shown only while the person can still use it.
-        verification_url: status === 'pending' ? ((row.result?.verification_url as string | null | undefined) ?? null) : null,
+        verification_url: status === 'pending' ? (row.result?.verification_url ?? null) : null,
         expires_at: sessionExpiry(row.created_at).toISOString(),
         error: status === 'failed' || status === 'expired' ? row.error : null,
         billing: {

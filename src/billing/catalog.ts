@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ValidateFunction } from 'ajv';
 import { ajv } from '../http/validation';
 import { TOKENIZER_ENCODINGS, type TokenizerEncoding } from './tokens';
 
@@ -56,15 +57,38 @@ export interface ModelTypeSchemas {
   readonly capabilities: object;
 }
 
-/** One model type's checks, compiled once: a value handed to the Catalog, never a global registration. */
-export interface ModelType {
+/**
+ * One model type's checks, compiled once: a value handed to the Catalog, never a global
+ * registration; with typed readers of a model's `pricing` and `capabilities`.
+ */
+export interface ModelType<Pricing = unknown, Capabilities = unknown> {
   readonly type: string;
-  readonly pricing: ReturnType<typeof ajv.compile>;
-  readonly capabilities: ReturnType<typeof ajv.compile>;
+  readonly pricing: ValidateFunction<Pricing>;
+  readonly capabilities: ValidateFunction<Capabilities>;
+  /**
+   * A model's members as their types. Each reader checks the member against the same schema the
+   * catalog checked at load (what lets the compiler know the type; ajv's compiled check of a small
+   * object costs next to nothing) and throws CatalogError for a model of another type.
+   */
+  readPricing(model: ModelEntry): Pricing;
+  readCapabilities(model: ModelEntry): Capabilities;
 }
 
-export function defineModelType(type: string, schemas: ModelTypeSchemas): ModelType {
-  return { type, pricing: ajv.compile(schemas.pricing), capabilities: ajv.compile(schemas.capabilities) };
+export function defineModelType<Pricing, Capabilities>(type: string, schemas: ModelTypeSchemas): ModelType<Pricing, Capabilities> {
+  const pricing = ajv.compile<Pricing>(schemas.pricing);
+  const capabilities = ajv.compile<Capabilities>(schemas.capabilities);
+  return {
+    type,
+    pricing,
+    capabilities,
+    readPricing: (model) => conforming(pricing, model.pricing, () => `model ${model.id} pricing`),
+    readCapabilities: (model) => conforming(capabilities, model.capabilities, () => `model ${model.id} capabilities`),
+  };
+}
+
+function conforming<T>(validate: (value: unknown) => value is T, value: unknown, what: () => string): T {
+  if (validate(value)) return value;
+  throw new CatalogError(`${what()} does not match its model type`);
 }
 
 const validateFile = ajv.compile({

@@ -1,9 +1,8 @@
 import type { ModelEntry } from './catalog';
 import { RequestCharge } from './request-charge';
-import type { AuthenticatedKey } from '../accounts/service';
+import type { AuthenticatedKey, AccountService } from '../accounts/service';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
-import type { AccountService } from '../accounts/service';
 import type { Config } from '../config';
 import type { RateLimiter } from '../http/rate-limit';
 

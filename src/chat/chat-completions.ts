@@ -1,4 +1,4 @@
-import type { ModelEntry } from '../billing/catalog';
+import type { ModelEntry, Catalog } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
 import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
@@ -12,7 +12,6 @@ import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { abortOnDisconnect, metered, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
-import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
 

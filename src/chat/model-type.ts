@@ -11,7 +11,7 @@ export interface ChatCapabilities {
   readonly upstream_model?: string;
 }
 
-export const chatModelType = defineModelType('chat', {
+export const chatModelType = defineModelType<ChatPricing, ChatCapabilities>('chat', {
   pricing: TOKEN_PRICING_SCHEMA,
   capabilities: {
     type: 'object',
@@ -28,9 +28,9 @@ export const chatModelType = defineModelType('chat', {
 
 /** Typed views of a chat model's data; the catalog schema above guarantees the members. */
 export function chatPricing(model: ModelEntry): ChatPricing {
-  return model.pricing as unknown as ChatPricing;
+  return chatModelType.readPricing(model);
 }
 
 export function chatCapabilities(model: ModelEntry): ChatCapabilities {
-  return model.capabilities as unknown as ChatCapabilities;
+  return chatModelType.readCapabilities(model);
 }

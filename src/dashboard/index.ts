@@ -1,24 +1,16 @@
-import type Router from '@koa/router';
-import type { Middleware, Next } from 'koa';
+import type { Next } from 'koa';
 import type { AccountService } from '../accounts/service';
 import { withAmbientMetadata } from '../eventstore/ambient-metadata';
 import type { EventStore } from '../eventstore/port';
-import type { GatewayContext, GatewayState } from '../http/context';
-import type { CredentialLockout } from '../http/credential-lockout';
+import type { GatewayContext } from '../http/context';
+import type { Dashboard } from '../http/app';
 import { dashboardPages, DEFAULT_WEB_ROOT } from './pages';
 import { sessionCredential } from './session-credential';
 import { sessionRouter } from './session-routes';
 import { DashboardSessions } from './sessions';
 
-/** What the HTTP app mounts for the dashboard (see docs/dashboard.md). */
-export interface Dashboard {
-  /** First in the chain: maps /dashboard/api/v1/… and /dashboard/api/admin/v1/… onto the API's own routes. */
-  readonly mount: Middleware<GatewayState>;
-  /** The single-page app's files. */
-  readonly pages: Middleware<GatewayState>;
-  /** POST/GET/DELETE /dashboard/api/session; failed sign-ins count in the app's lockout. */
-  sessionRouter(lockout: CredentialLockout): Router<GatewayState>;
-}
+// The HTTP app defines what it mounts; the dashboard provides it.
+export type { Dashboard };
 
 export interface DashboardDeps {
   readonly store: EventStore;

@@ -84,8 +84,17 @@ export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: Crede
   });
 
   router.get('/session', async (ctx) => {
-    const { token, session } = await admitSession(ctx, deps);
     ctx.set('cache-control', 'no-store');
+    // No cookie at all is not a failure (the page asks on every load): 204, nothing to show.
+    if (ctx.cookies.get(SESSION_COOKIE) === undefined) {
+      ctx.status = 204;
+      return;
+    }
+    const { token, session } = await admitSession(ctx, deps).catch((err: unknown) => {
+      // A cookie whose session ended is dropped, so the next load asks without it.
+      if (err instanceof ApiError && err.status === 401) setCookie(ctx, '', 0);
+      throw err;
+    });
     ctx.body = sessionBody(session, token);
   });
 

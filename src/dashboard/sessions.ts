@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { recordFact } from '../domain/facts';
 import type { EventMetadata, EventStore } from '../eventstore/port';
 import { newId } from '../ids';
 import { foldSession, sessionStream, type DashboardSessionEvent, type SessionKind, type SessionState } from './session-events';
@@ -83,7 +84,7 @@ export class DashboardSessions {
         at: now.toISOString(),
       },
     };
-    await this.store.append(sessionStream(sessionId), [{ ...event, metadata: { ...metadata, session_id: sessionId } }], { expectedVersion: 'no_stream' });
+    await recordFact(this.store, sessionStream(sessionId), event, { expected: 'no_stream', metadata: { ...metadata, session_id: sessionId } });
     return { token, expiresAt };
   }
 
@@ -99,6 +100,6 @@ export class DashboardSessions {
 
   async close(sessionId: string, metadata: EventMetadata): Promise<void> {
     const event: DashboardSessionEvent = { type: 'DashboardSessionClosed', data: { sessionId, reason: 'signed_out', at: this.clock().toISOString() } };
-    await this.store.append(sessionStream(sessionId), [{ ...event, metadata }], { expectedVersion: 'stream_exists' });
+    await recordFact(this.store, sessionStream(sessionId), event, { expected: 'stream_exists', metadata });
   }
 }

@@ -1,10 +1,10 @@
-import type { Pool } from 'pg';
 import {
   type AppendResult,
   type EventMetadata,
   type EventStore,
   WrongExpectedVersionError,
 } from '../eventstore/port';
+import type { SnapshotStore } from '../eventstore/snapshots';
 import { ambientMetadata, outsideAmbientMetadata } from '../eventstore/ambient-metadata';
 import type { Logger } from '../log';
 import type { Decider, DomainEvent } from './decider';
@@ -39,7 +39,7 @@ interface Pending<Command, Event, State> {
  * Cost does not grow with the stream: states are cached per stream with the revision they reflect
  * (the cache is only ever advanced with events read from the store or appended by us at the
  * expected version, so a stale entry costs one short read, never a wrong decision), and a
- * snapshot is written every `snapshotEvery` events for cold loads.
+ * snapshot is saved (SnapshotStore) every `snapshotEvery` events for cold loads.
  *
  * The cached state is trusted for writes (the expected version checks it) and re-read for answers
  * that write nothing. Commands on one stream are group-committed inside this process: while an append is in flight,
@@ -53,7 +53,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
 
   constructor(
     private readonly store: EventStore,
-    private readonly pool: Pool,
+    private readonly snapshots: SnapshotStore,
     private readonly decider: Decider<Command, Event, State>,
     private readonly logger: Logger,
     private readonly options: {
@@ -183,25 +183,15 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
     if (this.cache.size > limit) this.cache.delete(this.cache.keys().next().value!);
   }
 
-  private async loadSnapshot(streamId: string): Promise<Cached<State> | null> {
-    const { rows } = await this.pool.query<{ revision: string; state: State }>(
-      'SELECT revision, state FROM es_snapshots WHERE stream_id = $1 AND schema_version = $2',
-      [streamId, this.decider.snapshotVersion],
-    );
-    return rows[0] ? { revision: Number(rows[0].revision), state: rows[0].state } : null;
+  private loadSnapshot(streamId: string): Promise<Cached<State> | null> {
+    return this.snapshots.load<State>(streamId, this.decider.snapshotVersion);
   }
 
   private maybeSnapshot(streamId: string, before: number, after: Cached<State>): void {
     const every = this.options.snapshotEvery ?? 500;
     if (Math.floor((before + 1) / every) === Math.floor((after.revision + 1) / every)) return;
-    this.pool
-      .query(
-        `INSERT INTO es_snapshots (stream_id, revision, schema_version, state) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (stream_id) DO UPDATE SET revision = EXCLUDED.revision, schema_version = EXCLUDED.schema_version, state = EXCLUDED.state
-         WHERE es_snapshots.revision < EXCLUDED.revision OR es_snapshots.schema_version <> EXCLUDED.schema_version`,
-        [streamId, after.revision, this.decider.snapshotVersion, JSON.stringify(after.state)],
-      )
-      .catch((err: unknown) => this.logger.warn({ err, streamId }, 'snapshot write failed'));
+    // Not awaited: a snapshot only shortens later cold loads, so the command never waits for it.
+    this.snapshots.save(streamId, this.decider.snapshotVersion, after).catch((err: unknown) => this.logger.warn({ err, streamId }, 'snapshot write failed'));
   }
 
   /** Drops cached state, e.g. for a test that tampers with the store behind our back. */

@@ -7,7 +7,8 @@ import type { Readiness } from '../lifecycle/readiness';
 import type { Logger } from '../log';
 import type { GatewayState } from './context';
 import { CredentialLockout, type LockoutSettings } from './credential-lockout';
-import { errorMiddleware, type ErrorShape } from './errors';
+import { unmatchedShape } from './error-shape';
+import { errorMiddleware } from './errors';
 import { adminAuth, apiKeyAuth, requestContext } from './middleware';
 import { guardRoutes, type RouteAccess, type RouteInfo } from './routing';
 import { accountRouter, adminRouter } from './routes/accounts';
@@ -16,7 +17,16 @@ import { healthRouter } from './routes/health';
 import { httpMetrics, metricsRouter } from './routes/metrics';
 import { operationsRouter } from './routes/operations';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { Dashboard } from '../dashboard';
+
+/** What the HTTP app mounts for the dashboard (see docs/dashboard.md). */
+export interface Dashboard {
+  /** First in the chain: maps /dashboard/api/v1/… and /dashboard/api/admin/v1/… onto the API's own routes. */
+  readonly mount: Koa.Middleware<GatewayState>;
+  /** The single-page app's files. */
+  readonly pages: Koa.Middleware<GatewayState>;
+  /** POST/GET/DELETE /dashboard/api/session; failed sign-ins count in the app's lockout. */
+  sessionRouter(lockout: CredentialLockout): Router<GatewayState>;
+}
 
 export interface AppDeps {
   readonly logger: Logger;
@@ -37,8 +47,6 @@ export interface AppDeps {
   readonly metrics: GatewayMetrics;
   /** When set, `GET /metrics` needs it as a Bearer token. */
   readonly metricsToken: string | undefined;
-  /** Endpoints whose errors (authentication included) use another documented shape. */
-  readonly errorShapes?: readonly (readonly [RegExp, ErrorShape])[];
   /** When a client address is locked out after failed credentials. */
   readonly lockout: LockoutSettings;
   /**
@@ -66,14 +74,6 @@ export function createApp(deps: AppDeps): GatewayApp {
   // Before anything reads the path: the dashboard's mount maps its paths onto the API's.
   if (deps.dashboard) app.use(deps.dashboard.mount);
   app.use(httpMetrics(deps.metrics));
-  app.use(async (ctx, next) => {
-    ctx.state.errorShape = deps.errorShapes?.find(([pattern]) => pattern.test(ctx.path))?.[1] ?? 'openai';
-    await next();
-  });
-  app.use(errorMiddleware);
-  for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
-  if (deps.dashboard) app.use(deps.dashboard.pages);
-
   const lockout = new CredentialLockout(deps.lockout, deps.now);
   const credentials = { public: null, admin: adminAuth(deps.adminToken), api_key: apiKeyAuth(deps.accounts, deps.now) } as const;
   const mounted: [Router<GatewayState>, RouteAccess][] = [
@@ -87,6 +87,17 @@ export function createApp(deps: AppDeps): GatewayApp {
     [accountRouter(deps.accounts), 'api_key'],
     ...deps.apiRouters.map((router): [Router<GatewayState>, RouteAccess] => [router, 'api_key']),
   ];
+  // Each router sets the error shape of its endpoint group (shapedRouter); a path no route
+  // matches gets the shape of the group whose prefix it lies under.
+  const shapeOfUnmatched = unmatchedShape(mounted.map(([router]) => router));
+  app.use(async (ctx, next) => {
+    ctx.state.errorShape = shapeOfUnmatched(ctx.path);
+    await next();
+  });
+  app.use(errorMiddleware);
+  for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
+  if (deps.dashboard) app.use(deps.dashboard.pages);
+
   const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
   for (const [router] of mounted) app.use(router.routes()).use(router.allowedMethods());
   return { app, routes };

@@ -37,36 +37,72 @@ const TYPE_BY_STATUS: Record<number, string> = {
   503: 'service_unavailable',
 };
 
-/** How domain refusals reach HTTP. */
-const DOMAIN_STATUS: Record<string, number> = {
+/**
+ * The one table from a domain error's code to its HTTP status. Domain code (deciders, services,
+ * the task engine) raises DomainError with a code and knows nothing of HTTP; this table decides
+ * how each code is answered. A code missing here is a refused request: 400.
+ */
+const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  invalid_amount: 400,
+  refund_not_allowed: 400,
+  refund_exceeds_charge: 400,
+  invalid_idempotency_key: 400,
+  idempotency_key_reused: 400,
+  /** A file_url the gateway itself issued that cannot be used any more (expired, deleted). */
+  invalid_request: 400,
+  no_callback: 400,
+  task_not_finished: 400,
   insufficient_balance: 402,
   key_budget_exceeded: 402,
   key_scope_exceeded: 403,
   account_not_found: 404,
   key_not_found: 404,
   reservation_not_found: 404,
+  task_not_found: 404,
   credit_reference_conflict: 409,
   refund_reference_conflict: 409,
   reservation_exists: 409,
   account_exists: 409,
-  invalid_amount: 400,
-  refund_not_allowed: 400,
-  refund_exceeds_charge: 400,
+  /** Only an unfinished task can be cancelled. */
+  task_finished: 409,
+  /** An earlier request with the same Idempotency-Key is still being processed. */
+  idempotent_request_in_progress: 429,
 };
+
+/** Headers a status or code is answered with. */
+function headersFor(code: string, status: number): Record<string, string> {
+  // SDKs retry some statuses; a short balance will not fix itself.
+  if (status === 402) return { 'x-should-retry': 'false' };
+  // A create takes well under a second: the client retries the same key shortly.
+  if (code === 'idempotent_request_in_progress') return { 'retry-after': '1' };
+  return {};
+}
 
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) {
-    const status = DOMAIN_STATUS[err.code] ?? 400;
-    // SDKs retry some statuses; a short balance will not fix itself.
-    const headers: Record<string, string> = status === 402 ? { 'x-should-retry': 'false' } : {};
-    return new ApiError(status, err.code, err.message, { headers, details: err.details });
+    const status = STATUS_BY_CODE[err.code] ?? 400;
+    // `param` names the request field the refusal is about, when the domain knows it.
+    const param = typeof err.details.param === 'string' ? err.details.param : undefined;
+    return new ApiError(status, err.code, err.message, { headers: headersFor(err.code, status), details: err.details, ...(param ? { param } : {}) });
   }
   if (err instanceof ReadModelBehindError) {
     return new ApiError(503, 'read_model_behind', err.message, { headers: { 'retry-after': '1' } });
   }
   return null;
 }
+
+/** Shape B `type` by status, for the statuses the spec lists beyond 400 and 401. */
+const SHAPE_B_TYPES: Readonly<Record<number, string>> = {
+  402: 'insufficient_balance_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  409: 'invalid_request_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
+  502: 'upstream_error',
+};
 
 export function renderError(ctx: Context, error: ApiError): void {
   const shape: ErrorShape = (ctx.state.errorShape as ErrorShape | undefined) ?? 'openai';
@@ -76,7 +112,7 @@ export function renderError(ctx: Context, error: ApiError): void {
   if (shape === 'risk') {
     ctx.body = { error: { message: error.message, code: error.code }, request_id: requestId };
   } else if (shape === 'minutes') {
-    ctx.body = { error: error.message, type: error.status === 401 ? 'auth_error' : error.options.type ?? 'invalid_request_error' };
+    ctx.body = { error: error.message, type: error.status === 401 ? 'auth_error' : (error.options.type ?? SHAPE_B_TYPES[error.status] ?? 'invalid_request_error') };
   } else {
     ctx.body = {
       error: {

@@ -4,7 +4,7 @@ import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { taskStream } from '../tasks/events';
 import { TASK_VIEWS, type TaskEngine } from '../tasks/engine';
-import type { TaskRow } from '../tasks/view-row';
+import type { TaskRow, TaskRowHead } from '../tasks/view-row';
 import type { PollThrottle } from './poll-throttle';
 import type { Config } from '../config';
 import type { ConsumerProgress } from '../projections-runtime/progress';
@@ -45,7 +45,7 @@ export async function cancelTask(deps: TaskReadDeps, ctx: GatewayContext, kind: 
     position = result.position;
   } catch (err) {
     if (err instanceof DomainError && err.code === 'task_finished') {
-      throw new ApiError(409, 'task_finished', `${label} task ${id} ${err.message.replace(/^task /, '')}; only an unfinished task can be cancelled`);
+      throw new DomainError('task_finished', `${label} task ${id} ${err.message.replace(/^task /, '')}; only an unfinished task can be cancelled`);
     }
     throw err;
   }
@@ -64,7 +64,7 @@ export function iso(date: Date): string {
  * members once succeeded, the error message once failed, ISO times last. `model` only where the
  * kind's spec lists it.
  */
-export function renderProcessingTask(row: TaskRow, shape: { model: boolean; succeeded: () => Record<string, unknown> }): Record<string, unknown> {
+export function renderProcessingTask(row: TaskRowHead, shape: { model: boolean; succeeded: () => Record<string, unknown> }): Record<string, unknown> {
   const status = row.status === 'queued' || row.status === 'running' ? 'processing' : row.status;
   const body: Record<string, unknown> = shape.model ? { id: row.task_id, model: row.model, status } : { id: row.task_id, status };
   if (status === 'succeeded') Object.assign(body, shape.succeeded());
@@ -75,7 +75,7 @@ export function renderProcessingTask(row: TaskRow, shape: { model: boolean; succ
 }
 
 /** The signed gateway link of a task's archived file `name`, or null while it is not archived. */
-export function archivedUrl(row: TaskRow, name: string, signer: UrlSigner, ttlMs: number): string | null {
+export function archivedUrl(row: TaskRowHead, name: string, signer: UrlSigner, ttlMs: number): string | null {
   const file = row.archived?.find((a) => a.name === name);
   return file ? signer.url(file.key, ttlMs).url : null;
 }

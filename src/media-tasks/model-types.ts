@@ -31,7 +31,7 @@ export interface ImageCapabilities {
   readonly upstream_model?: string;
 }
 
-export const imageModelType = defineModelType('image', {
+export const imageModelType = defineModelType<ImagePricing, ImageCapabilities>('image', {
   pricing: {
     type: 'object',
     properties: { per_image: MONEY_SCHEMA, ...TOKEN_PRICING_SCHEMA.properties },
@@ -57,7 +57,7 @@ export const imageModelType = defineModelType('image', {
 });
 
 export function imageCapabilities(model: ModelEntry): ImageCapabilities {
-  return model.capabilities as unknown as ImageCapabilities;
+  return imageModelType.readCapabilities(model);
 }
 
 /** The pricing of an image model, checked against its billing mode (a mismatch is a catalog error). */
@@ -98,7 +98,7 @@ export interface PodcastCapabilities {
   readonly upstream_model?: string;
 }
 
-export const podcastModelType = defineModelType('podcast', {
+export const podcastModelType = defineModelType<PodcastPricing, PodcastCapabilities>('podcast', {
   pricing: {
     type: 'object',
     properties: { input_per_million: MONEY_SCHEMA, output_audio_per_million: MONEY_SCHEMA },
@@ -125,11 +125,11 @@ export const podcastModelType = defineModelType('podcast', {
 });
 
 export function podcastPricing(model: ModelEntry): PodcastPricing {
-  return model.pricing as unknown as PodcastPricing;
+  return podcastModelType.readPricing(model);
 }
 
 export function podcastCapabilities(model: ModelEntry): PodcastCapabilities {
-  return model.capabilities as unknown as PodcastCapabilities;
+  return podcastModelType.readCapabilities(model);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ export interface EraseCapabilities {
   readonly upstream_model?: string;
 }
 
-export const subtitleEraseModelType = defineModelType('subtitle_erase', {
+export const subtitleEraseModelType = defineModelType<ErasePricing, EraseCapabilities>('subtitle_erase', {
   pricing: {
     type: 'object',
     properties: { per_second: MONEY_SCHEMA },
@@ -174,9 +174,9 @@ export const subtitleEraseModelType = defineModelType('subtitle_erase', {
 });
 
 export function erasePricing(model: ModelEntry): ErasePricing {
-  return model.pricing as unknown as ErasePricing;
+  return subtitleEraseModelType.readPricing(model);
 }
 
 export function eraseCapabilities(model: ModelEntry): EraseCapabilities {
-  return model.capabilities as unknown as EraseCapabilities;
+  return subtitleEraseModelType.readCapabilities(model);
 }

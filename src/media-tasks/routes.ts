@@ -1,19 +1,20 @@
 import Router from '@koa/router';
 import { readJson } from '../http/body';
-import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
+import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { specStatuses } from '../http/routing';
-import { idempotencyOf } from '../tasks/idempotency';
+import { createTask, nothingOutside, type CreationPolicy, type TaskDraft } from '../tasks/creation';
+import type { TaskKindCodec } from '../tasks/kind';
 import { cancelTask, readPolledTask, type TaskReadDeps } from './common';
 import { eraseCharge, eraseModelId, normalizeEraseRequest, parseEraseRequest } from './erase/request';
-import { ERASE_TASK_KIND } from './erase/kind';
+import { ERASE_CREATION, ERASE_TASK, ERASE_TASK_KIND } from './erase/kind';
 import { handleGallery, type GalleryDeps } from './images/gallery';
-import { IMAGE_TASK_KIND, type ImageTaskRequest } from './images/kind';
+import { IMAGE_CREATION, IMAGE_TASK, IMAGE_TASK_KIND, type ImageTaskRequest } from './images/kind';
 import { imageEstimate, normalizeImageRequest, parseImageRequest } from './images/request';
 import { handleImageGeneration, type ImageGenerationDeps } from './images/sync';
 import { imagePricing } from './model-types';
 import { PollThrottle } from './poll-throttle';
-import { PODCAST_TASK_KIND } from './podcasts/kind';
+import { PODCAST_CREATION, PODCAST_TASK, PODCAST_TASK_KIND } from './podcasts/kind';
 import { normalizePodcastRequest, parsePodcastRequest, podcastEstimate } from './podcasts/request';
 import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
@@ -32,6 +33,7 @@ export type MediaTaskDeps = TaskReadDeps &
     readonly config: Pick<Config, 'pollMinIntervalMsImage' | 'pollMinIntervalMsPodcast' | 'pollMinIntervalMsErase' | 'fileUrlAllowPrivateTargets'>;
   };
 
+
 /**
  * Images (sync, async, gallery), podcasts and subtitle erase. Creation endpoints reserve the
  * estimate and record the task (Idempotency-Key honoured); status endpoints answer the spec's
@@ -47,25 +49,18 @@ export function mediaTaskRouter(deps: MediaTaskDeps): Router<GatewayState> {
     [ERASE_TASK_KIND]: new PollThrottle(deps.config.pollMinIntervalMsErase, now),
   };
 
-  /** Reserves, records and answers the task as it was created (also on an idempotent replay). */
-  async function create(ctx: GatewayContext, kind: string, model: string, request: object, estimate: number): Promise<void> {
-    const auth = authOf(ctx);
-    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-    const { row, replayed } = await deps.tasks.create({
+  /** Creates a task of a kind whose checks are all local, answered as it was created (also on an idempotent replay). */
+  function create<Request>(ctx: GatewayContext, kind: TaskKindCodec<Request, unknown, unknown>, policy: CreationPolicy, check: () => Promise<TaskDraft<Request>>): Promise<void> {
+    return createTask(deps, ctx, {
       kind,
-      accountId: auth.accountId,
-      actor: auth.keyId,
-      endpoint: endpointOf(ctx),
-      model,
-      request: request as Record<string, unknown>,
-      estimate,
-      callback: null,
-      idempotency: idempotencyOf(ctx),
-      requestId: ctx.state.requestId,
+      policy,
+      check,
+      complete: nothingOutside,
+      answer({ row }) {
+        const asCreated = { ...row, status: 'queued' as const, updated_at: row.created_at, finished_at: null, result: null, usage: null, archived: null, error: null };
+        return deps.tasks.kind(kind.kind).render(asCreated, deps.signer);
+      },
     });
-    if (replayed) ctx.set('idempotent-replayed', 'true');
-    const asCreated = { ...row, status: 'queued' as const, updated_at: row.created_at, finished_at: null, result: null, usage: null, archived: null, error: null };
-    ctx.body = deps.tasks.kind(kind).render(asCreated, deps.signer);
   }
 
   function statusRoutes(path: string, kind: string, label: string, cancellable: boolean): void {
@@ -82,30 +77,36 @@ export function mediaTaskRouter(deps: MediaTaskDeps): Router<GatewayState> {
 
   router.post('/v1/images/generations', (ctx) => handleImageGeneration(deps, ctx));
 
-  router.post('/v1/images/async', async (ctx) => {
-    const body = parseImageRequest(await readJson(ctx));
-    const model = resolveModel(deps.catalog, authOf(ctx), body.model, ['image']);
-    const normalized = normalizeImageRequest(model, body, 'async');
-    const request: ImageTaskRequest = { ...normalized, billing: imagePricing(model).billing };
-    await create(ctx, IMAGE_TASK_KIND, model.id, request, imageEstimate(model, normalized));
-  });
+  router.post('/v1/images/async', (ctx) =>
+    create(ctx, IMAGE_TASK, IMAGE_CREATION, async () => {
+      const body = parseImageRequest(await readJson(ctx));
+      const model = resolveModel(deps.catalog, authOf(ctx), body.model, ['image']);
+      const normalized = normalizeImageRequest(model, body, 'async');
+      const request: ImageTaskRequest = { ...normalized, billing: imagePricing(model).billing };
+      return { model: model.id, request, estimate: imageEstimate(model, normalized), callback: null };
+    }),
+  );
   statusRoutes('/v1/images/async', IMAGE_TASK_KIND, 'async image', false);
   router.get('/v1/gallery', (ctx) => handleGallery(deps, ctx));
 
-  router.post('/v1/audio/podcasts', async (ctx) => {
-    const body = parsePodcastRequest(await readJson(ctx));
-    const model = resolveModel(deps.catalog, authOf(ctx), body.model, ['podcast']);
-    const request = normalizePodcastRequest(model, body);
-    await create(ctx, PODCAST_TASK_KIND, model.id, request, podcastEstimate(model, request));
-  });
+  router.post('/v1/audio/podcasts', (ctx) =>
+    create(ctx, PODCAST_TASK, PODCAST_CREATION, async () => {
+      const body = parsePodcastRequest(await readJson(ctx));
+      const model = resolveModel(deps.catalog, authOf(ctx), body.model, ['podcast']);
+      const request = normalizePodcastRequest(model, body);
+      return { model: model.id, request, estimate: podcastEstimate(model, request), callback: null };
+    }),
+  );
   statusRoutes('/v1/audio/podcasts', PODCAST_TASK_KIND, 'podcast', true);
 
-  router.post('/v1/videos/erase-subtitle', async (ctx) => {
-    const body = parseEraseRequest(await readJson(ctx));
-    const model = resolveModel(deps.catalog, authOf(ctx), eraseModelId(deps.catalog, body), ['subtitle_erase']);
-    const request = normalizeEraseRequest(model, body, { allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
-    await create(ctx, ERASE_TASK_KIND, model.id, request, eraseCharge(model, request.billed_seconds).amount);
-  });
+  router.post('/v1/videos/erase-subtitle', (ctx) =>
+    create(ctx, ERASE_TASK, ERASE_CREATION, async () => {
+      const body = parseEraseRequest(await readJson(ctx));
+      const model = resolveModel(deps.catalog, authOf(ctx), eraseModelId(deps.catalog, body), ['subtitle_erase']);
+      const request = normalizeEraseRequest(model, body, { allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
+      return { model: model.id, request, estimate: eraseCharge(model, request.billed_seconds).amount, callback: null };
+    }),
+  );
   statusRoutes('/v1/videos/erase-subtitle', ERASE_TASK_KIND, 'subtitle erase', true);
 
   return router;

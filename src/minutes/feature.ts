@@ -43,7 +43,6 @@ export const minutesFeature: FeatureFactory<MinutesDeps> = (deps) => {
       logger: deps.logger,
       summaryTimeoutMs: deps.config.minutesSummaryTimeoutMs,
     }),
-    errorShapes: [[/^\/v1\/(audio\/minutes|summaries)(\/|$)/, 'minutes']],
     stop: () => probe.close(),
   };
 };

@@ -2,7 +2,7 @@ import { Agent, request } from 'undici';
 import { contentTypeOf } from '../files/content-types';
 import type { FileStore } from '../files/store';
 import type { UrlSigner } from '../files/signed-urls';
-import { ApiError } from '../http/errors';
+import { DomainError } from '../domain/decider';
 import { checkCallbackTarget, guardedLookup } from '../webhooks/target-guard';
 
 /** Redirects a probe follows (each hop checked like the first URL). */
@@ -86,10 +86,10 @@ export class FileProbe {
     const own = this.ownKey(url);
     if (own) {
       const verdict = this.deps.signer.verify(own, url.searchParams.get('expires') ?? undefined, url.searchParams.get('sig') ?? undefined);
-      if (verdict === 'expired') throw new ApiError(400, 'invalid_request', 'file_url is a download link that has expired; fetch a fresh one (GET /v1/files/{id})', { param: 'file_url' });
+      if (verdict === 'expired') throw new DomainError('invalid_request', 'file_url is a download link that has expired; fetch a fresh one (GET /v1/files/{id})', { param: 'file_url' });
       if (verdict === 'ok') {
         const stat = await this.deps.files.stat(own);
-        if (!stat) throw new ApiError(400, 'invalid_request', 'file_url names a file that no longer exists', { param: 'file_url' });
+        if (!stat) throw new DomainError('invalid_request', 'file_url names a file that no longer exists', { param: 'file_url' });
         // Stored keys carry the extension of the type they were uploaded with.
         const stored = contentTypeOf(own);
         return { bytes: stat.bytes, mediaType: stored === 'application/octet-stream' ? null : stored };

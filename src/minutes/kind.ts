@@ -1,20 +1,70 @@
 import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
-import type { TaskState } from '../tasks/decider';
-import { TaskRejected, type TaskKind, type UpstreamPoll } from '../tasks/kind';
+import { objectCodec } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
+import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { isRefusal, pollBackoff, taskChannel } from '../tasks/upstream-task';
-import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
+import type { MinutesResult, MinutesUsage } from './result';
 import type { Segment, Transcript } from './transcript';
 import { renderMinutes } from './view';
 
 /** The stage a summarising minutes task goes through after its transcription. */
 export const SUMMARY_STAGE = 'summary';
 
-export function minutesRequestOf(task: { request: Record<string, unknown> }): NormalizedMinutesRequest {
-  return task.request as unknown as NormalizedMinutesRequest;
+/** Minutes tasks; the summary stage merges its members into their result and usage (see summary-stage.ts). */
+export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, MinutesResult, MinutesUsage> = {
+  kind: 'minutes',
+  idPrefix: 'mins',
+  request: objectCodec<NormalizedMinutesRequest>('minutes request', {
+    request_id: true,
+    file_url: true,
+    file_name: true,
+    file_type: true,
+    file_bytes: true,
+    recorded_at: true,
+    timezone: true,
+    source_lang: true,
+    all_activate: true,
+    speaker_identification: true,
+    number_of_speakers: true,
+    hot_words: true,
+    need_word_time_series: true,
+    features: true,
+    target_lang: true,
+    engine: true,
+    protocol: true,
+    rate_per_hour: true,
+    max_duration_ms: true,
+    summary: true,
+  }),
+  result: objectCodec<MinutesResult>('minutes result', {}),
+  usage: objectCodec<MinutesUsage>('minutes usage', {}),
+};
+
+/**
+ * Submitted inline, to answer with the provider's verdict on the file: a provider out of reach
+ * fails the task at once (nothing is left pending, the reservation is released) and answers 502;
+ * a refusal answers 400 with the provider's code, naming file_url. The rate limit is taken before
+ * the file's URL is probed, which it protects too.
+ */
+export const MINUTES_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/audio/minutes',
+  rateLimit: 'before_outside_checks',
+  submission: 'inline',
+  whenUnreachable: 'fail_and_answer_502',
+  whenRefused: 'answer_400',
+  refusedParam: 'file_url',
+  status: 200,
+};
+
+type MinutesTask = KindTask<NormalizedMinutesRequest, MinutesResult, MinutesUsage>;
+
+/** The request of a minutes task read from its recorded state (the summary stage and summaries read it). */
+export function minutesRequestOf(task: { request: Readonly<Record<string, unknown>> }): NormalizedMinutesRequest {
+  return MINUTES_TASK.request.decode(task.request);
 }
 
 // --- the file-ASR protocol (engine auc_flash) ---------------------------------------------------
@@ -126,9 +176,9 @@ function durationExceeded(durationMs: number, request: NormalizedMinutesRequest)
  * Meeting minutes on a file-ASR API (service models: the gateway then writes the summary, see
  * summary-stage.ts) or on a partner minutes API (everything from the partner).
  */
-export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind {
-  function settlement(task: TaskState) {
-    const r = minutesRequestOf(task);
+export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<NormalizedMinutesRequest, MinutesResult, MinutesUsage> {
+  function settlement(task: MinutesTask) {
+    const r = task.request;
     const c = minutesCharges(r, task.usage);
     return {
       pricing: c.pricing,
@@ -145,12 +195,11 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
   }
 
   return {
-    kind: 'minutes',
-    idPrefix: 'mins',
+    ...MINUTES_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: MinutesTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = minutesRequestOf(task);
+      const r = task.request;
       const upstreamModel = minutesCapabilities(model).upstream_model ?? model.id;
       const headers = { 'x-client-request-id': task.taskId };
       try {
@@ -195,9 +244,9 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
       }
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: MinutesTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
       const { channel } = taskChannel(deps, task.model);
-      const r = minutesRequestOf(task);
+      const r = task.request;
       const id = encodeURIComponent(task.upstreamId!);
       let transcript: Transcript;
       let extras: Record<string, unknown> = {};
@@ -232,8 +281,8 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     settlement,
 
     /** A task whose transcription succeeded owes for it (and for summary tokens observed) even if the summary failed. */
-    failureSettlement: (task: TaskState) => (task.upstreamSucceeded ? settlement(task) : null),
+    failureSettlement: (task: MinutesTask) => (task.upstreamSucceeded ? settlement(task) : null),
 
-    render: (row: TaskRow, _signer: UrlSigner) => renderMinutes(row),
+    render: (row: KindRow<NormalizedMinutesRequest, MinutesResult, MinutesUsage>, _signer: UrlSigner) => renderMinutes(row),
   };
 }

@@ -35,7 +35,7 @@ export interface MinutesCapabilities {
   readonly upstream_model?: string;
 }
 
-export const minutesModelType = defineModelType('minutes', {
+export const minutesModelType = defineModelType<MinutesPricing, MinutesCapabilities>('minutes', {
   pricing: {
     type: 'object',
     properties: { rate_per_hour: MONEY_SCHEMA },
@@ -64,9 +64,9 @@ export const minutesModelType = defineModelType('minutes', {
 });
 
 export function minutesPricing(model: ModelEntry): MinutesPricing {
-  return model.pricing as unknown as MinutesPricing;
+  return minutesModelType.readPricing(model);
 }
 
 export function minutesCapabilities(model: ModelEntry): MinutesCapabilities {
-  return model.capabilities as unknown as MinutesCapabilities;
+  return minutesModelType.readCapabilities(model);
 }

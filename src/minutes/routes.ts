@@ -1,21 +1,20 @@
-import Router from '@koa/router';
-import type { Next } from 'koa';
+import type Router from '@koa/router';
 import { chatPricing } from '../chat/model-type';
 import { readJson } from '../http/body';
-import { authOf, endpointOf, type GatewayContext, type GatewayState } from '../http/context';
-import { ApiError, toApiError } from '../http/errors';
+import { authOf, type GatewayState } from '../http/context';
+import { ApiError } from '../http/errors';
+import { shapedRouter } from '../http/error-shape';
 import { keyAllows } from '../http/models-access';
 import { listBody, pageParams } from '../http/pagination';
 import { specStatuses } from '../http/routing';
-import { upstreamToApiError } from '../http/upstream-errors';
 import { validator } from '../http/validation';
-import { idempotencyOf } from '../tasks/idempotency';
-import { taskStream } from '../tasks/events';
-import { UpstreamError } from '../upstreams/channel';
+import { createTask, nothingOutside } from '../tasks/creation';
 import type { FileProbe } from './file-probe';
 import { minutesCapabilities } from './model-type';
 import { minutesEstimate, minutesModel, normalizeMinutesRequest, parseMinutesRequest, type NormalizedMinutesRequest } from './request';
-import type { SummaryRequest } from './summary-kind';
+import { SUMMARY_CREATION, SUMMARY_TASK, type SummaryRequest } from './summary-kind';
+import { MINUTES_CREATION, MINUTES_TASK } from './kind';
+import { decodeRow } from '../tasks/kind';
 import { planSummaryParts } from './summarizer';
 import { partLimitsOf, type FrozenSummary } from './summary-parts';
 import { transcriptOf } from './transcript';
@@ -31,101 +30,52 @@ export interface MinutesRouteDeps {
   readonly rateLimiter: Pick<RateLimiter, 'take'>;
 }
 
+
 /**
  * The creator submits to the provider inline, to answer 400/502 with the provider's verdict; the
  * submit job is the safety net for a crash in between and runs this much later.
  */
 
-/** Shape B `type` by status, for the statuses the spec lists beyond 400 and 401. */
-const SHAPE_B_TYPES: Record<number, string> = {
-  402: 'insufficient_balance_error',
-  403: 'permission_error',
-  404: 'invalid_request_error',
-  409: 'invalid_request_error',
-  413: 'invalid_request_error',
-  415: 'invalid_request_error',
-  429: 'rate_limit_error',
-  502: 'upstream_error',
-};
-
-/** Gives every error of these endpoints a shape B `type` (errors.ts renders the body). */
-async function shapeBTypes(_ctx: GatewayContext, next: Next): Promise<void> {
-  try {
-    await next();
-  } catch (err) {
-    const api = toApiError(err);
-    if (!api || api.options.type || !SHAPE_B_TYPES[api.status]) throw err;
-    throw new ApiError(api.status, api.code, api.message, { ...api.options, type: SHAPE_B_TYPES[api.status] });
-  }
-}
-
 /** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
 export function minutesRouter(deps: MinutesRouteDeps, probe: FileProbe): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/audio/minutes', sensitive: true });
+  const router = shapedRouter('minutes', { prefix: '/v1/audio/minutes', prefixes: ['/v1/audio/minutes'] });
   const tasks = deps.tasks;
-  router.use(shapeBTypes);
 
-  router.post('/', async (ctx) => {
-    const auth = authOf(ctx);
-    const body = parseMinutesRequest(await readJson(ctx));
-    const model = minutesModel(deps.catalog, body.model);
-    if (!keyAllows(auth, model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
-    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-    // Probed first: the file's media type decides file_type when the URL's suffix does not.
-    const probed = await probe.inspect(body.file_url);
-    const normalized = normalizeMinutesRequest(deps.catalog, model, body, ctx.state.requestId, probed.mediaType);
-    const fileBytes = probed.bytes;
-    const maxBytes = minutesCapabilities(model).max_file_bytes;
-    // The spec's "under 1 GB": a file of exactly max_file_bytes is refused too.
-    if (fileBytes !== null && fileBytes >= maxBytes) {
-      throw new ApiError(400, 'file_too_large', `the file has ${fileBytes} bytes; ${model.id} accepts files under ${maxBytes} bytes`, { param: 'file_url' });
-    }
-    const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };
-    const idempotency = idempotencyOf(ctx);
-    const { row, replayed } = await tasks.create({
-      kind: 'minutes',
-      accountId: auth.accountId,
-      actor: auth.keyId,
-      endpoint: endpointOf(ctx),
-      model: model.id,
-      request: request as unknown as Record<string, unknown>,
-      estimate: minutesEstimate(deps.catalog, request),
-      callback: null,
-      idempotency,
-      requestId: ctx.state.requestId,
-      submitsInline: true,
-    });
-    if (replayed) {
-      ctx.set('idempotent-replayed', 'true');
-    } else {
-      const stream = taskStream('minutes', row.task_id);
-      const meta = { requestId: ctx.state.requestId };
-      let outcome;
-      try {
-        outcome = await tasks.submitOnce(stream, meta);
-      } catch (err) {
-        if (!(err instanceof UpstreamError)) throw err;
-        // Nothing is left pending: the task fails now and its reservation is released.
-        await tasks.run(stream, { type: 'Fail', error: { code: 'upstream_unavailable', message: err.message }, now: tasks.now() }, meta);
-        throw upstreamToApiError(err);
-      }
-      if (outcome === 'rejected') {
-        const failed = await tasks.load(stream);
-        throw new ApiError(400, failed.error?.code ?? 'upstream_rejected', failed.error?.message ?? 'the provider refused the file', { param: 'file_url' });
-      }
-    }
-    const r = row.request as unknown as NormalizedMinutesRequest;
-    ctx.body = { id: row.task_id, request_id: r.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() };
-  });
+  router.post('/', (ctx) =>
+    createTask(deps, ctx, {
+      kind: MINUTES_TASK,
+      policy: MINUTES_CREATION,
+      async check(ctx) {
+        const body = parseMinutesRequest(await readJson(ctx));
+        const model = minutesModel(deps.catalog, body.model);
+        if (!keyAllows(authOf(ctx), model.id)) throw new ApiError(400, 'model_not_allowed', `this API key may not use the model '${model.id}'`, { param: 'model' });
+        return { body, model };
+      },
+      async complete({ body, model }, ctx) {
+        // Probed first: the file's media type decides file_type when the URL's suffix does not.
+        const probed = await probe.inspect(body.file_url);
+        const normalized = normalizeMinutesRequest(deps.catalog, model, body, ctx.state.requestId, probed.mediaType);
+        const fileBytes = probed.bytes;
+        const maxBytes = minutesCapabilities(model).max_file_bytes;
+        // The spec's "under 1 GB": a file of exactly max_file_bytes is refused too.
+        if (fileBytes !== null && fileBytes >= maxBytes) {
+          throw new ApiError(400, 'file_too_large', `the file has ${fileBytes} bytes; ${model.id} accepts files under ${maxBytes} bytes`, { param: 'file_url' });
+        }
+        const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };
+        return { model: model.id, request, estimate: minutesEstimate(deps.catalog, request), callback: null };
+      },
+      answer: ({ row, request }) => ({ id: row.task_id, request_id: request.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() }),
+    }),
+  );
 
   router.get('/', async (ctx) => {
     const page = pageParams(ctx.query);
     const { rows, hasMore } = await tasks.list('minutes', authOf(ctx).accountId, page);
-    ctx.body = listBody(rows.map(renderMinutes), hasMore, (t) => String(t.id));
+    ctx.body = listBody(rows.map((r) => renderMinutes(decodeRow(MINUTES_TASK, r))), hasMore, (t) => String(t.id));
   });
 
   router.get('/:id', specStatuses(401, 404), async (ctx) => {
-    const row = await tasks.read('minutes', ctx.params.id!, authOf(ctx).accountId);
+    const row = await tasks.readDecoded(MINUTES_TASK, ctx.params.id!, authOf(ctx).accountId);
     if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${ctx.params.id} not found`);
     ctx.body = renderMinutes(row);
   });
@@ -149,64 +99,55 @@ const parseSummaryRequest = validator<{ task_id: string }>(SUMMARY_REQUEST_SCHEM
  * summary's upper bound, settled by the tokens observed.
  */
 export function summariesRouter(deps: MinutesRouteDeps): Router<GatewayState> {
-  const router = new Router<GatewayState>({ prefix: '/v1/summaries', sensitive: true });
+  const router = shapedRouter('minutes', { prefix: '/v1/summaries', prefixes: ['/v1/summaries'] });
   const tasks = deps.tasks;
-  router.use(shapeBTypes);
 
-  router.post('/', async (ctx) => {
-    const auth = authOf(ctx);
-    const body = parseSummaryRequest(await readJson(ctx));
-    const row = await tasks.read('minutes', body.task_id, auth.accountId);
-    if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${body.task_id} not found`);
-    if (!keyAllows(auth, row.model)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${row.model}'`, { param: 'task_id' });
-    const minutesRequest = row.request as unknown as NormalizedMinutesRequest;
-    if (!minutesRequest.summary) throw new ApiError(400, 'summary_not_supported', `${row.model} tasks are summarised by their provider; summaries are written for models with a summary model`, { param: 'task_id' });
-    const transcript = transcriptOf(row.result);
-    if (!transcript || (row.status !== 'succeeded' && row.status !== 'failed')) {
-      throw new ApiError(400, 'transcription_unavailable', `task ${body.task_id} has no completed transcription to summarise`, { param: 'task_id' });
-    }
-    const chat = deps.catalog.get(minutesRequest.summary.model);
-    if (!chat || chat.type !== 'chat') throw new ApiError(400, 'summary_not_supported', `the summary model ${minutesRequest.summary.model} is no longer available`, { param: 'task_id' });
-    const pricing = chatPricing(chat);
-    const { model: _model, input_per_million: _input, output_per_million: _output, ...limits } = minutesRequest.summary;
-    const summary: FrozenSummary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...limits };
-    const plan = planSummaryParts(chat, transcript, partLimitsOf(summary, chat));
-    deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-    const idempotency = idempotencyOf(ctx);
-    const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
-    const created = await tasks.create({
-      kind: 'summary',
-      accountId: auth.accountId,
-      actor: auth.keyId,
-      endpoint: endpointOf(ctx),
-      model: chat.id,
-      request: request as unknown as Record<string, unknown>,
-      estimate: plan.parts.reduce((sum, part) => sum + part.estimate, 0),
-      callback: null,
-      idempotency,
-      requestId: ctx.state.requestId,
-    });
-    if (created.replayed) ctx.set('idempotent-replayed', 'true');
-    ctx.status = 202;
-    ctx.body = {
-      id: created.row.task_id,
-      object: 'minutes.summary',
-      request_id: (created.row.request as unknown as SummaryRequest).request_id,
-      task_id: row.task_id,
-      model: created.row.model,
-      status: 'processing',
-      created_at: created.row.created_at.toISOString(),
-    };
-  });
+  router.post('/', (ctx) =>
+    createTask(deps, ctx, {
+      kind: SUMMARY_TASK,
+      policy: SUMMARY_CREATION,
+      async check(ctx) {
+        const auth = authOf(ctx);
+        const body = parseSummaryRequest(await readJson(ctx));
+        const row = await tasks.readDecoded(MINUTES_TASK, body.task_id, auth.accountId);
+        if (!row) throw new ApiError(404, 'task_not_found', `minutes task ${body.task_id} not found`);
+        if (!keyAllows(auth, row.model)) throw new ApiError(403, 'model_not_allowed', `this API key may not use the model '${row.model}'`, { param: 'task_id' });
+        const minutesRequest = row.request;
+        if (!minutesRequest.summary) throw new ApiError(400, 'summary_not_supported', `${row.model} tasks are summarised by their provider; summaries are written for models with a summary model`, { param: 'task_id' });
+        const transcript = transcriptOf(row.result);
+        if (!transcript || (row.status !== 'succeeded' && row.status !== 'failed')) {
+          throw new ApiError(400, 'transcription_unavailable', `task ${body.task_id} has no completed transcription to summarise`, { param: 'task_id' });
+        }
+        const chat = deps.catalog.get(minutesRequest.summary.model);
+        if (!chat || chat.type !== 'chat') throw new ApiError(400, 'summary_not_supported', `the summary model ${minutesRequest.summary.model} is no longer available`, { param: 'task_id' });
+        const pricing = chatPricing(chat);
+        const { model: _model, input_per_million: _input, output_per_million: _output, ...limits } = minutesRequest.summary;
+        const summary: FrozenSummary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...limits };
+        const plan = planSummaryParts(chat, transcript, partLimitsOf(summary, chat));
+        const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
+        return { model: chat.id, request, estimate: plan.parts.reduce((sum, part) => sum + part.estimate, 0), callback: null };
+      },
+      complete: nothingOutside,
+      answer: ({ row, request }) => ({
+        id: row.task_id,
+        object: 'minutes.summary',
+        request_id: request.request_id,
+        task_id: request.task_id,
+        model: row.model,
+        status: 'processing',
+        created_at: row.created_at.toISOString(),
+      }),
+    }),
+  );
 
   router.get('/', async (ctx) => {
     const page = pageParams(ctx.query);
     const { rows, hasMore } = await tasks.list('summary', authOf(ctx).accountId, page);
-    ctx.body = listBody(rows.map(renderSummary), hasMore, (t) => String(t.id));
+    ctx.body = listBody(rows.map((r) => renderSummary(decodeRow(SUMMARY_TASK, r))), hasMore, (t) => String(t.id));
   });
 
   router.get('/:id', async (ctx) => {
-    const row = await tasks.read('summary', ctx.params.id!, authOf(ctx).accountId);
+    const row = await tasks.readDecoded(SUMMARY_TASK, ctx.params.id!, authOf(ctx).accountId);
     if (!row) throw new ApiError(404, 'summary_not_found', `summary ${ctx.params.id} not found`);
     ctx.body = renderSummary(row);
   });

@@ -3,26 +3,45 @@ import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { TaskState } from '../tasks/decider';
 import { taskStream } from '../tasks/events';
-import type { TaskKind, UpstreamPoll } from '../tasks/kind';
+import { objectCodec } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
+import type { KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { isRefusal } from '../tasks/upstream-task';
-import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesRequestOf } from './kind';
 import { authoritativeOf, ISSUE, unavailableReport } from './report';
 import { reportContext } from './summary-stage';
 import { expectReportV2, planSummaryParts, writeSummary } from './summarizer';
 import { mergePartReports, partReportOf, type PartReport } from './summary-merge';
-import { callsUsage, partLimitsOf, summaryCharges, type FrozenSummary, type SummaryCall } from './summary-parts';
+import { callsUsage, partLimitsOf, summaryCharges, type SummaryCall, type SummaryRequest } from './summary-parts';
 import { transcriptOf } from './transcript';
-import { renderSummary } from './view';
+import type { MinutesResult, MinutesUsage } from './result';
+import { renderSummary, type SummaryRow } from './view';
 
-/** The request of a summary task, frozen at POST /v1/summaries. */
-export interface SummaryRequest {
-  readonly request_id: string;
-  /** The minutes task whose transcript is summarised. */
-  readonly task_id: string;
-  readonly summary: FrozenSummary;
-}
+export type { SummaryRequest } from './summary-parts';
+
+/** Summaries: their result is the report part of a minutes result, their usage the calls' tokens. */
+export const SUMMARY_TASK: TaskKindCodec<SummaryRequest, MinutesResult, MinutesUsage> = {
+  kind: 'summary',
+  idPrefix: 'sum',
+  request: objectCodec<SummaryRequest>('summary request', { request_id: true, task_id: true, summary: true }),
+  result: objectCodec<MinutesResult>('summary result', {}),
+  usage: objectCodec<MinutesUsage>('summary usage', {}),
+};
+
+/** No provider task to create: the submit job acknowledges at once and the first poll writes the summary; 202. */
+export const SUMMARY_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/summaries',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 202,
+};
+
+type SummaryTask = KindTask<SummaryRequest, MinutesResult, MinutesUsage>;
+
 
 /**
  * A new summary of a minutes task (POST /v1/summaries): its own task `summary-<id>`, with its own
@@ -34,19 +53,16 @@ export interface SummaryRequest {
  * An answer that cannot be used is stored as the upstream's result with an `unavailable` report
  * (its tokens are billed, they were spent); such a summary reads as `failed`.
  */
-export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; loadTask: (stream: string) => Promise<TaskState>; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as SummaryRequest;
-
+export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; loadTask: (stream: string) => Promise<TaskState>; pollMs: number }): TaskKind<SummaryRequest, MinutesResult, MinutesUsage> {
   return {
-    kind: 'summary',
-    idPrefix: 'sum',
+    ...SUMMARY_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: SummaryTask) {
       return { upstreamId: `chat:${task.taskId}` };
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
-      const r = requestOf(task);
+    async poll(task: SummaryTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
+      const r = task.request;
       const minutes = await deps.loadTask(taskStream('minutes', r.task_id));
       const transcript = transcriptOf(minutes.result);
       if (!transcript) return { state: 'failed', error: { code: 'transcription_unavailable', message: `task ${r.task_id} has no transcription` } };
@@ -89,8 +105,8 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
 
     succeedsBeforeArchive: () => true,
 
-    settlement(task: TaskState) {
-      const r = requestOf(task);
+    settlement(task: SummaryTask) {
+      const r = task.request;
       const c = summaryCharges(r.summary, task.usage);
       return {
         pricing: pricingOf(...c.callLines),
@@ -98,6 +114,6 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
       };
     },
 
-    render: (row: TaskRow, _signer: UrlSigner) => renderSummary(row),
+    render: (row: SummaryRow, _signer: UrlSigner) => renderSummary(row),
   };
 }

@@ -88,3 +88,11 @@ export function summaryCharges(prices: Pick<FrozenSummary, 'input_per_million' |
   const callAmounts = calls.map((c, i) => ({ ...c, amount: callLines[i]!.amount }));
   return { inputTokens, outputTokens, callAmounts, callLines, flashAmount: callAmounts.reduce((sum, c) => sum + c.amount, 0) };
 }
+
+/** The request of a summary task, frozen at POST /v1/summaries. */
+export interface SummaryRequest {
+  readonly request_id: string;
+  /** The minutes task whose transcript is summarised. */
+  readonly task_id: string;
+  readonly summary: FrozenSummary;
+}

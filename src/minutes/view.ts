@@ -1,7 +1,10 @@
-import type { TaskRow } from '../tasks/view-row';
+import type { KindRow } from '../tasks/kind';
+import type { TaskRowHead } from '../tasks/view-row';
 import { blockText, type ChapterNode, type Report } from './report';
 import { REPORT_V2_SCHEMA } from './report-schema';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
+import type { MinutesResult, MinutesUsage } from './result';
+import type { SummaryRequest } from './summary-parts';
 import { transcriptOf, type Transcript } from './transcript';
 
 /**
@@ -11,17 +14,20 @@ import { transcriptOf, type Transcript } from './transcript';
 
 type Status = 'processing' | 'succeeded' | 'failed' | 'cancelled';
 
-function isFinished(row: TaskRow): boolean {
+/** A minutes task or a summary as the view reads its status and report. */
+type ReportRow = TaskRowHead & { readonly result: MinutesResult | null };
+
+function isFinished(row: ReportRow): boolean {
   return row.status === 'succeeded' || row.status === 'failed' || row.status === 'cancelled';
 }
 
-function unavailableReport(row: TaskRow): boolean {
-  const report = row.result?.report as Report | undefined;
+function unavailableReport(row: ReportRow): boolean {
+  const report = row.result?.report;
   return report?.quality?.status === 'unavailable';
 }
 
 /** The status a client sees: queued and running are `processing`; an unavailable report is `failed`. */
-export function presentedStatus(row: TaskRow): Status {
+export function presentedStatus(row: ReportRow): Status {
   if (!isFinished(row)) return 'processing';
   if (row.status === 'succeeded' && unavailableReport(row)) return 'failed';
   return row.status as Status;
@@ -32,12 +38,12 @@ export function presentedStatus(row: TaskRow): Status {
  * (a historical result may have stored `succeeded`, or nothing), else the stored one, else
  * `succeeded` for a stored report without it. Read-time only: the stored row is never rewritten.
  */
-export function presentedSummaryStatus(row: TaskRow): 'succeeded' | 'failed' | undefined {
+export function presentedSummaryStatus(row: ReportRow): 'succeeded' | 'failed' | undefined {
   if (!isFinished(row)) return undefined;
-  const report = row.result?.report as Report | undefined;
-  if (!report) return (row.result?.summary_status as 'succeeded' | 'failed' | undefined) ?? undefined;
+  const report = row.result?.report;
+  if (!report) return row.result?.summary_status;
   if (report.quality?.status === 'unavailable') return 'failed';
-  return (row.result?.summary_status as 'succeeded' | 'failed' | undefined) ?? 'succeeded';
+  return row.result?.summary_status ?? 'succeeded';
 }
 
 function speakerNames(transcript: Transcript | null, report: Report | null): Map<string, string> {
@@ -62,24 +68,39 @@ function renderTranscription(t: Transcript, names: Map<string, string>): Record<
   };
 }
 
-type SchemaNode = { $ref?: string; properties?: Record<string, SchemaNode>; items?: SchemaNode };
-const DEFS = REPORT_V2_SCHEMA.$defs as unknown as Record<string, SchemaNode>;
+function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A member of a JSON schema node (undefined when the node is not an object or lacks it). */
+function schemaMember(node: unknown, name: string): unknown {
+  return isObject(node) ? node[name] : undefined;
+}
+
+const DEFS = schemaMember(REPORT_V2_SCHEMA, '$defs');
+
+/** A schema node, with a `$ref` to the report's `$defs` followed. */
+function resolved(schema: unknown): unknown {
+  const ref = schemaMember(schema, '$ref');
+  return typeof ref === 'string' ? schemaMember(DEFS, ref.slice('#/$defs/'.length)) : schema;
+}
 
 /** The report with its members in the specification's order (the read model's jsonb sorts keys its own way). */
-function inSchemaOrder(value: unknown, schema: SchemaNode | undefined): unknown {
-  const s = schema?.$ref ? DEFS[schema.$ref.slice('#/$defs/'.length)] : schema;
-  if (Array.isArray(value)) return s?.items ? value.map((v) => inSchemaOrder(v, s.items)) : value;
-  if (typeof value !== 'object' || value === null || !s?.properties) return value;
-  const source = value as Record<string, unknown>;
+function inSchemaOrder(value: unknown, schema: unknown): unknown {
+  const s = resolved(schema);
+  const items = schemaMember(s, 'items');
+  const properties = schemaMember(s, 'properties');
+  if (Array.isArray(value)) return items ? value.map((v) => inSchemaOrder(v, items)) : value;
+  if (!isObject(value) || !isObject(properties)) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, sub] of Object.entries(s.properties)) if (key in source) out[key] = inSchemaOrder(source[key], sub);
-  for (const key of Object.keys(source)) if (!(key in out)) out[key] = source[key];
+  for (const [key, sub] of Object.entries(properties)) if (key in value) out[key] = inSchemaOrder(value[key], sub);
+  for (const key of Object.keys(value)) if (!(key in out)) out[key] = value[key];
   return out;
 }
 
-function storedReport(row: TaskRow): Report | null {
-  const report = row.result?.report as Report | undefined;
-  return report ? (inSchemaOrder(report, REPORT_V2_SCHEMA as unknown as SchemaNode) as Report) : null;
+function storedReport(row: ReportRow): Report | null {
+  const report = row.result?.report;
+  return report ? (inSchemaOrder(report, REPORT_V2_SCHEMA) as Report) : null;
 }
 
 // --- legacy members rendered from the report --------------------------------------------------
@@ -139,7 +160,7 @@ export function legacyExtraction(report: Report): Record<string, unknown> | null
 
 // --- minutes tasks --------------------------------------------------------------------------------
 
-function usageOf(row: TaskRow, r: NormalizedMinutesRequest): Record<string, unknown> {
+function usageOf(row: MinutesRow, r: NormalizedMinutesRequest): Record<string, unknown> {
   const c = minutesCharges(r, row.usage);
   // Total settled: the settlement once billed; 0 when released; until then what is due so far.
   const amount = row.billing_status === 'settled' ? Number(row.billed_amount) : row.billing_status === 'released' ? 0 : c.amount;
@@ -156,13 +177,16 @@ function usageOf(row: TaskRow, r: NormalizedMinutesRequest): Record<string, unkn
   };
 }
 
-export function renderMinutes(row: TaskRow): Record<string, unknown> {
-  const r = row.request as unknown as NormalizedMinutesRequest;
+export type MinutesRow = KindRow<NormalizedMinutesRequest, MinutesResult, MinutesUsage>;
+export type SummaryRow = KindRow<SummaryRequest, MinutesResult, MinutesUsage>;
+
+export function renderMinutes(row: MinutesRow): Record<string, unknown> {
+  const r = row.request;
   const result = row.result ?? {};
   const finished = isFinished(row);
   const transcript = finished ? transcriptOf(result) : null;
   const report = finished ? storedReport(row) : null;
-  const extras = (result.extras ?? {}) as Record<string, any>;
+  const extras = result.extras ?? {};
   const names = speakerNames(transcript, report);
   const status = presentedStatus(row);
   const summaryStatus = presentedSummaryStatus(row);
@@ -206,8 +230,8 @@ export function renderMinutes(row: TaskRow): Record<string, unknown> {
 
 // --- summaries (POST /v1/summaries) ---------------------------------------------------------------
 
-export function renderSummary(row: TaskRow): Record<string, unknown> {
-  const request = row.request as { request_id: string; task_id: string; summary: { input_per_million: number; output_per_million: number } };
+export function renderSummary(row: SummaryRow): Record<string, unknown> {
+  const request = row.request;
   const finished = isFinished(row);
   const report = finished ? storedReport(row) : null;
   const status = presentedStatus(row);

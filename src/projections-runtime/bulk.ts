@@ -29,20 +29,31 @@ export function arrayLiteral(values: readonly unknown[]): string {
   return `${out}}`;
 }
 
+/** The SQL value of column `name` of rowsFrom's relation `r` (a jsonb column arrives as json). */
+export function bulkValue([name, type]: BulkColumn): string {
+  return type === 'jsonb' ? `CASE WHEN json_typeof(r.${name}) = 'null' THEN NULL ELSE r.${name}::jsonb END` : `r.${name}`;
+}
+
 /**
- * Inserts `rows` (objects keyed by column name; a missing key is NULL) into `table` with one
- * statement: one parameter per column. A jsonb column's values go as one JSON array (one native
+ * `rows` (objects keyed by column name; a missing key is NULL) as a relation `r` for a statement
+ * of one's own: `from` goes in its FROM clause, `params` are its parameters from $1 on, and
+ * bulkValue gives each column's value. A jsonb column's values go as one JSON array (one native
  * JSON.stringify, not an encoding per value that the array literal then escapes again, which cost
  * three times as much), split by json_array_elements; a null or missing value is SQL NULL.
  */
-export async function insertRows(tx: PoolClient, table: string, columns: readonly BulkColumn[], rows: readonly object[]): Promise<void> {
-  if (rows.length === 0) return;
+export function rowsFrom(columns: readonly BulkColumn[], rows: readonly object[]): { from: string; params: string[] } {
   const names = columns.map(([name]) => name).join(', ');
-  const values = columns.map(([name, type]) => (type === 'jsonb' ? `CASE WHEN json_typeof(${name}) = 'null' THEN NULL ELSE ${name}::jsonb END` : name)).join(', ');
   const sources = columns.map(([, type], i) => (type === 'jsonb' ? `json_array_elements($${i + 1}::json)` : `unnest($${i + 1}::${type}[])`)).join(', ');
   const column = (name: string) => rows.map((row) => (row as Record<string, unknown>)[name]);
-  await tx.query(
-    `INSERT INTO ${table} (${names}) SELECT ${values} FROM ROWS FROM (${sources}) AS r(${names})`,
-    columns.map(([name, type]) => (type === 'jsonb' ? JSON.stringify(column(name).map((v) => v ?? null)) : arrayLiteral(column(name)))),
-  );
+  return {
+    from: `ROWS FROM (${sources}) AS r(${names})`,
+    params: columns.map(([name, type]) => (type === 'jsonb' ? JSON.stringify(column(name).map((v) => v ?? null)) : arrayLiteral(column(name)))),
+  };
+}
+
+/** Inserts `rows` (see rowsFrom) into `table` with one statement, one parameter per column. */
+export async function insertRows(tx: PoolClient, table: string, columns: readonly BulkColumn[], rows: readonly object[]): Promise<void> {
+  if (rows.length === 0) return;
+  const { from, params } = rowsFrom(columns, rows);
+  await tx.query(`INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT ${columns.map(bulkValue).join(', ')} FROM ${from}`, params);
 }

@@ -223,10 +223,12 @@ export class ConsumerRunner extends EventEmitter {
     const client = await this.pool.connect();
     const name = client.escapeLiteral(this.consumer.name);
     try {
-      const opened = (await client.query(
+      // A multi-statement simple query answers one result per statement (pg's typings say one).
+      const opened: unknown = await client.query(
         `BEGIN; SET LOCAL search_path TO ${this.schema}, public; SELECT major::text, minor::text FROM consumer_checkpoints WHERE name = ${name} FOR UPDATE`,
-      )) as unknown as QueryResult<{ major: string | null; minor: string | null }>[];
-      const row = opened[2]?.rows[0];
+      );
+      const selected: QueryResult<{ major: string | null; minor: string | null }> | undefined = Array.isArray(opened) ? opened[2] : undefined;
+      const row = selected?.rows[0];
       const stored = row?.major != null ? { major: BigInt(row.major), minor: BigInt(row.minor!) } : null;
       if (!samePosition(stored, this.committed)) throw new CheckpointMoved();
       await applyEvents(this.consumer, client, batch);

@@ -1,15 +1,15 @@
 import type { AccountService } from '../accounts/service';
 import { CommandHandler } from '../domain/command-handler';
+import { PostgresSnapshotStore } from '../eventstore/postgres/snapshots';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
-import { ApiError } from '../http/errors';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
 import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
 import { taskIdOfStream, taskStream, type Callback, type TaskEvent } from './events';
 import { IdempotencyKeys, replayNotReadable } from './idempotency';
-import { TaskRejected, type TaskKind } from './kind';
+import { decodeRow, engineKind, TaskRejected, type EngineKind, type KindRow, type TaskKind, type TaskKindCodec } from './kind';
 import { readTask, listTasks } from './read';
 import type { TaskRow } from './view-row';
 import type { Pool } from 'pg';
@@ -33,14 +33,15 @@ export interface TaskEngineDeps {
   };
 }
 
-export interface CreateTaskInput {
-  readonly kind: string;
+export interface CreateTaskInput<Request> {
+  /** The task's kind (its name, id prefix and the codec its request is recorded with). */
+  readonly kind: TaskKindCodec<Request, unknown, unknown>;
   readonly accountId: string;
   /** Who asked (the API key id) and through which endpoint, for the ledger. */
   readonly actor: string;
   readonly endpoint: string;
   readonly model: string;
-  readonly request: Record<string, unknown>;
+  readonly request: Request;
   readonly estimate: number;
   readonly callback: Callback | null;
   readonly idempotency: { key: string; hash: string } | null;
@@ -63,19 +64,19 @@ export const TASK_VIEWS = ['tasks'];
  */
 export class TaskEngine {
   readonly commands: CommandHandler<TaskCommand, TaskEvent, TaskState>;
-  private readonly kinds = new Map<string, TaskKind>();
+  private readonly kinds = new Map<string, EngineKind>();
   private readonly idempotency: IdempotencyKeys;
 
   constructor(private readonly deps: TaskEngineDeps) {
-    this.commands = new CommandHandler(deps.store, deps.pool, taskDecider, deps.logger);
+    this.commands = new CommandHandler(deps.store, new PostgresSnapshotStore(deps.pool), taskDecider, deps.logger);
     this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.orphanReservationGraceMs);
   }
 
-  register(kind: TaskKind): void {
-    this.kinds.set(kind.kind, kind);
+  register<Request, Result, Usage>(kind: TaskKind<Request, Result, Usage>): void {
+    this.kinds.set(kind.kind, engineKind(kind));
   }
 
-  kind(name: string): TaskKind {
+  kind(name: string): EngineKind {
     const kind = this.kinds.get(name);
     if (!kind) throw new Error(`no task kind ${name}`);
     return kind;
@@ -100,8 +101,8 @@ export class TaskEngine {
    * is reserved before the task is recorded, so a crash in between leaves a reservation whose task
    * never appears, which the reconciler releases (and a key claim that lapses after the same grace).
    */
-  async create(input: CreateTaskInput): Promise<{ row: TaskRow; replayed: boolean }> {
-    const kind = this.kind(input.kind);
+  async create<Request>(input: CreateTaskInput<Request>): Promise<{ row: TaskRow; replayed: boolean }> {
+    const kind = this.kind(input.kind.kind);
     const metadata = { requestId: input.requestId };
     const taskId = newId(kind.idPrefix);
     const stream = taskStream(kind.kind, taskId);
@@ -127,7 +128,7 @@ export class TaskEngine {
             kind: kind.kind,
             accountId: input.accountId,
             model: input.model,
-            request: input.request,
+            request: input.kind.request.encode(input.request),
             reservationId,
             estimate: input.estimate,
             callback: input.callback,
@@ -174,20 +175,21 @@ export class TaskEngine {
     return readTask(this.deps.pool, kind, taskId, accountId);
   }
 
+  /** Like `read`, with the kind's data decoded by its codec. */
+  async readDecoded<Request, Result, Usage>(codec: TaskKindCodec<Request, Result, Usage>, taskId: string, accountId: string): Promise<KindRow<Request, Result, Usage> | null> {
+    const row = await this.read(codec.kind, taskId, accountId);
+    return row && decodeRow(codec, row);
+  }
+
   list(kind: string, accountId: string, page: { after: string | null; limit: number }) {
     return listTasks(this.deps.pool, kind, accountId, page);
   }
 
   async redeliver(kind: string, taskId: string, accountId: string, requestId: string): Promise<string> {
     const row = await this.read(kind, taskId, accountId);
-    if (!row) throw new ApiError(404, 'task_not_found', `task ${taskId} not found`);
+    if (!row) throw new DomainError('task_not_found', `task ${taskId} not found`);
     const deliveryId = `dlv_${taskId}_${row.deliveries.length}`;
-    try {
-      await this.run(taskStream(kind, taskId), { type: 'RequestRedelivery', deliveryId, now: this.now() }, { requestId });
-    } catch (err) {
-      if (err instanceof DomainError) throw new ApiError(400, err.code, err.message);
-      throw err;
-    }
+    await this.run(taskStream(kind, taskId), { type: 'RequestRedelivery', deliveryId, now: this.now() }, { requestId });
     return deliveryId;
   }
 }

@@ -101,7 +101,7 @@ export type TaskEvent =
     }
   | { type: 'WebhookDropped'; data: { deliveryId: string; attempts: number; at: string } };
 
-export const TASK_EVENT_TYPES: ReadonlySet<string> = new Set<TaskEvent['type']>([
+export const TASK_EVENT_TYPES: readonly TaskEvent['type'][] = [
   'TaskSubmitted',
   'TaskUpstreamAccepted',
   'TaskProgressed',
@@ -117,7 +117,7 @@ export const TASK_EVENT_TYPES: ReadonlySet<string> = new Set<TaskEvent['type']>(
   'WebhookDeliveryRequested',
   'WebhookAttempted',
   'WebhookDropped',
-]);
+];
 
 export function taskStream(kind: string, taskId: string): string {
   return `${kind}-${taskId}`;

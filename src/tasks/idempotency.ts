@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { EventStore } from '../eventstore/port';
 import { WrongExpectedVersionError } from '../eventstore/port';
 import type { GatewayContext } from '../http/context';
-import { ApiError } from '../http/errors';
+import { DomainError } from '../domain/decider';
+import { recordFact } from '../domain/facts';
 
 /**
  * `Idempotency-Key` on task creation: the same key with the same body within 24 hours returns the
@@ -19,13 +20,8 @@ interface Claim {
   readonly at: string;
 }
 
-/** Seconds a request whose key is still in progress is told to wait: a create takes well under that. */
-const IN_PROGRESS_RETRY_AFTER_S = 1;
-
-const inProgress = () =>
-  new ApiError(429, 'idempotent_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly', {
-    headers: { 'retry-after': String(IN_PROGRESS_RETRY_AFTER_S) },
-  });
+/** The client retries shortly (src/http/errors.ts answers 429 with Retry-After). */
+const inProgress = () => new DomainError('idempotent_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly');
 
 export function requestHash(body: unknown): string {
   return createHash('sha256').update(JSON.stringify(body)).digest('hex');
@@ -35,7 +31,7 @@ export function requestHash(body: unknown): string {
 export function idempotencyOf(ctx: GatewayContext): { key: string; hash: string } | null {
   const key = ctx.get('idempotency-key');
   if (!key) return null;
-  if (key.length > 255) throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key is at most 255 characters', { param: 'Idempotency-Key' });
+  if (key.length > 255) throw new DomainError('invalid_idempotency_key', 'Idempotency-Key is at most 255 characters', { param: 'Idempotency-Key' });
   return { key, hash: requestHash(ctx.state.rawBody) };
 }
 
@@ -65,10 +61,11 @@ export class IdempotencyKeys {
       const found = await this.lookup(accountId, key, hash);
       if (found.kind === 'replay') return found;
       try {
-        const { nextExpectedVersion } = await this.store.append(
+        const { nextExpectedVersion } = await recordFact(
+          this.store,
           keyStream(accountId, key),
-          [{ type: 'IdempotencyKeyClaimed', data: { key, taskStream, requestHash: hash, at: this.clock().toISOString() } }],
-          { expectedVersion: found.expectedVersion },
+          { type: 'IdempotencyKeyClaimed', data: { key, taskStream, requestHash: hash, at: this.clock().toISOString() } },
+          { expected: found.expectedVersion },
         );
         return { kind: 'claimed', revision: nextExpectedVersion };
       } catch (err) {
@@ -85,9 +82,7 @@ export class IdempotencyKeys {
   async release(accountId: string, key: string, claimRevision: number, taskStream: string): Promise<void> {
     if (await this.store.streamHead(taskStream)) return;
     try {
-      await this.store.append(keyStream(accountId, key), [{ type: 'IdempotencyKeyReleased', data: { key, at: this.clock().toISOString() } }], {
-        expectedVersion: claimRevision,
-      });
+      await recordFact(this.store, keyStream(accountId, key), { type: 'IdempotencyKeyReleased', data: { key, at: this.clock().toISOString() } }, { expected: claimRevision });
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError)) throw err;
     }
@@ -102,9 +97,7 @@ export class IdempotencyKeys {
     const now = this.clock().getTime();
     if (!claim || now - Date.parse(claim.at) >= WINDOW_MS) return { kind: 'free', expectedVersion };
     if (claim.requestHash !== hash) {
-      throw new ApiError(400, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body in the last 24 hours', {
-        param: 'Idempotency-Key',
-      });
+      throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body in the last 24 hours', { param: 'Idempotency-Key' });
     }
     if (await this.store.streamHead(claim.taskStream)) return { kind: 'replay', taskStream: claim.taskStream };
     if (now - Date.parse(claim.at) < this.abandonedAfterMs) throw inProgress();
@@ -113,6 +106,6 @@ export class IdempotencyKeys {
 }
 
 /** The task a replay names is recorded but not readable yet: the client retries shortly. */
-export function replayNotReadable(): ApiError {
+export function replayNotReadable(): DomainError {
   return inProgress();
 }

@@ -18,7 +18,7 @@ export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, mo
 }
 
 /** The model that prices a finished task (a model gone from the catalog cannot price it). */
-export function pricingModel(catalog: Catalog, task: TaskState): ModelEntry {
+export function pricingModel(catalog: Catalog, task: Pick<TaskState, 'model' | 'taskId'>): ModelEntry {
   const model = catalog.get(task.model);
   if (!model) throw new Error(`model ${task.model} left the catalog; cannot price task ${task.taskId}`);
   return model;
@@ -36,7 +36,7 @@ export interface UpstreamTaskStatus {
 }
 
 /** A provider task not (yet) succeeded: pending while queued or running, else failed with its error; null once succeeded. */
-export function unsucceededPoll(t: UpstreamTaskStatus): UpstreamPoll | null {
+export function unsucceededPoll(t: UpstreamTaskStatus): Exclude<UpstreamPoll, { state: 'succeeded' }> | null {
   if (t.status === 'queued' || t.status === 'running') return { state: 'pending', upstreamStatus: t.status };
   if (t.status !== 'succeeded') return { state: 'failed', error: { code: t.error?.code ?? 'task_failed', message: t.error?.message ?? `the upstream task ${t.status}` } };
   return null;
@@ -46,7 +46,7 @@ export function unsucceededPoll(t: UpstreamTaskStatus): UpstreamPoll | null {
  * Creates the provider task. The task id is the client request id: a resubmission after a crash
  * finds the same task. A refusal fails the task for good (see rejectOn4xx).
  */
-export async function submitUpstreamTask(channel: Channel, path: string, body: unknown, task: TaskState): Promise<{ upstreamId: string }> {
+export async function submitUpstreamTask(channel: Channel, path: string, body: unknown, task: Pick<TaskState, 'taskId'>): Promise<{ upstreamId: string }> {
   try {
     const created = await channel.json<{ id: string }>('POST', path, body, undefined, { 'x-client-request-id': task.taskId });
     return { upstreamId: created.id };

@@ -21,6 +21,9 @@ export interface DeliveryView {
   readonly attempts: AttemptView[];
 }
 
+/** A row of the view without its kind's own data (what every kind reads alike). */
+export type TaskRowHead = Omit<TaskRow, 'request' | 'result' | 'usage'>;
+
 /** A row of the `tasks` read model (projections/tasks.ts), as kinds render it. */
 export interface TaskRow {
   readonly task_id: string;

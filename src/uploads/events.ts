@@ -11,8 +11,6 @@ export type FileEvent =
     }
   | { type: 'FileDeleted'; data: { fileId: string; accountId: string; at: string } };
 
-export const FILE_EVENT_TYPES: ReadonlySet<string> = new Set<FileEvent['type']>(['FileUploaded', 'FileDeleted']);
-
 export function fileStream(fileId: string): string {
   return `file-${fileId}`;
 }

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { CommandHandler } from '../domain/command-handler';
+import { PostgresSnapshotStore } from '../eventstore/postgres/snapshots';
 import { DomainError } from '../domain/decider';
 import type { EventStore } from '../eventstore/port';
 import type { UrlSigner } from '../files/signed-urls';
@@ -40,7 +41,7 @@ export class UploadService {
       urlTtlMs: number;
     },
   ) {
-    this.commands = new CommandHandler(deps.store, deps.pool, fileDecider, deps.logger);
+    this.commands = new CommandHandler(deps.store, new PostgresSnapshotStore(deps.pool), fileDecider, deps.logger);
   }
 
   async record(data: Extract<FileEvent, { type: 'FileUploaded' }>['data'], requestId: string): Promise<FileRow> {

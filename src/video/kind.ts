@@ -1,10 +1,10 @@
 import type { Catalog } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { Upstreams } from '../upstreams/registry';
-import type { TaskState } from '../tasks/decider';
-import type { TaskKind, UpstreamPoll } from '../tasks/kind';
+import { objectCodec } from '../tasks/codec';
+import type { CreationPolicy } from '../tasks/creation';
+import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
-import type { TaskRow } from '../tasks/view-row';
 import { videoCapabilities } from './model-type';
 import { assetIdOf, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
@@ -22,6 +22,65 @@ function withUpstreamAsset(item: ContentItem, upstreamIds: Readonly<Record<strin
   return upstreamId ? { ...item, image_url: { url: `asset://${upstreamId}` } } : item;
 }
 
+/** What a succeeded video task keeps of the provider's answer. */
+export interface VideoResult {
+  readonly content: { readonly video_url?: string; readonly last_frame_url?: string };
+  /** Unix seconds; null when the provider does not say. */
+  readonly video_url_expires_at: number | null;
+}
+
+/** What a video task is billed by. */
+export interface VideoUsage {
+  readonly duration_seconds: number;
+  readonly resolution: string;
+  readonly completion_tokens: number | null;
+}
+
+export const VIDEO_TASK: TaskKindCodec<NormalizedVideoRequest, VideoResult, VideoUsage> = {
+  kind: 'video',
+  idPrefix: 'vid',
+  request: objectCodec<NormalizedVideoRequest>('video request', {
+    content: true,
+    mode: true,
+    video_url_mode: true,
+    video_url_mode_explicit: true,
+    resolution: true,
+    ratio: true,
+    duration: true,
+    seed: true,
+    generate_audio: true,
+    draft: true,
+    return_last_frame: true,
+    camera_fixed: true,
+    watermark: true,
+    service_tier: true,
+    safety_identifier: true,
+    has_reference_video: true,
+    draft_task: true,
+    billed_seconds: true,
+  }),
+  result: objectCodec<VideoResult>('video result', { content: true, video_url_expires_at: true }),
+  usage: objectCodec<VideoUsage>('video usage', { duration_seconds: true, resolution: true, completion_tokens: true }),
+};
+
+/**
+ * Submitted inline, so the answer carries the provider's id. A provider out of reach leaves the
+ * task queued for the submit job, which retries in the background; a refusal fails the task (its
+ * error is on the task, as for any failure). Either way the answer is the queued task.
+ */
+export const VIDEO_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/videos/generations',
+  rateLimit: 'after_checks',
+  submission: 'inline',
+  whenUnreachable: 'leave_queued',
+  whenRefused: 'answer_the_task',
+  refusedParam: null,
+  status: 200,
+};
+
+type VideoTask = KindTask<NormalizedVideoRequest, VideoResult, VideoUsage>;
+type VideoRow = KindRow<NormalizedVideoRequest, VideoResult, VideoUsage>;
+
 /** Native provider URLs are used only while they stay valid at least this much longer. */
 const NATIVE_URL_MARGIN_MS = 5 * 60_000;
 
@@ -30,16 +89,15 @@ const NATIVE_URL_MARGIN_MS = 5 * 60_000;
  * archives every finished video; `video_url_mode` decides which URL a client sees and whether the
  * task waits for the archive (`tos`).
  */
-export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; videoUrlTtlMs: number; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedVideoRequest;
+export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedVideoRequest, VideoResult, VideoUsage> {
   /** The URL a client gets for the video, by mode: native while usable, else the archive's signed link. */
-  function videoUrl(row: { result: Record<string, unknown> | null; archived: { name: string; key: string }[] | null; request: Record<string, unknown> }, signer: UrlSigner, name = 'video') {
-    const mode = requestOf(row).video_url_mode;
+  function videoUrl(row: Pick<VideoTask, 'result' | 'archived' | 'request'>, signer: UrlSigner, name = 'video') {
+    const mode = row.request.video_url_mode;
     const archived = row.archived?.find((a) => a.name === name);
     const archiveUrl = archived ? signer.url(archived.key, deps.videoUrlTtlMs) : null;
-    const result = (row.result ?? {}) as { content?: { video_url?: string; last_frame_url?: string }; video_url_expires_at?: number };
-    const native = name === 'video' ? result.content?.video_url : result.content?.last_frame_url;
-    const nativeExpires = result.video_url_expires_at ? result.video_url_expires_at * 1000 : null;
+    const result = row.result;
+    const native = name === 'video' ? result?.content.video_url : result?.content.last_frame_url;
+    const nativeExpires = result?.video_url_expires_at ? result.video_url_expires_at * 1000 : null;
     const nativeUsable = native && (nativeExpires === null || nativeExpires - deps.clock().getTime() > NATIVE_URL_MARGIN_MS);
     if (mode === 'tos') return archiveUrl ? { url: archiveUrl.url, source: 'archive', expires_at: archiveUrl.expiresAt } : null;
     if (native && (mode === 'upstream' || nativeUsable)) return { url: native, source: 'upstream', expires_at: nativeExpires ? new Date(nativeExpires).toISOString() : null };
@@ -48,12 +106,11 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
   }
 
   return {
-    kind: 'video',
-    idPrefix: 'vid',
+    ...VIDEO_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: VideoTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = requestOf(task);
+      const r = task.request;
       const content = r.draft_task ? [{ type: 'draft_task', draft_task: { id: r.draft_task.upstream_id } }] : r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids));
       const body = {
         model: videoCapabilities(model).upstream_model ?? model.id,
@@ -70,7 +127,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
       return submitUpstreamTask(channel, '/contents/generations/tasks', body, task);
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: VideoTask): Promise<UpstreamPoll<VideoResult, VideoUsage>> {
       const { channel } = taskChannel(deps, task.model);
       const t = await channel.json<UpstreamTask>('GET', `/contents/generations/tasks/${encodeURIComponent(task.upstreamId!)}`);
       const unsucceeded = unsucceededPoll(t);
@@ -81,27 +138,27 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
       return {
         state: 'succeeded',
         result: { content: t.content, video_url_expires_at: t.video_url_expires_at ?? null },
-        usage: { duration_seconds: t.usage?.duration ?? requestOf(task).billed_seconds, resolution: t.usage?.resolution ?? requestOf(task).resolution, completion_tokens: t.usage?.completion_tokens ?? null },
+        usage: { duration_seconds: t.usage?.duration ?? task.request.billed_seconds, resolution: t.usage?.resolution ?? task.request.resolution, completion_tokens: t.usage?.completion_tokens ?? null },
         artifacts,
       };
     },
 
     pollDelayMs: pollBackoff(deps.pollMs, 15_000),
 
-    succeedsBeforeArchive: (task) => requestOf(task).video_url_mode !== 'tos',
+    succeedsBeforeArchive: (task) => task.request.video_url_mode !== 'tos',
 
-    settlement(task: TaskState) {
+    settlement(task: VideoTask) {
       const model = pricingModel(deps.catalog, task);
-      const usage = task.usage as { duration_seconds: number; resolution: string };
-      return { pricing: videoCharge(model, requestOf(task), usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
+      const usage = recordedUsage(task);
+      return { pricing: videoCharge(model, task.request, usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
     },
 
-    webhookFields(task: TaskState, signer: UrlSigner) {
-      return { video_url: videoUrl({ result: task.result, archived: task.archived as { name: string; key: string }[] | null, request: task.request }, signer)?.url ?? null };
+    webhookFields(task: VideoTask, signer: UrlSigner) {
+      return { video_url: videoUrl(task, signer)?.url ?? null };
     },
 
-    render(row: TaskRow, signer: UrlSigner) {
-      const r = requestOf(row);
+    render(row: VideoRow, signer: UrlSigner) {
+      const r = row.request;
       const finished = row.status === 'succeeded';
       const video = finished ? videoUrl(row, signer) : null;
       const lastFrame = finished && r.return_last_frame ? videoUrl(row, signer, 'last_frame') : null;

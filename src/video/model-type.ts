@@ -38,7 +38,7 @@ export interface VideoCapabilities {
 
 const PRICE_TABLE = { type: 'object', additionalProperties: MONEY_SCHEMA, minProperties: 1 };
 
-export const videoModelType = defineModelType('video', {
+export const videoModelType = defineModelType<VideoPricing, VideoCapabilities>('video', {
   pricing: {
     type: 'object',
     properties: { per_second: PRICE_TABLE, per_second_with_reference_video: PRICE_TABLE },
@@ -84,9 +84,9 @@ export const videoModelType = defineModelType('video', {
 });
 
 export function videoPricing(model: ModelEntry): VideoPricing {
-  return model.pricing as unknown as VideoPricing;
+  return videoModelType.readPricing(model);
 }
 
 export function videoCapabilities(model: ModelEntry): VideoCapabilities {
-  return model.capabilities as unknown as VideoCapabilities;
+  return videoModelType.readCapabilities(model);
 }

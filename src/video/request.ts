@@ -3,7 +3,7 @@ import { priceLine, pricingOf, type Pricing } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
-import { videoCapabilities, videoPricing } from './model-type';
+import { videoPricing } from './model-type';
 
 export type ContentType = 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
 export type ContentRole = 'first_frame' | 'last_frame' | 'reference_image' | 'reference_video' | 'reference_audio';
@@ -101,11 +101,11 @@ export const CONTENT_ITEM_RULES: Readonly<Record<ContentType, { member: keyof Co
 
 const MEDIA_MEMBERS = ['image_url', 'video_url', 'audio_url'] as const;
 
-function isDataUri(value: string): boolean {
+export function isDataUri(value: string): boolean {
   return /^\s*data:/i.test(value);
 }
 
-function inlineDataRefused(param: string): ApiError {
+export function inlineDataRefused(param: string): ApiError {
   return bad('inline_data_not_allowed', `${param}: inline base64 data URIs are not accepted; give a public https URL or an asset:// id`, param);
 }
 
@@ -193,13 +193,15 @@ export interface DraftInfo {
   readonly upstreamId: string | null;
 }
 
-export const DRAFT_VALIDITY_MS = 7 * 24 * 3_600_000;
-
 function bad(code: string, message: string, param?: string): ApiError {
   return new ApiError(400, code, message, { param: param ?? null });
 }
 
 const ASSET_URI = /^asset:\/\/([A-Za-z0-9._-]+)$/;
+
+export function isAssetUri(value: string): boolean {
+  return ASSET_URI.test(value);
+}
 
 /** A verified real-person asset as a video request may use it (src/assets). */
 export interface AssetRef {
@@ -223,7 +225,7 @@ export function assetIdsOf(content: readonly ContentItem[]): { index: number; as
 
 /**
  * Each `asset://` image must name an `active` asset of the caller's account (`assets` holds the
- * caller's assets only: another account's is as unknown as a made-up id). Answers the provider's
+ * caller's assets only: another account's is as unknown to it as a made-up id). Answers the provider's
  * ids of the assets, by the gateway's ids, for the submission.
  */
 export function checkAssetRefs(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>): Record<string, string> {
@@ -236,135 +238,6 @@ export function checkAssetRefs(content: readonly ContentItem[], assets: Readonly
     upstreamIds[assetId] = asset.upstreamId;
   }
   return upstreamIds;
-}
-
-function mediaUrlOf(item: ContentItem): string | null {
-  return item.image_url?.url ?? item.video_url?.url ?? item.audio_url?.url ?? null;
-}
-
-function checkMedia(item: ContentItem, index: number): void {
-  const mediaUrl = mediaUrlOf(item);
-  if (mediaUrl === null) return;
-  const param = `content[${index}].${item.type}.url`;
-  if (isDataUri(mediaUrl)) throw inlineDataRefused(param);
-  if (item.type === 'image_url' && ASSET_URI.test(mediaUrl)) return;
-  const parsed = parseHttpUrl(mediaUrl);
-  if (parsed?.protocol !== 'https:') throw bad('invalid_media_url', `${param} must be a publicly reachable https URL${item.type === 'image_url' ? ' (or asset://<id>)' : ''}`, param);
-}
-
-/**
- * Applies the spec's defaults and every model rule, all driven by the model's capabilities.
- * Each violation is a 400 that names the rule.
- */
-export function normalizeVideoRequest(
-  model: ModelEntry,
-  body: VideoRequestBody,
-  context: { draft: DraftInfo | null; now: Date; accountDefaultMode: 'auto' | 'upstream' | 'tos' },
-): NormalizedVideoRequest {
-  const { draft, now } = context;
-  const caps = videoCapabilities(model);
-  body.content.forEach(checkMedia);
-  const drafts = body.content.filter((c) => c.type === 'draft_task');
-  const texts = body.content.filter((c) => c.type === 'text');
-  const images = body.content.filter((c) => c.type === 'image_url');
-  const frames = images.filter((c) => c.role === undefined || c.role === 'first_frame' || c.role === 'last_frame');
-  const references = body.content.filter((c) => c.role?.startsWith('reference_') || c.type === 'video_url' || c.type === 'audio_url');
-  const media = body.content.filter((c) => c.type === 'video_url' || c.type === 'audio_url');
-
-  if (body.video_url_mode === 'upstream' && !caps.upstream_url_mode) throw bad('unsupported_video_url_mode', `${model.id} does not support video_url_mode upstream`, 'video_url_mode');
-
-  // An account default the model cannot honour falls back to auto; only an explicit mode is refused.
-  const defaultMode = context.accountDefaultMode === 'upstream' && !caps.upstream_url_mode ? 'auto' : context.accountDefaultMode;
-  const common = {
-    video_url_mode: body.video_url_mode ?? defaultMode,
-    video_url_mode_explicit: body.video_url_mode !== undefined,
-    return_last_frame: body.return_last_frame ?? false,
-    camera_fixed: body.camera_fixed ?? false,
-    watermark: body.watermark ?? false,
-    service_tier: body.service_tier ?? 'default',
-    safety_identifier: body.safety_identifier ?? null,
-  } as const;
-
-  if (drafts.length > 0) {
-    if (!caps.draft) throw bad('draft_not_supported', `${model.id} does not support the draft flow`, 'content');
-    if (body.content.length !== 1) throw bad('invalid_draft_final', 'the draft final step carries exactly one draft_task item and nothing else', 'content');
-    for (const field of ['duration', 'ratio', 'seed', 'generate_audio', 'draft', 'resolution'] as const) {
-      if (body[field] !== undefined) throw bad('invalid_draft_final', `the draft final step does not resend ${field}: it comes from the draft`, field);
-    }
-    const id = drafts[0]!.draft_task!.id;
-    if (!draft) throw bad('invalid_draft_task', `draft task ${id} not found`, 'content[0].draft_task.id');
-    if (!draft.request.draft) throw bad('invalid_draft_task', `task ${id} is not a draft`, 'content[0].draft_task.id');
-    if (draft.model !== model.id) throw bad('invalid_draft_task', `draft task ${id} was made with ${draft.model}`, 'content[0].draft_task.id');
-    if (draft.status !== 'succeeded' || !draft.upstreamId) throw bad('invalid_draft_task', `draft task ${id} has not succeeded`, 'content[0].draft_task.id');
-    if (now.getTime() - draft.createdAt.getTime() > DRAFT_VALIDITY_MS) throw bad('invalid_draft_task', `draft task ${id} is older than 7 days`, 'content[0].draft_task.id');
-    const resolution = caps.resolutions.includes('1080p') ? '1080p' : caps.resolutions[caps.resolutions.length - 1]!;
-    return {
-      ...common,
-      content: body.content,
-      mode: 'draft_final',
-      resolution,
-      ratio: draft.request.ratio,
-      duration: draft.request.duration,
-      seed: draft.request.seed,
-      generate_audio: draft.request.generate_audio,
-      draft: false,
-      has_reference_video: draft.request.has_reference_video,
-      draft_task: { id, upstream_id: draft.upstreamId },
-      billed_seconds: draft.request.billed_seconds,
-    };
-  }
-
-  // Without audio, `false` asks for nothing the model cannot do; only a model that does not take
-  // the field at all (the H3 class) refuses it whatever its value.
-  if (body.generate_audio !== undefined && !caps.audio) {
-    if (!caps.accepts_audio_off) throw bad('unsupported_parameter', `${model.id} does not support generate_audio`, 'generate_audio');
-    if (body.generate_audio) throw bad('unsupported_parameter', `${model.id} does not generate audio: generate_audio must be false or omitted`, 'generate_audio');
-  }
-  if (texts.length > 1) throw bad('invalid_content', 'at most one text item (the prompt) is accepted', 'content');
-  if (frames.length > 0 && !caps.frame_inputs) throw bad('frames_not_supported', `${model.id} does not accept first/last frame images`, 'content');
-  if (frames.filter((c) => c.role === 'last_frame').length > 0 && frames.filter((c) => c.role !== 'last_frame').length !== 1) {
-    throw bad('invalid_frames', 'a last_frame image needs exactly one first_frame image', 'content');
-  }
-  if (frames.filter((c) => c.role !== 'last_frame').length > 1 || frames.filter((c) => c.role === 'last_frame').length > 1) {
-    throw bad('invalid_frames', 'at most one first_frame and one last_frame image', 'content');
-  }
-  if (references.length > 0 && !caps.reference_assets) throw bad('references_not_supported', `${model.id} does not accept reference assets`, 'content');
-  if (media.length > 0 && !caps.reference_media) throw bad('reference_media_not_supported', `video_url and audio_url items need a reference-capable model; ${model.id} is not one`, 'content');
-  if (frames.length > 0 && references.length > 0 && !caps.mix_frames_and_references) {
-    throw bad('frames_with_references', `${model.id} does not mix first/last frames with reference assets`, 'content');
-  }
-  if (texts.length === 0 && frames.length === 0 && references.length === 0) throw bad('invalid_content', 'content needs a text prompt, frame images or reference assets', 'content');
-  const mode = references.length > 0 ? 'references' : frames.length > 0 ? 'frames' : 'text';
-
-  const resolution = body.resolution ?? (caps.resolutions.includes('720p') ? '720p' : caps.resolutions[0]!);
-  if (!caps.resolutions.includes(resolution)) throw bad('unsupported_resolution', `${model.id} supports resolution ${caps.resolutions.join(', ')}`, 'resolution');
-  const draftFlag = body.draft ?? false;
-  if (draftFlag && !caps.draft) throw bad('draft_not_supported', `${model.id} does not support draft`, 'draft');
-  if (draftFlag && body.resolution !== undefined && body.resolution !== '480p') throw bad('invalid_draft', 'a draft renders a 480p preview', 'resolution');
-
-  const duration = body.duration ?? 5;
-  if (duration === -1 && !caps.durations.auto) throw bad('unsupported_duration', `${model.id} needs an explicit duration from ${caps.durations.min} to ${caps.durations.max}`, 'duration');
-  if (duration !== -1 && (duration < caps.durations.min || duration > caps.durations.max)) {
-    throw bad('unsupported_duration', `${model.id} takes a duration from ${caps.durations.min} to ${caps.durations.max} seconds`, 'duration');
-  }
-  const ratio = body.ratio ?? 'adaptive';
-  if (mode === 'text' && caps.text_to_video_requires_ratio && ratio === 'adaptive') {
-    throw bad('ratio_required', `text-to-video with ${model.id} needs a concrete ratio, not adaptive`, 'ratio');
-  }
-  return {
-    ...common,
-    content: body.content,
-    mode,
-    resolution: draftFlag ? '480p' : resolution,
-    ratio,
-    duration,
-    seed: body.seed ?? -1,
-    generate_audio: caps.audio ? (body.generate_audio ?? true) : null,
-    draft: draftFlag,
-    has_reference_video: body.content.some((c) => c.type === 'video_url'),
-    draft_task: null,
-    billed_seconds: duration === -1 ? caps.auto_duration_seconds : duration,
-  };
 }
 
 /** Seconds × the per-second price at the resolution (the reference-video table when one is involved). */

@@ -196,7 +196,11 @@ describe('dashboard sessions: a key or the admin token exchanged for a cookie; t
     const empty = await browser.call('POST', '/dashboard/api/session', {});
     expect([empty.status, empty.body.error.param]).to.deep.equal([400, 'secret']);
     expect(browser.cookie).to.equal(null);
-    expect((await browser.call('GET', '/dashboard/api/session')).status).to.equal(401);
+    expect((await browser.call('GET', '/dashboard/api/session')).status).to.equal(204);
+    browser.cookie = 'gw_dashboard=dsess_0190a1b2c3d4e5f6a7b8c9d0e1f2.' + 'A'.repeat(43);
+    const stale = await browser.call('GET', '/dashboard/api/session');
+    expect(stale.status).to.equal(401);
+    expect(stale.headers.get('set-cookie')).to.match(/^gw_dashboard=; Path=\/dashboard; Max-Age=0;/);
   });
 });
 

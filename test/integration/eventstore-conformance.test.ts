@@ -7,6 +7,7 @@ import { comparePositions, WrongExpectedVersionError, type EventStore, type Reco
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { createTestDatabase } from '../support/database';
+import { readToEnd } from '../support/event-log';
 import { waitFor } from '../support/wait';
 
 interface Adapter {
@@ -151,13 +152,4 @@ for (const adapter of adapters.filter((a) => a.enabled)) {
       expect((error as Error).message).to.equal('handler failed');
     });
   });
-}
-
-export async function readToEnd(store: EventStore): Promise<RecordedEvent[]> {
-  const out: RecordedEvent[] = [];
-  for (;;) {
-    const batch = await store.readAll(out.length ? out[out.length - 1]!.position : null, 1000);
-    if (batch.length === 0) return out;
-    out.push(...batch);
-  }
 }

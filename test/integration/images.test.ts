@@ -511,7 +511,11 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(res.status).to.equal(500);
     // Recorded before the settlement: every charge names a generation in the log, and a failed
     // settlement leaves the images with the account, unpaid.
-    const gallery = await gw.api(fresh.key, 'GET', '/v1/gallery');
+    // The failed request did not wait for the gallery's view: wait for it here.
+    const gallery = await waitFor('the gallery view', async () => {
+      const read = await gw.api(fresh.key, 'GET', '/v1/gallery');
+      return read.body.data.length >= 2 ? read : null;
+    });
     expect(gallery.body.data.map((i: { prompt: string }) => i.prompt)).to.deep.equal(['never paid for', 'never paid for']);
     const stored = path.join(gw.config.dataDir, 'files', 'images', fresh.accountId);
     expect(fs.readdirSync(stored)).to.have.length(2);

@@ -5,6 +5,7 @@ import { AccountService } from '../../src/accounts/service';
 import { accountDecider, RECENT_GENERATION } from '../../src/domain/account/decider';
 import { accountStream } from '../../src/domain/account/events';
 import { CommandHandler } from '../../src/domain/command-handler';
+import { PostgresSnapshotStore } from '../../src/eventstore/postgres/snapshots';
 import { DomainError } from '../../src/domain/decider';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
@@ -36,7 +37,7 @@ describe('prepaid ledger @integration', () => {
     const { accountId } = await gw.fundedAccount(100);
     // A second command handler with its own cache and queue acts as a second gateway process, so
     // the two race through optimistic concurrency on the same stream.
-    const other = new AccountService(new CommandHandler(gw.store, gw.pool, accountDecider, gw.logger), gw.pool, gw.progress, { projectionWaitMs: 5000 });
+    const other = new AccountService(new CommandHandler(gw.store, new PostgresSnapshotStore(gw.pool), accountDecider, gw.logger), gw.pool, gw.progress, { projectionWaitMs: 5000 });
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) => (i % 2 ? gw.accounts : other).reserve({ accountId, amount: 10, purpose: purpose(`req-${i}`), ttlMs: 60_000 })),
     );
@@ -101,7 +102,7 @@ describe('prepaid ledger @integration', () => {
 
   it('loads a long account from its snapshot to the same state as a full replay', async () => {
     const { accountId } = await gw.fundedAccount(1_000_000);
-    const commands = new CommandHandler(gw.store, gw.pool, accountDecider, gw.logger, { snapshotEvery: 50 });
+    const commands = new CommandHandler(gw.store, new PostgresSnapshotStore(gw.pool), accountDecider, gw.logger, { snapshotEvery: 50 });
     for (let i = 0; i < 60; i++) {
       await commands.handle(accountStream(accountId), { type: 'Reserve', reservationId: `s${i}`, amount: 7, purpose: purpose(`s${i}`), expiresAt: new Date(Date.now() + 60_000).toISOString(), now: new Date().toISOString() });
       await commands.handle(accountStream(accountId), { type: 'Settle', reservationId: `s${i}`, pricing: units(5), usage: {}, now: new Date().toISOString() });
@@ -111,7 +112,7 @@ describe('prepaid ledger @integration', () => {
       const { rows } = await gw.pool.query('SELECT revision FROM es_snapshots WHERE stream_id = $1', [accountStream(accountId)]);
       return rows.length === 1 && Number(rows[0].revision) > 50;
     });
-    const fromSnapshot = await new CommandHandler(gw.store, gw.pool, accountDecider, gw.logger).load(accountStream(accountId));
+    const fromSnapshot = await new CommandHandler(gw.store, new PostgresSnapshotStore(gw.pool), accountDecider, gw.logger).load(accountStream(accountId));
     let replayed = accountDecider.initialState();
     for (const e of await gw.store.readStream(accountStream(accountId))) replayed = accountDecider.evolve(replayed, e as never);
     expect(fromSnapshot.state).to.deep.equal(replayed);

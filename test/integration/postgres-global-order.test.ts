@@ -8,7 +8,7 @@ import { ALL_MIGRATIONS } from '../../src/gateway';
 import { countingPool, LOG_READ } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
-import { readToEnd } from './eventstore-conformance.test';
+import { readToEnd } from '../support/event-log';
 
 describe('PostgreSQL global log: no event is skipped by a reader @integration', () => {
   let db: Database;

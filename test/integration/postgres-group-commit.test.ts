@@ -6,7 +6,8 @@ import { comparePositions, WrongExpectedVersionError, type AppendResult } from '
 import { PostgresEventStore, type StreamAppendOutcome } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { createTestDatabase } from '../support/database';
-import { readToEnd } from './eventstore-conformance.test';
+import { readToEnd } from '../support/event-log';
+import { waitFor } from '../support/wait';
 
 const stream = (name: string) => `${name}-${randomUUID()}`;
 const event = (type: string) => ({ type, data: { type } });
@@ -96,7 +97,10 @@ describe('PostgreSQL group commit across streams @integration', () => {
         store.appendMany((round % 2 === 0 ? streams : reversed).map((s) => ({ streamId: s, events: [event(`R${round}`)], expectedVersion: 'any' as const }))),
       ),
     );
-    const log = (await readToEnd(store)).filter((e) => streams.includes(e.streamId));
+    // Readers stop below the server's oldest open transaction, which another suite may hold.
+    const ours = async () => (await readToEnd(store)).filter((e) => streams.includes(e.streamId));
+    await waitFor('every batch readable', async () => (await ours()).length >= streams.length * 20);
+    const log = await ours();
     expect(log).to.have.length(streams.length * 20);
     for (const s of streams) {
       const revisions = log.filter((e) => e.streamId === s).map((e) => e.revision);

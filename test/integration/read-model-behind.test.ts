@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
 
 describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integration', () => {
   let gw: TestGateway;
@@ -9,7 +10,18 @@ describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integr
   after(async () => gw.close());
 
   it('answers 503 read_model_behind with Retry-After, not a 500; the write stands and a retry with the same reference credits nothing more', async () => {
-    const { accountId, key } = await gw.fundedAccount(0);
+    // With PROJECTION_WAIT_MS this short a busy machine may answer before a view caught up (the
+    // key's issue answers 404 then): the account and its key come from a gateway on the same
+    // database with the usual wait, and the test starts once this gateway reads them.
+    const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
+    let accountId: string;
+    let key: string;
+    try {
+      ({ accountId, key } = await setup.fundedAccount(0));
+    } finally {
+      await setup.close();
+    }
+    await waitFor('the key to work here', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
     // The ledger view stops folding (as if far behind); balances keep going.
     await gw.runners.get('ledger')!.stop();
     const res = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });

@@ -52,6 +52,9 @@ export async function startTestGateway(
     SUBSCRIPTION_POLL_MS: '200',
     // A stream still open when a test closes its gateway is cut after this (the default is 10 s).
     SHUTDOWN_GRACE_MS: '2000',
+    // A write waits this long for its read model before answering 503 (default 5 s): a busy
+    // machine may need longer. read-model-behind.test.ts sets it short on purpose.
+    PROJECTION_WAIT_MS: '30000',
     ...env,
   });
   const logger = createLogger(config.logLevel);

@@ -3,7 +3,7 @@ import { tempDir } from '../../src/db/database';
 
 const made = new Set<string>();
 
-/** A fresh directory in the temporary folder that the end of the test run removes (global-fixture.ts). */
+/** A fresh directory in the temporary folder that the end of the process removes. */
 export function testTempDir(prefix: string): string {
   const dir = tempDir(prefix);
   made.add(dir);
@@ -20,3 +20,7 @@ export function removeAllTestTempDirs(): void {
   for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
   made.clear();
 }
+
+// In parallel runs each test file runs in a worker process, whose directories the main process
+// never sees: each process removes its own when it exits.
+process.once('exit', removeAllTestTempDirs);

@@ -3,8 +3,15 @@ import type { TestGateway } from './gateway';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * How long a wait for an event may take by default. A safety net, not a measure: a machine whose
+ * cores are busy elsewhere (or a shared PostgreSQL server whose oldest open transaction holds the
+ * log readers back) may take many seconds for what takes milliseconds alone.
+ */
+export const WAIT_LIMIT_MS = 45_000;
+
 /** Calls `probe` every `everyMs` until it answers something truthy, which it returns; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = WAIT_LIMIT_MS, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -34,7 +41,7 @@ export async function pollUntilFinal(
       if (seen[seen.length - 1] !== res.body.status) seen.push(res.body.status);
       return options.isFinal(res.body.status) ? res.body : null;
     },
-    20_000,
+    WAIT_LIMIT_MS,
     options.everyMs,
   );
   return { final, seen };

@@ -1,200 +1,261 @@
 import { units } from '../support/pricing';
 import { expect } from 'chai';
-import { accountDecider, available, closedOutcomeOf, RECENT_GENERATION, type AccountCommand, type AccountState } from '../../src/domain/account/decider';
-import { DomainError } from '../../src/domain/decider';
-import { upcastAccountEvent } from '../../src/domain/account/events';
-import { pricingOf, tokenLine } from '../../src/billing/money';
+import { accountDecider, available, RECENT_GENERATION, type AccountCommand } from '../../src/domain/account/decider';
+import { upcastAccountEvent, type AccountEvent, type ChargeContext, type ReservationPurpose } from '../../src/domain/account/events';
+import { pricingOf, tokenLine, type Pricing } from '../../src/billing/money';
+import { DeciderSpecification } from '../support/decider-specification';
+
+/** The account decider as given events / when command / then events (or the refusal's code). */
+const given = DeciderSpecification.for(accountDecider);
 
 const now = '2026-01-01T00:00:00.000Z';
-const purpose = { kind: 'request' as const, ref: 'req_1', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' };
-const context = { actor: 'system', model: 'chat', endpoint: 'test', kind: 'request' as const, ref: 'req_1' };
+const purpose: ReservationPurpose = { kind: 'request', ref: 'req_1', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' };
+const context: ChargeContext = { actor: 'system', model: 'chat', endpoint: 'test', kind: 'request', ref: 'req_1' };
 
-function run(commands: AccountCommand[], state: AccountState = accountDecider.initialState()): AccountState {
-  for (const c of commands) for (const e of accountDecider.decide(c, state)) state = accountDecider.evolve(state, e);
-  return state;
+// Events.
+const opened: AccountEvent = { type: 'AccountOpened', data: { accountId: 'a', name: 'A', openedAt: now } };
+const credited = (amount: number, reference = 'top-up-1', entryId = 'c1'): AccountEvent => ({ type: 'CreditAdded', data: { entryId, amount, reference, note: null, at: now } });
+const reserved = (reservationId: string, amount: number): AccountEvent => ({ type: 'FundsReserved', data: { reservationId, amount, purpose, expiresAt: now, at: now } });
+const settled = (reservationId: string, reservedAmount: number, pricing: Pricing, usage: Record<string, unknown> = {}): AccountEvent => ({
+  type: 'ReservationSettled',
+  data: { reservationId, amount: pricing.amount, reservedAmount, overrun: Math.max(0, pricing.amount - reservedAmount), usage, context, pricing, at: now },
+});
+const released = (reservationId: string, amount: number, reason: string): AccountEvent => ({ type: 'ReservationReleased', data: { reservationId, amount, reason, context, at: now } });
+const refunded = (refundId: string, reservationId: string, amount: number, reason: string): AccountEvent => ({
+  type: 'ChargeRefunded',
+  data: { refundId, reservationId, amount, reason, context, at: now },
+});
+/** An account opened with 100 credited. */
+const funded: AccountEvent[] = [opened, credited(100)];
+
+// Commands.
+const reserve = (reservationId: string, amount: number): AccountCommand => ({ type: 'Reserve', reservationId, amount, purpose, expiresAt: now, now });
+const settle = (reservationId: string, pricing: Pricing, usage: Record<string, unknown> = {}): AccountCommand => ({ type: 'Settle', reservationId, pricing, usage, now });
+const release = (reservationId: string, reason: string): AccountCommand => ({ type: 'Release', reservationId, reason, now });
+const refund = (refundId: string, reservationId: string, amount: number, extra: { settledCharge?: number; reason?: string } = {}): AccountCommand => ({
+  type: 'Refund',
+  refundId,
+  reservationId,
+  amount,
+  reason: extra.reason ?? 'x',
+  context,
+  ...(extra.settledCharge === undefined ? {} : { settledCharge: extra.settledCharge }),
+  now,
+});
+
+/** `count` reservations of 1, each reserved and closed: enough of them push older outcomes out of memory. */
+function closedMany(count: number, close: (id: string) => AccountEvent): AccountEvent[] {
+  return Array.from({ length: count }, (_, i) => [reserved(`r${i}`, 1), close(`r${i}`)]).flat();
 }
-
-function refused(command: AccountCommand, state: AccountState): string {
-  try {
-    accountDecider.decide(command, state);
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    return (err as DomainError).code;
-  }
-  throw new Error('command was accepted');
-}
-
-const opened = (): AccountState =>
-  run([
-    { type: 'OpenAccount', accountId: 'a', name: 'A', now },
-    { type: 'AddCredit', entryId: 'c1', amount: 100, reference: 'top-up-1', note: null, now },
-  ]);
-
-const reserve = (id: string, amount: number): AccountCommand => ({ type: 'Reserve', reservationId: id, amount, purpose, expiresAt: now, now });
 
 describe('account decider', () => {
-  it('closes a reservation with an event that names who asked, for which model, through which endpoint', () => {
-    const asked = { kind: 'request' as const, ref: 'req_9', description: 'chat-fast', actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions' };
-    const state = run([{ type: 'Reserve', reservationId: 'r1', amount: 10, purpose: asked, expiresAt: now, now }, { type: 'Reserve', reservationId: 'r2', amount: 10, purpose: asked, expiresAt: now, now }], opened());
-    const expected = { actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions', kind: 'request', ref: 'req_9' };
-    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing: units(8), usage: {}, now }, state);
-    expect(settled!.data).to.deep.include({ context: expected });
-    const [released] = accountDecider.decide({ type: 'Release', reservationId: 'r2', reason: 'upstream failed', now }, state);
-    expect(released!.data).to.deep.include({ context: expected });
+  describe('opening and credits', () => {
+    it('opens an account once', () => {
+      given([]).when({ type: 'OpenAccount', accountId: 'a', name: 'A', now }).then([opened]);
+      given([opened]).when({ type: 'OpenAccount', accountId: 'a', name: 'A', now }).thenThrows('account_exists');
+    });
+
+    it('refuses commands on an account that was never opened', () => {
+      given([]).when(reserve('r', 1)).thenThrows('account_not_found');
+      given([]).when({ type: 'AddCredit', entryId: 'c', amount: 1, reference: 'x', note: null, now }).thenThrows('account_not_found');
+    });
+
+    it('credits once per reference and refuses a reused reference with another amount', () => {
+      given([opened]).when({ type: 'AddCredit', entryId: 'c1', amount: 100, reference: 'top-up-1', note: null, now }).then([credited(100)]);
+      given(funded).when({ type: 'AddCredit', entryId: 'c2', amount: 100, reference: 'top-up-1', note: null, now }).thenNothingHappened();
+      given(funded).when({ type: 'AddCredit', entryId: 'c2', amount: 5, reference: 'top-up-1', note: null, now }).thenThrows('credit_reference_conflict');
+      // The repeated credit added nothing: 100 is still all there is.
+      given(funded).when(reserve('r', 101)).thenThrows('insufficient_balance', { required: 101, available: 100 });
+    });
+
+    it('refuses amounts that are not non-negative integers of minor units', () => {
+      given(funded).when(reserve('r1', 1.5)).thenThrows('invalid_amount');
+      given(funded).when(reserve('r1', -1)).thenThrows('invalid_amount');
+      given(funded).when({ type: 'AddCredit', entryId: 'c', amount: 0, reference: 'z', note: null, now }).thenThrows('invalid_amount');
+      given(funded).when(reserve('r1', 0)).then([reserved('r1', 0)]);
+    });
   });
 
-  it('reads a reservation recorded before its actor, model and endpoint were kept, and closes it naming them unknown', () => {
-    const legacy = { type: 'FundsReserved', data: { reservationId: 'old', amount: 10, purpose: { kind: 'task', ref: 'video-1', description: 'video-ref-2.0' }, expiresAt: now, at: now } };
-    const state = accountDecider.evolve(opened(), legacy as Parameters<typeof accountDecider.evolve>[1]);
-    const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'old', pricing: units(10), usage: {}, now }, state);
-    expect(settled!.data).to.deep.include({ context: { actor: 'unknown', model: 'video-ref-2.0', endpoint: 'unknown', kind: 'task', ref: 'video-1' } });
-    // A closing event of that age has no context; it reads as null, not as a missing member.
-    const legacyClose = { type: 'ReservationReleased', data: { reservationId: 'old', amount: 10, reason: 'x', at: now } };
-    const closed = accountDecider.evolve(state, legacyClose as Parameters<typeof accountDecider.evolve>[1]);
-    expect(closedOutcomeOf(closed, 'old')).to.deep.equal({ kind: 'released', amount: 10, reason: 'x' });
+  describe('reservations', () => {
+    it('reserves up to the available balance and refuses beyond it', () => {
+      given(funded).when(reserve('r1', 60)).then([reserved('r1', 60)]);
+      given([...funded, reserved('r1', 60)]).when(reserve('r2', 41)).thenThrows('insufficient_balance', { required: 41, available: 40 });
+      given([...funded, reserved('r1', 60)]).when(reserve('r2', 40)).then([reserved('r2', 40)]);
+    });
+
+    it('reserves once per id: the same amount again is a no-op, another amount or a closed id is refused', () => {
+      given([...funded, reserved('r1', 60)]).when(reserve('r1', 60)).thenNothingHappened();
+      given([...funded, reserved('r1', 60)]).when(reserve('r1', 61)).thenThrows('reservation_exists');
+      given([...funded, reserved('r1', 60), released('r1', 60, 'x')]).when(reserve('r1', 60)).thenThrows('reservation_closed');
+    });
+
+    it('settles by actual usage, which gives the rest of the freeze back', () => {
+      given([...funded, reserved('r1', 60)]).when(settle('r1', units(25), { tokens: 25 })).then([settled('r1', 60, units(25), { tokens: 25 })]);
+      // 100 credited, 25 charged, nothing frozen: 75 can be reserved, 76 cannot.
+      const after = [...funded, reserved('r1', 60), settled('r1', 60, units(25))];
+      given(after).when(reserve('r2', 75)).then([reserved('r2', 75)]);
+      given(after).when(reserve('r2', 76)).thenThrows('insufficient_balance', { required: 76, available: 75 });
+    });
+
+    it('records an overrun when usage exceeds the reservation, and the balance goes below zero', () => {
+      given([...funded, reserved('r1', 100)]).when(settle('r1', units(130))).then([settled('r1', 100, units(130))]);
+      given([...funded, reserved('r1', 100), settled('r1', 100, units(130))]).when(reserve('r2', 0)).thenThrows('insufficient_balance', { required: 0, available: -30 });
+    });
+
+    it('releases the whole freeze', () => {
+      given([...funded, reserved('r1', 60)]).when(release('r1', 'upstream failed')).then([released('r1', 60, 'upstream failed')]);
+      given([...funded, reserved('r1', 60), released('r1', 60, 'upstream failed')]).when(reserve('r2', 100)).then([reserved('r2', 100)]);
+    });
+
+    it('closes a reservation once: a second settle or release is a no-op and the first outcome stays', () => {
+      const releasedFirst = [...funded, reserved('r1', 60), released('r1', 60, 'upstream failed')];
+      given(releasedFirst).when(settle('r1', units(60))).thenNothingHappened();
+      given(releasedFirst).when(release('r1', 'again')).thenNothingHappened();
+      // Released, not settled: there is no charge to refund.
+      given(releasedFirst).when(refund('f1', 'r1', 1)).thenThrows('refund_not_allowed');
+    });
+
+    it('refuses to close a reservation that never existed', () => {
+      given(funded).when(settle('nope', units(1))).thenThrows('reservation_not_found');
+      given(funded).when(release('nope', 'x')).thenThrows('reservation_not_found');
+    });
+
+    it('closes a reservation with an event that names who asked, for which model, through which endpoint', () => {
+      const asked: ReservationPurpose = { kind: 'request', ref: 'req_9', description: 'chat-fast', actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions' };
+      const expected: ChargeContext = { actor: 'key_1', model: 'chat-fast', endpoint: 'POST /v1/chat/completions', kind: 'request', ref: 'req_9' };
+      const history: AccountEvent[] = [...funded, { type: 'FundsReserved', data: { reservationId: 'r1', amount: 10, purpose: asked, expiresAt: now, at: now } }];
+      given(history)
+        .when(settle('r1', units(8)))
+        .then([{ type: 'ReservationSettled', data: { reservationId: 'r1', amount: 8, reservedAmount: 10, overrun: 0, usage: {}, context: expected, pricing: units(8), at: now } }]);
+      given(history).when(release('r1', 'upstream failed')).then([{ type: 'ReservationReleased', data: { reservationId: 'r1', amount: 10, reason: 'upstream failed', context: expected, at: now } }]);
+    });
+
+    it('reads a reservation recorded before its actor, model and endpoint were kept, and closes it naming them unknown', () => {
+      const legacy = { type: 'FundsReserved', data: { reservationId: 'old', amount: 10, purpose: { kind: 'task', ref: 'video-1', description: 'video-ref-2.0' }, expiresAt: now, at: now } } as AccountEvent;
+      const unknown: ChargeContext = { actor: 'unknown', model: 'video-ref-2.0', endpoint: 'unknown', kind: 'task', ref: 'video-1' };
+      given([...funded, legacy])
+        .when(settle('old', units(10)))
+        .then([{ type: 'ReservationSettled', data: { reservationId: 'old', amount: 10, reservedAmount: 10, overrun: 0, usage: {}, context: unknown, pricing: units(10), at: now } }]);
+      // A closing event of that age has no context; the reservation still reads as released.
+      const legacyClose = { type: 'ReservationReleased', data: { reservationId: 'old', amount: 10, reason: 'x', at: now } } as AccountEvent;
+      given([...funded, legacy, legacyClose]).when(release('old', 'again')).thenNothingHappened();
+      given([...funded, legacy, legacyClose]).when(refund('f', 'old', 1)).thenThrows('refund_not_allowed');
+    });
   });
 
-  it('refuses commands on an account that was never opened', () => {
-    expect(refused(reserve('r', 1), accountDecider.initialState())).to.equal('account_not_found');
+  describe('refunds', () => {
+    const charged50 = [...funded, reserved('r1', 60), settled('r1', 60, units(50))];
+
+    it('refunds at most the settled charge, in total', () => {
+      given(charged50).when(refund('f1', 'r1', 51)).thenThrows('refund_exceeds_charge');
+      given(charged50).when(refund('f1', 'r1', 20, { reason: 'goodwill' })).then([refunded('f1', 'r1', 20, 'goodwill')]);
+      given([...charged50, refunded('f1', 'r1', 20, 'goodwill')]).when(refund('f2', 'r1', 31)).thenThrows('refund_exceeds_charge');
+      given([...charged50, refunded('f1', 'r1', 20, 'goodwill')]).when(refund('f2', 'r1', 30)).then([refunded('f2', 'r1', 30, 'x')]);
+    });
+
+    it('gives the refund back to the balance', () => {
+      // 100 credited, 50 charged, 20 refunded: 70 available.
+      const history = [...charged50, refunded('f1', 'r1', 20, 'goodwill')];
+      given(history).when(reserve('r2', 71)).thenThrows('insufficient_balance', { available: 70 });
+      given(history).when(reserve('r2', 70)).then([reserved('r2', 70)]);
+    });
+
+    it('refunds once per reference, and refuses a reused reference for another amount or reservation', () => {
+      const history = [...charged50, refunded('f1', 'r1', 20, 'goodwill')];
+      given(history).when(refund('f1', 'r1', 20, { reason: 'goodwill' })).thenNothingHappened();
+      given(history).when(refund('f1', 'r1', 21)).thenThrows('refund_reference_conflict');
+      given(history).when(refund('f1', 'r2', 20)).thenThrows('refund_reference_conflict');
+    });
+
+    it('refuses to refund an open, released or unknown reservation, even when a caller claims a settled charge for it', () => {
+      const history = [...funded, reserved('r1', 30), reserved('r2', 30), released('r2', 30, 'failed')];
+      given(history).when(refund('f1', 'r1', 1, { settledCharge: 30 })).thenThrows('refund_not_allowed');
+      given(history).when(refund('f2', 'r2', 1, { settledCharge: 30 })).thenThrows('refund_not_allowed');
+      given(history).when(refund('f3', 'unknown', 1)).thenThrows('refund_not_allowed');
+    });
+
+    it('refunds a charge settled too long ago to be remembered, against the settled charge the caller found, and never beyond it in total', () => {
+      // Enough later closes to push the old one out of both generations of remembered outcomes.
+      const history = [
+        opened,
+        credited(1_000_000),
+        reserved('old', 60),
+        settled('old', 60, units(40)),
+        refunded('early', 'old', 10, 'first'),
+        ...closedMany(2 * RECENT_GENERATION + 1, (id) => released(id, 1, 'x')),
+      ];
+      given(history).when(refund('late', 'old', 31)).thenThrows('refund_not_allowed');
+      // 40 charged, 10 refunded before: 30 left, whatever the window forgot.
+      given(history).when(refund('late', 'old', 31, { settledCharge: 40 })).thenThrows('refund_exceeds_charge');
+      given(history).when(refund('late', 'old', 30, { settledCharge: 40 })).then([refunded('late', 'old', 30, 'x')]);
+      given([...history, refunded('late', 'old', 30, 'x')]).when(refund('later', 'old', 1, { settledCharge: 40 })).thenThrows('refund_exceeds_charge');
+    });
+
+    it('answers a repeated close of a recently closed reservation from memory, and a forgotten one as not found', () => {
+      const history = [opened, credited(1_000_000), ...closedMany(3 * RECENT_GENERATION + 5, (id) => settled(id, 1, units(1)))];
+      given(history).when(settle(`r${2 * RECENT_GENERATION + 10}`, units(1))).thenNothingHappened();
+      given(history).when(settle('r0', units(1))).thenThrows('reservation_not_found');
+    });
   });
 
-  it('credits once per reference and refuses a reused reference with another amount', () => {
-    const state = opened();
-    expect(accountDecider.decide({ type: 'AddCredit', entryId: 'c2', amount: 100, reference: 'top-up-1', note: null, now }, state)).to.deep.equal([]);
-    expect(refused({ type: 'AddCredit', entryId: 'c2', amount: 5, reference: 'top-up-1', note: null, now }, state)).to.equal('credit_reference_conflict');
-    expect(available(state)).to.equal(100);
+  describe('keys', () => {
+    const unlimited = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null };
+    const issued: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'k1', keyHash: 'h', keyPrefix: 'tr-abc', ...unlimited, at: now } };
+
+    it('issues a key', () => {
+      given(funded)
+        .when({ type: 'IssueApiKey', keyId: 'k1', keyHash: 'h', keyPrefix: 'tr-abc', settings: unlimited, by: null, now })
+        .then([issued]);
+    });
+
+    it('revokes keys once and refuses unknown keys', () => {
+      given([...funded, issued]).when({ type: 'RevokeApiKey', keyId: 'k1', now }).then([{ type: 'ApiKeyRevoked', data: { keyId: 'k1', at: now } }]);
+      given([...funded, issued, { type: 'ApiKeyRevoked', data: { keyId: 'k1', at: now } }]).when({ type: 'RevokeApiKey', keyId: 'k1', now }).thenNothingHappened();
+      given([...funded, issued]).when({ type: 'RevokeApiKey', keyId: 'k2', now }).thenThrows('key_not_found');
+    });
   });
 
-  it('reserves up to the available balance and refuses beyond it', () => {
-    const state = run([reserve('r1', 60)], opened());
-    expect(available(state)).to.equal(40);
-    expect(state.frozen).to.equal(60);
-    expect(refused(reserve('r2', 41), state)).to.equal('insufficient_balance');
-    expect(available(run([reserve('r2', 40)], state))).to.equal(0);
-  });
+  describe('settings, pricing and time zone', () => {
+    it('rotates the webhook secret and changes the default video URL mode', () => {
+      given(funded).when({ type: 'RotateWebhookSecret', secret: 's3cret', now }).then([{ type: 'WebhookSecretRotated', data: { secret: 's3cret', at: now } }]);
+      given(funded).when({ type: 'ChangeSettings', defaultVideoUrlMode: 'tos', now }).then([{ type: 'AccountSettingsChanged', data: { defaultVideoUrlMode: 'tos', at: now } }]);
+    });
 
-  it('settles by actual usage and releases the rest of the freeze', () => {
-    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', pricing: units(25), usage: { tokens: 25 }, now }], opened());
-    expect(state.frozen).to.equal(0);
-    expect(state.settled).to.equal(25);
-    expect(available(state)).to.equal(75);
-  });
-
-  it('records an overrun when usage exceeds the reservation', () => {
-    const state = run([reserve('r1', 100)], opened());
-    const [event] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing: units(130), usage: {}, now }, state);
-    expect(event).to.deep.include({ type: 'ReservationSettled' });
-    expect((event!.data as { overrun: number }).overrun).to.equal(30);
-    expect(available(accountDecider.evolve(state, event!))).to.equal(-30);
-  });
-
-  it('closes a reservation once: a second settle or release is a no-op and the first outcome stays', () => {
-    const state = run([reserve('r1', 60), { type: 'Release', reservationId: 'r1', reason: 'upstream failed', now }], opened());
-    expect(accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing: units(60), usage: {}, now }, state)).to.deep.equal([]);
-    expect(accountDecider.decide({ type: 'Release', reservationId: 'r1', reason: 'again', now }, state)).to.deep.equal([]);
-    expect(closedOutcomeOf(state, 'r1')).to.deep.equal({ kind: 'released', amount: 60, reason: 'upstream failed' });
-    expect(available(state)).to.equal(100);
-  });
-
-  it('refuses to close a reservation that never existed', () => {
-    expect(refused({ type: 'Settle', reservationId: 'nope', pricing: units(1), usage: {}, now }, opened())).to.equal('reservation_not_found');
-  });
-
-  it('refunds at most the settled charge', () => {
-    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', pricing: units(50), usage: {}, now }], opened());
-    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 51, reason: 'x', context, now }, state)).to.equal('refund_exceeds_charge');
-    const refunded = run([{ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', context, now }], state);
-    expect(available(refunded)).to.equal(70);
-    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r1', amount: 31, reason: 'x', context, now }, refunded)).to.equal('refund_exceeds_charge');
-  });
-
-  it('refunds once per reference, and refuses a reused reference for another amount or reservation', () => {
-    const state = run([reserve('r1', 60), { type: 'Settle', reservationId: 'r1', pricing: units(50), usage: {}, now }], opened());
-    const refund = { type: 'Refund' as const, refundId: 'f1', reservationId: 'r1', amount: 20, reason: 'goodwill', context, now };
-    const refunded = run([refund], state);
-    expect(accountDecider.decide(refund, refunded), 'the same refund again').to.deep.equal([]);
-    expect(refused({ ...refund, amount: 21 }, refunded)).to.equal('refund_reference_conflict');
-    expect(refused({ ...refund, reservationId: 'r2' }, refunded)).to.equal('refund_reference_conflict');
-    expect(available(run([refund], refunded))).to.equal(70);
-  });
-
-  it('refuses to refund an open or released reservation', () => {
-    const state = run([reserve('r1', 30), reserve('r2', 30), { type: 'Release', reservationId: 'r2', reason: 'failed', now }], opened());
-    // Even when a caller claims a settled charge for it.
-    expect(refused({ type: 'Refund', refundId: 'f1', reservationId: 'r1', amount: 1, reason: 'x', context, settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
-    expect(refused({ type: 'Refund', refundId: 'f2', reservationId: 'r2', amount: 1, reason: 'x', context, settledCharge: 30, now }, state)).to.equal('refund_not_allowed');
-    expect(refused({ type: 'Refund', refundId: 'f3', reservationId: 'unknown', amount: 1, reason: 'x', context, now }, state)).to.equal('refund_not_allowed');
-  });
-
-  it('refunds a charge settled too long ago to be remembered, against the settled charge the caller found, and never beyond it in total', () => {
-    let state = run([reserve('old', 60), { type: 'Settle', reservationId: 'old', pricing: units(40), usage: {}, now }], opened());
-    state = run([{ type: 'Refund', refundId: 'early', reservationId: 'old', amount: 10, reason: 'first', context, now }], state);
-    // Enough later closes to push the old one out of both generations of remembered outcomes.
-    for (let i = 0; i < 2 * RECENT_GENERATION + 1; i++) state = run([reserve(`r${i}`, 1), { type: 'Release', reservationId: `r${i}`, reason: 'x', now }], state);
-    expect(closedOutcomeOf(state, 'old')).to.equal(undefined);
-    const late = { type: 'Refund' as const, refundId: 'late', reservationId: 'old', amount: 31, reason: 'late', context, now };
-    expect(refused(late, state), 'without the settled charge').to.equal('refund_not_allowed');
-    // 40 charged, 10 refunded before: 30 left, whatever the window forgot.
-    expect(refused({ ...late, settledCharge: 40 }, state)).to.equal('refund_exceeds_charge');
-    const after = run([{ ...late, amount: 30, settledCharge: 40 }], state);
-    expect(available(after) - available(state)).to.equal(30);
-    expect(refused({ ...late, refundId: 'later', amount: 1, settledCharge: 40 }, after)).to.equal('refund_exceeds_charge');
-  });
-
-  it('refuses amounts that are not non-negative integers of minor units', () => {
-    expect(refused(reserve('r1', 1.5), opened())).to.equal('invalid_amount');
-    expect(refused(reserve('r1', -1), opened())).to.equal('invalid_amount');
-    expect(refused({ type: 'AddCredit', entryId: 'c', amount: 0, reference: 'z', note: null, now }, opened())).to.equal('invalid_amount');
-  });
-
-  it('keeps its state bounded however many reservations close', () => {
-    let state = run([{ type: 'AddCredit', entryId: 'c9', amount: 1_000_000, reference: 'big', note: null, now }], opened());
-    for (let i = 0; i < RECENT_GENERATION * 3 + 5; i++) state = run([reserve(`r${i}`, 1), { type: 'Settle', reservationId: `r${i}`, pricing: units(1), usage: {}, now }], state);
-    expect(Object.keys(state.recentlyClosed)).to.have.length(5);
-    expect(Object.keys(state.previouslyClosed)).to.have.length(RECENT_GENERATION);
-    expect(closedOutcomeOf(state, `r${RECENT_GENERATION * 2 + 10}`)).to.deep.include({ kind: 'settled' });
-    expect(closedOutcomeOf(state, 'r0')).to.equal(undefined);
-    expect(Object.keys(state.open)).to.have.length(0);
-    expect(state.settled).to.equal(RECENT_GENERATION * 3 + 5);
-  });
-
-  it('revokes keys once and refuses unknown keys', () => {
-    const state = run([{ type: 'IssueApiKey', keyId: 'k1', keyHash: 'h', keyPrefix: 'tr-abc', settings: { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null }, by: null, now }], opened());
-    const revoked = run([{ type: 'RevokeApiKey', keyId: 'k1', now }], state);
-    expect(accountDecider.decide({ type: 'RevokeApiKey', keyId: 'k1', now }, revoked)).to.deep.equal([]);
-    expect(refused({ type: 'RevokeApiKey', keyId: 'k2', now }, state)).to.equal('key_not_found');
-  });
-
-  describe('pricing and time zone', () => {
     it('given an open reservation, when it is settled with a pricing, then the settlement records it and charges its amount', () => {
-      const state = run([reserve('r1', 50)], opened());
       const pricing = pricingOf(tokenLine({ input_per_million: 2_000_000, output_per_million: 8_000_000 }, 3, 2));
-      const [settled] = accountDecider.decide({ type: 'Settle', reservationId: 'r1', pricing, usage: {}, now }, state);
-      expect(settled!.data).to.deep.include({ amount: 22, pricing });
+      expect(pricing.amount).to.equal(22);
+      given([...funded, reserved('r1', 50)]).when(settle('r1', pricing)).then([settled('r1', 50, pricing)]);
     });
 
     it('given an open reservation, when a pricing does not add up to its amount, then the settlement is refused', () => {
-      const state = run([reserve('r1', 50)], opened());
       const forged = { amount: 1, lines: [{ units: { images: 2 }, unit_prices: { images: 5 }, per: 1, amount: 1 }] };
-      expect(refused({ type: 'Settle', reservationId: 'r1', pricing: forged, usage: {}, now }, state)).to.equal('invalid_pricing');
+      given([...funded, reserved('r1', 50)]).when(settle('r1', forged)).thenThrows('invalid_pricing');
     });
 
     it('given an account in the default zone, when the zone changes, then one event records it and the same zone again records nothing', () => {
-      const state = opened();
-      expect(state.timezone).to.equal('Asia/Shanghai');
-      const events = accountDecider.decide({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }, state);
-      expect(events).to.deep.equal([{ type: 'AccountTimeZoneChanged', data: { timezone: 'Europe/Berlin', at: now } }]);
-      const changed = run([{ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }], state);
-      expect(accountDecider.decide({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }, changed)).to.deep.equal([]);
+      given(funded).when({ type: 'ChangeTimeZone', timezone: 'Asia/Shanghai', now }).thenNothingHappened();
+      given(funded).when({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }).then([{ type: 'AccountTimeZoneChanged', data: { timezone: 'Europe/Berlin', at: now } }]);
+      given([...funded, { type: 'AccountTimeZoneChanged', data: { timezone: 'Europe/Berlin', at: now } }]).when({ type: 'ChangeTimeZone', timezone: 'Europe/Berlin', now }).thenNothingHappened();
     });
 
     it('given an account, when the zone is not an IANA name, then the change is refused', () => {
-      expect(refused({ type: 'ChangeTimeZone', timezone: 'Mars/Olympus', now }, opened())).to.equal('invalid_timezone');
+      given(funded).when({ type: 'ChangeTimeZone', timezone: 'Mars/Olympus', now }).thenThrows('invalid_timezone');
     });
 
     it('given a settlement recorded before pricing was kept, when it is read, then its pricing is null', () => {
       const old = { type: 'ReservationSettled', data: { reservationId: 'r', amount: 1, reservedAmount: 1, overrun: 0, usage: {}, at: now } };
       expect(upcastAccountEvent(old).data).to.deep.include({ pricing: null, context: null });
+    });
+  });
+
+  describe('the state (no event shows it)', () => {
+    it('stays bounded however many reservations close: two generations of remembered outcomes', () => {
+      const history = [opened, credited(1_000_000), ...closedMany(RECENT_GENERATION * 3 + 5, (id) => settled(id, 1, units(1)))];
+      const state = history.reduce(accountDecider.evolve, accountDecider.initialState());
+      expect(Object.keys(state.recentlyClosed)).to.have.length(5);
+      expect(Object.keys(state.previouslyClosed)).to.have.length(RECENT_GENERATION);
+      expect(Object.keys(state.open)).to.have.length(0);
+      expect(available(state)).to.equal(1_000_000 - (RECENT_GENERATION * 3 + 5));
     });
   });
 });

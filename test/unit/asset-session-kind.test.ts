@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
-import { SESSION_EXPIRED, sessionKind, sessionStatus } from '../../src/assets/session-kind';
-import { taskDecider, type TaskState } from '../../src/tasks/decider';
+import { SESSION_EXPIRED, SESSION_TASK, sessionKind, sessionStatus } from '../../src/assets/session-kind';
+import { taskDecider } from '../../src/tasks/decider';
+import { decodeTask } from '../../src/tasks/kind';
 import type { Upstreams } from '../../src/upstreams/registry';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
@@ -10,8 +11,9 @@ import { ALL_MODEL_TYPES } from '../../src/model-types';
 const created = '2026-03-01T10:00:00.000Z';
 const minutes = (n: number) => new Date(Date.parse(created) + n * 60_000);
 
-function session(): TaskState {
-  return { ...taskDecider.initialState(), status: 'queued', taskId: 'avs_1', kind: 'asset_session', model: 'asset-verification', upstreamId: 'up_1', createdAt: created };
+function session() {
+  const request = { group_id: 'grp_1', name: null, upstream_group_id: null };
+  return decodeTask(SESSION_TASK, { ...taskDecider.initialState(), status: 'queued', taskId: 'avs_1', kind: 'asset_session', model: 'asset-verification', request, upstreamId: 'up_1', createdAt: created });
 }
 
 function kindWith(provider: Record<string, unknown>, now: Date) {

@@ -44,6 +44,8 @@ const BREACHES = {
   'src/billing/metered.ts': "import type { start } from '../gateway';\nexport type S = typeof start;\n",
   // A feature imported by the feature types.
   'src/feature-types.ts': "import type { chat } from './chat/feature';\nexport type Chat = typeof chat;\nexport type Clock = () => Date;\n",
+  // A feature imported by the HTTP layer.
+  'src/http/app.ts': "import type { chat } from '../chat/feature';\nexport type Chat = typeof chat;\n",
   // The simulator imported by a module of src/ other than the entry point.
   'src/chat/sim.ts': "import { sim } from '../../simulator/index';\nexport const s = sim;\n",
 };
@@ -77,6 +79,10 @@ describe('the dependency rules (.dependency-cruiser.cjs, run by npm test)', func
 
   it('report a feature imported by the feature types', () => {
     expect(breached.output).to.include('error feature-types-know-no-feature: src/feature-types.ts → src/chat/feature.ts');
+  });
+
+  it('report a feature imported by the HTTP layer', () => {
+    expect(breached.output).to.include('error http-knows-no-feature: src/http/app.ts → src/chat/feature.ts');
   });
 
   it('report an import of the simulator anywhere in src/ but the entry point', () => {

@@ -1,24 +1,26 @@
 import { expect } from 'chai';
-import { taskDecider, type TaskCommand, type TaskState } from '../../src/tasks/decider';
+import { taskDecider, type TaskCommand } from '../../src/tasks/decider';
 import type { TaskEvent } from '../../src/tasks/events';
+import { DeciderSpecification } from '../support/decider-specification';
+
+/** A stage after the upstream (minutes summaries), as given events / when command / then events. */
+const given = DeciderSpecification.for(taskDecider);
 
 const now = '2026-01-01T00:00:00.000Z';
 
-function run(state: TaskState, command: TaskCommand): { state: TaskState; events: TaskEvent[] } {
-  const events = taskDecider.decide(command, state);
-  return { state: events.reduce(taskDecider.evolve, state), events };
-}
-
-function submitted(): TaskState {
-  let s = taskDecider.initialState();
-  s = run(s, {
-    type: 'Submit',
+const submitted: TaskEvent[] = [
+  {
+    type: 'TaskSubmitted',
     data: { taskId: 't1', kind: 'minutes', accountId: 'a1', model: 'service-minutes', request: {}, reservationId: 'r1', estimate: 10, callback: null, idempotencyKey: null, at: now },
-  }).state;
-  return run(s, { type: 'AcceptUpstream', upstreamId: 'u1', now }).state;
-}
+  },
+  { type: 'TaskUpstreamAccepted', data: { upstreamId: 'u1', at: now } },
+];
+const upstreamSucceedWithStage: TaskCommand = { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now };
+const upstreamSucceededWithStage: TaskEvent = { type: 'TaskUpstreamSucceeded', data: { result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], stage: 'summary', at: now } };
+/** The upstream succeeded; the summary stage is pending. */
+const awaitingSummary = [...submitted, upstreamSucceededWithStage];
 
-const stageDone = (outcome: 'succeeded' | 'failed'): TaskCommand => ({
+const stageDone = (outcome: 'succeeded' | 'failed'): Extract<TaskCommand, { type: 'CompleteStage' }> => ({
   type: 'CompleteStage',
   stage: 'summary',
   outcome,
@@ -27,63 +29,84 @@ const stageDone = (outcome: 'succeeded' | 'failed'): TaskCommand => ({
   error: outcome === 'failed' ? { code: 'summary_timeout', message: 'late' } : null,
   now,
 });
+const stageCompleted = (outcome: 'succeeded' | 'failed'): TaskEvent => ({
+  type: 'TaskStageCompleted',
+  data: {
+    stage: 'summary',
+    outcome,
+    result: { report: { ok: outcome }, summary_status: outcome },
+    usage: { flash_input_tokens: 5 },
+    error: outcome === 'failed' ? { code: 'summary_timeout', message: 'late' } : null,
+    at: now,
+  },
+});
+const step = (n: number): TaskCommand => ({ type: 'RecordStageStep', stage: 'summary', step: n, result: { report: n }, usage: { flash_input_tokens: n }, now });
+const stepCompleted = (n: number): TaskEvent => ({ type: 'TaskStageStepCompleted', data: { stage: 'summary', step: n, result: { report: n }, usage: { flash_input_tokens: n }, at: now } });
+const succeeded: TaskEvent = { type: 'TaskSucceeded', data: { at: now } };
 
 describe('task decider: a stage after the upstream (minutes summaries)', () => {
   it('keeps a task running after its upstream succeeded with a stage, also once archived', () => {
-    let s = submitted();
-    const up = run(s, { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now });
-    expect(up.events.map((e) => e.type)).to.deep.equal(['TaskUpstreamSucceeded']);
-    s = up.state;
-    expect(s).to.include({ status: 'running', pendingStage: 'summary' });
-    const archived = run(s, { type: 'RecordArchive', artifacts: [], now });
-    expect(archived.events.map((e) => e.type)).to.deep.equal(['TaskArtifactsArchived']);
-    expect(archived.state.status).to.equal('running');
+    given(submitted).when(upstreamSucceedWithStage).then([upstreamSucceededWithStage]);
+    const archive = { type: 'RecordArchive' as const, artifacts: [], now };
+    given(awaitingSummary).when(archive).then([{ type: 'TaskArtifactsArchived', data: { artifacts: [], at: now } }]);
   });
 
-  it('finishes with the stage, merging its result and usage; only the first outcome counts', () => {
-    let s = run(submitted(), { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now }).state;
-    const done = run(s, stageDone('succeeded'));
-    expect(done.events.map((e) => e.type)).to.deep.equal(['TaskStageCompleted', 'TaskSucceeded']);
-    s = done.state;
-    expect(s).to.include({ status: 'succeeded', pendingStage: null });
-    expect(s.result).to.deep.equal({ transcript: 1, report: { ok: 'succeeded' }, summary_status: 'succeeded' });
-    expect(s.usage).to.deep.equal({ duration_ms: 9, flash_input_tokens: 5 });
-    expect(run(s, stageDone('failed')).events, 'a late timeout is a no-op').to.deep.equal([]);
+  it('finishes with the stage; only the first outcome counts', () => {
+    given(awaitingSummary).when(stageDone('succeeded')).then([stageCompleted('succeeded'), succeeded]);
+    given([...awaitingSummary, stageCompleted('succeeded'), succeeded]).when(stageDone('failed')).thenNothingHappened();
   });
 
-  it('records each step of the pending stage once, keeps them until the stage ends, and ignores steps of no pending stage', () => {
-    const step = (n: number): TaskCommand => ({ type: 'RecordStageStep', stage: 'summary', step: n, result: { report: n }, usage: { flash_input_tokens: n }, now });
-    expect(run(submitted(), step(0)).events, 'no stage pending yet').to.deep.equal([]);
-    let s = run(submitted(), { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now }).state;
-    const first = run(s, step(0));
-    expect(first.events.map((e) => e.type)).to.deep.equal(['TaskStageStepCompleted']);
-    s = first.state;
-    expect(run(s, step(0)).events, 'a step recorded again (a retried part) is a no-op').to.deep.equal([]);
-    s = run(s, step(1)).state;
-    expect(s.stageSteps).to.deep.equal([
-      { step: 0, result: { report: 0 }, usage: { flash_input_tokens: 0 } },
-      { step: 1, result: { report: 1 }, usage: { flash_input_tokens: 1 } },
-    ]);
-    expect(s.status, 'steps do not finish the task').to.equal('running');
-    s = run(s, stageDone('succeeded')).state;
-    expect(s.stageSteps).to.deep.equal([]);
-    expect(run(s, step(2)).events, 'the stage is over').to.deep.equal([]);
+  it('fails with the stage, with the stage\'s error, and a late success is a no-op', () => {
+    const failed: TaskEvent = { type: 'TaskFailed', data: { error: { code: 'summary_timeout', message: 'late' }, at: now } };
+    given(awaitingSummary).when(stageDone('failed')).then([stageCompleted('failed'), failed]);
+    given([...awaitingSummary, stageCompleted('failed'), failed]).when(stageDone('succeeded')).thenNothingHappened();
+    // A failure that names no error gets the stage's own code.
+    given(awaitingSummary)
+      .when({ ...stageDone('failed'), error: null })
+      .then([
+        { type: 'TaskStageCompleted', data: { stage: 'summary', outcome: 'failed', result: { report: { ok: 'failed' }, summary_status: 'failed' }, usage: { flash_input_tokens: 5 }, error: null, at: now } },
+        { type: 'TaskFailed', data: { error: { code: 'summary_failed', message: 'the summary stage failed' }, at: now } },
+      ]);
   });
 
-  it('fails with the stage, keeping what the upstream produced', () => {
-    const s = run(submitted(), { type: 'UpstreamSucceed', result: { transcript: 1 }, usage: { duration_ms: 9 }, artifacts: [], succeedNow: true, stage: 'summary', now }).state;
-    const failed = run(s, stageDone('failed'));
-    expect(failed.events.map((e) => e.type)).to.deep.equal(['TaskStageCompleted', 'TaskFailed']);
-    expect(failed.state).to.include({ status: 'failed', upstreamSucceeded: true });
-    expect(failed.state.error).to.deep.equal({ code: 'summary_timeout', message: 'late' });
-    expect(failed.state.result).to.deep.include({ transcript: 1 });
-    expect(run(failed.state, stageDone('succeeded')).events).to.deep.equal([]);
+  it('records each step of the pending stage once, until the stage ends, and ignores steps of no pending stage', () => {
+    given(submitted).when(step(0)).thenNothingHappened();
+    given(awaitingSummary).when(step(0)).then([stepCompleted(0)]);
+    given([...awaitingSummary, stepCompleted(0)]).when(step(0)).thenNothingHappened();
+    given([...awaitingSummary, stepCompleted(0)]).when(step(1)).then([stepCompleted(1)]);
+    // Steps do not finish the task: the stage's completion still does.
+    given([...awaitingSummary, stepCompleted(0), stepCompleted(1)]).when(stageDone('succeeded')).then([stageCompleted('succeeded'), succeeded]);
+    given([...awaitingSummary, stepCompleted(0), stepCompleted(1), stageCompleted('succeeded'), succeeded]).when(step(2)).thenNothingHappened();
   });
 
   it('ignores a stage that is not pending, and leaves tasks without stages as they were', () => {
-    const s = submitted();
-    expect(run(s, stageDone('succeeded')).events).to.deep.equal([]);
-    const plain = run(s, { type: 'UpstreamSucceed', result: {}, usage: {}, artifacts: [], succeedNow: true, now });
-    expect(plain.events.map((e) => e.type)).to.deep.equal(['TaskUpstreamSucceeded', 'TaskSucceeded']);
+    given(submitted).when(stageDone('succeeded')).thenNothingHappened();
+    given(submitted)
+      .when({ type: 'UpstreamSucceed', result: {}, usage: {}, artifacts: [], succeedNow: true, now })
+      .then([{ type: 'TaskUpstreamSucceeded', data: { result: {}, usage: {}, artifacts: [], at: now } }, succeeded]);
+  });
+
+  describe('the state (what the stage leaves for its reader; no event shows it)', () => {
+    const fold = (events: TaskEvent[]) => events.reduce(taskDecider.evolve, taskDecider.initialState());
+
+    it('merges the stage\'s result and usage into the upstream\'s, keeping what the upstream produced on failure', () => {
+      expect(fold([...awaitingSummary, stageCompleted('succeeded'), succeeded])).to.deep.include({
+        status: 'succeeded',
+        pendingStage: null,
+        result: { transcript: 1, report: { ok: 'succeeded' }, summary_status: 'succeeded' },
+        usage: { duration_ms: 9, flash_input_tokens: 5 },
+      });
+      const failed = fold([...awaitingSummary, stageCompleted('failed'), { type: 'TaskFailed', data: { error: { code: 'summary_timeout', message: 'late' }, at: now } }]);
+      expect(failed).to.include({ status: 'failed', upstreamSucceeded: true });
+      expect(failed.result).to.deep.include({ transcript: 1 });
+    });
+
+    it('keeps the recorded steps, for a restart to resume after them, until the stage ends', () => {
+      expect(fold([...awaitingSummary, stepCompleted(0), stepCompleted(1)]).stageSteps).to.deep.equal([
+        { step: 0, result: { report: 0 }, usage: { flash_input_tokens: 0 } },
+        { step: 1, result: { report: 1 }, usage: { flash_input_tokens: 1 } },
+      ]);
+      expect(fold([...awaitingSummary, stepCompleted(0), stageCompleted('succeeded'), succeeded]).stageSteps).to.deep.equal([]);
+    });
   });
 });

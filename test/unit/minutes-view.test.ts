@@ -3,9 +3,16 @@ import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { assembleReport, unavailableReport, type ReportContext } from '../../src/minutes/report';
 import { minutesModel, normalizeMinutesRequest, parseMinutesRequest } from '../../src/minutes/request';
 import type { Transcript } from '../../src/minutes/transcript';
-import { presentedStatus, presentedSummaryStatus, renderMinutes, renderSummary } from '../../src/minutes/view';
+import { MINUTES_TASK } from '../../src/minutes/kind';
+import { SUMMARY_TASK } from '../../src/minutes/summary-kind';
+import { presentedStatus, presentedSummaryStatus, renderMinutes as renderMinutesRow, renderSummary as renderSummaryRow } from '../../src/minutes/view';
+import { decodeRow } from '../../src/tasks/kind';
 import type { TaskRow } from '../../src/tasks/view-row';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
+
+/** The views read rows decoded by their kind's codec, as the engine hands them over. */
+const renderMinutes = (row: TaskRow) => renderMinutesRow(decodeRow(MINUTES_TASK, row));
+const renderSummary = (row: TaskRow) => renderSummaryRow(decodeRow(SUMMARY_TASK, row));
 
 const transcript: Transcript = {
   durationMs: 40_000,

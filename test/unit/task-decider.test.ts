@@ -1,59 +1,51 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config';
-import { DomainError } from '../../src/domain/decider';
-import { finishedDeliveryId, MAX_WEBHOOK_ATTEMPTS, taskDecider, type TaskCommand, type TaskState } from '../../src/tasks/decider';
+import { finishedDeliveryId, MAX_WEBHOOK_ATTEMPTS, taskDecider, type TaskCommand } from '../../src/tasks/decider';
 import type { TaskEvent } from '../../src/tasks/events';
+import { DeciderSpecification } from '../support/decider-specification';
 
-/** The task decider on its own: no database, no clock (time comes in the commands). */
+/** The task decider as given events / when command / then events: no database, no clock (time comes in the commands). */
+const given = DeciderSpecification.for(taskDecider);
 
 const now = '2026-01-01T00:00:00.000Z';
+const delivery = finishedDeliveryId('vid_1');
 
-function run(state: TaskState, command: TaskCommand): { state: TaskState; events: TaskEvent[] } {
-  const events = taskDecider.decide(command, state);
-  return { state: events.reduce(taskDecider.evolve, state), events };
-}
-
-function runAll(state: TaskState, commands: TaskCommand[]): TaskState {
-  return commands.reduce((s, c) => run(s, c).state, state);
-}
-
-function refused(command: TaskCommand, state: TaskState): string {
-  try {
-    taskDecider.decide(command, state);
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    return (err as DomainError).code;
-  }
-  throw new Error('command was accepted');
-}
-
+// Events.
+const submittedData = (callback: boolean) => ({
+  taskId: 'vid_1',
+  kind: 'video',
+  accountId: 'acc_1',
+  model: 'video-ref-2.0',
+  request: {},
+  reservationId: 'res_1',
+  estimate: 100,
+  callback: callback ? { url: 'https://hooks.example/cb', signed: true } : null,
+  idempotencyKey: null,
+  at: now,
+});
+const submitted = (callback = false): TaskEvent => ({ type: 'TaskSubmitted', data: submittedData(callback) });
+const upstreamAccepted: TaskEvent = { type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', at: now } };
 /** A video task accepted by its upstream, with a callback when asked. */
-function accepted(callback = false): TaskState {
-  return runAll(taskDecider.initialState(), [
-    {
-      type: 'Submit',
-      data: {
-        taskId: 'vid_1',
-        kind: 'video',
-        accountId: 'acc_1',
-        model: 'video-ref-2.0',
-        request: {},
-        reservationId: 'res_1',
-        estimate: 100,
-        callback: callback ? { url: 'https://hooks.example/cb', signed: true } : null,
-        idempotencyKey: null,
-        at: now,
-      },
-    },
-    { type: 'AcceptUpstream', upstreamId: 'up_1', now },
-  ]);
-}
+const accepted = (callback = false): TaskEvent[] => [submitted(callback), upstreamAccepted];
+const progressed = (upstreamStatus: string, progress: number | null = null): TaskEvent => ({ type: 'TaskProgressed', data: { upstreamStatus, progress, at: now } });
+const upstreamSucceeded: TaskEvent = { type: 'TaskUpstreamSucceeded', data: { result: { url: 'x' }, usage: { duration_seconds: 5 }, artifacts: [], at: now } };
+const succeeded: TaskEvent = { type: 'TaskSucceeded', data: { at: now } };
+const failed = (code: string): TaskEvent => ({ type: 'TaskFailed', data: { error: { code, message: 'late' }, at: now } });
+const deliveryRequested = (deliveryId = delivery, reason: 'finished' | 'redeliver' = 'finished'): TaskEvent => ({ type: 'WebhookDeliveryRequested', data: { deliveryId, reason, at: now } });
+const attempted = (n: number, ok: boolean): TaskEvent => ({
+  type: 'WebhookAttempted',
+  data: { deliveryId: delivery, attempt: n, ok, statusCode: ok ? 200 : 500, error: ok ? null : 'HTTP 500', durationMs: 3, at: now },
+});
+/** A task with a callback that succeeded and asked for its delivery. */
+const finishedWithCallback: TaskEvent[] = [...accepted(true), upstreamSucceeded, succeeded, deliveryRequested()];
 
+// Commands.
 const progress = (upstreamStatus: string, value: number | null = null): TaskCommand => ({ type: 'Progress', upstreamStatus, progress: value, now });
 const succeedUpstream: TaskCommand = { type: 'UpstreamSucceed', result: { url: 'x' }, usage: { duration_seconds: 5 }, artifacts: [], succeedNow: true, now };
-const attempt = (n: number, ok: boolean, deliveryId = finishedDeliveryId('vid_1')): TaskCommand => ({
+const fail = (code: string): TaskCommand => ({ type: 'Fail', error: { code, message: 'late' }, now });
+const attempt = (n: number, ok: boolean): Extract<TaskCommand, { type: 'RecordAttempt' }> => ({
   type: 'RecordAttempt',
-  deliveryId,
+  deliveryId: delivery,
   attempt: n,
   ok,
   statusCode: ok ? 200 : 500,
@@ -61,133 +53,152 @@ const attempt = (n: number, ok: boolean, deliveryId = finishedDeliveryId('vid_1'
   durationMs: 3,
   now,
 });
-const types = (events: TaskEvent[]) => events.map((e) => e.type);
 
 describe('task decider', () => {
+  describe('submission', () => {
+    it('records a submission once, and nothing on a task that was never submitted', () => {
+      given([]).when({ type: 'Submit', data: submittedData(false) }).then([submitted()]);
+      given([submitted()]).when({ type: 'Submit', data: submittedData(false) }).thenThrows('task_exists');
+      given([]).when(progress('queued')).thenThrows('task_not_found');
+    });
+  });
+
   describe('upstream acceptance', () => {
     it('records the details the acceptance tells the client (a verification URL), and none when there are none', () => {
-      const submitted = runAll(taskDecider.initialState(), [{ type: 'Submit', data: { taskId: 'avs_1', kind: 'asset_session', accountId: 'acc_1', model: 'asset-verification', request: {}, reservationId: 'res_1', estimate: 100, callback: null, idempotencyKey: null, at: now } }]);
-      const withDetails = run(submitted, { type: 'AcceptUpstream', upstreamId: 'up_1', details: { verification_url: 'https://verify.example/t' }, now });
-      expect(withDetails.events).to.deep.equal([{ type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', details: { verification_url: 'https://verify.example/t' }, at: now } }]);
-      expect(withDetails.state.upstreamId).to.equal('up_1');
-      expect(run(submitted, { type: 'AcceptUpstream', upstreamId: 'up_1', now }).events).to.deep.equal([{ type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', at: now } }]);
-      expect(run(withDetails.state, { type: 'AcceptUpstream', upstreamId: 'up_1', details: { verification_url: 'https://verify.example/t' }, now }).events).to.deep.equal([]);
+      const details = { verification_url: 'https://verify.example/t' };
+      given([submitted()]).when({ type: 'AcceptUpstream', upstreamId: 'up_1', details, now }).then([{ type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', details, at: now } }]);
+      given([submitted()]).when({ type: 'AcceptUpstream', upstreamId: 'up_1', now }).then([upstreamAccepted]);
+      given([submitted(), { type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', details, at: now } }])
+        .when({ type: 'AcceptUpstream', upstreamId: 'up_1', details, now })
+        .thenNothingHappened();
+    });
+
+    it('records the upstream id of a task cancelled while its submission was in flight, and of no other finished task', () => {
+      const cancelled: TaskEvent = { type: 'TaskCancelled', data: { reason: 'client', at: now } };
+      given([submitted(), cancelled]).when({ type: 'AcceptUpstream', upstreamId: 'up_1', now }).then([upstreamAccepted]);
+      given([submitted(), failed('boom')]).when({ type: 'AcceptUpstream', upstreamId: 'up_1', now }).thenNothingHappened();
     });
   });
 
   describe('progress reports', () => {
     it('records the first report of the upstream', () => {
-      const { events, state } = run(accepted(), progress('queued'));
-      expect(events).to.deep.equal([{ type: 'TaskProgressed', data: { upstreamStatus: 'queued', progress: null, at: now } }]);
-      expect(state).to.include({ status: 'queued', upstreamStatus: 'queued', progress: null });
+      given(accepted()).when(progress('queued')).then([progressed('queued')]);
     });
 
     it('records nothing when a poll reports the same status and progress again', () => {
-      let state = run(accepted(), progress('running', 0.25)).state;
-      for (let i = 0; i < 5; i++) {
-        const again = run(state, progress('running', 0.25));
-        expect(again.events, `repeat ${i + 1}`).to.deep.equal([]);
-        state = again.state;
-      }
-      expect(state).to.include({ status: 'running', upstreamStatus: 'running', progress: 0.25 });
+      // However often it is polled, the stream keeps the one report.
+      given([...accepted(), progressed('running', 0.25)]).when(progress('running', 0.25)).thenNothingHappened();
+      given([...accepted(), progressed('queued')]).when(progress('queued')).thenNothingHappened();
     });
 
     it('records one event when the status changes', () => {
-      const state = run(accepted(), progress('queued')).state;
-      const { events, state: next } = run(state, progress('running'));
-      expect(events).to.deep.equal([{ type: 'TaskProgressed', data: { upstreamStatus: 'running', progress: null, at: now } }]);
-      expect(next).to.include({ status: 'running', upstreamStatus: 'running' });
+      given([...accepted(), progressed('queued')]).when(progress('running')).then([progressed('running')]);
     });
 
-    it('records one event when only the progress changes', () => {
-      const state = run(accepted(), progress('running', 0.25)).state;
-      const { events, state: next } = run(state, progress('running', 0.5));
-      expect(types(events)).to.deep.equal(['TaskProgressed']);
-      expect(events[0]!.data).to.include({ upstreamStatus: 'running', progress: 0.5 });
-      expect(next.progress).to.equal(0.5);
-      expect(run(next, progress('running', null)).events, 'progress going back to unknown is a change too').to.have.length(1);
-    });
-
-    it('a task never goes back from running to queued', () => {
-      const state = runAll(accepted(), [progress('running'), progress('queued')]);
-      expect(state).to.include({ status: 'running', upstreamStatus: 'queued' });
+    it('records one event when only the progress changes, going back to unknown included', () => {
+      given([...accepted(), progressed('running', 0.25)]).when(progress('running', 0.5)).then([progressed('running', 0.5)]);
+      given([...accepted(), progressed('running', 0.25), progressed('running', 0.5)]).when(progress('running', null)).then([progressed('running', null)]);
     });
 
     it('records no progress once the upstream succeeded or the task finished', () => {
-      const up = run(accepted(), { ...succeedUpstream, succeedNow: false });
-      expect(up.state.upstreamStatus).to.equal('succeeded');
-      expect(run(up.state, progress('running', 0.9)).events).to.deep.equal([]);
-      const failed = run(accepted(), { type: 'Fail', error: { code: 'timeout', message: 'late' }, now }).state;
-      expect(run(failed, progress('running')).events).to.deep.equal([]);
+      given([...accepted(), upstreamSucceeded]).when(progress('running', 0.9)).thenNothingHappened();
+      given([...accepted(), failed('timeout')]).when(progress('running')).thenNothingHappened();
+    });
+  });
+
+  describe('outcomes', () => {
+    it('succeeds with the upstream when nothing else is awaited', () => {
+      given(accepted()).when(succeedUpstream).then([upstreamSucceeded, succeeded]);
+      given(accepted()).when({ ...succeedUpstream, succeedNow: false }).then([upstreamSucceeded]);
+    });
+
+    it('succeeds once: a second upstream success or a late failure is a no-op', () => {
+      given([...accepted(), upstreamSucceeded, succeeded]).when(succeedUpstream).thenNothingHappened();
+      given([...accepted(), upstreamSucceeded, succeeded]).when(fail('late')).thenNothingHappened();
+    });
+
+    it('succeeds with its archive when it waited for one (video_url_mode tos), and archives once', () => {
+      const archive = [{ name: 'video', key: 'k', bytes: 1, sha256: 's', contentType: 'video/mp4' }];
+      const archived: TaskEvent = { type: 'TaskArtifactsArchived', data: { artifacts: archive, at: now } };
+      given([...accepted(), upstreamSucceeded]).when({ type: 'RecordArchive', artifacts: archive, now }).then([archived, succeeded]);
+      given([...accepted(), upstreamSucceeded, succeeded]).when({ type: 'RecordArchive', artifacts: archive, now }).then([archived]);
+      given([...accepted(), upstreamSucceeded, archived, succeeded]).when({ type: 'RecordArchive', artifacts: archive, now }).thenNothingHappened();
+      given(accepted()).when({ type: 'RecordArchive', artifacts: archive, now }).thenNothingHappened();
+      given([...accepted(), upstreamSucceeded, archived]).when({ type: 'RecordArchiveFailure', message: 'gone', now }).thenNothingHappened();
+      given([...accepted(), upstreamSucceeded]).when({ type: 'RecordArchiveFailure', message: 'gone', now }).then([{ type: 'TaskArchiveFailed', data: { message: 'gone', at: now } }]);
+    });
+
+    it('cancels an unfinished task and refuses to cancel a finished one', () => {
+      given(accepted()).when({ type: 'Cancel', reason: 'client', now }).then([{ type: 'TaskCancelled', data: { reason: 'client', at: now } }]);
+      given([...accepted(), upstreamSucceeded, succeeded]).when({ type: 'Cancel', reason: 'client', now }).thenThrows('task_finished');
     });
   });
 
   describe('billing', () => {
     it('refuses to bill a task that has not finished', () => {
-      expect(refused({ type: 'RecordBilling', outcome: 'settled', amount: 100, now }, accepted())).to.equal('task_not_finished');
+      given(accepted()).when({ type: 'RecordBilling', outcome: 'settled', amount: 100, now }).thenThrows('task_not_finished');
     });
 
     it('bills a finished task once: a second settle or release is a no-op', () => {
-      const succeeded = run(accepted(), succeedUpstream).state;
-      expect(succeeded.status).to.equal('succeeded');
-      const billed = run(succeeded, { type: 'RecordBilling', outcome: 'settled', amount: 80, now });
-      expect(billed.events).to.deep.equal([{ type: 'TaskBilled', data: { reservationId: 'res_1', outcome: 'settled', amount: 80, at: now } }]);
-      expect(billed.state.billed).to.equal(true);
-      expect(run(billed.state, { type: 'RecordBilling', outcome: 'settled', amount: 80, now }).events, 'the same settlement again').to.deep.equal([]);
-      expect(run(billed.state, { type: 'RecordBilling', outcome: 'released', amount: 0, now }).events, 'a release after the settlement').to.deep.equal([]);
-    });
-
-    it('succeeds once: a second upstream success is a no-op', () => {
-      const succeeded = run(accepted(), succeedUpstream);
-      expect(types(succeeded.events)).to.deep.equal(['TaskUpstreamSucceeded', 'TaskSucceeded']);
-      expect(run(succeeded.state, succeedUpstream).events).to.deep.equal([]);
-      expect(run(succeeded.state, { type: 'Fail', error: { code: 'late', message: 'late' }, now }).events).to.deep.equal([]);
+      const done = [...accepted(), upstreamSucceeded, succeeded];
+      const billed: TaskEvent = { type: 'TaskBilled', data: { reservationId: 'res_1', outcome: 'settled', amount: 80, at: now } };
+      given(done).when({ type: 'RecordBilling', outcome: 'settled', amount: 80, now }).then([billed]);
+      given([...done, billed]).when({ type: 'RecordBilling', outcome: 'settled', amount: 80, now }).thenNothingHappened();
+      given([...done, billed]).when({ type: 'RecordBilling', outcome: 'released', amount: 0, now }).thenNothingHappened();
     });
   });
 
   describe('webhook deliveries', () => {
-    const finished = () => run(accepted(true), succeedUpstream);
-
-    it('requests the callback of a task that finishes with one', () => {
-      const { events } = finished();
-      expect(types(events)).to.deep.equal(['TaskUpstreamSucceeded', 'TaskSucceeded', 'WebhookDeliveryRequested']);
-      expect(events[2]!.data).to.include({ deliveryId: finishedDeliveryId('vid_1'), reason: 'finished' });
+    it('requests the callback of a task that finishes with one, successfully or not', () => {
+      given(accepted(true)).when(succeedUpstream).then([upstreamSucceeded, succeeded, deliveryRequested()]);
+      given(accepted(true)).when(fail('boom')).then([failed('boom'), deliveryRequested()]);
+      given(accepted(false)).when(fail('boom')).then([failed('boom')]);
     });
 
     it('drops a delivery after its last failed attempt, and records nothing after that', () => {
-      let state = finished().state;
-      for (let n = 1; n < MAX_WEBHOOK_ATTEMPTS; n++) {
-        const failed = run(state, attempt(n, false));
-        expect(types(failed.events), `attempt ${n}`).to.deep.equal(['WebhookAttempted']);
-        state = failed.state;
-      }
-      expect(state.deliveries[finishedDeliveryId('vid_1')]).to.deep.equal({ attempts: MAX_WEBHOOK_ATTEMPTS - 1, state: 'pending' });
-      const last = run(state, attempt(MAX_WEBHOOK_ATTEMPTS, false));
-      expect(types(last.events)).to.deep.equal(['WebhookAttempted', 'WebhookDropped']);
-      expect(last.events[1]!.data).to.include({ deliveryId: finishedDeliveryId('vid_1'), attempts: MAX_WEBHOOK_ATTEMPTS });
-      expect(last.state.deliveries[finishedDeliveryId('vid_1')]).to.deep.equal({ attempts: MAX_WEBHOOK_ATTEMPTS, state: 'dropped' });
-      expect(run(last.state, attempt(MAX_WEBHOOK_ATTEMPTS + 1, true)).events, 'an attempt after the drop').to.deep.equal([]);
+      const failedAttempts = (count: number) => Array.from({ length: count }, (_, i) => attempted(i + 1, false));
+      for (let n = 1; n < MAX_WEBHOOK_ATTEMPTS; n++) given([...finishedWithCallback, ...failedAttempts(n - 1)]).when(attempt(n, false)).then([attempted(n, false)]);
+      const beforeLast = [...finishedWithCallback, ...failedAttempts(MAX_WEBHOOK_ATTEMPTS - 1)];
+      given(beforeLast)
+        .when(attempt(MAX_WEBHOOK_ATTEMPTS, false))
+        .then([attempted(MAX_WEBHOOK_ATTEMPTS, false), { type: 'WebhookDropped', data: { deliveryId: delivery, attempts: MAX_WEBHOOK_ATTEMPTS, at: now } }]);
+      const droppedEvent: TaskEvent = { type: 'WebhookDropped', data: { deliveryId: delivery, attempts: MAX_WEBHOOK_ATTEMPTS, at: now } };
+      const dropped = [...beforeLast, attempted(MAX_WEBHOOK_ATTEMPTS, false), droppedEvent];
+      given(dropped).when(attempt(MAX_WEBHOOK_ATTEMPTS + 1, true)).thenNothingHappened();
     });
 
-    it('delivers on a 2xx and ignores a repeat of an attempt already recorded', () => {
-      let state = finished().state;
-      state = run(state, attempt(1, false)).state;
-      expect(run(state, attempt(1, true)).events, 'attempt 1 again (a worker that crashed after sending)').to.deep.equal([]);
-      expect(run(state, attempt(3, true)).events, 'an attempt out of order').to.deep.equal([]);
-      const ok = run(state, attempt(2, true));
-      expect(types(ok.events)).to.deep.equal(['WebhookAttempted']);
-      expect(ok.state.deliveries[finishedDeliveryId('vid_1')]).to.deep.equal({ attempts: 2, state: 'delivered' });
-      expect(run(ok.state, attempt(3, false)).events, 'an attempt after the delivery').to.deep.equal([]);
+    it('delivers on a 2xx and ignores a repeat of an attempt already recorded, one out of order, and any after the delivery', () => {
+      const oneFailed = [...finishedWithCallback, attempted(1, false)];
+      given(oneFailed).when(attempt(1, true)).thenNothingHappened();
+      given(oneFailed).when(attempt(3, true)).thenNothingHappened();
+      given(oneFailed).when(attempt(2, true)).then([attempted(2, true)]);
+      given([...oneFailed, attempted(2, true)]).when(attempt(3, false)).thenNothingHappened();
+    });
+
+    it('records the signature headers an attempt sent', () => {
+      given(finishedWithCallback)
+        .when({ ...attempt(1, true), timestamp: 1_767_225_600, signature: 'v1=abc' })
+        .then([
+          {
+            type: 'WebhookAttempted',
+            data: { deliveryId: delivery, attempt: 1, ok: true, statusCode: 200, error: null, durationMs: 3, timestamp: 1_767_225_600, signature: 'v1=abc', at: now },
+          },
+        ]);
     });
 
     it('redelivers a finished task as a new delivery, once per delivery id', () => {
-      const state = finished().state;
       const redeliver: TaskCommand = { type: 'RequestRedelivery', deliveryId: 'dlv_vid_1_1', now };
-      const first = run(state, redeliver);
-      expect(types(first.events)).to.deep.equal(['WebhookDeliveryRequested']);
-      expect(run(first.state, redeliver).events).to.deep.equal([]);
-      expect(refused(redeliver, accepted(true))).to.equal('task_not_finished');
-      expect(refused(redeliver, run(accepted(false), succeedUpstream).state)).to.equal('no_callback');
+      given(finishedWithCallback).when(redeliver).then([deliveryRequested('dlv_vid_1_1', 'redeliver')]);
+      given([...finishedWithCallback, deliveryRequested('dlv_vid_1_1', 'redeliver')]).when(redeliver).thenNothingHappened();
+      given(accepted(true)).when(redeliver).thenThrows('task_not_finished');
+      given([...accepted(false), upstreamSucceeded, succeeded]).when(redeliver).thenThrows('no_callback');
+    });
+  });
+
+  describe('the state (no event shows it)', () => {
+    it('never goes back from running to queued, while keeping the upstream\'s own word', () => {
+      const state = [...accepted(), progressed('running'), progressed('queued')].reduce(taskDecider.evolve, taskDecider.initialState());
+      expect(state).to.include({ status: 'running', upstreamStatus: 'queued' });
     });
   });
 });

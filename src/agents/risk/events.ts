@@ -39,3 +39,9 @@ export const RISK_REPORT_COMPLETED = 'RiskReportCompleted';
 export function riskReportStream(reportId: string): string {
   return `risk-${reportId}`;
 }
+
+/** RiskReportCompleted as the log holds it: today's data, or the data of an event appended before `resultJson`. */
+export interface StoredRiskReportCompleted {
+  readonly type: RiskReportCompleted['type'];
+  readonly data: RiskReportCompleted['data'] | LegacyRiskReportData;
+}

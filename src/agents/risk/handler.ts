@@ -18,6 +18,7 @@ import { parseRiskRequest } from './schemas';
 import { screenCompany, type ScreeningInput, type ScreeningOutcome, type ScreeningDeps } from './screen-company';
 import { seconds } from './screening';
 import { writerEstimate } from './writer';
+import { recordFact } from '../../domain/facts';
 import type { Pool } from 'pg';
 import type { Catalog } from '../../billing/catalog';
 import type { Config } from '../../config';
@@ -191,7 +192,7 @@ async function settleAndStore(
       resultJson: json,
     },
   };
-  const appended = await deps.store.append(riskReportStream(reportId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+  const appended = await recordFact(deps.store, riskReportStream(reportId), event, { expected: 'no_stream', metadata: { requestId: ctx.state.requestId } });
   // Read your writes: the report, and the cache entries appended before it, are readable once answered.
   await deps.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], deps.config.projectionWaitMs);
   return { result, json };

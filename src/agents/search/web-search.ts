@@ -5,6 +5,7 @@ import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
 import { UpstreamError } from '../../upstreams/channel';
 import { searchCapabilities } from '../model-types';
 import { normalizeQuery, SEARCH_CACHE_EVENT, searchCacheKey, searchCacheStream, type SearchResult, type SearchResultCached } from './events';
+import { recordFact } from '../../domain/facts';
 import type { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { EventStore } from '../../eventstore/port';
@@ -60,7 +61,7 @@ export class WebSearch {
       data: { key, query: normalizeQuery(query), domain, results, requestId, fetchedAt: fetchedAt.toISOString() },
     };
     try {
-      await this.deps.store.append(searchCacheStream(key), [{ ...event, metadata: { requestId: options.requestId } }], { expectedVersion: 'any' });
+      await recordFact(this.deps.store, searchCacheStream(key), event, { expected: 'any', metadata: { requestId: options.requestId } });
     } catch (err) {
       // The answer was paid for and is good; only its reuse is lost.
       options.logger.warn({ err, key }, 'could not cache a search answer');

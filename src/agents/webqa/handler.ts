@@ -1,5 +1,5 @@
 import type { AuthenticatedKey } from '../../accounts/service';
-import type { ModelEntry } from '../../billing/catalog';
+import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { countMessageTokens, countTokens } from '../../billing/tokens';
@@ -15,7 +15,6 @@ import { botCapabilities, botPricing } from '../model-types';
 import { ConversationIds } from './conversation-ids';
 import { parseCard, textMessages, upstreamBody, type UpstreamBotChat, type UpstreamBotMessage, type UpstreamBotUsage } from './bot-protocol';
 import { mediaParts, parseWebQaRequest, type WebQaRequest } from './schemas';
-import type { Catalog } from '../../billing/catalog';
 import type { Config } from '../../config';
 import type { Clock } from '../../feature-types';
 import type { UrlSigner } from '../../files/signed-urls';

@@ -1,17 +1,11 @@
+import { localDate } from '../../accounts/calendar';
 import type { KeyBudget, KeySettings } from './events';
-
-const calendars = new Map<string, Intl.DateTimeFormat>();
 
 /** The period an instant falls in: `total`, `2026-11-24` (day) or `2026-11` (month) in `timeZone`. */
 export function budgetPeriodOf(at: string, period: KeyBudget['period'], timeZone: string): string {
   if (period === 'total') return 'total';
-  let calendar = calendars.get(timeZone);
-  if (!calendar) {
-    calendar = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    calendars.set(timeZone, calendar);
-  }
-  const parts = Object.fromEntries(calendar.formatToParts(new Date(at)).map((p) => [p.type, p.value]));
-  return period === 'day' ? `${parts.year}-${parts.month}-${parts.day}` : `${parts.year}-${parts.month}`;
+  const date = localDate(new Date(at), timeZone);
+  return period === 'day' ? date : date.slice(0, date.length - 3);
 }
 
 /**

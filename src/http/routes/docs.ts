@@ -22,11 +22,36 @@ const INITIALIZER = `window.onload = function () {
   window.ui = SwaggerUIBundle({
     url: '/openapi.json',
     dom_id: '#swagger-ui',
-    deepLinking: true,
-    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-    layout: 'StandaloneLayout',
+    // No deep links (a link inside each operation's toggle button nests interactive controls) and
+    // the base layout (the standalone top bar's URL field has no label): both fail axe.
+    deepLinking: false,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+    // Swagger UI leaves its server picker unnamed for assistive technology.
+    onComplete: function () {
+      var servers = document.getElementById('servers');
+      if (servers) servers.setAttribute('aria-label', 'Server');
+    },
   });
 };
+`;
+
+/**
+ * Swagger UI's stock colours put white text on light method badges and buttons (below WCAG AA);
+ * these darker shades keep its look and pass axe's contrast check (test/e2e/api-docs.test.ts).
+ */
+const CONTRAST_CSS = `.swagger-ui .opblock.opblock-get .opblock-summary-method { background: #1d5f99; }
+.swagger-ui .opblock.opblock-post .opblock-summary-method { background: #17683f; }
+.swagger-ui .opblock.opblock-put .opblock-summary-method { background: #8a4b00; }
+.swagger-ui .opblock.opblock-delete .opblock-summary-method { background: #a4161a; }
+.swagger-ui .opblock.opblock-patch .opblock-summary-method { background: #0b6153; }
+.swagger-ui .opblock.opblock-head .opblock-summary-method, .swagger-ui .opblock.opblock-options .opblock-summary-method { background: #5b3590; }
+.swagger-ui .download-url-wrapper .download-url-button, .swagger-ui .btn.authorize, .swagger-ui .btn { color: #17683f; border-color: #17683f; }
+.swagger-ui .download-url-wrapper .download-url-button { background: #17683f; color: #fff; }
+.swagger-ui .info .title small pre, .swagger-ui .info .title small.version-stamp, .swagger-ui .info .title small { background: #4a4f57; color: #fff; }
+.swagger-ui .info .url, .swagger-ui .info a, .swagger-ui .info .base-url { color: #2c3036; }
+.swagger-ui .btn.authorize span { color: #17683f; }
+.swagger-ui .json-schema-2020-12-expand-deep-button { color: #4a4f57; }
 `;
 
 const PAGE = `<!DOCTYPE html>
@@ -36,12 +61,12 @@ const PAGE = `<!DOCTYPE html>
     <title>Gateway API</title>
     <link rel="stylesheet" type="text/css" href="/docs/swagger-ui.css" />
     <link rel="stylesheet" type="text/css" href="/docs/index.css" />
+    <link rel="stylesheet" type="text/css" href="/docs/contrast.css" />
     <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32" />
   </head>
   <body>
     <div id="swagger-ui"></div>
     <script src="/docs/swagger-ui-bundle.js" charset="UTF-8"></script>
-    <script src="/docs/swagger-ui-standalone-preset.js" charset="UTF-8"></script>
     <script src="/docs/swagger-initializer.js" charset="UTF-8"></script>
   </body>
 </html>
@@ -61,6 +86,11 @@ export function docsRouter(): Router<GatewayState> {
   });
   router.get('/docs/:file', (ctx) => {
     const file = ctx.params.file!;
+    if (file === 'contrast.css') {
+      ctx.type = 'text/css; charset=utf-8';
+      ctx.body = CONTRAST_CSS;
+      return;
+    }
     if (file === 'swagger-initializer.js') {
       ctx.type = 'text/javascript; charset=utf-8';
       ctx.body = INITIALIZER;

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { listAccountTasks, type TaskCursor } from '../../read/account-tasks';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { TaskEngine } from '../../tasks/engine';
-import type { TaskKind } from '../../tasks/kind';
+import type { EngineKind } from '../../tasks/kind';
 import type { TaskRow } from '../../tasks/view-row';
 import { authOf, type GatewayState } from '../context';
 import { ApiError } from '../errors';
@@ -84,7 +84,7 @@ export function taskListRouter(deps: TaskListDeps): Router<GatewayState> {
 
 /** A task as its kind renders it; null when its kind's feature is not mounted here (a task of it can still be in the account's history). */
 export function renderTask(tasks: TaskEngine, signer: UrlSigner, row: TaskRow): Record<string, unknown> | null {
-  let kind: TaskKind;
+  let kind: EngineKind;
   try {
     kind = tasks.kind(row.kind);
   } catch {

@@ -1,9 +1,9 @@
 import type { Catalog } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
-import type { TaskState } from '../../tasks/decider';
-import type { TaskKind, UpstreamPoll } from '../../tasks/kind';
+import type { CreationPolicy } from '../../tasks/creation';
+import { objectCodec, OPEN_DATA, type TaskData } from '../../tasks/codec';
+import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
 import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
-import type { TaskRow } from '../../tasks/view-row';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
 import { eraseCapabilities } from '../model-types';
@@ -16,6 +16,32 @@ interface UpstreamErase extends UpstreamTaskStatus {
 
 export const ERASE_TASK_KIND = 'erase';
 
+export interface EraseUsage {
+  readonly duration_seconds: number;
+}
+
+/** The result is the provider's own `result` object, shown to the client with the gateway's link in it. */
+/** Submitted by the submit job; the answer is the task as created. */
+export const ERASE_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/videos/erase-subtitle',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
+
+export const ERASE_TASK: TaskKindCodec<NormalizedEraseRequest, TaskData, EraseUsage> = {
+  kind: ERASE_TASK_KIND,
+  idPrefix: 'ers',
+  request: objectCodec<NormalizedEraseRequest>('subtitle erase request', { video_url: true, regions: true, duration_seconds: true, output: true, billed_seconds: true }),
+  result: OPEN_DATA,
+  usage: objectCodec<EraseUsage>('subtitle erase usage', { duration_seconds: true }),
+};
+
+type EraseTask = KindTask<NormalizedEraseRequest, TaskData, EraseUsage>;
+
 /**
  * Subtitle erase on an erase task API (create, poll by id, cancel). The erased video is archived
  * into the file store before the task succeeds; `video_url` and `result.video_url` are the same
@@ -23,17 +49,15 @@ export const ERASE_TASK_KIND = 'erase';
  * credentials). Billed per second of video: frozen for the declared duration (or the model's
  * default), settled for the duration the provider processed.
  */
-export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoUrlTtlMs: number; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedEraseRequest;
-  const taskPath = (task: TaskState) => `/videos/erase-subtitle/${encodeURIComponent(task.upstreamId!)}`;
+export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedEraseRequest, TaskData, EraseUsage> {
+  const taskPath = (task: EraseTask) => `/videos/erase-subtitle/${encodeURIComponent(task.upstreamId!)}`;
 
   return {
-    kind: ERASE_TASK_KIND,
-    idPrefix: 'ers',
+    ...ERASE_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: EraseTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = requestOf(task);
+      const r = task.request;
       const body = {
         model: eraseCapabilities(model).upstream_model ?? model.id,
         video_url: r.video_url,
@@ -44,13 +68,13 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
       return submitUpstreamTask(channel, '/videos/erase-subtitle', body, task);
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: EraseTask): Promise<UpstreamPoll<TaskData, EraseUsage>> {
       const t = await taskChannel(deps, task.model).channel.json<UpstreamErase>('GET', taskPath(task));
       const unsucceeded = unsucceededPoll(t);
       if (unsucceeded) return unsucceeded;
       const videoUrl = t.result?.video_url;
       if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
-      const duration = typeof t.result?.duration === 'number' && Number.isFinite(t.result.duration) && t.result.duration > 0 ? Math.ceil(t.result.duration) : requestOf(task).billed_seconds;
+      const duration = typeof t.result?.duration === 'number' && Number.isFinite(t.result.duration) && t.result.duration > 0 ? Math.ceil(t.result.duration) : task.request.billed_seconds;
       return {
         state: 'succeeded',
         result: t.result!,
@@ -59,7 +83,7 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
       };
     },
 
-    async cancelUpstream(task: TaskState) {
+    async cancelUpstream(task: EraseTask) {
       await cancelUpstreamTask(taskChannel(deps, task.model).channel, taskPath(task));
     },
 
@@ -67,12 +91,12 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
 
     succeedsBeforeArchive: () => false,
 
-    settlement(task: TaskState) {
-      const usage = task.usage as { duration_seconds: number };
+    settlement(task: EraseTask) {
+      const usage = recordedUsage(task);
       return { pricing: eraseCharge(pricingModel(deps.catalog, task), usage.duration_seconds), usage: { model: task.model, task_id: task.taskId, duration_seconds: usage.duration_seconds } };
     },
 
-    render(row: TaskRow, signer: UrlSigner) {
+    render(row: KindRow<NormalizedEraseRequest, TaskData, EraseUsage>, signer: UrlSigner) {
       return renderProcessingTask(row, {
         model: false,
         succeeded: () => {

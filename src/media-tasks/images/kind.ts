@@ -1,9 +1,9 @@
 import type { Catalog } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
-import type { TaskState } from '../../tasks/decider';
-import type { TaskKind, UpstreamPoll } from '../../tasks/kind';
+import type { CreationPolicy } from '../../tasks/creation';
+import { objectCodec } from '../../tasks/codec';
+import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../../tasks/kind';
 import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
-import type { TaskRow } from '../../tasks/view-row';
 import type { Upstreams } from '../../upstreams/registry';
 import { unixSeconds } from '../common';
 import { BASE_LAYER, imageSettlement, tokenUsageOf, upstreamImageBody, upstreamLayers, type ImageTokenUsage, type NormalizedImageRequest, type UpstreamImageItem } from './request';
@@ -25,6 +25,39 @@ const LAYER_ARTIFACT = /^layer_(\d+)_(\d+)_(.+)$/;
 
 export const IMAGE_TASK_KIND = 'image';
 
+export interface ImageTaskResult {
+  /** The provider's creation time (unix seconds), if it said. */
+  readonly created: number | null;
+  readonly images: number;
+}
+
+/** Images made, and for token-billed models their tokens. */
+export interface ImageTaskUsage extends Partial<ImageTokenUsage> {
+  readonly images?: number;
+}
+
+/** Submitted by the submit job; the answer is the task as created. */
+export const IMAGE_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/images/async',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
+
+export const IMAGE_TASK: TaskKindCodec<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> = {
+  kind: IMAGE_TASK_KIND,
+  idPrefix: 'imt',
+  request: objectCodec<ImageTaskRequest>('async image request', { prompt: true, n: true, size: true, response_format: true, output_format: true, billing: true }),
+  result: objectCodec<ImageTaskResult>('async image result', { created: true, images: true }),
+  usage: objectCodec<ImageTaskUsage>('async image usage', {}),
+};
+
+type ImageTask = KindTask<ImageTaskRequest, ImageTaskResult, ImageTaskUsage>;
+type ImageRow = KindRow<ImageTaskRequest, ImageTaskResult, ImageTaskUsage>;
+
 /**
  * Async images on an image task API (create, then poll by id). Each image is archived into the
  * file store before the task succeeds, so the result's links are the gateway's own signed URLs,
@@ -32,24 +65,21 @@ export const IMAGE_TASK_KIND = 'image';
  * Statuses: `queued` (with the gateway or the provider's queue), `processing` (the provider is
  * generating, or the gateway is storing the images), `succeeded`, `failed`.
  */
-export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as ImageTaskRequest;
-
+export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number; pollMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
   return {
-    kind: IMAGE_TASK_KIND,
-    idPrefix: 'imt',
+    ...IMAGE_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: ImageTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      return submitUpstreamTask(channel, '/images/tasks', upstreamImageBody(model, requestOf(task)), task);
+      return submitUpstreamTask(channel, '/images/tasks', upstreamImageBody(model, task.request), task);
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: ImageTask): Promise<UpstreamPoll<ImageTaskResult, ImageTaskUsage>> {
       const { model, channel } = taskChannel(deps, task.model);
       const t = await channel.json<UpstreamImageTask>('GET', `/images/tasks/${encodeURIComponent(task.upstreamId!)}`);
       const unsucceeded = unsucceededPoll(t);
       if (unsucceeded) return unsucceeded;
-      const r = requestOf(task);
+      const r = task.request;
       const items = (t.data ?? []).filter((d): d is UpstreamImageItem & { url: string } => typeof d?.url === 'string').slice(0, r.n);
       if (items.length === 0) return { state: 'failed', error: { code: 'no_images', message: 'the upstream returned no images' } };
       const tokens: ImageTokenUsage | null = r.billing === 'tokens' ? tokenUsageOf(model, r, items.length, t.usage) : null;
@@ -68,29 +98,29 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
     // The result links are the gateway's: the task succeeds once its images are stored.
     succeedsBeforeArchive: () => false,
 
-    settlement(task: TaskState) {
+    settlement(task: ImageTask) {
       const model = pricingModel(deps.catalog, task);
-      const usage = (task.usage ?? {}) as { images?: number } & Partial<ImageTokenUsage>;
+      const usage = task.usage ?? {};
       const images = usage.images ?? task.artifacts.filter((a) => a.name.startsWith('image_')).length;
-      const tokens = requestOf(task).billing === 'tokens' ? tokenUsageOf(model, requestOf(task), images, usage) : null;
-      const { pricing, usage: record } = imageSettlement(model, requestOf(task), images, tokens);
+      const tokens = task.request.billing === 'tokens' ? tokenUsageOf(model, task.request, images, usage) : null;
+      const { pricing, usage: record } = imageSettlement(model, task.request, images, tokens);
       return { pricing, usage: { ...record, task_id: task.taskId } };
     },
 
-    render(row: TaskRow, signer: UrlSigner) {
+    render(row: ImageRow, signer: UrlSigner) {
       return renderImageTask(row, signer, deps.imageUrlTtlMs);
     },
   };
 }
 
 /** The spec's async image task: `error` only when failed, `result` only when succeeded. */
-export function renderImageTask(row: TaskRow, signer: UrlSigner, ttlMs: number): Record<string, unknown> {
-  const r = row.request as unknown as ImageTaskRequest;
+function renderImageTask(row: ImageRow, signer: UrlSigner, ttlMs: number): Record<string, unknown> {
+  const r = row.request;
   const status = row.status === 'queued' ? 'queued' : row.status === 'running' ? 'processing' : row.status === 'succeeded' ? 'succeeded' : 'failed';
   const body: Record<string, unknown> = { id: row.task_id, status, model: row.model, created_at: unixSeconds(row.created_at) };
   if (status === 'failed') body.error = row.status === 'cancelled' ? 'the task was cancelled' : (row.error?.message ?? 'the task failed');
   if (status === 'succeeded') {
-    const usage = (row.usage ?? {}) as Partial<ImageTokenUsage>;
+    const usage = row.usage ?? {};
     const archived = row.archived ?? [];
     const images = archived.filter((a) => a.name.startsWith('image_')).sort((a, b) => Number(a.name.slice(6)) - Number(b.name.slice(6)));
     const link = (key: string) => signer.url(key, ttlMs).url;

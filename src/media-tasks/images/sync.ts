@@ -21,6 +21,7 @@ import {
   type ImageTokenUsage,
   type UpstreamImageItem,
 } from './request';
+import { recordFact } from '../../domain/facts';
 import type { Catalog } from '../../billing/catalog';
 import type { Config } from '../../config';
 import type { EventStore } from '../../eventstore/port';
@@ -137,7 +138,7 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
           at: now.toISOString(),
         },
       };
-      appended = await deps.store.append(generationStream(generationId), [{ ...event, metadata: { requestId: ctx.state.requestId } }], { expectedVersion: 'no_stream' });
+      appended = await recordFact(deps.store, generationStream(generationId), event, { expected: 'no_stream', metadata: { requestId: ctx.state.requestId } });
     } catch (err) {
       // Unrecorded, so never charged: nothing will link to these files (best-effort removal).
       await Promise.allSettled(images.flatMap((image) => [image, ...image.layerFiles]).map((file) => deps.files.delete(file.key)));

@@ -1,9 +1,9 @@
 import type { Catalog } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
-import type { TaskState } from '../../tasks/decider';
-import type { TaskKind, UpstreamPoll } from '../../tasks/kind';
+import type { CreationPolicy } from '../../tasks/creation';
+import { objectCodec } from '../../tasks/codec';
+import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
 import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
-import type { TaskRow } from '../../tasks/view-row';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
 import { podcastCapabilities } from '../model-types';
@@ -18,6 +18,39 @@ interface UpstreamPodcast extends UpstreamTaskStatus {
 
 export const PODCAST_TASK_KIND = 'podcast';
 
+export interface PodcastResult {
+  readonly audio_duration: number;
+  /** The audio tokens the provider reported (or the gateway counted), before the cap. */
+  readonly reported_output_audio_tokens: number;
+}
+
+/** The billed tokens, the audio ones capped at max_duration_seconds. */
+export interface PodcastUsage {
+  readonly input_text_tokens: number;
+  readonly output_audio_tokens: number;
+}
+
+/** Submitted by the submit job; the answer is the task as created. */
+export const PODCAST_CREATION: CreationPolicy = {
+  endpoint: 'POST /v1/audio/podcasts',
+  rateLimit: 'after_checks',
+  submission: 'background',
+  whenUnreachable: null,
+  whenRefused: null,
+  refusedParam: null,
+  status: 200,
+};
+
+export const PODCAST_TASK: TaskKindCodec<NormalizedPodcastRequest, PodcastResult, PodcastUsage> = {
+  kind: PODCAST_TASK_KIND,
+  idPrefix: 'pod',
+  request: objectCodec<NormalizedPodcastRequest>('podcast request', { text: true, topic: true, speakers: true, language: true, format: true, max_duration_seconds: true, input_tokens: true }),
+  result: objectCodec<PodcastResult>('podcast result', { audio_duration: true, reported_output_audio_tokens: true }),
+  usage: objectCodec<PodcastUsage>('podcast usage', { input_text_tokens: true, output_audio_tokens: true }),
+};
+
+type PodcastTask = KindTask<NormalizedPodcastRequest, PodcastResult, PodcastUsage>;
+
 const CONTENT_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mpeg' };
 
 function count(value: unknown): number | null {
@@ -30,17 +63,15 @@ function count(value: unknown): number | null {
  * (1 hour) from the read that issued it, refused with 403 afterwards. Billed by input text tokens
  * and output audio tokens, the latter capped at max_duration_seconds × audio_tokens_per_second.
  */
-export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audioUrlTtlMs: number; pollMs: number }): TaskKind {
-  const requestOf = (task: { request: Record<string, unknown> }) => task.request as unknown as NormalizedPodcastRequest;
-  const taskPath = (task: TaskState) => `/audio/podcasts/${encodeURIComponent(task.upstreamId!)}`;
+export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audioUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedPodcastRequest, PodcastResult, PodcastUsage> {
+  const taskPath = (task: PodcastTask) => `/audio/podcasts/${encodeURIComponent(task.upstreamId!)}`;
 
   return {
-    kind: PODCAST_TASK_KIND,
-    idPrefix: 'pod',
+    ...PODCAST_TASK,
 
-    async submit(task: TaskState) {
+    async submit(task: PodcastTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = requestOf(task);
+      const r = task.request;
       const body = {
         model: podcastCapabilities(model).upstream_model ?? model.id,
         ...(r.text !== null ? { text: r.text } : { topic: r.topic }),
@@ -52,14 +83,14 @@ export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audi
       return submitUpstreamTask(channel, '/audio/podcasts', body, task);
     },
 
-    async poll(task: TaskState): Promise<UpstreamPoll> {
+    async poll(task: PodcastTask): Promise<UpstreamPoll<PodcastResult, PodcastUsage>> {
       const { model, channel } = taskChannel(deps, task.model);
       const t = await channel.json<UpstreamPodcast>('GET', taskPath(task));
       const unsucceeded = unsucceededPoll(t);
       if (unsucceeded) return unsucceeded;
       const duration = typeof t.audio_duration === 'number' && Number.isFinite(t.audio_duration) && t.audio_duration > 0 ? t.audio_duration : null;
       if (!t.audio_url || duration === null) return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without audio' } };
-      const r = requestOf(task);
+      const r = task.request;
       // The one place the audio cap applies: the usage recorded here is what is billed and shown.
       const { reported_output_audio_tokens, ...usage } = billedPodcastUsage(
         model,
@@ -75,7 +106,7 @@ export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audi
       };
     },
 
-    async cancelUpstream(task: TaskState) {
+    async cancelUpstream(task: PodcastTask) {
       await cancelUpstreamTask(taskChannel(deps, task.model).channel, taskPath(task));
     },
 
@@ -83,31 +114,31 @@ export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audi
 
     succeedsBeforeArchive: () => false,
 
-    settlement(task: TaskState) {
+    settlement(task: PodcastTask) {
       const model = pricingModel(deps.catalog, task);
       // task.usage is already capped at max_duration_seconds (billedPodcastUsage, in poll).
-      const usage = task.usage as { input_text_tokens: number; output_audio_tokens: number };
-      const result = (task.result ?? {}) as { audio_duration?: number; reported_output_audio_tokens?: number };
+      const usage = recordedUsage(task);
+      const result = task.result;
       return {
         pricing: podcastCharge(model, usage.input_text_tokens, usage.output_audio_tokens),
         usage: {
           model: task.model,
           task_id: task.taskId,
           ...usage,
-          audio_duration: result.audio_duration ?? null,
-          reported_output_audio_tokens: result.reported_output_audio_tokens ?? usage.output_audio_tokens,
+          audio_duration: result?.audio_duration ?? null,
+          reported_output_audio_tokens: result?.reported_output_audio_tokens ?? usage.output_audio_tokens,
         },
       };
     },
 
-    render(row: TaskRow, signer: UrlSigner) {
+    render(row: KindRow<NormalizedPodcastRequest, PodcastResult, PodcastUsage>, signer: UrlSigner) {
       return renderProcessingTask(row, {
         model: true,
         succeeded: () => {
-          const usage = row.usage as { input_text_tokens: number; output_audio_tokens: number };
+          const usage = recordedUsage({ taskId: row.task_id, usage: row.usage });
           return {
             audio_url: archivedUrl(row, 'audio', signer, deps.audioUrlTtlMs),
-            audio_duration: (row.result as { audio_duration: number }).audio_duration,
+            audio_duration: row.result?.audio_duration,
             usage: { input_text_tokens: usage.input_text_tokens, output_audio_tokens: usage.output_audio_tokens },
           };
         },

@@ -34,8 +34,12 @@ export const DASHBOARD_DOCS: OperationDocs = {
   'GET /dashboard/api/session': {
     tag: 'dashboard',
     summary: 'The current dashboard session',
-    description: 'With the session cookie. 401 once it was signed out, expired, its key revoked or expired, or (operator) the admin token changed.',
-    responses: [{ status: 200, description: 'The session.', schema: SESSION_SCHEMA, example: SESSION_EXAMPLE }],
+    description:
+      'With the session cookie: 200. Without any cookie: 204 (not signed in). 401 (and the cookie cleared) once the session was signed out, expired, its key revoked or expired, or (operator) the admin token changed.',
+    responses: [
+      { status: 200, description: 'The session.', schema: SESSION_SCHEMA, example: SESSION_EXAMPLE },
+      { status: 204, description: 'No session cookie was sent.' },
+    ],
     errors: [400, 401],
   },
   'DELETE /dashboard/api/session': {

@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Pool } from 'pg';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
+import { tempDir } from '../src/db/database';
+import { ALL_MODEL_TYPES } from '../src/model-types';
+import { channelsServedBy } from '../src/upstreams/registry';
+import { fundedAccount } from './gateway-setup';
+import { autocannon, BODY, freePort, ROOT, SIMULATOR_MAIN, startProcess, stopProcess, TSX, waitUntilServing, type Contender, type Running } from './peer';
+import { printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';
+
+/**
+ * The cost of one non-streamed chat request through the gateway, in resources rather than in
+ * wall time (which a busy machine distorts): CPU time of the gateway process and of PostgreSQL
+ * per request, database transactions per request, and the gateway's resident memory before and
+ * after many requests. The gateway and the simulator run in their own processes, the load comes
+ * from autocannon in another. With BENCH_PROFILE_DIR set, the gateway runs under `--cpu-prof`
+ * and leaves its profile there (summarise it with bench/profile-summary.ts).
+ */
+
+export interface HotPathBenchOptions {
+  /** Requests per measured run. */
+  readonly requests: number;
+  readonly connections: readonly number[];
+  /** Requests of the memory run (in ten parts, RSS and heap after each); 0 skips it. */
+  readonly memoryRequests: number;
+}
+
+/** BENCH_HOTPATH_REQUESTS (20,000), BENCH_HOTPATH_CONNECTIONS (`1,64`), BENCH_MEMORY_REQUESTS (100,000; the goal speaks of 1,000,000). */
+export function hotPathOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): HotPathBenchOptions {
+  const requests = Number(env.BENCH_HOTPATH_REQUESTS ?? 20_000);
+  if (!Number.isInteger(requests) || requests < 100) throw new Error(`BENCH_HOTPATH_REQUESTS must be an integer >= 100, got ${env.BENCH_HOTPATH_REQUESTS}`);
+  const memoryRequests = Number(env.BENCH_MEMORY_REQUESTS ?? 100_000);
+  if (!Number.isInteger(memoryRequests) || memoryRequests < 0) throw new Error(`BENCH_MEMORY_REQUESTS must be an integer >= 0, got ${env.BENCH_MEMORY_REQUESTS}`);
+  const connections = (env.BENCH_HOTPATH_CONNECTIONS ?? '1,64').split(',').map((c) => Number(c.trim()));
+  if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_HOTPATH_CONNECTIONS must list positive integers, got ${env.BENCH_HOTPATH_CONNECTIONS}`);
+  return { requests, connections, memoryRequests };
+}
+
+/** The V8 heap in use, from the gateway's /metrics (prom-client's default metrics), MB. */
+async function heapUsedMb(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1]) / 1024 / 1024;
+}
+
+/**
+ * `requests` more requests in ten parts, the gateway's RSS and heap in use after each: memory
+ * that keeps growing part after part is a leak; a plateau is the heap settling.
+ */
+async function memoryRun(target: Contender, pid: number, connections: number, requests: number): Promise<string[]> {
+  const part = Math.ceil(requests / 10);
+  const start = { rss: rssMb(pid), heap: await heapUsedMb(target.url) };
+  const series: string[] = [];
+  let failed = 0;
+  for (let i = 1; i <= 10; i++) {
+    progress(`memory: part ${i} of 10, ${part} requests at ${connections} connection(s)`);
+    const r = await autocannon(target, connections, { amount: part });
+    failed += r.non2xx + r.errors;
+    series.push(`${(rssMb(pid) - start.rss).toFixed(1)}/${((await heapUsedMb(target.url)) - start.heap).toFixed(1)}`);
+  }
+  return [
+    `memory over ${(part * 10).toLocaleString('en-US')} more requests at ${connections} connection(s) (goal: RSS growth < 50 MB over 1,000,000), ` +
+      `growth in MB of RSS/heap in use after each tenth: ${series.join(', ')} (from ${start.rss.toFixed(1)} MB RSS, ${start.heap.toFixed(1)} MB heap)` +
+      (failed > 0 ? `; ${failed} requests FAILED` : ''),
+  ];
+}
+
+/** How long the idle gateway is watched. */
+const IDLE_MS = 5000;
+
+/** Resident set size of a process in MB, from /proc. */
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]);
+  return kb / 1024;
+}
+
+interface Counters {
+  readonly gatewayCpuMs: number;
+  readonly postgresCpuMs: number;
+  readonly transactions: number;
+}
+
+async function counters(pool: Pool, gatewayPid: number): Promise<Counters> {
+  // The statistics of a backend reach pg_stat_database when it goes idle (at most about a second later).
+  await new Promise((r) => setTimeout(r, 1500));
+  const { rows } = await pool.query<{ pids: number[]; xacts: string }>(
+    `SELECT (SELECT array_agg(pid) FROM pg_stat_activity WHERE datname = current_database()) AS pids,
+            (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS xacts`,
+  );
+  const postgresCpuMs = rows[0]!.pids.reduce((sum, pid) => sum + (processCpuMs(pid) ?? 0), 0);
+  return { gatewayCpuMs: processCpuMs(gatewayPid) ?? NaN, postgresCpuMs, transactions: Number(rows[0]!.xacts) };
+}
+
+export async function benchHotPath(db: BenchDatabase, report: (table: Table) => void = printTable, o: HotPathBenchOptions = hotPathOptionsFromEnv()): Promise<Table> {
+  const started: Running[] = [];
+  const dataDir = tempDir('gateway-bench-hotpath-');
+  try {
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(simPort), HOST: '127.0.0.1' });
+    started.push(sim);
+    await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200);
+
+    const gwPort = await freePort();
+    const adminToken = randomBytes(16).toString('hex');
+    const channels = channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
+    const profileDir = process.env.BENCH_PROFILE_DIR;
+    const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    const gateway = startProcess('gateway', [...profileArgs, ...TSX, path.join(ROOT, 'src/main.ts')], {
+      PORT: String(gwPort),
+      HOST: '127.0.0.1',
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      CHANNELS: JSON.stringify(channels),
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+    started.push(gateway);
+    const gwUrl = `http://127.0.0.1:${gwPort}`;
+    await waitUntilServing(gateway, `${gwUrl}/readyz`, {}, (s) => s === 200);
+    const account = await fundedAccount(gwUrl, adminToken, 'bench hot path');
+    const target: Contender = { name: 'this gateway', url: gwUrl, headers: { authorization: `Bearer ${account.key}` } };
+    const pid = gateway.child.pid!;
+
+    const warmup = Math.max(1000, Math.round(o.requests / 10));
+    progress(`warm-up: ${warmup} requests`);
+    await autocannon(target, Math.max(...o.connections), { amount: warmup });
+    const rssAfterWarmup = rssMb(pid);
+    // What the gateway does with no request at all (subscription polls, leases, the reconciler,
+    // job polling), per second: subtracted from each run, so a slow run does not count more of it.
+    const idleStart = await counters(db.pool, pid);
+    const idleT0 = Date.now();
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const idleEnd = await counters(db.pool, pid);
+    const idleS = (Date.now() - idleT0) / 1000;
+    const idle = {
+      gatewayCpuMs: (idleEnd.gatewayCpuMs - idleStart.gatewayCpuMs) / idleS,
+      postgresCpuMs: (idleEnd.postgresCpuMs - idleStart.postgresCpuMs) / idleS,
+      transactions: (idleEnd.transactions - idleStart.transactions) / idleS,
+    };
+    const rows: Measurement[] = [];
+    const notes: string[] = [];
+    let served = 0;
+    for (const connections of o.connections) {
+      progress(`${connections} connection(s): ${o.requests} requests`);
+      const before = await counters(db.pool, pid);
+      const t0 = Date.now();
+      const r = await autocannon(target, connections, { amount: o.requests });
+      const after = await counters(db.pool, pid);
+      const s = (Date.now() - t0) / 1000;
+      const ok = r['2xx'];
+      served += ok;
+      const failed = r.non2xx + r.errors;
+      const perRequest = (x: number) => (x / Math.max(ok, 1)).toFixed(2);
+      rows.push({
+        name: `${connections} connection(s)`,
+        ops: ok,
+        elapsedMs: r.duration * 1000,
+        opsPerSec: ok / r.duration,
+        p50Ms: r.latency.p50,
+        p99Ms: r.latency.p99,
+        maxMs: r.latency.max,
+        concurrency: connections,
+        note:
+          `CPU per request: gateway ${perRequest((after.gatewayCpuMs - before.gatewayCpuMs - idle.gatewayCpuMs * s) * 1000)} µs, ` +
+          `PostgreSQL ${perRequest((after.postgresCpuMs - before.postgresCpuMs - idle.postgresCpuMs * s) * 1000)} µs; ` +
+          `database transactions per request ${perRequest(after.transactions - before.transactions - idle.transactions * s)} (idle work subtracted)` +
+          (failed > 0 ? `; ${failed} requests FAILED (non-2xx ${r.non2xx}, errors ${r.errors})` : ''),
+      });
+    }
+    const rssEnd = rssMb(pid);
+    notes.push(`gateway RSS ${rssAfterWarmup.toFixed(1)} MB after ${warmup} warm-up requests, ${rssEnd.toFixed(1)} MB after ${served} more`);
+    if (o.memoryRequests > 0) notes.push(...(await memoryRun(target, pid, Math.max(...o.connections), o.memoryRequests)));
+    notes.push(
+      `idle gateway: ${idle.gatewayCpuMs.toFixed(1)} ms CPU/s in the gateway, ${idle.postgresCpuMs.toFixed(1)} ms CPU/s in PostgreSQL, ${idle.transactions.toFixed(1)} transactions/s`,
+      'CPU time from /proc (user + system) of the gateway process and of the bench database\'s backends; transactions from pg_stat_database',
+      'req/s and latency are wall-clock figures: meaningful only on a quiet machine',
+    );
+    const table: Table = { title: `One non-streamed chat request: resources per request (${o.requests} requests per row)`, rows, unit: 'req/s', notes };
+    report(table);
+    return table;
+  } finally {
+    for (const running of started.reverse()) await stopProcess(running);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,68 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { expect } from 'chai';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/**
+ * Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. No browser
+ * is downloaded; without one the browser suites fail, never skip.
+ */
+export function chromiumPath(): string {
+  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+  const found = candidates.find((p) => existsSync(p));
+  if (!found) throw new Error(`no Chromium found (looked at ${candidates.join(', ')}): install Debian's chromium package or set CHROMIUM_PATH`);
+  return found;
+}
+
+/** The web build the gateway serves at /dashboard (npm install builds it). */
+export function requireWebBuild(): void {
+  const index = path.resolve(__dirname, '../../web/dist/index.html');
+  if (!existsSync(index)) throw new Error(`the dashboard is not built (${index} is missing): run npm run build:web`);
+}
+
+/**
+ * Headless, with the flags this machine kind needs: no sandbox (CI runs as root), and no
+ * background networking, which a closed network refuses. Playwright gives each launch a fresh
+ * profile directory.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    chromiumSandbox: false,
+    args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A page that records every console error and uncaught exception, for `expectNoConsoleErrors`. */
+export interface WatchedPage {
+  readonly page: Page;
+  readonly context: BrowserContext;
+  readonly consoleErrors: string[];
+}
+
+export async function watchedPage(browser: Browser, options: { acceptDownloads?: boolean; locale?: string } = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ acceptDownloads: options.acceptDownloads ?? true, locale: options.locale ?? 'en-GB' });
+  const page = await context.newPage();
+  const consoleErrors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: uncaught ${error.message}`));
+  return { page, context, consoleErrors };
+}
+
+/** axe-core on the page as it is now: no violation of serious or critical impact. */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(
+    serious.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`),
+    `serious or critical accessibility violations on ${what}`,
+  ).to.deep.equal([]);
+}
+
+export function readDownload(file: string): string {
+  return readFileSync(file, 'utf8');
+}

@@ -1,0 +1,75 @@
+/**
+ * `npm run screenshots`: the dashboard's main pages as PNG files in docs/screenshots/, taken in
+ * Chromium from a gateway on a scratch database (DATABASE_URL, or the embedded server) with a
+ * little activity: credits, a chat call through the openai SDK, a second key.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { FIXED_CALL } from '../support/fixed-chat';
+import { startTestGateway, TEST_ADMIN_TOKEN } from '../support/gateway';
+import { mochaGlobalSetup, mochaGlobalTeardown } from '../support/global-fixture';
+import { launchBrowser, requireWebBuild } from './browser';
+
+const OUT = path.resolve(__dirname, '../../docs/screenshots');
+
+async function main(): Promise<void> {
+  requireWebBuild();
+  mkdirSync(OUT, { recursive: true });
+  await mochaGlobalSetup();
+  const gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+  const browser = await launchBrowser();
+  try {
+    const { key, accountId } = await gw.fundedAccount(125_000_000);
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    for (let i = 0; i < 3; i++) await client.chat.completions.create(FIXED_CALL);
+    await gw.api(key, 'POST', '/v1/account/keys', { name: 'reporting', allowed_models: ['chat-fast'], budget: { amount: 20_000_000, period: 'month' } });
+    await gw.api(key, 'POST', '/v1/account/webhook-secret');
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB' });
+    const page = await context.newPage();
+    const shoot = async (route: string, heading: string, file: string) => {
+      await page.goto(`${gw.url}/dashboard${route}`);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await page.waitForLoadState('networkidle');
+      await page.screenshot({ path: path.join(OUT, file), fullPage: true });
+      console.log(`wrote docs/screenshots/${file}`);
+    };
+    await page.goto(`${gw.url}/dashboard`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.screenshot({ path: path.join(OUT, 'sign-in.png') });
+    await page.getByLabel('API key or admin token').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await shoot('', 'Overview', 'overview.png');
+    await shoot('/ledger', 'Ledger', 'ledger.png');
+    await shoot('/keys', 'Keys', 'keys.png');
+    await shoot('/settings', 'Webhooks & settings', 'settings.png');
+    await shoot('/tasks', 'Tasks', 'tasks.png');
+
+    const operator = await (await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB' })).newPage();
+    await operator.goto(`${gw.url}/dashboard`);
+    await operator.getByLabel('API key or admin token').fill(TEST_ADMIN_TOKEN);
+    await operator.getByRole('button', { name: 'Sign in' }).click();
+    await operator.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    await operator.goto(`${gw.url}/dashboard/accounts/${accountId}`);
+    await operator.getByTestId('credit-form').waitFor();
+    await operator.waitForLoadState('networkidle');
+    await operator.screenshot({ path: path.join(OUT, 'operator-account.png'), fullPage: true });
+    console.log('wrote docs/screenshots/operator-account.png');
+    await operator.goto(`${gw.url}/dashboard/operations`);
+    await operator.getByRole('heading', { level: 1, name: 'Operations' }).waitFor();
+    await operator.waitForLoadState('networkidle');
+    await operator.screenshot({ path: path.join(OUT, 'operator-operations.png'), fullPage: true });
+    console.log('wrote docs/screenshots/operator-operations.png');
+  } finally {
+    await browser.close();
+    await gw.close();
+    await mochaGlobalTeardown();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,15 @@
+import type { EventStore, RecordedEvent } from '../../src/eventstore/port';
+
+/**
+ * The whole global log as a reader sees it now. A PostgreSQL reader stops below the oldest
+ * transaction still open on the server (any database of it), so a test that needs events it has
+ * just appended waits for them (waitFor) rather than reading once.
+ */
+export async function readToEnd(store: EventStore): Promise<RecordedEvent[]> {
+  const out: RecordedEvent[] = [];
+  for (;;) {
+    const batch = await store.readAll(out.length ? out[out.length - 1]!.position : null, 1000);
+    if (batch.length === 0) return out;
+    out.push(...batch);
+  }
+}

@@ -1,0 +1,72 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+interface Stage {
+  readonly from: string;
+  readonly name: string | null;
+  readonly instructions: { op: string; args: string }[];
+}
+
+/** The Dockerfile's stages and instructions (line continuations joined, comments dropped). */
+function stages(): Stage[] {
+  const text = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+  const out: Stage[] = [];
+  for (const line of text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))) {
+    const [, op, args] = /^(\w+)\s+(.*)$/.exec(line)!;
+    if (op!.toUpperCase() === 'FROM') {
+      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args!)!;
+      out.push({ from: m[1]!, name: m[2] ?? null, instructions: [] });
+    } else out[out.length - 1]!.instructions.push({ op: op!.toUpperCase(), args: args! });
+  }
+  return out;
+}
+
+/**
+ * No Docker engine runs here, so the image is checked by what its Dockerfile says: a build stage
+ * whose `npm ci` builds the dashboard (package.json's prepare script), a final stage with the
+ * built dashboard and no build tools, running as a non-root user that owns /data.
+ */
+describe('the Dockerfile builds the dashboard and runs as a non-root user owning /data', () => {
+  const [build, run] = stages();
+
+  it('has a build stage whose npm ci builds web/dist, then drops the development dependencies', () => {
+    expect(stages()).to.have.length(2);
+    expect(build!.name).to.equal('build');
+    const commands = build!.instructions.filter((i) => i.op === 'RUN').map((i) => i.args).join(' && ');
+    expect(commands).to.match(/npm ci\b/).and.match(/test -f web\/dist\/index\.html/).and.match(/npm prune --omit=dev/);
+    const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    expect(scripts.prepare).to.equal('npm run build:web');
+    expect(scripts['build:web']).to.include('vite build');
+    const copied = build!.instructions.filter((i) => i.op === 'COPY').map((i) => i.args);
+    expect(copied).to.include('web ./web');
+  });
+
+  it('copies the built dashboard and the pruned dependencies into the final stage, and only sources that exist', () => {
+    const copies = run!.instructions.filter((i) => i.op === 'COPY').map((i) => i.args);
+    expect(copies).to.include('--from=build /app/web/dist ./web/dist');
+    expect(copies).to.include('--from=build /app/node_modules ./node_modules');
+    for (const copy of [...build!.instructions, ...run!.instructions].filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))) {
+      const sources = copy.args.split(/\s+/).slice(0, -1);
+      for (const source of sources) expect(existsSync(path.join(ROOT, source)), `COPY ${source}`).to.equal(true);
+    }
+    expect(run!.instructions.some((i) => i.op === 'RUN' && /\bnpm (ci|install)\b/.test(i.args)), 'no install in the final stage').to.equal(false);
+  });
+
+  it('runs as the unprivileged node user, which owns the data directory', () => {
+    const ops = run!.instructions;
+    const user = ops.findIndex((i) => i.op === 'USER');
+    expect(ops[user]!.args).to.equal('node');
+    const owns = ops.findIndex((i) => i.op === 'RUN' && /mkdir -p \/data && chown node:node \/data/.test(i.args));
+    expect(owns, 'chown before USER').to.be.within(0, user - 1);
+    expect(ops.find((i) => i.op === 'ENV')!.args).to.include('DATA_DIR=/data');
+    expect(ops.find((i) => i.op === 'VOLUME')!.args).to.equal('/data');
+  });
+
+  it('keeps the local build output out of the build context', () => {
+    const ignored = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    expect(ignored).to.include.members(['node_modules', 'web/dist']);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * The dashboard's only way to the gateway: /dashboard/api with the session cookie (the browser
+ * sends it; no script can read it) and, on state changes, the session's CSRF token, kept in
+ * memory only. Errors keep the API's own body.
+ */
+export interface Session {
+  readonly kind: 'account' | 'operator';
+  readonly account_id?: string;
+  readonly key_id?: string;
+  readonly expires_at: string;
+  readonly csrf_token: string;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | null = null;
+let onSignedOut: () => void = () => undefined;
+
+export function rememberSession(session: Session | null): void {
+  csrfToken = session?.csrf_token ?? null;
+}
+
+/** Called when the gateway answers 401: the session ended (signed out elsewhere, key revoked, expired). */
+export function whenSessionEnds(handler: () => void): void {
+  onSignedOut = handler;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(`/dashboard/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  const parsed: unknown = text ? JSON.parse(text) : null;
+  if (!res.ok) {
+    const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
+    if (res.status === 401 && path !== '/session') onSignedOut();
+    throw new ApiFailure(res.status, error?.code ?? 'error', error?.message ?? `HTTP ${res.status}`);
+  }
+  return parsed as T;
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, body ?? {}),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
+  delete: (path: string) => request<void>('DELETE', path),
+};
+
+/** A CSV the API answers (ledger, statements), handed to the browser as a download. */
+export async function downloadCsv(path: string, filename: string): Promise<void> {
+  const res = await fetch(`/dashboard/api${path}`, { headers: { accept: 'text/csv' }, credentials: 'same-origin' });
+  if (!res.ok) throw new ApiFailure(res.status, 'download_failed', `HTTP ${res.status}`);
+  const url = URL.createObjectURL(await res.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
+}
+
+export interface ListBody<T> {
+  readonly object: 'list';
+  readonly data: T[];
+  readonly has_more: boolean;
+  readonly next_after: string | null;
+}

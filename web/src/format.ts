@@ -1,0 +1,48 @@
+/**
+ * Money arrives as integer minor units: 1 minor unit = 0.000001 CNY (src/billing/money.ts).
+ * It is shown in yuan by string arithmetic on the integer (never a binary fraction), with every
+ * non-zero decimal kept: at least two decimals, at most six, so nothing is rounded away.
+ */
+export const MINOR_DIGITS = 6;
+
+export function yuanText(minor: number): string {
+  if (!Number.isSafeInteger(minor)) throw new RangeError(`${minor} is not an integer of minor units`);
+  const digits = String(Math.abs(minor)).padStart(MINOR_DIGITS + 1, '0');
+  const whole = digits.slice(0, -MINOR_DIGITS).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  let fraction = digits.slice(-MINOR_DIGITS).replace(/0+$/, '');
+  if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
+  return `${minor < 0 ? '-' : ''}¥${whole}.${fraction}`;
+}
+
+/** Yuan typed by a person ("12.5", "0.000001") as minor units, exactly; null when it is not such a number. */
+export function parseYuan(text: string): number | null {
+  const m = /^\s*(\d{1,12})(?:\.(\d{0,6}))?\s*$/.exec(text);
+  if (!m) return null;
+  const minor = Number(m[1]!) * 10 ** MINOR_DIGITS + Number((m[2] ?? '').padEnd(MINOR_DIGITS, '0'));
+  return Number.isSafeInteger(minor) ? minor : null;
+}
+
+/** An instant shown in the account's time zone (IANA name), in the page's language. */
+export function dateTimeText(iso: string | null | undefined, timeZone: string, locale: string): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return new Intl.DateTimeFormat(locale, { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false }).format(date);
+}
+
+/** The calendar day (YYYY-MM-DD) an instant falls on in a time zone. */
+export function dayIn(date: Date, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(date);
+  const get = (type: string) => parts.find((p) => p.type === type)!.value;
+  return `${get('year')}-${get('month')}-${get('day')}`;
+}
+
+/** The month label (YYYY-MM) an instant falls in, in a time zone. */
+export function monthIn(date: Date, timeZone: string): string {
+  return dayIn(date, timeZone).slice(0, 7);
+}
+
+/** Minor units as a plain yuan number for a form field ("0.0015"): the inverse of parseYuan. */
+export function yuanInput(minor: number): string {
+  return yuanText(minor).replace(/[¥,]/g, '');
+}

@@ -1,0 +1,13 @@
+import { useI18n } from '../i18n';
+import { KeysPanel } from '../keys-panel';
+
+export function Keys() {
+  const { t } = useI18n();
+  return (
+    <>
+      <h1>{t('Keys')}</h1>
+      <p className="muted">{t('A new key can do at most what the key you signed in with can do; omitted limits are inherited from it.')}</p>
+      <KeysPanel listPath="/v1/account/keys" revokePath={(id) => `/v1/account/keys/${encodeURIComponent(id)}`} />
+    </>
+  );
+}

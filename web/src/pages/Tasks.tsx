@@ -1,0 +1,205 @@
+import { useState } from 'react';
+import { api, type ListBody } from '../api';
+import { useI18n } from '../i18n';
+import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+
+const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
+
+interface Attempt {
+  readonly attempt: number;
+  readonly at: string;
+  readonly ok: boolean;
+  readonly status_code: number | null;
+  readonly error: string | null;
+  readonly duration_ms: number;
+  readonly signature?: string | null;
+}
+interface Delivery {
+  readonly id: string;
+  readonly reason: string;
+  readonly status: string;
+  readonly requested_at: string;
+  readonly attempts: Attempt[];
+}
+interface Task {
+  readonly id: string;
+  readonly kind: string;
+  readonly model: string | null;
+  readonly status: string;
+  readonly created_at: string;
+  readonly finished_at: string | null;
+  readonly billing: { reserved: number; status: string; amount: number | null };
+  readonly error: unknown;
+  readonly detail: (Record<string, unknown> & { webhook?: { url: string; signed: boolean; deliveries: Delivery[] } | null }) | null;
+}
+
+/** Result links a task's own rendering carries (video_url, audio_url, result.data[].url …). */
+function links(detail: Task['detail']): string[] {
+  const found: string[] = [];
+  const visit = (value: unknown, key: string) => {
+    if (typeof value === 'string' && /url$/i.test(key) && /^https?:\/\//.test(value)) found.push(value);
+    else if (Array.isArray(value)) value.forEach((v) => visit(v, key));
+    else if (value && typeof value === 'object' && key !== 'webhook') for (const [k, v] of Object.entries(value)) visit(v, k);
+  };
+  visit(detail, '');
+  return [...new Set(found)];
+}
+
+function seconds(from: string, to: string | null): string {
+  return to ? `${Math.round((Date.parse(to) - Date.parse(from)) / 100) / 10} s` : '—';
+}
+
+export function Tasks() {
+  const { t } = useI18n();
+  const [kind, setKind] = useState('');
+  const [open, setOpen] = useState<string | null>(null);
+  const tasks = useLoad(() => api.get<ListBody<Task>>(`/v1/tasks?limit=50${kind ? `&kind=${kind}` : ''}`), [kind]);
+  const redeliver = useAction();
+  return (
+    <>
+      <h1>{t('Tasks')}</h1>
+      <Section title={t('Asynchronous tasks')}>
+        <form className="filters" onSubmit={(e) => e.preventDefault()}>
+          <Field label={t('Kind')}>
+            <select value={kind} onChange={(e) => setKind(e.target.value)}>
+              <option value="">{t('All')}</option>
+              {KINDS.map((k) => (
+                <option key={k} value={k}>
+                  {t(k)}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="button" onClick={tasks.reload}>
+            {t('Refresh')}
+          </button>
+        </form>
+        <ErrorNote error={tasks.error ?? redeliver.error} />
+        {!tasks.data ? (
+          <Loading />
+        ) : (
+          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+            <table data-testid="tasks-table">
+              <caption className="visually-hidden">{t('Asynchronous tasks')}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t('Task')}</th>
+                  <th scope="col">{t('Kind')}</th>
+                  <th scope="col">{t('Model')}</th>
+                  <th scope="col">{t('Status')}</th>
+                  <th scope="col">{t('Created')}</th>
+                  <th scope="col">{t('Took')}</th>
+                  <th scope="col" className="num">{t('Cost')}</th>
+                  <th scope="col">{t('Results')}</th>
+                  <th scope="col">{t('Webhook')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tasks.data.data.length === 0 && (
+                  <tr>
+                    <td colSpan={9} className="muted">{t('No tasks yet.')}</td>
+                  </tr>
+                )}
+                {tasks.data.data.map((task) => (
+                  <TaskRow key={task.id} task={task} open={open === task.id} onToggle={() => setOpen(open === task.id ? null : task.id)} onRedeliver={() =>
+                    redeliver.run(async () => {
+                      await api.post(`/v1/videos/generations/${encodeURIComponent(task.id)}/webhook/redeliver`);
+                      tasks.reload();
+                    })
+                  } />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+    </>
+  );
+}
+
+function TaskRow({ task, open, onToggle, onRedeliver }: { task: Task; open: boolean; onToggle: () => void; onRedeliver: () => Promise<void> }) {
+  const { t } = useI18n();
+  const webhook = task.detail?.webhook ?? null;
+  return (
+    <>
+      <tr data-task-id={task.id}>
+        <td className="mono">{task.id}</td>
+        <td>{t(task.kind)}</td>
+        <td>{task.model ?? '—'}</td>
+        <td>{t(task.status)}</td>
+        <td>
+          <When iso={task.created_at} />
+        </td>
+        <td>{seconds(task.created_at, task.finished_at)}</td>
+        <td className="num">
+          <Money minor={task.billing.amount ?? task.billing.reserved} />
+          {task.billing.amount === null && <span className="muted"> ({t('reserved')})</span>}
+        </td>
+        <td>
+          {links(task.detail).map((url, i) => (
+            <a key={url} href={url} target="_blank" rel="noreferrer">
+              {t('Result {n}', { n: i + 1 })}
+            </a>
+          ))}
+        </td>
+        <td>
+          {webhook && (
+            <button type="button" onClick={onToggle} aria-expanded={open}>
+              {t('Deliveries ({n})', { n: webhook.deliveries.length })}
+            </button>
+          )}
+        </td>
+      </tr>
+      {open && webhook && <Deliveries taskId={task.id} callback={webhook.url} signed={webhook.signed} onRedeliver={onRedeliver} />}
+    </>
+  );
+}
+
+/** A video's webhook deliveries, newest first, from GET /v1/videos/generations/{id}/webhook/deliveries. */
+function Deliveries({ taskId, callback, signed, onRedeliver }: { taskId: string; callback: string; signed: boolean; onRedeliver: () => Promise<void> }) {
+  const { t } = useI18n();
+  const deliveries = useLoad(() => api.get<ListBody<Delivery>>(`/v1/videos/generations/${encodeURIComponent(taskId)}/webhook/deliveries`), [taskId]);
+  return (
+    <tr>
+      <td colSpan={9}>
+        <p>
+          {t('Callback')}: <code>{callback}</code> · {signed ? t('signed') : t('unsigned')}{' '}
+          <button type="button" onClick={() => void onRedeliver().then(deliveries.reload)}>
+            {t('Redeliver')}
+          </button>
+        </p>
+        <ErrorNote error={deliveries.error} />
+        {deliveries.data && (
+          <table data-testid="deliveries">
+            <caption className="visually-hidden">{t('Webhook deliveries')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('Delivery')}</th>
+                <th scope="col">{t('Reason')}</th>
+                <th scope="col">{t('Status')}</th>
+                <th scope="col">{t('Attempts')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data.data.map((d) => (
+                <tr key={d.id}>
+                  <td className="mono">{d.id}</td>
+                  <td>{t(d.reason)}</td>
+                  <td>{t(d.status)}</td>
+                  <td>
+                    {d.attempts.map((a) => (
+                      <div key={a.attempt}>
+                        #{a.attempt} <When iso={a.at} /> {a.ok ? '✓' : '✗'} {a.status_code ?? a.error ?? ''} ({a.duration_ms} ms)
+                        {a.signature && <code className="signature"> {a.signature}</code>}
+                      </div>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,93 @@
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { ApiFailure } from './api';
+import { dateTimeText, yuanText } from './format';
+import { useI18n } from './i18n';
+import { useAccount } from './account-context';
+
+/** Loads data for a page; `reload` fetches again (after a change the page made). */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data: T | null; error: string | null; reload: () => void } {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [round, setRound] = useState(0);
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const run = useCallback(load, deps);
+  useEffect(() => {
+    let current = true;
+    run().then(
+      (value) => current && (setData(value), setError(null)),
+      (err: unknown) => current && setError(err instanceof Error ? err.message : String(err)),
+    );
+    return () => {
+      current = false;
+    };
+  }, [run, round]);
+  return { data, error, reload: () => setRound((r) => r + 1) };
+}
+
+/** Runs an action a button started; its failure is shown next to it, never thrown away. */
+export function useAction(): { busy: boolean; error: string | null; run: (action: () => Promise<void>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return {
+    busy,
+    error,
+    async run(action) {
+      setBusy(true);
+      setError(null);
+      try {
+        await action();
+      } catch (err) {
+        setError(err instanceof ApiFailure ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err));
+      } finally {
+        setBusy(false);
+      }
+    },
+  };
+}
+
+export function Money({ minor }: { minor: number | null | undefined }) {
+  if (minor === null || minor === undefined) return <span>—</span>;
+  return <span className="money">{yuanText(minor)}</span>;
+}
+
+/** An instant in the account's time zone (the operator's pages pass the zone of the account shown). */
+export function When({ iso, timeZone }: { iso: string | null | undefined; timeZone?: string }) {
+  const { locale } = useI18n();
+  const account = useAccount();
+  const zone = timeZone ?? account?.settings.timezone ?? 'UTC';
+  return <time dateTime={iso ?? undefined}>{dateTimeText(iso, zone, locale)}</time>;
+}
+
+export function ErrorNote({ error }: { error: string | null }) {
+  return error ? (
+    <p className="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  return (
+    <section className="card" aria-label={title}>
+      <div className="card-head">
+        <h2>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+export function Loading() {
+  const { t } = useI18n();
+  return <p className="muted">{t('Loading…')}</p>;
+}
+
+export function Field({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <label className="field">
+      <span>{label}</span>
+      {children}
+    </label>
+  );
+}
