@@ -1,7 +1,6 @@
 import type { PoolClient } from 'pg';
-import type { RecordedEvent } from '../src/eventstore/port';
 import type { Projection } from '../src/projections-runtime/consumer';
-import { defineProjection } from '../src/projections-runtime/define';
+import { defineProjection, type Recorded } from '../src/projections-runtime/define';
 import { accountIdOfStream, chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import type { Pricing } from '../src/billing/money';
 import { bulkValue, insertRows, rowsFrom, type BulkColumn } from '../src/projections-runtime/bulk';
@@ -136,7 +135,7 @@ class BatchChanges {
   private readonly closings = new Map<string, Closing>();
   private readonly refunds = new Map<string, number>();
 
-  add(event: RecordedEvent & AccountEvent): void {
+  add(event: Recorded<AccountEvent>): void {
     const accountId = accountIdOfStream(event.streamId);
     const line = (
       f: Pick<Entry, 'type' | 'amount' | 'available' | 'frozen' | 'description' | 'at'> & { reservationId?: string; reference?: string; context?: ChargeContext | null; pricing?: Pricing | null },

@@ -1,8 +1,8 @@
 import type { Catalog } from '../billing/catalog';
-import type { RecordedEvent } from '../eventstore/port';
 import { scheduleJob, type Job, type JobHandler, type JobOutcome } from '../jobs/queue';
 import type { Logger } from '../log';
 import type { Consumer } from '../projections-runtime/consumer';
+import { defineConsumer } from '../projections-runtime/define';
 import { isTerminal, type TaskState } from '../tasks/decider';
 import type { TaskEngine } from '../tasks/engine';
 import type { TaskEvent } from '../tasks/events';
@@ -33,19 +33,18 @@ export const MINUTES_JOB = {
 const MAX_SUMMARY_ATTEMPTS = 3;
 
 export function minutesProcessManager(settings: { summaryTimeoutMs: number }): Consumer {
-  return {
+  return defineConsumer<TaskEvent>()({
     name: 'minutes-process-manager',
-    eventTypes: new Set(['TaskUpstreamSucceeded']),
-    async apply(tx, raw) {
-      const event = raw as RecordedEvent & Extract<TaskEvent, { type: 'TaskUpstreamSucceeded' }>;
-      if (!raw.streamId.startsWith('minutes-') || event.data.stage !== SUMMARY_STAGE) return;
-      const stream = raw.streamId;
+    handles: ['TaskUpstreamSucceeded'],
+    async apply(tx, event) {
+      if (!event.streamId.startsWith('minutes-') || event.data.stage !== SUMMARY_STAGE) return;
+      const stream = event.streamId;
       const at = new Date(event.data.at);
       const deadline = new Date(at.getTime() + settings.summaryTimeoutMs);
       await scheduleJob(tx, MINUTES_JOB.summary, stream, { stream, deadline: deadline.toISOString() }, at);
       await scheduleJob(tx, MINUTES_JOB.summaryTimeout, stream, { stream }, deadline);
     },
-  };
+  });
 }
 
 /** What the report's metadata comes from: the request only (recordedAt is never the creation time). */

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { DomainEvent } from '../domain/decider';
 import type { RecordedEvent } from '../eventstore/port';
-import type { Projection } from './consumer';
+import type { Consumer, Projection } from './consumer';
 
 /**
  * A recorded event of the union `E`, its `type` and `data` narrowed together: a `switch` on
@@ -12,36 +12,42 @@ export type Recorded<E extends DomainEvent> = E extends DomainEvent ? Omit<Recor
 /** The recorded events of `E` whose type is one of `T`. */
 export type RecordedOf<E extends DomainEvent, T extends E['type']> = Recorded<Extract<E, { type: T }>>;
 
-interface ProjectionIdentity<T extends string> {
-  /** Checkpoint and lease name; never rename a shipped projection (it would replay from zero). */
+interface ConsumerIdentity<T extends string> {
+  /** Checkpoint and lease name; never rename a shipped consumer (it would replay from zero). */
   readonly name: string;
-  readonly tables: readonly string[];
-  readonly ddl: string;
   /** The event types it folds; only these reach its handler, others only advance its checkpoint. */
   readonly handles: readonly T[];
 }
 
-interface EachEvent<E extends DomainEvent, T extends E['type']> extends ProjectionIdentity<T> {
+interface EachEvent<E extends DomainEvent, T extends E['type']> extends ConsumerIdentity<T> {
   apply(tx: PoolClient, event: RecordedOf<E, T>): Promise<void>;
   readonly applyBatch?: never;
 }
 
-interface WholeBatch<E extends DomainEvent, T extends E['type']> extends ProjectionIdentity<T> {
+interface WholeBatch<E extends DomainEvent, T extends E['type']> extends ConsumerIdentity<T> {
   /** A run of its events, in log order (see BatchConsumer). */
   applyBatch(tx: PoolClient, events: readonly RecordedOf<E, T>[]): Promise<void>;
   readonly apply?: never;
 }
 
+type ConsumerSpec<E extends DomainEvent, T extends E['type']> = EachEvent<E, T> | WholeBatch<E, T>;
+
+interface ReadModel {
+  /** Tables it owns, unqualified (see Projection). */
+  readonly tables: readonly string[];
+  readonly ddl: string;
+}
+
 /**
- * Defines a projection over the event union `E` (one stream's, or several streams' joined with
- * `|`): `handles` may only name types of `E`, and the handler sees exactly those, typed. Called in
- * two steps so that `E` is given and the handled types are inferred:
+ * Defines a consumer (a process manager) over the event union `E` (one stream's, or several
+ * streams' joined with `|`): `handles` may only name types of `E`, and the handler sees exactly
+ * those, typed. Called in two steps so that `E` is given and the handled types are inferred:
  *
- *   defineProjection<AccountEvent>()({ name, tables, ddl, handles: ['CreditAdded'], async apply(tx, event) { … } })
+ *   defineConsumer<TaskEvent>()({ name, handles: ['TaskSubmitted'], async apply(tx, event) { … } })
  */
-export function defineProjection<E extends DomainEvent>() {
-  return <const T extends E['type']>(spec: EachEvent<E, T> | WholeBatch<E, T>): Projection => {
-    const identity = { name: spec.name, tables: spec.tables, ddl: spec.ddl, eventTypes: new Set<string>(spec.handles) };
+export function defineConsumer<E extends DomainEvent>() {
+  return <const T extends E['type']>(spec: ConsumerSpec<E, T>): Consumer => {
+    const identity = { name: spec.name, eventTypes: new Set<string>(spec.handles) };
     // The runner hands a consumer only the events of its `eventTypes` (applyEvents), and a type
     // names one shape in the log: this is the one place a recorded event meets its static type.
     if (spec.applyBatch) {
@@ -51,4 +57,13 @@ export function defineProjection<E extends DomainEvent>() {
     const apply = spec.apply;
     return { ...identity, apply: (tx, event) => apply(tx, event as RecordedOf<E, T>) };
   };
+}
+
+/** A consumer that owns read models (see Projection), defined as with defineConsumer. */
+export function defineProjection<E extends DomainEvent>() {
+  return <const T extends E['type']>(spec: ConsumerSpec<E, T> & ReadModel): Projection => ({
+    ...defineConsumer<E>()<T>(spec),
+    tables: spec.tables,
+    ddl: spec.ddl,
+  });
 }

@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../eventstore/port';
 import { scheduleJob } from '../jobs/queue';
 import type { Consumer } from '../projections-runtime/consumer';
+import { defineConsumer } from '../projections-runtime/define';
 import { TASK_EVENT_TYPES, type TaskEvent } from './events';
 
 export const JOB = {
@@ -17,13 +17,12 @@ export const JOB = {
  * times derive from event times, so a replay schedules the same timers.
  */
 export function taskProcessManager(settings: { taskPollMs: number; webhookRetryDelaysMs: readonly number[] }): Consumer {
-  return {
+  return defineConsumer<TaskEvent>()({
     name: 'task-process-manager',
-    eventTypes: new Set(TASK_EVENT_TYPES),
-    async apply(tx, raw) {
-      const event = raw as RecordedEvent & TaskEvent;
-      const stream = raw.streamId;
-      const at = new Date((event.data as { at: string }).at);
+    handles: TASK_EVENT_TYPES,
+    async apply(tx, event) {
+      const stream = event.streamId;
+      const at = new Date(event.data.at);
       switch (event.type) {
         case 'TaskSubmitted':
           return scheduleJob(tx, JOB.submit, stream, { stream }, event.data.submitAt ? new Date(event.data.submitAt) : at);
@@ -47,5 +46,5 @@ export function taskProcessManager(settings: { taskPollMs: number; webhookRetryD
           return;
       }
     },
-  };
+  });
 }
