@@ -66,6 +66,9 @@ async function memoryRun(target: Contender, pid: number, connections: number, re
   ];
 }
 
+/** How long the gateway is left after a run before its counters are read. */
+const SETTLE_MS = 4000;
+
 /** How long the idle gateway is watched. */
 const IDLE_MS = 5000;
 
@@ -83,8 +86,10 @@ interface Counters {
 }
 
 async function counters(pool: Pool, gatewayPid: number): Promise<Counters> {
-  // The statistics of a backend reach pg_stat_database when it goes idle (at most about a second later).
-  await new Promise((r) => setTimeout(r, 1500));
+  // The read models and process managers finish the run's backlog (about a second after the load
+  // stops; that work belongs to the run), and a backend's statistics reach pg_stat_database when
+  // it goes idle.
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
   const { rows } = await pool.query<{ pids: number[]; xacts: string }>(
     `SELECT (SELECT array_agg(pid) FROM pg_stat_activity WHERE datname = current_database()) AS pids,
             (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS xacts`,

@@ -15,7 +15,7 @@ import { WebhookSender } from './webhooks/deliver';
 import { ApiKeyCache } from './accounts/key-cache';
 import { AccountService, type AccountCommands, type AuthenticatedKey } from './accounts/service';
 import type { Config } from './config';
-import { openDatabase, type Database } from './db/database';
+import { createPool, openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
@@ -45,6 +45,8 @@ import { registerStateGauges } from './metrics/state-gauges';
 import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
+import { auditRouter } from './http/routes/audit';
+import { AuditRuns } from './audit-runs/service';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore } from './storage';
@@ -205,7 +207,14 @@ function startWorkers(services: Services, runners: ReadonlyMap<string, ConsumerR
 }
 
 /** The HTTP application: the features' routers behind the route guard, with the operator's endpoints. */
-function buildHttp(services: Services, features: readonly Feature[], adminToken: string, readiness: () => Promise<Readiness>, runners: ReadonlyMap<string, ConsumerRunner>) {
+function buildHttp(
+  services: Services,
+  features: readonly Feature[],
+  adminToken: string,
+  readiness: () => Promise<Readiness>,
+  runners: ReadonlyMap<string, ConsumerRunner>,
+  audits: AuditRuns,
+) {
   const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer } = services;
   return createApp({
     logger,
@@ -217,7 +226,7 @@ function buildHttp(services: Services, features: readonly Feature[], adminToken:
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    adminRouters: [droppedWebhooksRouter(pool)],
+    adminRouters: [droppedWebhooksRouter(pool), auditRouter(audits)],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
@@ -244,6 +253,8 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const features = (options.features ?? []).map((feature) => feature.build(services));
   const { leases, reconciler, webhooks, jobs } = startWorkers(services, runners, features);
 
+  // An audit's replay holds a few connections for its whole run: they come from pools of its own.
+  const audits = new AuditRuns({ pool, openPool: (size) => createPool(database.url, size), store, projections: allProjections, logger, clock: services.clock });
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir, (line) => process.stdout.write(line + '\n'));
   let lifecycle: string | null = 'starting';
   const readiness = (): Promise<Readiness> =>
@@ -257,7 +268,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       },
       jobsProblem: () => jobs.problem,
     });
-  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners);
+  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners, audits);
   const keyCacheFollower = keyCache.follow(store, logger);
   const inFlight = new InFlightRequests();
   const server = port.server;
@@ -299,6 +310,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await closed;
       for (const feature of features) await feature.stop?.();
       await jobs.stop();
+      await audits.stop();
       await webhooks.close();
       await reconciler.stop();
       await Promise.all([...runners.values()].map((r) => r.stop()));

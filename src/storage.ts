@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { auditRunMigrations } from './audit-runs/schema';
 import type { Config } from './config';
 import { EventStoreDbEventStore } from './eventstore/eventstoredb/store';
 import type { EventStore } from './eventstore/port';
@@ -7,7 +8,7 @@ import { PostgresEventStore } from './eventstore/postgres/store';
 import { runtimeMigrations } from './projections-runtime/schema';
 
 /** Every schema migration of the gateway's own tables; the gateway and the CLI tools apply them. */
-export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations];
+export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations];
 
 /** The event store CONFIG selects: PostgreSQL (the default) or EventStoreDB. */
 export function createEventStore(config: Config, pool: Pool): EventStore {

@@ -34,7 +34,6 @@ export interface AssetGroupsDeps {
   readonly config: Pick<Config, 'projectionWaitMs' | 'fileUrlAllowPrivateTargets'>;
 }
 
-
 const GROUP_VIEWS = ['asset-groups'];
 
 /**

@@ -33,7 +33,6 @@ export type MediaTaskDeps = TaskReadDeps &
     readonly config: Pick<Config, 'pollMinIntervalMsImage' | 'pollMinIntervalMsPodcast' | 'pollMinIntervalMsErase' | 'fileUrlAllowPrivateTargets'>;
   };
 
-
 /**
  * Images (sync, async, gallery), podcasts and subtitle erase. Creation endpoints reserve the
  * estimate and record the task (Idempotency-Key honoured); status endpoints answer the spec's

@@ -30,12 +30,6 @@ export interface MinutesRouteDeps {
   readonly rateLimiter: Pick<RateLimiter, 'take'>;
 }
 
-
-/**
- * The creator submits to the provider inline, to answer 400/502 with the provider's verdict; the
- * submit job is the safety net for a crash in between and runs this much later.
- */
-
 /** POST /v1/audio/minutes, GET /v1/audio/minutes/{taskId}, GET /v1/audio/minutes (errors in shape B). */
 export function minutesRouter(deps: MinutesRouteDeps, probe: FileProbe): Router<GatewayState> {
   const router = shapedRouter('minutes', { prefix: '/v1/audio/minutes', prefixes: ['/v1/audio/minutes'] });

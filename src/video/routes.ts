@@ -29,7 +29,6 @@ export interface VideoRouteDeps {
   readonly config: Pick<Config, 'webhookAllowPrivateTargets'>;
 }
 
-
 /** The spec's cap on a video creation body. */
 export const VIDEO_BODY_LIMIT = 5 * 1024 * 1024;
 

@@ -1,3 +1,5 @@
+import { TEST_ADMIN_TOKEN } from '../support/gateway';
+
 /**
  * What the fuzz suite drives: every POST and PATCH route the gateway registers, with the statuses
  * its error answers may have, the error shape they must be in, and a valid body to start bad ones
@@ -50,6 +52,10 @@ export const ERROR_STATUSES = {
   accountSettings: [400, 401, 429],
   /** Body-less actions (webhook secret rotation, catalog reload): only authentication can fail. */
   bodiless: [401],
+  /** POST /admin/v1/audit: body-less; 409 `audit_running` while an audit runs. */
+  audit: [401, 409],
+  /** docs/dashboard.md: sign-in with a bad body 400, a wrong secret 401, a locked-out address 429. */
+  dashboardSession: [400, 401, 429],
 } as const satisfies Record<string, readonly number[]>;
 
 /** What a case may use to build paths and bodies: the live gateway's account and simulator. */
@@ -71,6 +77,8 @@ export interface FuzzTarget {
   readonly params?: (env: FuzzEnv) => Record<string, string>;
   /** A success leaves nothing running: what it does to the account is done when it answers. */
   readonly quiet?: boolean;
+  /** The credential is a member of the body (dashboard sign-in): a mutated body may fairly be a 401. */
+  readonly credentialInBody?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -167,7 +175,11 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     quiet: true,
   },
   { method: 'POST', route: '/admin/v1/accounts/:id/webhook-secret', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, params: account , quiet: true },
+  // The audit a success starts only reads (the log and the read models): quiet for the money checks.
+  { method: 'POST', route: '/admin/v1/audit', auth: 'admin', statuses: S.audit, shape: 'openai', body: { kind: 'none' }, quiet: true },
   { method: 'POST', route: '/admin/v1/catalog/reload', auth: 'admin', statuses: S.bodiless, shape: 'openai', body: { kind: 'none' } , quiet: true },
+  // The secret travels in the body (the Bearer header is ignored); the fuzz gateway's lockout is off, so wrong secrets stay 401.
+  { method: 'POST', route: '/dashboard/api/session', auth: 'admin', statuses: S.dashboardSession, shape: 'openai', body: json(JSON_LIMIT, () => ({ secret: TEST_ADMIN_TOKEN })), quiet: true, credentialInBody: true },
 ];
 
 export const targetKey = (method: string, route: string) => `${method} ${route}`;

@@ -27,7 +27,9 @@ describe('chat completions and the Responses interface through the openai SDK @i
   let key: string;
 
   before(async () => {
-    gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '800', RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200' });
+    // The upstream deadline ends the stall tests; it is long enough that a busy machine's ordinary
+    // calls (many at once in the ledger test) stay within it.
+    gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '3000', RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200' });
     ({ accountId, key } = await gw.fundedAccount(100_000_000));
     client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
@@ -133,7 +135,7 @@ describe('chat completions and the Responses interface through the openai SDK @i
       });
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
-      // The stall idles until the suite's 800 ms upstream deadline; pings go out every 200 ms idle.
+      // The stall idles until the suite's 3 s upstream deadline; pings go out every 200 ms idle.
       return res.text();
     });
     const lines = text.split('\n').filter((line) => line !== '');

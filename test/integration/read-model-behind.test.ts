@@ -28,7 +28,11 @@ describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integr
     expect(res.status).to.equal(503);
     expect(res.headers.get('retry-after')).to.equal('1');
     expect(res.body.error).to.deep.include({ code: 'read_model_behind', message: `credit topup-behind of ${accountId} was recorded, but its view is still catching up; retry shortly` });
-    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 700, frozen: 0, currency: 'CNY' });
+    const credited = await waitFor('the balance view to fold the credit', async () => {
+      const balance = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+      return balance.available !== 0 ? balance : null;
+    });
+    expect(credited).to.deep.equal({ available: 700, frozen: 0, currency: 'CNY' });
     const again = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });
     expect(again.status).to.equal(503);
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(700);

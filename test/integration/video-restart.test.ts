@@ -14,7 +14,7 @@ import { videoRoutes } from '../../simulator/video';
 import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
 import { testTempDir } from '../support/temp-dirs';
-import { waitFor as waitWithin } from '../support/wait';
+import { WAIT_LIMIT_MS, waitFor as waitWithin } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN = 'restart-admin-token';
@@ -33,7 +33,7 @@ class GatewayProcess {
       env: { ...process.env, ...this.env, PORT: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + WAIT_LIMIT_MS;
     for (;;) {
       try {
         if ((await fetch(`${this.url}/healthz`)).ok) return;

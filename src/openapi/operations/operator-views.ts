@@ -22,4 +22,19 @@ export const OPERATOR_VIEW_DOCS: OperationDocs = {
     responses: [{ status: 200, description: 'A page of dropped deliveries, each with its task.', schema: 'DroppedWebhookList' }],
     errors: [...GUARD_ERRORS],
   },
+  'POST /admin/v1/audit': {
+    tag: 'admin',
+    summary: 'Run the audit of `npm run audit` in the background',
+    description:
+      'Replays the log against every read model and checks the ledger invariants, as `npm run audit` does, in the gateway, on connections of its own. ' +
+      'Answers at once with the run; `GET /admin/v1/audit` shows it running, then its result. One audit at a time across gateway processes.',
+    responses: [{ status: 202, description: 'The run, started.', schema: 'AuditRun' }],
+    errors: [...GUARD_ERRORS, 409],
+  },
+  'GET /admin/v1/audit': {
+    tag: 'admin',
+    summary: 'The audit running now, if any, and the last one that finished',
+    responses: [{ status: 200, description: '`{object: "audit", running, last}`, each a run or null.', schema: 'AuditStatus' }],
+    errors: [...GUARD_ERRORS],
+  },
 };
