@@ -99,12 +99,15 @@ describe('reconciler, audit and rebuild @integration', () => {
       for (const p of allProjections) for (const t of p.tables) out[t] = (await gw.pool.query(`SELECT * FROM ${READ_MODEL_SCHEMA}.${t} ORDER BY 1, 2`)).rows;
       return out;
     };
+    // Every read model at the head first: the ledger alone being there says nothing of the others.
+    const atHead = async () => expect(await gw.progress.waitFor((await gw.store.headPosition())!, allProjections.map((p) => p.name), 60_000), 'every read model at the head').to.equal(true);
+    await atHead();
     const before = await snapshot();
     const env = { ...process.env, DATABASE_URL: (gw as unknown as { database: { url: string } }).database.url, LOG_LEVEL: 'silent' };
     const out = await run('npx', ['tsx', 'src/cli/rebuild.ts'], { env });
     expect(out.stdout).to.include(`rebuilt ${allProjections.map((p) => p.name).join(', ')}`);
     // The live gateway replays too (it sees its checkpoints reset); wait until it is at the head.
-    await gw.progress.waitFor((await gw.store.headPosition())!, allProjections.map((p) => p.name), 10_000);
+    await atHead();
     expect(await snapshot()).to.deep.equal(before);
     await gw.expectAuditClean();
   });
