@@ -15,15 +15,10 @@ import type { DomainEvent } from './decider';
 export function recordFact<E extends DomainEvent>(
   store: Pick<EventStore, 'append'>,
   streamId: string,
-  facts: E | readonly E[],
+  fact: E,
   options: { readonly expected: ExpectedVersion; readonly metadata?: EventMetadata },
 ): Promise<AppendResult> {
-  const events = (Array.isArray(facts) ? facts : [facts]) as readonly E[];
   // The request's ambient metadata (e.g. the dashboard session), as the command handler adds it.
   const metadata = { ...ambientMetadata(), ...options.metadata };
-  return store.append(
-    streamId,
-    events.map((e) => ({ type: e.type, data: e.data, metadata })),
-    { expectedVersion: options.expected },
-  );
+  return store.append(streamId, [{ type: fact.type, data: fact.data, metadata }], { expectedVersion: options.expected });
 }

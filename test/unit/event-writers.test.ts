@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { recordFact } from '../../src/domain/facts';
+import { withAmbientMetadata } from '../../src/eventstore/ambient-metadata';
+import type { EventStore } from '../../src/eventstore/port';
 
 const SRC = path.resolve(__dirname, '../../src');
 
@@ -36,5 +39,28 @@ describe('who writes events', () => {
       .filter((file) => /\.append\(/.test(fs.readFileSync(file, 'utf8')))
       .map((file) => path.relative(SRC, file));
     expect(offenders).to.deep.equal([]);
+  });
+});
+
+describe('recordFact', () => {
+  it('appends the one fact with its expected version, the request\'s ambient metadata under the given', async () => {
+    const calls: Parameters<EventStore['append']>[] = [];
+    const store: Pick<EventStore, 'append'> = {
+      append: async (...args) => {
+        calls.push(args);
+        return { nextExpectedVersion: 0, position: { major: 1n, minor: 0n } };
+      },
+    };
+    const fact = { type: 'SearchResultCached' as const, data: { key: 'k' } };
+    const result = await withAmbientMetadata(
+      () => ({ via: 'dashboard', session_id: 's1' }),
+      () => recordFact(store, 'search-k', fact, { expected: 'no_stream', metadata: { requestId: 'req_1', session_id: 's2' } }),
+    );
+    expect(result).to.deep.equal({ nextExpectedVersion: 0, position: { major: 1n, minor: 0n } });
+    expect(calls).to.deep.equal([
+      ['search-k', [{ type: 'SearchResultCached', data: { key: 'k' }, metadata: { via: 'dashboard', session_id: 's2', requestId: 'req_1' } }], { expectedVersion: 'no_stream' }],
+    ]);
+    await recordFact(store, 'search-k', fact, { expected: 'any' });
+    expect(calls[1]).to.deep.equal(['search-k', [{ type: 'SearchResultCached', data: { key: 'k' }, metadata: {} }], { expectedVersion: 'any' }]);
   });
 });
