@@ -1,5 +1,6 @@
-import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
+import Ajv, { type ErrorObject, type FormatDefinition, type JSONSchemaType, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import { ApiError } from './errors';
 
 /**
@@ -8,6 +9,12 @@ import { ApiError } from './errors';
  */
 export const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: true, strictRequired: false });
 addFormats(ajv);
+/**
+ * An instant is one a JavaScript Date can hold: RFC 3339 also allows a leap second (23:59:60),
+ * which Date cannot, and every handler turns the instants it is given into Dates.
+ */
+const rfc3339DateTime = fullFormats['date-time'] as FormatDefinition<string> & { validate: (text: string) => boolean };
+ajv.addFormat('date-time', { ...rfc3339DateTime, validate: (text: string) => rfc3339DateTime.validate(text) && !Number.isNaN(Date.parse(text)) });
 
 export type { JSONSchemaType };
 

@@ -243,6 +243,8 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await page.getByLabel('API key or admin token').fill(TEST_ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    await expectAccessible(page, 'the operator\'s accounts page');
     const name = (await gw.api(account.key, 'GET', '/v1/account')).body.name as string;
     await page.getByLabel('Search by name').fill(name);
     await page.getByRole('button', { name: 'Search' }).click();
@@ -274,6 +276,11 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await page.waitForLoadState('networkidle');
     await expectAccessible(page, 'the operations page');
     expect(await page.getByTestId('catalog-table').textContent()).to.include('chat-fast');
+    await page.getByRole('button', { name: 'Run the audit' }).click();
+    await waitFor('the audit to pass', async () => {
+      await open(page, '/operations', 'Operations');
+      return (await page.getByTestId('audit-last').textContent({ timeout: 2000 }).catch(() => ''))?.includes('passed');
+    }, 90_000, 500);
     await page.getByRole('button', { name: 'Reload the catalog' }).click();
     await page.getByText(/models in the catalog/).waitFor();
     expect(operator.consoleErrors).to.deep.equal([]);

@@ -21,6 +21,15 @@ interface CatalogModel {
   readonly channel: string;
   readonly available: boolean;
 }
+interface AuditRun {
+  readonly id: string;
+  readonly status: 'running' | 'passed' | 'failed' | 'error' | 'abandoned';
+  readonly started_at: string;
+  readonly finished_at: string | null;
+  readonly duration_ms: number | null;
+  readonly report: { ok: boolean; eventsInLog: number; mismatches: string[]; invariantViolations: string[]; lagging: string[]; staleReservations: unknown[] } | null;
+  readonly error: string | null;
+}
 interface Job {
   readonly kind: string;
   readonly key: string;
@@ -36,6 +45,8 @@ export function Operations() {
   const jobs = useLoad(() => api.get<{ data: Job[] }>('/admin/v1/jobs?failing=true'), []);
   const dropped = useLoad(() => api.get<{ data: DroppedDelivery[] }>('/admin/v1/webhooks/dropped?limit=50'), []);
   const models = useLoad(() => api.get<{ data: CatalogModel[] }>('/admin/v1/catalog'), []);
+  const audit = useLoad(() => api.get<{ running: AuditRun | null; last: AuditRun | null }>('/admin/v1/audit'), []);
+  const runAudit = useAction();
   const reload = useAction();
   const [catalog, setCatalog] = useState<{ models: number; unavailable: string[] } | null>(null);
   return (
@@ -105,6 +116,63 @@ export function Operations() {
               </tbody>
             </table>
           </div>
+        )}
+      </Section>
+      <Section
+        title={t('Audit')}
+        actions={
+          <button
+            type="button"
+            disabled={runAudit.busy || !!audit.data?.running}
+            onClick={() =>
+              runAudit.run(async () => {
+                await api.post('/admin/v1/audit');
+                audit.reload();
+              })
+            }
+          >
+            {t('Run the audit')}
+          </button>
+        }
+      >
+        <p>{t('The audit replays the whole log into a scratch copy of every read model, compares them with the live ones and checks the ledger invariants.')}</p>
+        <ErrorNote error={audit.error ?? runAudit.error} />
+        {audit.data?.running && (
+          <p role="status">
+            {t('Running since')} <When iso={audit.data.running.started_at} timeZone="UTC" />{' '}
+            <button type="button" onClick={audit.reload}>
+              {t('Refresh')}
+            </button>
+          </p>
+        )}
+        {audit.data && !audit.data.last && !audit.data.running && <p className="muted">{t('No audit has run yet.')}</p>}
+        {audit.data?.last && (
+          <dl className="facts" data-testid="audit-last">
+            <dt>{t('Last result')}</dt>
+            <dd>{t(audit.data.last.status)}</dd>
+            <dt>{t('Finished')}</dt>
+            <dd>
+              <When iso={audit.data.last.finished_at} timeZone="UTC" />
+            </dd>
+            {audit.data.last.report && (
+              <>
+                <dt>{t('Events in the log')}</dt>
+                <dd>{audit.data.last.report.eventsInLog}</dd>
+                <dt>{t('Read models differing from a replay')}</dt>
+                <dd>{audit.data.last.report.mismatches.join(', ') || t('none')}</dd>
+                <dt>{t('Ledger invariant violations')}</dt>
+                <dd>{audit.data.last.report.invariantViolations.join('; ') || t('none')}</dd>
+                <dt>{t('Stale reservations')}</dt>
+                <dd>{audit.data.last.report.staleReservations.length}</dd>
+              </>
+            )}
+            {audit.data.last.error && (
+              <>
+                <dt>{t('Error')}</dt>
+                <dd>{audit.data.last.error}</dd>
+              </>
+            )}
+          </dl>
         )}
       </Section>
       <Section title={t('Dropped webhooks')} actions={<button type="button" onClick={dropped.reload}>{t('Refresh')}</button>}>
