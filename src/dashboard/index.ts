@@ -37,6 +37,9 @@ export function createDashboard(deps: DashboardDeps): Dashboard {
     mount: async (ctx: GatewayContext, next: Next) => {
       const match = MOUNTED.exec(ctx.path);
       if (!match) return next();
+      // What the dashboard reads (balances, keys, the webhook secret) must not stay in a shared
+      // computer's browser cache after sign-out.
+      ctx.set('cache-control', 'no-store');
       ctx.path = `${match[1] ?? ''}${match[2]}`;
       ctx.state.mountedCredential = match[1] ? operator : account;
       return withAmbientMetadata(() => (ctx.state.dashboardSession ? { via: 'dashboard', session_id: ctx.state.dashboardSession.id } : {}), next);

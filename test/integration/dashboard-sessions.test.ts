@@ -121,6 +121,10 @@ describe('dashboard sessions: a key or the admin token exchanged for a cookie; t
     expect(created.body.key).to.match(/^tr-/);
     const rotated = await browser.call('POST', '/dashboard/api/v1/account/webhook-secret');
     expect(rotated.status).to.equal(201);
+    // Secrets and balances the dashboard reads are kept out of the browser's cache.
+    const secret = await browser.call('GET', '/dashboard/api/v1/account/webhook-secret');
+    expect([secret.status, secret.headers.get('cache-control')]).to.deep.equal([200, 'no-store']);
+    expect(rotated.headers.get('cache-control')).to.equal('no-store');
 
     const events = await gw.store.readStream(accountStream(accountId));
     const fromDashboard = events.filter((e) => e.type === 'ApiKeyIssued' || e.type === 'WebhookSecretRotated').slice(-2);

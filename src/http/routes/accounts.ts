@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { timeRange } from '../time-range';
 import { isMonthLabel, isTimeZone } from '../../accounts/calendar';
 import { toCsv, yuan } from '../../accounts/csv';
 import type { UsageGroup } from '../../accounts/reports';
@@ -328,12 +329,6 @@ function sequenceOfCursor(cursor: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function range(from: string | undefined, to: string | undefined): { from?: Date; to?: Date } {
-  const out = { ...(from ? { from: new Date(from) } : {}), ...(to ? { to: new Date(to) } : {}) };
-  if (out.from && out.to && out.from > out.to) throw new ApiError(400, 'invalid_request', 'from must not be after to', { param: 'from' });
-  return out;
-}
-
 function wantsCsv(ctx: GatewayContext, format: string | undefined): boolean {
   if (format !== undefined) return format === 'csv';
   return ctx.accepts('application/json', 'text/csv') === 'text/csv' && !ctx.get('accept').includes('application/json');
@@ -361,7 +356,7 @@ const LEDGER_CSV_MAX_ENTRIES = 100_000;
 
 async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {
   const q = parseLedgerQuery(ctx.query);
-  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...range(q.from, q.to) };
+  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
   if (wantsCsv(ctx, q.format)) {
     const entries: LedgerEntryView[] = [];
     for (let after: number | null = null; ; ) {
@@ -389,7 +384,7 @@ async function usageResponse(accounts: AccountService, accountId: string | null,
   if (!admin && q.account_id !== undefined) throw new ApiError(400, 'invalid_request', 'account_id is not a recognised field', { param: 'account_id' });
   const groupBy = q.group_by ? [...new Set(q.group_by.split(','))] as UsageGroup[] : [];
   if (!admin && groupBy.includes('account_id')) throw new ApiError(400, 'invalid_request', 'group_by account_id is for the operator', { param: 'group_by' });
-  const { from, to } = range(q.from, q.to);
+  const { from, to } = timeRange(q.from, q.to);
   const { groups, total } = await accounts.reports.usage({ accountId: accountId ?? q.account_id ?? null, from: from ?? null, to: to ?? null, groupBy });
   ctx.body = {
     object: 'usage',

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { timeRange } from '../time-range';
 import type { Pool } from 'pg';
 import { listAccountTasks, type TaskCursor } from '../../read/account-tasks';
 import type { UrlSigner } from '../../files/signed-urls';
@@ -6,7 +7,6 @@ import type { TaskEngine } from '../../tasks/engine';
 import type { EngineKind } from '../../tasks/kind';
 import type { TaskRow } from '../../tasks/view-row';
 import { authOf, type GatewayState } from '../context';
-import { ApiError } from '../errors';
 import { listBody, pageParams } from '../pagination';
 import { validator } from '../validation';
 
@@ -60,9 +60,7 @@ export function taskListRouter(deps: TaskListDeps): Router<GatewayState> {
 
   router.get('/v1/tasks', async (ctx) => {
     const q = parseQuery(ctx.query);
-    const from = q.from ? new Date(q.from) : undefined;
-    const to = q.to ? new Date(q.to) : undefined;
-    if (from && to && from > to) throw new ApiError(400, 'invalid_request', 'from must not be after to', { param: 'from' });
+    const { from, to } = timeRange(q.from, q.to);
     const { after, limit } = pageParams(ctx.query, (raw) => decodeCursor(raw) !== null);
     const filter = {
       ...(q.kind ? { kinds: [...new Set(q.kind.split(','))] } : {}),
