@@ -252,27 +252,31 @@ function partnerExtras(t: SimTranscript, features: Record<string, unknown>): Rec
   return out;
 }
 
-export function asrRoutes(): ExtraRoute[] {
-  const tasks = new Map<string, SimTask>();
-  const byClientId = new Map<string, string>();
-  let seq = 0;
+/** The simulated providers' tasks, by id; a client request id submitted twice names one task. */
+class SimAsrTasks {
+  private readonly tasks = new Map<string, SimTask>();
+  private readonly byClientId = new Map<string, string>();
+  private seq = 0;
 
-  async function submit(clientId: unknown, prefix: string, options: SubmitOptions): Promise<string> {
-    if (typeof clientId === 'string' && byClientId.has(clientId)) return byClientId.get(clientId)!;
-    const task = await createTask(`${prefix}-${++seq}`, options);
+  async submit(clientId: unknown, prefix: string, options: SubmitOptions): Promise<string> {
+    if (typeof clientId === 'string' && this.byClientId.has(clientId)) return this.byClientId.get(clientId)!;
+    const task = await createTask(`${prefix}-${++this.seq}`, options);
     // A concurrent duplicate may have won while this one downloaded the file.
-    if (typeof clientId === 'string' && byClientId.has(clientId)) return byClientId.get(clientId)!;
-    tasks.set(task.id, task);
-    if (typeof clientId === 'string') byClientId.set(clientId, task.id);
+    if (typeof clientId === 'string' && this.byClientId.has(clientId)) return this.byClientId.get(clientId)!;
+    this.tasks.set(task.id, task);
+    if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
     return task.id;
   }
 
-  function find(id: string): SimTask {
-    const task = tasks.get(id);
+  find(id: string): SimTask {
+    const task = this.tasks.get(id);
     if (!task) throw new HttpError(404, `task ${id} not found`, 'ResourceNotFound');
     return task;
   }
+}
 
+/** The speech provider's protocol: submit a recording, poll its utterances. */
+function speechRoutes(tasks: SimAsrTasks): ExtraRoute[] {
   return [
     {
       method: 'POST',
@@ -280,7 +284,7 @@ export function asrRoutes(): ExtraRoute[] {
       handler: async ({ req, res, body }) => {
         const b = (body ?? {}) as { engine?: string; audio?: { url?: string }; language?: string; speaker_identification?: boolean; number_of_speakers?: number; word_time_series?: boolean };
         if (typeof b.audio?.url !== 'string') throw new HttpError(400, 'audio.url is required', 'InvalidParameter.AudioUrl');
-        const id = await submit(req.headers['x-client-request-id'], 'asr-sim', {
+        const id = await tasks.submit(req.headers['x-client-request-id'], 'asr-sim', {
           url: b.audio.url,
           language: b.language === 'en_us' ? 'en_us' : 'zh_cn',
           speakerIdentification: b.speaker_identification !== false,
@@ -295,7 +299,7 @@ export function asrRoutes(): ExtraRoute[] {
       method: 'GET',
       path: '/v1/asr/tasks/:id',
       handler: ({ res, params }) => {
-        const task = find(params.id!);
+        const task = tasks.find(params.id!);
         const state = stateOf(task);
         if (state !== 'done') return sendJson(res, 200, { id: task.id, status: state, duration_ms: state === 'running' ? task.durationMs : null });
         if (task.fail) return sendJson(res, 200, { id: task.id, status: 'failed', error: task.fail });
@@ -320,6 +324,12 @@ export function asrRoutes(): ExtraRoute[] {
         });
       },
     },
+  ];
+}
+
+/** The partner minutes provider's protocol: a transcript with the requested extras. */
+function partnerMinutesRoutes(tasks: SimAsrTasks): ExtraRoute[] {
+  return [
     {
       method: 'POST',
       path: '/v1/partner/minutes/tasks',
@@ -334,7 +344,7 @@ export function asrRoutes(): ExtraRoute[] {
           features?: Record<string, unknown>;
         };
         if (typeof b.file_url !== 'string') throw new HttpError(400, 'file_url is required', 'InvalidParameter');
-        const id = await submit(req.headers['x-client-request-id'], 'ptn-sim', {
+        const id = await tasks.submit(req.headers['x-client-request-id'], 'ptn-sim', {
           url: b.file_url,
           language: b.source_lang === 'en_us' ? 'en_us' : 'zh_cn',
           speakerIdentification: b.speaker_identification !== false,
@@ -349,7 +359,7 @@ export function asrRoutes(): ExtraRoute[] {
       method: 'GET',
       path: '/v1/partner/minutes/tasks/:id',
       handler: ({ res, params }) => {
-        const task = find(params.id!);
+        const task = tasks.find(params.id!);
         const state = stateOf(task);
         if (state !== 'done') return sendJson(res, 200, { task_id: task.id, status: 'processing', duration_ms: state === 'running' ? task.durationMs : null });
         if (task.fail) return sendJson(res, 200, { task_id: task.id, status: 'failed', error_code: task.fail.code, error_message: task.fail.message });
@@ -376,26 +386,35 @@ export function asrRoutes(): ExtraRoute[] {
         });
       },
     },
-    ...(['GET', 'HEAD'] as const).map(
-      (method): ExtraRoute => ({
-        method,
-        path: '/sim/media/:name',
-        handler: ({ res, params, query }) => {
-          if (method === 'HEAD' && query.get('sim_head') === 'none') {
-            res.writeHead(405, { allow: 'GET' });
-            res.end();
-            return;
-          }
-          const bytes = params.name!.toLowerCase().endsWith('.wav') ? wav(intParam(query, 'sim_duration_ms', 3_000, 60_000) / 1000, 100) : Buffer.alloc(1024, 7);
-          const contentType = query.get('sim_content_type') ?? 'application/octet-stream';
-          if (method === 'HEAD') {
-            res.writeHead(200, { 'content-type': contentType, 'content-length': query.get('sim_bytes') ?? String(bytes.length) });
-            res.end();
-            return;
-          }
-          sendBytes(res, contentType, bytes);
-        },
-      }),
-    ),
   ];
+}
+
+/** Recordings the simulated providers and the gateway's file probe fetch (sizes and types on request). */
+function mediaRoutes(): ExtraRoute[] {
+  return (['GET', 'HEAD'] as const).map(
+    (method): ExtraRoute => ({
+      method,
+      path: '/sim/media/:name',
+      handler: ({ res, params, query }) => {
+        if (method === 'HEAD' && query.get('sim_head') === 'none') {
+          res.writeHead(405, { allow: 'GET' });
+          res.end();
+          return;
+        }
+        const bytes = params.name!.toLowerCase().endsWith('.wav') ? wav(intParam(query, 'sim_duration_ms', 3_000, 60_000) / 1000, 100) : Buffer.alloc(1024, 7);
+        const contentType = query.get('sim_content_type') ?? 'application/octet-stream';
+        if (method === 'HEAD') {
+          res.writeHead(200, { 'content-type': contentType, 'content-length': query.get('sim_bytes') ?? String(bytes.length) });
+          res.end();
+          return;
+        }
+        sendBytes(res, contentType, bytes);
+      },
+    }),
+  );
+}
+
+export function asrRoutes(): ExtraRoute[] {
+  const tasks = new SimAsrTasks();
+  return [...speechRoutes(tasks), ...partnerMinutesRoutes(tasks), ...mediaRoutes()];
 }
