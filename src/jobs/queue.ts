@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { FailureStreak } from './failure-streak';
 import type { Logger } from '../log';
 import { NotificationListener } from '../eventstore/postgres/notification-listener';
 
@@ -56,7 +57,7 @@ export class JobWorker {
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
   private unlisten: (() => void) | null = null;
-  private claimFailures = 0;
+  private readonly claims = new FailureStreak();
   private claimError: string | null = null;
 
   constructor(
@@ -84,14 +85,15 @@ export class JobWorker {
   private async loop(): Promise<void> {
     while (this.running) {
       let job: (Job & { lease: string }) | null;
+      const attempt = this.claims.begin();
       try {
         job = await this.claim();
       } catch (err) {
-        this.claimFailed(err);
+        this.claimFailed(err, attempt);
         await this.idle(this.backoffMs());
         continue;
       }
-      this.claimSucceeded();
+      this.claimSucceeded(attempt);
       if (job) await this.run(job);
       else await this.idle(await this.untilNextDue().catch(() => this.options.pollMs));
     }
@@ -108,22 +110,24 @@ export class JobWorker {
    * per loop and poll), and the loops back off until a claim succeeds again (or the notification
    * listener, reconnected, wakes them).
    */
-  private claimFailed(err: unknown): void {
+  private claimFailed(err: unknown, attempt: number): void {
     if (!this.running) return;
-    if (this.claimFailures++ === 0) this.logger.warn({ err }, 'job claims failing; retrying with backoff until the database answers');
+    const streak = this.claims.failed(attempt);
+    if (streak === 'stale') return;
+    if (streak === 'first') this.logger.warn({ err }, 'job claims failing; retrying with backoff until the database answers');
     this.claimError = (err as Error).message ?? String(err);
   }
 
-  private claimSucceeded(): void {
-    if (this.claimFailures === 0) return;
-    this.logger.info({ failedClaims: this.claimFailures }, 'job claims succeed again');
-    this.claimFailures = 0;
+  private claimSucceeded(attempt: number): void {
+    const failedClaims = this.claims.succeeded(attempt);
+    if (failedClaims === 0) return;
+    this.logger.info({ failedClaims }, 'job claims succeed again');
     this.claimError = null;
   }
 
   /** From the poll interval, doubling with each round of failed claims (one per loop), up to MAX_CLAIM_BACKOFF_MS. */
   private backoffMs(): number {
-    const rounds = Math.floor(this.claimFailures / this.options.concurrency);
+    const rounds = Math.floor(this.claims.count / this.options.concurrency);
     return Math.min(MAX_CLAIM_BACKOFF_MS, this.options.pollMs * 2 ** Math.min(rounds, 10));
   }
 
