@@ -1,5 +1,5 @@
 import { DomainError, type Decider } from '../domain/decider';
-import type { ArchivedArtifact, Artifact, Callback, TaskError, TaskEvent } from './events';
+import type { ArchivedArtifact, Artifact, Callback, TaskError, TaskEvent, WebhookAttemptData } from './events';
 
 export type TaskStatus = 'none' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -76,19 +76,7 @@ export type TaskCommand =
   | { type: 'Cancel'; reason: string; now: string }
   | { type: 'RecordBilling'; outcome: 'settled' | 'released'; amount: number; now: string }
   | { type: 'RequestRedelivery'; deliveryId: string; now: string }
-  | {
-      type: 'RecordAttempt';
-      deliveryId: string;
-      attempt: number;
-      ok: boolean;
-      statusCode: number | null;
-      error: string | null;
-      durationMs: number;
-      /** The signature headers the attempt sent, when known. */
-      timestamp?: number;
-      signature?: string | null;
-      now: string;
-    };
+  | ({ type: 'RecordAttempt'; now: string } & Omit<WebhookAttemptData, 'at'>);
 
 const TERMINAL: ReadonlySet<TaskStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 

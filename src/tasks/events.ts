@@ -101,6 +101,9 @@ export type TaskEvent =
     }
   | { type: 'WebhookDropped'; data: { deliveryId: string; attempts: number; at: string } };
 
+/** What one webhook attempt recorded (the decider's RecordAttempt command carries the same, with `now`). */
+export type WebhookAttemptData = Extract<TaskEvent, { type: 'WebhookAttempted' }>['data'];
+
 export const TASK_EVENT_TYPES: readonly TaskEvent['type'][] = [
   'TaskSubmitted',
   'TaskUpstreamAccepted',
