@@ -16,7 +16,6 @@ import { ApiKeyCache } from './accounts/key-cache';
 import { AccountService, type AccountCommands, type AuthenticatedKey } from './accounts/service';
 import type { Config } from './config';
 import { createPool, openDatabase, type Database } from './db/database';
-import { migrate } from './db/migrations';
 import { accountDecider } from './domain/account/decider';
 import { CommandHandler } from './domain/command-handler';
 import { PostgresSnapshotStore } from './eventstore/postgres/snapshots';
@@ -37,7 +36,6 @@ import { LeaseHolder } from './projections-runtime/leases';
 import { ConsumerProgress } from './projections-runtime/progress';
 import { ConsumerRunner } from './projections-runtime/runner';
 import { consumerStatuses } from './projections-runtime/status';
-import { ensureProjectionTables } from './projections-runtime/tables';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MeteredEventStore } from './metrics/metered-event-store';
 import { countMoneyMovements } from './metrics/money-movements';
@@ -49,7 +47,7 @@ import { auditRouter } from './http/routes/audit';
 import { AuditRuns } from './audit-runs/service';
 
 import type { Feature } from './feature-types';
-import { ALL_MIGRATIONS, createEventStore } from './storage';
+import { ALL_MIGRATIONS, createEventStore, prepareSchema } from './storage';
 
 // The CLI tools and the tests build their storage the gateway's way.
 export { ALL_MIGRATIONS, createEventStore };
@@ -246,8 +244,7 @@ function buildHttp(
 }
 
 async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
-  await migrate(database.pool, ALL_MIGRATIONS);
-  await ensureProjectionTables(database.pool, allProjections, READ_MODEL_SCHEMA);
+  await prepareSchema(database.pool, allProjections);
   const { services, runners, accountCommands, keyCache, listening } = await buildServices(database, config, options, logger);
   const { pool, store, upstreams } = services;
   const features = (options.features ?? []).map((feature) => feature.build(services));

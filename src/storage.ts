@@ -1,14 +1,24 @@
 import type { Pool } from 'pg';
+import { migrate } from './db/migrations';
 import { auditRunMigrations } from './audit-runs/schema';
 import type { Config } from './config';
 import { EventStoreDbEventStore } from './eventstore/eventstoredb/store';
 import type { EventStore } from './eventstore/port';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { PostgresEventStore } from './eventstore/postgres/store';
+import type { Projection } from './projections-runtime/consumer';
+import { READ_MODEL_SCHEMA } from './projections-runtime/consumer';
 import { runtimeMigrations } from './projections-runtime/schema';
+import { ensureProjectionTables } from './projections-runtime/tables';
 
 /** Every schema migration of the gateway's own tables; the gateway and the CLI tools apply them. */
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations];
+
+/** Brings a database to the schema this code expects: the migrations, then the read models' tables. */
+export async function prepareSchema(pool: Pool, projections: readonly Projection[]): Promise<void> {
+  await migrate(pool, ALL_MIGRATIONS);
+  await ensureProjectionTables(pool, projections, READ_MODEL_SCHEMA);
+}
 
 /** The event store CONFIG selects: PostgreSQL (the default) or EventStoreDB. */
 export function createEventStore(config: Config, pool: Pool): EventStore {

@@ -35,7 +35,7 @@ describe('a key budget across two gateway processes @integration', function () {
   let gateways: GatewayProcess[] = [];
 
   before(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase(20, { withSchema: true });
     simulator = createSimulator({ routes: allSimulatorRoutes() });
     const simulatorUrl = await simulator.listen(0, '127.0.0.1');
     dataDir = tempDir('gateway-key-budget-');

@@ -63,7 +63,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
   let gateways: GatewayProcess[] = [];
 
   before(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase(20, { withSchema: true });
     simulator = createSimulator({ routes: allSimulatorRoutes() });
     const simulatorUrl = await simulator.listen(0, '127.0.0.1');
     receiver = await startReceiver();

@@ -85,7 +85,7 @@ describe('video tasks survive the gateway being killed @integration', function (
   let key = '';
 
   before(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(20, { withSchema: true });
     simulator = createSimulator({ routes: videoRoutes() });
     const simUrl = await simulator.listen(0);
     simPort = Number(new URL(simUrl).port);

@@ -40,7 +40,7 @@ export async function startTestGateway(
   env: Record<string, string> = {},
   options: { features?: readonly GatewayFeature[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
 ): Promise<TestGateway> {
-  const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase();
+  const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase(20, { withSchema: true });
   const ownDataDir = env.DATA_DIR ? null : testTempDir('gateway-test-data-');
   const config = loadConfig({
     PORT: '0',
