@@ -2,7 +2,6 @@ import type { Pool } from 'pg';
 import { migrate } from './db/migrations';
 import { auditRunMigrations } from './audit-runs/schema';
 import type { Config } from './config';
-import { EventStoreDbEventStore } from './eventstore/eventstoredb/store';
 import type { EventStore } from './eventstore/port';
 import { eventStoreMigrations } from './eventstore/postgres/schema';
 import { PostgresEventStore } from './eventstore/postgres/store';
@@ -20,9 +19,13 @@ export async function prepareSchema(pool: Pool, projections: readonly Projection
   await ensureProjectionTables(pool, projections, READ_MODEL_SCHEMA);
 }
 
-/** The event store CONFIG selects: PostgreSQL (the default) or EventStoreDB. */
+/**
+ * The event store CONFIG selects: PostgreSQL (the default) or EventStoreDB. The EventStoreDB client
+ * (gRPC, protobuf) is loaded only when selected: it is most of what a process loads at start.
+ */
 export function createEventStore(config: Config, pool: Pool): EventStore {
-  return config.eventStore === 'eventstoredb'
-    ? new EventStoreDbEventStore({ connectionString: config.esdbConnectionString! })
-    : new PostgresEventStore({ pool, pollIntervalMs: config.subscriptionPollMs });
+  if (config.eventStore !== 'eventstoredb') return new PostgresEventStore({ pool, pollIntervalMs: config.subscriptionPollMs });
+  // A require, not import(): the CommonJS loaders of tsx and mocha see it, and it stays synchronous.
+  const { EventStoreDbEventStore } = require('./eventstore/eventstoredb/store') as typeof import('./eventstore/eventstoredb/store');
+  return new EventStoreDbEventStore({ connectionString: config.esdbConnectionString! });
 }

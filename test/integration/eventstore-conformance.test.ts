@@ -35,7 +35,7 @@ const adapters: Adapter[] = [
   },
   {
     // No EventStoreDB server can run on the development machines; CI and operators with one set
-    // ESDB_CONNECTION_STRING (e.g. esdb://localhost:2113?tls=false) to run the same suite on it.
+    // ESDB_CONNECTION_STRING (e.g. kurrentdb://localhost:2113?tls=false) to run the same suite on it.
     name: 'eventstoredb',
     enabled: Boolean(process.env.ESDB_CONNECTION_STRING),
     async open() {
