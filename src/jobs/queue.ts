@@ -56,6 +56,8 @@ export class JobWorker {
   private running = false;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
+  /** Whether an idle loop is watching the queue (polling, timed to the next due job) for all of them. */
+  private watching = false;
   private unlisten: (() => void) | null = null;
   private readonly claims = new FailureStreak();
   private claimError: string | null = null;
@@ -74,12 +76,17 @@ export class JobWorker {
 
   start(): void {
     this.running = true;
-    this.unlisten = this.listener.onNotify(() => this.wakeAll());
+    this.unlisten = this.listener.onNotify(() => this.wakeOne());
     this.loops = Array.from({ length: this.options.concurrency }, () => this.loop());
   }
 
   private wakeAll(): void {
     for (const wake of [...this.wakers]) wake();
+  }
+
+  private wakeOne(): void {
+    const [wake] = this.wakers;
+    wake?.();
   }
 
   private async loop(): Promise<void> {
@@ -94,8 +101,26 @@ export class JobWorker {
         continue;
       }
       this.claimSucceeded(attempt);
-      if (job) await this.run(job);
-      else await this.idle(await this.untilNextDue().catch(() => this.options.pollMs));
+      if (job) {
+        // More may be due: another loop looks while this one runs, and so on down the idle loops.
+        this.wakeOne();
+        await this.run(job);
+      } else await this.waitForWork();
+    }
+  }
+
+  /**
+   * An idle loop waits for work. One of them watches the queue, timed to the next due job (at
+   * most the poll interval); the others sleep until woken, by a job claimed (more may be due) or
+   * a notification. Idle, a gateway polls once per interval, not once per loop.
+   */
+  private async waitForWork(): Promise<void> {
+    if (this.watching) return this.idle(null);
+    this.watching = true;
+    try {
+      await this.idle(await this.untilNextDue().catch(() => this.options.pollMs));
+    } finally {
+      this.watching = false;
     }
   }
 
@@ -142,9 +167,10 @@ export class JobWorker {
     return ms === null || ms === undefined ? this.options.pollMs : Math.max(1, Math.min(this.options.pollMs, Math.ceil(ms)));
   }
 
-  private idle(ms: number): Promise<void> {
+  /** Until woken, or until `ms` have passed (null: only until woken). */
+  private idle(ms: number | null): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      const timer = ms === null ? undefined : setTimeout(done, ms);
       const wakers = this.wakers;
       function done(): void {
         clearTimeout(timer);

@@ -75,4 +75,49 @@ describe('job queue: leases @integration', () => {
     await waitFor('the job done', async () => (await jobsOf('orphan')).length === 0, 10_000);
     expect(runs, 'taken over once, as its second claim').to.deep.equal([2]);
   });
+
+  it('idle, polls once per interval however many loops it runs, not once per loop', async () => {
+    const seen: ('claim' | 'due')[] = [];
+    const recording = new Proxy(db.pool, {
+      get(target, property) {
+        if (property !== 'query') return Reflect.get(target, property, target);
+        return (text: string, values?: unknown[]) => {
+          if (/^UPDATE jobs SET locked_until .* attempts = attempts \+ 1/s.test(text)) seen.push('claim');
+          if (/min\(due_at\)/.test(text)) seen.push('due');
+          return target.query(text, values);
+        };
+      },
+    });
+    const idle = new JobWorker(recording, logger, { concurrency: 8, leaseMs: 1000, pollMs: 20 });
+    idle.register('nothing-scheduled', async () => ({ done: true }));
+    workers.push(idle);
+    idle.start();
+    await waitFor('twenty claims', async () => seen.filter((k) => k === 'claim').length >= 20, 10_000);
+    let claims = 0;
+    const upTo20th = seen.slice(0, seen.findIndex((kind) => kind === 'claim' && ++claims === 20) + 1);
+    // Each loop claims once at start; after that only the watching loop polls: one look for the
+    // next due job per claim. Eight loops polling each would look as often as they claim.
+    expect(upTo20th.filter((k) => k === 'due').length, upTo20th.join(' ')).to.be.at.most(20 - 8 + 1);
+  });
+
+  it('wakes its idle loops for a burst: all run at once', async () => {
+    const running = new Set<string>();
+    let allIn!: () => void;
+    const together = new Promise<void>((resolve) => (allIn = resolve));
+    const burst = new JobWorker(db.pool, logger, { concurrency: 4, leaseMs: 10_000, pollMs: 60_000 });
+    burst.register('burst', async (job) => {
+      running.add(job.key);
+      if (running.size === 4) allIn();
+      // Finishes only once all four run: with one loop working at a time this never ends.
+      await together;
+      return { done: true };
+    });
+    workers.push(burst);
+    burst.start();
+    // The idle loops are asleep (the poll interval is a minute): the jobs' notification wakes one,
+    // and each claim wakes the next.
+    for (const key of ['a', 'b', 'c', 'd']) await schedule('burst', key);
+    await waitFor('all four jobs running at once', async () => running.size === 4, 10_000);
+    await waitFor('the burst done', async () => (await jobsOf('burst')).length === 0, 10_000);
+  });
 });
