@@ -301,6 +301,17 @@ function settleWith(queued: QueuedAppend, outcome: StreamAppendOutcome): void {
 }
 
 const HELD_BACK_RETRY_MS = 5;
+/**
+ * The longest pause between re-reads behind a long transaction, whatever the poll interval: the
+ * fallback poll is for notifications lost, and may be long; an event held back is already known
+ * to exist, and waits only for that transaction (anywhere on the server) to end.
+ */
+const MAX_HELD_BACK_RETRY_MS = 250;
+
+/** The pause before the next re-read behind a long transaction, after a pause of `lastMs`. */
+export function nextHeldBackRetryMs(lastMs: number, pollIntervalMs: number): number {
+  return Math.min(lastMs * 2, pollIntervalMs, MAX_HELD_BACK_RETRY_MS);
+}
 
 /**
  * Reads the log after the last delivered position; when caught up, sleeps until a NOTIFY from an
@@ -332,7 +343,6 @@ class PollingSubscription implements LogSubscription {
       this.notified = true;
       this.wake?.();
     });
-    // Re-reads behind a long transaction back off from a few milliseconds to the poll interval.
     let heldBackDelay = HELD_BACK_RETRY_MS;
     try {
       while (!this.closed) {
@@ -347,7 +357,7 @@ class PollingSubscription implements LogSubscription {
         }
         if (await this.store.hasHeldBackEventsForSubscription()) {
           await this.sleep(heldBackDelay);
-          heldBackDelay = Math.min(heldBackDelay * 2, this.pollIntervalMs);
+          heldBackDelay = nextHeldBackRetryMs(heldBackDelay, this.pollIntervalMs);
         } else {
           await this.sleep(this.pollIntervalMs);
         }
