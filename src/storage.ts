@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { AUDIT_REPLAY_SCHEMA } from './audit/audit';
 import { migrate } from './db/migrations';
 import { auditRunMigrations } from './audit-runs/schema';
 import type { Config } from './config';
@@ -13,10 +14,14 @@ import { ensureProjectionTables } from './projections-runtime/tables';
 /** Every schema migration of the gateway's own tables; the gateway and the CLI tools apply them. */
 export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations];
 
-/** Brings a database to the schema this code expects: the migrations, then the read models' tables. */
+/**
+ * Brings a database to the schema this code expects: the migrations, then the read models' tables,
+ * live and the audit's (empty) copies.
+ */
 export async function prepareSchema(pool: Pool, projections: readonly Projection[]): Promise<void> {
   await migrate(pool, ALL_MIGRATIONS);
   await ensureProjectionTables(pool, projections, READ_MODEL_SCHEMA);
+  await ensureProjectionTables(pool, projections, AUDIT_REPLAY_SCHEMA);
 }
 
 /**

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { allProjections } from '../../projections';
-import { runAudit } from '../../src/audit/audit';
+import { AUDIT_REPLAY_SCHEMA, runAudit } from '../../src/audit/audit';
 import { READ_MODEL_SCHEMA } from '../../src/projections-runtime/consumer';
 import { rebuildProjections } from '../../src/projections-runtime/rebuild';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -86,6 +86,26 @@ describe('reconciler, audit and rebuild @integration', () => {
     await rebuildProjections(gw.pool, gw.store, allProjections, READ_MODEL_SCHEMA, gw.logger);
     expect((await gw.accounts.get(accountId))!.balance.available).to.equal(777);
     await gw.expectAuditClean();
+  });
+
+  it('runs two audits at once to the same clean report, replaying into tables it leaves empty', async () => {
+    const { key } = await gw.fundedAccount(1_000_000);
+    expect((await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi [sim:tokens=3]' }] })).status).to.equal(200);
+    const [first, second] = await Promise.all([
+      runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 }),
+      runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 }),
+    ]);
+    for (const report of [first, second]) {
+      expect(report.mismatches).to.deep.equal([]);
+      expect(report.invariantViolations).to.deep.equal([]);
+    }
+    expect(second.eventsInLog).to.be.greaterThan(0);
+    for (const projection of allProjections) {
+      for (const table of projection.tables) {
+        const { rows } = await gw.pool.query(`SELECT count(*)::int AS n FROM ${AUDIT_REPLAY_SCHEMA}.${table}`);
+        expect(rows[0].n, `${AUDIT_REPLAY_SCHEMA}.${table}`).to.equal(0);
+      }
+    }
   });
 
   it('rebuilds every read model to identical rows through `npm run projections:rebuild`', async function () {
