@@ -13,6 +13,7 @@ import {
   type StreamHead,
   type SubscribeOptions,
   WrongExpectedVersionError,
+  comparePositions,
 } from '../port';
 import { NotificationListener } from './notification-listener';
 
@@ -237,11 +238,6 @@ export class PostgresEventStore implements EventStore {
     return this.shared(`readAll ${from ? `${from.major}/${from.minor}` : '-'} ${limit}`, () => readAllWith(this.pool, from, limit));
   }
 
-  /** hasHeldBackEvents, shared among the subscriptions of one notification round. */
-  hasHeldBackEventsForSubscription(): Promise<boolean> {
-    return this.shared('hasHeldBackEvents', () => this.hasHeldBackEvents());
-  }
-
   async headPosition(): Promise<GlobalPosition | null> {
     const { rows } = await this.pool.query<{ tx_text: string; position: string }>(
       `SELECT tx_id::text AS tx_text, position FROM es_events
@@ -260,17 +256,23 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Whether committed events exist that readers cannot see yet because an older transaction is
-   * still open (their tx_id is not below xmin). A subscriber that was woken for them re-reads
-   * soon instead of waiting for the next notification, which the older transaction may never send.
+   * The position of the newest committed event, visible to readers or not (its tx_id may not be
+   * below xmin yet, while an older transaction anywhere on the server is open). A subscriber whose
+   * page came back short looks here: anything past its position is either held back or became
+   * visible since its read, and it re-reads soon instead of waiting for the next notification,
+   * which may already have been spent on the read that found nothing.
    */
-  async hasHeldBackEvents(): Promise<boolean> {
-    // max() walks the global-order index from its end; a plain `WHERE tx_id >= xmin LIMIT 1` was
-    // planned as a sequential scan, reading the whole log whenever nothing is held back.
-    const { rows } = await this.pool.query<{ held: boolean | null }>(
-      'SELECT max(tx_id) >= pg_snapshot_xmin(pg_current_snapshot()) AS held FROM es_events',
+  async lastCommittedPosition(): Promise<GlobalPosition | null> {
+    // Walks the global-order index from its end, like headPosition, without the visibility bound.
+    const { rows } = await this.pool.query<{ tx_text: string; position: string }>(
+      'SELECT tx_id::text AS tx_text, position FROM es_events ORDER BY tx_id DESC, position DESC LIMIT 1',
     );
-    return rows[0]?.held === true;
+    return rows.length === 0 ? null : { major: BigInt(rows[0]!.tx_text), minor: BigInt(rows[0]!.position) };
+  }
+
+  /** lastCommittedPosition, shared among the subscriptions of one notification round. */
+  lastCommittedPositionForSubscription(): Promise<GlobalPosition | null> {
+    return this.shared('lastCommittedPosition', () => this.lastCommittedPosition());
   }
 
   subscribe(options: SubscribeOptions): LogSubscription {
@@ -311,6 +313,12 @@ const MAX_HELD_BACK_RETRY_MS = 250;
 /** The pause before the next re-read behind a long transaction, after a pause of `lastMs`. */
 export function nextHeldBackRetryMs(lastMs: number, pollIntervalMs: number): number {
   return Math.min(lastMs * 2, pollIntervalMs, MAX_HELD_BACK_RETRY_MS);
+}
+
+/** Whether `head` lies after `position` (null: before the first event). */
+function isPast(head: GlobalPosition | null, position: GlobalPosition | null): boolean {
+  if (head === null) return false;
+  return position === null || comparePositions(head, position) > 0;
 }
 
 /**
@@ -355,7 +363,7 @@ class PollingSubscription implements LogSubscription {
           position = batch[batch.length - 1]!.position;
           if (batch.length === batchSize) continue;
         }
-        if (await this.store.hasHeldBackEventsForSubscription()) {
+        if (isPast(await this.store.lastCommittedPositionForSubscription(), position)) {
           await this.sleep(heldBackDelay);
           heldBackDelay = nextHeldBackRetryMs(heldBackDelay, this.pollIntervalMs);
         } else {
