@@ -98,6 +98,12 @@ describe('readiness, and recovery when the database goes away and comes back @in
     expect(completion.usage?.completion_tokens).to.equal(3);
   }
 
+  it('reaches its embedded server over the Unix socket in the server\'s own directory', async () => {
+    expect(new URL(server!.url).searchParams.get('host')).to.equal(path.resolve(pgDir()));
+    const { rows } = await gw.pool.query<{ addr: string | null }>('SELECT inet_client_addr() AS addr');
+    expect(rows[0]!.addr, 'no client address: a Unix-domain connection').to.equal(null);
+  });
+
   it('answers /readyz 200 while serving, 503 with the reason while the database is away, and recovers without a restart and without flooding the log', async () => {
     expect(await get('/readyz')).to.deep.equal({ status: 200, body: { status: 'ready' } });
     expect(await get('/healthz')).to.deep.equal({ status: 200, body: { status: 'ok' } });
