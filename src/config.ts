@@ -33,6 +33,12 @@ export interface Config {
   readonly requestReservationTtlMs: number;
   /** Fallback poll of the event log when no notification arrives. */
   readonly subscriptionPollMs: number;
+  /**
+   * How long the consumers let notified appends gather before reading them (PostgreSQL store).
+   * With one client on 2 cores, 2 ms left each request's appends a pass of every consumer of its
+   * own on the event loop the next request needs (docs/benchmarks.md).
+   */
+  readonly subscriptionBatchMs: number;
   /** Upstream provider endpoints; null: every model is served by the built-in simulator. */
   readonly channels: readonly ChannelConfig[] | null;
   /** Deadline of the built-in simulator channel (headers, and each gap in a stream). */
@@ -133,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
     requestReservationTtlMs: integer(env, 'REQUEST_RESERVATION_TTL_MS', 3_600_000, 1000),
     subscriptionPollMs: integer(env, 'SUBSCRIPTION_POLL_MS', 1000, 10),
+    subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 20, 0, 1000),
     channels: channels(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
     catalogFile: readableFile(env, 'CATALOG_FILE'),

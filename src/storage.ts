@@ -29,7 +29,7 @@ export async function prepareSchema(pool: Pool, projections: readonly Projection
  * (gRPC, protobuf) is loaded only when selected: it is most of what a process loads at start.
  */
 export function createEventStore(config: Config, pool: Pool): EventStore {
-  if (config.eventStore !== 'eventstoredb') return new PostgresEventStore({ pool, pollIntervalMs: config.subscriptionPollMs });
+  if (config.eventStore !== 'eventstoredb') return new PostgresEventStore({ pool, pollIntervalMs: config.subscriptionPollMs, batchWindowMs: config.subscriptionBatchMs });
   // A require, not import(): the CommonJS loaders of tsx and mocha see it, and it stays synchronous.
   const { EventStoreDbEventStore } = require('./eventstore/eventstoredb/store') as typeof import('./eventstore/eventstoredb/store');
   return new EventStoreDbEventStore({ connectionString: config.esdbConnectionString! });

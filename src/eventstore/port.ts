@@ -97,6 +97,12 @@ export interface EventStore {
   countEvents?(until: GlobalPosition): Promise<number>;
   /** At-least-once, in-order delivery of the global log from a position the caller keeps. */
   subscribe(options: SubscribeOptions): LogSubscription;
+  /**
+   * Runs `work` while this process's subscriptions take new events at once, without the batching
+   * window a store may keep to fold many appends in one pass: for a reader waiting on a read model
+   * (read-your-writes), who must not wait for the window meant for throughput.
+   */
+  expedite<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -63,6 +63,10 @@ export class MeteredEventStore implements EventStore {
     return this.inner.subscribe(options);
   }
 
+  expedite<T>(work: () => Promise<T>): Promise<T> {
+    return this.inner.expedite(work);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

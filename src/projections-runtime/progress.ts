@@ -29,10 +29,12 @@ export class ConsumerProgress {
   /** Resolves true once every named consumer reached `position`, false after timeoutMs. */
   async waitFor(position: GlobalPosition, names: readonly string[], timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    for (const name of names) {
-      if (!(await this.waitForOne(position, name, deadline))) return false;
-    }
-    return true;
+    return this.store.expedite(async () => {
+      for (const name of names) {
+        if (!(await this.waitForOne(position, name, deadline))) return false;
+      }
+      return true;
+    });
   }
 
   /**

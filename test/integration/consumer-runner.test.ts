@@ -27,8 +27,8 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
     // A slow fallback poll: every read below is a notification's.
     const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
     let asked = 0;
-    const readPage = store.readAllForSubscription.bind(store);
-    store.readAllForSubscription = (from, limit) => {
+    const readPage = store.readPageForSubscription.bind(store);
+    store.readPageForSubscription = (from, limit) => {
       asked++;
       return readPage(from, limit);
     };
@@ -57,6 +57,24 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       for (const mine of seen) expect(mine.map((e) => e.streamId)).to.deep.equal(['shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5']);
     } finally {
       await Promise.all(subscriptions.map((s) => s.close()));
+      await store.close();
+    }
+  });
+
+  it('lets notified appends gather for the batching window, which a reader waiting on a read model cuts short', async () => {
+    // A window and a fallback poll of an hour: only expedite delivers within the test.
+    const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 3_600_000, batchWindowMs: 3_600_000 });
+    const seen: RecordedEvent[][] = [];
+    const subscription = store.subscribe({ from: await store.headPosition(), onBatch: async (batch) => void seen.push(batch) });
+    try {
+      const appended = await Promise.all(
+        ['gathered-0', 'gathered-1', 'gathered-2'].map((stream) => store.append(stream, [{ type: 'Tick', data: {} }], { expectedVersion: 'any' })),
+      );
+      const last = appended.map((a) => a.position).sort(comparePositions).at(-1)!;
+      await store.expedite(() => waitFor('the appends delivered', async () => seen.flat().some((e) => comparePositions(e.position, last) === 0), 30_000));
+      expect(seen.flat().map((e) => e.streamId).sort()).to.deep.equal(['gathered-0', 'gathered-1', 'gathered-2']);
+    } finally {
+      await subscription.close();
       await store.close();
     }
   });

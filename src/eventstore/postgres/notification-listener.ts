@@ -3,15 +3,21 @@ import type { Pool, PoolClient } from 'pg';
 /**
  * One dedicated connection that LISTENs on a channel and fans notifications out to in-process
  * callbacks. Bursts of notifications (one per append) are coalesced into one callback per
- * debounce window. If the connection drops it reconnects; subscribers also poll slowly, so a
- * notification lost in between delays an event by at most one poll interval.
+ * window (`windowMs` after the first of them), or at once while someone waits on the work the
+ * callbacks do (`expedite`). If the connection drops it reconnects; subscribers also poll slowly,
+ * so a notification lost in between delays an event by at most one poll interval.
  */
+/** The window while someone waits: short, still coalescing the notifications of one commit burst. */
+const URGENT_WINDOW_MS = 2;
+
 export class NotificationListener {
   private client: PoolClient | null = null;
   private connecting: Promise<void> | null = null;
   private readonly callbacks = new Set<() => void>();
   private pending: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Callers inside expedite(): while any, notifications are delivered without the window. */
+  private urgent = 0;
   /**
    * Counts the notification rounds delivered. Work started after round n has seen every append
    * notified up to n: the store shares a read among callers of the same round (see
@@ -22,8 +28,19 @@ export class NotificationListener {
   constructor(
     private readonly pool: Pool,
     private readonly channel: string,
-    private readonly debounceMs = 2,
+    private readonly windowMs = URGENT_WINDOW_MS,
   ) {}
+
+  /** Runs `work` with notifications delivered at once; one already waiting out its window goes now. */
+  async expedite<T>(work: () => Promise<T>): Promise<T> {
+    this.urgent++;
+    if (this.pending) this.deliverSoon();
+    try {
+      return await work();
+    } finally {
+      this.urgent--;
+    }
+  }
 
   onNotify(callback: () => void): () => void {
     this.callbacks.add(callback);
@@ -65,11 +82,19 @@ export class NotificationListener {
 
   private schedule(): void {
     if (this.pending) return;
-    this.pending = setTimeout(() => {
-      this.pending = null;
-      this.generation++;
-      for (const cb of this.callbacks) cb();
-    }, this.debounceMs);
+    this.pending = setTimeout(() => this.deliver(), this.urgent > 0 ? URGENT_WINDOW_MS : this.windowMs);
+  }
+
+  /** Replaces a pending delivery's window with the urgent one. */
+  private deliverSoon(): void {
+    clearTimeout(this.pending!);
+    this.pending = setTimeout(() => this.deliver(), URGENT_WINDOW_MS);
+  }
+
+  private deliver(): void {
+    this.pending = null;
+    this.generation++;
+    for (const cb of this.callbacks) cb();
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,6 @@ import {
   type StreamHead,
   type SubscribeOptions,
   WrongExpectedVersionError,
-  comparePositions,
 } from '../port';
 import { NotificationListener } from './notification-listener';
 
@@ -52,6 +51,13 @@ export interface PostgresEventStoreOptions {
   readonly pool: Pool;
   /** Fallback poll for subscribers when no notification arrives (a notification may be missed). */
   readonly pollIntervalMs?: number;
+  /**
+   * How long subscribers let notified appends gather before they read them (default 2 ms; the
+   * gateway's SUBSCRIPTION_BATCH_MS): every consumer pays a read and a transaction per wake-up, so one
+   * wake-up for several requests' appends costs a fraction of one each. A reader waiting on a
+   * read model cuts the window short (expedite).
+   */
+  readonly batchWindowMs?: number;
   /**
    * Group commit: at most this many append transactions run at once; appends that arrive
    * meanwhile wait and go together, whatever their streams, in the next one. Default 4.
@@ -114,7 +120,7 @@ export class PostgresEventStore implements EventStore {
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.maxConcurrentCommits = options.maxConcurrentCommits ?? 4;
     this.maxAppendsPerCommit = options.maxAppendsPerCommit ?? 256;
-    this.listener = new NotificationListener(this.pool, 'es_appended');
+    this.listener = new NotificationListener(this.pool, 'es_appended', options.batchWindowMs);
   }
 
   /**
@@ -233,9 +239,9 @@ export class PostgresEventStore implements EventStore {
     return started;
   }
 
-  /** readAll, shared among the subscriptions of one notification round. */
-  readAllForSubscription(from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
-    return this.shared(`readAll ${from ? `${from.major}/${from.minor}` : '-'} ${limit}`, () => readAllWith(this.pool, from, limit));
+  /** readPageWith, shared among the subscriptions of one notification round. */
+  readPageForSubscription(from: GlobalPosition | null, limit: number): Promise<LogPage> {
+    return this.shared(`readPage ${from ? `${from.major}/${from.minor}` : '-'} ${limit}`, () => readPageWith(this.pool, from, limit));
   }
 
   async headPosition(): Promise<GlobalPosition | null> {
@@ -256,23 +262,15 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * The position of the newest committed event, visible to readers or not (its tx_id may not be
-   * below xmin yet, while an older transaction anywhere on the server is open). A subscriber whose
-   * page came back short looks here: anything past its position is either held back or became
-   * visible since its read, and it re-reads soon instead of waiting for the next notification,
-   * which may already have been spent on the read that found nothing.
+   * Whether committed events exist that readers cannot see yet because an older transaction is
+   * still open (their tx_id is not below xmin).
    */
-  async lastCommittedPosition(): Promise<GlobalPosition | null> {
-    // Walks the global-order index from its end, like headPosition, without the visibility bound.
-    const { rows } = await this.pool.query<{ tx_text: string; position: string }>(
-      'SELECT tx_id::text AS tx_text, position FROM es_events ORDER BY tx_id DESC, position DESC LIMIT 1',
-    );
-    return rows.length === 0 ? null : { major: BigInt(rows[0]!.tx_text), minor: BigInt(rows[0]!.position) };
+  async hasHeldBackEvents(): Promise<boolean> {
+    return (await readPageWith(this.pool, null, 0)).heldBack;
   }
 
-  /** lastCommittedPosition, shared among the subscriptions of one notification round. */
-  lastCommittedPositionForSubscription(): Promise<GlobalPosition | null> {
-    return this.shared('lastCommittedPosition', () => this.lastCommittedPosition());
+  expedite<T>(work: () => Promise<T>): Promise<T> {
+    return this.listener.expedite(work);
   }
 
   subscribe(options: SubscribeOptions): LogSubscription {
@@ -285,16 +283,40 @@ export class PostgresEventStore implements EventStore {
 }
 
 export async function readAllWith(db: Pool | PoolClient, from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
-  const visible = 'tx_id < pg_snapshot_xmin(pg_current_snapshot())';
-  const { rows } = from
-    ? await db.query<EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM es_events
-         WHERE (tx_id, position) > ($1::text::xid8, $2::bigint) AND ${visible}
-         ORDER BY tx_id, position LIMIT $3`,
-        [from.major.toString(), from.minor.toString(), limit],
-      )
-    : await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM es_events WHERE ${visible} ORDER BY tx_id, position LIMIT $1`, [limit]);
-  return rows.map(toRecorded);
+  return (await readPageWith(db, from, limit)).events;
+}
+
+/** A page of the global log, and whether more lay committed past what that read could see. */
+export interface LogPage {
+  readonly events: RecordedEvent[];
+  /**
+   * Committed events exist that the read could not see, held back by an older transaction still
+   * open (anywhere on the server). Decided in the page's own snapshot: a second query could find
+   * the holder gone, and the events visible, after the page had missed them.
+   */
+  readonly heldBack: boolean;
+}
+
+/**
+ * The events after `from` whose tx_id is below xmin (null: from the start), in global order, and
+ * in the same statement, and so the same snapshot, whether any committed event lies at or past xmin.
+ */
+export async function readPageWith(db: Pool | PoolClient, from: GlobalPosition | null, limit: number): Promise<LogPage> {
+  const xmin = 'pg_snapshot_xmin(pg_current_snapshot())';
+  const after = from ? '(tx_id, position) > ($2::text::xid8, $3::bigint) AND ' : '';
+  // max() walks the global-order index from its end; the one row of `snap` carries the flag when
+  // the page is empty.
+  const { rows } = await db.query<Partial<EventRow> & { held_back: boolean | null }>(
+    `SELECT page.*, snap.held_back
+     FROM (SELECT max(tx_id) >= ${xmin} AS held_back FROM es_events) AS snap
+     LEFT JOIN LATERAL (
+       SELECT ${EVENT_COLUMNS}, tx_id FROM es_events WHERE ${after}tx_id < ${xmin} ORDER BY tx_id, position LIMIT $1
+     ) AS page ON true
+     ORDER BY page.tx_id, page.position`,
+    from ? [limit, from.major.toString(), from.minor.toString()] : [limit],
+  );
+  const events = rows.filter((row): row is EventRow & { held_back: boolean | null } => row.event_id != null).map(toRecorded);
+  return { events, heldBack: rows[0]?.held_back === true };
 }
 
 function settleWith(queued: QueuedAppend, outcome: StreamAppendOutcome): void {
@@ -313,12 +335,6 @@ const MAX_HELD_BACK_RETRY_MS = 250;
 /** The pause before the next re-read behind a long transaction, after a pause of `lastMs`. */
 export function nextHeldBackRetryMs(lastMs: number, pollIntervalMs: number): number {
   return Math.min(lastMs * 2, pollIntervalMs, MAX_HELD_BACK_RETRY_MS);
-}
-
-/** Whether `head` lies after `position` (null: before the first event). */
-function isPast(head: GlobalPosition | null, position: GlobalPosition | null): boolean {
-  if (head === null) return false;
-  return position === null || comparePositions(head, position) > 0;
 }
 
 /**
@@ -355,7 +371,8 @@ class PollingSubscription implements LogSubscription {
     try {
       while (!this.closed) {
         this.notified = false;
-        const batch = await this.store.readAllForSubscription(position, batchSize);
+        const page = await this.store.readPageForSubscription(position, batchSize);
+        const batch = page.events;
         if (this.closed) return;
         if (batch.length > 0) {
           heldBackDelay = HELD_BACK_RETRY_MS;
@@ -363,7 +380,7 @@ class PollingSubscription implements LogSubscription {
           position = batch[batch.length - 1]!.position;
           if (batch.length === batchSize) continue;
         }
-        if (isPast(await this.store.lastCommittedPositionForSubscription(), position)) {
+        if (page.heldBack) {
           await this.sleep(heldBackDelay);
           heldBackDelay = nextHeldBackRetryMs(heldBackDelay, this.pollIntervalMs);
         } else {
