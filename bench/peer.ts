@@ -12,7 +12,7 @@ import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
  * The issue's side-by-side table: the same non-streamed chat request sent to the simulator
- * directly, through Portkey's open-source gateway (no ledger) and through this gateway (durable
+ * directly, through a bare Node.js proxy (the floor for any Node.js gateway), through Portkey's open-source gateway (no ledger) and through this gateway (durable
  * ledger), each contender in its own process, the simulator in its own process as every
  * contender's upstream, and the load from autocannon in yet another process. At 1 and at 64
  * connections: requests per second and autocannon's p50 and p99 (whole milliseconds).
@@ -169,6 +169,13 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, probe, (s) => s === 200);
     const contenders: Contender[] = [{ name: 'simulator direct', url: simUrl, headers: {} }];
 
+    // The floor: a bare Node.js proxy (bench/bare-proxy.ts), what any Node.js gateway costs at least.
+    const barePort = await freePort();
+    const bare = startProcess('bare proxy', [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], { BARE_PROXY_PORT: String(barePort), BARE_PROXY_UPSTREAM: simUrl });
+    started.push(bare);
+    await waitUntilServing(bare, `http://127.0.0.1:${barePort}/v1/chat/completions`, probe, (s) => s === 200);
+    contenders.push({ name: 'bare Node.js proxy (floor)', url: `http://127.0.0.1:${barePort}`, headers: {} });
+
     // Portkey's gateway, pointed at the simulator by its headers.
     const portkeyMain = resolvePortkey();
     if (portkeyMain) {
@@ -244,5 +251,5 @@ function peerTable(connections: number, rows: readonly Measurement[], o: PeerBen
       'latency from autocannon in whole milliseconds; every contender, the simulator and autocannon in their own processes',
   );
   notes.push(...skipped.map((s) => `not run: ${s}`));
-  return { title: `Peer gateways, ${connections} connection(s): the simulator direct, Portkey's gateway, this gateway`, rows, baseline: direct.name, unit: 'req/s', notes };
+  return { title: `Peer gateways, ${connections} connection(s): the simulator direct, a bare Node.js proxy, Portkey's gateway, this gateway`, rows, baseline: direct.name, unit: 'req/s', notes };
 }
