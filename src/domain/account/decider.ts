@@ -1,6 +1,7 @@
 import { recomputePricing, type Pricing } from '../../billing/money';
 import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
+import { withEntry, withoutEntry } from '../records';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
 import { NO_SPEND, rezoned, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
@@ -339,14 +340,13 @@ function openOrNoOp(state: AccountState, reservationId: string): OpenReservation
 }
 
 function withClosed(state: AccountState, reservationId: string, outcome: RememberedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed' | 'open'> {
-  const { [reservationId]: _closed, ...open } = state.open;
-  return { open, ...withOutcome(state, reservationId, outcome) };
+  return { open: withoutEntry(state.open, reservationId), ...withOutcome(state, reservationId, outcome) };
 }
 
 /** Records (or replaces) a closed outcome in the young generation, rolling generations when it is full. */
 function withOutcome(state: AccountState, reservationId: string, outcome: RememberedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed'> {
   if (reservationId in state.recentlyClosed || Object.keys(state.recentlyClosed).length < RECENT_GENERATION) {
-    return { recentlyClosed: { ...state.recentlyClosed, [reservationId]: outcome }, previouslyClosed: state.previouslyClosed };
+    return { recentlyClosed: withEntry(state.recentlyClosed, reservationId, outcome), previouslyClosed: state.previouslyClosed };
   }
   return { recentlyClosed: { [reservationId]: outcome }, previouslyClosed: state.recentlyClosed };
 }
@@ -360,13 +360,13 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       return {
         ...state,
         credited: state.credited + event.data.amount,
-        credits: { ...state.credits, [event.data.reference]: { entryId: event.data.entryId, amount: event.data.amount } },
+        credits: withEntry(state.credits, event.data.reference, { entryId: event.data.entryId, amount: event.data.amount }),
       };
     case 'FundsReserved':
       return {
         ...state,
         frozen: state.frozen + event.data.amount,
-        open: { ...state.open, [event.data.reservationId]: { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt } },
+        open: withEntry(state.open, event.data.reservationId, { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt }),
       };
     case 'ReservationSettled':
       return {
@@ -391,19 +391,19 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       return {
         ...state,
         refunded: state.refunded + d.amount,
-        refundedByReservation: { ...state.refundedByReservation, [d.reservationId]: (state.refundedByReservation[d.reservationId] ?? 0) + d.amount },
-        refunds: { ...state.refunds, [d.refundId]: { reservationId: d.reservationId, amount: d.amount } },
+        refundedByReservation: withEntry(state.refundedByReservation, d.reservationId, (state.refundedByReservation[d.reservationId] ?? 0) + d.amount),
+        refunds: withEntry(state.refunds, d.refundId, { reservationId: d.reservationId, amount: d.amount }),
       };
     }
     case 'ApiKeyIssued':
-      return { ...state, keys: { ...state.keys, [event.data.keyId]: { revoked: false, limits: limitsOf(event.data), spend: NO_SPEND } } };
+      return { ...state, keys: withEntry(state.keys, event.data.keyId, { revoked: false, limits: limitsOf(event.data), spend: NO_SPEND }) };
     case 'ApiKeyChanged': {
       const key = state.keys[event.data.keyId];
-      return key ? { ...state, keys: { ...state.keys, [event.data.keyId]: { ...key, limits: limitsOf(event.data) } } } : state;
+      return key ? { ...state, keys: withEntry(state.keys, event.data.keyId, { ...key, limits: limitsOf(event.data) }) } : state;
     }
     case 'ApiKeyRevoked': {
       const key = state.keys[event.data.keyId];
-      return key ? { ...state, keys: { ...state.keys, [event.data.keyId]: { ...key, revoked: true } } } : state;
+      return key ? { ...state, keys: withEntry(state.keys, event.data.keyId, { ...key, revoked: true }) } : state;
     }
     case 'WebhookSecretRotated':
       return { ...state, webhookSecret: event.data.secret };
@@ -426,7 +426,7 @@ function rezonedKeys(keys: AccountState['keys'], at: string, from: string, to: s
 function chargedToKey(state: AccountState, actor: string | undefined, amount: number, at: string): AccountState['keys'] {
   const key = actor === undefined ? undefined : state.keys[actor];
   if (!key || amount === 0) return state.keys;
-  return { ...state.keys, [actor!]: { ...key, spend: withCharge(key.spend, at, amount, state.timezone) } };
+  return withEntry(state.keys, actor!, { ...key, spend: withCharge(key.spend, at, amount, state.timezone) });
 }
 
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
