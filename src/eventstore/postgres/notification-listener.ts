@@ -1,5 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 
+/** The window while someone waits: short, still coalescing the notifications of one commit burst. */
+const URGENT_WINDOW_MS = 2;
+
 /**
  * One dedicated connection that LISTENs on a channel and fans notifications out to in-process
  * callbacks. Bursts of notifications (one per append) are coalesced into one callback per
@@ -7,9 +10,6 @@ import type { Pool, PoolClient } from 'pg';
  * callbacks do (`expedite`). If the connection drops it reconnects; subscribers also poll slowly,
  * so a notification lost in between delays an event by at most one poll interval.
  */
-/** The window while someone waits: short, still coalescing the notifications of one commit burst. */
-const URGENT_WINDOW_MS = 2;
-
 export class NotificationListener {
   private client: PoolClient | null = null;
   private connecting: Promise<void> | null = null;
