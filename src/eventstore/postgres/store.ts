@@ -261,14 +261,6 @@ export class PostgresEventStore implements EventStore {
     return Number(rows[0]!.n);
   }
 
-  /**
-   * Whether committed events exist that readers cannot see yet because an older transaction is
-   * still open (their tx_id is not below xmin).
-   */
-  async hasHeldBackEvents(): Promise<boolean> {
-    return (await readPageWith(this.pool, null, 0)).heldBack;
-  }
-
   expedite<T>(work: () => Promise<T>): Promise<T> {
     return this.listener.expedite(work);
   }
