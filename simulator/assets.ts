@@ -17,7 +17,9 @@ import { SimTaskStore, simTaskPhase, type SimTask } from './task-store';
  * HTML form where the person ticks consent and submits (`POST /sim/verify/:token`, form-encoded
  * `consent=yes&decision=consent`) or declines (`decision=decline`); the liveness check is
  * simulated and passes. Directives travel in the session's `name`: `[sim:fail]` fails the liveness
- * check on consent, `[sim:expire]` makes the link expired at once.
+ * check on consent, `[sim:expire]` makes the link expired when the person opens it (the session
+ * reads `pending` until then, so a gateway's answer and its early polls see it open, whatever
+ * their timing, and `expired` from the first visit on).
  *
  * A verified group takes images: `POST /v1/asset-groups/:group_id/assets` `{url}` creates an asset
  * (`processing` for ~150 ms, then `active`), read with `GET /v1/assets/:id`. Directives ride in
@@ -36,6 +38,8 @@ interface SimSession {
   readonly name: string;
   readonly expiresAt: number;
   readonly directives: SimDirectives;
+  /** The person has loaded the page (what `[sim:expire]` waits for). */
+  visited: boolean;
   outcome: { status: 'verified' } | { status: 'failed'; code: string; message: string } | null;
 }
 
@@ -53,7 +57,7 @@ export function assetRoutes(): ExtraRoute[] {
 
   function statusOf(session: SimSession): 'pending' | 'verified' | 'failed' | 'expired' {
     if (session.outcome) return session.outcome.status;
-    return session.directives.raw['expire'] !== undefined || Date.now() >= session.expiresAt ? 'expired' : 'pending';
+    return (session.visited && session.directives.raw['expire'] !== undefined) || Date.now() >= session.expiresAt ? 'expired' : 'pending';
   }
 
   function findSession(id: string): SimSession {
@@ -97,6 +101,7 @@ export function assetRoutes(): ExtraRoute[] {
           name,
           expiresAt: now + VALIDITY_MS,
           directives,
+          visited: false,
           outcome: null,
         };
         sessions.set(session.id, session);
@@ -116,6 +121,7 @@ export function assetRoutes(): ExtraRoute[] {
       handler: ({ res, params }) => {
         const session = byToken.get(params.token!);
         if (!session) return sendPage(res, 404, 'Link not found', '<p>This verification link does not exist.</p>');
+        session.visited = true;
         const closed = closedPage(session);
         if (closed) return sendPage(res, 410, closed.title, closed.html);
         sendPage(res, 200, 'Verify your identity', consentForm(session));
@@ -129,6 +135,7 @@ export function assetRoutes(): ExtraRoute[] {
       handler: ({ res, params, rawBody }) => {
         const session = byToken.get(params.token!);
         if (!session) return sendPage(res, 404, 'Link not found', '<p>This verification link does not exist.</p>');
+        session.visited = true;
         const closed = closedPage(session);
         if (closed) return sendPage(res, 410, closed.title, closed.html);
         const form = new URLSearchParams(rawBody?.toString('utf8') ?? '');
