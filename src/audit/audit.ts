@@ -25,18 +25,18 @@ export interface AuditReport {
  */
 export const AUDIT_REPLAY_SCHEMA = 'audit_replay';
 
-/** Advisory lock class of the replay of one read model (the second key is its index). */
-const AUDIT_REPLAY_LOCK = 7_316_003;
+/** Advisory lock (class, key) of an audit's replay: two audits at once take turns. */
+const AUDIT_REPLAY_LOCK = [7_316_003, 0] as const;
 
 /**
  * Replays the log into a scratch schema and compares every live read model with its replay, then
  * checks the ledger invariants from the log alone and compares them with the replayed balances.
  *
- * Each read model is compared inside one REPEATABLE READ transaction that first reads its live
- * checkpoint and replays exactly up to it, so traffic flowing during the audit cannot show up
- * as a false mismatch; the transaction is rolled back, so the scratch tables need no creating or
- * dropping per audit (most of the cost of an audit of a short log). Two audits at once take turns
- * per read model. The live read models are only read.
+ * Everything happens in one REPEATABLE READ transaction: each read model's live checkpoint and
+ * rows are read in one snapshot, and each is replayed exactly up to its own checkpoint, so traffic
+ * flowing during the audit cannot show up as a false mismatch. The log is read once for all of
+ * them. The transaction is rolled back, so the scratch tables need no creating or dropping per
+ * audit (most of the cost of an audit of a short log). The live read models are only read.
  */
 export async function runAudit(
   pool: Pool,
@@ -65,54 +65,43 @@ export async function runAudit(
   };
 
   await ensureProjectionTables(pool, projections, schema);
-  // The log is read once per group of read models (as many as the pool's connections allow
-  // open at once, one transaction each), not once per read model; the invariant check rides
-  // along with the first group.
-  const perGroup = Math.max(1, ((pool as Pool & { options: { max?: number } }).options.max ?? 10) - 2);
-  for (let i = 0; i < projections.length || i === 0; i += perGroup) {
-    const group = projections.slice(i, i + perGroup);
-    const opened: { projection: Projection; client: PoolClient; checker: LedgerInvariantChecker }[] = [];
-    try {
-      const replayers: Replayer[] = i === 0 ? [fullCheck] : [];
-      for (const projection of group) {
-        const client = await pool.connect();
-        const checker = new LedgerInvariantChecker();
-        opened.push({ projection, client, checker });
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-        // Taken in the same order by every audit: a second audit waits here, never in a cycle.
-        await client.query('SELECT pg_advisory_xact_lock($1, $2)', [AUDIT_REPLAY_LOCK, projections.indexOf(projection)]);
-        const live = await checkpointIn(client, projection.name);
-        if (head && (!live || comparePositions(live, head) < 0)) {
-          lagging.push(`${projection.name} is at ${live ? formatPosition(live) : 'the start'}, the log at ${formatPosition(head)}`);
-        }
-        await client.query(`SET LOCAL search_path TO ${schema}, public`);
-        replayers.push({
-          until: live,
-          fold: async (events) => {
-            for (const event of events) checker.add(event);
-            await applyEvents(projection, client, events);
-            advance(events);
-          },
-        });
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...AUDIT_REPLAY_LOCK]);
+    const live = await checkpointsIn(client, projections);
+    await client.query(`SET LOCAL search_path TO ${schema}, public`);
+    // The balances are also compared with the totals of the invariant check, folded to the same checkpoint.
+    const balanceChecks: { projection: Projection; checker: LedgerInvariantChecker }[] = [];
+    const replayers: Replayer[] = [fullCheck];
+    for (const projection of projections) {
+      const at = live.get(projection.name) ?? null;
+      if (head && (!at || comparePositions(at, head) < 0)) {
+        lagging.push(`${projection.name} is at ${at ? formatPosition(at) : 'the start'}, the log at ${formatPosition(head)}`);
       }
-      await replay(store, replayers);
-      for (const { projection, client, checker } of opened) {
-        for (const table of projection.tables) {
-          const n = await differingRows(client, `${READ_MODEL_SCHEMA}.${table}`, `${schema}.${table}`);
-          if (n > 0) mismatches.push(`${projection.name}: ${n} row(s) of ${table} differ from a replay of the log`);
-        }
-        if (projection.tables.includes('balances')) invariantViolations.push(...(await balancesAgainstLog(client, schema, checker)));
-      }
-    } finally {
-      for (const { client } of opened) {
-        // A connection that could not roll back its replay is closed, never lent out again.
-        const rolledBack = await client.query('ROLLBACK').then(
-          () => true,
-          () => false,
-        );
-        client.release(!rolledBack);
-      }
+      const checker = projection.tables.includes('balances') ? new LedgerInvariantChecker() : null;
+      if (checker) balanceChecks.push({ projection, checker });
+      replayers.push({
+        until: at,
+        fold: async (events) => {
+          if (checker) for (const event of events) checker.add(event);
+          await applyEvents(projection, client, events);
+          advance(events);
+        },
+      });
     }
+    await replay(store, replayers);
+    for (const [table, n] of await differingRows(client, projections, schema)) {
+      if (n > 0) mismatches.push(`${table.projection}: ${n} row(s) of ${table.name} differ from a replay of the log`);
+    }
+    for (const { checker } of balanceChecks) invariantViolations.push(...(await balancesAgainstLog(client, schema, checker)));
+  } finally {
+    // A connection that could not roll back its replay is closed, never lent out again.
+    const rolledBack = await client.query('ROLLBACK').then(
+      () => true,
+      () => false,
+    );
+    client.release(!rolledBack);
   }
   invariantViolations.unshift(...full.report().violations);
 
@@ -158,18 +147,29 @@ async function replay(store: EventStore, replayers: readonly Replayer[]): Promis
   }
 }
 
-async function checkpointIn(client: PoolClient, name: string): Promise<GlobalPosition | null> {
-  const { rows } = await client.query<{ major: string | null; minor: string | null }>('SELECT major::text, minor::text FROM consumer_checkpoints WHERE name = $1', [name]);
-  const row = rows[0];
-  return row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
+/** The live checkpoint of each projection, by name (absent: it has none yet). */
+async function checkpointsIn(client: PoolClient, projections: readonly Projection[]): Promise<Map<string, GlobalPosition>> {
+  const { rows } = await client.query<{ name: string; major: string; minor: string }>(
+    'SELECT name, major::text, minor::text FROM consumer_checkpoints WHERE name = ANY($1) AND major IS NOT NULL AND minor IS NOT NULL',
+    [projections.map((p) => p.name)],
+  );
+  return new Map(rows.map((r) => [r.name, { major: BigInt(r.major), minor: BigInt(r.minor) }]));
 }
 
-async function differingRows(client: PoolClient, live: string, replayed: string): Promise<number> {
-  const { rows } = await client.query<{ n: string }>(
-    `SELECT count(*) AS n FROM ((SELECT * FROM ${live} EXCEPT ALL SELECT * FROM ${replayed})
-       UNION ALL (SELECT * FROM ${replayed} EXCEPT ALL SELECT * FROM ${live})) d`,
-  );
-  return Number(rows[0]!.n);
+/**
+ * For every table of every projection, the rows that differ between the live read model and its
+ * replay (in either direction, duplicates counted): one statement for all tables.
+ */
+async function differingRows(client: PoolClient, projections: readonly Projection[], schema: string): Promise<[{ projection: string; name: string }, number][]> {
+  const tables = projections.flatMap((p) => p.tables.map((name) => ({ projection: p.name, name })));
+  const count = ({ name }: { name: string }) => {
+    const live = `${READ_MODEL_SCHEMA}.${name}`;
+    const replayed = `${schema}.${name}`;
+    return `(SELECT count(*) FROM ((SELECT * FROM ${live} EXCEPT ALL SELECT * FROM ${replayed})
+       UNION ALL (SELECT * FROM ${replayed} EXCEPT ALL SELECT * FROM ${live})) d)`;
+  };
+  const { rows } = await client.query<Record<string, string>>(`SELECT ${tables.map((t, i) => `${count(t)} AS t${i}`).join(', ')}`);
+  return tables.map((t, i) => [t, Number(rows[0]![`t${i}`])]);
 }
 
 /** The balances read model must equal the totals folded from the log by the invariant checker. */

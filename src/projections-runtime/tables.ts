@@ -19,10 +19,11 @@ export async function ensureProjectionTables(pool: Pool, projections: readonly P
       await client.query('SELECT pg_advisory_xact_lock(7316002)');
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.projection_versions (name text PRIMARY KEY, ddl_hash text NOT NULL)`);
+      const { rows } = await client.query<{ name: string; ddl_hash: string }>(`SELECT name, ddl_hash FROM ${schema}.projection_versions`);
+      const created = new Map(rows.map((r) => [r.name, r.ddl_hash]));
       for (const projection of projections) {
-        const { rows } = await client.query<{ ddl_hash: string }>(`SELECT ddl_hash FROM ${schema}.projection_versions WHERE name = $1`, [projection.name]);
         const hash = ddlHash(projection);
-        if (rows[0]?.ddl_hash === hash) continue;
+        if (created.get(projection.name) === hash) continue;
         await dropTables(client, projection, schema);
         await createTables(client, projection, schema);
         await client.query(
