@@ -23,7 +23,8 @@ import { SimTaskStore, simTaskPhase, type SimTask } from './task-store';
  *
  * A verified group takes images: `POST /v1/asset-groups/:group_id/assets` `{url}` creates an asset
  * (`processing` for ~150 ms, then `active`), read with `GET /v1/assets/:id`. Directives ride in
- * the image URL's `sim` query parameter, as for subtitle erase: `?sim=fail`, `?sim=delay=800`.
+ * the image URL's `sim` query parameter, as for subtitle erase: `?sim=fail`, `?sim=delay=800`, and
+ * `?sim=hold`: processing until `POST /sim/assets/:id/release`.
  */
 
 const VALIDITY_MS = 30 * 60_000;
@@ -169,6 +170,7 @@ export function assetRoutes(): ExtraRoute[] {
         assets.create(req, res, 'asset', d, (task) => ({ ...task, groupId: params.group_id! }));
       },
     },
+    assets.releaseRoute('/sim/assets/:id/release'),
     {
       method: 'GET',
       path: '/v1/assets/:id',

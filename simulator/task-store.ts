@@ -12,7 +12,8 @@ import type { ExtraRoute } from './server';
 /** When a simulated task finishes, and how. */
 export interface SimTaskTiming {
   readonly createdAt: number;
-  readonly finishAt: number;
+  /** Infinity while held (`hold`): the task stays queued until released. */
+  finishAt: number;
   readonly fail: boolean;
   cancelled: boolean;
 }
@@ -74,15 +75,23 @@ export class SimTaskStore<T extends SimTask> {
 
   /**
    * Creates a task that finishes `delayMs` (default 150 ms) from now, failing when `fail`, keeps it
-   * under the request's X-Client-Request-Id, and answers with its id.
+   * under the request's X-Client-Request-Id, and answers with its id. A `hold` directive keeps it
+   * queued until its release route is called: a client (a test, a demo) that needs the task
+   * unfinished for a while needs no guess of how long that while takes.
    */
-  create(req: IncomingMessage, res: ServerResponse, model: string, directives: { readonly delayMs?: number; readonly fail: boolean }, build: (task: SimTask) => T): T {
+  create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    model: string,
+    directives: { readonly delayMs?: number; readonly fail: boolean; readonly raw: Readonly<Record<string, string | true>> },
+    build: (task: SimTask) => T,
+  ): T {
     const now = Date.now();
     const task = build({
       id: `${this.idPrefix}-${++this.seq}-${now.toString(36)}`,
       model,
       createdAt: now,
-      finishAt: now + (directives.delayMs ?? 150),
+      finishAt: directives.raw['hold'] !== undefined ? Number.POSITIVE_INFINITY : now + (directives.delayMs ?? 150),
       fail: directives.fail,
       cancelled: false,
     });
@@ -91,6 +100,20 @@ export class SimTaskStore<T extends SimTask> {
     if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
     sendJson(res, 200, { id: task.id });
     return task;
+  }
+
+  /** `POST <path>` (path ending in `/:id/release`): a held task finishes now; 409 unless held. */
+  releaseRoute(path: string): ExtraRoute {
+    return {
+      method: 'POST',
+      path,
+      handler: ({ res, params }) => {
+        const task = this.find(params.id!);
+        if (task.finishAt !== Number.POSITIVE_INFINITY || task.cancelled) throw new HttpError(409, 'the task is not held', 'TaskNotHeld');
+        task.finishAt = Date.now();
+        sendJson(res, 200, { id: task.id, released: true });
+      },
+    };
   }
 
   /** `POST <path>` (path ending in `/:id/cancel`): cancels an unfinished task, 409 once finished. */

@@ -257,8 +257,8 @@ describe('asset groups: real-person verification and assets @integration', () =>
   it('refuses in a video task an asset:// that is unknown, another account\'s, processing or failed (400 naming content[i].image_url), before money moves', async () => {
     const { groupId } = await verifiedGroup(key);
     const mine = await activeAsset(key, groupId);
-    // The processing asset is used at once: its provider takes 10 s, far more than two requests.
-    const slow = await addAsset(groupId, `${IMAGE}?sim=delay=10000`);
+    // The provider holds this asset in processing until the test releases it.
+    const slow = await addAsset(groupId, `${IMAGE}?sim=hold`);
     expect(slow.status).to.equal(200);
     await expectRefusedAsNotActive('processing', slow.body.id, 'processing');
     const broken = await addAsset(groupId, `${IMAGE}?sim=fail`);
@@ -277,6 +277,10 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(await gw.balance(other.key)).to.deep.equal(before);
 
     await expectRefusedAsNotActive('failed', broken.body.id, 'failed');
+    const { rows } = await gw.pool.query<{ upstream_id: string }>(`SELECT upstream_id FROM rm.tasks WHERE kind = 'asset' AND task_id = $1`, [slow.body.id]);
+    const release = () => fetch(`${gw.simulator.url}/sim/assets/${rows[0]!.upstream_id}/release`, { method: 'POST' });
+    expect((await release()).status).to.equal(200);
+    expect((await release()).status, 'a task no longer held').to.equal(409);
     await assetUntil(groupId, slow.body.id, 'active');
   });
 
