@@ -51,6 +51,8 @@ interface SimTask {
   readonly id: string;
   readonly createdAt: number;
   readonly finishAt: number;
+  /** `sim=asr_hold`: running (its length known) from the start, and never done. */
+  readonly held: boolean;
   readonly durationMs: number;
   readonly fail: { code: string; message: string } | null;
   readonly transcript: () => SimTranscript;
@@ -190,6 +192,7 @@ async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
     id,
     createdAt: now,
     finishAt: now + intParam(q, 'sim_asr_delay_ms', DEFAULT_DELAY_MS, 600_000),
+    held: sim === 'asr_hold',
     durationMs,
     fail,
     features: o.features,
@@ -206,6 +209,7 @@ async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
 }
 
 function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
+  if (task.held) return 'running';
   const now = Date.now();
   if (now >= task.finishAt) return 'done';
   return now >= task.createdAt + (task.finishAt - task.createdAt) / 5 ? 'running' : 'queued';
