@@ -65,6 +65,7 @@ export function videoRoutes(): ExtraRoute[] {
         }));
       },
     },
+    tasks.releaseRoute('/sim/videos/:id/release'),
     {
       method: 'GET',
       path: '/v1/contents/generations/tasks/:id',

@@ -162,7 +162,7 @@ describe('subtitle erase tasks @integration', () => {
 
   it('cancels an unfinished task: released, the provider told to stop; a finished one answers 409', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
-    const res = await create({ video_url: `${VIDEO}?sim=delay=5000` }, undefined, fresh.key);
+    const res = await create({ video_url: `${VIDEO}?sim=hold` }, undefined, fresh.key);
     const upstreamId = await waitFor('accepted upstream', async () => (await gw.tasks.read('erase', res.body.id, fresh.accountId))?.upstream_id ?? null);
     const cancelled = await cancel(res.body.id, fresh.key);
     expect(cancelled.status).to.equal(200);
@@ -178,7 +178,7 @@ describe('subtitle erase tasks @integration', () => {
     expectValid((await get(res.body.id, fresh.key)).body, 'cancelled task');
 
     // Cancelled right after creation, whether or not the provider has accepted it yet.
-    const early = await create({ video_url: `${VIDEO}?sim=delay=5000` }, undefined, fresh.key);
+    const early = await create({ video_url: `${VIDEO}?sim=hold` }, undefined, fresh.key);
     const earlyCancel = await cancel(early.body.id, fresh.key);
     expect(earlyCancel.status).to.equal(200);
     expect(earlyCancel.body.status).to.equal('cancelled');

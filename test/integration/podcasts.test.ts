@@ -209,7 +209,7 @@ describe('podcast tasks @integration', () => {
 
   it('cancels an unfinished podcast: released, the upstream told to stop, a second cancel is 409', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
-    const res = await create({ model: 'podcast-standard', text: 'a very long episode [sim:delay=5000]' }, undefined, fresh.key);
+    const res = await create({ model: 'podcast-standard', text: 'a very long episode [sim:hold]' }, undefined, fresh.key);
     // Let the provider accept it first, so there is an upstream task to stop.
     const accepted = await waitFor('accepted upstream', async () => {
       const row = await gw.tasks.read('podcast', res.body.id, fresh.accountId);

@@ -13,6 +13,7 @@ const PER_SECOND_720 = 400_000; // video-ref-2.0 at 720p
 describe('video generation tasks and webhooks @integration', () => {
   let gw: TestGateway;
   let key: string;
+  let accountId: string;
   let receiver: Receiver;
 
   const env = {
@@ -24,7 +25,7 @@ describe('video generation tasks and webhooks @integration', () => {
 
   before(async () => {
     gw = await startTestGateway(env);
-    ({ key } = await gw.fundedAccount(1_000_000_000));
+    ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
   });
   beforeEach(async () => {
     receiver = await new Receiver().start();
@@ -403,7 +404,8 @@ describe('video generation tasks and webhooks @integration', () => {
     const final = (id: string, extra: Record<string, unknown> = {}, k = key) => create({ model: 'video-2.5', content: [{ type: 'draft_task', draft_task: { id } }], ...extra }, undefined, k);
     const draft = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'the draft' }], draft: true, duration: 4 });
     expect((await billed(draft.body.id)).status).to.equal('succeeded');
-    const pending = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'slow draft [sim:delay=3000]' }], draft: true, duration: 4 });
+    // The provider holds this draft unfinished until the test releases it.
+    const pending = await create({ model: 'video-2.5', content: [{ type: 'text', text: 'held draft [sim:hold]' }], draft: true, duration: 4 });
     expect(pending.status).to.equal(200);
 
     const mine = await gw.balance(key);
@@ -432,7 +434,9 @@ describe('video generation tasks and webhooks @integration', () => {
     const ok = await final(draft.body.id);
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     expect((await billed(ok.body.id)).status).to.equal('succeeded');
-    await billed(pending.body.id);
+    const upstreamId = await waitFor('the held draft accepted upstream', async () => (await gw.tasks.read('video', pending.body.id, accountId))?.upstream_id ?? null);
+    expect((await fetch(`${gw.simulator.url}/sim/videos/${upstreamId}/release`, { method: 'POST' })).status).to.equal(200);
+    expect((await billed(pending.body.id)).status).to.equal('succeeded');
   });
 
   it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 400', async () => {
