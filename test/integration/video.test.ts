@@ -43,9 +43,16 @@ describe('video generation tasks and webhooks @integration', () => {
     return t.billing.status !== 'reserved' ? t : null;
   });
 
+  /** Lets a task the provider holds (`[sim:hold]`) finish. */
+  async function releaseUpstream(id: string): Promise<void> {
+    const upstreamId = await waitFor(`task ${id} accepted upstream`, async () => (await gw.tasks.read('video', id, accountId))?.upstream_id ?? null);
+    expect((await fetch(`${gw.simulator.url}/sim/videos/${upstreamId}/release`, { method: 'POST' })).status).to.equal(200);
+  }
+
   it('creates a text-to-video task, answers at once, finishes, and settles by actual usage', async () => {
     const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
-    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:delay=1500]' }], duration: 4 });
+    // Held by the provider until the frozen amount is read.
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:hold]' }], duration: 4 });
     expect(res.status).to.equal(200);
     expect(res.body).to.have.keys(['id', 'upstream_id', 'model', 'status', 'created_at']);
     expect(res.body).to.deep.include({ model: 'video-ref-2.0', status: 'queued' });
@@ -54,6 +61,7 @@ describe('video generation tasks and webhooks @integration', () => {
     const frozen = (await gw.api(key, 'GET', '/v1/account')).body.balance;
     expect(frozen.frozen - before.frozen).to.equal(4 * PER_SECOND_720);
 
+    await releaseUpstream(res.body.id);
     const task = await billed(res.body.id);
     expect(task.status).to.equal('succeeded');
     expect(task.video_url).to.match(/^http/);
@@ -434,13 +442,13 @@ describe('video generation tasks and webhooks @integration', () => {
     const ok = await final(draft.body.id);
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     expect((await billed(ok.body.id)).status).to.equal('succeeded');
-    const upstreamId = await waitFor('the held draft accepted upstream', async () => (await gw.tasks.read('video', pending.body.id, accountId))?.upstream_id ?? null);
-    expect((await fetch(`${gw.simulator.url}/sim/videos/${upstreamId}/release`, { method: 'POST' })).status).to.equal(200);
+    await releaseUpstream(pending.body.id);
     expect((await billed(pending.body.id)).status).to.equal('succeeded');
   });
 
   it('honours Idempotency-Key: the same body returns the first task and freezes nothing new; another body is 400', async () => {
-    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'once [sim:delay=1000]' }] };
+    // Held by the provider, so that nothing settles between the two reads of the frozen amount.
+    const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'once [sim:hold]' }] };
     const first = await create(body, { 'idempotency-key': 'order-42' });
     const frozen = (await gw.api(key, 'GET', '/v1/account')).body.balance.frozen;
     const second = await create(body, { 'idempotency-key': 'order-42' });
@@ -451,6 +459,7 @@ describe('video generation tasks and webhooks @integration', () => {
     const other = await create({ ...body, duration: 6 }, { 'idempotency-key': 'order-42' });
     expect(other.status).to.equal(400);
     expect(other.body.error).to.deep.include({ code: 'idempotency_key_reused', param: 'Idempotency-Key', type: 'invalid_request_error' });
+    await releaseUpstream(first.body.id);
     await billed(first.body.id);
   });
 
