@@ -31,22 +31,31 @@ export async function rebuildProjections(
     else replayedElsewhere.push(projection.name);
   }
   // The log is read once, in large pages, and every page is folded by every projection (each
-  // commits its page with its checkpoint): the replay costs one read of the log, not one per projection.
-  let position = null as Awaited<ReturnType<EventStore['headPosition']>>;
-  while (replaying.length > 0) {
-    const page = await store.readAll(position, REPLAY_PAGE_EVENTS);
-    if (page.length === 0) break;
-    for (const runner of [...replaying]) {
-      try {
-        await runner.foldPage(page);
-        progress?.advance(page.length);
-      } catch (err) {
-        logger.info({ err, projection: runner.consumer.name }, 'another instance is replaying; waiting for it');
-        replaying.splice(replaying.indexOf(runner), 1);
-        replayedElsewhere.push(runner.consumer.name);
-      }
+  // commits its page with its checkpoint): the replay costs one read of the log, not one per
+  // projection. The projections fold a page side by side, each on its own connection, while the
+  // next page is read: one projection's rows are computed here while PostgreSQL writes another's.
+  let next = store.readAll(null, REPLAY_PAGE_EVENTS);
+  try {
+    while (replaying.length > 0) {
+      const page = await next;
+      if (page.length === 0) break;
+      next = store.readAll(page[page.length - 1]!.position, REPLAY_PAGE_EVENTS);
+      await Promise.all(
+        [...replaying].map(async (runner) => {
+          try {
+            await runner.foldPage(page);
+            progress?.advance(page.length);
+          } catch (err) {
+            logger.info({ err, projection: runner.consumer.name }, 'another instance is replaying; waiting for it');
+            replaying.splice(replaying.indexOf(runner), 1);
+            replayedElsewhere.push(runner.consumer.name);
+          }
+        }),
+      );
     }
-    position = page[page.length - 1]!.position;
+  } finally {
+    // A read ahead that is no longer wanted must not fail unheard.
+    next.catch(() => undefined);
   }
   for (const name of replayedElsewhere) await waitForHead(pool, store, name);
 }
