@@ -21,7 +21,7 @@ class NpmProcess {
   readonly child: ChildProcess;
   private output = '';
   readonly exited: Promise<number | null>;
-  /** Every process of the group that writes to this output (npm, tsx, the gateway) has ended. */
+  /** Every process of the group that writes to this output (npm, the gateway) has ended. */
   readonly finished: Promise<void>;
 
   constructor(dataDir: string, script: string[] = ['start'], env: Record<string, string> = {}) {
@@ -151,6 +151,24 @@ describe('npm start with the embedded database @integration', function () {
     return ((await res.json()) as { balance: { available: number; frozen: number } }).balance;
   }
 
+  /**
+   * Ctrl-C while the gateway's event loop is busy: stopped (SIGSTOP) when the group gets SIGINT,
+   * and continued half a second later. A process between npm and the gateway that relays signals
+   * and kills a child that does not acknowledge one within a few milliseconds (the tsx command
+   * does: 30 ms, then SIGKILL) would kill it in that half second, on a loaded machine even
+   * without the stop; the gateway must get the signal itself and drain.
+   */
+  async function interruptWhileBusy(npm: NpmProcess): Promise<void> {
+    const [{ pid }] = npm.lines('gateway listening') as [{ pid: number }];
+    process.kill(pid, 'SIGSTOP');
+    try {
+      npm.signalGroup('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+  }
+
   it('Ctrl-C mid-stream: the database outlives the drain, the delivered tokens are settled, nothing stays frozen', async () => {
     const first = npmStart();
     const { url } = await first.listening();
@@ -168,7 +186,7 @@ describe('npm start with the embedded database @integration', function () {
         text += chunk.choices[0]?.delta.content ?? '';
         if (!interrupted && text.trim().split(/\s+/).length >= 2) {
           interrupted = true;
-          first.signalGroup('SIGINT');
+          await interruptWhileBusy(first);
         }
       }
     } catch {
