@@ -104,29 +104,24 @@ export class SimTaskStore<T extends SimTask> {
 
   /** `POST <path>` (path ending in `/:id/release`): a held task finishes now; 409 unless held. */
   releaseRoute(path: string): ExtraRoute {
-    return {
-      method: 'POST',
-      path,
-      handler: ({ res, params }) => {
-        const task = this.find(params.id!);
-        if (task.finishAt !== Number.POSITIVE_INFINITY || task.cancelled) throw new HttpError(409, 'the task is not held', 'TaskNotHeld');
-        task.finishAt = Date.now();
-        sendJson(res, 200, { id: task.id, released: true });
-      },
-    };
+    return this.taskAction(path, (task) => {
+      if (task.finishAt !== Number.POSITIVE_INFINITY || task.cancelled) throw new HttpError(409, 'the task is not held', 'TaskNotHeld');
+      task.finishAt = Date.now();
+      return { id: task.id, released: true };
+    });
   }
 
   /** `POST <path>` (path ending in `/:id/cancel`): cancels an unfinished task, 409 once finished. */
   cancelRoute(path: string): ExtraRoute {
-    return {
-      method: 'POST',
-      path,
-      handler: ({ res, params }) => {
-        const task = this.find(params.id!);
-        simCancel(task);
-        sendJson(res, 200, { id: task.id, status: 'cancelled' });
-      },
-    };
+    return this.taskAction(path, (task) => {
+      simCancel(task);
+      return { id: task.id, status: 'cancelled' };
+    });
+  }
+
+  /** `POST <path>` with the task's `:id`: `act` on the task, answered 200 with what it returns. */
+  private taskAction(path: string, act: (task: T) => Record<string, unknown>): ExtraRoute {
+    return { method: 'POST', path, handler: ({ res, params }) => sendJson(res, 200, act(this.find(params.id!))) };
   }
 }
 
