@@ -81,6 +81,7 @@ export function eraseRoutes(): ExtraRoute[] {
       },
     },
     tasks.cancelRoute('/v1/videos/erase-subtitle/:id/cancel'),
+    tasks.releaseRoute('/sim/erase/:id/release'),
     {
       method: 'GET',
       path: '/sim/files/erase/:name',

@@ -164,6 +164,7 @@ export function imageRoutes(): ExtraRoute[] {
         tasks.create(req, res, b.model!, directives, (task) => ({ ...task, generation }));
       },
     },
+    tasks.releaseRoute('/sim/images/:id/release'),
     {
       method: 'GET',
       path: '/v1/images/tasks/:id',

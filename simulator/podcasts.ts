@@ -73,6 +73,7 @@ export function podcastRoutes(): ExtraRoute[] {
       },
     },
     tasks.cancelRoute('/v1/audio/podcasts/:id/cancel'),
+    tasks.releaseRoute('/sim/podcasts/:id/release'),
     {
       method: 'GET',
       path: '/sim/files/podcasts/:name',

@@ -12,8 +12,8 @@ import type { Projection } from '../projections-runtime/consumer';
  */
 export const AUDIT_LOCK_KEY = 7_316_004;
 
-/** Connections of the replay pool (runAudit replays into all but two of them at once). */
-const AUDIT_REPLAY_CONNECTIONS = 6;
+/** Connections of the replay pool: runAudit holds one for its replay transaction, and one more serves its short queries. */
+const AUDIT_REPLAY_CONNECTIONS = 2;
 
 /** Reservations open longer than this are listed as stale, as `npm run audit` does by default. */
 export const AUDIT_STALE_AFTER_MS = 86_400_000;

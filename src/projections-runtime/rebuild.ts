@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
-import { comparePositions, type EventStore } from '../eventstore/port';
+import { comparePositions, type EventStore, type GlobalPosition, type RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
 import { REPLAY_PAGE_EVENTS, type Projection } from './consumer';
-import { ConsumerRunner, readCheckpoint } from './runner';
+import { CheckpointMoved, ConsumerRunner, readCheckpoint } from './runner';
 import { resetProjection } from './tables';
 import type { ProgressSink } from './progress-sink';
 
@@ -34,30 +34,37 @@ export async function rebuildProjections(
   // commits its page with its checkpoint): the replay costs one read of the log, not one per
   // projection. The projections fold a page side by side, each on its own connection, while the
   // next page is read: one projection's rows are computed here while PostgreSQL writes another's.
-  let next = store.readAll(null, REPLAY_PAGE_EVENTS);
-  try {
-    while (replaying.length > 0) {
-      const page = await next;
-      if (page.length === 0) break;
-      next = store.readAll(page[page.length - 1]!.position, REPLAY_PAGE_EVENTS);
-      await Promise.all(
-        [...replaying].map(async (runner) => {
-          try {
-            await runner.foldPage(page);
-            progress?.advance(page.length);
-          } catch (err) {
-            logger.info({ err, projection: runner.consumer.name }, 'another instance is replaying; waiting for it');
-            replaying.splice(replaying.indexOf(runner), 1);
-            replayedElsewhere.push(runner.consumer.name);
-          }
-        }),
-      );
-    }
-  } finally {
-    // A read ahead that is no longer wanted must not fail unheard.
-    next.catch(() => undefined);
+  let next = readAhead(store, null);
+  while (replaying.length > 0) {
+    const page = await next;
+    if (page.length === 0) break;
+    next = readAhead(store, page[page.length - 1]!.position);
+    await Promise.all(
+      [...replaying].map(async (runner) => {
+        try {
+          await runner.foldPage(page);
+          progress?.advance(page.length);
+        } catch (err) {
+          if (!(err instanceof CheckpointMoved)) throw err;
+          logger.info({ projection: runner.consumer.name }, 'another instance is replaying; waiting for it');
+          replaying.splice(replaying.indexOf(runner), 1);
+          replayedElsewhere.push(runner.consumer.name);
+        }
+      }),
+    );
   }
   for (const name of replayedElsewhere) await waitForHead(pool, store, name);
+}
+
+/**
+ * The page after `position`, read while the current one is folded. Its failure is handled once
+ * the page is awaited (or, when the replay stops first, not at all) instead of ending the process
+ * as an unhandled rejection in the meantime.
+ */
+function readAhead(store: EventStore, position: GlobalPosition | null): Promise<RecordedEvent[]> {
+  const page = store.readAll(position, REPLAY_PAGE_EVENTS);
+  page.catch(() => undefined);
+  return page;
 }
 
 async function waitForHead(pool: Pool, store: EventStore, name: string): Promise<void> {

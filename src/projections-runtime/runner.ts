@@ -6,7 +6,7 @@ import { applyEvents, type Consumer } from './consumer';
 import type { LeaseHolder } from './leases';
 
 /** The checkpoint moved under us (a rebuild reset it, or another instance advanced it). */
-class CheckpointMoved extends Error {}
+export class CheckpointMoved extends Error {}
 
 /** The longest wait before restarting a failed consumer. */
 const MAX_RESTART_DELAY_MS = 10_000;

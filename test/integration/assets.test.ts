@@ -27,11 +27,12 @@ function consentForm(html: string, pageUrl: string): { action: string; consent: 
 describe('asset groups: real-person verification and assets @integration', () => {
   let gw: TestGateway;
   let key: string;
+  let accountId: string;
   let offsetMs = 0;
 
   before(async () => {
     gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000' }, { clock: () => new Date(Date.now() + offsetMs) });
-    ({ key } = await gw.fundedAccount(1_000_000_000));
+    ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
   });
   afterEach(async () => {
     offsetMs = 0;
@@ -277,8 +278,9 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(await gw.balance(other.key)).to.deep.equal(before);
 
     await expectRefusedAsNotActive('failed', broken.body.id, 'failed');
-    const { rows } = await gw.pool.query<{ upstream_id: string }>(`SELECT upstream_id FROM rm.tasks WHERE kind = 'asset' AND task_id = $1`, [slow.body.id]);
-    const release = () => fetch(`${gw.simulator.url}/sim/assets/${rows[0]!.upstream_id}/release`, { method: 'POST' });
+    // Submitted in the background: the provider's id is known once the submission is recorded.
+    const upstreamId = await waitFor('the held asset accepted upstream', async () => (await gw.tasks.read('asset', slow.body.id, accountId))?.upstream_id ?? null);
+    const release = () => fetch(`${gw.simulator.url}/sim/assets/${upstreamId}/release`, { method: 'POST' });
     expect((await release()).status).to.equal(200);
     expect((await release()).status, 'a task no longer held').to.equal(409);
     await assetUntil(groupId, slow.body.id, 'active');

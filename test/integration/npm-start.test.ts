@@ -155,8 +155,9 @@ describe('npm start with the embedded database @integration', function () {
    * Ctrl-C while the gateway's event loop is busy: stopped (SIGSTOP) when the group gets SIGINT,
    * and continued half a second later. A process between npm and the gateway that relays signals
    * and kills a child that does not acknowledge one within a few milliseconds (the tsx command
-   * does: 30 ms, then SIGKILL) would kill it in that half second, on a loaded machine even
-   * without the stop; the gateway must get the signal itself and drain.
+   * does: it sends the signal again after 30 ms, and SIGKILL 30 ms later) would kill it in that
+   * half second, on a loaded machine even without the stop; the gateway must get the signal
+   * itself and drain.
    */
   async function interruptWhileBusy(npm: NpmProcess): Promise<void> {
     const [{ pid }] = npm.lines('gateway listening') as [{ pid: number }];

@@ -4,9 +4,12 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { allProjections } from '../../projections';
 import { AUDIT_REPLAY_SCHEMA, runAudit } from '../../src/audit/audit';
-import { READ_MODEL_SCHEMA } from '../../src/projections-runtime/consumer';
+import { READ_MODEL_SCHEMA, type Projection } from '../../src/projections-runtime/consumer';
+import { ensureProjectionTables } from '../../src/projections-runtime/tables';
 import { rebuildProjections } from '../../src/projections-runtime/rebuild';
+import type { EventStore, GlobalPosition } from '../../src/eventstore/port';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
 
 const run = promisify(execFile);
 
@@ -105,6 +108,67 @@ describe('reconciler, audit and rebuild @integration', () => {
         const { rows } = await gw.pool.query(`SELECT count(*)::int AS n FROM ${AUDIT_REPLAY_SCHEMA}.${table}`);
         expect(rows[0].n, `${AUDIT_REPLAY_SCHEMA}.${table}`).to.equal(0);
       }
+    }
+  });
+
+  it('fails a rebuild whose projection throws, instead of waiting for another instance to replay it', async () => {
+    await gw.fundedAccount(1);
+    const failing: Projection = {
+      name: 'rebuild-failure-test',
+      tables: ['boom'],
+      ddl: 'CREATE TABLE boom (id int);',
+      eventTypes: new Set(['AccountOpened']),
+      async apply() {
+        throw new Error('the fold failed');
+      },
+    };
+    const schema = 'rebuild_failure_test';
+    await ensureProjectionTables(gw.pool, [failing], schema);
+    try {
+      const failure = await rebuildProjections(gw.pool, gw.store, [failing], schema, gw.logger).then(() => null, (err: unknown) => err);
+      expect(String(failure)).to.include('the fold failed');
+    } finally {
+      await gw.pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await gw.pool.query('DELETE FROM consumer_checkpoints WHERE name = $1', [failing.name]);
+    }
+  });
+
+  it('fails a rebuild whose read ahead of the log fails while a page is folded, with that error, not an unhandled rejection', async () => {
+    await gw.fundedAccount(1);
+    let releaseFold!: () => void;
+    const folding = new Promise<void>((resolve) => (releaseFold = resolve));
+    const slow: Projection = {
+      name: 'rebuild-read-failure-test',
+      tables: ['slow'],
+      ddl: 'CREATE TABLE slow (id int);',
+      eventTypes: new Set(['AccountOpened']),
+      async apply() {
+        await folding;
+      },
+    };
+    // The first read answers; the next, the read ahead while the first page is folded, fails.
+    let reads = 0;
+    const store: EventStore = Object.assign(Object.create(gw.store) as EventStore, {
+      readAll: (from: GlobalPosition | null, limit: number) => (++reads === 1 ? gw.store.readAll(from, limit) : Promise.reject(new Error('the log read failed'))),
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const schema = 'rebuild_read_failure_test';
+    await ensureProjectionTables(gw.pool, [slow], schema);
+    try {
+      const rebuilt = rebuildProjections(gw.pool, store, [slow], schema, gw.logger).then(() => null, (err: unknown) => err);
+      await waitFor('the read ahead', async () => reads >= 2);
+      // A rejection nobody handles is reported once the microtasks of a turn have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      releaseFold();
+      expect(String(await rebuilt)).to.include('the log read failed');
+      expect(unhandled).to.deep.equal([]);
+    } finally {
+      releaseFold();
+      process.off('unhandledRejection', onUnhandled);
+      await gw.pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await gw.pool.query('DELETE FROM consumer_checkpoints WHERE name = $1', [slow.name]);
     }
   });
 

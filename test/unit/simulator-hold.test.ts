@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import { startSimulator, type RunningSimulator } from '../../simulator';
+
+/** The simulated task providers' `hold`: queued whatever the time, until released (or cancelled). */
+describe('upstream simulator: held tasks', () => {
+  let sim: RunningSimulator;
+  before(async () => {
+    sim = await startSimulator();
+  });
+  after(async () => sim.close());
+
+  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(sim.url + path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: res.status, body: await res.json() };
+  }
+
+  const providers = [
+    { name: 'images', create: ['/v1/images/tasks', { model: 'image-5.0', prompt: 'a held mural [sim:hold]' }], read: '/v1/images/tasks/' },
+    { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/' },
+    { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/' },
+    { name: 'videos', create: ['/v1/contents/generations/tasks', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: '/v1/contents/generations/tasks/' },
+  ] as const;
+
+  for (const p of providers) {
+    it(`${p.name}: stays queued until POST /sim/${p.name}/{id}/release, then succeeds; a second release is 409`, async () => {
+      const created = await call('POST', p.create[0], p.create[1]);
+      expect(created.status, JSON.stringify(created.body)).to.equal(200);
+      const id = created.body.id as string;
+      expect((await call('GET', p.read + id)).body.status).to.equal('queued');
+      const released = await call('POST', `/sim/${p.name}/${id}/release`);
+      expect(released).to.deep.equal({ status: 200, body: { id, released: true } });
+      expect((await call('GET', p.read + id)).body.status).to.equal('succeeded');
+      expect((await call('POST', `/sim/${p.name}/${id}/release`)).status).to.equal(409);
+    });
+  }
+
+  it('a task that is not held cannot be released', async () => {
+    const created = await call('POST', '/v1/images/tasks', { model: 'image-5.0', prompt: 'a mural [sim:delay=60000]' });
+    expect((await call('POST', `/sim/images/${created.body.id}/release`)).status).to.equal(409);
+    expect((await call('GET', `/v1/images/tasks/${created.body.id}`)).body.status).to.not.equal('succeeded');
+  });
+});
