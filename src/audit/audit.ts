@@ -72,7 +72,7 @@ export async function runAudit(
     const live = await checkpointsIn(client, projections);
     await client.query(`SET LOCAL search_path TO ${schema}, public`);
     // The balances are also compared with the totals of the invariant check, folded to the same checkpoint.
-    const balanceChecks: { projection: Projection; checker: LedgerInvariantChecker }[] = [];
+    const balanceCheckers: LedgerInvariantChecker[] = [];
     const replayers: Replayer[] = [fullCheck];
     for (const projection of projections) {
       const at = live.get(projection.name) ?? null;
@@ -80,7 +80,7 @@ export async function runAudit(
         lagging.push(`${projection.name} is at ${at ? formatPosition(at) : 'the start'}, the log at ${formatPosition(head)}`);
       }
       const checker = projection.tables.includes('balances') ? new LedgerInvariantChecker() : null;
-      if (checker) balanceChecks.push({ projection, checker });
+      if (checker) balanceCheckers.push(checker);
       replayers.push({
         until: at,
         fold: async (events) => {
@@ -94,7 +94,7 @@ export async function runAudit(
     for (const [table, n] of await differingRows(client, projections, schema)) {
       if (n > 0) mismatches.push(`${table.projection}: ${n} row(s) of ${table.name} differ from a replay of the log`);
     }
-    for (const { checker } of balanceChecks) invariantViolations.push(...(await balancesAgainstLog(client, schema, checker)));
+    for (const checker of balanceCheckers) invariantViolations.push(...(await balancesAgainstLog(client, schema, checker)));
   } finally {
     // A connection that could not roll back its replay is closed, never lent out again.
     const rolledBack = await client.query('ROLLBACK').then(
