@@ -111,41 +111,34 @@ describe('reconciler, audit and rebuild @integration', () => {
     }
   });
 
-  it('fails a rebuild whose projection throws, instead of waiting for another instance to replay it', async () => {
-    await gw.fundedAccount(1);
-    const failing: Projection = {
-      name: 'rebuild-failure-test',
-      tables: ['boom'],
-      ddl: 'CREATE TABLE boom (id int);',
-      eventTypes: new Set(['AccountOpened']),
-      async apply() {
-        throw new Error('the fold failed');
-      },
-    };
-    const schema = 'rebuild_failure_test';
-    await ensureProjectionTables(gw.pool, [failing], schema);
+  /** A projection of its own (one table in a scratch schema) for `body`, removed afterwards. */
+  async function withScratchProjection(name: string, apply: () => Promise<void>, body: (projection: Projection, schema: string) => Promise<void>): Promise<void> {
+    const projection: Projection = { name, tables: ['scratch'], ddl: 'CREATE TABLE scratch (id int);', eventTypes: new Set(['AccountOpened']), apply };
+    const schema = name.replace(/-/g, '_');
+    await ensureProjectionTables(gw.pool, [projection], schema);
     try {
-      const failure = await rebuildProjections(gw.pool, gw.store, [failing], schema, gw.logger).then(() => null, (err: unknown) => err);
-      expect(String(failure)).to.include('the fold failed');
+      await body(projection, schema);
     } finally {
       await gw.pool.query(`DROP SCHEMA ${schema} CASCADE`);
-      await gw.pool.query('DELETE FROM consumer_checkpoints WHERE name = $1', [failing.name]);
+      await gw.pool.query('DELETE FROM consumer_checkpoints WHERE name = $1', [name]);
     }
+  }
+
+  it('fails a rebuild whose projection throws, instead of waiting for another instance to replay it', async () => {
+    await gw.fundedAccount(1);
+    const failing = async () => {
+      throw new Error('the fold failed');
+    };
+    await withScratchProjection('rebuild-failure-test', failing, async (projection, schema) => {
+      const failure = await rebuildProjections(gw.pool, gw.store, [projection], schema, gw.logger).then(() => null, (err: unknown) => err);
+      expect(String(failure)).to.include('the fold failed');
+    });
   });
 
   it('fails a rebuild whose read ahead of the log fails while a page is folded, with that error, not an unhandled rejection', async () => {
     await gw.fundedAccount(1);
     let releaseFold!: () => void;
     const folding = new Promise<void>((resolve) => (releaseFold = resolve));
-    const slow: Projection = {
-      name: 'rebuild-read-failure-test',
-      tables: ['slow'],
-      ddl: 'CREATE TABLE slow (id int);',
-      eventTypes: new Set(['AccountOpened']),
-      async apply() {
-        await folding;
-      },
-    };
     // The first read answers; the next, the read ahead while the first page is folded, fails.
     let reads = 0;
     const store: EventStore = Object.assign(Object.create(gw.store) as EventStore, {
@@ -154,21 +147,19 @@ describe('reconciler, audit and rebuild @integration', () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
-    const schema = 'rebuild_read_failure_test';
-    await ensureProjectionTables(gw.pool, [slow], schema);
     try {
-      const rebuilt = rebuildProjections(gw.pool, store, [slow], schema, gw.logger).then(() => null, (err: unknown) => err);
-      await waitFor('the read ahead', async () => reads >= 2);
-      // A rejection nobody handles is reported once the microtasks of a turn have run.
-      await new Promise((resolve) => setImmediate(resolve));
-      releaseFold();
-      expect(String(await rebuilt)).to.include('the log read failed');
-      expect(unhandled).to.deep.equal([]);
+      await withScratchProjection('rebuild-read-failure-test', () => folding, async (projection, schema) => {
+        const rebuilt = rebuildProjections(gw.pool, store, [projection], schema, gw.logger).then(() => null, (err: unknown) => err);
+        await waitFor('the read ahead', async () => reads >= 2);
+        // A rejection nobody handles is reported once the microtasks of a turn have run.
+        await new Promise((resolve) => setImmediate(resolve));
+        releaseFold();
+        expect(String(await rebuilt)).to.include('the log read failed');
+        expect(unhandled).to.deep.equal([]);
+      });
     } finally {
       releaseFold();
       process.off('unhandledRejection', onUnhandled);
-      await gw.pool.query(`DROP SCHEMA ${schema} CASCADE`);
-      await gw.pool.query('DELETE FROM consumer_checkpoints WHERE name = $1', [slow.name]);
     }
   });
 
