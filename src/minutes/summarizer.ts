@@ -2,7 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { tokenCharge } from '../billing/money';
 import { countMessageTokens, countTokens, splitTokens, type TokenizerEncoding, type TokenMessage } from '../billing/tokens';
 import { chatCapabilities, chatPricing } from '../chat/model-type';
-import { ajv } from '../http/validation';
+import { ajv, compiledOnFirstUse } from '../http/validation';
 import type { Channel } from '../upstreams/channel';
 import { assembleReport, isDraftObject, ISSUE, type QualityIssue, type Report, type ReportContext } from './report';
 import { DRAFT_SCHEMA, DRAFT_SCHEMA_NAME, REPORT_V2_SCHEMA } from './report-schema';
@@ -158,10 +158,11 @@ export type SummaryOutcome =
   | { readonly kind: 'report'; readonly report: Report; readonly inputTokens: number; readonly outputTokens: number }
   | { readonly kind: 'unparseable'; readonly reason: string; readonly inputTokens: number; readonly outputTokens: number };
 
-const validateReport = ajv.compile(REPORT_V2_SCHEMA);
+const reportCheck = compiledOnFirstUse(REPORT_V2_SCHEMA);
 
 /** Every report the gateway stores matches the report version 2 schema; anything else is a bug here. */
 export function expectReportV2(report: Report): void {
+  const validateReport = reportCheck();
   if (!validateReport(report)) throw new Error(`the report does not match the report schema: ${ajv.errorsText(validateReport.errors)}`);
 }
 
