@@ -102,7 +102,7 @@ describe('OpenAPI document', () => {
     const dir = testTempDir('openapi-types-');
     execFileSync(process.execPath, [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), CHECKED_IN_PATH, '-o', path.join(dir, 'schema.d.ts')], { stdio: 'pipe' });
     fs.writeFileSync(path.join(dir, 'calls.ts'), TYPED_CALLS);
-    const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+    const tsc = path.join(ROOT, 'node_modules/typescript-native/bin/tsc');
     const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'commonjs', '--lib', 'es2022', path.join(dir, 'calls.ts')];
     try {
       execFileSync(process.execPath, [tsc, ...args], { stdio: 'pipe', cwd: dir });
