@@ -31,6 +31,7 @@ import { RateLimiter } from './http/rate-limit';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
 import { createLogger, type Logger } from './log';
 import { Reconciler } from './processes/reconciler';
+import { GroupCommitter } from './projections-runtime/checkpoint-commit';
 import { READ_MODEL_SCHEMA, type Consumer } from './projections-runtime/consumer';
 import { LeaseHolder } from './projections-runtime/leases';
 import { ConsumerProgress } from './projections-runtime/progress';
@@ -140,7 +141,10 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const store = new MeteredEventStore(createEventStore(config, pool), (stream, events, outcome, seconds) => metrics.observeAppend(stream, events, outcome, seconds));
   // Every consumer's runner exists before ConsumerProgress, which watches them: none can be missing.
   const consumers = [...allProjections, taskProcessManager(config), ...(options.features ?? []).flatMap((f) => f.consumers?.(config) ?? [])];
-  const runners: ReadonlyMap<string, ConsumerRunner> = new Map(consumers.map((consumer) => [consumer.name, new ConsumerRunner(pool, store, consumer, logger, READ_MODEL_SCHEMA)]));
+  const committer = new GroupCommitter(pool, READ_MODEL_SCHEMA, logger);
+  const runners: ReadonlyMap<string, ConsumerRunner> = new Map(
+    consumers.map((consumer) => [consumer.name, new ConsumerRunner(pool, store, consumer, logger, READ_MODEL_SCHEMA, { committer })]),
+  );
   const progress = new ConsumerProgress(pool, store, runners);
   const accountCommands: AccountCommands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));

@@ -2,7 +2,8 @@ import type { Pool } from 'pg';
 import { comparePositions, type EventStore, type GlobalPosition, type RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
 import { REPLAY_PAGE_EVENTS, type Projection } from './consumer';
-import { CheckpointMoved, ConsumerRunner, readCheckpoint } from './runner';
+import { CheckpointMoved } from './checkpoint-commit';
+import { ConsumerRunner, readCheckpoint } from './runner';
 import { resetProjection } from './tables';
 import type { ProgressSink } from './progress-sink';
 

@@ -1,12 +1,10 @@
 import { EventEmitter } from 'node:events';
-import type { Pool, QueryResult } from 'pg';
+import type { Pool } from 'pg';
 import { comparePositions, type EventStore, type GlobalPosition, type LogSubscription, type RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
-import { applyEvents, type Consumer } from './consumer';
+import { CheckpointMoved, oneTransactionEach, samePosition, type CheckpointCommitter } from './checkpoint-commit';
+import type { Consumer } from './consumer';
 import type { LeaseHolder } from './leases';
-
-/** The checkpoint moved under us (a rebuild reset it, or another instance advanced it). */
-export class CheckpointMoved extends Error {}
 
 /** The longest wait before restarting a failed consumer. */
 const MAX_RESTART_DELAY_MS = 10_000;
@@ -17,6 +15,11 @@ const CHECKPOINT_FLUSH_MS = 100;
 export interface ConsumerRunnerOptions {
   /** Default CHECKPOINT_FLUSH_MS; tests set it long to observe the checkpoint before the flush. */
   readonly checkpointFlushMs?: number;
+  /**
+   * How batches and checkpoints are committed; by default a transaction each. The gateway's runners
+   * share a GroupCommitter (one transaction for the consumers woken together).
+   */
+  readonly committer?: CheckpointCommitter;
 }
 
 export async function readCheckpoint(db: Pool, name: string): Promise<GlobalPosition | null> {
@@ -26,10 +29,6 @@ export async function readCheckpoint(db: Pool, name: string): Promise<GlobalPosi
   );
   const row = rows[0];
   return row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
-}
-
-function samePosition(a: GlobalPosition | null, b: GlobalPosition | null): boolean {
-  return a === null || b === null ? a === b : comparePositions(a, b) === 0;
 }
 
 /**
@@ -52,17 +51,19 @@ export class ConsumerRunner extends EventEmitter {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Restarts that failed in a row, for the backoff. */
   private failures = 0;
+  private readonly committer: CheckpointCommitter;
 
   constructor(
     private readonly pool: Pool,
     private readonly store: EventStore,
     readonly consumer: Consumer,
     private readonly logger: Logger,
-    private readonly schema: string,
+    schema: string,
     private readonly options: ConsumerRunnerOptions = {},
   ) {
     super();
     this.setMaxListeners(0);
+    this.committer = options.committer ?? oneTransactionEach(pool, schema);
   }
 
   /** Position this process has committed, while it is the active instance; otherwise null. */
@@ -212,35 +213,9 @@ export class ConsumerRunner extends EventEmitter {
     });
   }
 
-  /**
-   * Folds `batch` and stores `last` as the checkpoint, in one transaction that first locks the
-   * checkpoint row and checks it is where this runner left it. Two round trips besides the
-   * consumer's own statements: the opening and the closing statements go as one multi-statement
-   * simple query each (the name is escaped, the positions are integers), since a round trip is
-   * most of a small batch's cost.
-   */
+  /** Folds `batch` and stores `last` as the checkpoint in one transaction (see CheckpointCommitter). */
   private async commit(batch: readonly RecordedEvent[], last: GlobalPosition): Promise<void> {
-    const client = await this.pool.connect();
-    const name = client.escapeLiteral(this.consumer.name);
-    try {
-      // A multi-statement simple query answers one result per statement (pg's typings say one).
-      const opened: unknown = await client.query(
-        `BEGIN; SET LOCAL search_path TO ${this.schema}, public; SELECT major::text, minor::text FROM consumer_checkpoints WHERE name = ${name} FOR UPDATE`,
-      );
-      const selected: QueryResult<{ major: string | null; minor: string | null }> | undefined = Array.isArray(opened) ? opened[2] : undefined;
-      const row = selected?.rows[0];
-      const stored = row?.major != null ? { major: BigInt(row.major), minor: BigInt(row.minor!) } : null;
-      if (!samePosition(stored, this.committed)) throw new CheckpointMoved();
-      await applyEvents(this.consumer, client, batch);
-      await client.query(
-        `UPDATE consumer_checkpoints SET major = ${last.major.toString()}, minor = ${last.minor.toString()}, updated_at = now() WHERE name = ${name}; COMMIT`,
-      );
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    await this.committer.commit({ consumer: this.consumer, expected: this.committed, batch, last });
     this.committed = last;
     if (!this.position || comparePositions(last, this.position) > 0) this.position = last;
     this.emit('advanced', last);

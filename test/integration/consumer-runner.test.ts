@@ -6,8 +6,9 @@ import { comparePositions } from '../../src/eventstore/port';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { createLogger } from '../../src/log';
-import type { EventConsumer } from '../../src/projections-runtime/consumer';
+import type { Consumer, EventConsumer } from '../../src/projections-runtime/consumer';
 import { LeaseHolder } from '../../src/projections-runtime/leases';
+import { CheckpointMoved, GroupCommitter } from '../../src/projections-runtime/checkpoint-commit';
 import { ConsumerRunner, readCheckpoint } from '../../src/projections-runtime/runner';
 import { countingPool, PAGE_READ } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
@@ -80,7 +81,7 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
   });
 
   it('commits a consumer’s checkpoint with its own events at once, and after foreign events only later, in one transaction', async () => {
-    const transactions = countingPool(db.pool, /FROM consumer_checkpoints WHERE name = .* FOR UPDATE/);
+    const transactions = countingPool(db.pool, /FROM consumer_checkpoints WHERE name IN .* FOR UPDATE/);
     const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 30_000 });
     const applied: RecordedEvent[] = [];
     const consumer: EventConsumer = { name: 'test-lazy', eventTypes: new Set(['Mine']), apply: async (_tx, event) => void applied.push(event) };
@@ -144,5 +145,144 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       await leases.close();
       await store.close();
     }
+  });
+
+  describe('a group commit', () => {
+    before(async () => {
+      await db.pool.query('CREATE TABLE group_applied (consumer text NOT NULL, event_id text NOT NULL)');
+    });
+
+    /** A consumer that records each event it folds in group_applied, and throws on the types in `poison`. */
+    function recording(name: string, poison: readonly string[] = []): EventConsumer {
+      return {
+        name,
+        eventTypes: new Set(['Grouped', 'Poison']),
+        async apply(tx, event) {
+          if (poison.includes(event.type)) throw new Error(`${name} cannot fold ${event.type}`);
+          await tx.query('INSERT INTO group_applied (consumer, event_id) VALUES ($1, $2)', [name, event.id]);
+        },
+      };
+    }
+
+    async function applied(consumer: string, eventId: string): Promise<number> {
+      const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM group_applied WHERE consumer = $1 AND event_id = $2', [consumer, eventId]);
+      return Number(rows[0]!.n);
+    }
+
+    /**
+     * Runners for `consumers` sharing one GroupCommitter on a pool that counts transactions, woken
+     * only by notifications. `appendAll` appends and lets the page read of the round go only once
+     * every runner asked for it, so that all of them wake with the same batch (not by luck).
+     */
+    async function withGroup(
+      consumers: readonly Consumer[],
+      test: (group: { runners: ConsumerRunner[]; transactions: () => number; failed: () => string[]; appendAll: (type: string) => Promise<RecordedEvent> }) => Promise<void>,
+    ): Promise<void> {
+      // The consumers whose runner logged a failure.
+      const failed: string[] = [];
+      const logger = createLogger('error', { write: (line: string) => void failed.push(JSON.parse(line).consumer) });
+      const transactions = countingPool(db.pool, /^BEGIN/);
+      const reads = countingPool(db.pool, PAGE_READ);
+      const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
+      let asked = 0;
+      const readPage = store.readPageForSubscription.bind(store);
+      store.readPageForSubscription = (from, limit) => {
+        asked++;
+        return readPage(from, limit);
+      };
+      const committer = new GroupCommitter(transactions.pool, 'public', logger);
+      const runners = consumers.map((consumer) => new ConsumerRunner(transactions.pool, store, consumer, logger, 'public', { committer }));
+      const leases = new LeaseHolder(db.pool, logger);
+      for (const runner of runners) runner.start(leases);
+      try {
+        await waitFor('the leases', async () => runners.every((runner) => runner.isActive));
+        const head = await store.headPosition();
+        await waitFor('caught up', async () => runners.every((runner) => runner.localPosition !== null && head !== null && comparePositions(runner.localPosition, head) >= 0));
+        await test({
+          runners,
+          transactions: transactions.count,
+          failed: () => [...new Set(failed)],
+          async appendAll(type) {
+            const askedBefore = asked;
+            reads.hold();
+            const { position } = await store.append(`group-${type}-${askedBefore}`, [{ type, data: {} }], { expectedVersion: 'any' });
+            await waitFor('every runner asked for the page', async () => asked - askedBefore >= runners.length);
+            reads.release();
+            const [event] = await store.readAll(head, 1_000).then((events) => events.filter((e) => comparePositions(e.position, position) === 0));
+            return event!;
+          },
+        });
+      } finally {
+        reads.release();
+        await Promise.all(runners.map((runner) => runner.stop()));
+        await leases.close();
+        await store.close();
+      }
+    }
+
+    it('folds the batch of every consumer woken by one append in one transaction, with their checkpoints', async () => {
+      await withGroup([recording('group-a'), recording('group-b'), recording('group-c')], async ({ runners, transactions, appendAll }) => {
+        const before = transactions();
+        const event = await appendAll('Grouped');
+        for (const name of ['group-a', 'group-b', 'group-c']) {
+          await waitFor(`${name} stored its checkpoint`, async () => {
+            const stored = await readCheckpoint(db.pool, name);
+            return stored !== null && comparePositions(stored, event.position) >= 0;
+          });
+          expect(await applied(name, event.id), name).to.equal(1);
+        }
+        expect(transactions() - before, 'transactions for three consumers woken together').to.equal(1);
+        expect(runners.every((runner) => !runner.isFailing)).to.equal(true);
+      });
+    });
+
+    it('lets a failing consumer fail alone: the others commit, each event once', async () => {
+      await withGroup([recording('poison-a'), recording('poison-b', ['Poison']), recording('poison-c')], async ({ runners, transactions, failed, appendAll }) => {
+        const before = transactions();
+        const event = await appendAll('Poison');
+        for (const name of ['poison-a', 'poison-c']) {
+          await waitFor(`${name} stored its checkpoint`, async () => {
+            const stored = await readCheckpoint(db.pool, name);
+            return stored !== null && comparePositions(stored, event.position) >= 0;
+          });
+          expect(await applied(name, event.id), name).to.equal(1);
+        }
+        await waitFor('the failing consumer noticed', async () => runners[1]!.isFailing);
+        expect(failed(), 'consumers that failed').to.deep.equal(['poison-b']);
+        const stored = await readCheckpoint(db.pool, 'poison-b');
+        expect(stored === null || comparePositions(stored, event.position) < 0, 'the failing consumer did not move past the event').to.equal(true);
+        expect(await applied('poison-b', event.id)).to.equal(0);
+        // The shared transaction (rolled back), then one for each consumer.
+        expect(transactions() - before).to.be.at.least(4);
+      });
+    });
+
+    it('refuses with CheckpointMoved only the requests whose row moved; the others of the group commit', async () => {
+      const counted = countingPool(db.pool, /^BEGIN/);
+      const transactions = counted.count;
+      const committer = new GroupCommitter(counted.pool, 'public', logger);
+      const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 30_000 });
+      try {
+        const { position } = await store.append('moved-group', [{ type: 'Grouped', data: {} }], { expectedVersion: 'any' });
+        const [event] = (await store.readAll(null, 100_000)).filter((e) => comparePositions(e.position, position) === 0);
+        const names = ['moved-a', 'moved-b', 'moved-c'];
+        for (const name of names) await db.pool.query('INSERT INTO consumer_checkpoints (name) VALUES ($1)', [name]);
+        // moved-b's row is somewhere its runner never left it.
+        await db.pool.query("UPDATE consumer_checkpoints SET major = 1, minor = 1 WHERE name = 'moved-b'");
+        const before = transactions();
+        const outcomes = await Promise.allSettled(names.map((name) => committer.commit({ consumer: recording(name), expected: null, batch: [event!], last: position })));
+        expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+        expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(CheckpointMoved);
+        expect(transactions() - before).to.equal(1);
+        for (const name of ['moved-a', 'moved-c']) {
+          expect(comparePositions((await readCheckpoint(db.pool, name))!, position), name).to.equal(0);
+          expect(await applied(name, event!.id), name).to.equal(1);
+        }
+        expect(await readCheckpoint(db.pool, 'moved-b')).to.deep.equal({ major: 1n, minor: 1n });
+        expect(await applied('moved-b', event!.id)).to.equal(0);
+      } finally {
+        await store.close();
+      }
+    });
   });
 });

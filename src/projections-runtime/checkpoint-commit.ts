@@ -1,0 +1,153 @@
+import type { Pool, PoolClient, QueryResult } from 'pg';
+import { comparePositions, type GlobalPosition, type RecordedEvent } from '../eventstore/port';
+import type { Logger } from '../log';
+import { applyEvents, type Consumer } from './consumer';
+
+/** The checkpoint moved under us (a rebuild reset it, or another instance advanced it). */
+export class CheckpointMoved extends Error {}
+
+/** A consumer's batch to fold, and the checkpoint to store with it. */
+export interface CommitRequest {
+  readonly consumer: Consumer;
+  /** Where the checkpoint row must still stand (where this runner left it); else CheckpointMoved. */
+  readonly expected: GlobalPosition | null;
+  readonly batch: readonly RecordedEvent[];
+  readonly last: GlobalPosition;
+}
+
+/** Folds a batch and stores its checkpoint in the same transaction, so each event is applied exactly once. */
+export interface CheckpointCommitter {
+  commit(request: CommitRequest): Promise<void>;
+}
+
+/** Equal positions, or both none. */
+export function samePosition(a: GlobalPosition | null, b: GlobalPosition | null): boolean {
+  return a === null || b === null ? a === b : comparePositions(a, b) === 0;
+}
+
+interface CheckpointRow {
+  readonly name: string;
+  readonly major: string | null;
+  readonly minor: string | null;
+}
+
+function storedPosition(row: CheckpointRow | undefined): GlobalPosition | null {
+  return row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
+}
+
+/**
+ * Folds the requests' batches and stores their checkpoints in one transaction that first locks
+ * their checkpoint rows (in name order) and checks each stands where its runner left it. A request
+ * whose row moved is left out and answered with CheckpointMoved; the others commit. Two round trips
+ * besides the consumers' own statements: the opening and the closing statements go as one
+ * multi-statement simple query each (the names are escaped, the positions are integers), since a
+ * round trip is most of a small batch's cost. Throws, having rolled back, if anything fails.
+ */
+async function commitInOneTransaction(pool: Pool, schema: string, requests: readonly CommitRequest[]): Promise<Map<CommitRequest, CheckpointMoved>> {
+  const client: PoolClient = await pool.connect();
+  const moved = new Map<CommitRequest, CheckpointMoved>();
+  try {
+    const named = requests.map((request) => ({ request, name: client.escapeLiteral(request.consumer.name) }));
+    // A multi-statement simple query answers one result per statement (pg's typings say one).
+    const opened: unknown = await client.query(
+      `BEGIN; SET LOCAL search_path TO ${schema}, public; ` +
+        `SELECT name, major::text, minor::text FROM consumer_checkpoints WHERE name IN (${named.map((n) => n.name).join(', ')}) ORDER BY name FOR UPDATE`,
+    );
+    const selected: QueryResult<CheckpointRow> | undefined = Array.isArray(opened) ? opened[2] : undefined;
+    const rows = new Map((selected?.rows ?? []).map((row) => [row.name, row]));
+    const kept = named.filter(({ request }) => {
+      if (samePosition(storedPosition(rows.get(request.consumer.name)), request.expected)) return true;
+      moved.set(request, new CheckpointMoved());
+      return false;
+    });
+    for (const { request } of kept) await applyEvents(request.consumer, client, request.batch);
+    const values = kept.map(({ request, name }) => `(${name}, ${request.last.major.toString()}, ${request.last.minor.toString()})`);
+    await client.query(
+      (values.length === 0
+        ? ''
+        : 'UPDATE consumer_checkpoints AS c SET major = v.major, minor = v.minor, updated_at = now() ' +
+          `FROM (VALUES ${values.join(', ')}) AS v(name, major, minor) WHERE c.name = v.name; `) + 'COMMIT',
+    );
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+  return moved;
+}
+
+/** A transaction for each commit: for callers that fold several consumers side by side (the rebuild). */
+export function oneTransactionEach(pool: Pool, schema: string): CheckpointCommitter {
+  return {
+    async commit(request) {
+      const moved = await commitInOneTransaction(pool, schema, [request]);
+      const refusal = moved.get(request);
+      if (refusal) throw refusal;
+    },
+  };
+}
+
+interface Waiting {
+  readonly request: CommitRequest;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Commits every request made in the same turn of the event loop in one transaction: one
+ * notification wakes all of a process's consumers, and most of those that fold the batch commit
+ * together, where each used to spend a transaction (and a durable commit) of its own, which then
+ * competed with the appends of the requests being served. If the shared transaction fails (a
+ * consumer throws, a deadlock, the database), each request is committed on its own, so that a
+ * failing consumer fails alone and the others go on. Consumers only write to the database inside
+ * the transaction (see Consumer), so folding a batch a second time after a rollback is safe.
+ */
+export class GroupCommitter implements CheckpointCommitter {
+  private waiting: Waiting[] = [];
+  private readonly alone: CheckpointCommitter;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly schema: string,
+    private readonly logger: Logger,
+  ) {
+    this.alone = oneTransactionEach(pool, schema);
+  }
+
+  commit(request: CommitRequest): Promise<void> {
+    return new Promise((resolve, reject) => {
+      // setImmediate runs after the microtasks of the I/O callback that woke the consumers, so the
+      // commits of every consumer that woke with it are waiting by then.
+      if (this.waiting.push({ request, resolve, reject }) === 1) setImmediate(() => void this.commitWaiting());
+    });
+  }
+
+  private async commitWaiting(): Promise<void> {
+    const group = this.waiting;
+    this.waiting = [];
+    // A runner commits one batch at a time, so a consumer is in a group at most once; two runners
+    // of one consumer (never in the gateway) would need two transactions to check its row twice.
+    if (new Set(group.map((w) => w.request.consumer.name)).size < group.length || group.length === 1) {
+      await Promise.all(group.map((w) => this.commitAlone(w)));
+      return;
+    }
+    let moved: Map<CommitRequest, CheckpointMoved>;
+    try {
+      moved = await commitInOneTransaction(this.pool, this.schema, group.map((w) => w.request));
+    } catch (err) {
+      this.logger.debug({ err, consumers: group.map((w) => w.request.consumer.name) }, 'a group commit failed; committing each consumer alone');
+      await Promise.all(group.map((w) => this.commitAlone(w)));
+      return;
+    }
+    for (const w of group) {
+      const refusal = moved.get(w.request);
+      if (refusal) w.reject(refusal);
+      else w.resolve();
+    }
+  }
+
+  private commitAlone(w: Waiting): Promise<void> {
+    return this.alone.commit(w.request).then(w.resolve, w.reject);
+  }
+}
