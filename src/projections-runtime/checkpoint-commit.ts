@@ -36,28 +36,41 @@ function storedPosition(row: CheckpointRow | undefined): GlobalPosition | null {
 }
 
 /**
- * Folds the requests' batches and stores their checkpoints in one transaction that first locks
- * their checkpoint rows (in name order) and checks each stands where its runner left it. A request
- * whose row moved is left out and answered with CheckpointMoved; the others commit. Two round trips
- * besides the consumers' own statements: the opening and the closing statements go as one
- * multi-statement simple query each (the names are escaped, the positions are integers), since a
- * round trip is most of a small batch's cost. Throws, having rolled back, if anything fails.
+ * What became of a request in commitInOneTransaction: folded and stored; refused because its row
+ * is not where its runner left it (or is gone: a projection whose tables were recreated); or left
+ * out because another transaction holds its row (only with `skipLocked`).
  */
-async function commitInOneTransaction(pool: Pool, schema: string, requests: readonly CommitRequest[]): Promise<Map<CommitRequest, CheckpointMoved>> {
+type Outcome = 'committed' | 'moved' | 'busy';
+
+/**
+ * Folds the requests' batches and stores their checkpoints in one transaction that first locks
+ * their checkpoint rows (in name order) and checks each stands where its runner left it; a request
+ * whose row does not is left out, and the others commit. With `skipLocked`, rows another
+ * transaction holds (a rebuild resetting that projection) are left out too, rather than waited
+ * for with every other consumer's commit. Two round trips besides the consumers' own statements:
+ * the opening and the closing statements go as one multi-statement simple query each (the names
+ * are escaped, the positions are integers), since a round trip is most of a small batch's cost.
+ * Throws, having rolled back, if anything fails.
+ */
+async function commitInOneTransaction(pool: Pool, schema: string, requests: readonly CommitRequest[], options: { skipLocked: boolean }): Promise<Map<CommitRequest, Outcome>> {
   const client: PoolClient = await pool.connect();
-  const moved = new Map<CommitRequest, CheckpointMoved>();
+  const outcomes = new Map<CommitRequest, Outcome>();
+  /** Set when the rollback failed too: the connection is in an unknown state and is not pooled again. */
+  let broken: Error | undefined;
   try {
     const named = requests.map((request) => ({ request, name: client.escapeLiteral(request.consumer.name) }));
     // A multi-statement simple query answers one result per statement (pg's typings say one).
     const opened: unknown = await client.query(
       `BEGIN; SET LOCAL search_path TO ${schema}, public; ` +
-        `SELECT name, major::text, minor::text FROM consumer_checkpoints WHERE name IN (${named.map((n) => n.name).join(', ')}) ORDER BY name FOR UPDATE`,
+        `SELECT name, major::text, minor::text FROM consumer_checkpoints WHERE name IN (${named.map((n) => n.name).join(', ')}) ` +
+        `ORDER BY name FOR UPDATE${options.skipLocked ? ' SKIP LOCKED' : ''}`,
     );
     const selected: QueryResult<CheckpointRow> | undefined = Array.isArray(opened) ? opened[2] : undefined;
     const rows = new Map((selected?.rows ?? []).map((row) => [row.name, row]));
     const kept = named.filter(({ request }) => {
-      if (samePosition(storedPosition(rows.get(request.consumer.name)), request.expected)) return true;
-      moved.set(request, new CheckpointMoved());
+      const row = rows.get(request.consumer.name);
+      if (row && samePosition(storedPosition(row), request.expected)) return true;
+      outcomes.set(request, !row && options.skipLocked ? 'busy' : 'moved');
       return false;
     });
     for (const { request } of kept) await applyEvents(request.consumer, client, request.batch);
@@ -68,22 +81,22 @@ async function commitInOneTransaction(pool: Pool, schema: string, requests: read
         : 'UPDATE consumer_checkpoints AS c SET major = v.major, minor = v.minor, updated_at = now() ' +
           `FROM (VALUES ${values.join(', ')}) AS v(name, major, minor) WHERE c.name = v.name; `) + 'COMMIT',
     );
+    for (const { request } of kept) outcomes.set(request, 'committed');
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch((rollbackFailed: Error) => void (broken = rollbackFailed));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
-  return moved;
+  return outcomes;
 }
 
 /** A transaction for each commit: for callers that fold several consumers side by side (the rebuild). */
 export function oneTransactionEach(pool: Pool, schema: string): CheckpointCommitter {
   return {
     async commit(request) {
-      const moved = await commitInOneTransaction(pool, schema, [request]);
-      const refusal = moved.get(request);
-      if (refusal) throw refusal;
+      const outcomes = await commitInOneTransaction(pool, schema, [request], { skipLocked: false });
+      if (outcomes.get(request) !== 'committed') throw new CheckpointMoved();
     },
   };
 }
@@ -100,8 +113,9 @@ interface Waiting {
  * together, where each used to spend a transaction (and a durable commit) of its own, which then
  * competed with the appends of the requests being served. If the shared transaction fails (a
  * consumer throws, a deadlock, the database), each request is committed on its own, so that a
- * failing consumer fails alone and the others go on. Consumers only write to the database inside
- * the transaction (see Consumer), so folding a batch a second time after a rollback is safe.
+ * failing consumer fails alone and the others go on (consumers keep no state but what they write
+ * through the transaction, see Consumer, so folding a batch again after a rollback is safe). A
+ * consumer whose checkpoint row another transaction holds is committed alone, after the others.
  */
 export class GroupCommitter implements CheckpointCommitter {
   private waiting: Waiting[] = [];
@@ -132,19 +146,23 @@ export class GroupCommitter implements CheckpointCommitter {
       await Promise.all(group.map((w) => this.commitAlone(w)));
       return;
     }
-    let moved: Map<CommitRequest, CheckpointMoved>;
+    let outcomes: Map<CommitRequest, Outcome>;
     try {
-      moved = await commitInOneTransaction(this.pool, this.schema, group.map((w) => w.request));
+      outcomes = await commitInOneTransaction(this.pool, this.schema, group.map((w) => w.request), { skipLocked: true });
     } catch (err) {
       this.logger.debug({ err, consumers: group.map((w) => w.request.consumer.name) }, 'a group commit failed; committing each consumer alone');
       await Promise.all(group.map((w) => this.commitAlone(w)));
       return;
     }
+    const busy: Waiting[] = [];
     for (const w of group) {
-      const refusal = moved.get(w.request);
-      if (refusal) w.reject(refusal);
-      else w.resolve();
+      const outcome = outcomes.get(w.request);
+      if (outcome === 'committed') w.resolve();
+      else if (outcome === 'moved') w.reject(new CheckpointMoved());
+      else busy.push(w);
     }
+    // Alone, they wait for their rows as a runner always did.
+    await Promise.all(busy.map((w) => this.commitAlone(w)));
   }
 
   private commitAlone(w: Waiting): Promise<void> {

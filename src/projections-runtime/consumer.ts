@@ -27,6 +27,8 @@ export interface BatchConsumer extends ConsumerIdentity {
  * Something that folds the global log inside a database transaction: a projection writing read
  * models, or a process manager writing due jobs. The runner commits the consumer's writes and its
  * checkpoint in the same transaction, so an event is applied exactly once even across crashes.
+ * A consumer's only effects are its writes through that transaction (no state of its own, no calls
+ * out): a batch may be folded again after a rollback (see GroupCommitter).
  */
 export type Consumer = EventConsumer | BatchConsumer;
 

@@ -27,6 +27,8 @@ describe('request schemas', () => {
     expect(declared, 'schemas found in src/').to.be.greaterThan(20);
     expect(declaring.map(({ file }) => file).filter((file) => !(path.resolve(file) in require.cache)), 'modules with schemas the composition root does not load').to.deep.equal([]);
     // Other test files of this worker may have made schemas of their own.
-    expect(compileEverySchema()).to.be.at.least(declared);
+    const checks = compileEverySchema();
+    expect(checks.length).to.be.at.least(declared);
+    for (const check of checks) expect(check).to.be.a('function');
   });
 });
