@@ -169,6 +169,9 @@ export class JobWorker {
 
   /** Until woken, or until `ms` have passed (null: only until woken). */
   private idle(ms: number | null): Promise<void> {
+    // stop() wakes the loops idle at that moment; a loop whose claim was in flight comes here
+    // after, and would sleep through the stop (forever, if another loop was watching the queue).
+    if (!this.running) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = ms === null ? undefined : setTimeout(done, ms);
       const wakers = this.wakers;

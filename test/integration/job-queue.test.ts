@@ -4,6 +4,7 @@ import { inTransaction, migrate } from '../../src/db/migrations';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { JobWorker, scheduleJob, type Job } from '../../src/jobs/queue';
 import { createLogger } from '../../src/log';
+import { countingPool } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
 
@@ -119,5 +120,21 @@ describe('job queue: leases @integration', () => {
     for (const key of ['a', 'b', 'c', 'd']) await schedule('burst', key);
     await waitFor('all four jobs running at once', async () => running.size === 4, 10_000);
     await waitFor('the burst done', async () => (await jobsOf('burst')).length === 0, 10_000);
+  });
+
+  it('stops at once, also when its loops were claiming as it stopped (they must not go to sleep after)', async () => {
+    // The claims wait at the gate until the worker is told to stop: each loop then finds nothing
+    // and would go idle, one watching the queue for an hour and the others until woken.
+    const claims = countingPool(db.pool, /^UPDATE jobs SET locked_until .* attempts = attempts \+ 1/s);
+    claims.hold();
+    const stopping = new JobWorker(claims.pool, logger, { concurrency: 3, leaseMs: 10_000, pollMs: 3_600_000 });
+    stopping.register('never-scheduled', async () => ({ done: true }));
+    stopping.start();
+    await waitFor('every loop claiming', async () => claims.count() >= 3, 10_000);
+    const stopped = stopping.stop();
+    claims.release();
+    // Without the fix this never settles (the mocha timeout fails the test).
+    await stopped;
+    expect(stopping.problem).to.equal('stopped');
   });
 });
