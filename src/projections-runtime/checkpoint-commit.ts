@@ -31,7 +31,8 @@ interface CheckpointRow {
   readonly minor: string | null;
 }
 
-function storedPosition(row: CheckpointRow | undefined): GlobalPosition | null {
+/** The position a consumer_checkpoints row stores (its columns read as text); null for none, or no row. */
+export function storedPosition(row: Pick<CheckpointRow, 'major' | 'minor'> | undefined): GlobalPosition | null {
   return row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
 }
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Pool } from 'pg';
 import { comparePositions, type EventStore, type GlobalPosition, type LogSubscription, type RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
-import { CheckpointMoved, oneTransactionEach, samePosition, type CheckpointCommitter } from './checkpoint-commit';
+import { CheckpointMoved, oneTransactionEach, samePosition, storedPosition, type CheckpointCommitter } from './checkpoint-commit';
 import type { Consumer } from './consumer';
 import type { LeaseHolder } from './leases';
 
@@ -27,8 +27,7 @@ export async function readCheckpoint(db: Pool, name: string): Promise<GlobalPosi
     'SELECT major::text, minor::text FROM consumer_checkpoints WHERE name = $1',
     [name],
   );
-  const row = rows[0];
-  return row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
+  return storedPosition(rows[0]);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { comparePositions, formatPosition, type EventStore } from '../eventstore/port';
+import { storedPosition } from './checkpoint-commit';
 import type { ConsumerRunner } from './runner';
 
 export interface ConsumerStatus {
@@ -33,7 +34,7 @@ export async function consumerStatuses(pool: Pool, store: EventStore, runners: R
   for (const name of [...new Set([...runners.keys(), ...byName.keys()])].sort()) {
     const row = byName.get(name);
     // Here, the runner's own position: its checkpoint row may trail it by a moment (see ConsumerRunner.applyBatch).
-    const stored = row?.major != null && row.minor != null ? { major: BigInt(row.major), minor: BigInt(row.minor) } : null;
+    const stored = storedPosition(row);
     const position = runners.get(name)?.localPosition ?? stored;
     const caughtUp = head === null || (position !== null && comparePositions(position, head) >= 0);
     const pending = caughtUp ? [] : await store.readAll(position, LAG_COUNT_LIMIT + 1);
