@@ -25,7 +25,7 @@ describe('test databases: copies of the schema template reused @integration', ()
     for (const db of open.splice(0)) await db.close();
   });
   async function copy(): Promise<Database> {
-    const db = await createTestDatabase(2, { withSchema: true });
+    const db = await createTestDatabase(4, { withSchema: true });
     open.push(db);
     return db;
   }
@@ -36,6 +36,8 @@ describe('test databases: copies of the schema template reused @integration', ()
 
   it('empties a used copy back to the template, renamed, and the next test gets it', async () => {
     const used = await copy();
+    // Several connections, as a gateway's pool has: close() waits until the server saw each one go.
+    await Promise.all([1, 2, 3, 4].map(() => used.pool.query('SELECT pg_sleep(0.05)')));
     await used.pool.query(`INSERT INTO jobs (kind, key, payload, due_at) VALUES ('x', 'y', '{}', now())`);
     await used.pool.query(`SELECT nextval('es_events_position_seq')`);
     await used.pool.query(`INSERT INTO consumer_checkpoints (name) VALUES ('a test')`);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client, type Pool } from 'pg';
+import { Client, type Pool, type PoolClient } from 'pg';
 import { createPool, type Database } from '../../src/db/database';
 import { readTemplateState, resetToTemplate, type TemplateState } from './template-state';
 
@@ -98,10 +98,10 @@ export function schemaTemplateState(): TemplateState {
 }
 
 /**
- * A fresh database on the test server; close() drops it. Empty, or with `withSchema` a copy of the
- * schema template (the schema the gateway would prepare at start, which then finds nothing to do):
- * such a copy is emptied at close() and handed to the next test, unless the test changed its
- * schema.
+ * A database on the test server, the caller's alone until close(). Empty (close() drops it), or
+ * with `withSchema` a copy of the schema template (the schema the gateway would prepare at start,
+ * which then finds nothing to do): close() empties such a copy for the next test of this process,
+ * or drops it when it cannot be reused (emptyForReuse).
  */
 export async function createTestDatabase(poolSize = 20, options: { withSchema?: boolean } = {}): Promise<Database> {
   const template = options.withSchema ? process.env[SCHEMA_TEMPLATE_VARIABLE] : undefined;
@@ -113,12 +113,22 @@ export async function createTestDatabase(poolSize = 20, options: { withSchema?: 
   }
   const url = databaseUrl(name);
   const pool = createPool(url, poolSize);
+  // pool.end() asks its connections to close without waiting for them: a copy is emptied for
+  // reuse only once the server has seen them go (a connection's 'end' comes after its backend
+  // left pg_stat_activity), or it would look still in use.
+  const connections = new Set<PoolClient>();
+  pool.on('connect', (client) => {
+    connections.add(client);
+    client.once('end', () => connections.delete(client));
+  });
   const closing = name;
   return {
     pool,
     url,
     async close() {
+      const ended = [...connections].map((client) => new Promise((resolve) => client.once('end', resolve)));
       await pool.end();
+      await Promise.all(ended);
       const copy = template ? await emptyForReuse(closing) : null;
       if (copy) emptiedCopies.push(copy);
       else await adminQuery(`DROP DATABASE IF EXISTS ${closing} WITH (FORCE)`);
@@ -136,9 +146,13 @@ async function emptyForReuse(name: string): Promise<string | null> {
   const state = schemaTemplateState();
   const next = newDatabaseName();
   const renamed = await connected(adminUrl(), async (admin) => {
-    const { rows } = await admin.query<{ sessions: number }>('SELECT count(*)::int AS sessions FROM pg_stat_activity WHERE datname = $1', [name]);
+    const { rows } = await admin.query<{ sessions: number }>(
+      `SELECT count(*)::int AS sessions FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`,
+      [name],
+    );
     if (rows[0]!.sessions > 0) return false;
-    // A session that connects meanwhile makes the rename fail (after waiting for it up to 5 s).
+    // A session that connects meanwhile makes the rename fail (after waiting up to 5 s for it to
+    // leave); an autovacuum worker on the copy is stopped by the rename itself.
     return admin.query(`ALTER DATABASE ${name} RENAME TO ${next}`).then(
       () => true,
       () => false,

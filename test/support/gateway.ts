@@ -25,7 +25,7 @@ export interface TestGateway extends Gateway {
   /** Stops this gateway process but keeps its database, for restart tests. */
   stopProcess(): Promise<void>;
   /**
-   * Stops the gateway if still running, drops its database unless it reused another gateway's
+   * Stops the gateway if still running, closes its database unless it reused another gateway's
    * (close that one after), and removes the data directory it made.
    */
   close(): Promise<void>;
