@@ -36,8 +36,10 @@ describe('test databases: copies of the schema template reused @integration', ()
 
   it('empties a used copy back to the template, renamed, and the next test gets it', async () => {
     const used = await copy();
-    // Several connections, as a gateway's pool has: close() waits until the server saw each one go.
-    await Promise.all([1, 2, 3, 4].map(() => used.pool.query('SELECT pg_sleep(0.05)')));
+    // Four queries at once open four connections, as a gateway's pool has several: close() waits
+    // until the server saw each one go.
+    await Promise.all([1, 2, 3, 4].map(() => used.pool.query('SELECT 1')));
+    expect(used.pool.totalCount).to.equal(4);
     await used.pool.query(`INSERT INTO jobs (kind, key, payload, due_at) VALUES ('x', 'y', '{}', now())`);
     await used.pool.query(`SELECT nextval('es_events_position_seq')`);
     await used.pool.query(`INSERT INTO consumer_checkpoints (name) VALUES ('a test')`);

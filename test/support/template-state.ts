@@ -49,14 +49,17 @@ const SCHEMA_DIGEST = `
     SELECT format('set %s', s.setconfig) FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database()
   ) AS objects(line)`;
 
-/** Every ordinary table of the user schemas, schema-qualified and quoted. */
-async function tables(client: ClientBase): Promise<string[]> {
+/** The relations of the user schemas that `which` (an SQL condition on pg_class c) selects, schema-qualified and quoted. */
+async function relations(client: ClientBase, which: string): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(
     `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE ${USER_SCHEMA} AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`,
+     WHERE ${USER_SCHEMA} AND ${which} ORDER BY 1`,
   );
   return rows.map((r) => r.name);
 }
+
+/** Every table of the user schemas (a partitioned table counts once, not with its partitions). */
+const tables = (client: ClientBase) => relations(client, `c.relkind IN ('r', 'p') AND NOT c.relispartition`);
 
 async function fingerprint(client: ClientBase, seeded: readonly string[]): Promise<string> {
   const parts = [(await client.query<{ digest: string }>(SCHEMA_DIGEST)).rows[0]!.digest];
@@ -101,10 +104,7 @@ export async function resetToTemplate(client: ClientBase, template: TemplateStat
     const emptied = (await tables(client)).filter((t) => !template.seeded.includes(t));
     // DELETE rather than TRUNCATE: on tables this small, TRUNCATE's new files cost ten times more.
     await client.query(emptied.map((t) => `DELETE FROM ${t};`).join('\n'));
-    const { rows: sequences } = await client.query<{ name: string }>(
-      `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA} AND c.relkind = 'S'`,
-    );
-    for (const { name } of sequences) await client.query(`ALTER SEQUENCE ${name} RESTART`);
+    for (const sequence of await relations(client, `c.relkind = 'S'`)) await client.query(`ALTER SEQUENCE ${sequence} RESTART`);
     await client.query('COMMIT');
     return true;
   } catch (err) {
