@@ -67,7 +67,7 @@ describe('reconciler, audit and rebuild @integration', () => {
     const { accountId } = await gw.fundedAccount(777);
     await gw.expectAuditClean();
     const env = { ...process.env, DATABASE_URL: (gw as unknown as { database: { url: string } }).database.url, LOG_LEVEL: 'silent' };
-    const clean = await run('npx', ['tsx', 'src/cli/audit.ts'], { env });
+    const clean = await run('npm', ['run', '-s', 'audit'], { env });
     expect(JSON.parse(clean.stdout).ok).to.equal(true);
 
     await gw.pool.query(`UPDATE ${READ_MODEL_SCHEMA}.balances SET available = available + 1 WHERE account_id = $1`, [accountId]);
@@ -77,7 +77,7 @@ describe('reconciler, audit and rebuild @integration', () => {
     let exitCode = 0;
     let stdout = '';
     try {
-      await run('npx', ['tsx', 'src/cli/audit.ts'], { env });
+      await run('npm', ['run', '-s', 'audit'], { env });
     } catch (err) {
       exitCode = (err as { code: number }).code;
       stdout = (err as { stdout: string }).stdout;
@@ -179,7 +179,7 @@ describe('reconciler, audit and rebuild @integration', () => {
     await atHead();
     const before = await snapshot();
     const env = { ...process.env, DATABASE_URL: (gw as unknown as { database: { url: string } }).database.url, LOG_LEVEL: 'silent' };
-    const out = await run('npx', ['tsx', 'src/cli/rebuild.ts'], { env });
+    const out = await run('npm', ['run', '-s', 'projections:rebuild'], { env });
     expect(out.stdout).to.include(`rebuilt ${allProjections.map((p) => p.name).join(', ')}`);
     // The live gateway replays too (it sees its checkpoints reset); wait until it is at the head.
     await atHead();
