@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { expect } from 'chai';
+import { request, type Dispatcher } from 'undici';
 import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { loadConfig } from '../../src/config';
@@ -75,9 +77,11 @@ export async function startTestGateway(
     throw err;
   }
 
+  // undici's request rather than fetch: the same client library at about a third of the CPU per
+  // call, which the suite's thousands of calls feel. It follows no redirect, like the API's clients.
   async function call(auth: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(gateway.url + path, {
-      method,
+    const res = await request(gateway.url + path, {
+      method: method as Dispatcher.HttpMethod,
       headers: {
         ...(auth ? { authorization: `Bearer ${auth}` } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -85,14 +89,14 @@ export async function startTestGateway(
       },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
-    const text = await res.text();
+    const text = await res.body.text();
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
       // not JSON: keep the text
     }
-    return { status: res.status, body: parsed as any, headers: res.headers };
+    return { status: res.statusCode, body: parsed as any, headers: toHeaders(res.headers) };
   }
 
   let processStopped = false;
@@ -135,6 +139,14 @@ export async function startTestGateway(
     },
   });
   return test;
+}
+
+function toHeaders(raw: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+  }
+  return headers;
 }
 
 interface TestGatewayInternal extends TestGateway {
