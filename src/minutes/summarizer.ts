@@ -92,7 +92,9 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
   const maxTokens = Math.min(limits.maxOutputTokens, caps.max_output_tokens);
   const budget = Math.min(limits.partPromptTokens, caps.context_window - maxTokens);
   const inParts = limits.maxParts > 1;
-  const groups: { head: string; lines: string[] }[] = [];
+  // promptTokens: the exact prompt's count when the fitting check already took it (the counts of a
+  // 2-hour transcript are most of planning's CPU).
+  const groups: { head: string; lines: string[]; promptTokens?: number }[] = [];
   let cut = false;
   let i = 0;
   while (i < transcript.segments.length && groups.length < limits.maxParts) {
@@ -107,7 +109,11 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
       lines.push(text);
     }
     // Token counts of joined text may differ from the sum of its pieces: check the exact prompt.
-    while (lines.length > 1 && countMessageTokens(messagesOf(head, lines), chatModel.tokenizer) > budget) {
+    let promptTokens: number | undefined;
+    while (lines.length > 1) {
+      promptTokens = countMessageTokens(messagesOf(head, lines), chatModel.tokenizer);
+      if (promptTokens <= budget) break;
+      promptTokens = undefined;
       lines.pop();
       i--;
     }
@@ -121,16 +127,16 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
       cut = true;
       i++;
     }
-    groups.push({ head, lines });
+    groups.push({ head, lines, ...(promptTokens === undefined ? {} : { promptTokens }) });
     if (!inParts) break;
   }
   if (groups.length === 0) groups.push({ head: header(transcript, null), lines: [] });
   // A transcript that fits one part reads as a whole (the same prompt as a summary in one call).
-  if (groups.length === 1 && i >= transcript.segments.length) groups[0]!.head = header(transcript, null);
+  if (groups.length === 1 && i >= transcript.segments.length) groups[0] = { head: header(transcript, null), lines: groups[0]!.lines };
   const preIssues: QualityIssue[] = cut || i < transcript.segments.length ? [{ code: ISSUE.transcriptTruncated, path: '/segments' }] : [];
-  const parts = groups.map(({ head, lines }): SummaryPlan => {
+  const parts = groups.map(({ head, lines, promptTokens: counted }): SummaryPlan => {
     const messages = messagesOf(head, lines);
-    const promptTokens = countMessageTokens(messages, chatModel.tokenizer);
+    const promptTokens = counted ?? countMessageTokens(messages, chatModel.tokenizer);
     return {
       body: {
         model: caps.upstream_model ?? chatModel.id,

@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
+import { countMessageTokens, type TokenMessage } from '../../src/billing/tokens';
 import { assembleReport, type ReportContext } from '../../src/minutes/report';
 import { REPORT_V2_SCHEMA } from '../../src/minutes/report-schema';
 import { planSummaryParts } from '../../src/minutes/summarizer';
@@ -33,6 +34,7 @@ describe('minutes summaries in parts: planning and the merge', () => {
     expect(preIssues).to.deep.equal([]);
     for (const p of parts) {
       expect(p.promptTokens).to.be.at.most(1024);
+      expect(p.promptTokens, 'the count of the exact messages sent').to.equal(countMessageTokens(p.body.messages as TokenMessage[], chat.tokenizer));
       expect(p.maxTokens).to.equal(4096);
     }
     expect(parts.flatMap((p) => idsIn(promptOf(p.body)))).to.deep.equal(t.segments.map((s) => s.id));
@@ -43,6 +45,8 @@ describe('minutes summaries in parts: planning and the merge', () => {
     const short = planSummaryParts(chat, transcriptOf(5), { maxOutputTokens: 4096, partPromptTokens: 1024, maxParts: 32 });
     expect(short.parts).to.have.length(1);
     expect(promptOf(short.parts[0]!.body)).to.include('\nTranscript:\n');
+    // Its prompt was checked with a part's header, then sent with the whole's: counted as sent.
+    expect(short.parts[0]!.promptTokens).to.equal(countMessageTokens(short.parts[0]!.body.messages as TokenMessage[], chat.tokenizer));
     const cut = planSummaryParts(chat, transcriptOf(300), { maxOutputTokens: 4096, partPromptTokens: 1024, maxParts: 2 });
     expect(cut.parts).to.have.length(2);
     expect(cut.preIssues).to.deep.equal([{ code: 'transcript_truncated', path: '/segments' }]);
