@@ -77,7 +77,9 @@ export class JobWorker {
   start(): void {
     this.running = true;
     this.unlisten = this.listener.onNotify(() => this.wakeOne());
-    this.loops = Array.from({ length: this.options.concurrency }, () => this.loop());
+    // One loop claims at start and, finding a job, wakes the next, as in steady state: every loop
+    // claiming at once took a pooled connection each, mostly to find an empty queue.
+    this.loops = Array.from({ length: this.options.concurrency }, (_, i) => this.loop(i === 0));
   }
 
   private wakeAll(): void {
@@ -89,7 +91,8 @@ export class JobWorker {
     wake?.();
   }
 
-  private async loop(): Promise<void> {
+  private async loop(claimAtOnce: boolean): Promise<void> {
+    if (!claimAtOnce) await this.idle(null);
     while (this.running) {
       let job: (Job & { lease: string }) | null;
       const attempt = this.claims.begin();
