@@ -69,12 +69,22 @@ export class LeaseHolder {
     if (this.closed) return;
     try {
       const client = await this.connection();
-      for (const [name, onChange] of this.wanted) {
-        if (this.held.has(name)) continue;
-        const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [`consumer:${name}`]);
-        if (rows[0]!.ok && !this.closed) {
+      // One statement for all the leases wanted and not held (a gateway wants a dozen at start),
+      // so that their consumers start together and share their first queries; again for any
+      // wanted meanwhile.
+      const tried = new Set<string>();
+      for (;;) {
+        const names = [...this.wanted.keys()].filter((name) => !this.held.has(name) && !tried.has(name));
+        if (names.length === 0) break;
+        for (const name of names) tried.add(name);
+        const { rows } = await client.query<{ name: string; ok: boolean }>(
+          "SELECT name, pg_try_advisory_lock(hashtextextended('consumer:' || name, 0)) AS ok FROM unnest($1::text[]) AS name",
+          [names],
+        );
+        for (const { name, ok } of rows) {
+          if (!ok || this.closed) continue;
           this.held.add(name);
-          onChange(true);
+          this.wanted.get(name)?.(true);
         }
       }
       this.recovered();

@@ -53,7 +53,7 @@ export class ConsumerRunner extends EventEmitter {
   private readonly committer: CheckpointCommitter;
 
   constructor(
-    private readonly pool: Pool,
+    pool: Pool,
     private readonly store: EventStore,
     readonly consumer: Consumer,
     private readonly logger: Logger,
@@ -92,8 +92,7 @@ export class ConsumerRunner extends EventEmitter {
    * from `caughtUpTo`. Throws CheckpointMoved when another instance moved the checkpoint.
    */
   async startCatchUp(): Promise<void> {
-    await this.ensureCheckpointRow();
-    this.position = this.committed = await readCheckpoint(this.pool, this.consumer.name);
+    this.position = this.committed = await this.committer.openCheckpoint(this.consumer.name);
   }
 
   get caughtUpTo(): GlobalPosition | null {
@@ -113,8 +112,7 @@ export class ConsumerRunner extends EventEmitter {
 
   private async subscribeFromCheckpoint(): Promise<void> {
     try {
-      await this.ensureCheckpointRow();
-      this.position = this.committed = await readCheckpoint(this.pool, this.consumer.name);
+      this.position = this.committed = await this.committer.openCheckpoint(this.consumer.name);
     } catch (err) {
       this.scheduleRestart(err);
       return;
@@ -154,10 +152,6 @@ export class ConsumerRunner extends EventEmitter {
       this.restartTimer = null;
       void this.subscribeFromCheckpoint();
     }, delay);
-  }
-
-  private async ensureCheckpointRow(): Promise<void> {
-    await this.pool.query('INSERT INTO consumer_checkpoints (name) VALUES ($1) ON CONFLICT DO NOTHING', [this.consumer.name]);
   }
 
   /**

@@ -238,6 +238,41 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       }
     }
 
+    it('starts consumers together: their leases in one statement, their checkpoints opened by one pair, each from where it stood', async () => {
+      await db.pool.query("INSERT INTO consumer_checkpoints (name, major, minor) VALUES ('start-a', 1, 7), ('start-b', NULL, NULL)");
+      const leaseQueries = countingPool(db.pool, /pg_try_advisory_lock/);
+      const checkpointQueries = countingPool(db.pool, /consumer_checkpoints/);
+      const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 30_000 });
+      const from = new Map<string, GlobalPosition | null>();
+      const committer = new GroupCommitter(checkpointQueries.pool, 'public', logger);
+      const names = ['start-a', 'start-b', 'start-c'];
+      // Each runner subscribes through a store of its own, which notes the position it starts from.
+      const runners = names.map((name) => {
+        const own: PostgresEventStore = Object.create(store);
+        own.subscribe = (options) => {
+          from.set(name, options.from);
+          return store.subscribe(options);
+        };
+        return new ConsumerRunner(checkpointQueries.pool, own, recording(name), logger, 'public', { committer });
+      });
+      const leases = new LeaseHolder(leaseQueries.pool, logger);
+      try {
+        for (const runner of runners) runner.start(leases);
+        await waitFor('every runner subscribed', async () => from.size === names.length);
+        expect(leaseQueries.count(), 'lease statements').to.equal(1);
+        expect(checkpointQueries.count(), 'checkpoint statements: the rows made, then read').to.equal(2);
+        expect(from.get('start-a')).to.deep.equal({ major: 1n, minor: 7n });
+        expect(from.get('start-b')).to.equal(null);
+        expect(from.get('start-c')).to.equal(null);
+        const { rows } = await db.pool.query<{ name: string }>("SELECT name FROM consumer_checkpoints WHERE name LIKE 'start-%' ORDER BY name");
+        expect(rows.map((r) => r.name)).to.deep.equal(names);
+      } finally {
+        await Promise.all(runners.map((runner) => runner.stop()));
+        await leases.close();
+        await store.close();
+      }
+    });
+
     it('folds the batch of every consumer woken by one notification in one transaction, with their checkpoints', async () => {
       await withGroup([recording('group-a'), recording('group-b'), recording('group-c')], async ({ transactions, deliverToAll }) => {
         const { event, outcomes } = await deliverToAll('Grouped');
