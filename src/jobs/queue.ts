@@ -153,7 +153,11 @@ export class JobWorker {
     this.claimError = null;
   }
 
-  /** From the poll interval, doubling with each round of failed claims (one per loop), up to MAX_CLAIM_BACKOFF_MS. */
+  /**
+   * From the poll interval, doubling with every `concurrency` failed claims (a round of all the
+   * loops, or as many retries of the one that claims while the others sleep), up to
+   * MAX_CLAIM_BACKOFF_MS: a database that is away sees one claim per interval at most per loop.
+   */
   private backoffMs(): number {
     const rounds = Math.floor(this.claims.count / this.options.concurrency);
     return Math.min(MAX_CLAIM_BACKOFF_MS, this.options.pollMs * 2 ** Math.min(rounds, 10));

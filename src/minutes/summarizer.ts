@@ -132,7 +132,8 @@ export function planSummaryParts(chatModel: ModelEntry, transcript: Transcript, 
   }
   if (groups.length === 0) groups.push({ head: header(transcript, null), lines: [] });
   // A transcript that fits one part reads as a whole (the same prompt as a summary in one call).
-  if (groups.length === 1 && i >= transcript.segments.length) groups[0] = { head: header(transcript, null), lines: groups[0]!.lines };
+  const whole = header(transcript, null);
+  if (groups.length === 1 && i >= transcript.segments.length && groups[0]!.head !== whole) groups[0] = { head: whole, lines: groups[0]!.lines };
   const preIssues: QualityIssue[] = cut || i < transcript.segments.length ? [{ code: ISSUE.transcriptTruncated, path: '/segments' }] : [];
   const parts = groups.map(({ head, lines, promptTokens: counted }): SummaryPlan => {
     const messages = messagesOf(head, lines);

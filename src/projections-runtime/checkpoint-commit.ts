@@ -94,12 +94,17 @@ async function commitInOneTransaction(pool: Pool, schema: string, requests: read
   return outcomes;
 }
 
+/** Where each named consumer's checkpoint stands (null: no position, or no row). */
+export async function readCheckpoints(db: Pool, names: readonly string[]): Promise<Map<string, GlobalPosition | null>> {
+  const { rows } = await db.query<CheckpointRow>('SELECT name, major::text, minor::text FROM consumer_checkpoints WHERE name = ANY($1)', [names]);
+  const stored = new Map(rows.map((row) => [row.name, storedPosition(row)]));
+  return new Map(names.map((name) => [name, stored.get(name) ?? null]));
+}
+
 /** Creates the checkpoint rows the names lack, then reads where each stands. */
 async function openCheckpoints(pool: Pool, names: readonly string[]): Promise<Map<string, GlobalPosition | null>> {
   await pool.query('INSERT INTO consumer_checkpoints (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING', [names]);
-  const { rows } = await pool.query<CheckpointRow>('SELECT name, major::text, minor::text FROM consumer_checkpoints WHERE name = ANY($1)', [names]);
-  const stored = new Map(rows.map((row) => [row.name, storedPosition(row)]));
-  return new Map(names.map((name) => [name, stored.get(name) ?? null]));
+  return readCheckpoints(pool, names);
 }
 
 /** A transaction for each commit: for callers that fold several consumers side by side (the rebuild). */

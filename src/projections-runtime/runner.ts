@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Pool } from 'pg';
 import { comparePositions, type EventStore, type GlobalPosition, type LogSubscription, type RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
-import { CheckpointMoved, oneTransactionEach, samePosition, storedPosition, type CheckpointCommitter } from './checkpoint-commit';
+import { CheckpointMoved, oneTransactionEach, readCheckpoints, samePosition, type CheckpointCommitter } from './checkpoint-commit';
 import type { Consumer } from './consumer';
 import type { LeaseHolder } from './leases';
 
@@ -23,11 +23,7 @@ export interface ConsumerRunnerOptions {
 }
 
 export async function readCheckpoint(db: Pool, name: string): Promise<GlobalPosition | null> {
-  const { rows } = await db.query<{ major: string | null; minor: string | null }>(
-    'SELECT major::text, minor::text FROM consumer_checkpoints WHERE name = $1',
-    [name],
-  );
-  return storedPosition(rows[0]);
+  return (await readCheckpoints(db, [name])).get(name)!;
 }
 
 /**

@@ -47,6 +47,8 @@ describe('minutes summaries in parts: planning and the merge', () => {
     expect(promptOf(short.parts[0]!.body)).to.include('\nTranscript:\n');
     // Its prompt was checked with a part's header, then sent with the whole's: counted as sent.
     expect(short.parts[0]!.promptTokens).to.equal(countMessageTokens(short.parts[0]!.body.messages as TokenMessage[], chat.tokenizer));
+    const oneCall = planSummaryParts(chat, transcriptOf(300), { maxOutputTokens: 4096, partPromptTokens: 100_000, maxParts: 1 });
+    expect(oneCall.parts[0]!.promptTokens).to.equal(countMessageTokens(oneCall.parts[0]!.body.messages as TokenMessage[], chat.tokenizer));
     const cut = planSummaryParts(chat, transcriptOf(300), { maxOutputTokens: 4096, partPromptTokens: 1024, maxParts: 2 });
     expect(cut.parts).to.have.length(2);
     expect(cut.preIssues).to.deep.equal([{ code: 'transcript_truncated', path: '/segments' }]);
