@@ -140,8 +140,8 @@ export class GroupCommitter implements CheckpointCommitter {
   private waiting: Waiting[] = [];
   /**
    * Checkpoints asked for in the same turn, opened with one pair of statements: a gateway starts a
-   * dozen consumers at once, and a query each opened a pooled connection each (about 11 ms of
-   * CPU between the server and the process, per connection).
+   * dozen consumers at once, and their queries side by side opened a pooled connection each
+   * (about 11 ms of CPU between the server and the process, per connection).
    */
   private opening: { readonly names: Set<string>; readonly positions: Promise<Map<string, GlobalPosition | null>> } | null = null;
   private readonly alone: CheckpointCommitter;

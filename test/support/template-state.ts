@@ -102,10 +102,10 @@ export async function resetToTemplate(client: ClientBase, template: TemplateStat
       return false;
     }
     const emptied = (await tables(client)).filter((t) => !template.seeded.includes(t));
+    const sequences = await relations(client, `c.relkind = 'S'`);
     // DELETE rather than TRUNCATE: on tables this small, TRUNCATE's new files cost ten times more.
-    await client.query(emptied.map((t) => `DELETE FROM ${t};`).join('\n'));
-    for (const sequence of await relations(client, `c.relkind = 'S'`)) await client.query(`ALTER SEQUENCE ${sequence} RESTART`);
-    await client.query('COMMIT');
+    // One simple query carries every statement, with the COMMIT.
+    await client.query([...emptied.map((t) => `DELETE FROM ${t};`), ...sequences.map((q) => `ALTER SEQUENCE ${q} RESTART;`), 'COMMIT;'].join('\n'));
     return true;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
