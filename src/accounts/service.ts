@@ -361,9 +361,14 @@ export class AccountService {
   /**
    * Freezes `amount` for a purpose. Throws DomainError `insufficient_balance` when the account's
    * available balance is below it. The reservation is open until settle or release; if its owner
-   * dies, the reconciler releases it.
+   * dies, the reconciler releases it. `accepted` is called when the account has accepted the
+   * reservation and its event is being committed (CommandHandler.handle).
    */
-  async reserve(input: { accountId: string; amount: number; purpose: ReservationPurpose; ttlMs: number; reservationId?: string }, metadata: EventMetadata = {}): Promise<string> {
+  async reserve(
+    input: { accountId: string; amount: number; purpose: ReservationPurpose; ttlMs: number; reservationId?: string },
+    metadata: EventMetadata = {},
+    accepted?: () => void,
+  ): Promise<string> {
     const reservationId = input.reservationId ?? newId('rsv');
     const now = this.options.clock?.() ?? new Date();
     await this.commands.handle(
@@ -377,6 +382,7 @@ export class AccountService {
         now: now.toISOString(),
       },
       metadata,
+      accepted,
     );
     return reservationId;
   }

@@ -5,6 +5,7 @@ import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
 import type { Config } from '../config';
 import type { RateLimiter } from '../http/rate-limit';
+import { SseResponse } from '../http/sse';
 
 /** What the billing frame of a metered call uses. */
 export interface MeteringDeps {
@@ -16,36 +17,57 @@ export interface MeteringDeps {
 /**
  * The billing frame of every synchronous metered call: count the request against the key's rate
  * limit (`admit`; by default a 429 when over it), freeze the upper-bound estimate (402 when
- * short), run the call, and make sure the reservation is closed exactly once whatever happens: `work` settles actual usage; an upstream
- * failure releases it and answers in the client's terms.
+ * short), run the call, and make sure the reservation is closed exactly once whatever happens:
+ * `work` settles actual usage; an upstream failure releases it and answers in the client's terms.
+ *
+ * With `early`, `work` starts as soon as the account has accepted the reservation, while its event
+ * commits (RequestCharge): for work whose only effect before it settles is the upstream call, so
+ * that the call and the commit overlap. The answer still waits for the commit, here, and a stream
+ * must not open before `charge.confirmed()` (openClientStream).
  */
 export async function metered<T>(
   deps: MeteringDeps,
   ctx: GatewayContext,
-  input: { model: ModelEntry; estimate: number; admit?: (auth: AuthenticatedKey) => Promise<void> },
+  input: { model: ModelEntry; estimate: number; admit?: (auth: AuthenticatedKey) => Promise<void>; early?: boolean },
   work: (charge: RequestCharge) => Promise<T>,
 ): Promise<T> {
   const auth = authOf(ctx);
   if (input.admit) await input.admit(auth);
   else deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-  const charge = await RequestCharge.reserve(deps.accounts, ctx.state.logger, {
-    accountId: auth.accountId,
-    amount: input.estimate,
-    requestId: ctx.state.requestId,
-    model: input.model.id,
-    actor: auth.keyId,
-    endpoint: endpointOf(ctx),
-    ttlMs: deps.config.requestReservationTtlMs,
-  });
+  const charge = await RequestCharge.reserve(
+    deps.accounts,
+    ctx.state.logger,
+    {
+      accountId: auth.accountId,
+      amount: input.estimate,
+      requestId: ctx.state.requestId,
+      model: input.model.id,
+      actor: auth.keyId,
+      endpoint: endpointOf(ctx),
+      ttlMs: deps.config.requestReservationTtlMs,
+    },
+    { early: input.early ?? false, clientGone: abortOnDisconnect(ctx) },
+  );
   try {
-    return await work(charge);
+    const result = await work(charge);
+    await charge.confirmed();
+    return result;
   } catch (err) {
+    // Waits for the reservation's commit; when that failed, its failure is the answer (the work
+    // only failed because its upstream call was aborted for it, or its outcome does not count).
     await charge.release(err instanceof UpstreamError ? `upstream failed: ${err.message}` : isAbort(err) ? 'client went away' : 'request failed');
+    if (charge.failure !== null) throw charge.failure;
     if (err instanceof UpstreamError) throw upstreamToApiError(err);
     throw err;
   } finally {
     await charge.finish();
   }
+}
+
+/** The client's event stream, opened only once the request's reservation is durable. */
+export async function openClientStream(charge: RequestCharge, ctx: GatewayContext, pingMs: number): Promise<SseResponse> {
+  await charge.confirmed();
+  return new SseResponse(ctx, pingMs);
 }
 
 /**
@@ -55,7 +77,7 @@ export async function metered<T>(
  * client that left from one that is still waiting. A 'close' after the answer was fully written
  * (`writableEnded`) is the normal end of the exchange and aborts nothing.
  */
-export function abortOnDisconnect(ctx: GatewayContext): AbortSignal {
+function abortOnDisconnect(ctx: GatewayContext): AbortSignal {
   const controller = new AbortController();
   const res = ctx.res;
   const onClose = (): void => {

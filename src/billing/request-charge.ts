@@ -1,47 +1,104 @@
 import type { AccountService } from '../accounts/service';
+import { newId } from '../ids';
 import type { Logger } from '../log';
 import type { Pricing } from './money';
+
+export interface ReserveInput {
+  accountId: string;
+  amount: number;
+  requestId: string;
+  model: string;
+  actor: string;
+  endpoint: string;
+  ttlMs: number;
+}
 
 /**
  * The money side of one synchronous request: reserve an upper bound before calling the upstream,
  * then close the reservation exactly once, by settling actual usage or releasing it. `finish()`
  * in a finally block guarantees the close even on paths nobody thought of; if the process dies
- * first, the reconciler releases the reservation when it expires.
+ * first, the reconciler releases it when it expires.
+ *
+ * A charge reserved `early` is handed out as soon as the account has accepted the reservation,
+ * while its event is still being committed, so that the upstream call runs alongside the commit
+ * instead of after it. The commit can still fail (the database fails, or another process spent
+ * the balance first and the retry refuses): then `signal` aborts the upstream call, `confirmed()`
+ * rejects with that failure, there is nothing to close, and the request fails as it would have
+ * before the call. So nothing may reach the client before `confirmed()`: a settlement waits for it
+ * here, and the frame (`metered`) waits for it before an answer goes out.
  */
 export class RequestCharge {
   private closing: Promise<void> | null = null;
+  private failed: { readonly cause: unknown } | null = null;
 
   private constructor(
     private readonly accounts: AccountService,
     private readonly logger: Logger,
-    readonly accountId: string,
+    private readonly input: ReserveInput,
     readonly reservationId: string,
-    readonly reserved: number,
-    private readonly requestId: string,
+    private readonly committed: Promise<void>,
+    /** Aborted when the client leaves or the reservation fails to commit: every upstream call of the request takes it. */
+    readonly signal: AbortSignal,
   ) {}
 
-  static async reserve(
-    accounts: AccountService,
-    logger: Logger,
-    input: { accountId: string; amount: number; requestId: string; model: string; actor: string; endpoint: string; ttlMs: number },
-  ): Promise<RequestCharge> {
+  static reserve(accounts: AccountService, logger: Logger, input: ReserveInput, options: { early: boolean; clientGone: AbortSignal }): Promise<RequestCharge> {
     const purpose = { kind: 'request', ref: input.requestId, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint } as const;
-    const reservationId = await accounts.reserve({ accountId: input.accountId, amount: input.amount, purpose, ttlMs: input.ttlMs }, { requestId: input.requestId });
-    return new RequestCharge(accounts, logger, input.accountId, reservationId, input.amount, input.requestId);
+    const reservationId = newId('rsv');
+    const abort = new AbortController();
+    const signal = AbortSignal.any([options.clientGone, abort.signal]);
+    return new Promise((resolve, reject) => {
+      let charge: RequestCharge | null = null;
+      let commit!: { resolve: () => void; reject: (err: unknown) => void };
+      const committed = new Promise<void>((res, rej) => (commit = { resolve: res, reject: rej }));
+      // Rejections are read through confirmed(), settle() and `failure`; this one must not count as unhandled.
+      committed.catch(() => undefined);
+      const handOut = (): void => {
+        charge ??= new RequestCharge(accounts, logger, input, reservationId, committed, signal);
+        resolve(charge);
+      };
+      accounts
+        .reserve({ accountId: input.accountId, amount: input.amount, purpose, ttlMs: input.ttlMs, reservationId }, { requestId: input.requestId }, options.early ? handOut : undefined)
+        .then(
+          () => {
+            commit.resolve();
+            handOut();
+          },
+          (err: unknown) => {
+            commit.reject(err);
+            if (!charge) return reject(err);
+            charge.failed = { cause: err };
+            abort.abort(err);
+          },
+        );
+    });
   }
 
   get closed(): boolean {
     return this.closing !== null;
   }
 
-  /** Charges what `pricing` comes to, for `usage`. Later settle or release calls are no-ops. */
+  /** Why the reservation did not commit, once that is known; null while it is committing or after it did. */
+  get failure(): unknown {
+    return this.failed?.cause ?? null;
+  }
+
+  /** Resolves once the reservation is durable; rejects with the reason it is not. */
+  confirmed(): Promise<void> {
+    return this.committed;
+  }
+
+  /** Charges what `pricing` comes to, for `usage`, once the reservation is durable. Later settle or release calls are no-ops. */
   settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
-    this.closing ??= this.accounts.settle(this.accountId, this.reservationId, pricing, usage, { requestId: this.requestId }).then(() => undefined);
+    this.closing ??= this.committed.then(() => this.accounts.settle(this.input.accountId, this.reservationId, pricing, usage, { requestId: this.input.requestId })).then(() => undefined);
     return this.closing;
   }
 
+  /** Releases the reservation once it is durable; nothing to do when it failed to commit. */
   release(reason: string): Promise<void> {
-    this.closing ??= this.accounts.release(this.accountId, this.reservationId, reason, { requestId: this.requestId }).then(() => undefined);
+    this.closing ??= this.committed.then(
+      () => this.accounts.release(this.input.accountId, this.reservationId, reason, { requestId: this.input.requestId }).then(() => undefined),
+      () => undefined,
+    );
     return this.closing;
   }
 
@@ -50,6 +107,7 @@ export class RequestCharge {
     try {
       await this.release('request ended without a settlement');
     } catch (err) {
+      if (this.failed) return;
       this.logger.error({ err, reservationId: this.reservationId }, 'could not close a reservation; the reconciler will release it');
     }
   }

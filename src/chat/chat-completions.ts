@@ -7,10 +7,9 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
-import { SseResponse } from '../http/sse';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
-import { abortOnDisconnect, metered, type MeteringDeps } from '../billing/metered';
+import { metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
@@ -77,7 +76,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
   const model = resolveModel(deps.catalog, authOf(ctx), request.model, ['chat']);
   const plan = chatPlan(model, request);
   const channel = deps.upstreams.channel(model.channel);
-  await metered(deps, ctx, { model, estimate: plan.estimate }, (charge) =>
+  await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
     request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
   );
 }
@@ -90,7 +89,7 @@ async function completeChat(
   plan: { promptTokens: number; maxTokens: number },
   charge: RequestCharge,
 ): Promise<void> {
-  const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxTokens, false), abortOnDisconnect(ctx));
+  const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxTokens, false), charge.signal);
   const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
   await settleChat(charge, model, usage);
   ctx.body = { ...completion, model: model.id, usage };
@@ -116,13 +115,13 @@ async function streamChat(
   plan: { promptTokens: number; maxTokens: number },
   charge: RequestCharge,
 ): Promise<void> {
-  // Watching the client from the start, not from the first byte: one that leaves while the
-  // upstream is still being asked aborts that call too (and the frame releases the reservation);
-  // one that leaves mid-stream aborts the rest of it (and what was delivered is settled below).
-  const upstreamAbort = abortOnDisconnect(ctx);
-  // Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain JSON error answer.
-  const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), upstreamAbort);
-  const sse = new SseResponse(ctx, deps.config.ssePingMs);
+  // The charge's signal watches the client from the start, not from the first byte: one that
+  // leaves while the upstream is still being asked aborts that call too (and the frame releases
+  // the reservation); one that leaves mid-stream aborts the rest of it (and what was delivered is
+  // settled below). Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain
+  // JSON error answer.
+  const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), charge.signal);
+  const sse = await openClientStream(charge, ctx, deps.config.ssePingMs);
   const includeUsage = request.stream_options?.include_usage === true;
   let delivered = '';
   let usage: ChatUsage | null = null;

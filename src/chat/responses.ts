@@ -7,10 +7,9 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
-import { SseResponse } from '../http/sse';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
-import { abortOnDisconnect, metered } from '../billing/metered';
+import { metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
 
@@ -85,9 +84,9 @@ export async function handleResponses(deps: ChatDeps, ctx: GatewayContext): Prom
   const model = resolveModel(deps.catalog, authOf(ctx), request.model, ['chat']);
   const p = plan(model, request);
   const channel = deps.upstreams.channel(model.channel);
-  await metered(deps, ctx, { model, estimate: p.estimate }, async (charge) => {
+  await metered(deps, ctx, { model, estimate: p.estimate, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
-    const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), abortOnDisconnect(ctx));
+    const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), charge.signal);
     const usage = response.usage ?? counted(model, p.inputTokens, outputText(response));
     await settle(charge, model, usage);
     ctx.body = { ...response, model: model.id, usage };
@@ -103,10 +102,9 @@ async function streamResponses(
   p: { inputTokens: number; maxOutput: number },
   charge: RequestCharge,
 ): Promise<void> {
-  // Watching the client from the start, not from the first byte (see streamChat).
-  const upstreamAbort = abortOnDisconnect(ctx);
-  const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, upstreamAbort);
-  const sse = new SseResponse(ctx, deps.config.ssePingMs);
+  // The charge's signal watches the client from the start, not from the first byte (see streamChat).
+  const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
+  const sse = await openClientStream(charge, ctx, deps.config.ssePingMs);
   let delivered = '';
   let sequence = -1;
   let response: ResponseObject | null = null;

@@ -29,6 +29,8 @@ const MAX_CONFLICT_RETRIES = 20;
 interface Pending<Command, Event, State> {
   readonly command: Command;
   readonly metadata: EventMetadata;
+  /** The caller's `accepted`, made safe to call on every attempt. */
+  readonly accepted: () => void;
   readonly resolve: (result: CommandResult<State, Event>) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -65,17 +67,30 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
     } = {},
   ) {}
 
-  handle(streamId: string, command: Command, given: EventMetadata = {}): Promise<CommandResult<State, Event>> {
+  /**
+   * `accepted`, when given, is called (once) when the command was first decided with events and
+   * their append is about to start, possibly before this method returns: the caller may begin
+   * work that only becomes visible after the returned promise resolves. The decision may still be undone: the
+   * promise rejects if the append fails, or if a conflict's retry refuses the command.
+   */
+  handle(streamId: string, command: Command, given: EventMetadata = {}, accepted?: () => void): Promise<CommandResult<State, Event>> {
     // The caller's request origin (the dashboard's session) is captured now: the append may run
     // later, batched with other requests' commands, outside this request.
     const metadata = { ...ambientMetadata(), ...given };
     return new Promise((resolve, reject) => {
+      let notify = accepted;
+      const once = (): void => {
+        const f = notify;
+        notify = undefined;
+        f?.();
+      };
+      const pending = { command, metadata, accepted: once, resolve, reject };
       const queue = this.queues.get(streamId);
       if (queue) {
-        queue.push({ command, metadata, resolve, reject });
+        queue.push(pending);
         return;
       }
-      this.queues.set(streamId, [{ command, metadata, resolve, reject }]);
+      this.queues.set(streamId, [pending]);
       void outsideAmbientMetadata(() => this.drain(streamId));
     });
   }
@@ -133,6 +148,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
         for (const d of decided) d.pending.resolve({ events: [], state: d.state, revision: current.revision, position: null });
         return;
       }
+      for (const d of accepted) d.pending.accepted();
       try {
         const result = await this.store.append(
           streamId,

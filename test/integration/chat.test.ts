@@ -1,5 +1,10 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
+import { request } from 'undici';
+import { AccountService } from '../../src/accounts/service';
+import { accountDecider } from '../../src/domain/account/decider';
+import { CommandHandler } from '../../src/domain/command-handler';
+import { PostgresSnapshotStore } from '../../src/eventstore/postgres/snapshots';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
 import { accountStream } from '../../src/domain/account/events';
@@ -400,32 +405,47 @@ describe('chat completions and the Responses interface through the openai SDK @i
   });
 });
 
+interface UpstreamProbes {
+  /** Waits until the simulated upstream has the probed request in hand. */
+  arrived(probe: string): Promise<true>;
+  /** How the upstream's connection of the probed request ended: `answered`, or `caller_left` when the gateway aborted it. */
+  closed(probe: string): Promise<string>;
+}
+
+/** Puts the real simulated chat routes behind a spy that watches the upstream side of each request marked `[sim:probe=NAME]`. */
+function probeUpstream(gw: TestGateway): UpstreamProbes {
+  const seen = new Map<string, { closed: 'answered' | 'caller_left' | null }>();
+  gw.simulator.addRoutes(
+    chatRoutes().map((route) => ({
+      ...route,
+      handler: (ctx: SimContext) => {
+        const probe = /\[sim:probe=([\w-]+)\]/.exec(JSON.stringify(ctx.body ?? null))?.[1];
+        if (probe) {
+          const entry: { closed: 'answered' | 'caller_left' | null } = { closed: null };
+          seen.set(probe, entry);
+          ctx.res.once('close', () => (entry.closed = ctx.res.writableEnded ? 'answered' : 'caller_left'));
+        }
+        return route.handler(ctx);
+      },
+    })),
+  );
+  return {
+    arrived: (probe) => waitFor(`the upstream to receive ${probe}`, async () => seen.has(probe)),
+    closed: (probe) => waitFor(`the upstream connection of ${probe} to close`, async () => seen.get(probe)?.closed ?? null),
+  };
+}
+
 describe('a client that leaves: the upstream is aborted and the reservation closed @integration', () => {
   let gw: TestGateway;
   let client: OpenAI;
   let accountId: string;
   let key: string;
-  /** What the simulated upstream saw of each request marked `[sim:probe=NAME]`: its arrival, then how its connection closed. */
-  const upstream = new Map<string, { closed: 'answered' | 'caller_left' | null }>();
+  let upstream: UpstreamProbes;
 
   before(async () => {
     // An upstream deadline far beyond any test: only an abort can end a delayed or stalled call early.
     gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '300000', RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200' });
-    // The real simulated chat routes behind a spy that watches the upstream side of the connection.
-    gw.simulator.addRoutes(
-      chatRoutes().map((route) => ({
-        ...route,
-        handler: (ctx: SimContext) => {
-          const probe = /\[sim:probe=([\w-]+)\]/.exec(JSON.stringify(ctx.body ?? null))?.[1];
-          if (probe) {
-            const seen: { closed: 'answered' | 'caller_left' | null } = { closed: null };
-            upstream.set(probe, seen);
-            ctx.res.once('close', () => (seen.closed = ctx.res.writableEnded ? 'answered' : 'caller_left'));
-          }
-          return route.handler(ctx);
-        },
-      })),
-    );
+    upstream = probeUpstream(gw);
     ({ accountId, key } = await gw.fundedAccount(100_000_000));
     client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
@@ -439,15 +459,8 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     return (await gw.balance(key)).available;
   }
 
-  /** Waits until the simulated upstream has the probed request in hand. */
-  function arrived(probe: string): Promise<true> {
-    return waitFor(`the upstream to receive ${probe}`, async () => upstream.has(probe));
-  }
-
-  /** How the upstream's connection of the probed request ended; only an abort ends it before the test's 20 s delay or stall. */
-  function upstreamClosed(probe: string): Promise<string> {
-    return waitFor(`the upstream connection of ${probe} to close`, async () => upstream.get(probe)?.closed ?? null);
-  }
+  const arrived = (probe: string): Promise<true> => upstream.arrived(probe);
+  const upstreamClosed = (probe: string): Promise<string> => upstream.closed(probe);
 
   /** The event that closed the account's latest reservation, once it is closed. */
   async function lastClose(): Promise<{ type: string; data: { amount: number; reason?: string; usage?: Record<string, unknown> } }> {
@@ -564,5 +577,126 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     const usage = { input_tokens: countResponsesInputTokens(input, FAST_TOKENIZER), output_tokens: countTokens(delivered, FAST_TOKENIZER) };
     expect(close.data.usage).to.deep.include({ interrupted: 'client_disconnected', ...usage });
     expect(before - (await available())).to.equal(tokenCharge(FAST, usage.input_tokens, usage.output_tokens));
+  });
+});
+
+describe('the upstream call runs while the reservation commits @integration', () => {
+  let gw: TestGateway;
+  let upstream: UpstreamProbes;
+
+  before(async () => {
+    gw = await startTestGateway({ UPSTREAM_TIMEOUT_MS: '300000', RATE_LIMIT_PER_MINUTE: '100000' });
+    upstream = probeUpstream(gw);
+  });
+  afterEach(async () => gw.expectAuditClean());
+  after(async () => gw.close());
+
+  /**
+   * Holds back every append to the account's stream, as a slow commit would: es_append takes the
+   * stream's advisory lock first, and this transaction holds it until `release`.
+   */
+  async function holdAppends(accountId: string): Promise<{ waiting(count: number): Promise<void>; release(): Promise<void> }> {
+    const client = await gw.pool.connect();
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [accountStream(accountId)]);
+    let released = false;
+    return {
+      waiting: async (count) => {
+        await waitFor(`${count} append(s) to wait for the stream's lock`, async () => {
+          const { rows } = await gw.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          );
+          return rows[0]!.n >= count;
+        });
+      },
+      release: async () => {
+        if (released) return;
+        released = true;
+        await client.query('COMMIT');
+        client.release();
+      },
+    };
+  }
+
+  async function accountEvents(accountId: string): Promise<string[]> {
+    return (await gw.store.readStream(accountStream(accountId))).map((e) => e.type);
+  }
+
+  it('asks the upstream while the reservation commits, and answers only once it is durable', async () => {
+    const { accountId, key } = await gw.fundedAccount(100_000_000);
+    const hold = await holdAppends(accountId);
+    let answered = false;
+    const call = gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', max_tokens: 16, messages: [{ role: 'user', content: 'Hi [sim:tokens=3] [sim:probe=early-plain]' }] });
+    void call.finally(() => (answered = true));
+    try {
+      expect(await upstream.closed('early-plain'), 'the upstream answered').to.equal('answered');
+      await hold.waiting(1);
+      expect(answered, 'no answer while the reservation is not durable').to.equal(false);
+      expect(await accountEvents(accountId)).to.not.include('FundsReserved');
+    } finally {
+      await hold.release();
+    }
+    const res = await call;
+    expect(res.status).to.equal(200);
+    expect((await accountEvents(accountId)).slice(-2)).to.deep.equal(['FundsReserved', 'ReservationSettled']);
+  });
+
+  const streams = [
+    { name: 'chat completions', path: '/v1/chat/completions', body: (probe: string) => ({ model: 'chat-fast', stream: true, max_tokens: 16, messages: [{ role: 'user', content: `Hi [sim:tokens=3] [sim:probe=${probe}]` }] }) },
+    { name: 'Responses', path: '/v1/responses', body: (probe: string) => ({ model: 'chat-fast', stream: true, max_output_tokens: 16, input: `Hi [sim:tokens=3] [sim:probe=${probe}]` }) },
+  ];
+  for (const stream of streams) {
+    it(`opens a ${stream.name} stream to the client only once the reservation is durable`, async () => {
+      const { accountId, key } = await gw.fundedAccount(100_000_000);
+      const probe = `early-stream-${stream.path.split('/').pop()}`;
+      const hold = await holdAppends(accountId);
+      let headers = false;
+      const call = request(`${gw.url}${stream.path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(stream.body(probe)),
+      });
+      void call.then(() => (headers = true), () => undefined);
+      try {
+        expect(await upstream.closed(probe), 'the upstream streamed its whole answer').to.equal('answered');
+        await hold.waiting(1);
+        expect(headers, 'not even the status line while the reservation is not durable').to.equal(false);
+      } finally {
+        await hold.release();
+      }
+      const res = await call;
+      expect(res.statusCode).to.equal(200);
+      const text = await res.body.text();
+      expect(text).to.match(/data: \[DONE\]|response\.completed/);
+      expect((await accountEvents(accountId)).slice(-2)).to.deep.equal(['FundsReserved', 'ReservationSettled']);
+    });
+  }
+
+  it('aborts the upstream call and answers 402, charging nothing, when another process spent the balance before the reservation committed', async () => {
+    const { accountId, key } = await gw.fundedAccount(100_000_000);
+    // A second command handler acts as another gateway process: it reserves all but one unit,
+    // and its append is first in line for the stream's lock.
+    const other = new AccountService(new CommandHandler(gw.store, new PostgresSnapshotStore(gw.pool), accountDecider, gw.logger), gw.pool, gw.progress, { projectionWaitMs: 5000 });
+    const hold = await holdAppends(accountId);
+    const purpose = { kind: 'request' as const, ref: 'other-process', description: 'test', actor: 'system', model: 'test', endpoint: 'test' };
+    const spent = other.reserve({ accountId, amount: 100_000_000 - 1, purpose, ttlMs: 60_000 });
+    let call: Promise<{ status: number; body: any }> | null = null;
+    try {
+      await hold.waiting(1);
+      // This gateway decides on its cached state (the whole balance), so it calls the upstream.
+      call = gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'Slow [sim:delay=20000] [sim:probe=refused-late]' }] });
+      await upstream.arrived('refused-late');
+      await hold.waiting(2);
+    } finally {
+      await hold.release();
+    }
+    const res = await call!;
+    expect(res.status).to.equal(402);
+    expect(res.body.error).to.deep.include({ code: 'insufficient_balance' });
+    expect(await upstream.closed('refused-late'), 'the upstream call was aborted').to.equal('caller_left');
+    const reservationId = await spent;
+    expect((await accountEvents(accountId)).filter((t) => t === 'FundsReserved'), "only the other process's reservation").to.have.length(1);
+    await other.release(accountId, reservationId, 'test done');
+    expect(await gw.balance(key)).to.deep.include({ available: 100_000_000, frozen: 0 });
   });
 });

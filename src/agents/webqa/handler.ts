@@ -3,7 +3,7 @@ import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { countMessageTokens, countTokens } from '../../billing/tokens';
-import { abortOnDisconnect, metered, type MeteringDeps } from '../../billing/metered';
+import { metered, type MeteringDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError } from '../../http/errors';
@@ -76,7 +76,7 @@ async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest,
   const admit = (auth: AuthenticatedKey) => deps.rateLimiter.waitTurn(auth.keyId, deps.config.webQaRateWaitMs, auth.rateLimitPerMinute);
   await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
     if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
-    const chat = await channel.json<UpstreamBotChat>('POST', '/bots/chat', { ...plan.body, stream: false }, abortOnDisconnect(ctx));
+    const chat = await channel.json<UpstreamBotChat>('POST', '/bots/chat', { ...plan.body, stream: false }, charge.signal);
     if (chat.status !== 'completed') throw new UpstreamError(502, `the agent ended the chat as ${chat.status}: ${chat.last_error?.msg ?? 'no reason given'}`, 'upstream_error');
     const messages = chat.messages ?? [];
     const answer = messages.filter((m) => m.type === 'answer').map((m) => m.content).join('');

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { request as httpRequest } from 'undici';
-import { abortOnDisconnect, metered, type MeteringDeps } from '../../billing/metered';
+import { metered, type MeteringDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { resolveModel } from '../../http/models-access';
@@ -94,9 +94,8 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
   const tokenBilled = imagePricing(model).billing === 'tokens';
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
-    const signal = abortOnDisconnect(ctx);
     // output_format only for the models that take it (the 4.5 and 4.0 classes refuse it).
-    const upstream = await channel.json<UpstreamImages>('POST', '/images/generations', { ...upstreamImageBody(model, request), response_format: 'b64_json' }, signal);
+    const upstream = await channel.json<UpstreamImages>('POST', '/images/generations', { ...upstreamImageBody(model, request), response_format: 'b64_json' }, charge.signal);
     // Never more than asked for (and billed for no more).
     const items = (Array.isArray(upstream.data) ? upstream.data : []).slice(0, request.n);
     if (items.length === 0) throw new UpstreamError(502, 'the upstream returned no images', 'no_images', 'protocol');
@@ -104,7 +103,7 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
     const generationId = newId('igen');
     const images: (GeneratedImage & { data: Buffer; layerFiles: (Kept & { name: string })[] })[] = [];
     const keep = async (item: { url?: string; b64_json?: string }, key: string): Promise<Kept> => {
-      const bytes = await imageBytes(item, signal);
+      const bytes = await imageBytes(item, charge.signal);
       const type = sniffImage(bytes);
       if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
       const stored = await deps.files.put(`${key}${type.extension}`, Readable.from([bytes]));
