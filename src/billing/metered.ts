@@ -46,7 +46,7 @@ export async function metered<T>(
       endpoint: endpointOf(ctx),
       ttlMs: deps.config.requestReservationTtlMs,
     },
-    { early: input.early ?? false, clientGone: abortOnDisconnect(ctx) },
+    { early: input.early ?? false, abort: abortOnDisconnect(ctx) },
   );
   try {
     const result = await work(charge);
@@ -71,13 +71,14 @@ export async function openClientStream(charge: RequestCharge, ctx: GatewayContex
 }
 
 /**
- * Aborts an upstream call when the client disconnects before its answer was written. It watches
+ * The request's abort controller, aborted when the client disconnects before its answer was
+ * written (and by RequestCharge when the reservation fails to commit). It watches
  * the response, not the request: by the time a handler has read the body, the request stream has
  * already ended (and on Node 20 emitted its own 'close'), so only the response's 'close' tells a
  * client that left from one that is still waiting. A 'close' after the answer was fully written
  * (`writableEnded`) is the normal end of the exchange and aborts nothing.
  */
-function abortOnDisconnect(ctx: GatewayContext): AbortSignal {
+function abortOnDisconnect(ctx: GatewayContext): AbortController {
   const controller = new AbortController();
   const res = ctx.res;
   const onClose = (): void => {
@@ -87,5 +88,5 @@ function abortOnDisconnect(ctx: GatewayContext): AbortSignal {
   // will not come again, so abort now.
   if (res.destroyed) onClose();
   else res.once('close', onClose);
-  return controller.signal;
+  return controller;
 }

@@ -41,11 +41,11 @@ export class RequestCharge {
     readonly signal: AbortSignal,
   ) {}
 
-  static reserve(accounts: AccountService, logger: Logger, input: ReserveInput, options: { early: boolean; clientGone: AbortSignal }): Promise<RequestCharge> {
+  /** `abort` is the request's: the frame aborts it when the client leaves, the charge when its reservation fails to commit. */
+  static reserve(accounts: AccountService, logger: Logger, input: ReserveInput, options: { early: boolean; abort: AbortController }): Promise<RequestCharge> {
     const purpose = { kind: 'request', ref: input.requestId, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint } as const;
     const reservationId = newId('rsv');
-    const abort = new AbortController();
-    const signal = AbortSignal.any([options.clientGone, abort.signal]);
+    const { abort } = options;
     return new Promise((resolve, reject) => {
       let charge: RequestCharge | null = null;
       let commit!: { resolve: () => void; reject: (err: unknown) => void };
@@ -53,7 +53,7 @@ export class RequestCharge {
       // Rejections are read through confirmed(), settle() and `failure`; this one must not count as unhandled.
       committed.catch(() => undefined);
       const handOut = (): void => {
-        charge ??= new RequestCharge(accounts, logger, input, reservationId, committed, signal);
+        charge ??= new RequestCharge(accounts, logger, input, reservationId, committed, abort.signal);
         resolve(charge);
       };
       accounts
