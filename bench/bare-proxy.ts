@@ -1,27 +1,74 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
+import { PostgresEventStore } from '../src/eventstore/postgres/store';
 
 /**
  * The floor for any Node.js gateway on this machine: one process that reads the request, forwards
  * it to the upstream over an undici keep-alive pool and writes the answer back; no routing,
  * authentication, validation, ledger or logging. `npm run bench -- peer` runs it beside the others,
  * so the gateway's cost reads as what it adds above what Node.js itself costs.
- * Environment: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM (the simulator's URL).
+ *
+ * With BARE_PROXY_DATABASE_URL it is the floor for a gateway with a durable ledger on this event
+ * store: each request also appends a reservation-sized event through the same `es_append`
+ * (PostgresEventStore), committed while the upstream call runs, and a settlement-sized one after
+ * it, before answering; each request on a stream of its own, so no lock is ever waited for. No
+ * decisions, balances or read models: what two durable commits cost, and nothing else.
+ * Environment: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM (the simulator's URL), BARE_PROXY_DATABASE_URL.
  */
 const upstream = new Pool(process.env.BARE_PROXY_UPSTREAM!, { connections: 256 });
+const databaseUrl = process.env.BARE_PROXY_DATABASE_URL;
+const pool = databaseUrl ? new PgPool({ connectionString: databaseUrl, max: 20 }) : null;
+const store = pool ? new PostgresEventStore({ pool }) : null;
+
+/** Event bodies the size of the gateway's FundsReserved and ReservationSettled. */
+const reservation = {
+  reservationId: 'rsv_0000000000000000000000',
+  amount: 262_164,
+  purpose: { kind: 'request', ref: 'req_000000000000000000000', description: 'chat-fast', model: 'chat-fast', actor: 'key_0000000000000000', endpoint: 'POST /v1/chat/completions' },
+  expiresAt: '2026-01-01T00:00:00.000Z',
+  at: '2026-01-01T00:00:00.000Z',
+};
+const settlement = {
+  reservationId: 'rsv_0000000000000000000000',
+  amount: 84,
+  reservedAmount: 262_164,
+  pricing: { lines: [{ kind: 'input_tokens', quantity: 5, unitPrice: 1, amount: 5 }, { kind: 'output_tokens', quantity: 20, unitPrice: 4, amount: 80 }] },
+  usage: { model: 'chat-fast', prompt_tokens: 5, completion_tokens: 20, total_tokens: 25 },
+  at: '2026-01-01T00:00:00.000Z',
+};
+const metadata = { requestId: 'req_000000000000000000000' };
+
+async function forward(body: Buffer, url: string): Promise<{ status: number; body: Buffer }> {
+  const answer = await upstream.request({ method: 'POST', path: url, headers: { 'content-type': 'application/json' }, body });
+  return { status: answer.statusCode, body: Buffer.from(await answer.body.arrayBuffer()) };
+}
+
+async function forwardWithLedger(events: PostgresEventStore, body: Buffer, url: string): Promise<{ status: number; body: Buffer }> {
+  const stream = `floor-${randomUUID()}`;
+  const [answer] = await Promise.all([forward(body, url), events.append(stream, [{ type: 'FundsReserved', data: reservation, metadata }], { expectedVersion: 'no_stream' })]);
+  await events.append(stream, [{ type: 'ReservationSettled', data: settlement, metadata }], { expectedVersion: 0 });
+  return answer;
+}
 
 const server = http.createServer(async (req, res) => {
   try {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const answer = await upstream.request({ method: 'POST', path: req.url ?? '/', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) });
-    const body = Buffer.from(await answer.body.arrayBuffer());
-    res.writeHead(answer.statusCode, { 'content-type': 'application/json', 'content-length': body.length });
-    res.end(body);
+    const body = Buffer.concat(chunks);
+    const answer = store ? await forwardWithLedger(store, body, req.url ?? '/') : await forward(body, req.url ?? '/');
+    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length });
+    res.end(answer.body);
   } catch (err) {
     res.writeHead(502).end(String(err));
   }
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.BARE_PROXY_PORT), '127.0.0.1');
-process.once('SIGTERM', () => server.close(() => void upstream.close()));
+process.once('SIGTERM', () =>
+  server.close(() => {
+    void upstream.close();
+    void store?.close().then(() => pool?.end());
+  }),
+);

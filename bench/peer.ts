@@ -169,26 +169,6 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, probe, (s) => s === 200);
     const contenders: Contender[] = [{ name: 'simulator direct', url: simUrl, headers: {} }];
 
-    // The floor: a bare Node.js proxy (bench/bare-proxy.ts), what any Node.js gateway costs at least.
-    const barePort = await freePort();
-    const bare = startProcess('bare proxy', [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], { BARE_PROXY_PORT: String(barePort), BARE_PROXY_UPSTREAM: simUrl });
-    started.push(bare);
-    await waitUntilServing(bare, `http://127.0.0.1:${barePort}/v1/chat/completions`, probe, (s) => s === 200);
-    contenders.push({ name: 'bare Node.js proxy (floor)', url: `http://127.0.0.1:${barePort}`, headers: {} });
-
-    // Portkey's gateway, pointed at the simulator by its headers.
-    const portkeyMain = resolvePortkey();
-    if (portkeyMain) {
-      const pkPort = await freePort();
-      const portkey = startProcess('portkey', [portkeyMain, `--port=${pkPort}`, '--headless'], { NODE_ENV: 'production' });
-      started.push(portkey);
-      const headers = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${simUrl}/v1`, authorization: 'Bearer sk-simulator' };
-      await waitUntilServing(portkey, `http://127.0.0.1:${pkPort}/v1/chat/completions`, { ...probe, headers: { ...probe.headers, ...headers } }, (s) => s === 200);
-      contenders.push({ name: `portkey gateway ${portkeyVersion()} (no ledger)`, url: `http://127.0.0.1:${pkPort}`, headers });
-    } else {
-      skipped.push('portkey gateway: @portkey-ai/gateway is not installed (npm install)');
-    }
-
     // This gateway, on the bench database, every channel going to the simulator.
     const gwPort = await freePort();
     const adminToken = randomBytes(16).toString('hex');
@@ -207,7 +187,38 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     const gwUrl = `http://127.0.0.1:${gwPort}`;
     await waitUntilServing(gateway, `${gwUrl}/readyz`, {}, (s) => s === 200);
     const account = await fundedAccount(gwUrl, adminToken, 'bench peer');
-    contenders.push({ name: 'this gateway (durable ledger)', url: gwUrl, headers: { authorization: `Bearer ${account.key}` } });
+    const ours: Contender = { name: 'this gateway (durable ledger)', url: gwUrl, headers: { authorization: `Bearer ${account.key}` } };
+
+    // The floors (bench/bare-proxy.ts): what any Node.js gateway costs at least, and what one
+    // costs that commits a reservation and a settlement on this event store. The ledger floor
+    // appends to a database of its own on the same server, so that this gateway's consumers do
+    // not read its events.
+    const floors: { name: string; env: Record<string, string> }[] = [
+      { name: 'bare Node.js proxy (floor)', env: {} },
+      { name: 'bare proxy + 2 durable appends (ledger floor)', env: { BARE_PROXY_DATABASE_URL: await db.sibling() } },
+    ];
+    for (const floor of floors) {
+      const port = await freePort();
+      const proxy = startProcess(floor.name, [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], { BARE_PROXY_PORT: String(port), BARE_PROXY_UPSTREAM: simUrl, ...floor.env });
+      started.push(proxy);
+      await waitUntilServing(proxy, `http://127.0.0.1:${port}/v1/chat/completions`, probe, (s) => s === 200);
+      contenders.push({ name: floor.name, url: `http://127.0.0.1:${port}`, headers: {} });
+    }
+
+    // Portkey's gateway, pointed at the simulator by its headers.
+    const portkeyMain = resolvePortkey();
+    if (portkeyMain) {
+      const pkPort = await freePort();
+      const portkey = startProcess('portkey', [portkeyMain, `--port=${pkPort}`, '--headless'], { NODE_ENV: 'production' });
+      started.push(portkey);
+      const headers = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${simUrl}/v1`, authorization: 'Bearer sk-simulator' };
+      await waitUntilServing(portkey, `http://127.0.0.1:${pkPort}/v1/chat/completions`, { ...probe, headers: { ...probe.headers, ...headers } }, (s) => s === 200);
+      contenders.push({ name: `portkey gateway ${portkeyVersion()} (no ledger)`, url: `http://127.0.0.1:${pkPort}`, headers });
+    } else {
+      skipped.push('portkey gateway: @portkey-ai/gateway is not installed (npm install)');
+    }
+
+    contenders.push(ours);
 
     const tables: Table[] = [];
     for (const connections of options.connections) {

@@ -15,8 +15,27 @@ export interface BenchDatabase {
   readonly url: string;
   /** Where the server came from, for the report header. */
   readonly description: string;
+  /**
+   * Another fresh, migrated database on the same server, dropped on close: for a contender whose
+   * appends must not wake the consumers of a gateway on this one.
+   */
+  sibling(): Promise<string>;
   /** Closes the pool and drops the bench database (DATABASE_URL) or stops the embedded server. */
   close(): Promise<void>;
+}
+
+/** A new migrated database `name` on the server of `adminUrl`; its URL. */
+async function createMigratedDatabase(adminUrl: string, name: string): Promise<string> {
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString(), 2);
+  try {
+    await migrate(pool, ALL_MIGRATIONS);
+  } finally {
+    await pool.end();
+  }
+  return url.toString();
 }
 
 async function adminQuery(adminUrl: string, sql: string): Promise<void> {
@@ -45,13 +64,19 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
     const pool = createPool(url.toString(), poolSize);
+    const siblings: string[] = [];
     db = {
       pool,
       url: url.toString(),
       description: `DATABASE_URL server, database ${name}`,
+      async sibling() {
+        const sibling = `${name}_${siblings.length + 1}`;
+        siblings.push(sibling);
+        return createMigratedDatabase(serverUrl, sibling);
+      },
       async close() {
         await pool.end();
-        await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        for (const dropped of [name, ...siblings]) await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${dropped} WITH (FORCE)`);
       },
     };
   } else {
@@ -66,10 +91,13 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
       throw err;
     }
     const pool = createPool(server.url, poolSize);
+    let siblings = 0;
     db = {
       pool,
       url: server.url,
       description: 'embedded PostgreSQL (temporary directory)',
+      // Dropped with the server and its directory.
+      sibling: () => createMigratedDatabase(server.url, `bench_sibling_${++siblings}`),
       async close() {
         try {
           await pool.end();
