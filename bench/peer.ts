@@ -12,8 +12,9 @@ import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
  * The issue's side-by-side table: the same non-streamed chat request sent to the simulator
- * directly, through a bare Node.js proxy (the floor for any Node.js gateway), through Portkey's open-source gateway (no ledger) and through this gateway (durable
- * ledger), each contender in its own process, the simulator in its own process as every
+ * directly, through a bare Node.js proxy (the floor for any Node.js gateway), through the same
+ * proxy committing two events per request (the floor for a durable ledger), through Portkey's
+ * open-source gateway (no ledger) and through this gateway (durable ledger), each contender in its own process, the simulator in its own process as every
  * contender's upstream, and the load from autocannon in yet another process. At 1 and at 64
  * connections: requests per second and autocannon's p50 and p99 (whole milliseconds).
  */
@@ -262,5 +263,5 @@ function peerTable(connections: number, rows: readonly Measurement[], o: PeerBen
       'latency from autocannon in whole milliseconds; every contender, the simulator and autocannon in their own processes',
   );
   notes.push(...skipped.map((s) => `not run: ${s}`));
-  return { title: `Peer gateways, ${connections} connection(s): the simulator direct, a bare Node.js proxy, Portkey's gateway, this gateway`, rows, baseline: direct.name, unit: 'req/s', notes };
+  return { title: `Peer gateways, ${connections} connection(s): the simulator direct, the bare proxy and ledger floors, Portkey's gateway, this gateway`, rows, baseline: direct.name, unit: 'req/s', notes };
 }
