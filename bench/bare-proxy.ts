@@ -13,8 +13,9 @@ import { PostgresEventStore } from '../src/eventstore/postgres/store';
  * With BARE_PROXY_DATABASE_URL it is the floor for a gateway with a durable ledger on this event
  * store: each request also appends a reservation-sized event through the same `es_append`
  * (PostgresEventStore), committed while the upstream call runs, and a settlement-sized one after
- * it, before answering; each request on a stream of its own, so no lock is ever waited for. No
- * decisions, balances or read models: what two durable commits cost, and nothing else.
+ * it, before answering. A request takes a stream no other request in flight uses (one per
+ * concurrent request, reused, as a gateway appends to its accounts' existing streams), so no lock
+ * is ever waited for. No decisions, balances or read models: what two durable commits cost.
  * Environment: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM (the simulator's URL), BARE_PROXY_DATABASE_URL.
  */
 const upstream = new Pool(process.env.BARE_PROXY_UPSTREAM!, { connections: 256 });
@@ -45,10 +46,18 @@ async function forward(body: Buffer, url: string): Promise<{ status: number; bod
   return { status: answer.statusCode, body: Buffer.from(await answer.body.arrayBuffer()) };
 }
 
+/** Streams no request in flight uses, with the revision each stands at. */
+const idle: { id: string; revision: number }[] = [];
+
 async function forwardWithLedger(events: PostgresEventStore, body: Buffer, url: string): Promise<{ status: number; body: Buffer }> {
-  const stream = `floor-${randomUUID()}`;
-  const [answer] = await Promise.all([forward(body, url), events.append(stream, [{ type: 'FundsReserved', data: reservation, metadata }], { expectedVersion: 'no_stream' })]);
-  await events.append(stream, [{ type: 'ReservationSettled', data: settlement, metadata }], { expectedVersion: 0 });
+  const stream = idle.pop() ?? { id: `floor-${randomUUID()}`, revision: -1 };
+  const [answer, reserved] = await Promise.all([
+    forward(body, url),
+    events.append(stream.id, [{ type: 'FundsReserved', data: reservation, metadata }], { expectedVersion: stream.revision === -1 ? 'no_stream' : stream.revision }),
+  ]);
+  const settled = await events.append(stream.id, [{ type: 'ReservationSettled', data: settlement, metadata }], { expectedVersion: reserved.nextExpectedVersion });
+  // Only a stream whose appends all went through is used again: its revision is known.
+  idle.push({ id: stream.id, revision: settled.nextExpectedVersion });
   return answer;
 }
 

@@ -55,7 +55,11 @@ export async function metered<T>(
   } catch (err) {
     // Waits for the reservation's commit; when that failed, its failure is the answer (the work
     // only failed because its upstream call was aborted for it, or its outcome does not count).
-    await charge.release(err instanceof UpstreamError ? `upstream failed: ${err.message}` : isAbort(err) ? 'client went away' : 'request failed');
+    const reason = err instanceof UpstreamError ? `upstream failed: ${err.message}` : isAbort(err) ? 'client went away' : 'request failed';
+    // A settle that failed for the failed commit left its rejection as the close: that is no news.
+    await charge.release(reason).catch((closeFailed: unknown) => {
+      if (charge.failure === null) throw closeFailed;
+    });
     if (charge.failure !== null) throw charge.failure;
     if (err instanceof UpstreamError) throw upstreamToApiError(err);
     throw err;

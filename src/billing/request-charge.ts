@@ -37,7 +37,7 @@ export class RequestCharge {
     private readonly input: ReserveInput,
     readonly reservationId: string,
     private readonly committed: Promise<void>,
-    /** Aborted when the client leaves or the reservation fails to commit: every upstream call of the request takes it. */
+    /** Aborted when the client leaves or the reservation fails to commit; the work passes it to its upstream calls. */
     readonly signal: AbortSignal,
   ) {}
 
@@ -64,10 +64,12 @@ export class RequestCharge {
             handOut();
           },
           (err: unknown) => {
+            if (charge) charge.failed = { cause: err };
             commit.reject(err);
             if (!charge) return reject(err);
-            charge.failed = { cause: err };
-            abort.abort(err);
+            // An abort, not the cause: the upstream call is stopped, not failed (its metrics say
+            // `aborted`); the cause is the request's answer, from `failure`.
+            abort.abort(new DOMException('the reservation did not commit', 'AbortError'));
           },
         );
     });
@@ -93,7 +95,10 @@ export class RequestCharge {
     return this.closing;
   }
 
-  /** Releases the reservation once it is durable; nothing to do when it failed to commit. */
+  /**
+   * Releases the reservation once it is durable; nothing to do when it failed to commit. After a
+   * settle, returns that settle's outcome (a rejection included), as any later close does.
+   */
   release(reason: string): Promise<void> {
     this.closing ??= this.committed.then(
       () => this.accounts.release(this.input.accountId, this.reservationId, reason, { requestId: this.input.requestId }).then(() => undefined),

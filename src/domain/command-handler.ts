@@ -30,7 +30,7 @@ interface Pending<Command, Event, State> {
   readonly command: Command;
   readonly metadata: EventMetadata;
   /** The caller's `accepted`, made safe to call on every attempt. */
-  readonly accepted: () => void;
+  readonly accepted: (() => void) | undefined;
   readonly resolve: (result: CommandResult<State, Event>) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -78,13 +78,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
     // later, batched with other requests' commands, outside this request.
     const metadata = { ...ambientMetadata(), ...given };
     return new Promise((resolve, reject) => {
-      let notify = accepted;
-      const once = (): void => {
-        const f = notify;
-        notify = undefined;
-        f?.();
-      };
-      const pending = { command, metadata, accepted: once, resolve, reject };
+      const pending = { command, metadata, accepted: accepted ? this.once(accepted) : undefined, resolve, reject };
       const queue = this.queues.get(streamId);
       if (queue) {
         queue.push(pending);
@@ -93,6 +87,23 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
       this.queues.set(streamId, [pending]);
       void outsideAmbientMetadata(() => this.drain(streamId));
     });
+  }
+
+  /**
+   * `accepted` at most once, and never throwing into the round: a round that threw would leave
+   * its stream's queue behind, and every later command on the stream would wait for ever.
+   */
+  private once(accepted: () => void): () => void {
+    let pending: (() => void) | undefined = accepted;
+    return () => {
+      const call = pending;
+      pending = undefined;
+      try {
+        call?.();
+      } catch (err) {
+        this.logger.error({ err }, 'a command\'s accepted callback threw');
+      }
+    };
   }
 
   /** Runs rounds until the stream's queue is empty; one drain per stream at a time. */
@@ -148,7 +159,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
         for (const d of decided) d.pending.resolve({ events: [], state: d.state, revision: current.revision, position: null });
         return;
       }
-      for (const d of accepted) d.pending.accepted();
+      for (const d of accepted) d.pending.accepted?.();
       try {
         const result = await this.store.append(
           streamId,

@@ -1,17 +1,16 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { request } from 'undici';
-import { AccountService } from '../../src/accounts/service';
-import { accountDecider } from '../../src/domain/account/decider';
-import { CommandHandler } from '../../src/domain/command-handler';
-import { PostgresSnapshotStore } from '../../src/eventstore/postgres/snapshots';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import { Client, request } from 'undici';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
 import { accountStream } from '../../src/domain/account/events';
 import { chatRoutes } from '../../simulator/chat';
 import type { SimContext } from '../../simulator/server';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { waitFor } from '../support/wait';
+import { secondWriter } from '../support/second-writer';
+import { sleep, waitFor } from '../support/wait';
 
 const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
 const PRO = { input_per_million: 4_000_000, output_per_million: 16_000_000 };
@@ -459,9 +458,6 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     return (await gw.balance(key)).available;
   }
 
-  const arrived = (probe: string): Promise<true> => upstream.arrived(probe);
-  const upstreamClosed = (probe: string): Promise<string> => upstream.closed(probe);
-
   /** The event that closed the account's latest reservation, once it is closed. */
   async function lastClose(): Promise<{ type: string; data: { amount: number; reason?: string; usage?: Record<string, unknown> } }> {
     await waitFor('the reservation to close', async () => (await gw.balance(key)).frozen === 0);
@@ -478,7 +474,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
       () => new Error('the call completed although its client left'),
       (err: unknown) => err,
     );
-    await arrived(probe);
+    await upstream.arrived(probe);
     controller.abort();
     expect(await outcome).to.be.instanceOf(OpenAI.APIUserAbortError);
   }
@@ -488,7 +484,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     await leaveWhileUpstreamWorks('plain-chat', (signal) =>
       client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'Slow [sim:delay=20000] [sim:probe=plain-chat]' }] }, { signal }),
     );
-    expect(await upstreamClosed('plain-chat')).to.equal('caller_left');
+    expect(await upstream.closed('plain-chat')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationReleased');
     expect(close.data.reason).to.equal('client went away');
@@ -500,7 +496,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     await leaveWhileUpstreamWorks('plain-responses', (signal) =>
       client.responses.create({ model: 'chat-fast', input: 'Slow [sim:delay=20000] [sim:probe=plain-responses]' }, { signal }),
     );
-    expect(await upstreamClosed('plain-responses')).to.equal('caller_left');
+    expect(await upstream.closed('plain-responses')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationReleased');
     expect(close.data.reason).to.equal('client went away');
@@ -512,7 +508,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     await leaveWhileUpstreamWorks('early-stream', (signal) =>
       client.chat.completions.create({ model: 'chat-fast', stream: true, messages: [{ role: 'user', content: 'Slow start [sim:delay=20000] [sim:probe=early-stream]' }] }, { signal }),
     );
-    expect(await upstreamClosed('early-stream')).to.equal('caller_left');
+    expect(await upstream.closed('early-stream')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationReleased');
     expect(close.data.reason).to.equal('client went away');
@@ -524,7 +520,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     await leaveWhileUpstreamWorks('early-responses', (signal) =>
       client.responses.create({ model: 'chat-fast', stream: true, input: 'Slow start [sim:delay=20000] [sim:probe=early-responses]' }, { signal }),
     );
-    expect(await upstreamClosed('early-responses')).to.equal('caller_left');
+    expect(await upstream.closed('early-responses')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationReleased');
     expect(close.data.reason).to.equal('client went away');
@@ -547,7 +543,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     }
     expect(text.trim().split(/\s+/)).to.have.length(2);
     // The stall never ends on its own (the upstream deadline is minutes away): only the abort closes it.
-    expect(await upstreamClosed('mid-chat')).to.equal('caller_left');
+    expect(await upstream.closed('mid-chat')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationSettled');
     const usage = { prompt_tokens: countMessageTokens(messages, FAST_TOKENIZER), completion_tokens: countTokens(text, FAST_TOKENIZER) };
@@ -571,7 +567,7 @@ describe('a client that leaves: the upstream is aborted and the reservation clos
     })().catch((err: unknown) => err);
     expect(outcome).to.be.instanceOf(Error);
     expect(deltas).to.equal(2);
-    expect(await upstreamClosed('mid-responses')).to.equal('caller_left');
+    expect(await upstream.closed('mid-responses')).to.equal('caller_left');
     const close = await lastClose();
     expect(close.type).to.equal('ReservationSettled');
     const usage = { input_tokens: countResponsesInputTokens(input, FAST_TOKENIZER), output_tokens: countTokens(delivered, FAST_TOKENIZER) };
@@ -596,15 +592,21 @@ describe('the upstream call runs while the reservation commits @integration', ()
    * stream's advisory lock first, and this transaction holds it until `release`.
    */
   async function holdAppends(accountId: string): Promise<{ waiting(count: number): Promise<void>; release(): Promise<void> }> {
+    const stream = accountStream(accountId);
     const client = await gw.pool.connect();
     await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [accountStream(accountId)]);
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [stream]);
     let released = false;
     return {
       waiting: async (count) => {
-        await waitFor(`${count} append(s) to wait for the stream's lock`, async () => {
+        await waitFor(`${count} append(s) to wait for the lock of ${stream}`, async () => {
+          // A bigint advisory key shows as its high and low 32 bits (classid, objid), objsubid 1.
           const { rows } = await gw.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            `SELECT count(*)::int AS n FROM pg_locks
+             WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+            [stream],
           );
           return rows[0]!.n >= count;
         });
@@ -618,26 +620,51 @@ describe('the upstream call runs while the reservation commits @integration', ()
     };
   }
 
+  /**
+   * Expects `call` to stay unanswered while the appends are held: watched for a moment after the
+   * upstream answered (a gateway that did not wait for the commit would answer within it), and
+   * checked again by time once the hold is released.
+   */
+  async function expectNoAnswerUntil(release: () => Promise<void>, call: Promise<unknown>): Promise<void> {
+    let answeredAt: bigint | null = null;
+    void call.then(
+      () => (answeredAt = process.hrtime.bigint()),
+      () => (answeredAt = process.hrtime.bigint()),
+    );
+    const watched = await Promise.race([call.then(() => 'answered', () => 'answered'), sleep(200).then(() => 'quiet')]);
+    expect(watched, 'no answer while the reservation is not durable').to.equal('quiet');
+    const releasedAt = process.hrtime.bigint();
+    await release();
+    await call.catch(() => undefined);
+    expect(answeredAt! > releasedAt, 'answered only after the reservation could commit').to.equal(true);
+  }
+
   async function accountEvents(accountId: string): Promise<string[]> {
     return (await gw.store.readStream(accountStream(accountId))).map((e) => e.type);
   }
 
+  /** This gateway's appends to account streams refused for their expected version, from GET /metrics. */
+  async function accountConflicts(): Promise<number> {
+    const text = await (await request(`${gw.url}/metrics`)).body.text();
+    return Number(/^gateway_event_appends_total\{category="account",outcome="conflict"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+  }
+
+  const postChat = (key: string, probe: string, extra: Record<string, unknown> = {}) =>
+    gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', max_tokens: 16, messages: [{ role: 'user', content: `Hi [sim:tokens=3] [sim:probe=${probe}]` }], ...extra });
+
   it('asks the upstream while the reservation commits, and answers only once it is durable', async () => {
     const { accountId, key } = await gw.fundedAccount(100_000_000);
     const hold = await holdAppends(accountId);
-    let answered = false;
-    const call = gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', max_tokens: 16, messages: [{ role: 'user', content: 'Hi [sim:tokens=3] [sim:probe=early-plain]' }] });
-    void call.finally(() => (answered = true));
+    const call = postChat(key, 'early-plain');
     try {
       expect(await upstream.closed('early-plain'), 'the upstream answered').to.equal('answered');
       await hold.waiting(1);
-      expect(answered, 'no answer while the reservation is not durable').to.equal(false);
       expect(await accountEvents(accountId)).to.not.include('FundsReserved');
+      await expectNoAnswerUntil(hold.release, call);
     } finally {
       await hold.release();
     }
-    const res = await call;
-    expect(res.status).to.equal(200);
+    expect((await call).status).to.equal(200);
     expect((await accountEvents(accountId)).slice(-2)).to.deep.equal(['FundsReserved', 'ReservationSettled']);
   });
 
@@ -645,58 +672,124 @@ describe('the upstream call runs while the reservation commits @integration', ()
     { name: 'chat completions', path: '/v1/chat/completions', body: (probe: string) => ({ model: 'chat-fast', stream: true, max_tokens: 16, messages: [{ role: 'user', content: `Hi [sim:tokens=3] [sim:probe=${probe}]` }] }) },
     { name: 'Responses', path: '/v1/responses', body: (probe: string) => ({ model: 'chat-fast', stream: true, max_output_tokens: 16, input: `Hi [sim:tokens=3] [sim:probe=${probe}]` }) },
   ];
+  const openStream = (key: string, stream: (typeof streams)[number], probe: string) =>
+    request(`${gw.url}${stream.path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(stream.body(probe)) });
+
   for (const stream of streams) {
     it(`opens a ${stream.name} stream to the client only once the reservation is durable`, async () => {
       const { accountId, key } = await gw.fundedAccount(100_000_000);
       const probe = `early-stream-${stream.path.split('/').pop()}`;
       const hold = await holdAppends(accountId);
-      let headers = false;
-      const call = request(`${gw.url}${stream.path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(stream.body(probe)),
-      });
-      void call.then(() => (headers = true), () => undefined);
+      const call = openStream(key, stream, probe);
       try {
         expect(await upstream.closed(probe), 'the upstream streamed its whole answer').to.equal('answered');
         await hold.waiting(1);
-        expect(headers, 'not even the status line while the reservation is not durable').to.equal(false);
+        // Not even the status line: the request's promise resolves with the headers.
+        await expectNoAnswerUntil(hold.release, call);
       } finally {
         await hold.release();
       }
       const res = await call;
       expect(res.statusCode).to.equal(200);
-      const text = await res.body.text();
-      expect(text).to.match(/data: \[DONE\]|response\.completed/);
+      expect(await res.body.text()).to.match(/data: \[DONE\]|response\.completed/);
       expect((await accountEvents(accountId)).slice(-2)).to.deep.equal(['FundsReserved', 'ReservationSettled']);
+    });
+
+    it(`charges no completion of a ${stream.name} stream whose client left while the reservation committed`, async () => {
+      const { accountId, key } = await gw.fundedAccount(100_000_000);
+      const probe = `left-during-commit-${stream.path.split('/').pop()}`;
+      const hold = await holdAppends(accountId);
+      const controller = new AbortController();
+      // A connection of its own, so that the gateway's side of it is known: the gateway has seen
+      // the client leave once that socket closed (its response's 'close' comes first).
+      const client = new Client(gw.url);
+      let gatewaySawClose: Promise<unknown> | null = null;
+      gw.server.once('connection', (socket: Socket) => (gatewaySawClose = once(socket, 'close')));
+      const call = client
+        .request({ path: stream.path, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(stream.body(probe)), signal: controller.signal })
+        .then(
+          () => 'answered',
+          (err: unknown) => err,
+        );
+      try {
+        expect(await upstream.closed(probe), 'the upstream streamed its whole answer').to.equal('answered');
+        await hold.waiting(1);
+        controller.abort();
+        expect(await call).to.be.instanceOf(Error);
+        await gatewaySawClose;
+      } finally {
+        await hold.release();
+        await client.close();
+      }
+      const close = await waitFor('the reservation to close', async () =>
+        (await gw.store.readStream(accountStream(accountId))).find((e) => e.type === 'ReservationSettled' || e.type === 'ReservationReleased'),
+      );
+      expect(close.type, JSON.stringify(close.data)).to.equal('ReservationSettled');
+      const usage = (close.data as { usage: Record<string, unknown> }).usage;
+      expect(usage).to.deep.include({ interrupted: 'client_disconnected' });
+      expect(usage.completion_tokens ?? usage.output_tokens, 'nothing of the answer reached the client').to.equal(0);
     });
   }
 
-  it('aborts the upstream call and answers 402, charging nothing, when another process spent the balance before the reservation committed', async () => {
+  it('keeps the upstream call and answers 200 when the reservation commits after a conflict that still leaves enough', async () => {
     const { accountId, key } = await gw.fundedAccount(100_000_000);
-    // A second command handler acts as another gateway process: it reserves all but one unit,
-    // and its append is first in line for the stream's lock.
-    const other = new AccountService(new CommandHandler(gw.store, new PostgresSnapshotStore(gw.pool), accountDecider, gw.logger), gw.pool, gw.progress, { projectionWaitMs: 5000 });
+    const other = secondWriter(gw);
     const hold = await holdAppends(accountId);
-    const purpose = { kind: 'request' as const, ref: 'other-process', description: 'test', actor: 'system', model: 'test', endpoint: 'test' };
-    const spent = other.reserve({ accountId, amount: 100_000_000 - 1, purpose, ttlMs: 60_000 });
+    const purpose = { kind: 'request' as const, ref: 'other-process-small', description: 'test', actor: 'system', model: 'test', endpoint: 'test' };
+    const conflictsBefore = await accountConflicts();
+    const small = other.reserve({ accountId, amount: 1000, purpose, ttlMs: 60_000 });
+    small.catch(() => undefined); // awaited below; the test fails there if it failed
     let call: Promise<{ status: number; body: any }> | null = null;
     try {
       await hold.waiting(1);
-      // This gateway decides on its cached state (the whole balance), so it calls the upstream.
-      call = gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'Slow [sim:delay=20000] [sim:probe=refused-late]' }] });
-      await upstream.arrived('refused-late');
+      call = postChat(key, 'conflict-fits');
+      expect(await upstream.closed('conflict-fits'), 'the upstream answered while both appends waited').to.equal('answered');
       await hold.waiting(2);
     } finally {
       await hold.release();
     }
-    const res = await call!;
-    expect(res.status).to.equal(402);
-    expect(res.body.error).to.deep.include({ code: 'insufficient_balance' });
-    expect(await upstream.closed('refused-late'), 'the upstream call was aborted').to.equal('caller_left');
-    const reservationId = await spent;
-    expect((await accountEvents(accountId)).filter((t) => t === 'FundsReserved'), "only the other process's reservation").to.have.length(1);
-    await other.release(accountId, reservationId, 'test done');
-    expect(await gw.balance(key)).to.deep.include({ available: 100_000_000, frozen: 0 });
+    expect((await call!).status).to.equal(200);
+    expect(await accountConflicts(), "this gateway's append met the other's and was decided again").to.equal(conflictsBefore + 1);
+    const types = await accountEvents(accountId);
+    expect(types.filter((t) => t === 'FundsReserved'), 'the other reservation, then this one, once').to.have.length(2);
+    expect(types.filter((t) => t === 'ReservationSettled')).to.have.length(1);
+    await other.release(accountId, await small, 'test done');
+    expect((await gw.balance(key)).frozen).to.equal(0);
   });
+
+  const refusedLate = [
+    { name: 'a chat completion', stream: false, path: '/v1/chat/completions', body: (probe: string) => ({ model: 'chat-fast', messages: [{ role: 'user', content: `Slow [sim:delay=20000] [sim:probe=${probe}]` }] }) },
+    { name: 'a streamed chat completion', stream: true, path: '/v1/chat/completions', body: (probe: string) => ({ model: 'chat-fast', stream: true, messages: [{ role: 'user', content: `Slow [sim:delay=20000] [sim:probe=${probe}]` }] }) },
+    { name: 'a streamed Responses call', stream: true, path: '/v1/responses', body: (probe: string) => ({ model: 'chat-fast', stream: true, input: `Slow [sim:delay=20000] [sim:probe=${probe}]` }) },
+  ];
+  for (const c of refusedLate) {
+    it(`aborts ${c.name} upstream and answers a JSON 402, charging nothing, when another process spent the balance before the reservation committed`, async () => {
+      const { accountId, key } = await gw.fundedAccount(100_000_000);
+      const probe = `refused-late-${c.stream ? 'stream' : 'plain'}-${c.path.split('/').pop()}`;
+      // Another process reserves all but one unit, and its append is first in line for the lock.
+      const other = secondWriter(gw);
+      const hold = await holdAppends(accountId);
+      const purpose = { kind: 'request' as const, ref: `other-${probe}`, description: 'test', actor: 'system', model: 'test', endpoint: 'test' };
+      const spent = other.reserve({ accountId, amount: 100_000_000 - 1, purpose, ttlMs: 60_000 });
+      spent.catch(() => undefined); // awaited below; the test fails there if it failed
+      let call: Promise<{ status: number; body: any }> | null = null;
+      try {
+        await hold.waiting(1);
+        // This gateway decides on its cached state (the whole balance), so it calls the upstream.
+        call = gw.api(key, 'POST', c.path, c.body(probe));
+        await upstream.arrived(probe);
+        await hold.waiting(2);
+      } finally {
+        await hold.release();
+      }
+      const res = await call!;
+      expect(res.status).to.equal(402);
+      expect(res.body.error, 'a JSON error, not an opened stream').to.deep.include({ code: 'insufficient_balance' });
+      expect(await upstream.closed(probe), 'the upstream call was aborted').to.equal('caller_left');
+      const reservationId = await spent;
+      expect((await accountEvents(accountId)).filter((t) => t === 'FundsReserved'), "only the other process's reservation").to.have.length(1);
+      await other.release(accountId, reservationId, 'test done');
+      expect(await gw.balance(key)).to.deep.include({ available: 100_000_000, frozen: 0 });
+    });
+  }
 });

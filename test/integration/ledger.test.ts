@@ -1,13 +1,13 @@
 import { units } from '../support/pricing';
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { AccountService } from '../../src/accounts/service';
 import { accountDecider, RECENT_GENERATION } from '../../src/domain/account/decider';
 import { accountStream } from '../../src/domain/account/events';
 import { CommandHandler } from '../../src/domain/command-handler';
 import { PostgresSnapshotStore } from '../../src/eventstore/postgres/snapshots';
 import { DomainError } from '../../src/domain/decider';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { secondWriter } from '../support/second-writer';
 import { waitFor } from '../support/wait';
 
 const purpose = (ref: string) => ({ kind: 'request' as const, ref, description: 'test', actor: 'system', model: 'test', endpoint: 'test' });
@@ -35,9 +35,7 @@ describe('prepaid ledger @integration', () => {
 
   it('gives exactly 10 of 50 parallel reservations of 10 against 100, across two writers', async () => {
     const { accountId } = await gw.fundedAccount(100);
-    // A second command handler with its own cache and queue acts as a second gateway process, so
-    // the two race through optimistic concurrency on the same stream.
-    const other = new AccountService(new CommandHandler(gw.store, new PostgresSnapshotStore(gw.pool), accountDecider, gw.logger), gw.pool, gw.progress, { projectionWaitMs: 5000 });
+    const other = secondWriter(gw);
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) => (i % 2 ? gw.accounts : other).reserve({ accountId, amount: 10, purpose: purpose(`req-${i}`), ttlMs: 60_000 })),
     );
