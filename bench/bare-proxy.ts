@@ -16,6 +16,8 @@ import { PostgresEventStore } from '../src/eventstore/postgres/store';
  * it, before answering. A request takes a stream no other request in flight uses (one per
  * concurrent request, reused, as a gateway appends to its accounts' existing streams), so no lock
  * is ever waited for. No decisions, balances or read models: what two durable commits cost.
+ * Streamed answers are relayed as they come (the ledger floor's first byte waits for the
+ * reservation's commit), so `bench chat` measures its time to first byte.
  * Environment: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM (the simulator's URL), BARE_PROXY_DATABASE_URL.
  */
 const upstream = new Pool(process.env.BARE_PROXY_UPSTREAM!, { connections: 256 });
@@ -41,37 +43,49 @@ const settlement = {
 };
 const metadata = { requestId: 'req_000000000000000000000' };
 
-async function forward(body: Buffer, url: string): Promise<{ status: number; body: Buffer }> {
-  const answer = await upstream.request({ method: 'POST', path: url, headers: { 'content-type': 'application/json' }, body });
-  return { status: answer.statusCode, body: Buffer.from(await answer.body.arrayBuffer()) };
-}
-
 /** Streams no request in flight uses, with the revision each stands at. */
 const idle: { id: string; revision: number }[] = [];
 
-async function forwardWithLedger(events: PostgresEventStore, body: Buffer, url: string): Promise<{ status: number; body: Buffer }> {
-  const stream = idle.pop() ?? { id: `floor-${randomUUID()}`, revision: -1 };
+/**
+ * Forwards one request. With the ledger, the reservation commits while the upstream call runs and
+ * is durable before the first byte of the answer; the settlement is durable before its last.
+ * An event stream is relayed chunk by chunk; any other answer whole, with its length.
+ */
+async function forward(req: http.IncomingMessage, res: http.ServerResponse, events: PostgresEventStore | null): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const stream = events ? (idle.pop() ?? { id: `floor-${randomUUID()}`, revision: -1 }) : null;
   const [answer, reserved] = await Promise.all([
-    forward(body, url),
-    events.append(stream.id, [{ type: 'FundsReserved', data: reservation, metadata }], { expectedVersion: stream.revision === -1 ? 'no_stream' : stream.revision }),
+    upstream.request({ method: 'POST', path: req.url ?? '/', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }),
+    events && stream
+      ? events.append(stream.id, [{ type: 'FundsReserved', data: reservation, metadata }], { expectedVersion: stream.revision === -1 ? 'no_stream' : stream.revision })
+      : null,
   ]);
-  const settled = await events.append(stream.id, [{ type: 'ReservationSettled', data: settlement, metadata }], { expectedVersion: reserved.nextExpectedVersion });
-  // Only a stream whose appends all went through is used again: its revision is known.
-  idle.push({ id: stream.id, revision: settled.nextExpectedVersion });
-  return answer;
+  const settle = async (): Promise<void> => {
+    if (!events || !stream || !reserved) return;
+    const settled = await events.append(stream.id, [{ type: 'ReservationSettled', data: settlement, metadata }], { expectedVersion: reserved.nextExpectedVersion });
+    // Only a stream whose appends all went through is used again: its revision is known.
+    idle.push({ id: stream.id, revision: settled.nextExpectedVersion });
+  };
+  const contentType = String(answer.headers['content-type'] ?? 'application/json');
+  if (contentType.startsWith('text/event-stream')) {
+    res.writeHead(answer.statusCode, { 'content-type': contentType });
+    for await (const chunk of answer.body) res.write(chunk);
+    await settle();
+    res.end();
+    return;
+  }
+  const body = Buffer.from(await answer.body.arrayBuffer());
+  await settle();
+  res.writeHead(answer.statusCode, { 'content-type': contentType, 'content-length': body.length });
+  res.end(body);
 }
 
-const server = http.createServer(async (req, res) => {
-  try {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    const answer = store ? await forwardWithLedger(store, body, req.url ?? '/') : await forward(body, req.url ?? '/');
-    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': answer.body.length });
-    res.end(answer.body);
-  } catch (err) {
-    res.writeHead(502).end(String(err));
-  }
+const server = http.createServer((req, res) => {
+  forward(req, res, store).catch((err: unknown) => {
+    if (res.headersSent) res.destroy();
+    else res.writeHead(502).end(String(err));
+  });
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.BARE_PROXY_PORT), '127.0.0.1');

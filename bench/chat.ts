@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runLoad, type LoadOptions, type LoadResult, type LoadTarget } from './chat-load';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
+import { freePort, ROOT, startProcess, stopProcess, TSX, waitUntilServing, type Running } from './peer';
 import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
@@ -75,6 +76,7 @@ export async function benchChat(db: BenchDatabase, report: Report = printTable, 
     env: { RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'silent' },
     dataDirPrefix: 'gateway-bench-data-',
   });
+  let floor: Running | null = null;
   try {
     const { gateway, simUrl } = bench;
     const accounts = await bench.fundedAccounts(o.accounts, 'bench chat');
@@ -105,9 +107,22 @@ export async function benchChat(db: BenchDatabase, report: Report = printTable, 
       return result;
     };
 
+    // The ledger floor (bench/bare-proxy.ts): the same requests through a proxy that only
+    // commits a reservation (during the upstream call, before the first byte) and a settlement.
+    const floorPort = await freePort();
+    const floorUrl = `http://127.0.0.1:${floorPort}`;
+    floor = startProcess('ledger floor', [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], {
+      BARE_PROXY_PORT: String(floorPort),
+      BARE_PROXY_UPSTREAM: simUrl,
+      BARE_PROXY_DATABASE_URL: await db.sibling(),
+    });
+    await waitUntilServing(floor, `${floorUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: plainBody }, (s) => s === 200);
+
     const directPlain = await run(target('simulator direct, non-stream', simUrl, false));
+    const floorPlain = await run(target('ledger floor, non-stream', floorUrl, false));
     const gatewayPlain = await run(target('gateway, non-stream', gateway.url, false));
     const directStream = await run(target('simulator direct, stream', simUrl, true));
+    const floorStream = await run(target('ledger floor, stream', floorUrl, true));
     const gatewayStream = await run(target('gateway, stream', gateway.url, true));
 
     const where =
@@ -122,14 +137,15 @@ export async function benchChat(db: BenchDatabase, report: Report = printTable, 
       where,
     ];
     const tables: Table[] = [
-      comparison('Chat completions, non-stream: gateway vs the simulator direct', directPlain, gatewayPlain, common, cpuShare),
-      comparison('Chat completions, stream (include_usage): gateway vs the simulator direct', directStream, gatewayStream, common, cpuShare),
+      comparison('Chat completions, non-stream: gateway and the ledger floor vs the simulator direct', directPlain, floorPlain, gatewayPlain, common, cpuShare),
+      comparison('Chat completions, stream (include_usage): gateway and the ledger floor vs the simulator direct', directStream, floorStream, gatewayStream, common, cpuShare),
     ];
     for (const t of tables) report(t);
 
     await sanity(gateway.url, accounts, db, gatewayPlain.sent + gatewayStream.sent, gatewayPlain.failed + gatewayStream.failed);
     return tables;
   } finally {
+    if (floor) await stopProcess(floor);
     await bench.close();
   }
 }
@@ -151,7 +167,7 @@ function withNote(result: LoadResult, cpuShare: ReadonlyMap<string, number>): Me
   return note ? { ...result.measurement, note } : result.measurement;
 }
 
-function comparison(title: string, direct: LoadResult, viaGateway: LoadResult, common: readonly string[], cpuShare: ReadonlyMap<string, number>): Table {
+function comparison(title: string, direct: LoadResult, floor: LoadResult, viaGateway: LoadResult, common: readonly string[], cpuShare: ReadonlyMap<string, number>): Table {
   const d = direct.measurement;
   const g = viaGateway.measurement;
   const ratio = g.opsPerSec / d.opsPerSec;
@@ -162,10 +178,14 @@ function comparison(title: string, direct: LoadResult, viaGateway: LoadResult, c
     `goal (keep >= 0.50x of direct throughput, add < 5 ms at p50): throughput ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x), ` +
       `p50 ${addedP50 < 5 ? 'met' : 'NOT met'} (${fmt(addedP50)} ms)`,
   ];
-  if (viaGateway.ttfb && direct.ttfb) {
-    notes.push(`gateway adds to the time to first byte: p50 ${fmt(viaGateway.ttfb.p50Ms - direct.ttfb.p50Ms)} ms, p99 ${fmt(viaGateway.ttfb.p99Ms - direct.ttfb.p99Ms)} ms`);
+  notes.push(`ledger floor adds p50 ${fmt(floor.measurement.p50Ms - d.p50Ms)} ms, p99 ${fmt(floor.measurement.p99Ms - d.p99Ms)} ms`);
+  for (const [name, result] of [['gateway', viaGateway], ['ledger floor', floor]] as const) {
+    if (result.ttfb && direct.ttfb) {
+      notes.push(`${name} adds to the time to first byte: p50 ${fmt(result.ttfb.p50Ms - direct.ttfb.p50Ms)} ms, p99 ${fmt(result.ttfb.p99Ms - direct.ttfb.p99Ms)} ms`);
+    }
   }
-  return { title, rows: [withNote(direct, cpuShare), withNote(viaGateway, cpuShare)], baseline: d.name, unit: 'req/s', notes: [...notes, ...common] };
+  notes.push('the ledger floor (bench/bare-proxy.ts) runs in its own process and commits two events per request, nothing else');
+  return { title, rows: [withNote(direct, cpuShare), withNote(floor, cpuShare), withNote(viaGateway, cpuShare)], baseline: d.name, unit: 'req/s', notes: [...notes, ...common] };
 }
 
 /* ------------------------------------------------------------------------------------------------

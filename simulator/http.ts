@@ -54,11 +54,18 @@ export function readBody(req: IncomingMessage, maxBytes = DEFAULT_MAX_BODY_BYTES
       req.resume();
       reject(tooLarge(maxBytes));
     };
+    let ended = false;
     req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('end', () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
     req.once('error', reject);
-    // A client that leaves mid-upload never sends 'end'; settle so nothing waits forever.
-    req.once('close', () => reject(new HttpError(400, 'The request body was not completed.', 'incomplete_body')));
+    // A client that leaves mid-upload never sends 'end'; settle so nothing waits forever. (Every
+    // request closes: an error made for one that ended would cost a stack trace and say nothing.)
+    req.once('close', () => {
+      if (!ended) reject(new HttpError(400, 'The request body was not completed.', 'incomplete_body'));
+    });
   });
 }
 
