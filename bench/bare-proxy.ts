@@ -12,10 +12,11 @@ import { PostgresEventStore } from '../src/eventstore/postgres/store';
  *
  * With BARE_PROXY_DATABASE_URL it is the floor for a gateway with a durable ledger on this event
  * store: each request also appends a reservation-sized event through the same `es_append`
- * (PostgresEventStore), committed while the upstream call runs, and a settlement-sized one after
- * it, before answering. A request takes a stream no other request in flight uses (one per
+ * (PostgresEventStore, which group-commits appends across streams under load), committed while
+ * the upstream call runs, and a settlement-sized one after it, durable before the answer ends
+ * (see `forward`). A request takes a stream no other request in flight uses (one per
  * concurrent request, reused, as a gateway appends to its accounts' existing streams), so no lock
- * is ever waited for. No decisions, balances or read models: what two durable commits cost.
+ * is ever waited for. No decisions, balances or read models: what two durable appends cost.
  * Streamed answers are relayed as they come (the ledger floor's first byte waits for the
  * reservation's commit), so `bench chat` measures its time to first byte.
  * Environment: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM (the simulator's URL), BARE_PROXY_DATABASE_URL.
@@ -48,37 +49,50 @@ const idle: { id: string; revision: number }[] = [];
 
 /**
  * Forwards one request. With the ledger, the reservation commits while the upstream call runs and
- * is durable before the first byte of the answer; the settlement is durable before its last.
- * An event stream is relayed chunk by chunk; any other answer whole, with its length.
+ * is durable before the first byte of the answer; the settlement is durable before the answer
+ * ends (for an event stream: relayed chunk by chunk, `[DONE]` included, then the settlement, then
+ * the end; the gateway settles before it sends `[DONE]`). Any other answer goes whole, with its length.
  */
 async function forward(req: http.IncomingMessage, res: http.ServerResponse, events: PostgresEventStore | null): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const stream = events ? (idle.pop() ?? { id: `floor-${randomUUID()}`, revision: -1 }) : null;
-  const [answer, reserved] = await Promise.all([
-    upstream.request({ method: 'POST', path: req.url ?? '/', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }),
-    events && stream
-      ? events.append(stream.id, [{ type: 'FundsReserved', data: reservation, metadata }], { expectedVersion: stream.revision === -1 ? 'no_stream' : stream.revision })
-      : null,
-  ]);
-  const settle = async (): Promise<void> => {
-    if (!events || !stream || !reserved) return;
-    const settled = await events.append(stream.id, [{ type: 'ReservationSettled', data: settlement, metadata }], { expectedVersion: reserved.nextExpectedVersion });
-    // Only a stream whose appends all went through is used again: its revision is known.
-    idle.push({ id: stream.id, revision: settled.nextExpectedVersion });
+  /** Where the stream stands: -1 new, NaN while an append is out or after one failed. */
+  let revision = stream?.revision ?? -1;
+  const append = async (event: { type: string; data: unknown }): Promise<void> => {
+    if (!events || !stream) return;
+    const expected = revision;
+    revision = NaN;
+    revision = (await events.append(stream.id, [{ ...event, metadata }], { expectedVersion: expected === -1 ? 'no_stream' : expected })).nextExpectedVersion;
   };
-  const contentType = String(answer.headers['content-type'] ?? 'application/json');
-  if (contentType.startsWith('text/event-stream')) {
-    res.writeHead(answer.statusCode, { 'content-type': contentType });
-    for await (const chunk of answer.body) res.write(chunk);
+  try {
+    const [answered, reserved] = await Promise.allSettled([
+      upstream.request({ method: 'POST', path: req.url ?? '/', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }),
+      append({ type: 'FundsReserved', data: reservation }),
+    ]);
+    if (answered.status === 'rejected' || reserved.status === 'rejected') {
+      if (answered.status === 'fulfilled') answered.value.body.destroy();
+      throw answered.status === 'rejected' ? answered.reason : (reserved as PromiseRejectedResult).reason;
+    }
+    const answer = answered.value;
+    const settle = (): Promise<void> => append({ type: 'ReservationSettled', data: settlement });
+    const contentType = String(answer.headers['content-type'] ?? 'application/json');
+    if (contentType.startsWith('text/event-stream')) {
+      res.writeHead(answer.statusCode, { 'content-type': contentType });
+      for await (const chunk of answer.body) res.write(chunk);
+      await settle();
+      res.end();
+      return;
+    }
+    const body = Buffer.from(await answer.body.arrayBuffer());
     await settle();
-    res.end();
-    return;
+    res.writeHead(answer.statusCode, { 'content-type': contentType, 'content-length': body.length });
+    res.end(body);
+  } finally {
+    // Used again at the revision its last append left, whatever failed after it; not after a
+    // failed append, which leaves the revision unknown.
+    if (stream && revision >= 0) idle.push({ id: stream.id, revision });
   }
-  const body = Buffer.from(await answer.body.arrayBuffer());
-  await settle();
-  res.writeHead(answer.statusCode, { 'content-type': contentType, 'content-length': body.length });
-  res.end(body);
 }
 
 const server = http.createServer((req, res) => {

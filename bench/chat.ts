@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runLoad, type LoadOptions, type LoadResult, type LoadTarget } from './chat-load';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
-import { freePort, ROOT, startProcess, stopProcess, TSX, waitUntilServing, type Running } from './peer';
+import { startBareProxy, stopProcess, type Running } from './peer';
 import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
@@ -109,14 +109,9 @@ export async function benchChat(db: BenchDatabase, report: Report = printTable, 
 
     // The ledger floor (bench/bare-proxy.ts): the same requests through a proxy that only
     // commits a reservation (during the upstream call, before the first byte) and a settlement.
-    const floorPort = await freePort();
-    const floorUrl = `http://127.0.0.1:${floorPort}`;
-    floor = startProcess('ledger floor', [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], {
-      BARE_PROXY_PORT: String(floorPort),
-      BARE_PROXY_UPSTREAM: simUrl,
-      BARE_PROXY_DATABASE_URL: await db.sibling(),
-    });
-    await waitUntilServing(floor, `${floorUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: plainBody }, (s) => s === 200);
+    const started = await startBareProxy('ledger floor', simUrl, await db.sibling());
+    floor = started.running;
+    const floorUrl = started.url;
 
     const directPlain = await run(target('simulator direct, non-stream', simUrl, false));
     const floorPlain = await run(target('ledger floor, non-stream', floorUrl, false));

@@ -82,6 +82,25 @@ export function startProcess(name: string, args: readonly string[], env: Readonl
   return { name, child, output: () => tail };
 }
 
+/**
+ * bench/bare-proxy.ts in its own process, forwarding to `upstreamUrl`, serving once it answers the
+ * bench's chat body; with `databaseUrl`, the ledger floor (two durable appends per request).
+ */
+export async function startBareProxy(name: string, upstreamUrl: string, databaseUrl?: string): Promise<{ running: Running; url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const running = startProcess(name, [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], {
+    BARE_PROXY_PORT: String(port),
+    BARE_PROXY_UPSTREAM: upstreamUrl,
+    ...(databaseUrl ? { BARE_PROXY_DATABASE_URL: databaseUrl } : {}),
+  });
+  await waitUntilServing(running, `${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200).catch(async (err: unknown) => {
+    await stopProcess(running);
+    throw err;
+  });
+  return { running, url };
+}
+
 export async function stopProcess(running: Running): Promise<void> {
   if (running.child.exitCode !== null || running.child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => running.child.once('exit', () => resolve()));
@@ -194,16 +213,13 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     // costs that commits a reservation and a settlement on this event store. The ledger floor
     // appends to a database of its own on the same server, so that this gateway's consumers do
     // not read its events.
-    const floors: { name: string; env: Record<string, string> }[] = [
-      { name: 'bare Node.js proxy (floor)', env: {} },
-      { name: 'bare proxy + 2 durable appends (ledger floor)', env: { BARE_PROXY_DATABASE_URL: await db.sibling() } },
-    ];
-    for (const floor of floors) {
-      const port = await freePort();
-      const proxy = startProcess(floor.name, [...TSX, path.join(ROOT, 'bench/bare-proxy.ts')], { BARE_PROXY_PORT: String(port), BARE_PROXY_UPSTREAM: simUrl, ...floor.env });
-      started.push(proxy);
-      await waitUntilServing(proxy, `http://127.0.0.1:${port}/v1/chat/completions`, probe, (s) => s === 200);
-      contenders.push({ name: floor.name, url: `http://127.0.0.1:${port}`, headers: {} });
+    for (const floor of [
+      { name: 'bare Node.js proxy (floor)', databaseUrl: undefined },
+      { name: 'bare proxy + 2 durable appends (ledger floor)', databaseUrl: await db.sibling() },
+    ]) {
+      const proxy = await startBareProxy(floor.name, simUrl, floor.databaseUrl);
+      started.push(proxy.running);
+      contenders.push({ name: floor.name, url: proxy.url, headers: {} });
     }
 
     // Portkey's gateway, pointed at the simulator by its headers.

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { Client, request } from 'undici';
 import { tokenCharge } from '../../src/billing/money';
@@ -649,13 +648,12 @@ describe('the upstream call runs while the reservation commits @integration', ()
     return Number(/^gateway_event_appends_total\{category="account",outcome="conflict"\} (\d+)$/m.exec(text)?.[1] ?? 0);
   }
 
-  const postChat = (key: string, probe: string, extra: Record<string, unknown> = {}) =>
-    gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', max_tokens: 16, messages: [{ role: 'user', content: `Hi [sim:tokens=3] [sim:probe=${probe}]` }], ...extra });
+  const postChat = (key: string, content: string) => gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', max_tokens: 16, messages: [{ role: 'user', content }] });
 
   it('asks the upstream while the reservation commits, and answers only once it is durable', async () => {
     const { accountId, key } = await gw.fundedAccount(100_000_000);
     const hold = await holdAppends(accountId);
-    const call = postChat(key, 'early-plain');
+    const call = postChat(key, 'Hi [sim:tokens=3] [sim:probe=early-plain]');
     try {
       expect(await upstream.closed('early-plain'), 'the upstream answered').to.equal('answered');
       await hold.waiting(1);
@@ -672,8 +670,8 @@ describe('the upstream call runs while the reservation commits @integration', ()
     { name: 'chat completions', path: '/v1/chat/completions', body: (probe: string) => ({ model: 'chat-fast', stream: true, max_tokens: 16, messages: [{ role: 'user', content: `Hi [sim:tokens=3] [sim:probe=${probe}]` }] }) },
     { name: 'Responses', path: '/v1/responses', body: (probe: string) => ({ model: 'chat-fast', stream: true, max_output_tokens: 16, input: `Hi [sim:tokens=3] [sim:probe=${probe}]` }) },
   ];
-  const openStream = (key: string, stream: (typeof streams)[number], probe: string) =>
-    request(`${gw.url}${stream.path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(stream.body(probe)) });
+  const openStream = (key: string, stream: (typeof streams)[number], probe: string, options: { dispatcher?: Client; signal?: AbortSignal } = {}) =>
+    request(`${gw.url}${stream.path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(stream.body(probe)), ...options });
 
   for (const stream of streams) {
     it(`opens a ${stream.name} stream to the client only once the reservation is durable`, async () => {
@@ -704,18 +702,17 @@ describe('the upstream call runs while the reservation commits @integration', ()
       // the client leave once that socket closed (its response's 'close' comes first).
       const client = new Client(gw.url);
       let gatewaySawClose: Promise<unknown> | null = null;
-      gw.server.once('connection', (socket: Socket) => (gatewaySawClose = once(socket, 'close')));
-      const call = client
-        .request({ path: stream.path, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(stream.body(probe)), signal: controller.signal })
-        .then(
-          () => 'answered',
-          (err: unknown) => err,
-        );
+      gw.server.once('connection', (socket: Socket) => (gatewaySawClose = new Promise((resolve) => socket.once('close', resolve))));
+      const call = openStream(key, stream, probe, { dispatcher: client, signal: controller.signal }).then(
+        () => 'answered',
+        (err: unknown) => err,
+      );
       try {
         expect(await upstream.closed(probe), 'the upstream streamed its whole answer').to.equal('answered');
         await hold.waiting(1);
         controller.abort();
         expect(await call).to.be.instanceOf(Error);
+        expect(gatewaySawClose, 'the request came on a connection of its own').to.not.equal(null);
         await gatewaySawClose;
       } finally {
         await hold.release();
@@ -742,17 +739,21 @@ describe('the upstream call runs while the reservation commits @integration', ()
     let call: Promise<{ status: number; body: any }> | null = null;
     try {
       await hold.waiting(1);
-      call = postChat(key, 'conflict-fits');
-      expect(await upstream.closed('conflict-fits'), 'the upstream answered while both appends waited').to.equal('answered');
+      // Still at work upstream when the conflict comes: a retry that aborted it would show.
+      call = postChat(key, 'Hi [sim:tokens=3] [sim:delay=1000] [sim:probe=conflict-fits]');
+      await upstream.arrived('conflict-fits');
       await hold.waiting(2);
     } finally {
       await hold.release();
     }
     expect((await call!).status).to.equal(200);
-    expect(await accountConflicts(), "this gateway's append met the other's and was decided again").to.equal(conflictsBefore + 1);
-    const types = await accountEvents(accountId);
-    expect(types.filter((t) => t === 'FundsReserved'), 'the other reservation, then this one, once').to.have.length(2);
-    expect(types.filter((t) => t === 'ReservationSettled')).to.have.length(1);
+    expect(await upstream.closed('conflict-fits'), 'the upstream call went on through the retry').to.equal('answered');
+    expect(await accountConflicts(), 'one append met the other and was decided again').to.equal(conflictsBefore + 1);
+    const events = await gw.store.readStream(accountStream(accountId));
+    const reservedBy = events.filter((e) => e.type === 'FundsReserved').map((e) => (e.data as { purpose: { ref: string } }).purpose.ref);
+    expect(reservedBy, "the other process's reservation first, then this gateway's, once").to.have.length(2);
+    expect(reservedBy[0]).to.equal('other-process-small');
+    expect(events.filter((e) => e.type === 'ReservationSettled')).to.have.length(1);
     await other.release(accountId, await small, 'test done');
     expect((await gw.balance(key)).frozen).to.equal(0);
   });
