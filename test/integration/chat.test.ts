@@ -642,7 +642,7 @@ describe('the upstream call runs while the reservation commits @integration', ()
     return (await gw.store.readStream(accountStream(accountId))).map((e) => e.type);
   }
 
-  /** This gateway's appends to account streams refused for their expected version, from GET /metrics. */
+  /** Appends to account streams through this gateway's store (the second writer's too) refused for their expected version, from GET /metrics. */
   async function accountConflicts(): Promise<number> {
     const text = await (await request(`${gw.url}/metrics`)).body.text();
     return Number(/^gateway_event_appends_total\{category="account",outcome="conflict"\} (\d+)$/m.exec(text)?.[1] ?? 0);
