@@ -24,18 +24,24 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
+/** The URL of database `name` on the server of `serverUrl`. */
+function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** A new migrated database `name` on the server of `adminUrl`; its URL. */
 async function createMigratedDatabase(adminUrl: string, name: string): Promise<string> {
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const pool = createPool(url.toString(), 2);
+  const url = databaseUrl(adminUrl, name);
+  const pool = createPool(url, 2);
   try {
     await migrate(pool, ALL_MIGRATIONS);
   } finally {
     await pool.end();
   }
-  return url.toString();
+  return url;
 }
 
 async function adminQuery(adminUrl: string, sql: string): Promise<void> {
@@ -61,13 +67,12 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
   if (serverUrl) {
     const name = `bench_${randomBytes(6).toString('hex')}`;
     await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    const pool = createPool(url.toString(), poolSize);
+    const url = databaseUrl(serverUrl, name);
+    const pool = createPool(url, poolSize);
     const siblings: string[] = [];
     db = {
       pool,
-      url: url.toString(),
+      url,
       description: `DATABASE_URL server, database ${name}`,
       async sibling() {
         const sibling = `${name}_${siblings.length + 1}`;

@@ -70,8 +70,8 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
   /**
    * `accepted`, when given, is called (once) when the command was first decided with events and
    * their append is about to start, possibly before this method returns: the caller may begin
-   * work that only becomes visible after the returned promise resolves. The decision may still be undone: the
-   * promise rejects if the append fails, or if a conflict's retry refuses the command.
+   * work that only becomes visible after the returned promise resolves. The decision may still be
+   * undone: the promise rejects if the append fails, or if a conflict's retry refuses the command.
    */
   handle(streamId: string, command: Command, given: EventMetadata = {}, accepted?: () => void): Promise<CommandResult<State, Event>> {
     // The caller's request origin (the dashboard's session) is captured now: the append may run

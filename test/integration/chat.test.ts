@@ -648,6 +648,9 @@ describe('the upstream call runs while the reservation commits @integration', ()
     return Number(/^gateway_event_appends_total\{category="account",outcome="conflict"\} (\d+)$/m.exec(text)?.[1] ?? 0);
   }
 
+  /** The purpose of a reservation the second writer makes. */
+  const otherPurpose = (ref: string) => ({ kind: 'request' as const, ref, description: 'test', actor: 'system', model: 'test', endpoint: 'test' });
+
   const postChat = (key: string, content: string) => gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', max_tokens: 16, messages: [{ role: 'user', content }] });
 
   it('asks the upstream while the reservation commits, and answers only once it is durable', async () => {
@@ -732,9 +735,8 @@ describe('the upstream call runs while the reservation commits @integration', ()
     const { accountId, key } = await gw.fundedAccount(100_000_000);
     const other = secondWriter(gw);
     const hold = await holdAppends(accountId);
-    const purpose = { kind: 'request' as const, ref: 'other-process-small', description: 'test', actor: 'system', model: 'test', endpoint: 'test' };
     const conflictsBefore = await accountConflicts();
-    const small = other.reserve({ accountId, amount: 1000, purpose, ttlMs: 60_000 });
+    const small = other.reserve({ accountId, amount: 1000, purpose: otherPurpose('other-process-small'), ttlMs: 60_000 });
     small.catch(() => undefined); // awaited below; the test fails there if it failed
     let call: Promise<{ status: number; body: any }> | null = null;
     try {
@@ -770,8 +772,7 @@ describe('the upstream call runs while the reservation commits @integration', ()
       // Another process reserves all but one unit, and its append is first in line for the lock.
       const other = secondWriter(gw);
       const hold = await holdAppends(accountId);
-      const purpose = { kind: 'request' as const, ref: `other-${probe}`, description: 'test', actor: 'system', model: 'test', endpoint: 'test' };
-      const spent = other.reserve({ accountId, amount: 100_000_000 - 1, purpose, ttlMs: 60_000 });
+      const spent = other.reserve({ accountId, amount: 100_000_000 - 1, purpose: otherPurpose(`other-${probe}`), ttlMs: 60_000 });
       spent.catch(() => undefined); // awaited below; the test fails there if it failed
       let call: Promise<{ status: number; body: any }> | null = null;
       try {
