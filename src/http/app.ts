@@ -5,7 +5,7 @@ import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
 import type { Readiness } from '../lifecycle/readiness';
 import type { Logger } from '../log';
-import type { GatewayState } from './context';
+import type { GatewayContext, GatewayState } from './context';
 import { CredentialLockout, type LockoutSettings } from './credential-lockout';
 import { unmatchedShape } from './error-shape';
 import { errorMiddleware } from './errors';
@@ -70,6 +70,10 @@ export function createApp(deps: AppDeps): GatewayApp {
   const app = new Koa<GatewayState>();
   app.proxy = deps.trustProxyHops > 0;
   app.maxIpsCount = deps.trustProxyHops;
+  // What reaches Koa's own error event is a connection that failed under a request (a client that
+  // left mid-body, a malformed message): logged as JSON like everything else, not printed by
+  // Koa's default handler; every error a handler throws is answered by errorMiddleware instead.
+  app.on('error', (err: unknown, ctx?: GatewayContext) => (ctx?.state.logger ?? deps.logger).info({ err }, 'client connection failed'));
   app.use(requestContext(deps.logger));
   // Before anything reads the path: the dashboard's mount maps its paths onto the API's.
   if (deps.dashboard) app.use(deps.dashboard.mount);

@@ -28,21 +28,7 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
     throw new ApiError(400, 'unsupported_media_type', 'request body must be application/json');
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Leaving the loop must not destroy the request: the client has to get its answer.
-  for await (const chunk of ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      // A body sent without Content-Length (chunked) passed the limit: answer it, drop the rest
-      // unbuffered as it arrives, and close the connection after the answer.
-      ctx.set('connection', 'close');
-      ctx.req.resume();
-      throw payloadTooLarge();
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readBody(ctx, limit, payloadTooLarge)).toString('utf8');
   ctx.state.rawBody = text;
   if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body must be a JSON object');
   let body: unknown;
@@ -53,4 +39,54 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   }
   assertSafeText(body);
   return body;
+}
+
+/** The client closed the connection before its body ended: its fault, answered (to no one) as a bad request. */
+const aborted = (): ApiError => new ApiError(400, 'incomplete_body', 'the connection closed before the request body ended');
+
+/**
+ * The request's body, from its 'data' and 'end' events: a chat request's body has usually arrived
+ * with its headers, and the listeners take it in the same turn, where the stream's async iterator
+ * costs a promise and a microtask turn per chunk and one more for the end, on every request.
+ * Stopping early must not destroy the request: the client has to get its answer.
+ */
+function readBody(ctx: Context, limit: number, payloadTooLarge: () => ApiError): Promise<Buffer> {
+  const req = ctx.req;
+  return new Promise((resolve, reject) => {
+    if (req.readableEnded) return resolve(Buffer.alloc(0));
+    if (req.destroyed) return reject(aborted());
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (): void => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    function onData(chunk: Buffer): void {
+      size += chunk.length;
+      if (size > limit) {
+        // A body sent without Content-Length (chunked) passed the limit: answer it, drop the rest
+        // unbuffered as it arrives, and close the connection after the answer.
+        stop();
+        ctx.set('connection', 'close');
+        req.resume();
+        reject(payloadTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    }
+    function onEnd(): void {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    }
+    function onError(): void {
+      // An incoming request errs only when its connection broke ('aborted', ECONNRESET).
+      stop();
+      reject(aborted());
+    }
+    function onClose(): void {
+      // Closed before its end: the client went away mid-body.
+      stop();
+      reject(aborted());
+    }
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }

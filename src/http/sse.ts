@@ -10,6 +10,8 @@ export class SseResponse {
   private readonly controller = new AbortController();
   private ping: NodeJS.Timeout | null = null;
   private ended = false;
+  /** Whether the first frame has been sent on its way. */
+  private flushed = false;
 
   constructor(ctx: GatewayContext, private readonly pingMs: number) {
     ctx.respond = false;
@@ -59,7 +61,15 @@ export class SseResponse {
   private async write(frame: string): Promise<void> {
     if (this.ended || this.res.destroyed) return;
     this.schedulePing();
-    if (!this.res.write(frame)) {
+    const written = this.res.write(frame);
+    if (!this.flushed) {
+      // Node corks the socket on a write until the end of the tick, so that a burst of writes goes
+      // out in one packet. The first frame is the client's first byte: it must not wait while the
+      // same tick relays the rest of a burst the upstream sent at once, or dispatches the settle.
+      this.flushed = true;
+      this.res.socket?.uncork();
+    }
+    if (!written) {
       await new Promise<void>((resolve) => {
         const done = (): void => {
           this.res.off('drain', done);

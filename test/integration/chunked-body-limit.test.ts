@@ -1,5 +1,7 @@
+import net from 'node:net';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
 
 /** A body sent without Content-Length that passes the limit: streamed in 64 KiB chunks. */
 function chunked(text: string): ReadableStream<Uint8Array> {
@@ -44,4 +46,52 @@ describe('a chunked JSON body over the limit is answered, not cut off @integrati
       expect((await gw.api(key, 'GET', '/v1/account')).status).to.equal(200);
     });
   }
+});
+
+describe('a client that leaves in the middle of its body @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let accountId: string;
+  before(async () => {
+    gw = await startTestGateway();
+    ({ key, accountId } = await gw.fundedAccount(1_000_000));
+  });
+  after(async () => gw.close());
+
+  /** The count of chat completions answered with `status`, from GET /metrics. */
+  async function chatAnswers(status: number): Promise<number> {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('gateway_http_requests_total{') && l.includes('route="/v1/chat/completions"') && l.includes(`status="${status}"`));
+    return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+  }
+
+  it('ends the request as a bad request (no server error), reserves nothing, and the gateway keeps answering', async () => {
+    const body = JSON.stringify({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello' }] });
+    // Koa prints the connection's failure to stderr unless the gateway logs it (as JSON) itself.
+    const printed: unknown[][] = [];
+    const print = console.error;
+    console.error = (...args: unknown[]) => printed.push(args);
+    try {
+      const { port } = new URL(gw.url);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      // Half of the declared body, then the connection goes.
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`,
+      );
+      socket.destroy();
+      // The request ends (it would stay in flight for ever if the body reader missed the close,
+      // whether the close came before the reader started or while it waited for the rest).
+      await waitFor('the abandoned request to end', async () => (await chatAnswers(400)) === 1);
+      expect(await chatAnswers(500)).to.equal(0);
+      expect(await gw.balance(key)).to.deep.include({ available: 1_000_000, frozen: 0 });
+      const { rows } = await gw.pool.query(`SELECT count(*)::int AS n FROM es_events WHERE stream_id = $1 AND type = 'FundsReserved'`, [`account-${accountId}`]);
+      expect(rows[0].n).to.equal(0);
+      expect((await gw.api(key, 'POST', '/v1/chat/completions', JSON.parse(body))).status).to.equal(200);
+    } finally {
+      console.error = print;
+    }
+    expect(printed).to.deep.equal([]);
+  });
 });
