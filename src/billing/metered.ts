@@ -68,10 +68,40 @@ export async function metered<T>(
   }
 }
 
-/** The client's event stream, opened only once the request's reservation is durable. */
-export async function openClientStream(charge: RequestCharge, ctx: GatewayContext, pingMs: number): Promise<SseResponse> {
+/**
+ * The client's event stream, opened only once the request's reservation is durable, and the
+ * upstream's events to relay on it. The first upstream event is pulled while the reservation
+ * commits, so that it is read and parsed by the time the stream opens: the client's first byte
+ * waits for the longer of the two, not for both in turn.
+ */
+export async function openClientStream<T>(
+  charge: RequestCharge,
+  ctx: GatewayContext,
+  pingMs: number,
+  upstream: AsyncGenerator<T>,
+): Promise<{ sse: SseResponse; events: AsyncGenerator<T> }> {
+  const first = upstream.next();
+  // Read by the relay; a commit that fails comes first, and has aborted the upstream call.
+  first.catch(() => undefined);
   await charge.confirmed();
-  return new SseResponse(ctx, pingMs);
+  return { sse: new SseResponse(ctx, pingMs), events: startingWith(first, upstream, charge.signal) };
+}
+
+/**
+ * `rest`'s items, the first of them already asked for (`first`); closes `rest` when the relay
+ * stops early. Once `signal` aborted (the client left), the next item fails as a read of the
+ * aborted upstream call would: items pulled before, or already buffered, reach no one, and must not
+ * count as delivered.
+ */
+async function* startingWith<T>(first: Promise<IteratorResult<T>>, rest: AsyncGenerator<T>, signal: AbortSignal): AsyncGenerator<T> {
+  try {
+    for (let next = await first; !next.done; next = await rest.next()) {
+      signal.throwIfAborted();
+      yield next.value;
+    }
+  } finally {
+    await rest.return(undefined);
+  }
 }
 
 /**

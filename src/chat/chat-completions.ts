@@ -120,8 +120,8 @@ async function streamChat(
   // the reservation); one that leaves mid-stream aborts the rest of it (and what was delivered is
   // settled below). Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain
   // JSON error answer.
-  const events = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), charge.signal);
-  const sse = await openClientStream(charge, ctx, deps.config.ssePingMs);
+  const upstream = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), charge.signal);
+  const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const includeUsage = request.stream_options?.include_usage === true;
   let delivered = '';
   let usage: ChatUsage | null = null;

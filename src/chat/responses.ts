@@ -103,8 +103,8 @@ async function streamResponses(
   charge: RequestCharge,
 ): Promise<void> {
   // The charge's signal watches the client from the start, not from the first byte (see streamChat).
-  const events = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
-  const sse = await openClientStream(charge, ctx, deps.config.ssePingMs);
+  const upstream = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
+  const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   let delivered = '';
   let sequence = -1;
   let response: ResponseObject | null = null;
