@@ -1,3 +1,5 @@
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import { Pool } from 'undici';
 import { measure, type Measurement } from './support';
 
@@ -103,4 +105,37 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
   } finally {
     await pool.close();
   }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Load from a child process (BENCH_CHAT_LOAD=child)
+ * ---------------------------------------------------------------------------------------------- */
+
+export function runLoadInChild(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
+  return new Promise<LoadResult>((resolve, reject) => {
+    // process.execArgv carries tsx's loader flags, so the child can run TypeScript too.
+    const child = fork(path.join(__dirname, 'chat-load-child.ts'), [], {
+      execArgv: process.execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let settled = false;
+    child.once('message', (message: { result?: LoadResult; error?: string }) => {
+      settled = true;
+      if (message.result) resolve(message.result);
+      else reject(new Error(`load child failed: ${message.error ?? 'no result'}`));
+    });
+    child.once('error', (err) => {
+      if (!settled) {
+        settled = true;
+        reject(err);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      if (!settled) {
+        settled = true;
+        reject(new Error(`load child exited (${signal ?? code}) without a result`));
+      }
+    });
+    child.send({ target, options });
+  });
 }

@@ -1,7 +1,5 @@
-import { fork } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
-import { runLoad, type LoadOptions, type LoadResult, type LoadTarget } from './chat-load';
+import { runLoad, runLoadInChild, type LoadOptions, type LoadResult, type LoadTarget } from './chat-load';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
 import { startBareProxy, stopProcess, type Running } from './peer';
 import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
@@ -217,37 +215,4 @@ async function sanity(url: string, accounts: readonly BenchAccount[], db: BenchD
       `frozen ${frozen ?? '? (GET /v1/account failed)'}, available ${available ?? '?'} -> ${ok ? 'OK' : 'MISMATCH'}; ` +
       `read models caught up ${ok ? `${Date.now() - started} ms after the load` : 'NOT within 10 s'}\n`,
   );
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Load from a child process (BENCH_CHAT_LOAD=child)
- * ---------------------------------------------------------------------------------------------- */
-
-function runLoadInChild(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
-  return new Promise<LoadResult>((resolve, reject) => {
-    // process.execArgv carries tsx's loader flags, so the child can run TypeScript too.
-    const child = fork(path.join(__dirname, 'chat-load-child.ts'), [], {
-      execArgv: process.execArgv,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let settled = false;
-    child.once('message', (message: { result?: LoadResult; error?: string }) => {
-      settled = true;
-      if (message.result) resolve(message.result);
-      else reject(new Error(`load child failed: ${message.error ?? 'no result'}`));
-    });
-    child.once('error', (err) => {
-      if (!settled) {
-        settled = true;
-        reject(err);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      if (!settled) {
-        settled = true;
-        reject(new Error(`load child exited (${signal ?? code}) without a result`));
-      }
-    });
-    child.send({ target, options });
-  });
 }

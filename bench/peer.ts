@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
 import { tempDir } from '../src/db/database';
 import { channelsServedBy } from '../src/upstreams/registry';
+import { runLoadInChild, type LoadResult, type LoadTarget } from './chat-load';
 import { fundedAccount } from './gateway-setup';
 import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 import { ALL_MODEL_TYPES } from '../src/model-types';
@@ -25,11 +26,15 @@ export interface PeerBenchOptions {
   /** Untimed seconds of the same load before each row. */
   readonly warmupS: number;
   readonly connections: readonly number[];
+  /** Rounds of the exact one-connection measurement (0: none). */
+  readonly exactRounds: number;
+  /** Measured seconds per contender, kind and round of it. */
+  readonly exactS: number;
 }
 
-const DEFAULTS: PeerBenchOptions = { durationS: 5, warmupS: 1, connections: [1, 64] };
+const DEFAULTS: PeerBenchOptions = { durationS: 5, warmupS: 1, connections: [1, 64], exactRounds: 3, exactS: 2 };
 
-/** BENCH_PEER_DURATION_S, BENCH_PEER_WARMUP_S, BENCH_PEER_CONNECTIONS (comma-separated). */
+/** BENCH_PEER_DURATION_S, BENCH_PEER_WARMUP_S, BENCH_PEER_CONNECTIONS (comma-separated), BENCH_PEER_EXACT_ROUNDS, BENCH_PEER_EXACT_S. */
 export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBenchOptions {
   const int = (name: string, fallback: number, min: number): number => {
     const raw = env[name];
@@ -40,7 +45,13 @@ export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBe
   };
   const connections = env.BENCH_PEER_CONNECTIONS ? env.BENCH_PEER_CONNECTIONS.split(',').map((c) => Number(c.trim())) : DEFAULTS.connections;
   if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_PEER_CONNECTIONS must list positive integers, got ${env.BENCH_PEER_CONNECTIONS}`);
-  return { durationS: int('BENCH_PEER_DURATION_S', DEFAULTS.durationS, 1), warmupS: int('BENCH_PEER_WARMUP_S', DEFAULTS.warmupS, 0), connections };
+  return {
+    durationS: int('BENCH_PEER_DURATION_S', DEFAULTS.durationS, 1),
+    warmupS: int('BENCH_PEER_WARMUP_S', DEFAULTS.warmupS, 0),
+    connections,
+    exactRounds: int('BENCH_PEER_EXACT_ROUNDS', DEFAULTS.exactRounds, 0),
+    exactS: int('BENCH_PEER_EXACT_S', DEFAULTS.exactS, 1),
+  };
 }
 
 export const ROOT = path.join(__dirname, '..');
@@ -245,11 +256,103 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
       report(table);
       tables.push(table);
     }
+    if (options.exactRounds > 0) {
+      for (const table of await measureExactly(contenders, options)) {
+        report(table);
+        tables.push(table);
+      }
+    }
     return tables;
   } finally {
     for (const running of started.reverse()) await stopProcess(running);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+const STREAM_BODY = JSON.stringify({ ...(JSON.parse(BODY) as object), stream: true });
+
+/**
+ * One connection, measured exactly: autocannon gives whole milliseconds, too coarse for goals of
+ * 1.5 ms and 1 ms. A sequential undici client in a process of its own (chat-load-child.ts), every
+ * contender in turn for `exactRounds` rounds, so that a drift of the host's speed touches them all
+ * alike; per contender the median over the rounds of each round's p50 and p99, for the
+ * non-streamed body and for the same body streamed (with the time to the first byte of the body).
+ */
+async function measureExactly(contenders: readonly Contender[], o: PeerBenchOptions): Promise<Table[]> {
+  const kinds = [
+    { stream: false, body: BODY },
+    { stream: true, body: STREAM_BODY },
+  ] as const;
+  const rounds = new Map<string, LoadResult[]>();
+  for (let round = 1; round <= o.exactRounds; round++) {
+    for (const kind of kinds) {
+      for (const c of contenders) {
+        progress(`exact, round ${round} of ${o.exactRounds}: ${c.name}, ${kind.stream ? 'streamed' : 'non-streamed'}, ${o.exactS} s (sequential client)`);
+        const target: LoadTarget = {
+          name: c.name,
+          origin: c.url,
+          path: '/v1/chat/completions',
+          headers: [{ 'content-type': 'application/json', ...c.headers }],
+          body: kind.body,
+          stream: kind.stream,
+        };
+        const result = await runLoadInChild(target, { concurrency: 1, durationMs: o.exactS * 1000, warmupMs: 500 });
+        const key = `${kind.stream} ${c.name}`;
+        rounds.set(key, [...(rounds.get(key) ?? []), result]);
+      }
+    }
+  }
+  return kinds.map((kind) => exactTable(kind.stream, contenders.map((c) => rounds.get(`${kind.stream} ${c.name}`)!), o));
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function exactTable(stream: boolean, perContender: readonly (readonly LoadResult[])[], o: PeerBenchOptions): Table {
+  const notes: string[] = [];
+  // A contender none of whose requests succeeded has no latency to show (Portkey's gateway
+  // answers the simulator's streams with 500).
+  const measured = perContender.filter((results) => {
+    const sent = results.reduce((n, r) => n + r.sent, 0);
+    const failed = results.reduce((n, r) => n + r.failed, 0);
+    if (failed < sent) return true;
+    notes.push(`not measured: ${results[0]!.measurement.name}, all ${sent} requests failed (first: ${results.find((r) => r.firstError)?.firstError})`);
+    return false;
+  });
+  const rows: Measurement[] = measured.map((results) => {
+    const failed = results.reduce((n, r) => n + r.failed, 0);
+    return {
+      name: results[0]!.measurement.name,
+      ops: results.reduce((n, r) => n + r.measurement.ops, 0),
+      elapsedMs: results.reduce((n, r) => n + r.measurement.elapsedMs, 0),
+      opsPerSec: median(results.map((r) => r.measurement.opsPerSec)),
+      p50Ms: median(results.map((r) => r.measurement.p50Ms)),
+      p99Ms: median(results.map((r) => r.measurement.p99Ms)),
+      maxMs: Math.max(...results.map((r) => r.measurement.maxMs)),
+      concurrency: 1,
+      ...(failed > 0 ? { note: `${failed} requests FAILED (first: ${results.find((r) => r.firstError)?.firstError})` } : {}),
+    };
+  });
+  const ttfb = (results: readonly LoadResult[]) => ({ p50: median(results.map((r) => r.ttfb!.p50Ms)), p99: median(results.map((r) => r.ttfb!.p99Ms)) });
+  const fmt = (ms: number) => ms.toFixed(2);
+  const direct = rows[0]!;
+  notes.push(...rows.slice(1).map((r) => `${r.name}: adds p50 ${fmt(r.p50Ms - direct.p50Ms)} ms, p99 ${fmt(r.p99Ms - direct.p99Ms)} ms over the direct call`));
+  if (stream) {
+    const base = ttfb(measured[0]!);
+    notes.push(`time to first byte, p50 / p99: direct ${fmt(base.p50)} / ${fmt(base.p99)} ms`);
+    for (const results of measured.slice(1)) {
+      const t = ttfb(results);
+      notes.push(`time to first byte, ${results[0]!.measurement.name}: ${fmt(t.p50)} / ${fmt(t.p99)} ms, adds ${fmt(t.p50 - base.p50)} / ${fmt(t.p99 - base.p99)} ms`);
+    }
+  }
+  notes.push(
+    `one connection, a sequential undici client in its own process; ${o.exactRounds} round(s) of ${o.exactS} s per contender (after 0.5 s of warm-up), ` +
+      "the contenders in turn; p50 and p99: the median over the rounds of each round's (latency = time to the last byte)",
+  );
+  return { title: `Peer gateways, 1 connection, exact latency: ${stream ? 'the same body streamed' : 'non-streamed chat'}`, rows, baseline: direct.name, unit: 'req/s', notes };
 }
 
 function resolvePortkey(): string | null {
