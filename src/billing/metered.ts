@@ -83,7 +83,13 @@ export async function openClientStream<T>(
   const first = upstream.next();
   // Read by the relay; a commit that fails comes first, and has aborted the upstream call.
   first.catch(() => undefined);
-  await charge.confirmed();
+  try {
+    await charge.confirmed();
+  } catch (err) {
+    // Nothing will be relayed: let the upstream's events go (not awaited: its first may still be on its way).
+    upstream.return(undefined).catch(() => undefined);
+    throw err;
+  }
   return { sse: new SseResponse(ctx, pingMs), events: startingWith(first, upstream, charge.signal) };
 }
 
