@@ -139,7 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
     requestReservationTtlMs: integer(env, 'REQUEST_RESERVATION_TTL_MS', 3_600_000, 1000),
     subscriptionPollMs: integer(env, 'SUBSCRIPTION_POLL_MS', 1000, 10),
-    subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 20, 0, 1000),
+    subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 50, 0, 1000),
     channels: channels(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
     catalogFile: readableFile(env, 'CATALOG_FILE'),
