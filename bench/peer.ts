@@ -283,10 +283,20 @@ async function measureExactly(contenders: readonly Contender[], o: PeerBenchOpti
     { stream: false, body: BODY },
     { stream: true, body: STREAM_BODY },
   ] as const;
+  // A contender that cannot stream from the simulator (Portkey's gateway answers its streams with
+  // 500) is left out of that table at once: thousands of failing calls would also leave it busy
+  // while the next contender is measured.
+  const refusals = new Map<string, string>();
+  for (const c of contenders) {
+    const res = await fetch(`${c.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: STREAM_BODY });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes('[DONE]')) refusals.set(c.name, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+  }
   const rounds = new Map<string, LoadResult[]>();
   for (let round = 1; round <= o.exactRounds; round++) {
     for (const kind of kinds) {
       for (const c of contenders) {
+        if (kind.stream && refusals.has(c.name)) continue;
         progress(`exact, round ${round} of ${o.exactRounds}: ${c.name}, ${kind.stream ? 'streamed' : 'non-streamed'}, ${o.exactS} s (sequential client)`);
         const target: LoadTarget = {
           name: c.name,
@@ -302,7 +312,11 @@ async function measureExactly(contenders: readonly Contender[], o: PeerBenchOpti
       }
     }
   }
-  return kinds.map((kind) => exactTable(kind.stream, contenders.map((c) => rounds.get(`${kind.stream} ${c.name}`)!), o));
+  return kinds.map((kind) => {
+    const measured = contenders.filter((c) => rounds.has(`${kind.stream} ${c.name}`));
+    const notMeasured = kind.stream ? [...refusals].map(([name, answer]) => `not measured: ${name}, whose answer to a streamed request was ${answer}`) : [];
+    return exactTable(kind.stream, measured.map((c) => rounds.get(`${kind.stream} ${c.name}`)!), o, notMeasured);
+  });
 }
 
 function median(values: readonly number[]): number {
@@ -311,8 +325,8 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function exactTable(stream: boolean, perContender: readonly (readonly LoadResult[])[], o: PeerBenchOptions): Table {
-  const notes: string[] = [];
+function exactTable(stream: boolean, perContender: readonly (readonly LoadResult[])[], o: PeerBenchOptions, notMeasured: readonly string[]): Table {
+  const notes = [...notMeasured];
   // A contender none of whose requests succeeded has no latency to show (Portkey's gateway
   // answers the simulator's streams with 500).
   const measured = perContender.filter((results) => {
