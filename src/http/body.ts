@@ -45,10 +45,11 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
 const aborted = (): ApiError => new ApiError(400, 'incomplete_body', 'the connection closed before the request body ended');
 
 /**
- * The request's body, from its 'data' and 'end' events: a chat request's body has usually arrived
- * with its headers, and the listeners take it in the same turn, where the stream's async iterator
- * costs a promise and a microtask turn per chunk and one more for the end, on every request.
- * Stopping early must not destroy the request: the client has to get its answer.
+ * The request's body, from its 'data' and 'end' events: the stream's async iterator costs a promise
+ * and a microtask turn per chunk, and one more for the end, on every request. (Even a body sent
+ * with its headers is not there yet when a handler asks: Node parses it only once the microtasks
+ * the 'request' event started, the middleware before the handler, have run.) Stopping early must
+ * not destroy the request: the client has to get its answer.
  */
 function readBody(ctx: Context, limit: number, payloadTooLarge: () => ApiError): Promise<Buffer> {
   const req = ctx.req;
