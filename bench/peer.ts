@@ -249,21 +249,26 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     contenders.push(ours);
 
     const tables: Table[] = [];
-    // The exact tables first, before any row of 64 connections: measured after those, every
-    // contender's one-connection latency was higher (this gateway's p50 by up to 1 ms).
-    if (options.exactRounds > 0) {
+    // The exact tables once every contender is warm (after the rows of one connection), and before
+    // any of many connections: measured after those, every contender's one-connection latency
+    // was higher (this gateway's p50 by up to 1 ms); measured first, the gateways were still cold.
+    let exactDone = options.exactRounds === 0;
+    const exact = async (): Promise<void> => {
+      exactDone = true;
       for (const table of await measureExactly(contenders, options)) {
         report(table);
         tables.push(table);
       }
-    }
+    };
     for (const connections of options.connections) {
+      if (!exactDone && connections > 1) await exact();
       const rows: Measurement[] = [];
       for (const c of contenders) rows.push(await measureContender(c, connections, options));
       const table = peerTable(connections, rows, options, skipped);
       report(table);
       tables.push(table);
     }
+    if (!exactDone) await exact();
     return tables;
   } finally {
     for (const running of started.reverse()) await stopProcess(running);
@@ -308,7 +313,7 @@ async function measureExactly(contenders: readonly Contender[], o: PeerBenchOpti
           body: kind.body,
           stream: kind.stream,
         };
-        const result = await runLoadInChild(target, { concurrency: 1, durationMs: o.exactS * 1000, warmupMs: 500 });
+        const result = await runLoadInChild(target, { concurrency: 1, durationMs: o.exactS * 1000, warmupMs: 1000 });
         const key = `${kind.stream} ${c.name}`;
         rounds.set(key, [...(rounds.get(key) ?? []), result]);
       }
@@ -365,7 +370,7 @@ function exactTable(stream: boolean, perContender: readonly (readonly LoadResult
     }
   }
   notes.push(
-    `one connection, a sequential undici client in its own process; ${o.exactRounds} round(s) of ${o.exactS} s per contender (after 0.5 s of warm-up), ` +
+    `one connection, a sequential undici client in its own process; ${o.exactRounds} round(s) of ${o.exactS} s per contender (after 1 s of warm-up), ` +
       "the contenders in turn; p50 and p99: the median over the rounds of each round's (latency = time to the last byte)",
   );
   return { title: `Peer gateways, 1 connection, exact latency: ${stream ? 'the same body streamed' : 'non-streamed chat'}`, rows, baseline: direct.name, unit: 'req/s', notes };
