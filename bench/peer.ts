@@ -249,9 +249,9 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     contenders.push(ours);
 
     const tables: Table[] = [];
-    // The exact tables once every contender is warm (after the rows of one connection), and before
-    // any of many connections: measured after those, every contender's one-connection latency
-    // was higher (this gateway's p50 by up to 1 ms); measured first, the gateways were still cold.
+    // The exact tables once the rows of one connection have warmed every contender, and before any
+    // of many connections: in one run that measured them after those, every contender's latency
+    // was higher than in the runs around it (this gateway's p50 by 0.5–1.3 ms).
     let exactDone = options.exactRounds === 0;
     const exact = async (): Promise<void> => {
       exactDone = true;
