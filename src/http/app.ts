@@ -70,10 +70,15 @@ export function createApp(deps: AppDeps): GatewayApp {
   const app = new Koa<GatewayState>();
   app.proxy = deps.trustProxyHops > 0;
   app.maxIpsCount = deps.trustProxyHops;
-  // What reaches Koa's own error event is a connection that failed under a request (a client that
-  // left mid-body, a malformed message): logged as JSON like everything else, not printed by
-  // Koa's default handler; every error a handler throws is answered by errorMiddleware instead.
-  app.on('error', (err: unknown, ctx?: GatewayContext) => (ctx?.state.logger ?? deps.logger).info({ err }, 'client connection failed'));
+  // Koa's own error event, logged as JSON like everything else rather than printed by Koa's default
+  // handler: mostly a connection that failed under a request (a client that left mid-body, a
+  // malformed message); anything else got past errorMiddleware, which answers every error a
+  // handler throws, and is a fault of the gateway.
+  app.on('error', (err: unknown, ctx?: GatewayContext) => {
+    const logger = ctx?.state.logger ?? deps.logger;
+    if (isClientConnectionError(err)) logger.info({ err }, 'client connection failed');
+    else logger.error({ err }, 'unhandled error outside the error middleware');
+  });
   app.use(requestContext(deps.logger));
   // Before anything reads the path: the dashboard's mount maps its paths onto the API's.
   if (deps.dashboard) app.use(deps.dashboard.mount);
@@ -105,4 +110,10 @@ export function createApp(deps: AppDeps): GatewayApp {
   const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
   for (const [router] of mounted) app.use(router.routes()).use(router.allowedMethods());
   return { app, routes };
+}
+
+/** A failure of the client's connection or of its message (Node's HTTP parser), not of the gateway. */
+export function isClientConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('HPE_') || ['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE'].includes(code));
 }
