@@ -295,9 +295,18 @@ async function measureExactly(contenders: readonly Contender[], o: PeerBenchOpti
   // while the next contender is measured.
   const refusals = new Map<string, string>();
   for (const c of contenders) {
-    const res = await fetch(`${c.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: STREAM_BODY });
-    const text = await res.text();
-    if (res.status !== 200 || !text.includes('[DONE]')) refusals.set(c.name, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    try {
+      const res = await fetch(`${c.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...c.headers },
+        body: STREAM_BODY,
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await res.text();
+      if (res.status !== 200 || !text.includes('[DONE]')) refusals.set(c.name, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    } catch (err) {
+      refusals.set(c.name, err instanceof Error ? err.message : String(err));
+    }
   }
   const rounds = new Map<string, LoadResult[]>();
   for (let round = 1; round <= o.exactRounds; round++) {
@@ -322,7 +331,7 @@ async function measureExactly(contenders: readonly Contender[], o: PeerBenchOpti
   return kinds.map((kind) => {
     const measured = contenders.filter((c) => rounds.has(`${kind.stream} ${c.name}`));
     const notMeasured = kind.stream ? [...refusals].map(([name, answer]) => `not measured: ${name}, whose answer to a streamed request was ${answer}`) : [];
-    return exactTable(kind.stream, measured.map((c) => rounds.get(`${kind.stream} ${c.name}`)!), o, notMeasured);
+    return exactTable(kind.stream, measured.map((c) => rounds.get(`${kind.stream} ${c.name}`)!), o, notMeasured, contenders[0]!.name);
   });
 }
 
@@ -332,7 +341,7 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function exactTable(stream: boolean, perContender: readonly (readonly LoadResult[])[], o: PeerBenchOptions, notMeasured: readonly string[]): Table {
+function exactTable(stream: boolean, perContender: readonly (readonly LoadResult[])[], o: PeerBenchOptions, notMeasured: readonly string[], baselineName: string): Table {
   const notes = [...notMeasured];
   // A contender none of whose requests succeeded has no latency to show (Portkey's gateway
   // answers the simulator's streams with 500).
@@ -359,12 +368,14 @@ function exactTable(stream: boolean, perContender: readonly (readonly LoadResult
   });
   const ttfb = (results: readonly LoadResult[]) => ({ p50: median(results.map((r) => r.ttfb!.p50Ms)), p99: median(results.map((r) => r.ttfb!.p99Ms)) });
   const fmt = (ms: number) => ms.toFixed(2);
-  const direct = rows[0]!;
-  notes.push(...rows.slice(1).map((r) => `${r.name}: adds p50 ${fmt(r.p50Ms - direct.p50Ms)} ms, p99 ${fmt(r.p99Ms - direct.p99Ms)} ms over the direct call`));
-  if (stream) {
-    const base = ttfb(measured[0]!);
+  // The baseline is the simulator direct, the first contender; without it nothing is compared.
+  const direct = rows.find((r) => r.name === baselineName);
+  if (!direct) notes.push(`no comparison: ${baselineName} was not measured`);
+  if (direct) notes.push(...rows.filter((r) => r !== direct).map((r) => `${r.name}: adds p50 ${fmt(r.p50Ms - direct.p50Ms)} ms, p99 ${fmt(r.p99Ms - direct.p99Ms)} ms over the direct call`));
+  if (stream && direct) {
+    const base = ttfb(measured[rows.indexOf(direct)]!);
     notes.push(`time to first byte, p50 / p99: direct ${fmt(base.p50)} / ${fmt(base.p99)} ms`);
-    for (const results of measured.slice(1)) {
+    for (const results of measured.filter((_, i) => rows[i] !== direct)) {
       const t = ttfb(results);
       notes.push(`time to first byte, ${results[0]!.measurement.name}: ${fmt(t.p50)} / ${fmt(t.p99)} ms, adds ${fmt(t.p50 - base.p50)} / ${fmt(t.p99 - base.p99)} ms`);
     }
@@ -373,7 +384,7 @@ function exactTable(stream: boolean, perContender: readonly (readonly LoadResult
     `one connection, a sequential undici client in its own process; ${o.exactRounds} round(s) of ${o.exactS} s per contender (after 1 s of warm-up), ` +
       "the contenders in turn; p50 and p99: the median over the rounds of each round's (latency = time to the last byte)",
   );
-  return { title: `Peer gateways, 1 connection, exact latency: ${stream ? 'the same body streamed' : 'non-streamed chat'}`, rows, baseline: direct.name, unit: 'req/s', notes };
+  return { title: `Peer gateways, 1 connection, exact latency: ${stream ? 'the same body streamed' : 'non-streamed chat'}`, rows, ...(direct ? { baseline: direct.name } : {}), unit: 'req/s', notes };
 }
 
 function resolvePortkey(): string | null {

@@ -85,28 +85,48 @@ export async function openClientStream<T>(
   first.catch(() => undefined);
   try {
     await charge.confirmed();
+    return { sse: new SseResponse(ctx, pingMs), events: startingWith(first, upstream) };
   } catch (err) {
     // Nothing will be relayed: let the upstream's events go (not awaited: its first may still be on its way).
     upstream.return(undefined).catch(() => undefined);
     throw err;
   }
-  return { sse: new SseResponse(ctx, pingMs), events: startingWith(first, upstream, charge.signal) };
+}
+
+/** `rest`'s items, the first of them already asked for (`first`); closes `rest` when the relay stops early. */
+async function* startingWith<T>(first: Promise<IteratorResult<T>>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    for (let next = await first; !next.done; next = await rest.next()) yield next.value;
+  } finally {
+    await rest.return(undefined);
+  }
 }
 
 /**
- * `rest`'s items, the first of them already asked for (`first`); closes `rest` when the relay
- * stops early. Once `signal` aborted (the client left), the next item fails as a read of the
- * aborted upstream call would: items pulled before, or already buffered, reach no one, and must not
- * count as delivered.
+ * The text a stream's relay delivered to its client. Text relayed once the client left (the
+ * charge's signal aborted: events pulled while the reservation committed, or buffered with those
+ * the client did get) reached no one: it is not counted, and the stream is cut short, to be settled
+ * by what was delivered rather than by the upstream's usage. A client that left after the last
+ * text still has its stream settled by the usage the upstream reported.
  */
-async function* startingWith<T>(first: Promise<IteratorResult<T>>, rest: AsyncGenerator<T>, signal: AbortSignal): AsyncGenerator<T> {
-  try {
-    for (let next = await first; !next.done; next = await rest.next()) {
-      signal.throwIfAborted();
-      yield next.value;
-    }
-  } finally {
-    await rest.return(undefined);
+export class Delivery {
+  private delivered = '';
+  private missed = false;
+
+  constructor(private readonly signal: AbortSignal) {}
+
+  add(text: string): void {
+    if (this.signal.aborted) this.missed ||= text !== '';
+    else this.delivered += text;
+  }
+
+  get text(): string {
+    return this.delivered;
+  }
+
+  /** Throws the client's abort when text reached no one: the relay then settles what was delivered. */
+  assertWhole(): void {
+    if (this.missed) this.signal.throwIfAborted();
   }
 }
 

@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
-import { metered, openClientStream, type MeteringDeps } from '../billing/metered';
+import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
@@ -123,7 +123,7 @@ async function streamChat(
   const upstream = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), charge.signal);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const includeUsage = request.stream_options?.include_usage === true;
-  let delivered = '';
+  const delivery = new Delivery(charge.signal);
   let usage: ChatUsage | null = null;
   let lastChunk: ChatChunk | null = null;
   try {
@@ -132,13 +132,14 @@ async function streamChat(
       const chunk = JSON.parse(event.data) as ChatChunk;
       lastChunk = chunk;
       if (chunk.usage) usage = chunk.usage;
-      for (const choice of chunk.choices) delivered += choice.delta.content ?? '';
+      for (const choice of chunk.choices) delivery.add(choice.delta.content ?? '');
       if (chunk.choices.length === 0 && !includeUsage) continue;
       const { usage: _usage, ...rest } = chunk;
       await sse.data({ ...rest, model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
     }
+    delivery.assertWhole();
     const reported = usage !== null;
-    usage ??= countedUsage(model, plan.promptTokens, delivered);
+    usage ??= countedUsage(model, plan.promptTokens, delivery.text);
     await settleChat(charge, model, usage);
     // An upstream that reported no usage sent no usage chunk: the client that asked for one gets
     // the usage just settled, in the chunk shape the SDK expects (same id, no choices).
@@ -155,7 +156,7 @@ async function streamChat(
     await sse.data('[DONE]');
   } catch (err) {
     // The client left, or the upstream failed or stalled mid-stream: charge what was delivered.
-    await settleChat(charge, model, countedUsage(model, plan.promptTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    await settleChat(charge, model, countedUsage(model, plan.promptTokens, delivery.text), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
       ctx.state.logger.warn({ err, lastChunkId: lastChunk?.id }, 'chat stream interrupted');

@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
-import { metered, openClientStream } from '../billing/metered';
+import { Delivery, metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
 
@@ -105,7 +105,7 @@ async function streamResponses(
   // The charge's signal watches the client from the start, not from the first byte (see streamChat).
   const upstream = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
-  let delivered = '';
+  const delivery = new Delivery(charge.signal);
   let sequence = -1;
   let response: ResponseObject | null = null;
   let usage: ResponsesUsage | null = null;
@@ -119,12 +119,13 @@ async function streamResponses(
         event.response = response;
         if (event.response.usage) usage = event.response.usage;
       }
-      if (event.type === 'response.output_text.delta') delivered += event.delta ?? '';
+      if (event.type === 'response.output_text.delta') delivery.add(event.delta ?? '');
       if (TERMINAL.has(event.type)) {
         terminal = true;
+        delivery.assertWhole();
         // An upstream that reported no usage: the terminal event carries the usage the gateway
         // counted (and settles), so the client always learns what it was charged for.
-        usage ??= counted(model, p.inputTokens, delivered);
+        usage ??= counted(model, p.inputTokens, delivery.text);
         if (response) {
           response = { ...response, usage };
           event.response = response;
@@ -137,7 +138,7 @@ async function streamResponses(
     }
     if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
   } catch (err) {
-    await settle(charge, model, counted(model, p.inputTokens, delivered), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    await settle(charge, model, counted(model, p.inputTokens, delivery.text), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {
       const code = err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error';
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
@@ -147,7 +148,7 @@ async function streamResponses(
         await sse.event('response.failed', {
           type: 'response.failed',
           sequence_number: ++sequence,
-          response: { ...response, status: 'failed', error: { code, message }, usage: counted(model, p.inputTokens, delivered) },
+          response: { ...response, status: 'failed', error: { code, message }, usage: counted(model, p.inputTokens, delivery.text) },
         });
       }
     }

@@ -75,14 +75,17 @@ describe('a client that leaves in the middle of its body @integration', () => {
       const { port } = new URL(gw.url);
       const socket = net.connect(Number(port), '127.0.0.1');
       await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-      // Half of the declared body, then the connection goes.
-      socket.write(
-        `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\n` +
-          `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`,
+      // Half of the declared body, then the connection goes (once the half is on its way).
+      await new Promise<void>((resolve, reject) =>
+        socket.write(
+          `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\n` +
+            `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`,
+          (err) => (err ? reject(err) : resolve()),
+        ),
       );
       socket.destroy();
-      // The request ends (it would stay in flight for ever if the body reader missed the close,
-      // whether the close came before the reader started or while it waited for the rest).
+      // The request ends: it would stay in flight for ever if the body reader missed the close
+      // (which comes before the reader starts, or while it waits for the rest, as it happens).
       await waitFor('the abandoned request to end', async () => (await chatAnswers(400)) === 1);
       expect(await chatAnswers(500)).to.equal(0);
       expect(await gw.balance(key)).to.deep.include({ available: 1_000_000, frozen: 0 });
