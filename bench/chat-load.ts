@@ -108,7 +108,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Load from a child process (BENCH_CHAT_LOAD=child)
+ * Load from a child process (`chat` with BENCH_CHAT_LOAD=child, and `peer`'s exact tables)
  * ---------------------------------------------------------------------------------------------- */
 
 export function runLoadInChild(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {

@@ -15,9 +15,11 @@ import { ALL_MODEL_TYPES } from '../src/model-types';
  * The issue's side-by-side table: the same non-streamed chat request sent to the simulator
  * directly, through a bare Node.js proxy (the floor for any Node.js gateway), through the same
  * proxy committing two events per request (the floor for a durable ledger), through Portkey's
- * open-source gateway (no ledger) and through this gateway (durable ledger), each contender in its own process, the simulator in its own process as every
- * contender's upstream, and the load from autocannon in yet another process. At 1 and at 64
- * connections: requests per second and autocannon's p50 and p99 (whole milliseconds).
+ * open-source gateway (no ledger) and through this gateway (durable ledger), each contender in
+ * its own process, the simulator in its own process as every contender's upstream, and the load
+ * from autocannon in yet another process. At 1 and at 64 connections: requests per second and
+ * autocannon's p50 and p99 (whole milliseconds). Then, at one connection, the same contenders
+ * measured exactly (measureExactly), plain and streamed.
  */
 
 export interface PeerBenchOptions {
