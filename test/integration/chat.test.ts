@@ -9,6 +9,7 @@ import { chatRoutes } from '../../simulator/chat';
 import type { SimContext } from '../../simulator/server';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { secondWriter } from '../support/second-writer';
+import { sample, scrapeMetrics } from '../support/metrics';
 import { sleep, waitFor } from '../support/wait';
 
 const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
@@ -644,8 +645,7 @@ describe('the upstream call runs while the reservation commits @integration', ()
 
   /** Appends to account streams through this gateway's store (the second writer's too) refused for their expected version, from GET /metrics. */
   async function accountConflicts(): Promise<number> {
-    const text = await (await request(`${gw.url}/metrics`)).body.text();
-    return Number(/^gateway_event_appends_total\{category="account",outcome="conflict"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    return sample(await scrapeMetrics(gw.url), 'gateway_event_appends_total', { category: 'account', outcome: 'conflict' });
   }
 
   /** The purpose of a reservation the second writer makes. */

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { sample, scrapeMetrics } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
 /** A body sent without Content-Length that passes the limit: streamed in 64 KiB chunks. */
@@ -57,9 +58,7 @@ describe('request bodies that do not end as declared @integration', () => {
   describe('a client that leaves in the middle of its body', () => {
     /** The count of chat completions answered with `status`, from GET /metrics. */
     async function chatAnswers(status: number): Promise<number> {
-      const text = await (await fetch(`${gw.url}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith('gateway_http_requests_total{') && l.includes('route="/v1/chat/completions"') && l.includes(`status="${status}"`));
-      return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+      return sample(await scrapeMetrics(gw.url), 'gateway_http_requests_total', { route: '/v1/chat/completions', status: String(status) });
     }
 
     it('ends the request as a bad request (no server error), reserves nothing, and the gateway keeps answering', async () => {

@@ -4,33 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { parseExposition, sample } from '../support/metrics';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
 const METRICS_TOKEN = 'metrics-test-token';
-
-/** The samples of a Prometheus text exposition, keyed by `name{label="value",…}` as printed. */
-function parseExposition(text: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return samples;
-}
-
-function sample(samples: Map<string, number>, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  let total = 0;
-  for (const [key, value] of samples) {
-    const brace = key.indexOf('{');
-    const metric = brace === -1 ? key : key.slice(0, brace);
-    if (metric !== name) continue;
-    const present = brace === -1 ? [] : key.slice(brace + 1, -1).split(',');
-    if (wanted.every((w) => present.includes(w))) total += value;
-  }
-  return total;
-}
 
 describe('Prometheus metrics @integration', () => {
   let gw: TestGateway;
