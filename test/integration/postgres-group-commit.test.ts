@@ -127,4 +127,29 @@ describe('PostgreSQL group commit across streams @integration', () => {
       await grouped.close();
     }
   });
+  it('sends appends as named statements, parsed once per connection, whatever their outcome', async () => {
+    // One connection: every append, conflicting or not, goes through it.
+    const single = await createTestDatabase(1);
+    try {
+      await migrate(single.pool, ALL_MIGRATIONS);
+      const one = new PostgresEventStore({ pool: single.pool, pollIntervalMs: 50 });
+      const s = stream('named');
+      await one.append(s, [event('One')], { expectedVersion: 'no_stream' });
+      await one.append(s, [event('Two')], { expectedVersion: 0 });
+      const refused = await one.append(s, [event('Stale')], { expectedVersion: 0 }).catch((err: unknown) => err);
+      expect(refused).to.be.instanceOf(WrongExpectedVersionError);
+      const [first, conflict] = await one.appendMany([
+        { streamId: stream('many'), events: [event('A')], expectedVersion: 'no_stream' },
+        { streamId: s, events: [event('Stale')], expectedVersion: 0 },
+      ]);
+      expect(appended(first).nextExpectedVersion).to.equal(0);
+      expect(conflict).to.be.instanceOf(WrongExpectedVersionError);
+      expect((await one.readStream(s)).map((e) => e.type)).to.deep.equal(['One', 'Two']);
+      const { rows } = await single.pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name');
+      expect(rows.map((r) => r.name)).to.deep.equal(['es_append', 'es_append_batch']);
+      await one.close();
+    } finally {
+      await single.close();
+    }
+  });
 });

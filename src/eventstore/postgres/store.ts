@@ -104,6 +104,16 @@ function eventArrays(events: readonly NewEvent[]): [string[], string[], string[]
   ];
 }
 
+/**
+ * The appends as named statements: each connection parses and plans them once, not on every
+ * append (in one A/B at one connection, 0.18 ms less per request that appends twice).
+ */
+const APPEND_ONE = { name: 'es_append', text: 'SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, $6, $7)' } as const;
+const APPEND_MANY = {
+  name: 'es_append_batch',
+  text: 'SELECT entry, ok, revision, tx_id::text AS tx_id, last_position FROM es_append_batch($1, $2, $3, $4, $5, $6, $7, $8)',
+} as const;
+
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const;
   private readonly pool: Pool;
@@ -170,12 +180,7 @@ export class PostgresEventStore implements EventStore {
 
   private async appendOne(append: StreamAppend): Promise<StreamAppendOutcome> {
     const [kind, expected] = expectedArgs(append.expectedVersion);
-    const { rows } = await this.pool.query<AppendRow>('SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, $6, $7)', [
-      append.streamId,
-      kind,
-      expected,
-      ...eventArrays(append.events),
-    ]);
+    const { rows } = await this.pool.query<AppendRow>({ ...APPEND_ONE, values: [append.streamId, kind, expected, ...eventArrays(append.events)] });
     return outcomeOf(append, rows[0]!);
   }
 
@@ -189,10 +194,10 @@ export class PostgresEventStore implements EventStore {
     if (appends.some((a) => a.events.length === 0)) throw new Error('append needs at least one event');
     const expected = appends.map((a) => expectedArgs(a.expectedVersion));
     const events = eventArrays(appends.flatMap((a) => a.events));
-    const { rows } = await this.pool.query<AppendRow & { entry: number }>(
-      'SELECT entry, ok, revision, tx_id::text AS tx_id, last_position FROM es_append_batch($1, $2, $3, $4, $5, $6, $7, $8)',
-      [appends.map((a) => a.streamId), expected.map((e) => e[0]), expected.map((e) => e[1]), appends.map((a) => a.events.length), ...events],
-    );
+    const { rows } = await this.pool.query<AppendRow & { entry: number }>({
+      ...APPEND_MANY,
+      values: [appends.map((a) => a.streamId), expected.map((e) => e[0]), expected.map((e) => e[1]), appends.map((a) => a.events.length), ...events],
+    });
     const byEntry = new Map(rows.map((r) => [r.entry, r]));
     return appends.map((a, i) => outcomeOf(a, byEntry.get(i + 1)!));
   }
