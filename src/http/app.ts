@@ -10,7 +10,7 @@ import { CredentialLockout, type LockoutSettings } from './credential-lockout';
 import { unmatchedShape } from './error-shape';
 import { errorMiddleware } from './errors';
 import { adminAuth, apiKeyAuth, requestContext } from './middleware';
-import { guardRoutes, type RouteAccess, type RouteInfo } from './routing';
+import { guardRoutes, routeDispatch, type RouteAccess, type RouteInfo } from './routing';
 import { accountRouter, adminRouter } from './routes/accounts';
 import { docsRouter } from './routes/docs';
 import { healthRouter } from './routes/health';
@@ -108,7 +108,7 @@ export function createApp(deps: AppDeps): GatewayApp {
   if (deps.dashboard) app.use(deps.dashboard.pages);
 
   const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
-  for (const [router] of mounted) app.use(router.routes()).use(router.allowedMethods());
+  app.use(routeDispatch(mounted.map(([router]) => router)));
   return { app, routes };
 }
 

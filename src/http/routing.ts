@@ -89,3 +89,30 @@ async function authenticate(ctx: GatewayContext, credential: Credential, lockout
     throw err;
   }
 }
+
+/**
+ * The routers as one middleware: of each request, only the routers with a layer on its path run
+ * (each as its routes() then its allowedMethods(), in mounting order). Mounted one after the
+ * other, every router added two middleware to every request's chain, a promise to create going
+ * in and one to settle coming out of each, on the path of every paid call. A router with no
+ * layer on the path only records that it matched nothing, so skipping it changes no answer; a
+ * path no router knows goes through the last router alone, which answers it as they all did (an
+ * empty 404, or 501 for a method no router implements: errorMiddleware shapes both).
+ */
+export function routeDispatch(routers: readonly Router<GatewayState>[]): Middleware<GatewayState> {
+  if (routers.length === 0) throw new Error('routeDispatch needs a router');
+  const mounted = routers.map((router) => ({ router, steps: [router.routes(), router.allowedMethods()] as Middleware<GatewayState>[] }));
+  const last = mounted[mounted.length - 1]!;
+  return (ctx, next) => {
+    // The path @koa/router itself matches on (Router#_getRequestPath): a mount's rewritten path first.
+    const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
+    const matching = mounted.filter((m) => m.router.match(path, ctx.method).path.length > 0);
+    return inSequence((matching.length > 0 ? matching : [last]).flatMap((m) => m.steps), ctx, next);
+  };
+}
+
+/** `middleware` run as one chain ahead of `next`, as Koa runs its own. */
+function inSequence(middleware: readonly Middleware<GatewayState>[], ctx: GatewayContext, next: Next): Promise<void> {
+  const step = (i: number): Promise<void> => (i === middleware.length ? next() : Promise.resolve(middleware[i]!(ctx, () => step(i + 1))));
+  return step(0);
+}

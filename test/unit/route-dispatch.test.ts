@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { GatewayState } from '../../src/http/context';
+import { routeDispatch } from '../../src/http/routing';
+
+/**
+ * routeDispatch runs only the routers with a layer on the request's path. It must answer every
+ * request as the routers mounted one after the other did (routes() then allowedMethods() each):
+ * same status, Allow header, body and matched route, for matched routes, other methods on known
+ * paths, unknown paths, methods no router implements, and a router whose own middleware covers its
+ * prefix.
+ */
+function routers(): Router<GatewayState>[] {
+  const health = new Router<GatewayState>({ sensitive: true });
+  health.get('/healthz', (ctx) => void (ctx.body = 'ok'));
+  const shaped = new Router<GatewayState>({ prefix: '/v1/agent', sensitive: true });
+  shaped.use(async (ctx, next) => {
+    ctx.set('x-shape', 'agent');
+    await next();
+  });
+  shaped.post('/chat', (ctx) => void (ctx.body = { agent: true }));
+  const tasks = new Router<GatewayState>({ sensitive: true });
+  tasks.get('/v1/tasks/:id', (ctx) => void (ctx.body = { id: ctx.params.id }));
+  tasks.post('/v1/tasks', (ctx) => void (ctx.body = { created: true }));
+  // The same path in a later router, with another method.
+  const more = new Router<GatewayState>({ sensitive: true });
+  more.delete('/v1/tasks/:id', (ctx) => void (ctx.body = { deleted: ctx.params.id }));
+  return [health, shaped, tasks, more];
+}
+
+/** The matched route, as the metrics and the ledger read it, echoed for the comparison. */
+function app(mount: (app: Koa<GatewayState>, routers: Router<GatewayState>[]) => void): Koa<GatewayState> {
+  const koa = new Koa<GatewayState>();
+  koa.use(async (ctx, next) => {
+    await next();
+    ctx.set('x-matched-route', String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? '-'));
+  });
+  mount(koa, routers());
+  return koa;
+}
+
+async function listen(koa: Koa<GatewayState>): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(koa.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const REQUESTS: readonly [string, string][] = [
+  ['GET', '/healthz'],
+  ['POST', '/healthz'],
+  ['POST', '/v1/agent/chat'],
+  ['GET', '/v1/agent/chat'],
+  ['GET', '/v1/agent/unknown'],
+  ['GET', '/v1/tasks/t_1'],
+  ['DELETE', '/v1/tasks/t_1'],
+  ['PUT', '/v1/tasks/t_1'],
+  ['POST', '/v1/tasks'],
+  ['OPTIONS', '/v1/tasks/t_1'],
+  ['GET', '/nowhere'],
+  ['PROPFIND', '/nowhere'],
+  ['PROPFIND', '/v1/tasks/t_1'],
+  ['GET', '/V1/TASKS/t_1'],
+];
+
+describe('routeDispatch: the routers as one middleware', () => {
+  let sequential: Awaited<ReturnType<typeof listen>>;
+  let dispatched: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    sequential = await listen(app((koa, all) => all.forEach((router) => koa.use(router.routes()).use(router.allowedMethods()))));
+    dispatched = await listen(app((koa, all) => koa.use(routeDispatch(all))));
+  });
+
+  after(async () => {
+    await sequential.close();
+    await dispatched.close();
+  });
+
+  it('answers every request as the routers mounted one after the other', async () => {
+    const answer = async (url: string, method: string, path: string) => {
+      const res = await fetch(url + path, { method });
+      return { status: res.status, allow: res.headers.get('allow'), shape: res.headers.get('x-shape'), route: res.headers.get('x-matched-route'), body: await res.text() };
+    };
+    const statuses = new Set<number>();
+    for (const [method, path] of REQUESTS) {
+      const expected = await answer(sequential.url, method, path);
+      expect(await answer(dispatched.url, method, path), `${method} ${path}`).to.deep.equal(expected);
+      statuses.add(expected.status);
+    }
+    // The table reaches every kind of answer it is meant to compare.
+    expect([...statuses].sort()).to.deep.equal([200, 404, 405, 501]);
+  });
+});
