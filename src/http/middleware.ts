@@ -9,23 +9,30 @@ import type { Credential } from './routing';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Request id (the client's X-Request-Id when sane), a child logger, and one access log line. */
+/**
+ * Request id (the client's X-Request-Id when sane), a child logger, and one access log line. The
+ * child logger is made when first used: a request that logs nothing (every request, when the
+ * level is above info) does not pay for one.
+ */
 export function requestContext(logger: Logger) {
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
     ctx.state.requestId = requestId;
-    ctx.state.logger = logger.child({ requestId });
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'logger', { get: () => (child ??= logger.child({ requestId })), enumerable: true, configurable: true });
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.logger.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, accountId: ctx.state.auth?.accountId },
-        'request',
-      );
+      if (logger.isLevelEnabled('info')) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        ctx.state.logger.info(
+          { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, accountId: ctx.state.auth?.accountId },
+          'request',
+        );
+      }
     }
   };
 }
