@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
 import type { Middleware, Next } from 'koa';
 import type { Credential, GatewayContext, GatewayState, RouteAccess } from './context';
 import type { CredentialLockout } from './credential-lockout';
@@ -97,18 +98,35 @@ async function authenticate(ctx: GatewayContext, credential: Credential, lockout
  * in and one to settle coming out of each, on the path of every paid call. A router with no
  * layer on the path only records that it matched nothing, so skipping it changes no answer; a
  * path no router knows goes through the last router alone, which answers it as they all did (an
- * empty 404, or 501 for a method no router implements: errorMiddleware shapes both).
+ * empty 404, or 501 for a method no router implements: errorMiddleware shapes both). A router is
+ * only asked to match paths that begin with the literal start of one of its layers' patterns
+ * (no layer of it can match another): @koa/router tests every layer's regular expression. The
+ * routers are complete when mounted (guardRoutes has walked their layers).
  */
 export function routeDispatch(routers: readonly Router<GatewayState>[]): Middleware<GatewayState> {
   if (routers.length === 0) throw new Error('routeDispatch needs a router');
-  const mounted = routers.map((router) => ({ router, steps: [router.routes(), router.allowedMethods()] as Middleware<GatewayState>[] }));
+  const mounted = routers.map((router) => ({
+    router,
+    starts: router.stack.map(literalStart),
+    steps: [router.routes(), router.allowedMethods()] as Middleware<GatewayState>[],
+  }));
   const last = mounted[mounted.length - 1]!;
   return (ctx, next) => {
     // The path @koa/router itself matches on (Router#_getRequestPath): a mount's rewritten path first.
     const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
-    const matching = mounted.filter((m) => m.router.match(path, ctx.method).path.length > 0);
+    const matching = mounted.filter((m) => m.starts.some((start) => path.startsWith(start)) && m.router.match(path, ctx.method).path.length > 0);
     return inSequence((matching.length > 0 ? matching : [last]).flatMap((m) => m.steps), ctx, next);
   };
+}
+
+/**
+ * The text every path a layer matches begins with: its pattern up to the first parameter,
+ * wildcard, optional group or escape; nothing for a pattern given as a regular expression.
+ */
+function literalStart(layer: Layer): string {
+  if (typeof layer.path !== 'string' || layer.opts.pathAsRegExp) return '';
+  const special = layer.path.search(/[:*{}()\\?]/);
+  return special === -1 ? layer.path : layer.path.slice(0, special);
 }
 
 /** `middleware` run as one chain ahead of `next`, as Koa runs its own. */

@@ -25,6 +25,7 @@ function routers(): Router<GatewayState>[] {
   const tasks = new Router<GatewayState>({ sensitive: true });
   tasks.get('/v1/tasks/:id', (ctx) => void (ctx.body = { id: ctx.params.id }));
   tasks.post('/v1/tasks', (ctx) => void (ctx.body = { created: true }));
+  tasks.get('/v1/files{/:name}', (ctx) => void (ctx.body = { file: ctx.params.name ?? null }));
   // The same path in a later router, with another method.
   const more = new Router<GatewayState>({ sensitive: true });
   more.delete('/v1/tasks/:id', (ctx) => void (ctx.body = { deleted: ctx.params.id }));
@@ -64,6 +65,15 @@ const REQUESTS: readonly [string, string][] = [
   ['PROPFIND', '/nowhere'],
   ['PROPFIND', '/v1/tasks/t_1'],
   ['GET', '/V1/TASKS/t_1'],
+  ['GET', '/healthz/'],
+  ['GET', '/v1/tasks/t_1/'],
+  ['GET', '/v1/tasks'],
+  ['GET', '/v1/task'],
+  ['POST', '/v1/agent'],
+  ['POST', '/v1/agentx/chat'],
+  ['GET', '/v1/files'],
+  ['GET', '/v1/files/a'],
+  ['POST', '/v1/files/a'],
 ];
 
 describe('routeDispatch: the routers as one middleware', () => {
