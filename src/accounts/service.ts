@@ -4,6 +4,7 @@ import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState
 import { accountStream, type AccountEvent, type KeySettings, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
 import { spentInPeriod } from '../domain/account/key-limits';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
+import { entryOf } from '../domain/records';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
 import { newId } from '../ids';
@@ -277,7 +278,7 @@ export class AccountService {
     );
     const now = this.now();
     return rows.map((row) => {
-      const spend = state.keys[row.key_id]?.spend;
+      const spend = entryOf(state.keys, row.key_id)?.spend;
       const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, state.timezone) } : null;
       return {
         id: row.key_id,

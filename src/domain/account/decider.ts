@@ -1,7 +1,7 @@
 import { recomputePricing, type Pricing } from '../../billing/money';
 import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
-import { withEntry, withoutEntry } from '../records';
+import { entryOf, hasEntry, withEntry, withoutEntry } from '../records';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
 import { NO_SPEND, rezoned, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
@@ -76,8 +76,8 @@ export const RECENT_GENERATION = 32;
 
 /** The outcome of a recently closed reservation, from either generation. */
 export function closedOutcomeOf(state: AccountState, reservationId: string): ClosedOutcome | undefined {
-  const outcome = state.recentlyClosed[reservationId] ?? state.previouslyClosed[reservationId];
-  return outcome?.kind === 'settled' ? { ...outcome, refunded: state.refundedByReservation[reservationId] ?? 0 } : outcome;
+  const outcome = entryOf(state.recentlyClosed, reservationId) ?? entryOf(state.previouslyClosed, reservationId);
+  return outcome?.kind === 'settled' ? { ...outcome, refunded: entryOf(state.refundedByReservation, reservationId) ?? 0 } : outcome;
 }
 
 export type AccountCommand =
@@ -150,7 +150,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
   switch (command.type) {
     case 'AddCredit': {
       requireAmount(command.amount, false);
-      const seen = state.credits[command.reference];
+      const seen = entryOf(state.credits, command.reference);
       if (seen) {
         if (seen.amount !== command.amount) {
           throw new DomainError('credit_reference_conflict', `reference ${command.reference} was already used for a credit of ${seen.amount}`);
@@ -166,7 +166,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     }
     case 'Reserve': {
       requireAmount(command.amount, true);
-      const existing = state.open[command.reservationId];
+      const existing = entryOf(state.open, command.reservationId);
       if (existing) {
         if (existing.amount === command.amount) return [];
         throw new DomainError('reservation_exists', `reservation ${command.reservationId} exists with another amount`);
@@ -228,17 +228,17 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     }
     case 'Refund': {
       requireAmount(command.amount, false);
-      const earlier = state.refunds[command.refundId];
+      const earlier = entryOf(state.refunds, command.refundId);
       if (earlier) {
         if (earlier.reservationId === command.reservationId && earlier.amount === command.amount) return [];
         throw new DomainError('refund_reference_conflict', `refund ${command.refundId} was already made for ${earlier.amount} of reservation ${earlier.reservationId}`);
       }
       const remembered = closedOutcomeOf(state, command.reservationId);
       const charged = remembered ? (remembered.kind === 'settled' ? remembered.amount : null) : (command.settledCharge ?? null);
-      if (charged === null || (remembered === undefined && state.open[command.reservationId])) {
+      if (charged === null || (remembered === undefined && entryOf(state.open, command.reservationId))) {
         throw new DomainError('refund_not_allowed', `reservation ${command.reservationId} has no settled charge to refund`);
       }
-      const refundable = charged - (state.refundedByReservation[command.reservationId] ?? 0);
+      const refundable = charged - (entryOf(state.refundedByReservation, command.reservationId) ?? 0);
       if (command.amount > refundable) throw new DomainError('refund_exceeds_charge', `at most ${refundable} can be refunded`);
       return [
         {
@@ -258,7 +258,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       return [{ type: 'ApiKeyChanged', data: { keyId: command.keyId, ...command.settings, at: command.now } }];
     }
     case 'RevokeApiKey': {
-      const key = state.keys[command.keyId];
+      const key = entryOf(state.keys, command.keyId);
       if (!key) throw new DomainError('key_not_found', `key ${command.keyId} not found`);
       if (key.revoked) return [];
       refuseWidening(state, command.by ?? null, key.limits);
@@ -283,7 +283,7 @@ function recomputed(pricing: Pricing): number | null {
 }
 
 function liveKey(state: AccountState, keyId: string): KeyState {
-  const key = state.keys[keyId];
+  const key = entryOf(state.keys, keyId);
   if (!key || key.revoked) throw new DomainError('key_not_found', `key ${keyId} not found`);
   return key;
 }
@@ -312,7 +312,7 @@ function refuseIssueByBudgetedKey(state: AccountState, by: ActingKey): void {
  * both pass.
  */
 function refuseOverKeyBudget(state: AccountState, actor: string, amount: number, now: string): void {
-  const key = state.keys[actor];
+  const key = entryOf(state.keys, actor);
   const budget = key?.limits.budget;
   if (!key || !budget) return;
   let spent = spentInPeriod(key.spend, budget.period, now, state.timezone);
@@ -333,7 +333,7 @@ function limitsOf(settings: KeyLimits): KeyLimits {
 
 /** The open reservation, or null when it closed recently (a repeated close is a no-op). */
 function openOrNoOp(state: AccountState, reservationId: string): OpenReservation | null {
-  const reservation = state.open[reservationId];
+  const reservation = entryOf(state.open, reservationId);
   if (reservation) return reservation;
   if (closedOutcomeOf(state, reservationId)) return null;
   throw new DomainError('reservation_not_found', `reservation ${reservationId} is not open`);
@@ -345,7 +345,7 @@ function withClosed(state: AccountState, reservationId: string, outcome: Remembe
 
 /** Records (or replaces) a closed outcome in the young generation, rolling generations when it is full. */
 function withOutcome(state: AccountState, reservationId: string, outcome: RememberedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed'> {
-  if (reservationId in state.recentlyClosed || Object.keys(state.recentlyClosed).length < RECENT_GENERATION) {
+  if (hasEntry(state.recentlyClosed, reservationId) || Object.keys(state.recentlyClosed).length < RECENT_GENERATION) {
     return { recentlyClosed: withEntry(state.recentlyClosed, reservationId, outcome), previouslyClosed: state.previouslyClosed };
   }
   return { recentlyClosed: { [reservationId]: outcome }, previouslyClosed: state.recentlyClosed };
@@ -371,7 +371,7 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
     case 'ReservationSettled':
       return {
         ...state,
-        keys: chargedToKey(state, event.data.context?.actor ?? state.open[event.data.reservationId]?.purpose.actor, event.data.amount, event.data.at),
+        keys: chargedToKey(state, event.data.context?.actor ?? entryOf(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at),
         ...withClosed(state, event.data.reservationId, {
           kind: 'settled',
           amount: event.data.amount,
@@ -391,18 +391,18 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       return {
         ...state,
         refunded: state.refunded + d.amount,
-        refundedByReservation: withEntry(state.refundedByReservation, d.reservationId, (state.refundedByReservation[d.reservationId] ?? 0) + d.amount),
+        refundedByReservation: withEntry(state.refundedByReservation, d.reservationId, (entryOf(state.refundedByReservation, d.reservationId) ?? 0) + d.amount),
         refunds: withEntry(state.refunds, d.refundId, { reservationId: d.reservationId, amount: d.amount }),
       };
     }
     case 'ApiKeyIssued':
       return { ...state, keys: withEntry(state.keys, event.data.keyId, { revoked: false, limits: limitsOf(event.data), spend: NO_SPEND }) };
     case 'ApiKeyChanged': {
-      const key = state.keys[event.data.keyId];
+      const key = entryOf(state.keys, event.data.keyId);
       return key ? { ...state, keys: withEntry(state.keys, event.data.keyId, { ...key, limits: limitsOf(event.data) }) } : state;
     }
     case 'ApiKeyRevoked': {
-      const key = state.keys[event.data.keyId];
+      const key = entryOf(state.keys, event.data.keyId);
       return key ? { ...state, keys: withEntry(state.keys, event.data.keyId, { ...key, revoked: true }) } : state;
     }
     case 'WebhookSecretRotated':
@@ -424,7 +424,7 @@ function rezonedKeys(keys: AccountState['keys'], at: string, from: string, to: s
 
 /** Keys' spend counters after a settlement by `actor` (a key of this account, or admin/system/unknown). */
 function chargedToKey(state: AccountState, actor: string | undefined, amount: number, at: string): AccountState['keys'] {
-  const key = actor === undefined ? undefined : state.keys[actor];
+  const key = actor === undefined ? undefined : entryOf(state.keys, actor);
   if (!key || amount === 0) return state.keys;
   return withEntry(state.keys, actor!, { ...key, spend: withCharge(key.spend, at, amount, state.timezone) });
 }
