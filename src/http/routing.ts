@@ -105,6 +105,14 @@ async function authenticate(ctx: GatewayContext, credential: Credential, lockout
  */
 export function routeDispatch(routers: readonly Router<GatewayState>[]): Middleware<GatewayState> {
   if (routers.length === 0) throw new Error('routeDispatch needs a router');
+  // The literal starts are compared case-sensitively with the request's own path, and a router
+  // that matches by host or chooses among its matching layers is not one this skipping was shown
+  // equivalent for.
+  for (const { opts } of routers) {
+    if (opts.sensitive !== true || opts.host !== undefined || opts.routerPath !== undefined || opts.exclusive) {
+      throw new Error(`routeDispatch takes case-sensitive routers without host, routerPath or exclusive (${opts.prefix ?? 'no prefix'})`);
+    }
+  }
   const mounted = routers.map((router) => ({
     router,
     starts: router.stack.map(literalStart),

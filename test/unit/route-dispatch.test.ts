@@ -104,4 +104,11 @@ describe('routeDispatch: the routers as one middleware', () => {
     // The table reaches every kind of answer it is meant to compare.
     expect([...statuses].sort()).to.deep.equal([200, 404, 405, 501]);
   });
+
+  it('refuses a router it was not shown equivalent for: case-insensitive, by host, with its own path or exclusive', () => {
+    for (const options of [{}, { sensitive: false }, { sensitive: true, host: 'example.com' }, { sensitive: true, routerPath: '/x' }, { sensitive: true, exclusive: true }]) {
+      expect(() => routeDispatch([new Router<GatewayState>(options)]), JSON.stringify(options)).to.throw(/routeDispatch takes case-sensitive routers/);
+    }
+    expect(() => routeDispatch([new Router<GatewayState>({ sensitive: true })])).not.to.throw();
+  });
 });
