@@ -36,7 +36,7 @@ export async function metered<T>(
   else deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
   const charge = await RequestCharge.reserve(
     deps.accounts,
-    ctx.state.logger,
+    ctx.state,
     {
       accountId: auth.accountId,
       amount: input.estimate,

@@ -33,7 +33,8 @@ export class RequestCharge {
 
   private constructor(
     private readonly accounts: AccountService,
-    private readonly logger: Logger,
+    /** The request's logger, read only when there is something to log (it is made on first use). */
+    private readonly logs: { readonly logger: Logger },
     private readonly input: ReserveInput,
     readonly reservationId: string,
     private readonly committed: Promise<void>,
@@ -42,7 +43,7 @@ export class RequestCharge {
   ) {}
 
   /** `abort` is the request's: the frame aborts it when the client leaves, the charge when its reservation fails to commit. */
-  static reserve(accounts: AccountService, logger: Logger, input: ReserveInput, options: { early: boolean; abort: AbortController }): Promise<RequestCharge> {
+  static reserve(accounts: AccountService, logs: { readonly logger: Logger }, input: ReserveInput, options: { early: boolean; abort: AbortController }): Promise<RequestCharge> {
     const purpose = { kind: 'request', ref: input.requestId, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint } as const;
     const reservationId = newId('rsv');
     const { abort } = options;
@@ -53,7 +54,7 @@ export class RequestCharge {
       // Rejections are read through confirmed(), settle() and `failure`; this one must not count as unhandled.
       committed.catch(() => undefined);
       const handOut = (): void => {
-        charge ??= new RequestCharge(accounts, logger, input, reservationId, committed, abort.signal);
+        charge ??= new RequestCharge(accounts, logs, input, reservationId, committed, abort.signal);
         resolve(charge);
       };
       accounts
@@ -113,7 +114,7 @@ export class RequestCharge {
       await this.release('request ended without a settlement');
     } catch (err) {
       if (this.failed) return;
-      this.logger.error({ err, reservationId: this.reservationId }, 'could not close a reservation; the reconciler will release it');
+      this.logs.logger.error({ err, reservationId: this.reservationId }, 'could not close a reservation; the reconciler will release it');
     }
   }
 }

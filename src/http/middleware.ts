@@ -11,8 +11,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Request id (the client's X-Request-Id when sane), a child logger, and one access log line. The
- * child logger is made when first used: a request that logs nothing (every request, when the
- * level is above info) does not pay for one.
+ * child logger is made when first used (what holds on to it for later, such as a paid call's
+ * RequestCharge, holds the request's state instead): a request that logs nothing, as every
+ * request that succeeds when the level is above info, does not pay for one.
  */
 export function requestContext(logger: Logger) {
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
@@ -20,7 +21,12 @@ export function requestContext(logger: Logger) {
     const requestId = REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
     ctx.state.requestId = requestId;
     let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'logger', { get: () => (child ??= logger.child({ requestId })), enumerable: true, configurable: true });
+    Object.defineProperty(ctx.state, 'logger', {
+      get: () => (child ??= logger.child({ requestId })),
+      set: (replaced: Logger) => void (child = replaced),
+      enumerable: true,
+      configurable: true,
+    });
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {

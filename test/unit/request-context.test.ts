@@ -25,6 +25,10 @@ describe('requestContext: request id, the request logger and the access line', (
     app.use(requestContext(logger));
     app.use((ctx) => {
       if (ctx.path === '/warns') ctx.state.logger.warn({ apiKey: 'tr-secret' }, 'something to see');
+      if (ctx.path === '/replaces') {
+        ctx.state.logger = child({ replaced: true });
+        ctx.state.logger.warn('from the replacement');
+      }
       ctx.body = { ok: true };
     });
     const server = http.createServer(app.callback());
@@ -61,6 +65,10 @@ describe('requestContext: request id, the request logger and the access line', (
       await res.arrayBuffer();
       expect(s.children(), 'children after a request that logged').to.equal(1);
       expect(s.lines.map((l) => [l.msg, l.requestId])).to.deep.equal([['something to see', requestId]]);
+
+      // A handler may still put a logger of its own in the request's state.
+      await (await fetch(`${s.url}/replaces`)).arrayBuffer();
+      expect(s.lines.at(-1)).to.include({ msg: 'from the replacement', replaced: true });
     } finally {
       await s.close();
     }
