@@ -12,8 +12,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Request id (the client's X-Request-Id when sane), a child logger, and one access log line. The
  * child logger is made when first used (what holds on to it for later, such as a paid call's
- * RequestCharge, holds the request's state instead): a request that logs nothing, as every
- * request that succeeds when the level is above info, does not pay for one.
+ * RequestCharge, holds the request's state instead): a request that logs nothing, as a chat call
+ * that succeeds does when the level is above info, does not pay for one.
  */
 export function requestContext(logger: Logger) {
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
