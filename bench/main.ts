@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Pool } from 'pg';
+import { abOptionsFromEnv, benchAb } from './ab';
 import { benchChat, chatOptionsFromEnv } from './chat';
 import { benchEventStore } from './eventstore';
 import { benchHotPath, hotPathOptionsFromEnv } from './hotpath';
@@ -49,6 +50,13 @@ export const SECTIONS: readonly BenchSection[] = [
     title: "Side by side, each in its own process: the simulator direct, Portkey's gateway, this gateway (autocannon at 1 and 64 connections)",
     run: async (ctx) => {
       await benchPeer(ctx.db, ctx.report, peerOptionsFromEnv());
+    },
+  },
+  {
+    name: 'ab',
+    title: 'A/B at one connection: this tree against another revision (BENCH_AB_BASE, HEAD by default), blocks of requests alternated',
+    run: async (ctx) => {
+      await benchAb(ctx.db, ctx.report, abOptionsFromEnv());
     },
   },
   {

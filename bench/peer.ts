@@ -84,8 +84,9 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>): Running {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+/** `node ARGS` in `cwd` (this tree by default), its output kept for the error when it dies. */
+export function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>, cwd = ROOT): Running {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
   let tail = '';
   const keep = (chunk: Buffer): void => {
     tail = (tail + chunk.toString('utf8')).slice(-2000);
@@ -112,6 +113,41 @@ export async function startBareProxy(name: string, upstreamUrl: string, database
     throw err;
   });
   return { running, url };
+}
+
+/**
+ * The gateway of the tree at `root` (`src/main.ts`) in its own process on `databaseUrl`, every
+ * channel going to the simulator, with one funded account; added to `started` as soon as it runs,
+ * so that the caller stops it whatever happens next. The contender sends that account's key.
+ */
+export async function startGatewayProcess(
+  name: string,
+  where: { readonly root: string; readonly databaseUrl: string; readonly dataDir: string; readonly simUrl: string },
+  started: Running[],
+): Promise<Contender> {
+  const port = await freePort();
+  const adminToken = randomBytes(16).toString('hex');
+  const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
+  const gateway = startProcess(
+    name,
+    [...TSX, path.join(where.root, 'src/main.ts')],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: where.databaseUrl,
+      DATA_DIR: where.dataDir,
+      ADMIN_TOKEN: adminToken,
+      CHANNELS: JSON.stringify(channels),
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+    },
+    where.root,
+  );
+  started.push(gateway);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilServing(gateway, `${url}/readyz`, {}, (s) => s === 200);
+  const account = await fundedAccount(url, adminToken, name);
+  return { name, url, headers: { authorization: `Bearer ${account.key}` } };
 }
 
 export async function stopProcess(running: Running): Promise<void> {
@@ -203,24 +239,7 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     const contenders: Contender[] = [{ name: 'simulator direct', url: simUrl, headers: {} }];
 
     // This gateway, on the bench database, every channel going to the simulator.
-    const gwPort = await freePort();
-    const adminToken = randomBytes(16).toString('hex');
-    const channels = channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
-    const gateway = startProcess('gateway', [...TSX, path.join(ROOT, 'src/main.ts')], {
-      PORT: String(gwPort),
-      HOST: '127.0.0.1',
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: adminToken,
-      CHANNELS: JSON.stringify(channels),
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_PER_MINUTE: '0',
-    });
-    started.push(gateway);
-    const gwUrl = `http://127.0.0.1:${gwPort}`;
-    await waitUntilServing(gateway, `${gwUrl}/readyz`, {}, (s) => s === 200);
-    const account = await fundedAccount(gwUrl, adminToken, 'bench peer');
-    const ours: Contender = { name: 'this gateway (durable ledger)', url: gwUrl, headers: { authorization: `Bearer ${account.key}` } };
+    const ours = await startGatewayProcess('this gateway (durable ledger)', { root: ROOT, databaseUrl: db.url, dataDir, simUrl }, started);
 
     // The floors (bench/bare-proxy.ts): what any Node.js gateway costs at least, and what one
     // costs that commits a reservation and a settlement on this event store. The ledger floor
@@ -278,7 +297,7 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
   }
 }
 
-const STREAM_BODY = JSON.stringify({ ...(JSON.parse(BODY) as object), stream: true });
+export const STREAM_BODY = JSON.stringify({ ...(JSON.parse(BODY) as object), stream: true });
 
 /**
  * One connection, measured exactly: autocannon gives whole milliseconds, too coarse for goals of

@@ -16,10 +16,11 @@ export interface BenchDatabase {
   /** Where the server came from, for the report header. */
   readonly description: string;
   /**
-   * Another fresh, migrated database on the same server, dropped on close: for a contender whose
-   * appends must not wake the consumers of a gateway on this one.
+   * Another fresh database on the same server, dropped on close: for a contender whose appends
+   * must not wake the consumers of a gateway on this one. Migrated with this tree's migrations,
+   * unless `migrated` is false (for a gateway of another revision, which migrates its own).
    */
-  sibling(): Promise<string>;
+  sibling(options?: { readonly migrated?: boolean }): Promise<string>;
   /** Closes the pool and drops the bench database (DATABASE_URL) or stops the embedded server. */
   close(): Promise<void>;
 }
@@ -31,10 +32,11 @@ function databaseUrl(serverUrl: string, name: string): string {
   return url.toString();
 }
 
-/** A new migrated database `name` on the server of `adminUrl`; its URL. */
-async function createMigratedDatabase(adminUrl: string, name: string): Promise<string> {
+/** A new database `name` on the server of `adminUrl`, migrated unless `migrated` is false; its URL. */
+async function createMigratedDatabase(adminUrl: string, name: string, migrated = true): Promise<string> {
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
   const url = databaseUrl(adminUrl, name);
+  if (!migrated) return url;
   const pool = createPool(url, 2);
   try {
     await migrate(pool, ALL_MIGRATIONS);
@@ -74,10 +76,10 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
       pool,
       url,
       description: `DATABASE_URL server, database ${name}`,
-      async sibling() {
+      async sibling(options) {
         const sibling = `${name}_${siblings.length + 1}`;
         siblings.push(sibling);
-        return createMigratedDatabase(serverUrl, sibling);
+        return createMigratedDatabase(serverUrl, sibling, options?.migrated);
       },
       async close() {
         await pool.end();
@@ -102,7 +104,7 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
       url: server.url,
       description: 'embedded PostgreSQL (temporary directory)',
       // Dropped with the server and its directory.
-      sibling: () => createMigratedDatabase(server.url, `bench_sibling_${++siblings}`),
+      sibling: (options) => createMigratedDatabase(server.url, `bench_sibling_${++siblings}`, options?.migrated),
       async close() {
         try {
           await pool.end();

@@ -1,0 +1,87 @@
+import { Pool } from 'undici';
+
+/**
+ * Child-process entry of the `ab` section's client: one sequential connection per contender,
+ * blocks of `block` requests to each contender in turn, round after round (the contender that
+ * starts a round moves on by one each round), until every contender has `requests` measured. The
+ * first `skip` requests of each block and the whole first `warmupRounds` rounds are not counted:
+ * a contender was idle while the others ran. Receives one `{ job }` message, sends back
+ * `{ result }` or `{ error }`, and exits.
+ */
+
+export interface AbTarget {
+  readonly name: string;
+  readonly origin: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface AbJob {
+  readonly targets: readonly AbTarget[];
+  readonly body: string;
+  readonly stream: boolean;
+  readonly requests: number;
+  readonly block: number;
+  readonly skip: number;
+  readonly warmupRounds: number;
+}
+
+export interface AbResult {
+  /** Per target, in order: latency to the last byte of each measured request, ms. */
+  readonly latencyMs: number[][];
+  /** Per target: time to the first byte of the body (streams only). */
+  readonly firstByteMs: number[][];
+  readonly failed: number;
+  readonly firstError: string | null;
+}
+
+async function run(job: AbJob): Promise<AbResult> {
+  const pools = job.targets.map((t) => new Pool(t.origin, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 }));
+  const latencyMs: number[][] = job.targets.map(() => []);
+  const firstByteMs: number[][] = job.targets.map(() => []);
+  let failed = 0;
+  let firstError: string | null = null;
+  try {
+    for (let round = 0; latencyMs.some((l) => l.length < job.requests); round++) {
+      for (let k = 0; k < job.targets.length; k++) {
+        const t = (round + k) % job.targets.length;
+        const target = job.targets[t]!;
+        for (let i = 0; i < job.block; i++) {
+          const counted = round >= job.warmupRounds && i >= job.skip && latencyMs[t]!.length < job.requests;
+          const started = process.hrtime.bigint();
+          const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+          try {
+            const res = await pools[t]!.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: job.body });
+            let first: number | null = null;
+            let tail = '';
+            for await (const chunk of res.body as AsyncIterable<Buffer>) {
+              first ??= elapsed();
+              tail = (tail + chunk.toString('latin1')).slice(-64);
+            }
+            const last = elapsed();
+            if (res.statusCode !== 200 || (job.stream && !tail.includes('[DONE]'))) throw new Error(`${target.name}: HTTP ${res.statusCode} ...${tail}`);
+            if (counted) {
+              latencyMs[t]!.push(last);
+              if (job.stream && first !== null) firstByteMs[t]!.push(first);
+            }
+          } catch (err) {
+            failed++;
+            firstError ??= err instanceof Error ? err.message : String(err);
+            if (failed > 100) throw new Error(`more than 100 requests failed; first: ${firstError}`);
+          }
+        }
+      }
+    }
+    return { latencyMs, firstByteMs, failed, firstError };
+  } finally {
+    await Promise.all(pools.map((p) => p.close()));
+  }
+}
+
+if (process.send) {
+  process.once('message', (job: AbJob) => {
+    run(job).then(
+      (result) => process.send!({ result }, () => process.exit(0)),
+      (err: unknown) => process.send!({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) }, () => process.exit(1)),
+    );
+  });
+}

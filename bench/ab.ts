@@ -1,0 +1,173 @@
+import { execFileSync, fork } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../src/db/database';
+import type { AbJob, AbResult } from './ab-client';
+import { BODY, ROOT, SIMULATOR_MAIN, STREAM_BODY, TSX, freePort, startBareProxy, startGatewayProcess, startProcess, stopProcess, waitUntilServing, type Contender, type Running } from './peer';
+import { percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+
+/**
+ * `ab`: this working tree against another revision of the gateway, at one connection, measured so
+ * that a drift of the host's speed touches both alike. The revision (BENCH_AB_BASE, by default
+ * HEAD: the uncommitted change against its commit) is checked out beside the tree as a git
+ * worktree sharing this tree's node_modules. Each side runs BENCH_AB_PROCESSES gateway processes,
+ * each on a database of its own, beside the simulator directly and the ledger floor. A sequential
+ * client in its own process (ab-client.ts) sends blocks of BENCH_AB_BLOCK requests to each
+ * contender in turn, round after round, until each has BENCH_AB_REQUESTS measured; first
+ * non-streamed, then streamed. Two processes of one side differ by about 0.1 ms at p50 on this
+ * machine: a difference between the sides within the spread of one side's processes is noise.
+ */
+
+export interface AbOptions {
+  readonly base: string;
+  readonly processes: number;
+  readonly requests: number;
+  readonly block: number;
+  readonly skip: number;
+}
+
+const DEFAULTS: AbOptions = { base: 'HEAD', processes: 2, requests: 5000, block: 200, skip: 30 };
+
+/** BENCH_AB_BASE, BENCH_AB_PROCESSES, BENCH_AB_REQUESTS, BENCH_AB_BLOCK, BENCH_AB_SKIP. */
+export function abOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AbOptions {
+  const int = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
+    return n;
+  };
+  const block = int('BENCH_AB_BLOCK', DEFAULTS.block, 2);
+  const skip = int('BENCH_AB_SKIP', DEFAULTS.skip, 0);
+  if (skip >= block) throw new Error(`BENCH_AB_SKIP (${skip}) must be below BENCH_AB_BLOCK (${block})`);
+  return {
+    base: env.BENCH_AB_BASE || DEFAULTS.base,
+    processes: int('BENCH_AB_PROCESSES', DEFAULTS.processes, 1),
+    requests: int('BENCH_AB_REQUESTS', DEFAULTS.requests, 1),
+    block,
+    skip,
+  };
+}
+
+function git(...args: string[]): string {
+  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+/** The revision checked out in a temporary worktree that shares this tree's node_modules; removed by `remove`. */
+function checkOut(revision: string): { root: string; commit: string; remove: () => void } {
+  const commit = git('rev-parse', '--short', `${revision}^{commit}`);
+  const root = tempDir('gateway-bench-ab-');
+  git('worktree', 'add', '--detach', '--force', root, commit);
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+  return {
+    root,
+    commit,
+    remove: () => {
+      git('worktree', 'remove', '--force', root);
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+function runClient(job: AbJob): Promise<AbResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(__dirname, 'ab-client.ts'), [], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let settled = false;
+    child.once('message', (message: { result?: AbResult; error?: string }) => {
+      settled = true;
+      if (message.result) resolve(message.result);
+      else reject(new Error(`ab client failed: ${message.error ?? 'no result'}`));
+    });
+    child.once('exit', (code, signal) => {
+      if (!settled) reject(new Error(`ab client exited (${signal ?? code}) without a result`));
+    });
+    child.send(job);
+  });
+}
+
+const fmt = (ms: number): string => ms.toFixed(2);
+
+export async function benchAb(db: BenchDatabase, report: (table: Table) => void = printTable, options: AbOptions = DEFAULTS): Promise<Table[]> {
+  const started: Running[] = [];
+  const dirs: string[] = [];
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  const base = checkOut(options.base);
+  try {
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(simPort), HOST: '127.0.0.1' });
+    started.push(sim);
+    await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200);
+    const floor = await startBareProxy('ledger floor', simUrl, await db.sibling());
+    started.push(floor.running);
+    const contenders: Contender[] = [
+      { name: 'simulator direct', url: simUrl, headers: {} },
+      { name: 'ledger floor', url: floor.url, headers: {} },
+    ];
+    const here = dirty ? 'this tree (uncommitted changes)' : `this tree (${git('rev-parse', '--short', 'HEAD')})`;
+    const sides = [
+      { label: `base ${base.commit}`, root: base.root },
+      { label: 'this tree', root: ROOT },
+    ];
+    for (let p = 1; p <= options.processes; p++) {
+      for (const side of sides) {
+        progress(`ab: starting ${side.label}, process ${p}`);
+        const dataDir = tempDir('gateway-bench-ab-data-');
+        dirs.push(dataDir);
+        // Each gateway migrates its own database: the base may know fewer migrations than this tree.
+        contenders.push(await startGatewayProcess(`${side.label} #${p}`, { root: side.root, databaseUrl: await db.sibling({ migrated: false }), dataDir, simUrl }, started));
+      }
+    }
+    const tables: Table[] = [];
+    for (const stream of [false, true]) {
+      progress(`ab: ${stream ? 'streamed' : 'non-streamed'}, ${options.requests} requests per contender in blocks of ${options.block}`);
+      const result = await runClient({
+        targets: contenders.map((c) => ({ name: c.name, origin: c.url, headers: c.headers })),
+        body: stream ? STREAM_BODY : BODY,
+        stream,
+        requests: options.requests,
+        block: options.block,
+        skip: options.skip,
+        warmupRounds: 1,
+      });
+      const table = abTable(stream, contenders, result, options, sides.map((s) => s.label));
+      report(table);
+      tables.push(table);
+    }
+    progress(`ab: base ${base.commit} against ${here}`);
+    return tables;
+  } finally {
+    for (const running of started.reverse()) await stopProcess(running);
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    base.remove();
+  }
+}
+
+function abTable(stream: boolean, contenders: readonly Contender[], result: AbResult, o: AbOptions, sides: readonly string[]): Table {
+  const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
+  const latency = result.latencyMs.map(sorted);
+  const firstByte = result.firstByteMs.map(sorted);
+  const rows: Measurement[] = contenders.map((c, i) => {
+    const l = latency[i]!;
+    const sum = l.reduce((a, b) => a + b, 0);
+    return { name: c.name, ops: l.length, elapsedMs: sum, opsPerSec: (l.length * 1000) / sum, p50Ms: percentile(l, 50), p99Ms: percentile(l, 99), maxMs: l[l.length - 1] ?? NaN, concurrency: 1 };
+  });
+  const added = (i: number, p: number, of: number[][] = latency) => percentile(of[i]!, p) - percentile(of[0]!, p);
+  const notes = contenders.slice(1).map((c, j) => {
+    const i = j + 1;
+    return `${c.name}: adds p50 ${fmt(added(i, 50))} ms, p90 ${fmt(added(i, 90))} ms, p99 ${fmt(added(i, 99))} ms` + (stream ? `; to the first byte p50 ${fmt(added(i, 50, firstByte))} ms` : '');
+  });
+  // Each side's processes: what they add at p50 (and to the first byte), and the spread between them.
+  for (const side of sides) {
+    const ids = contenders.flatMap((c, i) => (c.name.startsWith(`${side} #`) ? [i] : []));
+    const p50s = ids.map((i) => added(i, 50));
+    const line = `${side}: adds p50 ${p50s.map(fmt).join(', ')} ms (mean ${fmt(p50s.reduce((a, b) => a + b, 0) / p50s.length)})`;
+    notes.push(stream ? `${line}; to the first byte ${ids.map((i) => fmt(added(i, 50, firstByte))).join(', ')} ms` : line);
+  }
+  if (result.failed > 0) notes.push(`${result.failed} requests FAILED (first: ${result.firstError})`);
+  notes.push(
+    `one connection per contender, a sequential client in its own process; blocks of ${o.block} requests to each contender in turn after a warm-up round, ` +
+      `the first ${o.skip} of each block not counted; ${o.requests} measured per contender; latency = time to the last byte`,
+  );
+  return { title: `A/B at one connection: ${stream ? 'the chat body streamed' : 'non-streamed chat'}`, rows, baseline: contenders[0]!.name, unit: 'req/s', notes };
+}
