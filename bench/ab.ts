@@ -90,7 +90,7 @@ const fmt = (ms: number): string => ms.toFixed(2);
 export async function benchAb(db: BenchDatabase, report: (table: Table) => void = printTable, options: AbOptions = DEFAULTS): Promise<Table[]> {
   const started: Running[] = [];
   const dirs: string[] = [];
-  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  const dirty = git('status', '--porcelain') !== '';
   const base = checkOut(options.base);
   try {
     const simPort = await freePort();
@@ -130,11 +130,10 @@ export async function benchAb(db: BenchDatabase, report: (table: Table) => void 
         skip: options.skip,
         warmupRounds: 1,
       });
-      const table = abTable(stream, contenders, result, options, sides.map((s) => s.label));
+      const table = abTable(stream, contenders, result, options, sides.map((s) => s.label), `base ${base.commit} against ${here}`);
       report(table);
       tables.push(table);
     }
-    progress(`ab: base ${base.commit} against ${here}`);
     return tables;
   } finally {
     for (const running of started.reverse()) await stopProcess(running);
@@ -143,7 +142,7 @@ export async function benchAb(db: BenchDatabase, report: (table: Table) => void 
   }
 }
 
-function abTable(stream: boolean, contenders: readonly Contender[], result: AbResult, o: AbOptions, sides: readonly string[]): Table {
+function abTable(stream: boolean, contenders: readonly Contender[], result: AbResult, o: AbOptions, sides: readonly string[], compared: string): Table {
   const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
   const latency = result.latencyMs.map(sorted);
   const firstByte = result.firstByteMs.map(sorted);
@@ -164,6 +163,7 @@ function abTable(stream: boolean, contenders: readonly Contender[], result: AbRe
     const line = `${side}: adds p50 ${p50s.map(fmt).join(', ')} ms (mean ${fmt(p50s.reduce((a, b) => a + b, 0) / p50s.length)})`;
     notes.push(stream ? `${line}; to the first byte ${ids.map((i) => fmt(added(i, 50, firstByte))).join(', ')} ms` : line);
   }
+  notes.push(compared);
   if (result.failed > 0) notes.push(`${result.failed} requests FAILED (first: ${result.firstError})`);
   notes.push(
     `one connection per contender, a sequential client in its own process; blocks of ${o.block} requests to each contender in turn after a warm-up round, ` +
