@@ -33,7 +33,7 @@ function databaseUrl(serverUrl: string, name: string): string {
 }
 
 /** A new database `name` on the server of `adminUrl`, migrated unless `migrated` is false; its URL. */
-async function createMigratedDatabase(adminUrl: string, name: string, migrated = true): Promise<string> {
+async function createDatabase(adminUrl: string, name: string, migrated = true): Promise<string> {
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
   const url = databaseUrl(adminUrl, name);
   if (!migrated) return url;
@@ -79,7 +79,7 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
       async sibling(options) {
         const sibling = `${name}_${siblings.length + 1}`;
         siblings.push(sibling);
-        return createMigratedDatabase(serverUrl, sibling, options?.migrated);
+        return createDatabase(serverUrl, sibling, options?.migrated);
       },
       async close() {
         await pool.end();
@@ -104,7 +104,7 @@ export async function openBenchDatabase(options: { poolSize?: number; logger?: L
       url: server.url,
       description: 'embedded PostgreSQL (temporary directory)',
       // Dropped with the server and its directory.
-      sibling: (options) => createMigratedDatabase(server.url, `bench_sibling_${++siblings}`, options?.migrated),
+      sibling: (options) => createDatabase(server.url, `bench_sibling_${++siblings}`, options?.migrated),
       async close() {
         try {
           await pool.end();
