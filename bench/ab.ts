@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../src/db/database';
 import type { AbJob, AbResult } from './ab-client';
-import { BODY, ROOT, SIMULATOR_MAIN, STREAM_BODY, TSX, freePort, startBareProxy, startGatewayProcess, startProcess, stopProcess, waitUntilServing, type Contender, type Running } from './peer';
-import { percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { BODY, ROOT, STREAM_BODY, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
+import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
  * `ab`: this working tree against another revision of the gateway, at one connection, measured so
@@ -30,13 +30,7 @@ const DEFAULTS: AbOptions = { base: 'HEAD', processes: 2, requests: 5000, block:
 
 /** BENCH_AB_BASE, BENCH_AB_PROCESSES, BENCH_AB_REQUESTS, BENCH_AB_BLOCK, BENCH_AB_SKIP. */
 export function abOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AbOptions {
-  const int = (name: string, fallback: number, min: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
-    return n;
-  };
+  const int = (name: string, fallback: number, min: number): number => integerFromEnv(env, name, fallback, min);
   const block = int('BENCH_AB_BLOCK', DEFAULTS.block, 2);
   const skip = int('BENCH_AB_SKIP', DEFAULTS.skip, 0);
   if (skip >= block) throw new Error(`BENCH_AB_SKIP (${skip}) must be below BENCH_AB_BLOCK (${block})`);
@@ -93,11 +87,7 @@ export async function benchAb(db: BenchDatabase, report: (table: Table) => void 
   const dirty = git('status', '--porcelain') !== '';
   const base = checkOut(options.base);
   try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(simPort), HOST: '127.0.0.1' });
-    started.push(sim);
-    await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200);
+    const simUrl = await startSimulatorProcess(started);
     const floor = await startBareProxy('ledger floor', simUrl, await db.sibling());
     started.push(floor.running);
     const contenders: Contender[] = [
@@ -115,7 +105,8 @@ export async function benchAb(db: BenchDatabase, report: (table: Table) => void 
         const dataDir = tempDir('gateway-bench-ab-data-');
         dirs.push(dataDir);
         // Each gateway migrates its own database: the base may know fewer migrations than this tree.
-        contenders.push(await startGatewayProcess(`${side.label} #${p}`, { root: side.root, databaseUrl: await db.sibling({ migrated: false }), dataDir, simUrl }, started));
+        const gateway = await startGatewayProcess(`${side.label} #${p}`, { root: side.root, databaseUrl: await db.sibling({ migrated: false }), dataDir, simUrl }, started);
+        contenders.push(gateway.contender);
       }
     }
     const tables: Table[] = [];

@@ -1,13 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Pool } from 'pg';
-import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
 import { tempDir } from '../src/db/database';
-import { ALL_MODEL_TYPES } from '../src/model-types';
-import { channelsServedBy } from '../src/upstreams/registry';
-import { fundedAccount } from './gateway-setup';
-import { autocannon, BODY, freePort, ROOT, SIMULATOR_MAIN, startProcess, stopProcess, TSX, waitUntilServing, type Contender, type Running } from './peer';
+import { autocannon, ROOT, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
 import { printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
@@ -102,32 +96,11 @@ export async function benchHotPath(db: BenchDatabase, report: (table: Table) => 
   const started: Running[] = [];
   const dataDir = tempDir('gateway-bench-hotpath-');
   try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(simPort), HOST: '127.0.0.1' });
-    started.push(sim);
-    await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200);
+    const simUrl = await startSimulatorProcess(started);
 
-    const gwPort = await freePort();
-    const adminToken = randomBytes(16).toString('hex');
-    const channels = channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
     const profileDir = process.env.BENCH_PROFILE_DIR;
-    const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-    const gateway = startProcess('gateway', [...profileArgs, ...TSX, path.join(ROOT, 'src/main.ts')], {
-      PORT: String(gwPort),
-      HOST: '127.0.0.1',
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: adminToken,
-      CHANNELS: JSON.stringify(channels),
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_PER_MINUTE: '0',
-    });
-    started.push(gateway);
-    const gwUrl = `http://127.0.0.1:${gwPort}`;
-    await waitUntilServing(gateway, `${gwUrl}/readyz`, {}, (s) => s === 200);
-    const account = await fundedAccount(gwUrl, adminToken, 'bench hot path');
-    const target: Contender = { name: 'this gateway', url: gwUrl, headers: { authorization: `Bearer ${account.key}` } };
+    const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    const { contender: target, running: gateway } = await startGatewayProcess('this gateway', { root: ROOT, databaseUrl: db.url, dataDir, simUrl, nodeArgs }, started);
     const pid = gateway.child.pid!;
 
     const warmup = Math.max(1000, Math.round(o.requests / 10));

@@ -8,7 +8,7 @@ import { tempDir } from '../src/db/database';
 import { channelsServedBy } from '../src/upstreams/registry';
 import { runLoadInChild, type LoadResult, type LoadTarget } from './chat-load';
 import { fundedAccount } from './gateway-setup';
-import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { integerFromEnv, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
@@ -38,13 +38,7 @@ const DEFAULTS: PeerBenchOptions = { durationS: 5, warmupS: 1, connections: [1, 
 
 /** BENCH_PEER_DURATION_S, BENCH_PEER_WARMUP_S, BENCH_PEER_CONNECTIONS (comma-separated), BENCH_PEER_EXACT_ROUNDS, BENCH_PEER_EXACT_S. */
 export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBenchOptions {
-  const int = (name: string, fallback: number, min: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
-    return n;
-  };
+  const int = (name: string, fallback: number, min: number): number => integerFromEnv(env, name, fallback, min);
   const connections = env.BENCH_PEER_CONNECTIONS ? env.BENCH_PEER_CONNECTIONS.split(',').map((c) => Number(c.trim())) : DEFAULTS.connections;
   if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_PEER_CONNECTIONS must list positive integers, got ${env.BENCH_PEER_CONNECTIONS}`);
   return {
@@ -115,22 +109,33 @@ export async function startBareProxy(name: string, upstreamUrl: string, database
   return { running, url };
 }
 
+/** The standalone simulator in its own process, serving once it answers the chat body; its URL. Added to `started`. */
+export async function startSimulatorProcess(started: Running[]): Promise<string> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(port), HOST: '127.0.0.1' });
+  started.push(sim);
+  await waitUntilServing(sim, `${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200);
+  return url;
+}
+
 /**
  * The gateway of the tree at `root` (`src/main.ts`) in its own process on `databaseUrl`, every
  * channel going to the simulator, with one funded account; added to `started` as soon as it runs,
  * so that the caller stops it whatever happens next. The contender sends that account's key.
+ * `nodeArgs` go before the entry point (the CPU profiler's flags).
  */
 export async function startGatewayProcess(
   name: string,
-  where: { readonly root: string; readonly databaseUrl: string; readonly dataDir: string; readonly simUrl: string },
+  where: { readonly root: string; readonly databaseUrl: string; readonly dataDir: string; readonly simUrl: string; readonly nodeArgs?: readonly string[] },
   started: Running[],
-): Promise<Contender> {
+): Promise<{ readonly contender: Contender; readonly running: Running }> {
   const port = await freePort();
   const adminToken = randomBytes(16).toString('hex');
   const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
   const gateway = startProcess(
     name,
-    [...TSX, path.join(where.root, 'src/main.ts')],
+    [...(where.nodeArgs ?? []), ...TSX, path.join(where.root, 'src/main.ts')],
     {
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -147,7 +152,7 @@ export async function startGatewayProcess(
   const url = `http://127.0.0.1:${port}`;
   await waitUntilServing(gateway, `${url}/readyz`, {}, (s) => s === 200);
   const account = await fundedAccount(url, adminToken, name);
-  return { name, url, headers: { authorization: `Bearer ${account.key}` } };
+  return { contender: { name, url, headers: { authorization: `Bearer ${account.key}` } }, running: gateway };
 }
 
 export async function stopProcess(running: Running): Promise<void> {
@@ -230,16 +235,12 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
   const dataDir = tempDir('gateway-bench-peer-');
   const skipped: string[] = [];
   try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(simPort), HOST: '127.0.0.1' });
-    started.push(sim);
+    const simUrl = await startSimulatorProcess(started);
     const probe: RequestInit = { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY };
-    await waitUntilServing(sim, `${simUrl}/v1/chat/completions`, probe, (s) => s === 200);
     const contenders: Contender[] = [{ name: 'simulator direct', url: simUrl, headers: {} }];
 
     // This gateway, on the bench database, every channel going to the simulator.
-    const ours = await startGatewayProcess('this gateway (durable ledger)', { root: ROOT, databaseUrl: db.url, dataDir, simUrl }, started);
+    const ours = (await startGatewayProcess('this gateway (durable ledger)', { root: ROOT, databaseUrl: db.url, dataDir, simUrl }, started)).contender;
 
     // The floors (bench/bare-proxy.ts): what any Node.js gateway costs at least, and what one
     // costs that commits a reservation and a settlement on this event store. The ledger floor

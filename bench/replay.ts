@@ -12,7 +12,7 @@ import { createLogger } from '../src/log';
 import { READ_MODEL_SCHEMA } from '../src/projections-runtime/consumer';
 import { rebuildProjections } from '../src/projections-runtime/rebuild';
 import { ensureProjectionTables } from '../src/projections-runtime/tables';
-import { measureOnceWithCpu, printTable, profiled, progress, type CpuTime, type Measurement, type Table } from './support';
+import { integerFromEnv, measureOnceWithCpu, printTable, profiled, progress, type CpuTime, type Measurement, type Table } from './support';
 
 /**
  * Replay speed: `npm run projections:rebuild` and `npm run audit` (their library functions) over
@@ -28,13 +28,7 @@ export interface ReplayBenchOptions {
 
 /** BENCH_REPLAY_ACCOUNTS, BENCH_REPLAY_CYCLES. */
 export function replayOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ReplayBenchOptions {
-  const int = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${raw}`);
-    return n;
-  };
+  const int = (name: string, fallback: number): number => integerFromEnv(env, name, fallback, 1);
   return { accounts: int('BENCH_REPLAY_ACCOUNTS', 200), cyclesPerAccount: int('BENCH_REPLAY_CYCLES', 100) };
 }
 

@@ -6,6 +6,15 @@ import { migrate } from '../src/db/migrations';
 import { ALL_MIGRATIONS } from '../src/gateway';
 import { createLogger, type Logger } from '../src/log';
 
+/** The integer `name` of `env`, or `fallback` when it is unset or empty; anything below `min` is refused. */
+export function integerFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
+  return n;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Database
  * ---------------------------------------------------------------------------------------------- */
