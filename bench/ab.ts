@@ -1,8 +1,9 @@
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../src/db/database';
 import type { AbJob, AbResult } from './ab-client';
+import { resultOfChild } from './chat-load';
 import { BODY, ROOT, STREAM_BODY, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
 import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
@@ -64,19 +65,7 @@ function checkOut(revision: string): { root: string; commit: string; remove: () 
 }
 
 function runClient(job: AbJob): Promise<AbResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, 'ab-client.ts'), [], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    let settled = false;
-    child.once('message', (message: { result?: AbResult; error?: string }) => {
-      settled = true;
-      if (message.result) resolve(message.result);
-      else reject(new Error(`ab client failed: ${message.error ?? 'no result'}`));
-    });
-    child.once('exit', (code, signal) => {
-      if (!settled) reject(new Error(`ab client exited (${signal ?? code}) without a result`));
-    });
-    child.send(job);
-  });
+  return resultOfChild<AbResult>(path.join(__dirname, 'ab-client.ts'), job, 'ab client');
 }
 
 const fmt = (ms: number): string => ms.toFixed(2);

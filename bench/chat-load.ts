@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type Serializable } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { measure, type Measurement } from './support';
@@ -112,17 +112,22 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
  * ---------------------------------------------------------------------------------------------- */
 
 export function runLoadInChild(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
-  return new Promise<LoadResult>((resolve, reject) => {
+  return resultOfChild<LoadResult>(path.join(__dirname, 'chat-load-child.ts'), { target, options }, 'load child');
+}
+
+/**
+ * Forks `file` (a child that answers one message with `{ result }` or `{ error }` and exits), sends
+ * it `job`, and resolves with its result; rejects when it reports an error or exits without one.
+ */
+export function resultOfChild<R>(file: string, job: Serializable, what: string): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
     // process.execArgv carries tsx's loader flags, so the child can run TypeScript too.
-    const child = fork(path.join(__dirname, 'chat-load-child.ts'), [], {
-      execArgv: process.execArgv,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const child = fork(file, [], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     let settled = false;
-    child.once('message', (message: { result?: LoadResult; error?: string }) => {
+    child.once('message', (message: { result?: R; error?: string }) => {
       settled = true;
       if (message.result) resolve(message.result);
-      else reject(new Error(`load child failed: ${message.error ?? 'no result'}`));
+      else reject(new Error(`${what} failed: ${message.error ?? 'no result'}`));
     });
     child.once('error', (err) => {
       if (!settled) {
@@ -133,9 +138,9 @@ export function runLoadInChild(target: LoadTarget, options: LoadOptions): Promis
     child.once('exit', (code, signal) => {
       if (!settled) {
         settled = true;
-        reject(new Error(`load child exited (${signal ?? code}) without a result`));
+        reject(new Error(`${what} exited (${signal ?? code}) without a result`));
       }
     });
-    child.send({ target, options });
+    child.send(job);
   });
 }
