@@ -1,5 +1,6 @@
 import type { Projection } from '../src/projections-runtime/consumer';
 import { defineProjection } from '../src/projections-runtime/define';
+import { prepared } from '../src/db/prepared';
 import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type KeySettings } from '../src/domain/account/events';
 
 /**
@@ -54,12 +55,12 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
     }
     if (lastUsed.size === 0) return;
     const entries = [...lastUsed.entries()];
-    await tx.query(
-      `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+    await tx.query({
+      ...prepared(`UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
        FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(key_id, account_id, at)
-       WHERE k.key_id = u.key_id AND k.account_id = u.account_id`,
-      [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
-    );
+       WHERE k.key_id = u.key_id AND k.account_id = u.account_id`),
+      values: [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
+    });
   },
 });
 

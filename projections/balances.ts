@@ -1,5 +1,6 @@
 import type { Projection } from '../src/projections-runtime/consumer';
 import { defineProjection } from '../src/projections-runtime/define';
+import { prepared } from '../src/db/prepared';
 import { accountIdOfStream, type AccountEvent } from '../src/domain/account/events';
 
 /**
@@ -64,20 +65,20 @@ export const balancesProjection: Projection = defineProjection<AccountEvent>()({
     ];
     const deltas = 'unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) AS d(account_id, credited, settled, refunded, frozen, revision)';
     if (opened.length > 0) {
-      await tx.query(
-        `INSERT INTO balances (account_id, credited, settled, refunded, frozen, available, revision)
-         SELECT account_id, credited, settled, refunded, frozen, credited - settled + refunded - frozen, revision FROM ${deltas}`,
-        columns(opened),
-      );
+      await tx.query({
+        ...prepared(`INSERT INTO balances (account_id, credited, settled, refunded, frozen, available, revision)
+         SELECT account_id, credited, settled, refunded, frozen, credited - settled + refunded - frozen, revision FROM ${deltas}`),
+        values: columns(opened),
+      });
     }
     if (updated.length > 0) {
-      await tx.query(
-        `UPDATE balances b SET
+      await tx.query({
+        ...prepared(`UPDATE balances b SET
            credited = b.credited + d.credited, settled = b.settled + d.settled, refunded = b.refunded + d.refunded, frozen = b.frozen + d.frozen,
            available = b.available + d.credited - d.settled + d.refunded - d.frozen, revision = d.revision
-         FROM ${deltas} WHERE b.account_id = d.account_id`,
-        columns(updated),
-      );
+         FROM ${deltas} WHERE b.account_id = d.account_id`),
+        values: columns(updated),
+      });
     }
   },
 });

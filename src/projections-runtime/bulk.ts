@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { prepared } from '../db/prepared';
 
 /** A column of a bulk insert: its name (also the key of each row object) and its SQL type. */
 export type BulkColumn = readonly [name: string, sqlType: string];
@@ -55,5 +56,5 @@ export function rowsFrom(columns: readonly BulkColumn[], rows: readonly object[]
 export async function insertRows(tx: PoolClient, table: string, columns: readonly BulkColumn[], rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
   const { from, params } = rowsFrom(columns, rows);
-  await tx.query(`INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT ${columns.map(bulkValue).join(', ')} FROM ${from}`, params);
+  await tx.query({ ...prepared(`INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT ${columns.map(bulkValue).join(', ')} FROM ${from}`), values: params });
 }

@@ -60,12 +60,12 @@ describe('money projections (ledger, balances, usage) fold a batch as they fold 
   ];
   const projections: Projection[] = [ledgerProjection, balancesProjection, usageProjection];
 
-  /** Folds the log cut into batches of `size` into fresh tables in `schema`; returns every row. */
-  async function fold(schema: string, size: number): Promise<Record<string, unknown[]>> {
-    await ensureProjectionTables(db.pool, projections, schema);
+  /** Folds the log cut into batches of `size` into fresh tables in `schema` (of `on`); returns every row. */
+  async function fold(schema: string, size: number, on: Database = db): Promise<Record<string, unknown[]>> {
+    await ensureProjectionTables(on.pool, projections, schema);
     for (let i = 0; i < log.length; i += size) {
       const batch = log.slice(i, i + size);
-      const client = await db.pool.connect();
+      const client = await on.pool.connect();
       try {
         await inTransaction(client, async () => {
           await client.query(`SET LOCAL search_path TO ${schema}, public`);
@@ -75,7 +75,7 @@ describe('money projections (ledger, balances, usage) fold a batch as they fold 
         client.release();
       }
     }
-    const rows = async (sql: string) => (await db.pool.query(sql)).rows;
+    const rows = async (sql: string) => (await on.pool.query(sql)).rows;
     return {
       balances: await rows(`SELECT * FROM ${schema}.balances ORDER BY account_id`),
       entries: await rows(`SELECT * FROM ${schema}.ledger_entries ORDER BY account_id, revision`),
@@ -126,5 +126,27 @@ describe('money projections (ledger, balances, usage) fold a batch as they fold 
       ['acct_a', '2026-01', true],
       ['acct_b', '2026-01', true],
     ]);
+  });
+
+  it('parses each statement once per connection, and a statement prepared under one schema writes into the next', async () => {
+    // One connection: every batch of both folds goes through it, the second under another search_path.
+    const single = await createTestDatabase(1);
+    try {
+      const first = await fold('prepared_1', 3, single);
+      expect(await fold('prepared_2', 3, single)).to.deep.equal(first);
+      expect(first.entries).to.have.length(12);
+      const { rows } = await single.pool.query<{ statement: string; runs: number }>(
+        'SELECT statement, generic_plans + custom_plans AS runs FROM pg_prepared_statements ORDER BY statement',
+      );
+      const runsOf = (start: string): number[] => rows.filter((r) => r.statement.trimStart().startsWith(start)).map((r) => Number(r.runs));
+      // Five batches in each fold: each statement prepared once, run in both schemas.
+      expect(runsOf('WITH r AS (SELECT * FROM ROWS FROM'), 'the ledger entries').to.deep.equal([10]);
+      expect(runsOf('INSERT INTO usage_records'), 'the usage records').to.have.length(1);
+      expect(runsOf('INSERT INTO usage_records')[0]).to.be.greaterThan(5);
+      expect(runsOf('UPDATE balances b SET'), 'the balances').to.have.length(1);
+      expect(runsOf('UPDATE balances b SET')[0]).to.be.greaterThan(5);
+    } finally {
+      await single.close();
+    }
   });
 });

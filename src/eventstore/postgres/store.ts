@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
+import { prepared } from '../../db/prepared';
 import {
   type AppendResult,
   type EventMetadata,
@@ -306,15 +307,15 @@ export async function readPageWith(db: Pool | PoolClient, from: GlobalPosition |
   const after = from ? '(tx_id, position) > ($2::text::xid8, $3::bigint) AND ' : '';
   // max() walks the global-order index from its end; the one row of `snap` carries the flag when
   // the page is empty.
-  const { rows } = await db.query<Partial<EventRow> & { held_back: boolean | null }>(
-    `SELECT page.*, snap.held_back
+  const { rows } = await db.query<Partial<EventRow> & { held_back: boolean | null }>({
+    ...prepared(`SELECT page.*, snap.held_back
      FROM (SELECT max(tx_id) >= ${xmin} AS held_back FROM es_events) AS snap
      LEFT JOIN LATERAL (
        SELECT ${EVENT_COLUMNS}, tx_id FROM es_events WHERE ${after}tx_id < ${xmin} ORDER BY tx_id, position LIMIT $1
      ) AS page ON true
-     ORDER BY page.tx_id, page.position`,
-    from ? [limit, from.major.toString(), from.minor.toString()] : [limit],
-  );
+     ORDER BY page.tx_id, page.position`),
+    values: from ? [limit, from.major.toString(), from.minor.toString()] : [limit],
+  });
   const events = rows.filter((row): row is EventRow & { held_back: boolean | null } => row.event_id != null).map(toRecorded);
   return { events, heldBack: rows[0]?.held_back === true };
 }
