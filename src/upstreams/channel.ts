@@ -1,5 +1,4 @@
-import type { Readable } from 'node:stream';
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { parseSse, type SseEvent } from './sse';
 
 /**
@@ -37,7 +36,7 @@ export type UpstreamObserver = (channel: string, model: string, outcome: Upstrea
 
 export interface UpstreamResponse {
   readonly status: number;
-  readonly body: Readable;
+  readonly body: Dispatcher.ResponseData['body'];
 }
 
 /**
@@ -127,11 +126,10 @@ function modelOf(body: unknown): string {
   return typeof model === 'string' ? model : 'none';
 }
 
-async function readText(body: Readable, channel: string): Promise<string> {
+/** The whole body as UTF-8 text, decoded at once (a character split between two chunks stays whole). */
+async function readText(body: UpstreamResponse['body'], channel: string): Promise<string> {
   try {
-    let text = '';
-    for await (const chunk of body) text += String(chunk);
-    return text;
+    return await body.text();
   } catch (err) {
     throw toUpstreamError(err, channel);
   }
