@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../src/db/database';
-import type { AbJob, AbResult } from './ab-client';
-import { resultOfChild } from './chat-load';
+import type { AbResult } from './ab-client';
+import { alternatingRows, runAlternatingInChild } from './chat-load';
 import { BODY, ROOT, STREAM_BODY, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
-import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Table } from './support';
 
 /**
  * `ab`: this working tree against another revision of the gateway, at one connection, measured so
@@ -64,10 +64,6 @@ function checkOut(revision: string): { root: string; commit: string; remove: () 
   };
 }
 
-function runClient(job: AbJob): Promise<AbResult> {
-  return resultOfChild<AbResult>(path.join(__dirname, 'ab-client.ts'), job, 'ab client');
-}
-
 const fmt = (ms: number): string => ms.toFixed(2);
 
 export async function benchAb(db: BenchDatabase, report: (table: Table) => void = printTable, options: AbOptions = DEFAULTS): Promise<Table[]> {
@@ -101,7 +97,7 @@ export async function benchAb(db: BenchDatabase, report: (table: Table) => void 
     const tables: Table[] = [];
     for (const stream of [false, true]) {
       progress(`ab: ${stream ? 'streamed' : 'non-streamed'}, ${options.requests} requests per contender in blocks of ${options.block}`);
-      const result = await runClient({
+      const result = await runAlternatingInChild({
         targets: contenders.map((c) => ({ name: c.name, origin: c.url, headers: c.headers })),
         body: stream ? STREAM_BODY : BODY,
         stream,
@@ -123,14 +119,7 @@ export async function benchAb(db: BenchDatabase, report: (table: Table) => void 
 }
 
 function abTable(stream: boolean, contenders: readonly Contender[], result: AbResult, o: AbOptions, sides: readonly string[], compared: string): Table {
-  const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
-  const latency = result.latencyMs.map(sorted);
-  const firstByte = result.firstByteMs.map(sorted);
-  const rows: Measurement[] = contenders.map((c, i) => {
-    const l = latency[i]!;
-    const sum = l.reduce((a, b) => a + b, 0);
-    return { name: c.name, ops: l.length, elapsedMs: sum, opsPerSec: (l.length * 1000) / sum, p50Ms: percentile(l, 50), p99Ms: percentile(l, 99), maxMs: l[l.length - 1] ?? NaN, concurrency: 1 };
-  });
+  const { latency, firstByte, rows } = alternatingRows(contenders.map((c) => c.name), result);
   const added = (i: number, p: number, of: number[][] = latency) => percentile(of[i]!, p) - percentile(of[0]!, p);
   const notes = contenders.slice(1).map((c, j) => {
     const i = j + 1;

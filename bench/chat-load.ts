@@ -1,7 +1,8 @@
 import { fork, type Serializable } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { measure, type Measurement } from './support';
+import type { AbJob, AbResult } from './ab-client';
+import { measure, percentile, type Measurement } from './support';
 
 /**
  * The chat load generator: `concurrency` workers, each sending one request at a time over its own
@@ -39,11 +40,6 @@ export interface LoadResult {
   /** Requests that failed (transport error, status other than 200, stream without `[DONE]`), warm-up included. */
   readonly failed: number;
   readonly firstError: string | null;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 export async function runLoad(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
@@ -113,6 +109,28 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
 
 export function runLoadInChild(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
   return resultOfChild<LoadResult>(path.join(__dirname, 'chat-load-child.ts'), { target, options }, 'load child');
+}
+
+/**
+ * The alternating client (ab-client.ts) in a process of its own: one sequential connection per
+ * target, blocks of requests to each in turn, round after round (`bench ab`, and the exact tables
+ * of `bench peer`).
+ */
+export function runAlternatingInChild(job: AbJob): Promise<AbResult> {
+  return resultOfChild<AbResult>(path.join(__dirname, 'ab-client.ts'), job, 'alternating client');
+}
+
+/** The alternating client's latencies (each target's, sorted) and a row for each target, named as given. */
+export function alternatingRows(names: readonly string[], result: AbResult): { latency: number[][]; firstByte: number[][]; rows: Measurement[] } {
+  const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
+  const latency = result.latencyMs.map(sorted);
+  const firstByte = result.firstByteMs.map(sorted);
+  const rows = names.map((name, i): Measurement => {
+    const l = latency[i]!;
+    const sum = l.reduce((a, b) => a + b, 0);
+    return { name, ops: l.length, elapsedMs: sum, opsPerSec: (l.length * 1000) / sum, p50Ms: percentile(l, 50), p99Ms: percentile(l, 99), maxMs: l[l.length - 1] ?? NaN, concurrency: 1 };
+  });
+  return { latency, firstByte, rows };
 }
 
 /**

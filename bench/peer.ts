@@ -6,9 +6,10 @@ import path from 'node:path';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
 import { tempDir } from '../src/db/database';
 import { channelsServedBy } from '../src/upstreams/registry';
-import { runLoadInChild, type LoadResult, type LoadTarget } from './chat-load';
+import type { AbResult } from './ab-client';
+import { alternatingRows, runAlternatingInChild } from './chat-load';
 import { fundedAccount } from './gateway-setup';
-import { integerFromEnv, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
@@ -28,15 +29,13 @@ export interface PeerBenchOptions {
   /** Untimed seconds of the same load before each row. */
   readonly warmupS: number;
   readonly connections: readonly number[];
-  /** Rounds of the exact one-connection measurement (0: none). */
-  readonly exactRounds: number;
-  /** Measured seconds per contender, kind and round of it. */
-  readonly exactS: number;
+  /** Requests measured per contender and kind in the exact one-connection tables (0: no such tables). */
+  readonly exactRequests: number;
 }
 
-const DEFAULTS: PeerBenchOptions = { durationS: 5, warmupS: 1, connections: [1, 64], exactRounds: 3, exactS: 2 };
+const DEFAULTS: PeerBenchOptions = { durationS: 5, warmupS: 1, connections: [1, 64], exactRequests: 4000 };
 
-/** BENCH_PEER_DURATION_S, BENCH_PEER_WARMUP_S, BENCH_PEER_CONNECTIONS (comma-separated), BENCH_PEER_EXACT_ROUNDS, BENCH_PEER_EXACT_S. */
+/** BENCH_PEER_DURATION_S, BENCH_PEER_WARMUP_S, BENCH_PEER_CONNECTIONS (comma-separated), BENCH_PEER_EXACT_REQUESTS. */
 export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBenchOptions {
   const int = (name: string, fallback: number, min: number): number => integerFromEnv(env, name, fallback, min);
   const connections = env.BENCH_PEER_CONNECTIONS ? env.BENCH_PEER_CONNECTIONS.split(',').map((c) => Number(c.trim())) : DEFAULTS.connections;
@@ -45,8 +44,7 @@ export function peerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerBe
     durationS: int('BENCH_PEER_DURATION_S', DEFAULTS.durationS, 1),
     warmupS: int('BENCH_PEER_WARMUP_S', DEFAULTS.warmupS, 0),
     connections,
-    exactRounds: int('BENCH_PEER_EXACT_ROUNDS', DEFAULTS.exactRounds, 0),
-    exactS: int('BENCH_PEER_EXACT_S', DEFAULTS.exactS, 1),
+    exactRequests: int('BENCH_PEER_EXACT_REQUESTS', DEFAULTS.exactRequests, 0),
   };
 }
 
@@ -274,7 +272,7 @@ export async function benchPeer(db: BenchDatabase, report: (table: Table) => voi
     // The exact tables once the rows of one connection have warmed every contender, and before any
     // of many connections: in one run that measured them after those, every contender's latency
     // was higher than in the runs around it (this gateway's p50 by 0.5–1.3 ms).
-    let exactDone = options.exactRounds === 0;
+    let exactDone = options.exactRequests === 0;
     const exact = async (): Promise<void> => {
       exactDone = true;
       for (const table of await measureExactly(contenders, options)) {
@@ -302,19 +300,18 @@ export const STREAM_BODY = JSON.stringify({ ...(JSON.parse(BODY) as object), str
 
 /**
  * One connection, measured exactly: autocannon gives whole milliseconds, too coarse for goals of
- * 1.5 ms and 1 ms. A sequential undici client in a process of its own (chat-load-child.ts), every
- * contender in turn for `exactRounds` rounds, so that a drift of the host's speed touches them all
- * alike; per contender the median over the rounds of each round's p50 and p99, for the
- * non-streamed body and for the same body streamed (with the time to the first byte of the body).
+ * 1.5 ms and 1 ms. A sequential client in a process of its own (ab-client.ts, as in `bench ab`)
+ * sends blocks of EXACT_BLOCK requests to each contender in turn, round after round, until each
+ * has `exactRequests` measured, for the non-streamed body and then for the same body streamed
+ * (with the time to the first byte of the body). Alternating blocks spread whatever else the host
+ * does (a checkpoint, a vacuum, another process) over every contender alike: measured in windows of
+ * a few seconds each, as this table was until 2026-11-26, the same gateway process read 3.09, 1.55
+ * and 2.62 ms at p50 in three windows while alternating blocks read 1.64, 1.62 and 1.34 between
+ * them, and the ledger floor 0.90-1.24 ms either way.
  */
 async function measureExactly(contenders: readonly Contender[], o: PeerBenchOptions): Promise<Table[]> {
-  const kinds = [
-    { stream: false, body: BODY },
-    { stream: true, body: STREAM_BODY },
-  ] as const;
   // A contender that cannot stream from the simulator (Portkey's gateway answers its streams with
-  // 500) is left out of that table at once: thousands of failing calls would also leave it busy
-  // while the next contender is measured.
+  // 500) is left out of that table at once: its failures would end the client's run.
   const refusals = new Map<string, string>();
   for (const c of contenders) {
     try {
@@ -330,83 +327,52 @@ async function measureExactly(contenders: readonly Contender[], o: PeerBenchOpti
       refusals.set(c.name, err instanceof Error ? err.message : String(err));
     }
   }
-  const rounds = new Map<string, LoadResult[]>();
-  for (let round = 1; round <= o.exactRounds; round++) {
-    for (const kind of kinds) {
-      for (const c of contenders) {
-        if (kind.stream && refusals.has(c.name)) continue;
-        progress(`exact, round ${round} of ${o.exactRounds}: ${c.name}, ${kind.stream ? 'streamed' : 'non-streamed'}, ${o.exactS} s (sequential client)`);
-        const target: LoadTarget = {
-          name: c.name,
-          origin: c.url,
-          path: '/v1/chat/completions',
-          headers: [{ 'content-type': 'application/json', ...c.headers }],
-          body: kind.body,
-          stream: kind.stream,
-        };
-        const result = await runLoadInChild(target, { concurrency: 1, durationMs: o.exactS * 1000, warmupMs: 1000 });
-        const key = `${kind.stream} ${c.name}`;
-        rounds.set(key, [...(rounds.get(key) ?? []), result]);
-      }
-    }
+  const tables: Table[] = [];
+  for (const stream of [false, true]) {
+    const measured = stream ? contenders.filter((c) => !refusals.has(c.name)) : contenders;
+    const notMeasured = stream ? [...refusals].map(([name, answer]) => `not measured: ${name}, whose answer to a streamed request was ${answer}`) : [];
+    progress(`exact: ${stream ? 'streamed' : 'non-streamed'}, ${o.exactRequests} requests per contender in blocks of ${EXACT_BLOCK} (sequential client)`);
+    const result = await runAlternatingInChild({
+      targets: measured.map((c) => ({ name: c.name, origin: c.url, headers: c.headers })),
+      body: stream ? STREAM_BODY : BODY,
+      stream,
+      requests: o.exactRequests,
+      block: EXACT_BLOCK,
+      skip: EXACT_SKIP,
+      warmupRounds: 1,
+    });
+    tables.push(exactTable(stream, measured, result, o, notMeasured));
   }
-  return kinds.map((kind) => {
-    const measured = contenders.filter((c) => rounds.has(`${kind.stream} ${c.name}`));
-    const notMeasured = kind.stream ? [...refusals].map(([name, answer]) => `not measured: ${name}, whose answer to a streamed request was ${answer}`) : [];
-    return exactTable(kind.stream, measured.map((c) => rounds.get(`${kind.stream} ${c.name}`)!), o, notMeasured, contenders[0]!.name);
-  });
+  return tables;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
+/** Requests to one contender before the client moves on, and how many at the start of each are not counted (it was idle meanwhile). */
+const EXACT_BLOCK = 200;
+const EXACT_SKIP = 30;
 
-function exactTable(stream: boolean, perContender: readonly (readonly LoadResult[])[], o: PeerBenchOptions, notMeasured: readonly string[], baselineName: string): Table {
+function exactTable(stream: boolean, contenders: readonly Contender[], result: AbResult, o: PeerBenchOptions, notMeasured: readonly string[]): Table {
   const notes = [...notMeasured];
-  // A contender none of whose requests succeeded has no latency to show (Portkey's gateway
-  // answers the simulator's streams with 500).
-  const measured = perContender.filter((results) => {
-    const sent = results.reduce((n, r) => n + r.sent, 0);
-    const failed = results.reduce((n, r) => n + r.failed, 0);
-    if (failed < sent) return true;
-    notes.push(`not measured: ${results[0]!.measurement.name}, all ${sent} requests failed (first: ${results.find((r) => r.firstError)?.firstError})`);
-    return false;
-  });
-  const rows: Measurement[] = measured.map((results) => {
-    const failed = results.reduce((n, r) => n + r.failed, 0);
-    return {
-      name: results[0]!.measurement.name,
-      ops: results.reduce((n, r) => n + r.measurement.ops, 0),
-      elapsedMs: results.reduce((n, r) => n + r.measurement.elapsedMs, 0),
-      opsPerSec: median(results.map((r) => r.measurement.opsPerSec)),
-      p50Ms: median(results.map((r) => r.measurement.p50Ms)),
-      p99Ms: median(results.map((r) => r.measurement.p99Ms)),
-      maxMs: Math.max(...results.map((r) => r.measurement.maxMs)),
-      concurrency: 1,
-      ...(failed > 0 ? { note: `${failed} requests FAILED (first: ${results.find((r) => r.firstError)?.firstError})` } : {}),
-    };
-  });
-  const ttfb = (results: readonly LoadResult[]) => ({ p50: median(results.map((r) => r.ttfb!.p50Ms)), p99: median(results.map((r) => r.ttfb!.p99Ms)) });
+  const { firstByte, rows } = alternatingRows(contenders.map((c) => c.name), result);
   const fmt = (ms: number) => ms.toFixed(2);
-  // The baseline is the simulator direct, the first contender; without it nothing is compared.
-  const direct = rows.find((r) => r.name === baselineName);
-  if (!direct) notes.push(`no comparison: ${baselineName} was not measured`);
-  if (direct) notes.push(...rows.filter((r) => r !== direct).map((r) => `${r.name}: adds p50 ${fmt(r.p50Ms - direct.p50Ms)} ms, p99 ${fmt(r.p99Ms - direct.p99Ms)} ms over the direct call`));
-  if (stream && direct) {
-    const base = ttfb(measured[rows.indexOf(direct)]!);
-    notes.push(`time to first byte, p50 / p99: direct ${fmt(base.p50)} / ${fmt(base.p99)} ms`);
-    for (const results of measured.filter((_, i) => rows[i] !== direct)) {
-      const t = ttfb(results);
-      notes.push(`time to first byte, ${results[0]!.measurement.name}: ${fmt(t.p50)} / ${fmt(t.p99)} ms, adds ${fmt(t.p50 - base.p50)} / ${fmt(t.p99 - base.p99)} ms`);
+  // The baseline is the simulator direct, the first contender.
+  const direct = rows[0]!;
+  for (const [i, r] of rows.entries()) {
+    if (i === 0) continue;
+    notes.push(`${r.name}: adds p50 ${fmt(r.p50Ms - direct.p50Ms)} ms, p99 ${fmt(r.p99Ms - direct.p99Ms)} ms over the direct call`);
+  }
+  if (stream) {
+    const at = (i: number, p: number) => percentile(firstByte[i]!, p);
+    notes.push(`time to first byte, p50 / p99: direct ${fmt(at(0, 50))} / ${fmt(at(0, 99))} ms`);
+    for (let i = 1; i < rows.length; i++) {
+      notes.push(`time to first byte, ${rows[i]!.name}: ${fmt(at(i, 50))} / ${fmt(at(i, 99))} ms, adds ${fmt(at(i, 50) - at(0, 50))} / ${fmt(at(i, 99) - at(0, 99))} ms`);
     }
   }
+  if (result.failed > 0) notes.push(`${result.failed} requests FAILED (first: ${result.firstError})`);
   notes.push(
-    `one connection, a sequential undici client in its own process; ${o.exactRounds} round(s) of ${o.exactS} s per contender (after 1 s of warm-up), ` +
-      "the contenders in turn; p50 and p99: the median over the rounds of each round's (latency = time to the last byte)",
+    `one connection per contender, a sequential client in its own process; blocks of ${EXACT_BLOCK} requests to each contender in turn after a warm-up round, ` +
+      `the first ${EXACT_SKIP} of each block not counted; ${o.exactRequests} measured per contender; latency = time to the last byte`,
   );
-  return { title: `Peer gateways, 1 connection, exact latency: ${stream ? 'the same body streamed' : 'non-streamed chat'}`, rows, ...(direct ? { baseline: direct.name } : {}), unit: 'req/s', notes };
+  return { title: `Peer gateways, 1 connection, exact latency: ${stream ? 'the same body streamed' : 'non-streamed chat'}`, rows, baseline: direct.name, unit: 'req/s', notes };
 }
 
 function resolvePortkey(): string | null {
