@@ -30,22 +30,27 @@ export interface AbResult {
   readonly latencyMs: number[][];
   /** Per target: time to the first byte of the body (streams only). */
   readonly firstByteMs: number[][];
-  readonly failed: number;
-  readonly firstError: string | null;
+  /** Per target: requests that failed (warm-up included), and the first failure. */
+  readonly failed: number[];
+  readonly firstError: (string | null)[];
 }
+
+/** Failures after which a target is given up: it gets no more requests, and the others go on. */
+export const MAX_FAILURES_PER_TARGET = 100;
 
 async function run(job: AbJob): Promise<AbResult> {
   const pools = job.targets.map((t) => new Pool(t.origin, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 }));
   const latencyMs: number[][] = job.targets.map(() => []);
   const firstByteMs: number[][] = job.targets.map(() => []);
-  let failed = 0;
-  let firstError: string | null = null;
+  const failed = job.targets.map(() => 0);
+  const firstError: (string | null)[] = job.targets.map(() => null);
+  const live = (t: number) => failed[t]! < MAX_FAILURES_PER_TARGET;
   try {
-    for (let round = 0; latencyMs.some((l) => l.length < job.requests); round++) {
+    for (let round = 0; latencyMs.some((l, t) => live(t) && l.length < job.requests); round++) {
       for (let k = 0; k < job.targets.length; k++) {
         const t = (round + k) % job.targets.length;
         const target = job.targets[t]!;
-        for (let i = 0; i < job.block; i++) {
+        for (let i = 0; i < job.block && live(t); i++) {
           const counted = round >= job.warmupRounds && i >= job.skip && latencyMs[t]!.length < job.requests;
           const started = process.hrtime.bigint();
           const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
@@ -64,9 +69,8 @@ async function run(job: AbJob): Promise<AbResult> {
               if (job.stream && first !== null) firstByteMs[t]!.push(first);
             }
           } catch (err) {
-            failed++;
-            firstError ??= err instanceof Error ? err.message : String(err);
-            if (failed > 100) throw new Error(`more than 100 requests failed; first: ${firstError}`);
+            failed[t]!++;
+            firstError[t] ??= err instanceof Error ? err.message : String(err);
           }
         }
       }

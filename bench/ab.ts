@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../src/db/database';
 import type { AbResult } from './ab-client';
-import { alternatingRows, runAlternatingInChild } from './chat-load';
+import { alternatingNotes, alternatingRows, runAlternatingInChild } from './chat-load';
 import { BODY, ROOT, STREAM_BODY, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
 import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Table } from './support';
 
@@ -133,10 +133,8 @@ function abTable(stream: boolean, contenders: readonly Contender[], result: AbRe
     notes.push(stream ? `${line}; to the first byte ${ids.map((i) => fmt(added(i, 50, firstByte))).join(', ')} ms` : line);
   }
   notes.push(compared);
-  if (result.failed > 0) notes.push(`${result.failed} requests FAILED (first: ${result.firstError})`);
-  notes.push(
-    `one connection per contender, a sequential client in its own process; blocks of ${o.block} requests to each contender in turn after a warm-up round, ` +
-      `the first ${o.skip} of each block not counted; ${o.requests} measured per contender; latency = time to the last byte`,
-  );
+  const { failures, method } = alternatingNotes(contenders.map((c) => c.name), result, o);
+  notes.push(...failures, method);
+
   return { title: `A/B at one connection: ${stream ? 'the chat body streamed' : 'non-streamed chat'}`, rows, baseline: contenders[0]!.name, unit: 'req/s', notes };
 }

@@ -1,7 +1,7 @@
 import { fork, type Serializable } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'undici';
-import type { AbJob, AbResult } from './ab-client';
+import { MAX_FAILURES_PER_TARGET, type AbJob, type AbResult } from './ab-client';
 import { measure, percentile, type Measurement } from './support';
 
 /**
@@ -131,6 +131,20 @@ export function alternatingRows(names: readonly string[], result: AbResult): { l
     return { name, ops: l.length, elapsedMs: sum, opsPerSec: (l.length * 1000) / sum, p50Ms: percentile(l, 50), p99Ms: percentile(l, 99), maxMs: l[l.length - 1] ?? NaN, concurrency: 1 };
   });
   return { latency, firstByte, rows };
+}
+
+/** What the alternating client's table says under it: each target's failures, and how it was measured. */
+export function alternatingNotes(names: readonly string[], result: AbResult, o: { readonly block: number; readonly skip: number; readonly requests: number }): { failures: string[]; method: string } {
+  const failures = names.flatMap((name, i) => {
+    const failed = result.failed[i]!;
+    if (failed === 0) return [];
+    const givenUp = failed >= MAX_FAILURES_PER_TARGET ? `, given up after ${failed}` : '';
+    return [`${name}: ${failed} requests FAILED${givenUp} (first: ${result.firstError[i]})`];
+  });
+  const method =
+    `one connection per contender, a sequential client in its own process; blocks of ${o.block} requests to each contender in turn after a warm-up round, ` +
+    `the first ${o.skip} of each block not counted; ${o.requests} measured per contender; latency = time to the last byte`;
+  return { failures, method };
 }
 
 /**
