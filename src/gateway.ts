@@ -137,7 +137,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 async function buildServices(database: Database, config: Config, options: GatewayOptions, logger: Logger) {
   const clock = options.clock ?? (() => new Date());
   const pool = database.pool;
-  const metrics = new GatewayMetrics();
+  const metrics = new GatewayMetrics(logger);
   const store = new MeteredEventStore(createEventStore(config, pool), (stream, events, outcome, seconds) => metrics.observeAppend(stream, events, outcome, seconds));
   // Every consumer's runner exists before ConsumerProgress, which watches them: none can be missing.
   const consumers = [...allProjections, taskProcessManager(config), ...(options.features ?? []).flatMap((f) => f.consumers?.(config) ?? [])];

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from '../log';
 import type { UpstreamOutcome } from '../upstreams/channel';
 
 /**
@@ -7,7 +8,7 @@ import type { UpstreamOutcome } from '../upstreams/channel';
  * account or a request, so the series count cannot grow with traffic.
  */
 export class GatewayMetrics {
-  readonly registry = new Registry();
+  private readonly registry = new Registry();
 
   private readonly httpRequests = new Counter({
     name: 'gateway_http_requests_total',
@@ -73,16 +74,21 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  /** `logger` hears of a recording that failed (prom-client refuses a value it cannot count). */
+  constructor(
+    private readonly logger: Pick<Logger, 'error'>,
+    options: { defaultMetrics?: boolean } = {},
+  ) {
     // Process metrics (CPU, memory, event-loop lag, handles) under the usual names.
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
   /**
-   * Work done on behalf of the metrics after the current turn of the event loop, in order: a
-   * request's counts (label hashing, histogram buckets: about 2-3 µs each, a dozen per chat call)
-   * wait until its answer has been written instead of holding it up. A scrape applies what is
-   * pending first (text()), so a count is never missing from it.
+   * Recordings wait until the turn of the event loop that made them has ended, in order: label
+   * hashing and histogram buckets cost 2-3 µs each, a dozen per chat call, and the turn that ends
+   * a request is the one that writes its answer. A scrape applies what is pending first (text()),
+   * so a count is never missing from it. One recording that fails is logged and skipped; it
+   * neither loses the others nor throws into the event loop (which would end the process).
    */
   private pending: (() => void)[] = [];
 
@@ -93,7 +99,13 @@ export class GatewayMetrics {
   private flush(): void {
     const records = this.pending;
     this.pending = [];
-    for (const record of records) record();
+    for (const record of records) {
+      try {
+        record();
+      } catch (err) {
+        this.logger.error({ err }, 'a metric could not be recorded');
+      }
+    }
   }
 
   observeHttp(method: string, route: string, status: number, seconds: number): void {
