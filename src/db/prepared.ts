@@ -12,11 +12,16 @@ const named = new Map<string, PreparedStatement>();
  * `text` as a named statement, its name derived from the text (so two texts never share a name,
  * which pg refuses). Each connection parses it once; after a few runs PostgreSQL may also keep a
  * generic plan instead of planning on every bind. Unnamed, the consumers' statements spent about
- * a third of their server time in parse and bind (one pass of a one-connection chat load: 6 ms,
- * 1 ms of it parsing). Only for texts that come from code, never from data: every text named
- * stays prepared on every connection that ran it. A statement whose result columns change (a
- * migration of a table it reads with `*`) fails on connections that prepared it until they are
- * replaced: a migration needs the gateways restarted, as for the appends.
+ * 2.4 of the 6 ms a pass cost the server at one connection parsing and binding.
+ *
+ * Only for texts that come from code, never from data: every text named stays prepared on every
+ * connection that ran it, for the connection's life. A named SELECT whose result columns change
+ * type or number (a migration of es_events, a projection's table recreated with another shape)
+ * fails with "cached plan must not change result type" on every connection that prepared it, and
+ * pg's pool keeps such connections: gateways of the older shape must be stopped, not left running
+ * beside one that changed it (docs/operations.md). Values must be ones pg can serialize (arrays of
+ * primitives, Dates, strings): a value that throws while pg binds it leaves that connection
+ * believing the statement is prepared when the server has closed it.
  */
 export function prepared(text: string): PreparedStatement {
   let statement = named.get(text);

@@ -52,7 +52,10 @@ export function rowsFrom(columns: readonly BulkColumn[], rows: readonly object[]
   };
 }
 
-/** Inserts `rows` (see rowsFrom) into `table` with one statement, one parameter per column. */
+/**
+ * Inserts `rows` (see rowsFrom) into `table` with one statement, one parameter per column, prepared
+ * once per connection (prepared()): `table` and `columns` must be constants of the code.
+ */
 export async function insertRows(tx: PoolClient, table: string, columns: readonly BulkColumn[], rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
   const { from, params } = rowsFrom(columns, rows);
