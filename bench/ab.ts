@@ -135,6 +135,5 @@ function abTable(stream: boolean, contenders: readonly Contender[], result: AbRe
   notes.push(compared);
   const { failures, method } = alternatingNotes(contenders.map((c) => c.name), result, o);
   notes.push(...failures, method);
-
   return { title: `A/B at one connection: ${stream ? 'the chat body streamed' : 'non-streamed chat'}`, rows, baseline: contenders[0]!.name, unit: 'req/s', notes };
 }
