@@ -29,7 +29,7 @@ describe('ambient metadata', () => {
     expect(ambientMetadata()).to.deep.equal({});
   });
 
-  it('stays on while another call runs', async () => {
+  it('stays on while another call runs, for that call only', async () => {
     const b = deferred();
     const c = deferred();
     let readLaterInB!: () => unknown;
@@ -40,12 +40,25 @@ describe('ambient metadata', () => {
         return b.promise;
       },
     );
-    const second = withAmbientMetadata(() => ({ session_id: 'c' }), () => c.promise);
+    let readLaterInC!: () => unknown;
+    const second = withAmbientMetadata(
+      () => ({ session_id: 'c' }),
+      () => {
+        readLaterInC = AsyncResource.bind(() => ambientMetadata());
+        return c.promise;
+      },
+    );
     c.resolve();
     await second;
-    expect(readLaterInB()).to.deep.equal({ session_id: 'b' });
-    b.resolve();
-    await first;
+    try {
+      expect(readLaterInB()).to.deep.equal({ session_id: 'b' });
+      // Work the ended call started reads nothing, though the storage is still on for the other.
+      expect(readLaterInC()).to.deep.equal({});
+    } finally {
+      // A failure above must not leave a call running for the tests after this one.
+      b.resolve();
+      await first;
+    }
     expect(readLaterInB()).to.deep.equal({});
   });
 
