@@ -9,72 +9,58 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/**
+ * A call with `metadata` that ends when `ending` settles, and a reader bound inside it: as a timer
+ * or a connection opened inside the call would run later, in the call's context.
+ */
+function startCall(metadata: Record<string, string>, ending: Promise<void>): { call: Promise<void>; readLater: () => unknown } {
+  let readLater!: () => unknown;
+  const call = withAmbientMetadata(
+    () => metadata,
+    () => {
+      readLater = AsyncResource.bind(() => ambientMetadata());
+      return ending;
+    },
+  );
+  return { call, readLater };
+}
+
 describe('ambient metadata', () => {
   it('is there inside a call, and gone for work the call started once no call runs', async () => {
     const a = deferred();
-    let readLaterInA!: () => unknown;
-    const call = withAmbientMetadata(
-      () => ({ via: 'dashboard', session_id: 'a' }),
-      () => {
-        expect(ambientMetadata()).to.deep.equal({ via: 'dashboard', session_id: 'a' });
-        // As a timer or a connection opened inside the call would run later: in the call's context.
-        readLaterInA = AsyncResource.bind(() => ambientMetadata());
-        return a.promise;
-      },
-    );
-    expect(readLaterInA()).to.deep.equal({ via: 'dashboard', session_id: 'a' });
+    const { call, readLater } = startCall({ via: 'dashboard', session_id: 'a' }, a.promise);
+    expect(readLater()).to.deep.equal({ via: 'dashboard', session_id: 'a' });
     a.resolve();
     await call;
-    expect(readLaterInA()).to.deep.equal({});
+    expect(readLater()).to.deep.equal({});
     expect(ambientMetadata()).to.deep.equal({});
   });
 
   it('stays on while another call runs, for that call only', async () => {
     const b = deferred();
     const c = deferred();
-    let readLaterInB!: () => unknown;
-    const first = withAmbientMetadata(
-      () => ({ session_id: 'b' }),
-      () => {
-        readLaterInB = AsyncResource.bind(() => ambientMetadata());
-        return b.promise;
-      },
-    );
-    let readLaterInC!: () => unknown;
-    const second = withAmbientMetadata(
-      () => ({ session_id: 'c' }),
-      () => {
-        readLaterInC = AsyncResource.bind(() => ambientMetadata());
-        return c.promise;
-      },
-    );
+    const first = startCall({ session_id: 'b' }, b.promise);
+    const second = startCall({ session_id: 'c' }, c.promise);
     c.resolve();
-    await second;
+    await second.call;
     try {
-      expect(readLaterInB()).to.deep.equal({ session_id: 'b' });
+      expect(first.readLater()).to.deep.equal({ session_id: 'b' });
       // Work the ended call started reads nothing, though the storage is still on for the other.
-      expect(readLaterInC()).to.deep.equal({});
+      expect(second.readLater()).to.deep.equal({});
     } finally {
       // A failure above must not leave a call running for the tests after this one.
       b.resolve();
-      await first;
+      await first.call;
     }
-    expect(readLaterInB()).to.deep.equal({});
+    expect(first.readLater()).to.deep.equal({});
   });
 
   it('counts a call that throws, or whose promise rejects, as ended', async () => {
     expect(() => withAmbientMetadata(() => ({ session_id: 'd' }), () => {
       throw new Error('refused');
     })).to.throw('refused');
-    let readLater!: () => unknown;
-    const failing = withAmbientMetadata(
-      () => ({ session_id: 'e' }),
-      () => {
-        readLater = AsyncResource.bind(() => ambientMetadata());
-        return Promise.reject(new Error('failed'));
-      },
-    );
-    await failing.catch(() => undefined);
-    expect(readLater()).to.deep.equal({});
+    const failing = startCall({ session_id: 'e' }, Promise.reject(new Error('failed')));
+    await failing.call.catch(() => undefined);
+    expect(failing.readLater()).to.deep.equal({});
   });
 });
