@@ -28,7 +28,8 @@ export function withAmbientMetadata<T>(metadata: () => EventMetadata, fn: () => 
   let ended = false;
   const end = (): void => {
     ended = true;
-    leave();
+    running--;
+    if (running === 0) ambient.disable();
   };
   let result: T;
   try {
@@ -40,11 +41,6 @@ export function withAmbientMetadata<T>(metadata: () => EventMetadata, fn: () => 
   if (isThenable(result)) result.then(end, end);
   else end();
   return result;
-}
-
-function leave(): void {
-  running--;
-  if (running === 0) ambient.disable();
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
