@@ -92,16 +92,20 @@ async function authenticate(ctx: GatewayContext, credential: Credential, lockout
 }
 
 /**
- * The routers as one middleware: of each request, only the routers with a layer on its path run
+ * The routers as one middleware: of each request, only the routers with a route on its path run
  * (each as its routes() then its allowedMethods(), in mounting order). Mounted one after the
  * other, every router added two middleware to every request's chain and tested the path against
  * each of its layers' regular expressions (with twenty routers, 0.03 ms of every paid call).
  * Here a router is only asked to match paths that begin with the literal start of one of its
- * layers' patterns (no layer of it can match another). A router with no layer on the path only
- * records that it matched nothing, so skipping it changes no answer; a path no router knows goes
- * through the last router alone, which answers it as they all did (an empty 404, or 501 for a
- * method no router implements: errorMiddleware shapes both). The routers are complete when
- * mounted (guardRoutes has walked their layers).
+ * routes' patterns (no route of it can match another). A router with no route on the path only
+ * records what it matched (at most middleware of its own, given by `use`, which has no methods
+ * and so adds nothing to the Allow header), and runs none of it: skipping it changes no answer.
+ * Its middleware is not a route for this purpose: the shaped routers' `use` covers their whole
+ * prefix as a regular expression, which has no literal start, and counted as a layer it sent
+ * every request through three routers' matching. A path no router knows goes through the last
+ * router alone, which answers it as they all did (an empty 404, or 501 for a method no router
+ * implements: errorMiddleware shapes both). The routers are complete when mounted (guardRoutes
+ * has walked their layers).
  */
 export function routeDispatch(routers: readonly Router<GatewayState>[]): Middleware<GatewayState> {
   if (routers.length === 0) throw new Error('routeDispatch needs a router');
@@ -115,16 +119,21 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
   }
   const mounted = routers.map((router) => ({
     router,
-    starts: router.stack.map(literalStart),
+    starts: [...new Set(router.stack.filter(isRoute).map(literalStart))],
     steps: [router.routes(), router.allowedMethods()] as Middleware<GatewayState>[],
   }));
   const last = mounted[mounted.length - 1]!;
   return (ctx, next) => {
     // The path @koa/router itself matches on (Router#_getRequestPath): a mount's rewritten path first.
     const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
-    const matching = mounted.filter((m) => m.starts.some((start) => path.startsWith(start)) && m.router.match(path, ctx.method).path.length > 0);
+    const matching = mounted.filter((m) => m.starts.some((start) => path.startsWith(start)) && m.router.match(path, ctx.method).path.some(isRoute));
     return inSequence((matching.length > 0 ? matching : [last]).flatMap((m) => m.steps), ctx, next);
   };
+}
+
+/** A route (a layer with methods), not middleware given by `use`. */
+function isRoute(layer: Layer): boolean {
+  return layer.methods.length > 0;
 }
 
 /**

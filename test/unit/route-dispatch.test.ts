@@ -26,6 +26,8 @@ function routers(): Router<GatewayState>[] {
   tasks.get('/v1/tasks/:id', (ctx) => void (ctx.body = { id: ctx.params.id }));
   tasks.post('/v1/tasks', (ctx) => void (ctx.body = { created: true }));
   tasks.get('/v1/files{/:name}', (ctx) => void (ctx.body = { file: ctx.params.name ?? null }));
+  // Under the shaped router's prefix, where only its middleware matches.
+  tasks.get('/v1/agent/status', (ctx) => void (ctx.body = { status: 'up' }));
   // The same path in a later router, with another method.
   const more = new Router<GatewayState>({ sensitive: true });
   more.delete('/v1/tasks/:id', (ctx) => void (ctx.body = { deleted: ctx.params.id }));
@@ -71,6 +73,8 @@ const REQUESTS: readonly [string, string][] = [
   ['GET', '/v1/task'],
   ['POST', '/v1/agent'],
   ['POST', '/v1/agentx/chat'],
+  ['GET', '/v1/agent/status'],
+  ['POST', '/v1/agent/status'],
   ['GET', '/v1/files'],
   ['GET', '/v1/files/a'],
   ['POST', '/v1/files/a'],
@@ -103,6 +107,26 @@ describe('routeDispatch: the routers as one middleware', () => {
     }
     // The table reaches every kind of answer it is meant to compare.
     expect([...statuses].sort()).to.deep.equal([200, 404, 405, 501]);
+  });
+
+  it('asks a router to match only paths one of its routes may be on, whatever its middleware covers', async () => {
+    const all = routers();
+    const shaped = all[1]!;
+    let asked = 0;
+    const match = shaped.match.bind(shaped);
+    shaped.match = (path, method) => {
+      asked++;
+      return match(path, method);
+    };
+    const server = await listen(new Koa<GatewayState>().use(routeDispatch(all)));
+    try {
+      for (const path of ['/healthz', '/v1/tasks/t_1', '/v1/agent/status', '/nowhere']) expect((await fetch(server.url + path)).status, path).to.be.oneOf([200, 404]);
+      expect(asked, 'paths outside /v1/agent/chat').to.equal(0);
+      expect((await fetch(`${server.url}/v1/agent/chat`, { method: 'POST' })).status).to.equal(200);
+      expect(asked).to.be.greaterThan(0);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a router it was not shown equivalent for: case-insensitive, by host, with its own path or exclusive', () => {
