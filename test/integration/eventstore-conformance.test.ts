@@ -7,7 +7,7 @@ import { comparePositions, WrongExpectedVersionError, type EventStore, type Reco
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { createTestDatabase } from '../support/database';
-import { readToEnd } from '../support/event-log';
+import { readToEnd, TRICKY_DATA } from '../support/event-log';
 import { waitFor } from '../support/wait';
 
 interface Adapter {
@@ -122,6 +122,15 @@ for (const adapter of adapters.filter((a) => a.enabled)) {
       expect(after.some((e) => e.streamId === s && e.type === 'After')).to.equal(true);
       for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1]!.position, all[i]!.position)).to.equal(-1);
       expect(comparePositions((await store.headPosition())!, all[all.length - 1]!.position)).to.equal(0);
+    });
+
+    it('keeps data and metadata exactly, in order, whatever characters they hold', async () => {
+      const s = stream();
+      const events = TRICKY_DATA.map((data, n) => ({ type: `T${n}`, data, metadata: { requestId: `req_"\\${n}`, note: TRICKY_DATA[0] } }));
+      await store.append(s, events, { expectedVersion: 'no_stream' });
+      const read = await store.readStream(s);
+      expect(read.map((e) => [e.type, e.data])).to.deep.equal(events.map((e) => [e.type, e.data]));
+      for (const e of read) expect(e.metadata).to.deep.include({ requestId: `req_"\\${e.revision}`, note: TRICKY_DATA[0] });
     });
 
     it('delivers the log to a subscription in order, from a position, including later appends', async () => {

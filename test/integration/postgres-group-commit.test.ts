@@ -6,7 +6,7 @@ import { comparePositions, WrongExpectedVersionError, type AppendResult } from '
 import { PostgresEventStore, type StreamAppendOutcome } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { createTestDatabase } from '../support/database';
-import { readToEnd } from '../support/event-log';
+import { readToEnd, TRICKY_DATA } from '../support/event-log';
 import { waitFor } from '../support/wait';
 
 const stream = (name: string) => `${name}-${randomUUID()}`;
@@ -48,6 +48,20 @@ describe('PostgreSQL group commit across streams @integration', () => {
     expect((await store.readStream(a)).map((e) => e.type)).to.deep.equal(['A1', 'A2']);
     expect((await store.readStream(b)).map((e) => e.type)).to.deep.equal(['B1']);
     expect((await store.readStream(conflicting)).map((e) => e.type)).to.deep.equal(['First']);
+  });
+
+  it('keeps each stream\'s data and metadata exactly, in order, in a batch', async () => {
+    const [a, b] = [stream('data-a'), stream('data-b')];
+    const of = (prefix: string) => TRICKY_DATA.map((data, n) => ({ type: `${prefix}${n}`, data, metadata: { requestId: `${prefix}"${n}\\` } }));
+    const outcomes = await store.appendMany([
+      { streamId: a, events: of('A'), expectedVersion: 'no_stream' },
+      { streamId: b, events: of('B'), expectedVersion: 'no_stream' },
+    ]);
+    expect(appended(outcomes[0]).position.major, 'one transaction').to.equal(appended(outcomes[1]).position.major);
+    for (const [s, prefix] of [[a, 'A'], [b, 'B']] as const) {
+      const read = await store.readStream(s);
+      expect(read.map((e) => [e.type, e.data, e.metadata.requestId])).to.deep.equal(of(prefix).map((e) => [e.type, e.data, e.metadata.requestId]));
+    }
   });
 
   it('applies two appends of one stream in one batch in the order given, each checked on the revision the other left', async () => {

@@ -13,3 +13,13 @@ export async function readToEnd(store: EventStore): Promise<RecordedEvent[]> {
     out.push(...batch);
   }
 }
+
+/** Event data that an encoding could corrupt: quotes, backslashes, braces and commas, NUL-free control characters, text beyond ASCII, null. */
+export const TRICKY_DATA: readonly unknown[] = [
+  { text: 'say "hi", {ok} \\ \\" end', path: 'C:\\x\\y' },
+  { text: '会议纪要：第一季度 🎉', tab: 'a\tb\nc', nul: 'NULL', empty: '' },
+  { nested: { list: [1, 'two', null, { three: [true, false] }], big: 9007199254740991, neg: -0.5 } },
+  null,
+  [],
+  'a bare string',
+];
