@@ -46,16 +46,22 @@ async function memoryRun(target: Contender, pid: number, connections: number, re
   const part = Math.ceil(requests / 10);
   const start = { rss: rssMb(pid), heap: await heapUsedMb(target.url) };
   const series: string[] = [];
+  const rss: number[] = [];
   let failed = 0;
   for (let i = 1; i <= 10; i++) {
     progress(`memory: part ${i} of 10, ${part} requests at ${connections} connection(s)`);
     const r = await autocannon(target, connections, { amount: part });
     failed += r.non2xx + r.errors;
-    series.push(`${(rssMb(pid) - start.rss).toFixed(1)}/${((await heapUsedMb(target.url)) - start.heap).toFixed(1)}`);
+    rss.push(rssMb(pid));
+    series.push(`${(rss[i - 1]! - start.rss).toFixed(1)}/${((await heapUsedMb(target.url)) - start.heap).toFixed(1)}`);
   }
+  // The heap sizes itself for the load over the first requests: growth that stops there is that
+  // sizing, growth that goes on after it is what a leak looks like.
+  const later = rss.slice(1).map((mb) => mb - rss[0]!);
   return [
     `memory over ${(part * 10).toLocaleString('en-US')} more requests at ${connections} connection(s) (goal: RSS growth < 50 MB over 1,000,000), ` +
-      `growth in MB of RSS/heap in use after each tenth: ${series.join(', ')} (from ${start.rss.toFixed(1)} MB RSS, ${start.heap.toFixed(1)} MB heap)` +
+      `growth in MB of RSS/heap in use after each tenth: ${series.join(', ')} (from ${start.rss.toFixed(1)} MB RSS, ${start.heap.toFixed(1)} MB heap); ` +
+      `RSS after the later tenths, against the first: ${Math.min(...later).toFixed(1)} to ${Math.max(...later).toFixed(1)} MB` +
       (failed > 0 ? `; ${failed} requests FAILED` : ''),
   ];
 }
