@@ -52,8 +52,9 @@ async function memoryRun(target: Contender, pid: number, connections: number, re
     progress(`memory: part ${i} of 10, ${part} requests at ${connections} connection(s)`);
     const r = await autocannon(target, connections, { amount: part });
     failed += r.non2xx + r.errors;
-    rss.push(rssMb(pid));
-    series.push(`${(rss[i - 1]! - start.rss).toFixed(1)}/${((await heapUsedMb(target.url)) - start.heap).toFixed(1)}`);
+    const now = rssMb(pid);
+    rss.push(now);
+    series.push(`${(now - start.rss).toFixed(1)}/${((await heapUsedMb(target.url)) - start.heap).toFixed(1)}`);
   }
   // The heap sizes itself for the load over the first requests: growth that stops there is that
   // sizing, growth that goes on after it is what a leak looks like.

@@ -111,10 +111,11 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
   if (routers.length === 0) throw new Error('routeDispatch needs a router');
   // The literal starts are compared case-sensitively with the request's own path, and a router
   // that matches by host or chooses among its matching layers is not one this skipping was shown
-  // equivalent for.
+  // equivalent for; nor one with methods of its own (the router that runs decides 501 for a
+  // method none implements), or with a handler for its not-found event (none is ever added here).
   for (const { opts } of routers) {
-    if (opts.sensitive !== true || opts.host !== undefined || opts.routerPath !== undefined || opts.exclusive) {
-      throw new Error(`routeDispatch takes case-sensitive routers without host, routerPath or exclusive (${opts.prefix ?? 'no prefix'})`);
+    if (opts.sensitive !== true || opts.host !== undefined || opts.routerPath !== undefined || opts.exclusive || opts.methods !== undefined) {
+      throw new Error(`routeDispatch takes case-sensitive routers without host, routerPath, exclusive or methods (${opts.prefix ?? 'no prefix'})`);
     }
   }
   const mounted = routers.map((router) => ({

@@ -52,15 +52,17 @@ describe('PostgreSQL group commit across streams @integration', () => {
 
   it('keeps each stream\'s data and metadata exactly, in order, in a batch', async () => {
     const [a, b] = [stream('data-a'), stream('data-b')];
-    const of = (prefix: string) => TRICKY_DATA.map((data, n) => ({ type: `${prefix}${n}`, data, metadata: { requestId: `${prefix}"${n}\\` } }));
+    // Different data and counts per stream: each stream must get its own slice of the batch's events.
+    const of = (prefix: string, data: readonly unknown[]) => data.map((d, n) => ({ type: `${prefix}${n}`, data: d, metadata: { requestId: `${prefix}"${n}\\` } }));
+    const events = { [a]: of('A', TRICKY_DATA), [b]: of('B', [...TRICKY_DATA].reverse().slice(1)) };
     const outcomes = await store.appendMany([
-      { streamId: a, events: of('A'), expectedVersion: 'no_stream' },
-      { streamId: b, events: of('B'), expectedVersion: 'no_stream' },
+      { streamId: a, events: events[a]!, expectedVersion: 'no_stream' },
+      { streamId: b, events: events[b]!, expectedVersion: 'no_stream' },
     ]);
     expect(appended(outcomes[0]).position.major, 'one transaction').to.equal(appended(outcomes[1]).position.major);
-    for (const [s, prefix] of [[a, 'A'], [b, 'B']] as const) {
+    for (const s of [a, b]) {
       const read = await store.readStream(s);
-      expect(read.map((e) => [e.type, e.data, e.metadata.requestId])).to.deep.equal(of(prefix).map((e) => [e.type, e.data, e.metadata.requestId]));
+      expect(read.map((e) => [e.type, e.data, e.metadata.requestId])).to.deep.equal(events[s]!.map((e) => [e.type, e.data, e.metadata.requestId]));
     }
   });
 
@@ -141,6 +143,24 @@ describe('PostgreSQL group commit across streams @integration', () => {
       await grouped.close();
     }
   });
+  it('refuses event data JSON has no text for, alone and in a batch, appending nothing of it', async () => {
+    const grouped = new PostgresEventStore({ pool: db.pool, maxConcurrentCommits: 1 });
+    try {
+      const [blocker, good, bad] = [stream('blocker'), stream('good'), stream('not-json')];
+      const results = await Promise.allSettled([
+        grouped.append(blocker, [event('Blocker')], { expectedVersion: 'no_stream' }),
+        grouped.append(good, [event('Good')], { expectedVersion: 'no_stream' }),
+        grouped.append(bad, [event('Fine'), { type: 'Function', data: () => 'not data' }], { expectedVersion: 'no_stream' }),
+      ]);
+      expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected']);
+      expect(String((results[2] as PromiseRejectedResult).reason)).to.match(/event data must be JSON/);
+      expect((await store.readStream(good)).map((e) => e.type)).to.deep.equal(['Good']);
+      expect(await store.readStream(bad)).to.deep.equal([]);
+    } finally {
+      await grouped.close();
+    }
+  });
+
   it('sends appends as named statements, parsed once per connection, whatever their outcome', async () => {
     // One connection: every append, conflicting or not, goes through it.
     const single = await createTestDatabase(1);

@@ -7,7 +7,7 @@ import type { GatewayState } from '../../src/http/context';
 import { routeDispatch } from '../../src/http/routing';
 
 /**
- * routeDispatch runs only the routers with a layer on the request's path. It must answer every
+ * routeDispatch runs only the routers with a route on the request's path. It must answer every
  * request as the routers mounted one after the other did (routes() then allowedMethods() each):
  * same status, Allow header, body and matched route, for matched routes, other methods on known
  * paths, unknown paths, methods no router implements, and a router whose own middleware covers its
@@ -75,6 +75,7 @@ const REQUESTS: readonly [string, string][] = [
   ['POST', '/v1/agentx/chat'],
   ['GET', '/v1/agent/status'],
   ['POST', '/v1/agent/status'],
+  ['POST', '/v1/agent/chat/x'],
   ['GET', '/v1/files'],
   ['GET', '/v1/files/a'],
   ['POST', '/v1/files/a'],
@@ -122,15 +123,19 @@ describe('routeDispatch: the routers as one middleware', () => {
     try {
       for (const path of ['/healthz', '/v1/tasks/t_1', '/v1/agent/status', '/nowhere']) expect((await fetch(server.url + path)).status, path).to.be.oneOf([200, 404]);
       expect(asked, 'paths outside /v1/agent/chat').to.equal(0);
+      // Under its route's literal start but on no route of it (its middleware alone matches): asked
+      // once by the dispatch, and not run (its own routes() would ask again).
+      expect((await fetch(`${server.url}/v1/agent/chat/x`, { method: 'POST' })).status).to.equal(404);
+      expect(asked, 'a path only its middleware covers').to.equal(1);
       expect((await fetch(`${server.url}/v1/agent/chat`, { method: 'POST' })).status).to.equal(200);
-      expect(asked).to.be.greaterThan(0);
+      expect(asked).to.be.greaterThan(1);
     } finally {
       await server.close();
     }
   });
 
-  it('refuses a router it was not shown equivalent for: case-insensitive, by host, with its own path or exclusive', () => {
-    for (const options of [{}, { sensitive: false }, { sensitive: true, host: 'example.com' }, { sensitive: true, routerPath: '/x' }, { sensitive: true, exclusive: true }]) {
+  it('refuses a router it was not shown equivalent for: case-insensitive, by host, with its own path, exclusive, or with its own methods', () => {
+    for (const options of [{}, { sensitive: false }, { sensitive: true, host: 'example.com' }, { sensitive: true, routerPath: '/x' }, { sensitive: true, exclusive: true }, { sensitive: true, methods: ['GET'] }]) {
       expect(() => routeDispatch([new Router<GatewayState>(options)]), JSON.stringify(options)).to.throw(/routeDispatch takes case-sensitive routers/);
     }
     expect(() => routeDispatch([new Router<GatewayState>({ sensitive: true })])).not.to.throw();

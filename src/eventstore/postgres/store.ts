@@ -106,9 +106,18 @@ function eventParams(events: readonly NewEvent[]): [string[], string[], string, 
   return [
     events.map((e) => e.id ?? randomUUID()),
     events.map((e) => e.type),
-    JSON.stringify(events.map((e) => e.data ?? null)),
+    JSON.stringify(events.map((e) => jsonValue(e.data ?? null))),
     JSON.stringify(events.map((e) => e.metadata ?? {})),
   ];
+}
+
+/**
+ * Data JSON has no text for (a function, a symbol) is refused, as the NOT NULL column refused it
+ * when each event was stringified alone; inside an array JSON.stringify would write it as null.
+ */
+function jsonValue(data: unknown): unknown {
+  if (typeof data === 'function' || typeof data === 'symbol') throw new TypeError(`event data must be JSON, got a ${typeof data}`);
+  return data;
 }
 
 /** The jsonb[] of the elements of JSON array parameter `$n`, in order. */
