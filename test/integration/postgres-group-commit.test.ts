@@ -143,6 +143,7 @@ describe('PostgreSQL group commit across streams @integration', () => {
       await grouped.close();
     }
   });
+
   it('refuses event data JSON has no text for, alone and in a batch, appending nothing of it', async () => {
     const grouped = new PostgresEventStore({ pool: db.pool, maxConcurrentCommits: 1 });
     try {
