@@ -28,8 +28,17 @@ export class NotificationListener {
   constructor(
     private readonly pool: Pool,
     private readonly channel: string,
-    private readonly windowMs = URGENT_WINDOW_MS,
+    /** How long notifications gather before the callbacks run (unless someone waits). */
+    readonly windowMs = URGENT_WINDOW_MS,
   ) {}
+
+  /**
+   * An append of this process committed without a notification of its own (AppendNotifier):
+   * delivered to this process's callbacks as a notification from the server would be.
+   */
+  appendedHere(): void {
+    this.schedule();
+  }
 
   /** Runs `work` with notifications delivered at once; one already waiting out its window goes now. */
   async expedite<T>(work: () => Promise<T>): Promise<T> {
@@ -81,7 +90,8 @@ export class NotificationListener {
   }
 
   private schedule(): void {
-    if (this.pending) return;
+    // A notification can still arrive while close() waits for its UNLISTEN: no timer after close.
+    if (this.pending || this.closed) return;
     this.pending = setTimeout(() => this.deliver(), this.urgent > 0 ? URGENT_WINDOW_MS : this.windowMs);
   }
 

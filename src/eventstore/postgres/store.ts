@@ -15,6 +15,7 @@ import {
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from '../port';
+import { AppendNotifier } from './append-notifier';
 import { NotificationListener } from './notification-listener';
 
 interface EventRow {
@@ -66,6 +67,8 @@ export interface PostgresEventStoreOptions {
   readonly maxConcurrentCommits?: number;
   /** Most appends one transaction carries. Default 256. */
   readonly maxAppendsPerCommit?: number;
+  /** The clock that spaces the appends' notifications (AppendNotifier), in ms; tests stop it. */
+  readonly now?: () => number;
 }
 
 /** One stream's part of a cross-stream append. */
@@ -134,11 +137,11 @@ function jsonbArray(n: number): string {
  */
 const APPEND_ONE = {
   name: 'es_append',
-  text: `SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, ${jsonbArray(6)}, ${jsonbArray(7)})`,
+  text: `SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, ${jsonbArray(6)}, ${jsonbArray(7)}, $8)`,
 } as const;
 const APPEND_MANY = {
   name: 'es_append_batch',
-  text: `SELECT entry, ok, revision, tx_id::text AS tx_id, last_position FROM es_append_batch($1, $2, $3, $4, $5, $6, ${jsonbArray(7)}, ${jsonbArray(8)})`,
+  text: `SELECT entry, ok, revision, tx_id::text AS tx_id, last_position FROM es_append_batch($1, $2, $3, $4, $5, $6, ${jsonbArray(7)}, ${jsonbArray(8)}, $9)`,
 } as const;
 
 export class PostgresEventStore implements EventStore {
@@ -146,6 +149,7 @@ export class PostgresEventStore implements EventStore {
   private readonly pool: Pool;
   private readonly pollIntervalMs: number;
   private readonly listener: NotificationListener;
+  private readonly notifier: AppendNotifier;
 
   private readonly maxConcurrentCommits: number;
   private readonly maxAppendsPerCommit: number;
@@ -158,6 +162,7 @@ export class PostgresEventStore implements EventStore {
     this.maxConcurrentCommits = options.maxConcurrentCommits ?? 4;
     this.maxAppendsPerCommit = options.maxAppendsPerCommit ?? 256;
     this.listener = new NotificationListener(this.pool, 'es_appended', options.batchWindowMs);
+    this.notifier = new AppendNotifier(this.pool, this.listener, this.listener.windowMs, options.now);
   }
 
   /**
@@ -207,7 +212,9 @@ export class PostgresEventStore implements EventStore {
 
   private async appendOne(append: StreamAppend): Promise<StreamAppendOutcome> {
     const [kind, expected] = expectedArgs(append.expectedVersion);
-    const { rows } = await this.pool.query<AppendRow>({ ...APPEND_ONE, values: [append.streamId, kind, expected, ...eventParams(append.events)] });
+    const notify = this.notifier.shouldNotify();
+    const { rows } = await this.pool.query<AppendRow>({ ...APPEND_ONE, values: [append.streamId, kind, expected, ...eventParams(append.events), notify] });
+    if (!notify && rows[0]!.ok) this.notifier.quietCommitted();
     return outcomeOf(append, rows[0]!);
   }
 
@@ -221,10 +228,12 @@ export class PostgresEventStore implements EventStore {
     if (appends.some((a) => a.events.length === 0)) throw new Error('append needs at least one event');
     const expected = appends.map((a) => expectedArgs(a.expectedVersion));
     const events = eventParams(appends.flatMap((a) => a.events));
+    const notify = this.notifier.shouldNotify();
     const { rows } = await this.pool.query<AppendRow & { entry: number }>({
       ...APPEND_MANY,
-      values: [appends.map((a) => a.streamId), expected.map((e) => e[0]), expected.map((e) => e[1]), appends.map((a) => a.events.length), ...events],
+      values: [appends.map((a) => a.streamId), expected.map((e) => e[0]), expected.map((e) => e[1]), appends.map((a) => a.events.length), ...events, notify],
     });
+    if (!notify && rows.some((r) => r.ok)) this.notifier.quietCommitted();
     const byEntry = new Map(rows.map((r) => [r.entry, r]));
     return appends.map((a, i) => outcomeOf(a, byEntry.get(i + 1)!));
   }
@@ -302,6 +311,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.notifier.flush();
     await this.listener.close();
   }
 }
