@@ -58,14 +58,19 @@ describe('PostgreSQL appends: one notification per window @integration', () => {
   }
 
   /**
-   * The appends' notifications since `before` was read. Notifications reach a listener in commit
-   * order: once a marker sent now has arrived, so has every notification committed before it.
+   * The appends' notifications counted so far, every one committed before now included:
+   * notifications reach a listener in commit order, so once a marker sent now has arrived, so has
+   * every notification committed before it (a previous test's closing one too).
    */
-  async function notificationsSince(before: number): Promise<number> {
+  async function notificationsNow(): Promise<number> {
     const marked = markers;
     await db.pool.query("SELECT pg_notify('es_appended', 'marker')");
     await waitFor('the marker notification', async () => markers > marked);
-    return notifications - before;
+    return notifications;
+  }
+
+  async function notificationsSince(before: number): Promise<number> {
+    return (await notificationsNow()) - before;
   }
 
   it('wakes its own subscribers for an append it left quiet, without a notification', async () => {
@@ -73,7 +78,7 @@ describe('PostgreSQL appends: one notification per window @integration', () => {
     const seen: RecordedEvent[] = [];
     open.push(store.subscribe({ from: await store.headPosition(), onBatch: async (batch) => void seen.push(...batch) }));
     const s = `own-${randomUUID()}`;
-    const before = notifications;
+    const before = await notificationsNow();
     // As a reader waiting on its own write does: deliveries come at once rather than after the (hour-long) window.
     await store.expedite(async () => {
       await store.append(s, [{ type: 'Notified', data: {} }], { expectedVersion: 'no_stream' });
@@ -88,11 +93,12 @@ describe('PostgreSQL appends: one notification per window @integration', () => {
     const store = appender(HOUR_MS);
     const other = await watcher();
     const s = `other-${randomUUID()}`;
-    const before = notifications;
+    const before = await notificationsNow();
     for (let n = 0; n < 5; n++) await store.append(s, [{ type: `E${n}`, data: { n } }], { expectedVersion: n === 0 ? 'no_stream' : n - 1 });
     expect(await notificationsSince(before), 'one notification for five appends so far').to.equal(1);
     // The window is an hour: closing the store sends what the quiet appends wait on.
     await store.close();
+    expect(await notificationsSince(before), 'and one for the four left quiet').to.equal(2);
     await waitFor('all five appends in the other process', async () => other.seen.filter((e) => e.streamId === s).length === 5);
     expect(other.seen.filter((e) => e.streamId === s).map((e) => e.type)).to.deep.equal(['E0', 'E1', 'E2', 'E3', 'E4']);
   });
@@ -101,16 +107,43 @@ describe('PostgreSQL appends: one notification per window @integration', () => {
     const store = appender(20);
     const other = await watcher();
     const s = `trailing-${randomUUID()}`;
+    const before = await notificationsNow();
     await store.append(s, [{ type: 'First', data: {} }], { expectedVersion: 'no_stream' });
+    await waitFor('the first append in the other process', async () => other.seen.some((e) => e.streamId === s));
     await store.append(s, [{ type: 'Quiet', data: {} }], { expectedVersion: 0 });
     // Nothing closes the store: only the notification at the end of the window can wake the other.
+    await waitFor('the notification of the quiet append', async () => (await notificationsSince(before)) === 2);
     await waitFor('the quiet append in the other process', async () => other.seen.some((e) => e.streamId === s && e.type === 'Quiet'));
+  });
+
+  it('sends the pending notification at once for a reader waiting on its writes (expedite)', async () => {
+    const store = appender(HOUR_MS);
+    const other = await watcher();
+    const s = `waited-${randomUUID()}`;
+    await store.append(s, [{ type: 'First', data: {} }], { expectedVersion: 'no_stream' });
+    await waitFor('the first append in the other process', async () => other.seen.some((e) => e.streamId === s));
+    await store.append(s, [{ type: 'Quiet', data: {} }], { expectedVersion: 0 });
+    // The window is an hour: only the waiting reader can have the other process woken now.
+    await store.expedite(() => waitFor('the quiet append in the other process', async () => other.seen.some((e) => e.streamId === s && e.type === 'Quiet')));
+  });
+
+  it('leaves the notification to the next append when the one that was to send it appended nothing', async () => {
+    const store = appender(HOUR_MS);
+    const s = `conflict-${randomUUID()}`;
+    const before = await notificationsNow();
+    const refused = await store.append(s, [{ type: 'Refused', data: {} }], { expectedVersion: 3 }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused, 'a version conflict').to.be.instanceOf(Error);
+    await store.append(s, [{ type: 'Appended', data: {} }], { expectedVersion: 'no_stream' });
+    expect(await notificationsSince(before), 'the append that did append notified').to.equal(1);
   });
 
   it('notifies for every append when the window is a few ms (a trailing notification would save nothing)', async () => {
     const store = appender(2);
     const s = `short-${randomUUID()}`;
-    const before = notifications;
+    const before = await notificationsNow();
     for (let n = 0; n < 3; n++) await store.append(s, [{ type: `E${n}`, data: {} }], { expectedVersion: n === 0 ? 'no_stream' : n - 1 });
     expect(await notificationsSince(before)).to.equal(3);
   });
@@ -119,7 +152,7 @@ describe('PostgreSQL appends: one notification per window @integration', () => {
     const store = appender(HOUR_MS);
     const other = await watcher();
     const [a, b] = [`batch-a-${randomUUID()}`, `batch-b-${randomUUID()}`];
-    const before = notifications;
+    const before = await notificationsNow();
     await store.append(a, [{ type: 'Opening', data: {} }], { expectedVersion: 'no_stream' });
     const outcomes = await store.appendMany([
       { streamId: a, events: [{ type: 'A', data: {} }], expectedVersion: 0 },
@@ -128,6 +161,7 @@ describe('PostgreSQL appends: one notification per window @integration', () => {
     expect(outcomes.every((o) => !(o instanceof Error))).to.equal(true);
     expect(await notificationsSince(before), 'the opening append only').to.equal(1);
     await store.close();
+    expect(await notificationsSince(before), 'and one for the batch').to.equal(2);
     await waitFor('the batch in the other process', async () => other.seen.filter((e) => e.streamId === a || e.streamId === b).length === 3);
   });
 });

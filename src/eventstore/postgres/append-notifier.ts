@@ -43,6 +43,11 @@ export class AppendNotifier {
     return true;
   }
 
+  /** The append that was to notify appended nothing (it failed, or every stream's version check did): the next one may. */
+  notUsed(): void {
+    this.lastNotified = -Infinity;
+  }
+
   /** A quiet append committed: this process's subscribers are woken now, the others' at the end of the window. */
   quietCommitted(): void {
     this.listener.appendedHere();
@@ -52,7 +57,7 @@ export class AppendNotifier {
     this.trailing.unref();
   }
 
-  /** Sends the notification the quiet appends are waiting on now, if any are (on close). */
+  /** Sends the notification the quiet appends are waiting on now, if any are (on close, or for a reader waiting on its writes). */
   async flush(): Promise<void> {
     if (this.trailing) await this.notifyNow();
   }
@@ -62,6 +67,6 @@ export class AppendNotifier {
     this.trailing = null;
     this.lastNotified = this.now();
     // A failed notification (the database away) leaves the other processes to their poll.
-    await this.pool.query("SELECT pg_notify('es_appended', '')").catch(() => undefined);
+    await this.pool.query("SELECT pg_notify('es_appended', $1)", [this.listener.ownPayload]).catch(() => undefined);
   }
 }

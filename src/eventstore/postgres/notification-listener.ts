@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
 /** The window while someone waits: short, still coalescing the notifications of one commit burst. */
@@ -24,6 +25,11 @@ export class NotificationListener {
    * PostgresEventStore.readAll), never across rounds.
    */
   generation = 0;
+  /**
+   * The payload of this process's own notifications that stand for appends it has already
+   * delivered here (AppendNotifier): ignored when they come back, not a second round.
+   */
+  readonly ownPayload = randomUUID();
 
   constructor(
     private readonly pool: Pool,
@@ -68,7 +74,9 @@ export class NotificationListener {
   private async connect(): Promise<void> {
     try {
       const client = await this.pool.connect();
-      client.on('notification', () => this.schedule());
+      client.on('notification', (message) => {
+        if (message.payload !== this.ownPayload) this.schedule();
+      });
       client.on('error', () => this.drop(client));
       await client.query(`LISTEN ${this.channel}`);
       if (this.closed) {
@@ -110,6 +118,7 @@ export class NotificationListener {
   async close(): Promise<void> {
     this.closed = true;
     if (this.pending) clearTimeout(this.pending);
+    this.pending = null;
     await this.connecting;
     const client = this.client;
     this.client = null;

@@ -212,9 +212,8 @@ export class PostgresEventStore implements EventStore {
 
   private async appendOne(append: StreamAppend): Promise<StreamAppendOutcome> {
     const [kind, expected] = expectedArgs(append.expectedVersion);
-    const notify = this.notifier.shouldNotify();
-    const { rows } = await this.pool.query<AppendRow>({ ...APPEND_ONE, values: [append.streamId, kind, expected, ...eventParams(append.events), notify] });
-    if (!notify && rows[0]!.ok) this.notifier.quietCommitted();
+    const params = eventParams(append.events);
+    const rows = await this.appendWith(APPEND_ONE, (notify) => [append.streamId, kind, expected, ...params, notify]);
     return outcomeOf(append, rows[0]!);
   }
 
@@ -228,14 +227,33 @@ export class PostgresEventStore implements EventStore {
     if (appends.some((a) => a.events.length === 0)) throw new Error('append needs at least one event');
     const expected = appends.map((a) => expectedArgs(a.expectedVersion));
     const events = eventParams(appends.flatMap((a) => a.events));
-    const notify = this.notifier.shouldNotify();
-    const { rows } = await this.pool.query<AppendRow & { entry: number }>({
-      ...APPEND_MANY,
-      values: [appends.map((a) => a.streamId), expected.map((e) => e[0]), expected.map((e) => e[1]), appends.map((a) => a.events.length), ...events, notify],
-    });
-    if (!notify && rows.some((r) => r.ok)) this.notifier.quietCommitted();
+    const rows = await this.appendWith<AppendRow & { entry: number }>(APPEND_MANY, (notify) => [
+      appends.map((a) => a.streamId),
+      expected.map((e) => e[0]),
+      expected.map((e) => e[1]),
+      appends.map((a) => a.events.length),
+      ...events,
+      notify,
+    ]);
     const byEntry = new Map(rows.map((r) => [r.entry, r]));
     return appends.map((a, i) => outcomeOf(a, byEntry.get(i + 1)!));
+  }
+
+  /**
+   * Runs an append statement whose last parameter says whether it notifies (AppendNotifier),
+   * and tells the notifier what came of it.
+   */
+  private async appendWith<R extends AppendRow>(statement: { readonly name: string; readonly text: string }, values: (notify: boolean) => unknown[]): Promise<R[]> {
+    const notify = this.notifier.shouldNotify();
+    let appended = false;
+    try {
+      const { rows } = await this.pool.query<R>({ ...statement, values: values(notify) });
+      appended = rows.some((row) => row.ok);
+      return rows;
+    } finally {
+      if (notify && !appended) this.notifier.notUsed();
+      else if (!notify && appended) this.notifier.quietCommitted();
+    }
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -302,7 +320,12 @@ export class PostgresEventStore implements EventStore {
     return Number(rows[0]!.n);
   }
 
-  expedite<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Someone waits on the consumers: this process's appends left quiet are notified to the others
+   * now (their consumers may be the ones waited on), and this process's deliveries come at once.
+   */
+  async expedite<T>(work: () => Promise<T>): Promise<T> {
+    await this.notifier.flush();
     return this.listener.expedite(work);
   }
 
