@@ -57,7 +57,8 @@ export interface PostgresEventStoreOptions {
    * How long subscribers let notified appends gather before they read them (default 2 ms; the
    * gateway's SUBSCRIPTION_BATCH_MS): every consumer pays a read and a transaction per wake-up, so one
    * wake-up for several requests' appends costs a fraction of one each. A reader waiting on a
-   * read model cuts the window short (expedite).
+   * read model cuts the window short (expedite). From 10 ms on, it also spaces this process's
+   * notifications of its appends (AppendNotifier).
    */
   readonly batchWindowMs?: number;
   /**
