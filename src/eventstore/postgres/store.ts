@@ -214,7 +214,7 @@ export class PostgresEventStore implements EventStore {
   private async appendOne(append: StreamAppend): Promise<StreamAppendOutcome> {
     const [kind, expected] = expectedArgs(append.expectedVersion);
     const params = eventParams(append.events);
-    const rows = await this.appendWith(APPEND_ONE, (notify) => [append.streamId, kind, expected, ...params, notify]);
+    const rows = await this.appendWith(APPEND_ONE, [append.streamId, kind, expected, ...params]);
     return outcomeOf(append, rows[0]!);
   }
 
@@ -228,27 +228,26 @@ export class PostgresEventStore implements EventStore {
     if (appends.some((a) => a.events.length === 0)) throw new Error('append needs at least one event');
     const expected = appends.map((a) => expectedArgs(a.expectedVersion));
     const events = eventParams(appends.flatMap((a) => a.events));
-    const rows = await this.appendWith<AppendRow & { entry: number }>(APPEND_MANY, (notify) => [
+    const rows = await this.appendWith<AppendRow & { entry: number }>(APPEND_MANY, [
       appends.map((a) => a.streamId),
       expected.map((e) => e[0]),
       expected.map((e) => e[1]),
       appends.map((a) => a.events.length),
       ...events,
-      notify,
     ]);
     const byEntry = new Map(rows.map((r) => [r.entry, r]));
     return appends.map((a, i) => outcomeOf(a, byEntry.get(i + 1)!));
   }
 
   /**
-   * Runs an append statement whose last parameter says whether it notifies (AppendNotifier),
-   * and tells the notifier what came of it.
+   * Runs an append statement with `values` and, as its last parameter, whether it notifies
+   * (AppendNotifier), and tells the notifier what came of it.
    */
-  private async appendWith<R extends AppendRow>(statement: { readonly name: string; readonly text: string }, values: (notify: boolean) => unknown[]): Promise<R[]> {
+  private async appendWith<R extends AppendRow>(statement: { readonly name: string; readonly text: string }, values: readonly unknown[]): Promise<R[]> {
     const notify = this.notifier.shouldNotify();
     let appended = false;
     try {
-      const { rows } = await this.pool.query<R>({ ...statement, values: values(notify) });
+      const { rows } = await this.pool.query<R>({ ...statement, values: [...values, notify] });
       appended = rows.some((row) => row.ok);
       return rows;
     } finally {
