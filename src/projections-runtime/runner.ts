@@ -13,8 +13,13 @@ const MAX_RESTART_DELAY_MS = 10_000;
 const CHECKPOINT_FLUSH_MS = 100;
 
 export interface ConsumerRunnerOptions {
-  /** Default CHECKPOINT_FLUSH_MS; tests set it long to observe the checkpoint before the flush. */
+  /**
+   * Default CHECKPOINT_FLUSH_MS; tests set it long to observe the checkpoint before the flush. A
+   * checkpoint that has trailed a quarter of it is stored with the next batch instead (applyBatch).
+   */
   readonly checkpointFlushMs?: number;
+  /** The clock that times how long a checkpoint trails (Date.now by default; tests move their own). */
+  readonly now?: () => number;
   /**
    * How batches and checkpoints are committed; by default a transaction each. The gateway's runners
    * share a GroupCommitter (one transaction for the consumers woken together).
@@ -39,6 +44,8 @@ export class ConsumerRunner extends EventEmitter {
   /** Batches and checkpoint flushes run one at a time. */
   private serial: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | null = null;
+  /** When `position` last moved ahead of `committed` (through foreign events); null while they agree. */
+  private trailingSince: number | null = null;
   /** Checkpoint flushes that failed in a row (a database outage): only the first one warns. */
   private flushFailures = 0;
   private active = false;
@@ -109,6 +116,7 @@ export class ConsumerRunner extends EventEmitter {
   private async subscribeFromCheckpoint(): Promise<void> {
     try {
       this.position = this.committed = await this.committer.openCheckpoint(this.consumer.name);
+      this.trailingSince = null;
     } catch (err) {
       this.scheduleRestart(err);
       return;
@@ -156,16 +164,34 @@ export class ConsumerRunner extends EventEmitter {
    * the checkpoint row follows within CHECKPOINT_FLUSH_MS. Under load most consumers see mostly
    * foreign events, and a transaction per wake-up for each of them was most of the database's
    * work. Re-reading foreign events after a crash costs nothing but the read.
+   *
+   * Under load the row follows sooner and costs no transaction of its own: once it has trailed a
+   * quarter of the flush delay, the next batch stores it at once, in this turn, where the
+   * GroupCommitter puts it in the transaction of the consumers that fold that batch. A timer
+   * flush was a transaction on its own every 100 ms, with its own durable commit, and each one
+   * slowed the requests served beside it (docs/benchmarks.md). A quarter leaves the batching
+   * window (50 ms by default) room to vary before the timer fires first.
    */
   private applyBatch(batch: readonly RecordedEvent[]): Promise<void> {
     const last = batch[batch.length - 1]!.position;
     if (!batch.some((event) => this.consumer.eventTypes.has(event.type))) {
       this.position = last;
       this.emit('advanced', last);
-      this.flushSoon();
+      const now = this.now();
+      this.trailingSince ??= now;
+      if (now - this.trailingSince >= this.flushMs / 4) this.flushNow();
+      else this.flushSoon();
       return Promise.resolve();
     }
     return this.inSerial(() => this.commit(batch, last));
+  }
+
+  private get flushMs(): number {
+    return this.options.checkpointFlushMs ?? CHECKPOINT_FLUSH_MS;
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
   }
 
   private inSerial(work: () => Promise<void>): Promise<void> {
@@ -176,22 +202,28 @@ export class ConsumerRunner extends EventEmitter {
 
   private flushSoon(): void {
     if (this.flushTimer) return;
-    this.flushTimer = setTimeout(() => {
+    this.flushTimer = setTimeout(() => this.flushNow(), this.flushMs);
+  }
+
+  /** Stores the position now (the commit is asked for in this turn), and retries later if that fails. */
+  private flushNow(): void {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
       this.flushTimer = null;
-      void this.flush().then(
-        () => {
-          this.flushFailures = 0;
-        },
-        (err: unknown) => {
-          if (err instanceof CheckpointMoved) return void this.resubscribe();
-          // Try again: no further batch may come to carry the position into the row. One warning
-          // per streak of failures (a database outage), not one per retry.
-          if (this.flushFailures++ === 0) this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
-          else this.logger.debug({ err, consumer: this.consumer.name, failures: this.flushFailures }, 'could not store a consumer checkpoint yet');
-          if (this.active && !this.stopped) this.flushSoon();
-        },
-      );
-    }, this.options.checkpointFlushMs ?? CHECKPOINT_FLUSH_MS);
+    }
+    void this.flush().then(
+      () => {
+        this.flushFailures = 0;
+      },
+      (err: unknown) => {
+        if (err instanceof CheckpointMoved) return void this.resubscribe();
+        // Try again: no further batch may come to carry the position into the row. One warning
+        // per streak of failures (a database outage), not one per retry.
+        if (this.flushFailures++ === 0) this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
+        else this.logger.debug({ err, consumer: this.consumer.name, failures: this.flushFailures }, 'could not store a consumer checkpoint yet');
+        if (this.active && !this.stopped) this.flushSoon();
+      },
+    );
   }
 
   /** Stores the in-memory position when only foreign events moved it. */
@@ -207,6 +239,7 @@ export class ConsumerRunner extends EventEmitter {
     await this.committer.commit({ consumer: this.consumer, expected: this.committed, batch, last });
     this.committed = last;
     if (!this.position || comparePositions(last, this.position) > 0) this.position = last;
+    if (samePosition(this.position, this.committed)) this.trailingSince = null;
     this.emit('advanced', last);
   }
 

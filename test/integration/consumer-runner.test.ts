@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log';
 import type { Consumer, EventConsumer } from '../../src/projections-runtime/consumer';
 import { LeaseHolder } from '../../src/projections-runtime/leases';
 import { CheckpointMoved, GroupCommitter } from '../../src/projections-runtime/checkpoint-commit';
-import { ConsumerRunner, readCheckpoint } from '../../src/projections-runtime/runner';
+import { ConsumerRunner, readCheckpoint, type ConsumerRunnerOptions } from '../../src/projections-runtime/runner';
 import { countingPool, PAGE_READ } from '../support/counting-pool';
 import { createTestDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
@@ -182,11 +182,12 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
      * by the consumers their opening statement locks. Their subscriptions deliver nothing by
      * themselves: `deliverToAll` appends an event and hands it to every runner in one go, as one
      * notification does (the test decides that they wake together, not the machine's timing). Its
-     * outcomes come in the order the runners subscribed.
+     * outcomes come in the order the runners subscribed. The runners get `options` besides the committer.
      */
     async function withGroup(
       consumers: readonly Consumer[],
       test: (group: { transactions: () => string[]; deliverToAll: (type: string) => Promise<{ event: RecordedEvent; outcomes: PromiseSettledResult<void>[] }> }) => Promise<void>,
+      options: Omit<ConsumerRunnerOptions, 'committer'> = {},
     ): Promise<void> {
       const opened: string[] = [];
       const counted = new Proxy(db.pool, {
@@ -218,7 +219,7 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
         return { done, close: async () => close() };
       };
       const committer = new GroupCommitter(counted, 'public', logger);
-      const runners = consumers.map((consumer) => new ConsumerRunner(counted, store, consumer, logger, 'public', { committer }));
+      const runners = consumers.map((consumer) => new ConsumerRunner(counted, store, consumer, logger, 'public', { ...options, committer }));
       const leases = new LeaseHolder(db.pool, logger);
       for (const runner of runners) runner.start(leases);
       try {
@@ -287,6 +288,31 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
           expect(await applied(name, event.id), name).to.equal(1);
         }
       });
+    });
+
+    it('stores a trailing checkpoint in the transaction of the next batch the others fold, once it has trailed a quarter of the flush delay', async () => {
+      let now = 0;
+      // A flush delay longer than the test: its timer never stores the idle consumer's row, only a batch can.
+      const flushMs = 3_600_000;
+      const idle: EventConsumer = { name: 'ride-idle', eventTypes: new Set(['NeverAppended']), apply: async () => undefined };
+      await withGroup(
+        [recording('ride-active'), idle],
+        async ({ transactions, deliverToAll }) => {
+          await deliverToAll('Foreign');
+          expect(transactions(), 'an event neither folds').to.deep.equal([]);
+          now += flushMs / 4 - 1;
+          await deliverToAll('Grouped');
+          expect(transactions(), 'trailing for just under a quarter').to.deep.equal(['ride-active']);
+          expect(await readCheckpoint(db.pool, 'ride-idle')).to.equal(null);
+          now += 1;
+          const { event, outcomes } = await deliverToAll('Grouped');
+          expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled']);
+          expect(transactions(), 'trailing for a quarter').to.deep.equal(['ride-active', 'ride-active ride-idle']);
+          expect(comparePositions((await readCheckpoint(db.pool, 'ride-idle'))!, event.position)).to.equal(0);
+          expect(comparePositions((await readCheckpoint(db.pool, 'ride-active'))!, event.position)).to.equal(0);
+        },
+        { checkpointFlushMs: flushMs, now: () => now },
+      );
     });
 
     it('lets a failing consumer fail alone: the others commit, each event once', async () => {
