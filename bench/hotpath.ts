@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import type { Pool } from 'pg';
+import { Pool } from 'pg';
 import { tempDir } from '../src/db/database';
-import { autocannon, ROOT, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
+import { autocannon, ROOT, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type AutocannonResult, type Contender, type Running } from './peer';
 import { printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
@@ -9,8 +9,10 @@ import { printTable, processCpuMs, progress, type BenchDatabase, type Measuremen
  * wall time (which a busy machine distorts): CPU time of the gateway process and of PostgreSQL
  * per request, database transactions per request, and the gateway's resident memory before and
  * after many requests. The gateway and the simulator run in their own processes, the load comes
- * from autocannon in another. With BENCH_PROFILE_DIR set, the gateway runs under `--cpu-prof`
- * and leaves its profile there (summarise it with bench/profile-summary.ts).
+ * from autocannon in another. The ledger floor (bench/bare-proxy.ts with its two durable appends,
+ * on a database of its own) is measured the same way beside it, so that what the gateway adds is
+ * read in CPU time too. With BENCH_PROFILE_DIR set, the gateway runs under `--cpu-prof` and
+ * leaves its profile there (summarise it with bench/profile-summary.ts).
  */
 
 export interface HotPathBenchOptions {
@@ -81,12 +83,12 @@ function rssMb(pid: number): number {
 }
 
 interface Counters {
-  readonly gatewayCpuMs: number;
+  readonly cpuMs: number;
   readonly postgresCpuMs: number;
   readonly transactions: number;
 }
 
-async function counters(pool: Pool, gatewayPid: number): Promise<Counters> {
+async function counters(pool: Pool, processPid: number): Promise<Counters> {
   // The read models and process managers finish the run's backlog (about a second after the load
   // stops; that work belongs to the run), and a backend's statistics reach pg_stat_database when
   // it goes idle.
@@ -96,14 +98,61 @@ async function counters(pool: Pool, gatewayPid: number): Promise<Counters> {
             (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS xacts`,
   );
   const postgresCpuMs = rows[0]!.pids.reduce((sum, pid) => sum + (processCpuMs(pid) ?? 0), 0);
-  return { gatewayCpuMs: processCpuMs(gatewayPid) ?? NaN, postgresCpuMs, transactions: Number(rows[0]!.xacts) };
+  return { cpuMs: processCpuMs(processPid) ?? NaN, postgresCpuMs, transactions: Number(rows[0]!.xacts) };
+}
+
+/** A row of the table: what one run of `requests` cost, per request, with the idle work (per second) subtracted. */
+function resourceRow(name: string, connections: number, r: AutocannonResult, used: Counters & { simulatorCpuMs: number }, idle: Counters, seconds: number): Measurement {
+  const ok = r['2xx'];
+  const failed = r.non2xx + r.errors;
+  const perRequest = (x: number) => (x / Math.max(ok, 1)).toFixed(2);
+  return {
+    name,
+    ops: ok,
+    elapsedMs: r.duration * 1000,
+    opsPerSec: ok / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    maxMs: r.latency.max,
+    concurrency: connections,
+    note:
+      `CPU per request: process ${perRequest((used.cpuMs - idle.cpuMs * seconds) * 1000)} µs, ` +
+      `PostgreSQL ${perRequest((used.postgresCpuMs - idle.postgresCpuMs * seconds) * 1000)} µs, simulator ${perRequest(used.simulatorCpuMs * 1000)} µs; ` +
+      `database transactions per request ${perRequest(used.transactions - idle.transactions * seconds)}` +
+      (failed > 0 ? `; ${failed} requests FAILED (non-2xx ${r.non2xx}, errors ${r.errors})` : ''),
+  };
+}
+
+/** One measured run against `target`: autocannon's result and what the process, its database's backends and the simulator used. */
+async function measuredRun(target: Contender, connections: number, requests: number, pool: Pool, pid: number, simulatorPid: number) {
+  const before = await counters(pool, pid);
+  const simulatorBefore = processCpuMs(simulatorPid) ?? NaN;
+  const t0 = Date.now();
+  const r = await autocannon(target, connections, { amount: requests });
+  const simulatorCpuMs = (processCpuMs(simulatorPid) ?? NaN) - simulatorBefore;
+  const after = await counters(pool, pid);
+  const used = {
+    cpuMs: after.cpuMs - before.cpuMs,
+    postgresCpuMs: after.postgresCpuMs - before.postgresCpuMs,
+    transactions: after.transactions - before.transactions,
+    simulatorCpuMs,
+  };
+  // The settling wait after the run is in the elapsed time: the idle work of those seconds is in the counters too.
+  return { r, used, seconds: (Date.now() - t0) / 1000 };
 }
 
 export async function benchHotPath(db: BenchDatabase, report: (table: Table) => void = printTable, o: HotPathBenchOptions = hotPathOptionsFromEnv()): Promise<Table> {
   const started: Running[] = [];
   const dataDir = tempDir('gateway-bench-hotpath-');
+  let floorPool: Pool | null = null;
   try {
     const simUrl = await startSimulatorProcess(started);
+    const simulatorPid = started[0]!.child.pid!;
+    const floorUrl = await db.sibling();
+    floorPool = new Pool({ connectionString: floorUrl, max: 1 });
+    const floorProxy = await startBareProxy('ledger floor', simUrl, floorUrl);
+    started.push(floorProxy.running);
+    const floor: Contender = { name: 'ledger floor', url: floorProxy.url, headers: {} };
 
     const profileDir = process.env.BENCH_PROFILE_DIR;
     const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
@@ -113,6 +162,7 @@ export async function benchHotPath(db: BenchDatabase, report: (table: Table) => 
     const warmup = Math.max(1000, Math.round(o.requests / 10));
     progress(`warm-up: ${warmup} requests`);
     await autocannon(target, Math.max(...o.connections), { amount: warmup });
+    await autocannon(floor, Math.max(...o.connections), { amount: warmup });
     const rssAfterWarmup = rssMb(pid);
     // What the gateway does with no request at all (subscription polls, leases, the reconciler,
     // job polling), per second: subtracted from each run, so a slow run does not count more of it.
@@ -122,46 +172,32 @@ export async function benchHotPath(db: BenchDatabase, report: (table: Table) => 
     const idleEnd = await counters(db.pool, pid);
     const idleS = (Date.now() - idleT0) / 1000;
     const idle = {
-      gatewayCpuMs: (idleEnd.gatewayCpuMs - idleStart.gatewayCpuMs) / idleS,
+      cpuMs: (idleEnd.cpuMs - idleStart.cpuMs) / idleS,
       postgresCpuMs: (idleEnd.postgresCpuMs - idleStart.postgresCpuMs) / idleS,
       transactions: (idleEnd.transactions - idleStart.transactions) / idleS,
     };
     const rows: Measurement[] = [];
     const notes: string[] = [];
     let served = 0;
+    const floorPid = floorProxy.running.child.pid!;
+    // The floor keeps no consumers: it has no idle work but what its server does for any database.
+    const nothing: Counters = { cpuMs: 0, postgresCpuMs: 0, transactions: 0 };
     for (const connections of o.connections) {
-      progress(`${connections} connection(s): ${o.requests} requests`);
-      const before = await counters(db.pool, pid);
-      const t0 = Date.now();
-      const r = await autocannon(target, connections, { amount: o.requests });
-      const after = await counters(db.pool, pid);
-      const s = (Date.now() - t0) / 1000;
-      const ok = r['2xx'];
-      served += ok;
-      const failed = r.non2xx + r.errors;
-      const perRequest = (x: number) => (x / Math.max(ok, 1)).toFixed(2);
-      rows.push({
-        name: `${connections} connection(s)`,
-        ops: ok,
-        elapsedMs: r.duration * 1000,
-        opsPerSec: ok / r.duration,
-        p50Ms: r.latency.p50,
-        p99Ms: r.latency.p99,
-        maxMs: r.latency.max,
-        concurrency: connections,
-        note:
-          `CPU per request: gateway ${perRequest((after.gatewayCpuMs - before.gatewayCpuMs - idle.gatewayCpuMs * s) * 1000)} µs, ` +
-          `PostgreSQL ${perRequest((after.postgresCpuMs - before.postgresCpuMs - idle.postgresCpuMs * s) * 1000)} µs; ` +
-          `database transactions per request ${perRequest(after.transactions - before.transactions - idle.transactions * s)} (idle work subtracted)` +
-          (failed > 0 ? `; ${failed} requests FAILED (non-2xx ${r.non2xx}, errors ${r.errors})` : ''),
-      });
+      progress(`${connections} connection(s): ${o.requests} requests, the ledger floor then this gateway`);
+      const f = await measuredRun(floor, connections, o.requests, floorPool, floorPid, simulatorPid);
+      rows.push(resourceRow(`ledger floor, ${connections} conn.`, connections, f.r, f.used, nothing, f.seconds));
+      const g = await measuredRun(target, connections, o.requests, db.pool, pid, simulatorPid);
+      served += g.r['2xx'];
+      rows.push(resourceRow(`this gateway, ${connections} conn.`, connections, g.r, g.used, idle, g.seconds));
     }
     const rssEnd = rssMb(pid);
     notes.push(`gateway RSS ${rssAfterWarmup.toFixed(1)} MB after ${warmup} warm-up requests, ${rssEnd.toFixed(1)} MB after ${served} more`);
     if (o.memoryRequests > 0) notes.push(...(await memoryRun(target, pid, Math.max(...o.connections), o.memoryRequests)));
     notes.push(
-      `idle gateway: ${idle.gatewayCpuMs.toFixed(1)} ms CPU/s in the gateway, ${idle.postgresCpuMs.toFixed(1)} ms CPU/s in PostgreSQL, ${idle.transactions.toFixed(1)} transactions/s`,
-      'CPU time from /proc (user + system) of the gateway process and of the bench database\'s backends; transactions from pg_stat_database',
+      `idle gateway: ${idle.cpuMs.toFixed(1)} ms CPU/s in the gateway, ${idle.postgresCpuMs.toFixed(1)} ms CPU/s in PostgreSQL, ${idle.transactions.toFixed(1)} transactions/s`,
+      'CPU time from /proc (user + system) of the process (the gateway, or the ledger floor: bench/bare-proxy.ts with two durable appends per request), of its database\'s backends and of the simulator; ' +
+        'the gateway\'s idle work subtracted; transactions from pg_stat_database',
+      'one process serves at most 1,000,000 / (its CPU µs per request) requests a second with a core to itself; all of them share the machine\'s cores',
       'req/s and latency are wall-clock figures: meaningful only on a quiet machine',
     );
     const table: Table = { title: `One non-streamed chat request: resources per request (${o.requests} requests per row)`, rows, unit: 'req/s', notes };
@@ -169,6 +205,7 @@ export async function benchHotPath(db: BenchDatabase, report: (table: Table) => 
     return table;
   } finally {
     for (const running of started.reverse()) await stopProcess(running);
+    await floorPool?.end();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
