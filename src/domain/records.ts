@@ -1,8 +1,9 @@
 /**
- * Copies of a state's keyed records (open reservations, remembered outcomes, keys) with one entry
- * set or removed. Evolve runs for every event, and these records hold dozens of entries on a busy
- * account: copied by a for-in loop they cost about a quarter of an object spread or a rest
- * destructuring, which V8 takes through its slow generic path once a record has many keys.
+ * Copies of a state's keyed records (remembered outcomes, keys, the shards of the open
+ * reservations: sharded-record.ts) with one entry set or removed. Evolve runs for every event, and
+ * these records hold dozens of entries on a busy account: copied by a for-in loop they cost about
+ * a quarter of an object spread or a rest destructuring, which V8 takes through its slow generic
+ * path once a record has many keys.
  *
  * A copy has no prototype. V8 keeps such an object as a hash table from the start, where an
  * ordinary object, filled key by key with ids never seen before, walks a new hidden class for

@@ -1,6 +1,6 @@
 import type { AccountState } from '../domain/account/decider';
 import type { AccountEvent } from '../domain/account/events';
-import { entryOf } from '../domain/records';
+import { shardedEntry } from '../domain/sharded-record';
 import type { GatewayMetrics } from './gateway-metrics';
 
 /** What refunds and credits are labelled with: no model is known at that point (the ledger has it). */
@@ -21,10 +21,10 @@ export function countMoneyMovements(metrics: GatewayMetrics): (events: readonly 
           metrics.countMoney('reserved', event.data.purpose.description, event.data.amount);
           break;
         case 'ReservationSettled':
-          metrics.countMoney('settled', entryOf(decidedOn.open, event.data.reservationId)?.purpose.description ?? NO_MODEL, event.data.amount);
+          metrics.countMoney('settled', shardedEntry(decidedOn.open, event.data.reservationId)?.purpose.description ?? NO_MODEL, event.data.amount);
           break;
         case 'ReservationReleased':
-          metrics.countMoney('released', entryOf(decidedOn.open, event.data.reservationId)?.purpose.description ?? NO_MODEL, event.data.amount);
+          metrics.countMoney('released', shardedEntry(decidedOn.open, event.data.reservationId)?.purpose.description ?? NO_MODEL, event.data.amount);
           break;
         case 'ChargeRefunded':
           metrics.countMoney('refunded', NO_MODEL, event.data.amount);

@@ -1,7 +1,8 @@
 import { recomputePricing, type Pricing } from '../../billing/money';
 import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
-import { entryOf, hasEntry, withEntry, withoutEntry } from '../records';
+import { entryOf, hasEntry, withEntry } from '../records';
+import { EMPTY_SHARDED_RECORD, shardedEntry, shardedValues, withoutShardedEntry, withShardedEntry, type ShardedRecord } from '../sharded-record';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
 import { NO_SPEND, rezoned, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
@@ -34,7 +35,8 @@ export interface AccountState {
   readonly settled: number;
   readonly refunded: number;
   readonly frozen: number;
-  readonly open: Readonly<Record<string, OpenReservation>>;
+  /** Sharded: a busy account holds many, and every reservation and close changes one (sharded-record.ts). */
+  readonly open: ShardedRecord<OpenReservation>;
   /**
    * Outcomes of the most recently closed reservations, so that a repeated settle or release can
    * answer with the first outcome. Bounded to keep the state (and its snapshots) small: safety does
@@ -122,7 +124,7 @@ function initialState(): AccountState {
     settled: 0,
     refunded: 0,
     frozen: 0,
-    open: {},
+    open: EMPTY_SHARDED_RECORD,
     recentlyClosed: {},
     previouslyClosed: {},
     refundedByReservation: {},
@@ -166,7 +168,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     }
     case 'Reserve': {
       requireAmount(command.amount, true);
-      const existing = entryOf(state.open, command.reservationId);
+      const existing = shardedEntry(state.open, command.reservationId);
       if (existing) {
         if (existing.amount === command.amount) return [];
         throw new DomainError('reservation_exists', `reservation ${command.reservationId} exists with another amount`);
@@ -235,7 +237,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       }
       const remembered = closedOutcomeOf(state, command.reservationId);
       const charged = remembered ? (remembered.kind === 'settled' ? remembered.amount : null) : (command.settledCharge ?? null);
-      if (charged === null || (remembered === undefined && entryOf(state.open, command.reservationId))) {
+      if (charged === null || (remembered === undefined && shardedEntry(state.open, command.reservationId))) {
         throw new DomainError('refund_not_allowed', `reservation ${command.reservationId} has no settled charge to refund`);
       }
       const refundable = charged - (entryOf(state.refundedByReservation, command.reservationId) ?? 0);
@@ -316,7 +318,7 @@ function refuseOverKeyBudget(state: AccountState, actor: string, amount: number,
   const budget = key?.limits.budget;
   if (!key || !budget) return;
   let spent = spentInPeriod(key.spend, budget.period, now, state.timezone);
-  for (const reservation of Object.values(state.open)) if (reservation.purpose.actor === actor) spent += reservation.amount;
+  for (const reservation of shardedValues(state.open)) if (reservation.purpose.actor === actor) spent += reservation.amount;
   if (spent + amount > budget.amount) {
     throw new DomainError('key_budget_exceeded', `this request would exceed the key's budget of ${budget.amount} per ${budget.period}`, {
       budget: budget.amount,
@@ -333,14 +335,14 @@ function limitsOf(settings: KeyLimits): KeyLimits {
 
 /** The open reservation, or null when it closed recently (a repeated close is a no-op). */
 function openOrNoOp(state: AccountState, reservationId: string): OpenReservation | null {
-  const reservation = entryOf(state.open, reservationId);
+  const reservation = shardedEntry(state.open, reservationId);
   if (reservation) return reservation;
   if (closedOutcomeOf(state, reservationId)) return null;
   throw new DomainError('reservation_not_found', `reservation ${reservationId} is not open`);
 }
 
 function withClosed(state: AccountState, reservationId: string, outcome: RememberedOutcome): Pick<AccountState, 'recentlyClosed' | 'previouslyClosed' | 'open'> {
-  return { open: withoutEntry(state.open, reservationId), ...withOutcome(state, reservationId, outcome) };
+  return { open: withoutShardedEntry(state.open, reservationId), ...withOutcome(state, reservationId, outcome) };
 }
 
 /** Records (or replaces) a closed outcome in the young generation, rolling generations when it is full. */
@@ -366,12 +368,12 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       return {
         ...state,
         frozen: state.frozen + event.data.amount,
-        open: withEntry(state.open, event.data.reservationId, { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt }),
+        open: withShardedEntry(state.open, event.data.reservationId, { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt }),
       };
     case 'ReservationSettled':
       return {
         ...state,
-        keys: chargedToKey(state, event.data.context?.actor ?? entryOf(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at),
+        keys: chargedToKey(state, event.data.context?.actor ?? shardedEntry(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at),
         ...withClosed(state, event.data.reservationId, {
           kind: 'settled',
           amount: event.data.amount,
@@ -433,5 +435,6 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   initialState,
   decide,
   evolve,
-  snapshotVersion: 6,
+  // 7: `open` became a ShardedRecord.
+  snapshotVersion: 7,
 };
