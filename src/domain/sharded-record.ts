@@ -10,7 +10,9 @@ import { entryOf, hasEntry, withEntry, withoutEntry } from './records';
  *
  * In JSON (a snapshot) it is an array of SHARDS records, null for an empty one. A record parsed
  * from JSON has a prototype, so shards are read with entryOf and hasEntry, like every record of
- * a state (records.ts).
+ * a state (records.ts). SHARDS and shardOf are part of that stored form: a snapshot sharded
+ * otherwise would miss its entries (a reservation that cannot close), so changing either needs
+ * the deciders' snapshotVersion bumped, and a record of another length is refused.
  */
 export type ShardedRecord<V> = readonly (Readonly<Record<string, V>> | null)[];
 
@@ -18,8 +20,9 @@ const SHARDS = 32;
 
 export const EMPTY_SHARDED_RECORD: ShardedRecord<never> = Object.freeze(Array.from({ length: SHARDS }, () => null));
 
-/** FNV-1a over the key's UTF-16 code units, reduced to a shard. */
-function shardOf(key: string): number {
+/** The shard of `key`: FNV-1a over its UTF-16 code units, reduced. */
+function shardOf(record: ShardedRecord<unknown>, key: string): number {
+  if (record.length !== SHARDS) throw new Error(`a sharded record has ${SHARDS} shards, not ${record.length}: a snapshot of another shape was read as this one`);
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   return (hash >>> 0) % SHARDS;
@@ -27,13 +30,13 @@ function shardOf(key: string): number {
 
 /** The entry at `key`, if there is one. */
 export function shardedEntry<V>(record: ShardedRecord<V>, key: string): V | undefined {
-  const shard = record[shardOf(key)];
+  const shard = record[shardOf(record, key)];
   return shard ? entryOf(shard, key) : undefined;
 }
 
 /** The record with `key` set to `value`. */
 export function withShardedEntry<V>(record: ShardedRecord<V>, key: string, value: V): ShardedRecord<V> {
-  const i = shardOf(key);
+  const i = shardOf(record, key);
   const copy = record.slice();
   copy[i] = withEntry(record[i] ?? {}, key, value);
   return copy;
@@ -41,7 +44,7 @@ export function withShardedEntry<V>(record: ShardedRecord<V>, key: string, value
 
 /** The record without `key` (the same record when it has no such entry). */
 export function withoutShardedEntry<V>(record: ShardedRecord<V>, key: string): ShardedRecord<V> {
-  const i = shardOf(key);
+  const i = shardOf(record, key);
   const shard = record[i];
   if (!shard || !hasEntry(shard, key)) return record;
   const copy = record.slice();

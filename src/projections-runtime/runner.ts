@@ -46,6 +46,10 @@ export class ConsumerRunner extends EventEmitter {
   private flushTimer: NodeJS.Timeout | null = null;
   /** When `position` last moved ahead of `committed` (through foreign events); null while they agree. */
   private trailingSince: number | null = null;
+  /** A flush is queued or running: batches meanwhile leave the row to it, and to what follows it. */
+  private flushing = false;
+  /** Starts of the subscription: one that a later restart overtook while it opened its checkpoint subscribes nothing. */
+  private starts = 0;
   /** Checkpoint flushes that failed in a row (a database outage): only the first one warns. */
   private flushFailures = 0;
   private active = false;
@@ -114,11 +118,14 @@ export class ConsumerRunner extends EventEmitter {
   }
 
   private async subscribeFromCheckpoint(): Promise<void> {
+    const start = ++this.starts;
     try {
-      this.position = this.committed = await this.committer.openCheckpoint(this.consumer.name);
+      const checkpoint = await this.committer.openCheckpoint(this.consumer.name);
+      if (start !== this.starts) return;
+      this.position = this.committed = checkpoint;
       this.trailingSince = null;
     } catch (err) {
-      this.scheduleRestart(err);
+      if (start === this.starts) this.scheduleRestart(err);
       return;
     }
     if (this.failures > 0) this.logger.info({ consumer: this.consumer.name }, 'consumer running again');
@@ -144,7 +151,9 @@ export class ConsumerRunner extends EventEmitter {
 
   private scheduleRestart(err: unknown): void {
     this.subscription = null;
-    if (this.stopped || !this.active) return;
+    // One restart at a time: a second cause (a failed flush beside a failed batch) changes nothing,
+    // and two would leave two subscriptions folding the same events.
+    if (this.stopped || !this.active || this.restartTimer) return;
     let delay = 0;
     if (!(err instanceof CheckpointMoved)) {
       // While the database is away every restart fails too: one error, then quieter and slower retries.
@@ -166,11 +175,12 @@ export class ConsumerRunner extends EventEmitter {
    * work. Re-reading foreign events after a crash costs nothing but the read.
    *
    * Under load the row follows sooner and costs no transaction of its own: once it has trailed a
-   * quarter of the flush delay, the next batch stores it at once, in this turn, where the
-   * GroupCommitter puts it in the transaction of the consumers that fold that batch. A timer
-   * flush was a transaction on its own every 100 ms, with its own durable commit, and each one
-   * slowed the requests served beside it (docs/benchmarks.md). A quarter leaves the batching
-   * window (50 ms by default) room to vary before the timer fires first.
+   * quarter of the flush delay, the next batch asks for the flush in its own turn, where the
+   * GroupCommitter puts it in the transaction of the consumers that fold that batch (or of the
+   * other trailing ones). A timer flush was a transaction on its own every 100 ms, with its own
+   * durable commit, and these slowed the requests served beside them (docs/benchmarks.md, "Where
+   * the one-connection tail comes from"). A quarter leaves the batching window (50 ms by
+   * default) room to vary before the timer fires first.
    */
   private applyBatch(batch: readonly RecordedEvent[]): Promise<void> {
     const last = batch[batch.length - 1]!.position;
@@ -205,25 +215,40 @@ export class ConsumerRunner extends EventEmitter {
     this.flushTimer = setTimeout(() => this.flushNow(), this.flushMs);
   }
 
-  /** Stores the position now (the commit is asked for in this turn), and retries later if that fails. */
+  /**
+   * Stores the position now: the commit is asked for in this turn, since nothing else of this
+   * consumer's is under way when the flush starts (one flush at a time, and a subscription hands
+   * over no batch while the last one commits). Retries later if it fails.
+   */
   private flushNow(): void {
+    this.clearFlushTimer();
+    if (this.flushing) return;
+    this.flushing = true;
+    void this.flush()
+      .then(
+        () => {
+          this.flushFailures = 0;
+        },
+        (err: unknown) => {
+          if (err instanceof CheckpointMoved) return void this.resubscribe();
+          // Try again: no further batch may come to carry the position into the row. One warning
+          // per streak of failures (a database outage), not one per retry.
+          if (this.flushFailures++ === 0) this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
+          else this.logger.debug({ err, consumer: this.consumer.name, failures: this.flushFailures }, 'could not store a consumer checkpoint yet');
+        },
+      )
+      .finally(() => {
+        this.flushing = false;
+        // What came while it ran: the next batch takes it along, or the timer stores it.
+        if (this.subscription && !samePosition(this.position, this.committed)) this.flushSoon();
+      });
+  }
+
+  private clearFlushTimer(): void {
     if (this.flushTimer) {
       clearTimeout(this.flushTimer);
       this.flushTimer = null;
     }
-    void this.flush().then(
-      () => {
-        this.flushFailures = 0;
-      },
-      (err: unknown) => {
-        if (err instanceof CheckpointMoved) return void this.resubscribe();
-        // Try again: no further batch may come to carry the position into the row. One warning
-        // per streak of failures (a database outage), not one per retry.
-        if (this.flushFailures++ === 0) this.logger.warn({ err, consumer: this.consumer.name }, 'could not store a consumer checkpoint');
-        else this.logger.debug({ err, consumer: this.consumer.name, failures: this.flushFailures }, 'could not store a consumer checkpoint yet');
-        if (this.active && !this.stopped) this.flushSoon();
-      },
-    );
   }
 
   /** Stores the in-memory position when only foreign events moved it. */
@@ -239,7 +264,8 @@ export class ConsumerRunner extends EventEmitter {
     await this.committer.commit({ consumer: this.consumer, expected: this.committed, batch, last });
     this.committed = last;
     if (!this.position || comparePositions(last, this.position) > 0) this.position = last;
-    if (samePosition(this.position, this.committed)) this.trailingSince = null;
+    // A position reached while this commit ran trails from now on.
+    this.trailingSince = samePosition(this.position, this.committed) ? null : this.now();
     this.emit('advanced', last);
   }
 
@@ -248,12 +274,10 @@ export class ConsumerRunner extends EventEmitter {
     const subscription = this.subscription;
     this.subscription = null;
     await subscription?.close();
-    if (this.flushTimer) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = null;
-      // Best effort: the next holder of the lease would otherwise re-read the foreign events.
-      await this.flush().catch(() => undefined);
-    }
+    this.clearFlushTimer();
+    // Best effort, after any flush under way: the next holder of the lease would otherwise re-read
+    // the foreign events. Nothing to do when the row holds the position.
+    await this.flush().catch(() => undefined);
   }
 
   async stop(): Promise<void> {

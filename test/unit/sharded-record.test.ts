@@ -63,6 +63,13 @@ describe('sharded records of a state', () => {
     expect(shardedEntry(record, 'toString')).to.equal(undefined);
   });
 
+  it('refuses a record of another number of shards rather than miss its entries', () => {
+    const other: ShardedRecord<number> = [{ a: 1 }, null];
+    expect(() => shardedEntry(other, 'a')).to.throw(/32 shards, not 2/);
+    expect(() => withShardedEntry(other, 'b', 2)).to.throw(/32 shards, not 2/);
+    expect(() => withoutShardedEntry(other, 'a')).to.throw(/32 shards, not 2/);
+  });
+
   it('leaves an emptied shard null, as the empty record has it', () => {
     const one = withShardedEntry(EMPTY_SHARDED_RECORD, 'only', 1);
     expect(withoutShardedEntry(one, 'only')).to.deep.equal(EMPTY_SHARDED_RECORD);
