@@ -134,14 +134,22 @@ export class AuditRuns {
       log.error({ err }, 'audit could not finish');
     }
     try {
-      await this.deps.pool.query(`UPDATE audit_runs SET status = $2, finished_at = $3, report = $4, error = $5 WHERE id = $1`, [
+      // On the session holding the lock, which is given up inside the transaction that records the
+      // result: once a reader sees the run finished, the lock is free, so the next start it asks
+      // for is not refused; a start that takes the lock before this commits waits for the row in
+      // its sweep of abandoned runs, and then finds it finished.
+      await lockHolder.query('BEGIN');
+      await lockHolder.query(`UPDATE audit_runs SET status = $2, finished_at = $3, report = $4, error = $5 WHERE id = $1`, [
         id,
         outcome.status,
         this.deps.clock(),
         'report' in outcome ? JSON.stringify(outcome.report) : null,
         'error' in outcome ? outcome.error : null,
       ]);
+      await lockHolder.query('SELECT pg_advisory_unlock($1)', [AUDIT_LOCK_KEY]);
+      await lockHolder.query('COMMIT');
     } catch (err) {
+      await lockHolder.query('ROLLBACK').catch(() => undefined);
       log.error({ err }, 'the audit result could not be recorded');
     } finally {
       lockHolder.release();

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
-import type { PoolClient } from 'pg';
-import { AUDIT_LOCK_KEY } from '../../src/audit-runs/service';
+import type { Pool, PoolClient } from 'pg';
+import { allProjections } from '../../projections';
+import { AUDIT_LOCK_KEY, AuditRuns } from '../../src/audit-runs/service';
+import { createPool } from '../../src/db/database';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
@@ -85,6 +87,42 @@ describe('audit runs from the admin API @integration', () => {
     const { rows } = await gw.pool.query<{ status: string; finished_at: Date | null }>(`SELECT status, finished_at FROM audit_runs WHERE id = 'aud_dead'`);
     expect(rows[0]!.status).to.equal('abandoned');
     expect(rows[0]!.finished_at).to.be.instanceOf(Date);
+  });
+
+  it('has freed the audit for the next start by the time its result shows', async () => {
+    // The connection that took the lock closes only when the test lets it. The lock used to go
+    // with that connection, a moment after the result showed, and a start in that moment was
+    // refused (the suite saw it on a busy machine).
+    let letClose!: () => void;
+    const closing = new Promise<void>((resolve) => (letClose = resolve));
+    const audits = new AuditRuns({
+      pool: gw.pool,
+      store: gw.store,
+      projections: allProjections,
+      logger: gw.logger,
+      clock: () => new Date(),
+      openPool: (size) => {
+        const pool: Pool = createPool(gw.pool.options.connectionString!, size);
+        if (size > 1) return pool;
+        const end = pool.end.bind(pool);
+        return Object.assign(pool, { end: async () => closing.then(() => end()) });
+      },
+    });
+    try {
+      const run = await audits.start('req_audit_lock');
+      await waitFor('the result recorded', async () => (await audits.status()).last?.id === run.id, 60_000, 100);
+      const other = await gw.pool.connect();
+      try {
+        const { rows } = await other.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [AUDIT_LOCK_KEY]);
+        expect(rows[0]!.locked, 'the audit lock free once the result shows').to.equal(true);
+        await other.query('SELECT pg_advisory_unlock($1)', [AUDIT_LOCK_KEY]);
+      } finally {
+        other.release();
+      }
+    } finally {
+      letClose();
+      await audits.stop();
+    }
   });
 
   it('needs the admin token and refuses query parameters', async () => {
