@@ -29,4 +29,5 @@ ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 USER node
 VOLUME /data
 EXPOSE 8080
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# The command of `npm start`, V8's heap settings included (docs/operations.md, "Memory").
+CMD ["node", "--max-old-space-size=1024", "--max-semi-space-size=32", "--import", "tsx", "src/main.ts"]

@@ -118,10 +118,21 @@ export async function startSimulatorProcess(started: Running[]): Promise<string>
 }
 
 /**
- * The gateway of the tree at `root` (`src/main.ts`) in its own process on `databaseUrl`, every
+ * The node arguments of the tree's `npm start` (`node ARGS...`, its V8 heap settings included), so
+ * that a bench runs each side's gateway as that side ships it.
+ */
+export function npmStartArgs(root: string): string[] {
+  const script = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+  const [command, ...args] = (script ?? '').trim().split(/\s+/);
+  if (command !== 'node' || args.some((a) => /[^\w./=:@-]/.test(a))) throw new Error(`npm start in ${root} is not a plain node command: ${script}`);
+  return args;
+}
+
+/**
+ * The gateway of the tree at `root` (run as its `npm start` runs it) in its own process on `databaseUrl`, every
  * channel going to the simulator, with one funded account; added to `started` as soon as it runs,
  * so that the caller stops it whatever happens next. The contender sends that account's key.
- * `nodeArgs` go before the entry point (the CPU profiler's flags).
+ * `nodeArgs` go before those of `npm start` (the CPU profiler's flags).
  */
 export async function startGatewayProcess(
   name: string,
@@ -133,7 +144,7 @@ export async function startGatewayProcess(
   const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
   const gateway = startProcess(
     name,
-    [...(where.nodeArgs ?? []), ...TSX, path.join(where.root, 'src/main.ts')],
+    [...(where.nodeArgs ?? []), ...npmStartArgs(where.root)],
     {
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -65,6 +65,14 @@ describe('the Dockerfile builds the dashboard and runs as a non-root user owning
     expect(ops.find((i) => i.op === 'VOLUME')!.args).to.equal('/data');
   });
 
+  it('runs the gateway with the command of npm start, V8 heap settings included', () => {
+    const cmd = run!.instructions.filter((i) => i.op === 'CMD');
+    expect(cmd).to.have.length(1);
+    const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    expect(JSON.parse(cmd[0]!.args)).to.deep.equal(scripts.start!.split(' '));
+    expect(scripts.start).to.match(/^node --max-old-space-size=\d+ --max-semi-space-size=\d+ --import tsx src\/main\.ts$/);
+  });
+
   it('keeps the local build output out of the build context', () => {
     const ignored = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n');
     expect(ignored).to.include.members(['node_modules', 'web/dist']);
