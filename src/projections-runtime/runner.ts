@@ -6,7 +6,8 @@ import { CheckpointMoved, oneTransactionEach, readCheckpoints, samePosition, typ
 import type { Consumer } from './consumer';
 import type { LeaseHolder } from './leases';
 
-/** The longest wait before restarting a failed consumer. */
+/** The wait before restarting a failed consumer, doubling with each failed restart up to the longest. */
+const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 10_000;
 
 /** How long the checkpoint row may trail a position reached through foreign events only. */
@@ -25,6 +26,8 @@ export interface ConsumerRunnerOptions {
    * share a GroupCommitter (one transaction for the consumers woken together).
    */
   readonly committer?: CheckpointCommitter;
+  /** The first wait before a restart after a failure (FIRST_RESTART_DELAY_MS); tests set it beyond their length, which also lifts the longest. */
+  readonly restartDelayMs?: number;
 }
 
 export async function readCheckpoint(db: Pool, name: string): Promise<GlobalPosition | null> {
@@ -159,7 +162,8 @@ export class ConsumerRunner extends EventEmitter {
       // While the database is away every restart fails too: one error, then quieter and slower retries.
       if (this.failures++ === 0) this.logger.error({ err, consumer: this.consumer.name }, 'consumer failed; restarting from its checkpoint');
       else this.logger.debug({ err, consumer: this.consumer.name, failures: this.failures }, 'consumer restart failed; retrying');
-      delay = Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** Math.min(this.failures - 1, 10));
+      const first = this.options.restartDelayMs ?? FIRST_RESTART_DELAY_MS;
+      delay = Math.min(Math.max(MAX_RESTART_DELAY_MS, first), first * 2 ** Math.min(this.failures - 1, 10));
     }
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;

@@ -15,13 +15,18 @@ import { waitFor } from '../support/wait';
  * runner's clock is the test's.
  */
 function harness() {
-  const subscriptions: { readonly onBatch: SubscribeOptions['onBatch']; closed: boolean }[] = [];
+  const subscriptions: { readonly onBatch: SubscribeOptions['onBatch']; closed: boolean; fail: (err: unknown) => void }[] = [];
   const store = {
     subscribe(options: SubscribeOptions) {
-      const subscription = { onBatch: options.onBatch, closed: false };
-      subscriptions.push(subscription);
       let end!: () => void;
-      const done = new Promise<void>((resolve) => (end = resolve));
+      let fail!: (err: unknown) => void;
+      const done = new Promise<void>((resolve, reject) => {
+        end = resolve;
+        fail = reject;
+      });
+      // `fail` ends the subscription as a lost database connection ends a real one.
+      const subscription = { onBatch: options.onBatch, closed: false, fail };
+      subscriptions.push(subscription);
       return {
         done,
         close: async () => {
@@ -53,6 +58,8 @@ function harness() {
     committer,
     checkpointFlushMs: flushMs,
     now: () => clock.now,
+    // A restart after a failure waits beyond the test: one that happens came from a cause that restarts at once.
+    restartDelayMs: 1_000_000,
   });
   const leases = { want: (_name: string, onChange: (held: boolean) => void) => onChange(true) } as unknown as LeaseHolder;
   let minor = 0n;
@@ -123,6 +130,27 @@ describe('a consumer runner storing a checkpoint that trails foreign events', ()
       await h.runner.stop();
     }
     expect(h.subscriptions.every((s) => s.closed)).to.equal(true);
+  });
+
+  it('absorbs a second cause while a restart waits, so that the two cannot both subscribe', async () => {
+    const h = harness();
+    try {
+      await h.untilFirstFlush();
+      // The subscription fails (the database went away): a restart after the backoff, beyond the test.
+      h.subscriptions[0]!.fail(new Error('connection lost'));
+      await turn();
+      // Meanwhile the flush under way finds the checkpoint moved, a cause that restarts at once.
+      h.commits[0]!.reject(new CheckpointMoved());
+      await turn();
+      // A restart of its own (a timer of no delay, set before this one) would have subscribed by
+      // now, and the waiting one would have subscribed a second time after the backoff.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(h.subscriptions).to.have.length(1);
+    } finally {
+      // Stopping stores the position the failed flush left behind: let that commit fail at once.
+      h.rejectAll(new Error('the test is over'));
+      await h.runner.stop();
+    }
   });
 
   it('stops only after a flush under way has ended', async () => {
