@@ -55,12 +55,14 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
     }
     if (lastUsed.size === 0) return;
     const entries = [...lastUsed.entries()];
-    await tx.query({
-      ...prepared(`UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
-       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(key_id, account_id, at)
-       WHERE k.key_id = u.key_id AND k.account_id = u.account_id`),
-      values: [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
-    });
+    await tx.query(
+      prepared(
+        `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(key_id, account_id, at)
+         WHERE k.key_id = u.key_id AND k.account_id = u.account_id`,
+        [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
+      ),
+    );
   },
 });
 

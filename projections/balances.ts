@@ -65,20 +65,24 @@ export const balancesProjection: Projection = defineProjection<AccountEvent>()({
     ];
     const deltas = 'unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) AS d(account_id, credited, settled, refunded, frozen, revision)';
     if (opened.length > 0) {
-      await tx.query({
-        ...prepared(`INSERT INTO balances (account_id, credited, settled, refunded, frozen, available, revision)
-         SELECT account_id, credited, settled, refunded, frozen, credited - settled + refunded - frozen, revision FROM ${deltas}`),
-        values: columns(opened),
-      });
+      await tx.query(
+        prepared(
+          `INSERT INTO balances (account_id, credited, settled, refunded, frozen, available, revision)
+           SELECT account_id, credited, settled, refunded, frozen, credited - settled + refunded - frozen, revision FROM ${deltas}`,
+          columns(opened),
+        ),
+      );
     }
     if (updated.length > 0) {
-      await tx.query({
-        ...prepared(`UPDATE balances b SET
-           credited = b.credited + d.credited, settled = b.settled + d.settled, refunded = b.refunded + d.refunded, frozen = b.frozen + d.frozen,
-           available = b.available + d.credited - d.settled + d.refunded - d.frozen, revision = d.revision
-         FROM ${deltas} WHERE b.account_id = d.account_id`),
-        values: columns(updated),
-      });
+      await tx.query(
+        prepared(
+          `UPDATE balances b SET
+             credited = b.credited + d.credited, settled = b.settled + d.settled, refunded = b.refunded + d.refunded, frozen = b.frozen + d.frozen,
+             available = b.available + d.credited - d.settled + d.refunded - d.frozen, revision = d.revision
+           FROM ${deltas} WHERE b.account_id = d.account_id`,
+          columns(updated),
+        ),
+      );
     }
   },
 });

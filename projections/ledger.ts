@@ -248,12 +248,14 @@ class BatchChanges {
   private async contextOfOldEntries(tx: PoolClient): Promise<void> {
     const old = this.entries.filter((e) => e.reservationId !== null && e.context === null);
     if (old.length === 0) return;
-    await tx.query({
-      ...prepared(`UPDATE ledger_entries e SET actor = r.actor, model = r.model, endpoint = r.endpoint, ref_kind = r.purpose_kind, ref = r.purpose_ref
-       FROM unnest($1::text[], $2::bigint[]) AS o(account_id, revision), reservations r
-       WHERE e.account_id = o.account_id AND e.revision = o.revision AND r.reservation_id = e.reservation_id`),
-      values: [old.map((e) => e.accountId), old.map((e) => e.revision)],
-    });
+    await tx.query(
+      prepared(
+        `UPDATE ledger_entries e SET actor = r.actor, model = r.model, endpoint = r.endpoint, ref_kind = r.purpose_kind, ref = r.purpose_ref
+         FROM unnest($1::text[], $2::bigint[]) AS o(account_id, revision), reservations r
+         WHERE e.account_id = o.account_id AND e.revision = o.revision AND r.reservation_id = e.reservation_id`,
+        [old.map((e) => e.accountId), old.map((e) => e.revision)],
+      ),
+    );
   }
 
   /**
@@ -284,20 +286,22 @@ class BatchChanges {
       at: e.at,
     }));
     const { from, params } = rowsFrom(LEDGER_ENTRY_COLUMNS, rows);
-    await tx.query({
-      ...prepared(`WITH r AS (SELECT * FROM ${from}),
-         last AS (
-           SELECT a.account_id, l.available_after, l.frozen_after FROM (SELECT DISTINCT account_id FROM r) a
-           CROSS JOIN LATERAL (SELECT available_after, frozen_after FROM ledger_entries e WHERE e.account_id = a.account_id ORDER BY e.revision DESC LIMIT 1) l
-         )
-       INSERT INTO ledger_entries (${LEDGER_ENTRY_COLUMNS.map(([name]) => name).join(', ')}, available_after, frozen_after)
-       SELECT ${LEDGER_ENTRY_COLUMNS.map(bulkValue).join(', ')},
-         coalesce(last.available_after, 0) + sum(r.available_delta) OVER running,
-         coalesce(last.frozen_after, 0) + sum(r.frozen_delta) OVER running
-       FROM r LEFT JOIN last ON last.account_id = r.account_id
-       WINDOW running AS (PARTITION BY r.account_id ORDER BY r.revision ROWS UNBOUNDED PRECEDING)`),
-      values: params,
-    });
+    await tx.query(
+      prepared(
+        `WITH r AS (SELECT * FROM ${from}),
+           last AS (
+             SELECT a.account_id, l.available_after, l.frozen_after FROM (SELECT DISTINCT account_id FROM r) a
+             CROSS JOIN LATERAL (SELECT available_after, frozen_after FROM ledger_entries e WHERE e.account_id = a.account_id ORDER BY e.revision DESC LIMIT 1) l
+           )
+         INSERT INTO ledger_entries (${LEDGER_ENTRY_COLUMNS.map(([name]) => name).join(', ')}, available_after, frozen_after)
+         SELECT ${LEDGER_ENTRY_COLUMNS.map(bulkValue).join(', ')},
+           coalesce(last.available_after, 0) + sum(r.available_delta) OVER running,
+           coalesce(last.frozen_after, 0) + sum(r.frozen_delta) OVER running
+         FROM r LEFT JOIN last ON last.account_id = r.account_id
+         WINDOW running AS (PARTITION BY r.account_id ORDER BY r.revision ROWS UNBOUNDED PRECEDING)`,
+        params,
+      ),
+    );
   }
 
   private async writeReservations(tx: PoolClient): Promise<void> {
@@ -327,27 +331,31 @@ class BatchChanges {
     );
     if (this.closings.size > 0) {
       const closings = [...this.closings];
-      await tx.query({
-        ...prepared(`UPDATE reservations r SET status = c.status, settled_amount = coalesce(c.settled_amount, r.settled_amount),
-           closed_at = c.closed_at, close_reason = coalesce(c.close_reason, r.close_reason)
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[]) AS c(reservation_id, status, settled_amount, closed_at, close_reason)
-         WHERE r.reservation_id = c.reservation_id`),
-        values: [
-          closings.map(([id]) => id),
-          closings.map(([, c]) => c.status),
-          closings.map(([, c]) => c.settledAmount),
-          closings.map(([, c]) => c.closedAt),
-          closings.map(([, c]) => c.closeReason),
-        ],
-      });
+      await tx.query(
+        prepared(
+          `UPDATE reservations r SET status = c.status, settled_amount = coalesce(c.settled_amount, r.settled_amount),
+             closed_at = c.closed_at, close_reason = coalesce(c.close_reason, r.close_reason)
+           FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[]) AS c(reservation_id, status, settled_amount, closed_at, close_reason)
+           WHERE r.reservation_id = c.reservation_id`,
+          [
+            closings.map(([id]) => id),
+            closings.map(([, c]) => c.status),
+            closings.map(([, c]) => c.settledAmount),
+            closings.map(([, c]) => c.closedAt),
+            closings.map(([, c]) => c.closeReason),
+          ],
+        ),
+      );
     }
     if (this.refunds.size > 0) {
       const refunds = [...this.refunds];
-      await tx.query({
-        ...prepared(`UPDATE reservations r SET refunded_amount = r.refunded_amount + c.amount
-         FROM unnest($1::text[], $2::bigint[]) AS c(reservation_id, amount) WHERE r.reservation_id = c.reservation_id`),
-        values: [refunds.map(([id]) => id), refunds.map(([, amount]) => amount)],
-      });
+      await tx.query(
+        prepared(
+          `UPDATE reservations r SET refunded_amount = r.refunded_amount + c.amount
+           FROM unnest($1::text[], $2::bigint[]) AS c(reservation_id, amount) WHERE r.reservation_id = c.reservation_id`,
+          [refunds.map(([id]) => id), refunds.map(([, amount]) => amount)],
+        ),
+      );
     }
   }
 }

@@ -130,10 +130,12 @@ function unitsOf(pricing: Pricing | null): Record<string, number> {
 }
 
 async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<string, Calendar>> {
-  const { rows } = await tx.query<{ account_id: string; month: string; timezone: string; starts_at: Date; ends_at: Date }>({
-    ...prepared('SELECT account_id, month, timezone, starts_at, ends_at FROM usage_months WHERE current AND account_id = ANY($1)'),
-    values: [accounts],
-  });
+  const { rows } = await tx.query<{ account_id: string; month: string; timezone: string; starts_at: Date; ends_at: Date }>(
+    prepared(
+      'SELECT account_id, month, timezone, starts_at, ends_at FROM usage_months WHERE current AND account_id = ANY($1)',
+      [accounts],
+    ),
+  );
   return new Map(
     rows.map((r) => {
       const stored = { month: r.month, timezone: r.timezone, startsAt: r.starts_at, endsAt: r.ends_at };
@@ -180,10 +182,12 @@ async function writeMonths(tx: PoolClient, all: Map<string, Calendar>): Promise<
   const calendars = new Map([...all].filter(([, c]) => monthsChanged(c)));
   const rows = [...calendars].flatMap(([accountId, c]) => [...c.passed.map((p) => ({ accountId, p, current: false })), { accountId, p: c.current, current: true }]);
   if (rows.length === 0) return;
-  await tx.query({ ...prepared('DELETE FROM usage_months WHERE current AND account_id = ANY($1)'), values: [[...calendars.keys()]] });
-  await tx.query({
-    ...prepared(`INSERT INTO usage_months (account_id, month, timezone, starts_at, ends_at, current)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::boolean[])`),
-    values: [rows.map((r) => r.accountId), rows.map((r) => r.p.month), rows.map((r) => r.p.timezone), rows.map((r) => r.p.startsAt.toISOString()), rows.map((r) => r.p.endsAt.toISOString()), rows.map((r) => r.current)],
-  });
+  await tx.query(prepared('DELETE FROM usage_months WHERE current AND account_id = ANY($1)', [[...calendars.keys()]]));
+  await tx.query(
+    prepared(
+      `INSERT INTO usage_months (account_id, month, timezone, starts_at, ends_at, current)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::boolean[])`,
+      [rows.map((r) => r.accountId), rows.map((r) => r.p.month), rows.map((r) => r.p.timezone), rows.map((r) => r.p.startsAt.toISOString()), rows.map((r) => r.p.endsAt.toISOString()), rows.map((r) => r.current)],
+    ),
+  );
 }

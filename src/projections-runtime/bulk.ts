@@ -59,5 +59,5 @@ export function rowsFrom(columns: readonly BulkColumn[], rows: readonly object[]
 export async function insertRows(tx: PoolClient, table: string, columns: readonly BulkColumn[], rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
   const { from, params } = rowsFrom(columns, rows);
-  await tx.query({ ...prepared(`INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT ${columns.map(bulkValue).join(', ')} FROM ${from}`), values: params });
+  await tx.query(prepared(`INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT ${columns.map(bulkValue).join(', ')} FROM ${from}`, params));
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { prepared } from '../../db/prepared';
+import { prepared, runOf, type PreparedStatement } from '../../db/prepared';
 import {
   type AppendResult,
   type EventMetadata,
@@ -136,14 +136,14 @@ function jsonbArray(n: number): string {
  * es_append_batch returns needs every running gateway restarted with it: a connection that
  * prepared the old statement would fail every append ("cached plan must not change result type").
  */
-const APPEND_ONE = {
+const APPEND_ONE: PreparedStatement = {
   name: 'es_append',
   text: `SELECT ok, revision, tx_id::text AS tx_id, last_position FROM es_append($1, $2, $3, $4, $5, ${jsonbArray(6)}, ${jsonbArray(7)}, $8)`,
-} as const;
-const APPEND_MANY = {
+};
+const APPEND_MANY: PreparedStatement = {
   name: 'es_append_batch',
   text: `SELECT entry, ok, revision, tx_id::text AS tx_id, last_position FROM es_append_batch($1, $2, $3, $4, $5, $6, ${jsonbArray(7)}, ${jsonbArray(8)}, $9)`,
-} as const;
+};
 
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const;
@@ -243,11 +243,11 @@ export class PostgresEventStore implements EventStore {
    * Runs an append statement with `values` and, as its last parameter, whether it notifies
    * (AppendNotifier), and tells the notifier what came of it.
    */
-  private async appendWith<R extends AppendRow>(statement: { readonly name: string; readonly text: string }, values: readonly unknown[]): Promise<R[]> {
+  private async appendWith<R extends AppendRow>(statement: PreparedStatement, values: readonly unknown[]): Promise<R[]> {
     const notify = this.notifier.shouldNotify();
     let appended = false;
     try {
-      const { rows } = await this.pool.query<R>({ ...statement, values: [...values, notify] });
+      const { rows } = await this.pool.query<R>(runOf(statement, [...values, notify]));
       appended = rows.some((row) => row.ok);
       return rows;
     } finally {
@@ -363,15 +363,17 @@ export async function readPageWith(db: Pool | PoolClient, from: GlobalPosition |
   const after = from ? '(tx_id, position) > ($2::text::xid8, $3::bigint) AND ' : '';
   // max() walks the global-order index from its end; the one row of `snap` carries the flag when
   // the page is empty.
-  const { rows } = await db.query<Partial<EventRow> & { held_back: boolean | null }>({
-    ...prepared(`SELECT page.*, snap.held_back
-     FROM (SELECT max(tx_id) >= ${xmin} AS held_back FROM es_events) AS snap
-     LEFT JOIN LATERAL (
-       SELECT ${EVENT_COLUMNS}, tx_id FROM es_events WHERE ${after}tx_id < ${xmin} ORDER BY tx_id, position LIMIT $1
-     ) AS page ON true
-     ORDER BY page.tx_id, page.position`),
-    values: from ? [limit, from.major.toString(), from.minor.toString()] : [limit],
-  });
+  const { rows } = await db.query<Partial<EventRow> & { held_back: boolean | null }>(
+    prepared(
+      `SELECT page.*, snap.held_back
+       FROM (SELECT max(tx_id) >= ${xmin} AS held_back FROM es_events) AS snap
+       LEFT JOIN LATERAL (
+         SELECT ${EVENT_COLUMNS}, tx_id FROM es_events WHERE ${after}tx_id < ${xmin} ORDER BY tx_id, position LIMIT $1
+       ) AS page ON true
+       ORDER BY page.tx_id, page.position`,
+      from ? [limit, from.major.toString(), from.minor.toString()] : [limit],
+    ),
+  );
   const events = rows.filter((row): row is EventRow & { held_back: boolean | null } => row.event_id != null).map(toRecorded);
   return { events, heldBack: rows[0]?.held_back === true };
 }
