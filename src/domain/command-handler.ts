@@ -8,6 +8,7 @@ import type { SnapshotStore } from '../eventstore/snapshots';
 import { ambientMetadata, outsideAmbientMetadata } from '../eventstore/ambient-metadata';
 import type { Logger } from '../log';
 import type { Decider, DomainEvent } from './decider';
+import { withChanges } from './with-changes';
 
 export interface CommandResult<State, Event> {
   /** Events this command appended; empty when it was an idempotent no-op. */
@@ -76,7 +77,7 @@ export class CommandHandler<Command, Event extends DomainEvent, State> {
   handle(streamId: string, command: Command, given: EventMetadata = {}, accepted?: () => void): Promise<CommandResult<State, Event>> {
     // The caller's request origin (the dashboard's session) is captured now: the append may run
     // later, batched with other requests' commands, outside this request.
-    const metadata = { ...ambientMetadata(), ...given };
+    const metadata = withChanges(ambientMetadata(), given);
     return new Promise((resolve, reject) => {
       const pending = { command, metadata, accepted: accepted ? this.once(accepted) : undefined, resolve, reject };
       const queue = this.queues.get(streamId);

@@ -1,6 +1,7 @@
 import { ambientMetadata } from '../eventstore/ambient-metadata';
 import type { AppendResult, EventMetadata, EventStore, ExpectedVersion } from '../eventstore/port';
 import type { DomainEvent } from './decider';
+import { withChanges } from './with-changes';
 
 /**
  * Records a fact: an event that no decision on its stream's state precedes (images were generated,
@@ -19,6 +20,6 @@ export function recordFact<E extends DomainEvent>(
   options: { readonly expected: ExpectedVersion; readonly metadata?: EventMetadata },
 ): Promise<AppendResult> {
   // The request's ambient metadata (e.g. the dashboard session), as the command handler adds it.
-  const metadata = { ...ambientMetadata(), ...options.metadata };
+  const metadata = withChanges(ambientMetadata(), options.metadata ?? {});
   return store.append(streamId, [{ type: fact.type, data: fact.data, metadata }], { expectedVersion: options.expected });
 }

@@ -47,23 +47,21 @@ interface ReadModel {
  */
 export function defineConsumer<E extends DomainEvent>() {
   return <const T extends E['type']>(spec: ConsumerSpec<E, T>): Consumer => {
-    const identity = { name: spec.name, eventTypes: new Set<string>(spec.handles) };
+    const name = spec.name;
+    const eventTypes = new Set<string>(spec.handles);
     // The runner hands a consumer only the events of its `eventTypes` (applyEvents), and a type
     // names one shape in the log: this is the one place a recorded event meets its static type.
     if (spec.applyBatch) {
       const applyBatch = spec.applyBatch;
-      return { ...identity, applyBatch: (tx, events) => applyBatch(tx, events as readonly RecordedOf<E, T>[]) };
+      return { name, eventTypes, applyBatch: (tx, events) => applyBatch(tx, events as readonly RecordedOf<E, T>[]) };
     }
     const apply = spec.apply;
-    return { ...identity, apply: (tx, event) => apply(tx, event as RecordedOf<E, T>) };
+    return { name, eventTypes, apply: (tx, event) => apply(tx, event as RecordedOf<E, T>) };
   };
 }
 
 /** A consumer that owns read models (see Projection), defined as with defineConsumer. */
 export function defineProjection<E extends DomainEvent>() {
-  return <const T extends E['type']>(spec: ConsumerSpec<E, T> & ReadModel): Projection => ({
-    ...defineConsumer<E>()<T>(spec),
-    tables: spec.tables,
-    ddl: spec.ddl,
-  });
+  return <const T extends E['type']>(spec: ConsumerSpec<E, T> & ReadModel): Projection =>
+    Object.assign(defineConsumer<E>()<T>(spec), { tables: spec.tables, ddl: spec.ddl });
 }

@@ -1,4 +1,5 @@
 import { DomainError, type Decider } from '../domain/decider';
+import { withChanges } from '../domain/with-changes';
 import type { ArchivedArtifact, Artifact, Callback, TaskError, TaskEvent, WebhookAttemptData } from './events';
 
 export type TaskStatus = 'none' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -225,8 +226,7 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
   switch (event.type) {
     case 'TaskSubmitted': {
       const d = event.data;
-      return {
-        ...state,
+      return withChanges(state, {
         status: 'queued',
         taskId: d.taskId,
         kind: d.kind,
@@ -236,20 +236,18 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
         reservationId: d.reservationId,
         callback: d.callback,
         createdAt: d.at,
-      };
+      });
     }
     case 'TaskUpstreamAccepted':
-      return { ...state, upstreamId: event.data.upstreamId };
+      return withChanges(state, { upstreamId: event.data.upstreamId });
     case 'TaskProgressed':
-      return {
-        ...state,
+      return withChanges(state, {
         upstreamStatus: event.data.upstreamStatus,
         progress: event.data.progress,
         status: event.data.upstreamStatus === 'running' && state.status === 'queued' ? 'running' : state.status,
-      };
+      });
     case 'TaskUpstreamSucceeded':
-      return {
-        ...state,
+      return withChanges(state, {
         upstreamSucceeded: true,
         upstreamStatus: 'succeeded',
         pendingStage: event.data.stage ?? null,
@@ -258,33 +256,33 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
         usage: event.data.usage,
         artifacts: event.data.artifacts,
         status: 'running',
-      };
+      });
     case 'TaskStageCompleted':
-      return { ...state, pendingStage: null, stageSteps: [], result: { ...state.result, ...event.data.result }, usage: { ...state.usage, ...event.data.usage } };
+      return withChanges(state, { pendingStage: null, stageSteps: [], result: { ...state.result, ...event.data.result }, usage: { ...state.usage, ...event.data.usage } });
     case 'TaskStageStepCompleted': {
       const d = event.data;
-      return { ...state, stageSteps: [...state.stageSteps, { step: d.step, result: d.result, usage: d.usage }] };
+      return withChanges(state, { stageSteps: [...state.stageSteps, { step: d.step, result: d.result, usage: d.usage }] });
     }
     case 'TaskArtifactsArchived':
-      return { ...state, archived: event.data.artifacts };
+      return withChanges(state, { archived: event.data.artifacts });
     case 'TaskArchiveFailed':
       return state;
     case 'TaskSucceeded':
-      return { ...state, status: 'succeeded', finishedAt: event.data.at };
+      return withChanges(state, { status: 'succeeded', finishedAt: event.data.at });
     case 'TaskFailed':
-      return { ...state, status: 'failed', error: event.data.error, finishedAt: event.data.at };
+      return withChanges(state, { status: 'failed', error: event.data.error, finishedAt: event.data.at });
     case 'TaskCancelled':
-      return { ...state, status: 'cancelled', finishedAt: event.data.at };
+      return withChanges(state, { status: 'cancelled', finishedAt: event.data.at });
     case 'TaskBilled':
-      return { ...state, billed: true };
+      return withChanges(state, { billed: true });
     case 'WebhookDeliveryRequested':
-      return { ...state, deliveries: { ...state.deliveries, [event.data.deliveryId]: { attempts: 0, state: 'pending' } } };
+      return withChanges(state, { deliveries: { ...state.deliveries, [event.data.deliveryId]: { attempts: 0, state: 'pending' } } });
     case 'WebhookAttempted': {
       const d = event.data;
-      return { ...state, deliveries: { ...state.deliveries, [d.deliveryId]: { attempts: d.attempt, state: d.ok ? 'delivered' : 'pending' } } };
+      return withChanges(state, { deliveries: { ...state.deliveries, [d.deliveryId]: { attempts: d.attempt, state: d.ok ? 'delivered' : 'pending' } } });
     }
     case 'WebhookDropped':
-      return { ...state, deliveries: { ...state.deliveries, [event.data.deliveryId]: { attempts: event.data.attempts, state: 'dropped' } } };
+      return withChanges(state, { deliveries: { ...state.deliveries, [event.data.deliveryId]: { attempts: event.data.attempts, state: 'dropped' } } });
   }
 }
 

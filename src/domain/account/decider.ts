@@ -3,6 +3,7 @@ import { DEFAULT_TIME_ZONE, isTimeZone } from '../../accounts/calendar';
 import { DomainError, type Decider } from '../decider';
 import { entryOf, hasEntry, withEntry } from '../records';
 import { EMPTY_SHARDED_RECORD, shardedEntry, shardedValues, withoutShardedEntry, withShardedEntry, type ShardedRecord } from '../sharded-record';
+import { withChanges } from '../with-changes';
 import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
 import { NO_SPEND, rezoned, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
@@ -79,7 +80,8 @@ export const RECENT_GENERATION = 32;
 /** The outcome of a recently closed reservation, from either generation. */
 export function closedOutcomeOf(state: AccountState, reservationId: string): ClosedOutcome | undefined {
   const outcome = entryOf(state.recentlyClosed, reservationId) ?? entryOf(state.previouslyClosed, reservationId);
-  return outcome?.kind === 'settled' ? { ...outcome, refunded: entryOf(state.refundedByReservation, reservationId) ?? 0 } : outcome;
+  if (outcome?.kind !== 'settled') return outcome;
+  return { kind: 'settled', amount: outcome.amount, reservedAmount: outcome.reservedAmount, refunded: entryOf(state.refundedByReservation, reservationId) ?? 0 };
 }
 
 export type AccountCommand =
@@ -357,70 +359,62 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
   const event = upcastAccountEvent(stored);
   switch (event.type) {
     case 'AccountOpened':
-      return { ...state, exists: true, accountId: event.data.accountId, name: event.data.name };
+      return withChanges(state, { exists: true, accountId: event.data.accountId, name: event.data.name });
     case 'CreditAdded':
-      return {
-        ...state,
+      return withChanges(state, {
         credited: state.credited + event.data.amount,
         credits: withEntry(state.credits, event.data.reference, { entryId: event.data.entryId, amount: event.data.amount }),
-      };
+      });
     case 'FundsReserved':
-      return {
-        ...state,
+      return withChanges(state, {
         frozen: state.frozen + event.data.amount,
         open: withShardedEntry(state.open, event.data.reservationId, { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt }),
-      };
+      });
     case 'ReservationSettled':
-      return {
-        ...state,
-        keys: chargedToKey(state, event.data.context?.actor ?? shardedEntry(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at),
-        ...withClosed(state, event.data.reservationId, {
-          kind: 'settled',
-          amount: event.data.amount,
-          reservedAmount: event.data.reservedAmount,
-        }),
-        frozen: state.frozen - event.data.reservedAmount,
-        settled: state.settled + event.data.amount,
-      };
+      return withChanges(
+        state,
+        { keys: chargedToKey(state, event.data.context?.actor ?? shardedEntry(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at) },
+        withClosed(state, event.data.reservationId, { kind: 'settled', amount: event.data.amount, reservedAmount: event.data.reservedAmount }),
+        { frozen: state.frozen - event.data.reservedAmount, settled: state.settled + event.data.amount },
+      );
     case 'ReservationReleased':
-      return {
-        ...state,
-        ...withClosed(state, event.data.reservationId, { kind: 'released', amount: event.data.amount, reason: event.data.reason }),
-        frozen: state.frozen - event.data.amount,
-      };
+      return withChanges(
+        state,
+        withClosed(state, event.data.reservationId, { kind: 'released', amount: event.data.amount, reason: event.data.reason }),
+        { frozen: state.frozen - event.data.amount },
+      );
     case 'ChargeRefunded': {
       const d = event.data;
-      return {
-        ...state,
+      return withChanges(state, {
         refunded: state.refunded + d.amount,
         refundedByReservation: withEntry(state.refundedByReservation, d.reservationId, (entryOf(state.refundedByReservation, d.reservationId) ?? 0) + d.amount),
         refunds: withEntry(state.refunds, d.refundId, { reservationId: d.reservationId, amount: d.amount }),
-      };
+      });
     }
     case 'ApiKeyIssued':
-      return { ...state, keys: withEntry(state.keys, event.data.keyId, { revoked: false, limits: limitsOf(event.data), spend: NO_SPEND }) };
+      return withChanges(state, { keys: withEntry(state.keys, event.data.keyId, { revoked: false, limits: limitsOf(event.data), spend: NO_SPEND }) });
     case 'ApiKeyChanged': {
       const key = entryOf(state.keys, event.data.keyId);
-      return key ? { ...state, keys: withEntry(state.keys, event.data.keyId, { ...key, limits: limitsOf(event.data) }) } : state;
+      return key ? withChanges(state, { keys: withEntry(state.keys, event.data.keyId, withChanges(key, { limits: limitsOf(event.data) })) }) : state;
     }
     case 'ApiKeyRevoked': {
       const key = entryOf(state.keys, event.data.keyId);
-      return key ? { ...state, keys: withEntry(state.keys, event.data.keyId, { ...key, revoked: true }) } : state;
+      return key ? withChanges(state, { keys: withEntry(state.keys, event.data.keyId, withChanges(key, { revoked: true })) }) : state;
     }
     case 'WebhookSecretRotated':
-      return { ...state, webhookSecret: event.data.secret };
+      return withChanges(state, { webhookSecret: event.data.secret });
     case 'AccountSettingsChanged':
       return state;
     case 'AccountTimeZoneChanged':
       // The spend of the current day and month carries over to the new zone's day and month, so
       // changing zones never resets a key's budget.
-      return { ...state, timezone: event.data.timezone, keys: rezonedKeys(state.keys, event.data.at, state.timezone, event.data.timezone) };
+      return withChanges(state, { timezone: event.data.timezone, keys: rezonedKeys(state.keys, event.data.at, state.timezone, event.data.timezone) });
   }
 }
 
 function rezonedKeys(keys: AccountState['keys'], at: string, from: string, to: string): AccountState['keys'] {
   const moved: Record<string, AccountState['keys'][string]> = {};
-  for (const [id, key] of Object.entries(keys)) moved[id] = { ...key, spend: rezoned(key.spend, at, from, to) };
+  for (const [id, key] of Object.entries(keys)) moved[id] = withChanges(key, { spend: rezoned(key.spend, at, from, to) });
   return moved;
 }
 
@@ -428,7 +422,7 @@ function rezonedKeys(keys: AccountState['keys'], at: string, from: string, to: s
 function chargedToKey(state: AccountState, actor: string | undefined, amount: number, at: string): AccountState['keys'] {
   const key = actor === undefined ? undefined : entryOf(state.keys, actor);
   if (!key || amount === 0) return state.keys;
-  return withEntry(state.keys, actor!, { ...key, spend: withCharge(key.spend, at, amount, state.timezone) });
+  return withEntry(state.keys, actor!, withChanges(key, { spend: withCharge(key.spend, at, amount, state.timezone) }));
 }
 
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {

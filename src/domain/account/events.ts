@@ -1,4 +1,5 @@
 import type { Pricing } from '../../billing/money';
+import { withChanges } from '../with-changes';
 
 /** Why money is frozen: the stream whose outcome settles or releases it. */
 export interface ReservationPurpose {
@@ -109,6 +110,11 @@ export function accountIdOfStream(streamId: string): string {
   return streamId.slice('account-'.length);
 }
 
+/** The event with its data upcast (the data's type is the upcast's business, not the event's). */
+function withData<E extends { data: unknown }>(event: E, data: unknown): E {
+  return withChanges(event, { data } as Partial<E>);
+}
+
 /**
  * Events as the log holds them may predate fields added since: this gives every account event the
  * current shape, without rewriting the log. Every reader of account events (the decider, the
@@ -120,26 +126,26 @@ export function upcastAccountEvent<E extends { type: string; data: unknown }>(ev
       const data = event.data as { purpose: Partial<ReservationPurpose> & Pick<ReservationPurpose, 'kind' | 'ref' | 'description'> };
       const purpose = data.purpose;
       if (purpose.actor !== undefined && purpose.model !== undefined && purpose.endpoint !== undefined) return event;
-      return {
-        ...event,
-        data: { ...data, purpose: { ...purpose, actor: purpose.actor ?? 'unknown', model: purpose.model ?? purpose.description, endpoint: purpose.endpoint ?? 'unknown' } },
-      };
+      return withData(
+        event,
+        withChanges(data, { purpose: withChanges(purpose, { actor: purpose.actor ?? 'unknown', model: purpose.model ?? purpose.description, endpoint: purpose.endpoint ?? 'unknown' }) }),
+      );
     }
     case 'ReservationSettled': {
       const data = event.data as { context?: ChargeContext | null; pricing?: Pricing | null };
       if (data.context !== undefined && data.pricing !== undefined) return event;
-      return { ...event, data: { ...data, context: data.context ?? null, pricing: data.pricing ?? null } };
+      return withData(event, withChanges(data, { context: data.context ?? null, pricing: data.pricing ?? null }));
     }
     case 'ReservationReleased':
     case 'ChargeRefunded': {
       const data = event.data as { context?: ChargeContext | null };
-      return data.context === undefined ? { ...event, data: { ...data, context: null } } : event;
+      return data.context === undefined ? withData(event, withChanges(data, { context: null })) : event;
     }
     case 'ApiKeyIssued': {
       // Keys issued before budgets, expiry and per-key rates had none of them.
       const data = event.data as Partial<KeySettings>;
       if (data.budget !== undefined && data.expiresAt !== undefined && data.rateLimitPerMinute !== undefined) return event;
-      return { ...event, data: { ...data, budget: data.budget ?? null, expiresAt: data.expiresAt ?? null, rateLimitPerMinute: data.rateLimitPerMinute ?? null } };
+      return withData(event, withChanges(data, { budget: data.budget ?? null, expiresAt: data.expiresAt ?? null, rateLimitPerMinute: data.rateLimitPerMinute ?? null }));
     }
     default:
       return event;
