@@ -6,8 +6,9 @@ import ts from 'typescript';
 import { prepared } from '../../src/db/prepared';
 import { withChanges } from '../../src/domain/with-changes';
 
-// V8's own test of whether two objects have one hidden class; the flag only changes how code
-// compiled after it is parsed.
+// V8's own test of whether two objects have one hidden class. The flag is set for the whole test
+// process once it has started (Node warns that this may be unpredictable); it only lets code
+// compiled after it use V8's %-functions, as the one below.
 v8.setFlagsFromString('--allow-natives-syntax');
 const sameHiddenClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
 
@@ -24,6 +25,9 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /** The modules that run for every event folded or appended (src/domain/with-changes.ts says why). */
 const PER_EVENT_DIRS = ['projections', 'src/projections-runtime', 'src/eventstore', 'src/domain'];
+
+/** withChanges itself spreads, for the rare data that holds a `__proto__` key. */
+const EXEMPT = new Set([path.join(ROOT, 'src/domain/with-changes.ts')]);
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -49,16 +53,27 @@ function spreadFirstLiterals(file: string): string[] {
 }
 
 describe('objects built for every event keep one hidden class per shape', () => {
-  it('withChanges copies a state with its changes applied in order, and leaves the state alone', () => {
+  it('withChanges copies a state with its changes applied, and leaves the state alone', () => {
     const state = { frozen: 10, settled: 0, name: 'a' };
-    const copy = withChanges(state, { frozen: 5 }, { frozen: 7, settled: 3 });
+    const copy = withChanges(state, { frozen: 7, settled: 3 });
     expect(copy).to.deep.equal({ frozen: 7, settled: 3, name: 'a' });
+    expect(Object.keys(copy)).to.deep.equal(['frozen', 'settled', 'name']);
     expect(state).to.deep.equal({ frozen: 10, settled: 0, name: 'a' });
-    expect(copy).to.not.equal(state);
   });
 
-  it('withChanges gives copies of one shape one hidden class', () => {
-    const [a, b] = lastTwo((i) => withChanges({ frozen: i, settled: 0, name: 'a' }, { frozen: i + 1 }, { settled: i }));
+  it('withChanges keeps a `__proto__` key of data read from JSON as a key, never as the prototype', () => {
+    const data = JSON.parse('{"__proto__": {"polluted": true}, "amount": 1}') as { amount: number };
+    const copy = withChanges(data, { amount: 2 });
+    expect(Object.getPrototypeOf(copy)).to.equal(Object.prototype);
+    expect(JSON.stringify(copy)).to.equal('{"__proto__":{"polluted":true},"amount":2}');
+  });
+
+  it('withChanges gives copies of one shape one hidden class, where a spread literal adding a key gives each its own', () => {
+    type Shape = { frozen: number; settled?: number };
+    // The control: on this Node, the test can tell (src/domain/with-changes.ts).
+    const [c, d] = lastTwo((i): Shape => ({ ...{ frozen: i }, settled: i }));
+    expect(sameHiddenClass(c, d)).to.equal(false);
+    const [a, b] = lastTwo((i) => withChanges<Shape, 'settled'>({ frozen: i }, { settled: i }));
     expect(sameHiddenClass(a, b)).to.equal(true);
   });
 
@@ -69,7 +84,7 @@ describe('objects built for every event keep one hidden class per shape', () => 
   });
 
   it('the per-event modules build no object literal that begins with a spread', () => {
-    const files = PER_EVENT_DIRS.flatMap((dir) => sourceFiles(path.join(ROOT, dir)));
+    const files = PER_EVENT_DIRS.flatMap((dir) => sourceFiles(path.join(ROOT, dir))).filter((file) => !EXEMPT.has(file));
     expect(files.length).to.be.greaterThan(30);
     const found = files.flatMap(spreadFirstLiterals);
     expect(found, `use withChanges (src/domain/with-changes.ts) or an object literal of its own:\n${found.join('\n')}`).to.deep.equal([]);

@@ -371,18 +371,17 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
         open: withShardedEntry(state.open, event.data.reservationId, { amount: event.data.amount, purpose: event.data.purpose, expiresAt: event.data.expiresAt }),
       });
     case 'ReservationSettled':
-      return withChanges(
-        state,
-        { keys: chargedToKey(state, event.data.context?.actor ?? shardedEntry(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at) },
-        withClosed(state, event.data.reservationId, { kind: 'settled', amount: event.data.amount, reservedAmount: event.data.reservedAmount }),
-        { frozen: state.frozen - event.data.reservedAmount, settled: state.settled + event.data.amount },
-      );
+      return withChanges(state, {
+        keys: chargedToKey(state, event.data.context?.actor ?? shardedEntry(state.open, event.data.reservationId)?.purpose.actor, event.data.amount, event.data.at),
+        ...withClosed(state, event.data.reservationId, { kind: 'settled', amount: event.data.amount, reservedAmount: event.data.reservedAmount }),
+        frozen: state.frozen - event.data.reservedAmount,
+        settled: state.settled + event.data.amount,
+      });
     case 'ReservationReleased':
-      return withChanges(
-        state,
-        withClosed(state, event.data.reservationId, { kind: 'released', amount: event.data.amount, reason: event.data.reason }),
-        { frozen: state.frozen - event.data.amount },
-      );
+      return withChanges(state, {
+        frozen: state.frozen - event.data.amount,
+        ...withClosed(state, event.data.reservationId, { kind: 'released', amount: event.data.amount, reason: event.data.reason }),
+      });
     case 'ChargeRefunded': {
       const d = event.data;
       return withChanges(state, {

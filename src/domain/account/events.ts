@@ -112,7 +112,7 @@ export function accountIdOfStream(streamId: string): string {
 
 /** The event with its data upcast (the data's type is the upcast's business, not the event's). */
 function withData<E extends { data: unknown }>(event: E, data: unknown): E {
-  return withChanges(event, { data } as Partial<E>);
+  return withChanges(event, { data } as Pick<E, 'data'>);
 }
 
 /**
