@@ -106,7 +106,8 @@ type Filed = Pick<UsageRecord, 'accountId' | 'revision' | 'at' | 'month' | 'day'
 
 /**
  * A record as one object literal: built as `{ ...filed, type, … }`, each record had a hidden class
- * of its own (src/domain/with-changes.ts), and the fold took 23 µs of CPU a settlement (3.6 µs now).
+ * of its own (src/domain/with-changes.ts), and the fold took 21–23 µs of CPU a settlement in a loop
+ * (2.4–2.9 µs now).
  */
 function usageRecord(filed: Filed, r: Omit<UsageRecord, keyof Filed>): UsageRecord {
   return {
