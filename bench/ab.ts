@@ -22,8 +22,9 @@ import { integerFromEnv, percentile, printTable, processCpuMs, progress, type Be
  * each of BENCH_AB_LOAD_ROUNDS rounds every gateway process in turn serves BENCH_AB_LOAD_REQUESTS
  * requests from autocannon, and each side is read in the CPU time its processes spent a request
  * (/proc), which a drift of the host's speed touches alike when the blocks alternate. A process's
- * CPU is counted from the start of its block to the start of its next one, so it includes the
- * consumers' work that trails its block, and the little it does idle while the others are loaded.
+ * CPU is counted from the start of its block to the start of its next one (the last block's, to
+ * 2 s after the last round), so it includes the consumers' work that trails its block, and the
+ * little it does idle while the others are loaded.
  */
 
 export interface AbOptions {

@@ -4,7 +4,7 @@
  * then adds a key the spread did not copy a hidden class of its own, each time it is evaluated
  * once its site has warmed up: about 1 µs to build, more with each key added, a class for the
  * collector to trace, and a miss of every inline cache that then reads the object (pg reads a
- * dozen keys of each query config; a usage record with nine keys added cost 20 µs). Whether a key
+ * dozen keys of each query config; a usage record with eight keys added cost 20 µs). Whether a key
  * is new is not visible where the literal is written, so the modules that run for every event
  * build no literal that begins with a spread (test/unit/hidden-classes.test.ts): Object.assign
  * onto a new object walks the same transitions every time, and keeps one class per shape.
