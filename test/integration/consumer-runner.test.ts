@@ -62,6 +62,48 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
     }
   });
 
+  it('reads each event once for subscriptions that finish their batches at different times', async () => {
+    const reads = countingPool(db.pool, PAGE_READ);
+    const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
+    const fast: RecordedEvent[] = [];
+    const slow: RecordedEvent[] = [];
+    let holdSlow = false;
+    let releaseSlow: () => void = () => undefined;
+    const from = await store.headPosition();
+    const subscriptions = [
+      store.subscribe({ from, onBatch: async (batch) => void fast.push(...batch) }),
+      store.subscribe({
+        from,
+        onBatch: async (batch) => {
+          slow.push(...batch);
+          // The writing consumer: its batch takes until its transaction commits (here, until released).
+          if (holdSlow) await new Promise<void>((resolve) => (releaseSlow = resolve));
+        },
+      }),
+    ];
+    try {
+      holdSlow = true;
+      await store.append('tail-0', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' });
+      await waitFor('both saw the first', async () => fast.length === 1 && slow.length === 1);
+      holdSlow = false;
+      const rowsBefore = reads.eventRows();
+      // While the slow one still folds the first, the fast one reads on.
+      await store.append('tail-1', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' });
+      await store.append('tail-2', [{ type: 'Tick', data: {} }, { type: 'Tick', data: {} }], { expectedVersion: 'any' });
+      await waitFor('the fast one saw all', async () => fast.length === 4);
+      releaseSlow();
+      await waitFor('the slow one saw all', async () => slow.length === 4);
+      // Three events appended since: read once, by the fast one; the slow one has them from memory.
+      expect(reads.eventRows() - rowsBefore).to.equal(3);
+      const order = ['tail-0', 'tail-1', 'tail-2', 'tail-2'];
+      expect(fast.map((e) => e.streamId)).to.deep.equal(order);
+      expect(slow.map((e) => e.id)).to.deep.equal(fast.map((e) => e.id));
+    } finally {
+      await Promise.all(subscriptions.map((s) => s.close()));
+      await store.close();
+    }
+  });
+
   it('lets notified appends gather for the batching window, which a reader waiting on a read model cuts short', async () => {
     // A window and a fallback poll of an hour: only expedite delivers within the test.
     const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 3_600_000, batchWindowMs: 3_600_000 });

@@ -4,9 +4,14 @@ import type { Pool } from 'pg';
  * The pool, counting the statements whose text matches, on the pool and on the clients it lends.
  * `hold()` makes the matching statements wait (before they reach the database) until `release()`,
  * so a test can line callers up behind one statement instead of hoping they meet in time.
+ * `eventRows()` counts the rows with an `event_id` those statements returned: events read.
  */
-export function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: () => number; hold: () => void; release: () => void } {
+export function countingPool(
+  pool: Pool,
+  match: RegExp,
+): { pool: Pool; count: () => number; eventRows: () => number; hold: () => void; release: () => void } {
   let n = 0;
+  let eventRows = 0;
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   const counting = <T extends object>(target: T): T =>
     new Proxy(target, {
@@ -17,7 +22,12 @@ export function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: ()
             const run = () => ((t as { query: (...a: unknown[]) => unknown }).query as (...a: unknown[]) => unknown).apply(t, args);
             if (!match.test(text)) return run();
             n++;
-            return gate ? gate.promise.then(run) : run();
+            const counted = async () => {
+              const result = (await run()) as { rows?: { event_id?: unknown }[] };
+              eventRows += (result.rows ?? []).filter((row) => row.event_id != null).length;
+              return result;
+            };
+            return gate ? gate.promise.then(counted) : counted();
           };
         }
         if (property === 'connect' && t === (pool as object)) {
@@ -30,6 +40,7 @@ export function countingPool(pool: Pool, match: RegExp): { pool: Pool; count: ()
   return {
     pool: counting(pool),
     count: () => n,
+    eventRows: () => eventRows,
     hold() {
       let open!: () => void;
       gate ??= { promise: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
