@@ -33,6 +33,11 @@ export interface NewEvent {
   readonly metadata?: EventMetadata;
 }
 
+/**
+ * An event as read from the log. Never to be changed, its data and metadata included: the
+ * subscriptions of a process are handed the same objects, and the PostgreSQL store keeps the
+ * latest of them for the subscriptions that read later (LogTail).
+ */
 export interface RecordedEvent<T = unknown> {
   readonly id: string;
   readonly streamId: string;

@@ -33,7 +33,8 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       asked++;
       return readPage(from, limit);
     };
-    const from = await store.headPosition();
+    // After a marker of its own: the head below xmin could lie before an earlier test's last events.
+    const from = (await store.append('shared-start', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' })).position;
     const seen = Array.from({ length: 6 }, () => [] as RecordedEvent[]);
     const subscriptions = seen.map((mine) => store.subscribe({ from, onBatch: async (batch) => void mine.push(...batch) }));
     try {
@@ -69,7 +70,7 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
     const slow: RecordedEvent[] = [];
     let holdSlow = false;
     let releaseSlow: () => void = () => undefined;
-    const from = await store.headPosition();
+    const from = (await store.append('tail-start', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' })).position;
     const subscriptions = [
       store.subscribe({ from, onBatch: async (batch) => void fast.push(...batch) }),
       store.subscribe({
@@ -99,6 +100,9 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       expect(fast.map((e) => e.streamId)).to.deep.equal(order);
       expect(slow.map((e) => e.id)).to.deep.equal(fast.map((e) => e.id));
     } finally {
+      // A failed assertion must not leave the slow one's batch waiting, or closing would wait for ever.
+      holdSlow = false;
+      releaseSlow();
       await Promise.all(subscriptions.map((s) => s.close()));
       await store.close();
     }
@@ -108,7 +112,8 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
     // A window and a fallback poll of an hour: only expedite delivers within the test.
     const store = new PostgresEventStore({ pool: db.pool, pollIntervalMs: 3_600_000, batchWindowMs: 3_600_000 });
     const seen: RecordedEvent[][] = [];
-    const subscription = store.subscribe({ from: await store.headPosition(), onBatch: async (batch) => void seen.push(batch) });
+    const from = (await store.append('gathered-start', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' })).position;
+    const subscription = store.subscribe({ from, onBatch: async (batch) => void seen.push(batch) });
     try {
       const appended = await Promise.all(
         ['gathered-0', 'gathered-1', 'gathered-2'].map((stream) => store.append(stream, [{ type: 'Tick', data: {} }], { expectedVersion: 'any' })),

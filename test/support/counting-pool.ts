@@ -23,8 +23,8 @@ export function countingPool(
             if (!match.test(text)) return run();
             n++;
             const counted = async () => {
-              const result = (await run()) as { rows?: { event_id?: unknown }[] };
-              eventRows += (result.rows ?? []).filter((row) => row.event_id != null).length;
+              const result = (await run()) as { rows?: { event_id?: unknown }[] } | undefined;
+              eventRows += (result?.rows ?? []).filter((row) => row.event_id != null).length;
               return result;
             };
             return gate ? gate.promise.then(counted) : counted();

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import type { Pool } from 'pg';
 import type { GlobalPosition, RecordedEvent } from '../../src/eventstore/port';
 import { LogTail } from '../../src/eventstore/postgres/log-tail';
+import { PostgresEventStore, type LogPage } from '../../src/eventstore/postgres/store';
 
 /** Positions of one transaction each (major) at positions 10, 20, … (minor), as the log numbers them. */
 function at(n: number): GlobalPosition {
@@ -16,8 +18,24 @@ function events(from: number, to: number): RecordedEvent[] {
   return Array.from({ length: to - from + 1 }, (_, i) => event(from + i));
 }
 
-function ids(kept: { events: RecordedEvent[] } | null): string[] | null {
+function ids(kept: { events: readonly RecordedEvent[] } | null): string[] | null {
   return kept && kept.events.map((e) => e.id);
+}
+
+/**
+ * A log of events 1 to `last`, read as the store reads it: a page after a position, remembered by
+ * the tail (as the store's shared query does), `heldBack` as the test says. Records each read.
+ */
+function logOf(tail: LogTail, last: number, heldBack = false) {
+  const reads: { from: GlobalPosition | null; limit: number }[] = [];
+  const read = async (from: GlobalPosition | null, limit: number): Promise<LogPage> => {
+    reads.push({ from, limit });
+    const after = from === null ? 0 : Number(from.major) - 100;
+    const page = events(after + 1, last).slice(0, limit);
+    tail.remember(from, page);
+    return { events: page, heldBack };
+  };
+  return { reads, read };
 }
 
 describe('LogTail: the stretch of the log the subscriptions have read', () => {
@@ -97,7 +115,127 @@ describe('LogTail: the stretch of the log the subscriptions have read', () => {
     expect(tail.after(at(8), 10)).to.equal(null);
   });
 
+  it('reads a page after a position outside the stretch from that position', async () => {
+    const tail = new LogTail(10);
+    const log = logOf(tail, 5);
+    const page = await tail.page(at(1), 10, log.read);
+    expect(ids(page)).to.deep.equal(['e2', 'e3', 'e4', 'e5']);
+    expect(log.reads).to.deep.equal([{ from: at(1), limit: 10 }]);
+  });
+
+  it('gives the kept events and reads only past them, from the end of the stretch', async () => {
+    const tail = new LogTail(10);
+    tail.remember(at(0), events(1, 3));
+    const log = logOf(tail, 6, true);
+    const page = await tail.page(at(1), 10, log.read);
+    expect(ids(page)).to.deep.equal(['e2', 'e3', 'e4', 'e5', 'e6']);
+    // What lies held back is as the read past the kept events found it.
+    expect(page.heldBack).to.equal(true);
+    expect(log.reads).to.deep.equal([{ from: at(3), limit: 10 }]);
+    // The read extended the stretch: a later reader has all of it.
+    expect(ids(tail.after(at(0), 10))).to.deep.equal(['e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
+  });
+
+  it('reads nothing when the kept events fill the page', async () => {
+    const tail = new LogTail(10);
+    tail.remember(at(0), events(1, 6));
+    const log = logOf(tail, 9, true);
+    const page = await tail.page(at(2), 3, log.read);
+    expect(ids(page)).to.deep.equal(['e3', 'e4', 'e5']);
+    expect(page.heldBack).to.equal(false);
+    expect(log.reads).to.deep.equal([]);
+  });
+
+  it('cuts the kept events and the read past them to the page, which is then full and holds nothing back', async () => {
+    const tail = new LogTail(10);
+    tail.remember(at(0), events(1, 3));
+    const log = logOf(tail, 9, true);
+    const page = await tail.page(at(1), 4, log.read);
+    expect(ids(page)).to.deep.equal(['e2', 'e3', 'e4', 'e5']);
+    expect(page.heldBack).to.equal(false);
+    expect(log.reads).to.deep.equal([{ from: at(3), limit: 4 }]);
+  });
+
+  it('keeps the several events of one transaction apart by their positions', () => {
+    const tail = new LogTail(10);
+    const oneTransaction = [1, 2, 3].map((n) => ({ ...event(n), position: { major: 200n, minor: BigInt(n) } }));
+    tail.remember({ major: 199n, minor: 0n }, oneTransaction);
+    expect(ids(tail.after({ major: 200n, minor: 1n }, 10))).to.deep.equal(['e2', 'e3']);
+    tail.remember({ major: 200n, minor: 2n }, [oneTransaction[2]!, { ...event(4), position: { major: 201n, minor: 4n } }]);
+    expect(ids(tail.after({ major: 199n, minor: 0n }, 10))).to.deep.equal(['e1', 'e2', 'e3', 'e4']);
+  });
+
+  it('keeps its own list: the page it was given may change afterwards', () => {
+    const tail = new LogTail(10);
+    const page = events(1, 3);
+    tail.remember(at(0), page);
+    page.pop();
+    page.push(event(9));
+    expect(ids(tail.after(at(0), 10))).to.deep.equal(['e1', 'e2', 'e3']);
+  });
+
+  it('forgets the stretch: every position is outside it until a page is remembered again', async () => {
+    const tail = new LogTail(10);
+    tail.remember(at(0), events(1, 3));
+    tail.forget();
+    expect(tail.size).to.equal(0);
+    expect(tail.after(at(0), 10)).to.equal(null);
+    const log = logOf(tail, 3);
+    expect(ids(await tail.page(at(1), 10, log.read))).to.deep.equal(['e2', 'e3']);
+    expect(log.reads).to.deep.equal([{ from: at(1), limit: 10 }]);
+  });
+
   it('refuses a capacity below one event', () => {
     expect(() => new LogTail(0)).to.throw(/at least one event/);
+  });
+});
+
+describe('PostgresEventStore: subscriptions read past what they have read', () => {
+  /**
+   * A pool that answers the page reads as PostgreSQL would over events 1 to `last` (nothing held
+   * back), counts the event rows it returns, and fails its reads while `failing`.
+   */
+  function pagePool(last: number) {
+    const state = { rows: 0, failing: false, last };
+    const pool = {
+      async query(config: { values: unknown[] }) {
+        if (state.failing) throw new Error('connection terminated');
+        const [limit, major] = config.values as [number, string?];
+        const after = major === undefined ? 0 : Number(major) - 100;
+        const page = events(after + 1, state.last).slice(0, limit);
+        state.rows += page.length;
+        const rows = page.map((e) => ({
+          position: String(e.position.minor),
+          tx_text: String(e.position.major),
+          stream_id: e.streamId,
+          revision: String(e.revision),
+          event_id: e.id,
+          type: e.type,
+          data: e.data,
+          metadata: e.metadata,
+          recorded_at: e.recordedAt,
+          held_back: false,
+        }));
+        return { rows: rows.length > 0 ? rows : [{ held_back: false }] };
+      },
+    };
+    return { pool: pool as unknown as Pool, state };
+  }
+
+  it('reads each event once for readers at different places in the stretch, and lets the stretch go when a read fails', async () => {
+    const { pool, state } = pagePool(5);
+    const store = new PostgresEventStore({ pool });
+    expect(ids(await store.readPageForSubscription(at(0), 10))).to.deep.equal(['e1', 'e2', 'e3', 'e4', 'e5']);
+    state.last = 7;
+    expect(ids(await store.readPageForSubscription(at(2), 10))).to.deep.equal(['e3', 'e4', 'e5', 'e6', 'e7']);
+    expect(state.rows).to.equal(7);
+    state.failing = true;
+    let failed: unknown = null;
+    await store.readPageForSubscription(at(3), 10).catch((err: unknown) => (failed = err));
+    expect(String(failed)).to.match(/connection terminated/);
+    state.failing = false;
+    // Forgotten: read again from the database, all of it.
+    expect(ids(await store.readPageForSubscription(at(3), 10))).to.deep.equal(['e4', 'e5', 'e6', 'e7']);
+    expect(state.rows).to.equal(11);
   });
 });

@@ -1,4 +1,5 @@
 import { comparePositions, type GlobalPosition, type RecordedEvent } from '../port';
+import type { LogPage } from './store';
 
 /**
  * The latest stretch of the global log this process's subscriptions have read, kept so that a
@@ -7,11 +8,17 @@ import { comparePositions, type GlobalPosition, type RecordedEvent } from '../po
  * Subscriptions woken together share one read, but they do not finish their batches together: a
  * consumer that folds nothing of a batch asks for the next page at once, one that writes asks
  * after its transaction commits. By then the first has read the events in between, and the
- * second read them again: every event crossed the wire and was parsed about twice (4.08 event
- * rows read a chat request of two events, 64 connections). A page holds only events below the
- * snapshot's xmin, which no later commit can join or precede, and it is complete from where it
- * was read to its last event: so any stretch read is final, and two stretches that touch make
- * one. What is kept is such a stretch, `start` (exclusive) to its last event.
+ * second read them again: every event crossed the wire and was parsed about twice (4.03–4.08
+ * event rows read a chat request of two events, 64 connections). A page holds only events below
+ * the snapshot's xmin, which no later commit can join or precede, and it is complete from where
+ * it was read to its last event: so any stretch read is final, and two stretches that touch make
+ * one. What is kept is one such stretch, `start` (exclusive) to its last event.
+ *
+ * Final assumes that a commit, once seen, stays: true of the durable commits the gateway runs
+ * with. A server that loses commits it had shown (`synchronous_commit` off and a crash, a
+ * failover to a standby that lagged) would also reuse their transaction ids. The store forgets
+ * the stretch when a read fails, as reads in flight do when the server goes; a loss that fails no
+ * read goes unseen here, as it does by the consumers' positions held in memory.
  */
 export class LogTail {
   private events: RecordedEvent[] = [];
@@ -26,6 +33,28 @@ export class LogTail {
   /** How many events are kept (at most the capacity). */
   get size(): number {
     return this.events.length;
+  }
+
+  /**
+   * A page of at most `limit` events after `from`: the kept events after it, and what `read`
+   * gives past them (read from their end), or `read` alone when `from` lies outside the stretch.
+   * As fresh as `read` from `from` itself, unless the kept events fill the page: then no read is
+   * needed, since its reader reads on at once.
+   */
+  async page(from: GlobalPosition | null, limit: number, read: (from: GlobalPosition | null, limit: number) => Promise<LogPage>): Promise<LogPage> {
+    const kept = this.after(from, limit);
+    if (kept === null) return read(from, limit);
+    if (kept.events.length === limit) return { events: kept.events, heldBack: false };
+    const rest = await read(kept.end, limit);
+    const events = kept.events.concat(rest.events);
+    // A page cut short is full: its reader reads on at once, whatever lies held back.
+    return events.length > limit ? { events: events.slice(0, limit), heldBack: false } : { events, heldBack: rest.heldBack };
+  }
+
+  /** Lets the kept stretch go (a read failed: the server may not be the one that served it). */
+  forget(): void {
+    this.events = [];
+    this.start = undefined;
   }
 
   /**

@@ -22,7 +22,7 @@ export class NotificationListener {
   /**
    * Counts the notification rounds delivered. Work started after round n has seen every append
    * notified up to n: the store shares a read among callers of the same round (see
-   * PostgresEventStore.readAll), never across rounds.
+   * PostgresEventStore.readPageForSubscription), never across rounds.
    */
   generation = 0;
   /**

@@ -158,9 +158,9 @@ export class PostgresEventStore implements EventStore {
   private readonly queued: QueuedAppend[] = [];
   private committing = 0;
   /**
-   * What the subscriptions last read of the log (LogTail): a default page's worth. The cohorts it
-   * serves are one transaction apart, tens of events under load; a page is what a subscription
-   * holds in memory anyway.
+   * The latest stretch of the log the subscriptions read (LogTail), up to a default page's worth
+   * of events, kept between rounds. The subscriptions it serves are one consumer transaction
+   * apart: tens of events under load.
    */
   private readonly tail = new LogTail(500);
 
@@ -308,24 +308,22 @@ export class PostgresEventStore implements EventStore {
   /**
    * readPageWith for a subscription: what the subscriptions have already read after `from` comes
    * from memory (LogTail), and only what lies past it is read, in a query shared among the
-   * subscriptions of one notification round. As fresh as a read of its own: whatever the kept
-   * events, the rest is still read from the database unless they fill the page.
+   * subscriptions of one notification round.
    */
-  async readPageForSubscription(from: GlobalPosition | null, limit: number): Promise<LogPage> {
-    const kept = this.tail.after(from, limit);
-    if (kept === null) return this.readPageShared(from, limit);
-    if (kept.events.length === limit) return { events: kept.events, heldBack: false };
-    const rest = await this.readPageShared(kept.end, limit);
-    const events = kept.events.concat(rest.events);
-    // A page cut short is full: its reader reads on at once, whatever lies held back.
-    return events.length > limit ? { events: events.slice(0, limit), heldBack: false } : { events, heldBack: rest.heldBack };
+  readPageForSubscription(from: GlobalPosition | null, limit: number): Promise<LogPage> {
+    return this.tail.page(from, limit, (after, max) => this.readPageShared(after, max));
   }
 
   private readPageShared(from: GlobalPosition | null, limit: number): Promise<LogPage> {
     return this.shared(`readPage ${from ? `${from.major}/${from.minor}` : '-'} ${limit}`, async () => {
-      const page = await readPageWith(this.pool, from, limit);
-      this.tail.remember(from, page.events);
-      return page;
+      try {
+        const page = await readPageWith(this.pool, from, limit);
+        this.tail.remember(from, page.events);
+        return page;
+      } catch (err) {
+        this.tail.forget();
+        throw err;
+      }
     });
   }
 
