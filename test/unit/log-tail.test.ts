@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
 import type { GlobalPosition, RecordedEvent } from '../../src/eventstore/port';
-import { LogTail } from '../../src/eventstore/postgres/log-tail';
-import { PostgresEventStore, type LogPage } from '../../src/eventstore/postgres/store';
+import { LogTail, type LogPage } from '../../src/eventstore/postgres/log-tail';
+import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 
 /** Positions of one transaction each (major) at positions 10, 20, … (minor), as the log numbers them. */
 function at(n: number): GlobalPosition {

@@ -1,5 +1,15 @@
 import { comparePositions, type GlobalPosition, type RecordedEvent } from '../port';
-import type { LogPage } from './store';
+
+/** A page of the global log, and whether more lay committed past what that read could see. */
+export interface LogPage {
+  readonly events: RecordedEvent[];
+  /**
+   * Committed events exist that the read could not see, held back by an older transaction still
+   * open (anywhere on the server). Decided in the page's own snapshot: a second query could find
+   * the holder gone, and the events visible, after the page had missed them.
+   */
+  readonly heldBack: boolean;
+}
 
 /**
  * The latest stretch of the global log this process's subscriptions have read, kept so that a

@@ -16,7 +16,7 @@ import {
   WrongExpectedVersionError,
 } from '../port';
 import { AppendNotifier } from './append-notifier';
-import { LogTail } from './log-tail';
+import { LogTail, type LogPage } from './log-tail';
 import { NotificationListener } from './notification-listener';
 
 interface EventRow {
@@ -365,17 +365,6 @@ export class PostgresEventStore implements EventStore {
 
 export async function readAllWith(db: Pool | PoolClient, from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
   return (await readPageWith(db, from, limit)).events;
-}
-
-/** A page of the global log, and whether more lay committed past what that read could see. */
-export interface LogPage {
-  readonly events: RecordedEvent[];
-  /**
-   * Committed events exist that the read could not see, held back by an older transaction still
-   * open (anywhere on the server). Decided in the page's own snapshot: a second query could find
-   * the holder gone, and the events visible, after the page had missed them.
-   */
-  readonly heldBack: boolean;
 }
 
 /**
