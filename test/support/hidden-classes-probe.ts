@@ -1,0 +1,33 @@
+/**
+ * Run by test/unit/hidden-classes.test.ts in a Node.js process of its own, started with
+ * `--allow-natives-syntax`: whether objects built the ways the per-event code builds them share
+ * one hidden class (V8's `%HaveSameMap`). A fresh process, because what a process did before
+ * changes the answer: after 5,000 empty objects were each given a different key, V8 recorded no
+ * more transitions from the empty object's class, and copies made by withChanges with a key not
+ * seen before each got a class of their own (a script on Node 20); the check failed so once in
+ * CI, run in the suite's own process after other test files. And because the flag is one for
+ * the whole process. Prints the answers as JSON.
+ */
+import { prepared } from '../../src/db/prepared';
+import { withChanges } from '../../src/domain/with-changes';
+
+const sameHiddenClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+
+/**
+ * The last two of `n` results of `make`: the first runs of a site may share a hidden class even
+ * where later ones do not (Node 20 gave a spread literal its own from about the tenth run on).
+ */
+function lastTwo<T extends object>(make: (i: number) => T, n = 200): [T, T] {
+  const made = Array.from({ length: n }, (_, i) => make(i));
+  return [made[n - 2]!, made[n - 1]!];
+}
+
+type Shape = { frozen: number; settled?: number };
+
+const answers = {
+  // The control: on this Node, a spread literal adding a key gives each copy its own.
+  spreadLiteral: sameHiddenClass(...lastTwo((i): Shape => ({ ...{ frozen: i }, settled: i }))),
+  withChanges: sameHiddenClass(...lastTwo((i) => withChanges<Shape, 'settled'>({ frozen: i }, { settled: i }))),
+  prepared: sameHiddenClass(...lastTwo((i) => prepared('SELECT $1::int AS n', [i]))),
+};
+process.stdout.write(JSON.stringify(answers));
