@@ -58,6 +58,8 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       expect(sharedAway, `${asked - askedBefore} asks, ${reads.count() - readBefore} queries`).to.be.at.least(25);
       for (const mine of seen) expect(mine.map((e) => e.streamId)).to.deep.equal(['shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5']);
     } finally {
+      // A failed wait must not leave reads held, or closing would wait on them for ever.
+      reads.release();
       await Promise.all(subscriptions.map((s) => s.close()));
       await store.close();
     }
@@ -104,6 +106,33 @@ describe('consumers: shared log reads and lazy checkpoints @integration', () => 
       holdSlow = false;
       releaseSlow();
       await Promise.all(subscriptions.map((s) => s.close()));
+      await store.close();
+    }
+  });
+
+  it('lets the kept stretch of the log go when the listening connection is lost, as it is when the server goes', async () => {
+    const reads = countingPool(db.pool, PAGE_READ);
+    const store = new PostgresEventStore({ pool: reads.pool, pollIntervalMs: 30_000 });
+    const seen: RecordedEvent[] = [];
+    const from = (await store.append('lost-start', [{ type: 'Tick', data: {} }], { expectedVersion: 'any' })).position;
+    const subscription = store.subscribe({ from, onBatch: async (batch) => void seen.push(...batch) });
+    try {
+      await store.append('lost-1', [{ type: 'Tick', data: {} }, { type: 'Tick', data: {} }], { expectedVersion: 'any' });
+      await waitFor('the subscription saw both', async () => seen.length === 2);
+      let rows = reads.eventRows();
+      expect((await store.readPageForSubscription(from, 10)).events).to.have.length(2);
+      expect(reads.eventRows() - rows, 'kept: nothing read again').to.equal(0);
+      await db.pool.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND query = 'LISTEN es_appended' AND pid <> pg_backend_pid()`,
+      );
+      await waitFor('the stretch let go: both read again', async () => {
+        rows = reads.eventRows();
+        const page = await store.readPageForSubscription(from, 10);
+        return page.events.length === 2 && reads.eventRows() - rows === 2;
+      });
+    } finally {
+      await subscription.close();
       await store.close();
     }
   });

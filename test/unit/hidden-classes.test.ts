@@ -12,7 +12,7 @@ const run = promisify(execFile);
 /** Whether the ways of building objects share one hidden class, asked in a fresh process (the probe says why). */
 async function probeHiddenClasses(): Promise<{ spreadLiteral: boolean; withChanges: boolean; prepared: boolean }> {
   const probe = path.join(__dirname, '../support/hidden-classes-probe.ts');
-  const { stdout } = await run(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', probe], { cwd: path.resolve(__dirname, '../..') });
+  const { stdout } = await run(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', probe], { cwd: path.resolve(__dirname, '../..'), timeout: 60_000 });
   return JSON.parse(stdout) as { spreadLiteral: boolean; withChanges: boolean; prepared: boolean };
 }
 
@@ -63,7 +63,9 @@ describe('objects built for every event keep one hidden class per shape', () => 
     expect(JSON.stringify(copy)).to.equal('{"__proto__":{"polluted":true},"amount":2}');
   });
 
-  it('withChanges and prepared give the objects they build of one shape one hidden class, where a spread literal adding a key gives each its own', async () => {
+  it('withChanges and prepared give the objects they build of one shape one hidden class, where a spread literal adding a key gives each its own', async function () {
+    // A Node.js process of its own, started with tsx: seconds on a busy machine.
+    this.timeout(90_000);
     const answers = await probeHiddenClasses();
     // The control: on this Node, the probe can tell (src/domain/with-changes.ts).
     expect(answers.spreadLiteral).to.equal(false);

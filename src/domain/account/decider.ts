@@ -412,7 +412,8 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
 }
 
 function rezonedKeys(keys: AccountState['keys'], at: string, from: string, to: string): AccountState['keys'] {
-  const moved: Record<string, AccountState['keys'][string]> = {};
+  // Without a prototype, as records.ts builds records: key ids added to `{}` would each make a hidden class.
+  const moved = Object.create(null) as Record<string, AccountState['keys'][string]>;
   for (const [id, key] of Object.entries(keys)) moved[id] = withChanges(key, { spend: rezoned(key.spend, at, from, to) });
   return moved;
 }

@@ -27,13 +27,16 @@ export interface LogPage {
  * Final assumes that a commit, once seen, stays: true of the durable commits the gateway runs
  * with. A server that loses commits it had shown (`synchronous_commit` off and a crash, a
  * failover to a standby that lagged) would also reuse their transaction ids. The store forgets
- * the stretch when a read fails, as reads in flight do when the server goes; a loss that fails no
- * read goes unseen here, as it does by the consumers' positions held in memory.
+ * the stretch when a page read fails and when its notification connection is lost (as it is
+ * whenever the server goes), and a read that began before that is not kept. A loss of commits
+ * that neither shows is not seen here, nor by the consumers that go on from their positions.
  */
 export class LogTail {
   private events: RecordedEvent[] = [];
   /** The position the first kept event follows (null: the start of the log); undefined before any read is kept. */
   private start: GlobalPosition | null | undefined = undefined;
+  /** Counts the times the stretch was let go: a page read before the latest is not kept. */
+  private forgotten = 0;
 
   /** `capacity`: the most events kept; the oldest go first. */
   constructor(private readonly capacity: number) {
@@ -61,10 +64,19 @@ export class LogTail {
     return events.length > limit ? { events: events.slice(0, limit), heldBack: false } : { events, heldBack: rest.heldBack };
   }
 
-  /** Lets the kept stretch go (a read failed: the server may not be the one that served it). */
+  /**
+   * Lets the kept stretch go (the server may not be the one that served it), and every page read
+   * before now: pass `era` to remember, taken when the read began.
+   */
   forget(): void {
     this.events = [];
     this.start = undefined;
+    this.forgotten++;
+  }
+
+  /** What to pass to `remember` for a page read that begins now. */
+  get era(): number {
+    return this.forgotten;
   }
 
   /**
@@ -81,12 +93,12 @@ export class LogTail {
   }
 
   /**
-   * Keeps `events`, a page read after `from`. A page that touches or overlaps what is kept extends
-   * it; one past it, with a gap between, replaces it (the subscriptions have moved on); one that
-   * ends before it adds nothing.
+   * Keeps `events`, a page read after `from` that began in `era` (nothing, when the stretch was let
+   * go since). A page that touches or overlaps what is kept extends it; one past it, with a gap
+   * between, replaces it (the subscriptions have moved on); one that ends before it adds nothing.
    */
-  remember(from: GlobalPosition | null, events: readonly RecordedEvent[]): void {
-    if (events.length === 0) return;
+  remember(from: GlobalPosition | null, events: readonly RecordedEvent[], era: number): void {
+    if (events.length === 0 || era !== this.forgotten) return;
     if (this.start === undefined || compare(from, this.end()) > 0) {
       this.start = from;
       this.events = events.slice();

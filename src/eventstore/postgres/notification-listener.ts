@@ -36,6 +36,8 @@ export class NotificationListener {
     private readonly channel: string,
     /** How long notifications gather before the callbacks run (unless someone waits). */
     readonly windowMs = URGENT_WINDOW_MS,
+    /** Told when the listening connection is lost (it is whenever the server goes). */
+    private readonly onConnectionLost: () => void = () => undefined,
   ) {}
 
   /**
@@ -94,6 +96,7 @@ export class NotificationListener {
     if (this.client !== client) return;
     this.client = null;
     client.release(true);
+    this.onConnectionLost();
     if (!this.closed && this.callbacks.size > 0) setTimeout(() => void this.ensureConnected(), 200).unref();
   }
 

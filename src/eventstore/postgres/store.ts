@@ -169,7 +169,7 @@ export class PostgresEventStore implements EventStore {
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.maxConcurrentCommits = options.maxConcurrentCommits ?? 4;
     this.maxAppendsPerCommit = options.maxAppendsPerCommit ?? 256;
-    this.listener = new NotificationListener(this.pool, 'es_appended', options.batchWindowMs);
+    this.listener = new NotificationListener(this.pool, 'es_appended', options.batchWindowMs, () => this.tail.forget());
     this.notifier = new AppendNotifier(this.pool, this.listener, this.listener.windowMs, options.now);
   }
 
@@ -316,9 +316,10 @@ export class PostgresEventStore implements EventStore {
 
   private readPageShared(from: GlobalPosition | null, limit: number): Promise<LogPage> {
     return this.shared(`readPage ${from ? `${from.major}/${from.minor}` : '-'} ${limit}`, async () => {
+      const era = this.tail.era;
       try {
         const page = await readPageWith(this.pool, from, limit);
-        this.tail.remember(from, page.events);
+        this.tail.remember(from, page.events, era);
         return page;
       } catch (err) {
         this.tail.forget();
