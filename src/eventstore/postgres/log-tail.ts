@@ -16,13 +16,14 @@ export interface LogPage {
  * subscription reading it later takes it from memory instead of reading the same rows again.
  *
  * Subscriptions woken together share one read, but they do not finish their batches together: a
- * consumer that folds nothing of a batch asks for the next page at once, one that writes asks
- * after its transaction commits. By then the first has read the events in between, and the
- * second read them again: every event crossed the wire and was parsed about twice (4.03–4.08
- * event rows read a chat request of two events, 64 connections). A page holds only events below
- * the snapshot's xmin, which no later commit can join or precede, and it is complete from where
- * it was read to its last event: so any stretch read is final, and two stretches that touch make
- * one. What is kept is one such stretch, `start` (exclusive) to its last event.
+ * consumer that folds nothing of a batch reads on at once when a notification came meanwhile
+ * (under load, one always has), one that writes after its transaction commits. By then the first
+ * has read the events in between, and the second read them again: every event crossed the wire
+ * and was parsed about twice (4.01–4.08 event rows read a chat request of two events, 64
+ * connections). A page holds only events below the snapshot's xmin, which no later commit can
+ * join or precede, and it is complete from where it was read to its last event: so any stretch
+ * read is final, and two stretches that touch make one. What is kept is one such stretch, `start`
+ * (exclusive) to its last event.
  *
  * Final assumes that a commit, once seen, stays: true of the durable commits the gateway runs
  * with. A server that loses commits it had shown (`synchronous_commit` off and a crash, a
