@@ -4,7 +4,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import ts from 'typescript';
-import { prepared } from '../../src/db/prepared';
 import { withChanges } from '../../src/domain/with-changes';
 
 const run = promisify(execFile);
@@ -71,11 +70,6 @@ describe('objects built for every event keep one hidden class per shape', () => 
     expect(answers.spreadLiteral).to.equal(false);
     expect(answers.withChanges).to.equal(true);
     expect(answers.prepared).to.equal(true);
-  });
-
-  it('prepared gives each query config of a statement its own values, under one name', () => {
-    const [a, b] = [prepared('SELECT $1::int AS n', [198]), prepared('SELECT $1::int AS n', [199])];
-    expect([a.name, a.text, a.values, b.values]).to.deep.equal([b.name, 'SELECT $1::int AS n', [198], [199]]);
   });
 
   it('the per-event modules build no object literal that begins with a spread', () => {
