@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { MAX_FAILURES_PER_TARGET, type AbJob, type AbResult } from './ab-job';
 
 /**
  * Child-process entry of the `ab` section's client: one sequential connection per contender,
@@ -8,35 +9,6 @@ import { Pool } from 'undici';
  * a contender was idle while the others ran. Receives one `{ job }` message, sends back
  * `{ result }` or `{ error }`, and exits.
  */
-
-export interface AbTarget {
-  readonly name: string;
-  readonly origin: string;
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-export interface AbJob {
-  readonly targets: readonly AbTarget[];
-  readonly body: string;
-  readonly stream: boolean;
-  readonly requests: number;
-  readonly block: number;
-  readonly skip: number;
-  readonly warmupRounds: number;
-}
-
-export interface AbResult {
-  /** Per target, in order: latency to the last byte of each measured request, ms. */
-  readonly latencyMs: number[][];
-  /** Per target: time to the first byte of the body (streams only). */
-  readonly firstByteMs: number[][];
-  /** Per target: requests that failed (warm-up included), and the first failure. */
-  readonly failed: number[];
-  readonly firstError: (string | null)[];
-}
-
-/** Failures after which a target is given up: it gets no more requests, and the others go on. */
-export const MAX_FAILURES_PER_TARGET = 100;
 
 async function run(job: AbJob): Promise<AbResult> {
   const pools = job.targets.map((t) => new Pool(t.origin, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 }));

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../src/db/database';
-import type { AbResult } from './ab-client';
+import type { AbResult } from './ab-job';
 import { alternatingNotes, alternatingRows, runAlternatingInChild } from './chat-load';
 import { autocannon, BODY, ROOT, STREAM_BODY, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type Contender, type Running } from './peer';
 import { integerFromEnv, percentile, printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';

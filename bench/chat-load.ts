@@ -1,7 +1,7 @@
 import { fork, type Serializable } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { MAX_FAILURES_PER_TARGET, type AbJob, type AbResult } from './ab-client';
+import { MAX_FAILURES_PER_TARGET, type AbJob, type AbResult } from './ab-job';
 import { measure, percentile, type Measurement } from './support';
 
 /**

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../src/billing/catalog';
 import { tempDir } from '../src/db/database';
 import { channelsServedBy } from '../src/upstreams/registry';
-import type { AbResult } from './ab-client';
+import type { AbResult } from './ab-job';
 import { alternatingNotes, alternatingRows, runAlternatingInChild } from './chat-load';
 import { fundedAccount } from './gateway-setup';
 import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
