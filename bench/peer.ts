@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -117,14 +117,22 @@ export async function startSimulatorProcess(started: Running[]): Promise<string>
   return url;
 }
 
+const prestarted = new Set<string>();
+
 /**
  * The node arguments of the tree's `npm start` (`node ARGS...`, its V8 heap settings included), so
- * that a bench runs each side's gateway as that side ships it. Revisions whose script was
- * `tsx src/main.ts` (before 0b9ffaf) ran the same program through tsx's command: their gateway
- * gets tsx's loader and no node flags.
+ * that a bench runs each side's gateway as that side ships it, after the tree's `prestart` script
+ * (the build that `npm start` runs first, since the gateway runs compiled), once per tree.
+ * Revisions whose script was `tsx src/main.ts` (before 0b9ffaf) ran the same program through tsx's
+ * command: their gateway gets tsx's loader and no node flags.
  */
 export function npmStartArgs(root: string): string[] {
-  const script = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts?.start ?? '';
+  const scripts = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+  if (scripts.prestart && !prestarted.has(root)) {
+    execFileSync('npm', ['run', '-s', 'prestart'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    prestarted.add(root);
+  }
+  const script = scripts.start ?? '';
   if (script.trim() === 'tsx src/main.ts') return [...TSX, 'src/main.ts'];
   const [command, ...args] = script.trim().split(/\s+/);
   if (command !== 'node' || args.some((a) => /[^\w./=:@-]/.test(a))) throw new Error(`npm start in ${root} is not a plain node command: ${script}`);

@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { Next } from 'koa';
 import type { GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
+import { PACKAGE_ROOT } from '../package-root';
 
 /** The SPA's build output (`npm run build:web`, run by `npm install`). */
-export const DEFAULT_WEB_ROOT = path.resolve(__dirname, '../../web/dist');
+export const DEFAULT_WEB_ROOT = path.join(PACKAGE_ROOT, 'web', 'dist');
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

@@ -26,27 +26,31 @@ function stages(): Stage[] {
 
 /**
  * No Docker engine runs here, so the image is checked by what its Dockerfile says: a build stage
- * whose `npm ci` builds the dashboard (package.json's prepare script), a final stage with the
- * built dashboard and no build tools, running as a non-root user that owns /data.
+ * whose `npm ci` builds the dashboard (package.json's prepare script) and that compiles the
+ * gateway, a final stage with both builds and no build tools, running as a non-root user that
+ * owns /data.
  */
 describe('the Dockerfile builds the dashboard and runs as a non-root user owning /data', () => {
   const [build, run] = stages();
 
-  it('has a build stage whose npm ci builds web/dist, then drops the development dependencies', () => {
+  it('has a build stage whose npm ci builds web/dist, that compiles the gateway into dist, then drops the development dependencies', () => {
     expect(stages()).to.have.length(2);
     expect(build!.name).to.equal('build');
     const commands = build!.instructions.filter((i) => i.op === 'RUN').map((i) => i.args).join(' && ');
-    expect(commands).to.match(/npm ci\b/).and.match(/test -f web\/dist\/index\.html/).and.match(/npm prune --omit=dev/);
+    expect(commands).to.match(/npm ci\b.*test -f web\/dist\/index\.html.*npm run build\s+&&\s+test -f dist\/src\/main\.js.*npm prune --omit=dev/);
     const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
     expect(scripts.prepare).to.equal('npm run build:web');
     expect(scripts['build:web']).to.include('vite build');
+    expect(scripts.build).to.include('tsconfig.build.json');
     const copied = build!.instructions.filter((i) => i.op === 'COPY').map((i) => i.args);
-    expect(copied).to.include('web ./web');
+    expect(copied).to.include.members(['web ./web', 'src ./src', 'projections ./projections', 'simulator ./simulator']);
+    expect(copied.find((c) => c.endsWith(' ./'))).to.include('tsconfig.build.json');
   });
 
   it('copies the built dashboard and the pruned dependencies into the final stage, and only sources that exist', () => {
     const copies = run!.instructions.filter((i) => i.op === 'COPY').map((i) => i.args);
     expect(copies).to.include('--from=build /app/web/dist ./web/dist');
+    expect(copies).to.include('--from=build /app/dist ./dist');
     expect(copies).to.include('--from=build /app/node_modules ./node_modules');
     for (const copy of [...build!.instructions, ...run!.instructions].filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))) {
       const sources = copy.args.split(/\s+/).slice(0, -1);
@@ -65,16 +69,18 @@ describe('the Dockerfile builds the dashboard and runs as a non-root user owning
     expect(ops.find((i) => i.op === 'VOLUME')!.args).to.equal('/data');
   });
 
-  it('runs the gateway with the command of npm start, V8 heap settings included', () => {
+  it('runs the compiled gateway with the command of npm start, V8 heap settings included', () => {
     const cmd = run!.instructions.filter((i) => i.op === 'CMD');
     expect(cmd).to.have.length(1);
     const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
     expect(JSON.parse(cmd[0]!.args)).to.deep.equal(scripts.start!.split(' '));
-    expect(scripts.start).to.match(/^node --max-old-space-size=\d+ --max-semi-space-size=\d+ --import tsx src\/main\.ts$/);
+    expect(scripts.start).to.match(/^node --max-old-space-size=\d+ --max-semi-space-size=\d+ dist\/src\/main\.js$/);
+    // npm start compiles first, so that it never runs a build older than the sources.
+    expect(scripts.prestart).to.equal('npm run -s build');
   });
 
   it('keeps the local build output out of the build context', () => {
     const ignored = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n');
-    expect(ignored).to.include.members(['node_modules', 'web/dist']);
+    expect(ignored).to.include.members(['node_modules', 'web/dist', 'dist']);
   });
 });
