@@ -35,6 +35,37 @@ export interface GatewayState {
   dashboardSession?: { readonly id: string };
 }
 
+/**
+ * ctx.state, made by requestContext with every key it may get, so that each request's state has
+ * one hidden class and the request's code reads it by inline caches. The logger is made when first
+ * used (what holds on to it for later, such as a paid call's RequestCharge, holds the state
+ * instead): a request that logs nothing, as a chat call that succeeds does when the level is above
+ * info, does not pay for a child logger. Before, the lazy logger was an accessor defined on Koa's
+ * plain state object per request, which turned every request's state into a dictionary.
+ */
+export class RequestState implements GatewayState {
+  errorShape: ErrorShape | undefined = undefined;
+  auth: AuthenticatedKey | undefined = undefined;
+  rawBody: string | undefined = undefined;
+  mountedCredential: MountedCredential | undefined = undefined;
+  dashboardSession: { readonly id: string } | undefined = undefined;
+  private child: Logger | undefined = undefined;
+
+  constructor(
+    readonly requestId: string,
+    private readonly base: Logger,
+  ) {}
+
+  get logger(): Logger {
+    return (this.child ??= this.base.child({ requestId: this.requestId }));
+  }
+
+  /** A handler may put a logger of its own in the request's state. */
+  set logger(replaced: Logger) {
+    this.child = replaced;
+  }
+}
+
 export type GatewayContext = ParameterizedContext<GatewayState>;
 
 /** The template of the route a request matched (`/v1/videos/generations/:id`), or null. */

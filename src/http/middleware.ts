@@ -3,30 +3,21 @@ import type { Next } from 'koa';
 import type { AccountService, AuthenticatedKey } from '../accounts/service';
 import { looksLikeApiKey } from '../accounts/api-keys';
 import type { Logger } from '../log';
-import type { GatewayContext } from './context';
+import { RequestState, type GatewayContext } from './context';
 import { ApiError } from './errors';
 import type { Credential } from './routing';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Request id (the client's X-Request-Id when sane), a child logger, and one access log line. The
- * child logger is made when first used (what holds on to it for later, such as a paid call's
- * RequestCharge, holds the request's state instead): a request that logs nothing, as a chat call
- * that succeeds does when the level is above info, does not pay for one.
+ * Request id (the client's X-Request-Id when sane), the request's state (RequestState, with its
+ * child logger made when first used), and one access log line.
  */
 export function requestContext(logger: Logger) {
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
-    ctx.state.requestId = requestId;
-    let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'logger', {
-      get: () => (child ??= logger.child({ requestId })),
-      set: (replaced: Logger) => void (child = replaced),
-      enumerable: true,
-      configurable: true,
-    });
+    ctx.state = new RequestState(requestId, logger);
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {

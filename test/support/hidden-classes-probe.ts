@@ -11,8 +11,12 @@
  */
 import { prepared } from '../../src/db/prepared';
 import { withChanges } from '../../src/domain/with-changes';
+import { RequestState } from '../../src/http/context';
+import { createLogger } from '../../src/log';
 
 const sameHiddenClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+/** False for an object V8 keeps as a dictionary: every read of it a lookup, no inline cache. */
+const fastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
 
 /**
  * The last two of `n` results of `make`: the first runs of a site may share a hidden class even
@@ -25,10 +29,32 @@ function lastTwo<T extends object>(make: (i: number) => T, n = 200): [T, T] {
 
 type Shape = { frozen: number; settled?: number };
 
+const logger = createLogger('silent');
+
+/** A request's state as a request leaves it: its keys set, its logger made. */
+function usedRequestState(i: number): RequestState {
+  const state = new RequestState(`req_${i}`, logger);
+  state.errorShape = 'openai';
+  state.rawBody = '{}';
+  void state.logger;
+  return state;
+}
+
+/** The control: a lazy logger as an accessor defined on each request's plain state object. */
+function accessorState(i: number): object {
+  const state: Record<string, unknown> = { requestId: `req_${i}` };
+  let child: unknown;
+  Object.defineProperty(state, 'logger', { get: () => (child ??= {}), enumerable: true, configurable: true });
+  state.errorShape = 'openai';
+  return state;
+}
+
 const answers = {
   // The control: on this Node, a spread literal adding a key gives each copy its own.
   spreadLiteral: sameHiddenClass(...lastTwo((i): Shape => ({ ...{ frozen: i }, settled: i }))),
   withChanges: sameHiddenClass(...lastTwo((i) => withChanges<Shape, 'settled'>({ frozen: i }, { settled: i }))),
   prepared: sameHiddenClass(...lastTwo((i) => prepared('SELECT $1::int AS n', [i]))),
+  accessorState: fastProperties(lastTwo(accessorState)[1]),
+  requestState: ((pair) => sameHiddenClass(...pair) && fastProperties(pair[1]))(lastTwo(usedRequestState)),
 };
 process.stdout.write(JSON.stringify(answers));

@@ -9,10 +9,12 @@ import { withChanges } from '../../src/domain/with-changes';
 const run = promisify(execFile);
 
 /** Whether the ways of building objects share one hidden class, asked in a fresh process (the probe says why). */
-async function probeHiddenClasses(): Promise<{ spreadLiteral: boolean; withChanges: boolean; prepared: boolean }> {
+type ProbeAnswers = { spreadLiteral: boolean; withChanges: boolean; prepared: boolean; accessorState: boolean; requestState: boolean };
+
+async function probeHiddenClasses(): Promise<ProbeAnswers> {
   const probe = path.join(__dirname, '../support/hidden-classes-probe.ts');
   const { stdout } = await run(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', probe], { cwd: path.resolve(__dirname, '../..'), timeout: 60_000 });
-  return JSON.parse(stdout) as { spreadLiteral: boolean; withChanges: boolean; prepared: boolean };
+  return JSON.parse(stdout) as ProbeAnswers;
 }
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -47,6 +49,10 @@ function spreadFirstLiterals(file: string): string[] {
 }
 
 describe('objects built for every event keep one hidden class per shape', () => {
+  let probing: Promise<ProbeAnswers> | undefined;
+  /** The probe's answers, asked once for the tests that read them. */
+  const probed = (): Promise<ProbeAnswers> => (probing ??= probeHiddenClasses());
+
   it('withChanges copies a state with its changes applied, and leaves the state alone', () => {
     const state = { frozen: 10, settled: 0, name: 'a' };
     const copy = withChanges(state, { frozen: 7, settled: 3 });
@@ -65,11 +71,18 @@ describe('objects built for every event keep one hidden class per shape', () => 
   it('withChanges and prepared give the objects they build of one shape one hidden class, where a spread literal adding a key gives each its own', async function () {
     // A Node.js process of its own, started with tsx: seconds on a busy machine.
     this.timeout(90_000);
-    const answers = await probeHiddenClasses();
+    const answers = await probed();
     // The control: on this Node, the probe can tell (src/domain/with-changes.ts).
     expect(answers.spreadLiteral).to.equal(false);
     expect(answers.withChanges).to.equal(true);
     expect(answers.prepared).to.equal(true);
+  });
+
+  it('every request\'s state has one hidden class with fast properties, where an accessor defined on each request\'s object makes it a dictionary', async function () {
+    this.timeout(90_000);
+    const answers = await probed();
+    expect(answers.accessorState, 'the control').to.equal(false);
+    expect(answers.requestState).to.equal(true);
   });
 
   it('the per-event modules build no object literal that begins with a spread', () => {
