@@ -118,17 +118,32 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
       throw new Error(`routeDispatch takes case-sensitive routers without host, routerPath, exclusive or methods (${opts.prefix ?? 'no prefix'})`);
     }
   }
-  const mounted = routers.map((router) => ({
-    router,
-    starts: [...new Set(router.stack.filter(isRoute).map(literalStart))],
-    steps: [router.routes(), router.allowedMethods()] as Middleware<GatewayState>[],
-  }));
+  const mounted = routers.map((router) => {
+    const routes = router.routes() as Middleware<GatewayState>;
+    const allowedMethods = router.allowedMethods() as Middleware<GatewayState>;
+    return {
+      starts: [...new Set(router.stack.filter(isRoute).map(literalStart))],
+      routeLayers: router.stack.filter(isRoute),
+      steps: [routes, allowedMethods],
+      // The two steps as one, for a request only this router has a route for (nearly all).
+      run: (ctx: GatewayContext, next: Next) => routes(ctx, () => allowedMethods(ctx, next)),
+    };
+  });
+  type Mounted = (typeof mounted)[number];
   const last = mounted[mounted.length - 1]!;
   return (ctx, next) => {
     // The path @koa/router itself matches on (Router#_getRequestPath): a mount's rewritten path first.
     const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
-    const matching = mounted.filter((m) => m.starts.some((start) => path.startsWith(start)) && m.router.match(path, ctx.method).path.some(isRoute));
-    return inSequence((matching.length > 0 ? matching : [last]).flatMap((m) => m.steps), ctx, next);
+    // What Router#match(path, method).path.some(isRoute) says, without building its lists.
+    let only: Mounted | undefined;
+    let more: Mounted[] | undefined;
+    for (const m of mounted) {
+      if (!m.starts.some((start) => path.startsWith(start)) || !m.routeLayers.some((layer) => layer.match(path))) continue;
+      if (only === undefined) only = m;
+      else (more ??= [only]).push(m);
+    }
+    if (more) return inSequence(more.flatMap((m) => m.steps), ctx, next);
+    return Promise.resolve((only ?? last).run(ctx, next));
   };
 }
 
