@@ -34,7 +34,7 @@ export function createDashboard(deps: DashboardDeps): Dashboard {
      * the API lets its credential do. Every event appended while serving such a request says it
      * came from the dashboard, and from which session.
      */
-    mount: async (ctx: GatewayContext, next: Next) => {
+    mount: (ctx: GatewayContext, next: Next) => {
       const match = MOUNTED.exec(ctx.path);
       if (!match) return next();
       // What the dashboard reads (balances, keys, the webhook secret) must not stay in a shared

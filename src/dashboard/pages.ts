@@ -40,7 +40,7 @@ function isPage(pathname: string): boolean {
  */
 export function dashboardPages(webRoot: string = DEFAULT_WEB_ROOT) {
   const root = path.resolve(webRoot);
-  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+  return (ctx: GatewayContext, next: Next): Promise<void> | void => {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || !isPage(ctx.path)) return next();
     const index = path.join(root, 'index.html');
     if (!existsSync(index)) throw new ApiError(503, 'dashboard_not_built', 'the dashboard is not built: run `npm run build:web` (npm install runs it)');

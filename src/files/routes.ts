@@ -10,21 +10,26 @@ const PREFIX = '/files/';
 
 /** GET /files/<key>?expires=&sig=: stored files by signed, expiring link (no API key: the link is the credential). */
 export function signedFiles(files: FileStore, signer: UrlSigner) {
-  return async (ctx: GatewayContext, next: Next): Promise<void> => {
+  // Every request passes through: those it does not serve go on without an async function's promise.
+  return (ctx: GatewayContext, next: Next): Promise<void> => {
     if (!ctx.path.startsWith(PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-    const key = storedKeyOf(ctx.path.slice(PREFIX.length));
-    if (key === null) throw new ApiError(404, 'file_not_found', 'no file has this name');
-    const verdict = signer.verify(key, ctx.query.expires as string | undefined, ctx.query.sig as string | undefined);
-    if (verdict === 'expired') throw new ApiError(403, 'link_expired', 'this download link has expired');
-    if (verdict !== 'ok') throw new ApiError(403, 'invalid_signature', 'this download link is not valid');
-    const stat = await files.stat(key);
-    const body = stat ? await files.open(key) : null;
-    if (!stat || !body) throw new ApiError(404, 'file_not_found', 'the file no longer exists');
-    ctx.set('cache-control', 'private, max-age=300');
-    ctx.type = contentTypeOf(key);
-    ctx.length = stat.bytes;
-    ctx.body = body;
+    return serveSignedFile(ctx, files, signer);
   };
+}
+
+async function serveSignedFile(ctx: GatewayContext, files: FileStore, signer: UrlSigner): Promise<void> {
+  const key = storedKeyOf(ctx.path.slice(PREFIX.length));
+  if (key === null) throw new ApiError(404, 'file_not_found', 'no file has this name');
+  const verdict = signer.verify(key, ctx.query.expires as string | undefined, ctx.query.sig as string | undefined);
+  if (verdict === 'expired') throw new ApiError(403, 'link_expired', 'this download link has expired');
+  if (verdict !== 'ok') throw new ApiError(403, 'invalid_signature', 'this download link is not valid');
+  const stat = await files.stat(key);
+  const body = stat ? await files.open(key) : null;
+  if (!stat || !body) throw new ApiError(404, 'file_not_found', 'the file no longer exists');
+  ctx.set('cache-control', 'private, max-age=300');
+  ctx.type = contentTypeOf(key);
+  ctx.length = stat.bytes;
+  ctx.body = body;
 }
 
 /** The store key a link names, or null when the path cannot name one (bad escapes, NUL...). */

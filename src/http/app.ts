@@ -99,9 +99,11 @@ export function createApp(deps: AppDeps): GatewayApp {
   // Each router sets the error shape of its endpoint group (shapedRouter); a path no route
   // matches gets the shape of the group whose prefix it lies under.
   const shapeOfUnmatched = unmatchedShape(mounted.map(([router]) => router));
-  app.use(async (ctx, next) => {
+  // Middleware that every request passes through returns next()'s promise rather than awaiting it
+  // in an async function of its own: one promise and its ticks fewer a request for each.
+  app.use((ctx, next) => {
     ctx.state.errorShape = shapeOfUnmatched(ctx.path);
-    await next();
+    return next();
   });
   app.use(errorMiddleware);
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
