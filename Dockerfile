@@ -7,11 +7,12 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # The npm that CI uses: it honours package.json's allowScripts (the image's npm 10 would not).
 RUN npm install -g npm@11.19.1 --no-audit --no-fund
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json tsconfig.json ./
 COPY web ./web
 RUN npm ci --no-audit --no-fund \
  && test -f web/dist/index.html
 # The sources after the install, so that a change to them leaves the installed layer cached.
+COPY tsconfig.build.json ./
 COPY src ./src
 COPY projections ./projections
 COPY simulator ./simulator

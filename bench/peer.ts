@@ -117,22 +117,30 @@ export async function startSimulatorProcess(started: Running[]): Promise<string>
   return url;
 }
 
+function npmScripts(root: string): Record<string, string> {
+  return (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+}
+
 const prestarted = new Set<string>();
 
 /**
+ * The tree's `prestart` script, once per tree: what `npm start` runs first (the build, for
+ * revisions whose gateway runs compiled, from 3f51ad2 on).
+ */
+function runPrestart(root: string): void {
+  if (prestarted.has(root) || !npmScripts(root).prestart) return;
+  execFileSync('npm', ['run', '-s', 'prestart'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  prestarted.add(root);
+}
+
+/**
  * The node arguments of the tree's `npm start` (`node ARGS...`, its V8 heap settings included), so
- * that a bench runs each side's gateway as that side ships it, after the tree's `prestart` script
- * (the build that `npm start` runs first, since the gateway runs compiled), once per tree.
- * Revisions whose script was `tsx src/main.ts` (before 0b9ffaf) ran the same program through tsx's
- * command: their gateway gets tsx's loader and no node flags.
+ * that a bench runs each side's gateway as that side ships it. Revisions whose script was
+ * `tsx src/main.ts` (before 0b9ffaf) ran the same program through tsx's command: their gateway
+ * gets tsx's loader and no node flags.
  */
 export function npmStartArgs(root: string): string[] {
-  const scripts = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
-  if (scripts.prestart && !prestarted.has(root)) {
-    execFileSync('npm', ['run', '-s', 'prestart'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-    prestarted.add(root);
-  }
-  const script = scripts.start ?? '';
+  const script = npmScripts(root).start ?? '';
   if (script.trim() === 'tsx src/main.ts') return [...TSX, 'src/main.ts'];
   const [command, ...args] = script.trim().split(/\s+/);
   if (command !== 'node' || args.some((a) => /[^\w./=:@-]/.test(a))) throw new Error(`npm start in ${root} is not a plain node command: ${script}`);
@@ -150,6 +158,7 @@ export async function startGatewayProcess(
   where: { readonly root: string; readonly databaseUrl: string; readonly dataDir: string; readonly simUrl: string; readonly nodeArgs?: readonly string[] },
   started: Running[],
 ): Promise<{ readonly contender: Contender; readonly running: Running }> {
+  runPrestart(where.root);
   const port = await freePort();
   const adminToken = randomBytes(16).toString('hex');
   const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });

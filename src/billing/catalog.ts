@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import { ajv } from '../http/validation';
+import { PACKAGE_ROOT } from '../package-root';
 import { TOKENIZER_ENCODINGS, type TokenizerEncoding } from './tokens';
 
 /**
@@ -122,7 +123,11 @@ export class CatalogError extends Error {
   override readonly name = 'CatalogError';
 }
 
-export const DEFAULT_CATALOG_FILE = path.join(__dirname, 'catalog.json');
+/**
+ * The catalog beside this module's source, also when the gateway runs its build (dist/): a reload
+ * re-reads the file an operator edits, never a copy the build made.
+ */
+export const DEFAULT_CATALOG_FILE = path.join(PACKAGE_ROOT, 'src', 'billing', 'catalog.json');
 
 /** Whether an upstream channel of this name is configured (see Upstreams.serves). */
 export type ChannelCheck = (name: string) => boolean;

@@ -35,6 +35,9 @@ export interface GatewayState {
   dashboardSession?: { readonly id: string };
 }
 
+/** `T` with every optional key required (its value may still be undefined): a key added to `T` must be declared. */
+type EveryKeyOf<T> = { [K in keyof Required<T>]: T[K] | undefined };
+
 /**
  * ctx.state, made by requestContext with every key it may get, so that each request's state has
  * one hidden class and the request's code reads it by inline caches. The logger is made when first
@@ -43,7 +46,7 @@ export interface GatewayState {
  * info, does not pay for a child logger. Before, the lazy logger was an accessor defined on Koa's
  * plain state object per request, which turned every request's state into a dictionary.
  */
-export class RequestState implements GatewayState {
+export class RequestState implements EveryKeyOf<GatewayState> {
   errorShape: ErrorShape | undefined = undefined;
   auth: AuthenticatedKey | undefined = undefined;
   rawBody: string | undefined = undefined;

@@ -237,7 +237,8 @@ describe('npm start with the embedded database @integration', function () {
     expect(ready.status).to.equal(200);
     expect(await ready.json()).to.deep.equal({ status: 'ready' });
     // npm start runs the compiled gateway (dist/), which finds the built dashboard beside the package.
-    expect(second.lines('gateway listening')[0]).to.include({ pid: again.pid });
+    const command = fs.readFileSync(`/proc/${again.pid}/cmdline`, 'utf8').split('\0');
+    expect(command).to.include('dist/src/main.js').and.not.include('src/main.ts');
     const page = await fetch(`${again.url}/dashboard`);
     expect(page.status, await page.clone().text()).to.equal(200);
     expect(page.headers.get('content-type')).to.include('text/html');

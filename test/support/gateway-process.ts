@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** A gateway running as its own operating-system process (`src/main.ts`), as in production (without npm start's V8 heap settings, which no test depends on). */
+/** A gateway running as its own operating-system process (`src/main.ts` through tsx: the program npm start compiles and runs, without its V8 heap settings, which no test depends on). */
 export interface GatewayProcess {
   readonly name: string;
   readonly url: string;

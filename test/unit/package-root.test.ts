@@ -1,9 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { PACKAGE_ROOT, packageRootAbove } from '../../src/package-root';
+import { DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { DEFAULT_WEB_ROOT } from '../../src/dashboard/pages';
+import { PACKAGE_ROOT, packageRootAbove } from '../../src/package-root';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -13,18 +12,20 @@ describe('the package root, from the sources and from their build in dist/', () 
     expect(packageRootAbove(path.join(ROOT, 'src', 'dashboard'))).to.equal(ROOT);
     // The build's directories need not exist for the walk: dist/ holds no package.json.
     expect(packageRootAbove(path.join(ROOT, 'dist', 'src', 'dashboard'))).to.equal(ROOT);
+  });
+
+  it('is where the built dashboard and the model catalog an operator edits are found, from either', () => {
     expect(DEFAULT_WEB_ROOT).to.equal(path.join(ROOT, 'web', 'dist'));
+    // Not a copy in dist/: a reload re-reads the file that was edited.
+    expect(DEFAULT_CATALOG_FILE).to.equal(path.join(ROOT, 'src', 'billing', 'catalog.json'));
   });
 
   it('is the nearest package.json above, and an error where there is none', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'package-root-'));
-    try {
-      fs.mkdirSync(path.join(dir, 'inner', 'dist', 'src'), { recursive: true });
-      fs.writeFileSync(path.join(dir, 'inner', 'package.json'), '{}');
-      expect(packageRootAbove(path.join(dir, 'inner', 'dist', 'src'))).to.equal(path.join(dir, 'inner'));
-      expect(() => packageRootAbove(dir)).to.throw(/no package\.json above/);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const files = new Set(['/srv/app/package.json', '/srv/package.json']);
+    const exists = (file: string) => files.has(file);
+    expect(packageRootAbove('/srv/app/dist/src/dashboard', exists)).to.equal('/srv/app');
+    expect(packageRootAbove('/srv/app', exists)).to.equal('/srv/app');
+    expect(packageRootAbove('/srv/other/src', exists)).to.equal('/srv');
+    expect(() => packageRootAbove('/opt/x', exists)).to.throw(/no package\.json above \/opt\/x/);
   });
 });
