@@ -119,11 +119,12 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
     }
   }
   const mounted = routers.map((router) => {
-    const routes = router.routes() as Middleware<GatewayState>;
+    const routes = precomposedRoutes(router);
     const allowedMethods = router.allowedMethods() as Middleware<GatewayState>;
+    const routeLayers = router.stack.filter(isRoute);
     return {
-      starts: [...new Set(router.stack.filter(isRoute).map(literalStart))],
-      routeLayers: router.stack.filter(isRoute),
+      starts: [...new Set(routeLayers.map(literalStart))],
+      routeLayers,
       steps: [routes, allowedMethods],
       // The two steps as one, for a request only this router has a route for (nearly all).
       run: (ctx: GatewayContext, next: Next) => routes(ctx, () => allowedMethods(ctx, next)),
@@ -132,8 +133,7 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
   type Mounted = (typeof mounted)[number];
   const last = mounted[mounted.length - 1]!;
   return (ctx, next) => {
-    // The path @koa/router itself matches on (Router#_getRequestPath): a mount's rewritten path first.
-    const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
+    const path = routerPathOf(ctx);
     // What Router#match(path, method).path.some(isRoute) says, without building its lists.
     let only: Mounted | undefined;
     let more: Mounted[] | undefined;
@@ -145,6 +145,73 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
     if (more) return inSequence(more.flatMap((m) => m.steps), ctx, next);
     return Promise.resolve((only ?? last).run(ctx, next));
   };
+}
+
+/** The properties @koa/router's dispatch sets on a request's context, which its allowedMethods(), Koa and handlers read. */
+interface RouterContext {
+  matched?: Layer[];
+  router?: Router<GatewayState>;
+  routeMatched?: boolean;
+  captures?: string[];
+  params: Record<string, string>;
+  request: { params?: Record<string, string> };
+  routerPath?: string;
+  routerName?: string;
+  _matchedRoute?: string;
+  _matchedRouteName?: string;
+}
+
+/**
+ * What `router.routes()` does for the routers routeDispatch takes (case-sensitive; no host,
+ * router path, exclusive matching or not-found handlers: routeDispatch refuses the others), with
+ * each layer's chain (the layer's parameters set on the context, then its middleware) made once
+ * here. @koa/router builds and composes that chain for every request, and reads the request's
+ * host to match a host no router of the gateway has: together a few microseconds a request.
+ */
+function precomposedRoutes(router: Router<GatewayState>): Middleware<GatewayState> {
+  const chains = new Map(router.stack.map((layer) => [layer, layerChain(layer)]));
+  return (ctx, next) => {
+    const context = ctx as unknown as RouterContext;
+    const path = routerPathOf(ctx);
+    const matched = router.match(path, ctx.method);
+    if (context.matched) context.matched.push(...matched.path);
+    else context.matched = matched.path;
+    context.router = router;
+    context.routeMatched = matched.route;
+    if (!matched.route) return next();
+    const layers = matched.pathAndMethod;
+    let route: Layer | undefined;
+    for (let i = layers.length - 1; i >= 0 && !route; i--) if (layers[i]!.methods.length > 0) route = layers[i];
+    if (route) {
+      context._matchedRoute = route.path as string;
+      if (route.name) context._matchedRouteName = route.name;
+    }
+    if (layers.length === 1) return chains.get(layers[0]!)!(ctx, next);
+    return inSequence(layers.map((layer) => chains.get(layer)!), ctx, next);
+  };
+}
+
+/** A layer's chain as @koa/router's dispatch makes it: the layer's parameters set on the context, then its middleware. */
+function layerChain(layer: Layer): Middleware<GatewayState> {
+  const withParameters: Middleware<GatewayState> = (ctx, next) => {
+    const context = ctx as unknown as RouterContext;
+    const path = routerPathOf(ctx);
+    context.captures = layer.captures(path);
+    context.request.params = layer.params(path, context.captures || [], context.params);
+    context.params = context.request.params;
+    context.routerPath = layer.path as string;
+    context.routerName = layer.name || undefined;
+    context._matchedRoute = layer.path as string;
+    if (layer.name) context._matchedRouteName = layer.name;
+    return next();
+  };
+  const middleware = [withParameters, ...(layer.stack as Middleware<GatewayState>[])];
+  return (ctx, next) => inSequence(middleware, ctx, next);
+}
+
+/** The path @koa/router itself matches on (Router#_getRequestPath, no router path given): a mount's rewritten path first. */
+function routerPathOf(ctx: GatewayContext): string {
+  return (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
 }
 
 /** A route (a layer with methods), not middleware given by `use`. */

@@ -22,8 +22,10 @@ function routers(): Router<GatewayState>[] {
     await next();
   });
   shaped.post('/chat', (ctx) => void (ctx.body = { agent: true }));
+  // A route with a parameter behind the router's middleware: two layers' chains for one request.
+  shaped.get('turn', '/chat/:turn', (ctx) => void (ctx.body = { turn: ctx.params.turn }));
   const tasks = new Router<GatewayState>({ sensitive: true });
-  tasks.get('/v1/tasks/:id', (ctx) => void (ctx.body = { id: ctx.params.id }));
+  tasks.get('task', '/v1/tasks/:id', (ctx) => void (ctx.body = { id: ctx.params.id }));
   tasks.post('/v1/tasks', (ctx) => void (ctx.body = { created: true }));
   tasks.get('/v1/files{/:name}', (ctx) => void (ctx.body = { file: ctx.params.name ?? null }));
   // Under the shaped router's prefix, where only its middleware matches.
@@ -34,12 +36,34 @@ function routers(): Router<GatewayState>[] {
   return [health, shaped, tasks, more];
 }
 
-/** The matched route, as the metrics and the ledger read it, echoed for the comparison. */
+/**
+ * The matched route, as the metrics and the ledger read it, and what else @koa/router's dispatch
+ * leaves on the context for handlers and its allowedMethods(), echoed for the comparison.
+ */
 function app(mount: (app: Koa<GatewayState>, routers: Router<GatewayState>[]) => void): Koa<GatewayState> {
   const koa = new Koa<GatewayState>();
   koa.use(async (ctx, next) => {
     await next();
-    ctx.set('x-matched-route', String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? '-'));
+    const c = ctx as unknown as Record<string, unknown> & { matched?: { path: unknown; methods: string[] }[]; router?: unknown };
+    ctx.set('x-matched-route', String(c._matchedRoute ?? '-'));
+    ctx.set(
+      'x-routing',
+      encodeURIComponent(
+        JSON.stringify({
+          params: c.params ?? null,
+          requestParams: (c.request as { params?: unknown }).params ?? null,
+          captures: c.captures ?? null,
+          routerPath: c.routerPath ?? null,
+          routerName: c.routerName ?? null,
+          matchedRouteName: c._matchedRouteName ?? null,
+          routeMatched: c.routeMatched ?? null,
+          router: c.router === undefined ? null : typeof c.router,
+          // The routes among the layers matched, whose methods allowedMethods() reads (a router with
+          // no route on the path is skipped, with the middleware layers it would have recorded).
+          matched: c.matched?.filter((layer) => layer.methods.length > 0).map((layer) => [String(layer.path), layer.methods]) ?? null,
+        }),
+      ),
+    );
   });
   mount(koa, routers());
   return koa;
@@ -57,6 +81,8 @@ const REQUESTS: readonly [string, string][] = [
   ['POST', '/healthz'],
   ['POST', '/v1/agent/chat'],
   ['GET', '/v1/agent/chat'],
+  ['GET', '/v1/agent/chat/t%20one'],
+  ['POST', '/v1/agent/chat/t2'],
   ['GET', '/v1/agent/unknown'],
   ['GET', '/v1/tasks/t_1'],
   ['DELETE', '/v1/tasks/t_1'],
@@ -76,6 +102,7 @@ const REQUESTS: readonly [string, string][] = [
   ['GET', '/v1/agent/status'],
   ['POST', '/v1/agent/status'],
   ['POST', '/v1/agent/chat/x'],
+  ['POST', '/v1/agent/chat/x/y'],
   ['GET', '/v1/files'],
   ['GET', '/v1/files/a'],
   ['POST', '/v1/files/a'],
@@ -98,7 +125,8 @@ describe('routeDispatch: the routers as one middleware', () => {
   it('answers every request as the routers mounted one after the other', async () => {
     const answer = async (url: string, method: string, path: string) => {
       const res = await fetch(url + path, { method });
-      return { status: res.status, allow: res.headers.get('allow'), shape: res.headers.get('x-shape'), route: res.headers.get('x-matched-route'), body: await res.text() };
+      const routing = JSON.parse(decodeURIComponent(res.headers.get('x-routing') ?? 'null')) as unknown;
+      return { status: res.status, allow: res.headers.get('allow'), shape: res.headers.get('x-shape'), route: res.headers.get('x-matched-route'), routing, body: await res.text() };
     };
     const statuses = new Set<number>();
     for (const [method, path] of REQUESTS) {
@@ -126,12 +154,13 @@ describe('routeDispatch: the routers as one middleware', () => {
     try {
       for (const path of ['/healthz', '/v1/tasks/t_1', '/v1/agent/status', '/nowhere']) expect((await fetch(server.url + path)).status, path).to.be.oneOf([200, 404]);
       expect(asked, 'paths outside /v1/agent/chat').to.equal(0);
-      // Under its route's literal start but on no route of it (its middleware alone matches): its
-      // one route asked once by the dispatch, and the router not run (its routes() would ask every layer).
-      expect((await fetch(`${server.url}/v1/agent/chat/x`, { method: 'POST' })).status).to.equal(404);
-      expect(asked, 'a path only its middleware covers').to.equal(1);
+      // Under its routes' literal start but on no route of it (its middleware alone matches): each
+      // of its routes asked once by the dispatch, and the router not run (it would ask every layer).
+      const routes = shaped.stack.filter((layer) => layer.methods.length > 0).length;
+      expect((await fetch(`${server.url}/v1/agent/chat/x/y`, { method: 'POST' })).status).to.equal(404);
+      expect(asked, 'a path only its middleware covers').to.equal(routes);
       expect((await fetch(`${server.url}/v1/agent/chat`, { method: 'POST' })).status).to.equal(200);
-      expect(asked).to.be.greaterThan(1);
+      expect(asked).to.be.greaterThan(routes * 2);
     } finally {
       await server.close();
     }
