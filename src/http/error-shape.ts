@@ -19,9 +19,9 @@ const groups = new WeakMap<Router<GatewayState>, ShapedGroup>();
 export function shapedRouter(shape: ErrorShape, options: { prefix?: string; prefixes: readonly string[] }): Router<GatewayState> {
   // Created here, so this middleware is the router's first: it wraps every route.
   const router = new Router<GatewayState>({ ...(options.prefix ? { prefix: options.prefix } : {}), sensitive: true });
-  router.use(async (ctx, next) => {
+  router.use((ctx, next) => {
     ctx.state.errorShape = shape;
-    await next();
+    return next();
   });
   groups.set(router, { shape, prefixes: options.prefixes });
   return router;
