@@ -147,6 +147,9 @@ export function routeDispatch(routers: readonly Router<GatewayState>[]): Middlew
   };
 }
 
+/** The path a router's dispatch matched, for its layers' parameters (set by precomposedRoutes). */
+const DISPATCHED_PATH = Symbol('dispatched path');
+
 /** The properties @koa/router's dispatch sets on a request's context, which its allowedMethods(), Koa and handlers read. */
 interface RouterContext {
   matched?: Layer[];
@@ -159,19 +162,24 @@ interface RouterContext {
   routerName?: string;
   _matchedRoute?: string;
   _matchedRouteName?: string;
+  [DISPATCHED_PATH]?: string;
 }
 
 /**
- * What `router.routes()` does for the routers routeDispatch takes (case-sensitive; no host,
- * router path, exclusive matching or not-found handlers: routeDispatch refuses the others), with
- * each layer's chain (the layer's parameters set on the context, then its middleware) made once
- * here. @koa/router builds and composes that chain for every request, and reads the request's
- * host to match a host no router of the gateway has: together a few microseconds a request.
+ * What `router.routes()` of @koa/router 15.7 (pinned) does for the routers routeDispatch takes
+ * (case-sensitive; no host, router path, exclusive matching or own methods), with each layer's
+ * chain (the layer's parameters set on the context, then its middleware) composed once here,
+ * where routes() composes it for every request and reads the request's host to match a host no
+ * router of the gateway has: together a few microseconds a request. A handler of the router's
+ * not-found event would not run (none is ever added). A layer added to the router after it was
+ * mounted gets its chain made when it matches; a layer's middleware is read at mount (guardRoutes
+ * has put its guard first by then).
  */
 function precomposedRoutes(router: Router<GatewayState>): Middleware<GatewayState> {
   const chains = new Map(router.stack.map((layer) => [layer, layerChain(layer)]));
+  const chainOf = (layer: Layer) => chains.get(layer) ?? layerChain(layer);
   return (ctx, next) => {
-    const context = ctx as unknown as RouterContext;
+    const context = ctx as GatewayContext & RouterContext;
     const path = routerPathOf(ctx);
     const matched = router.match(path, ctx.method);
     if (context.matched) context.matched.push(...matched.path);
@@ -179,6 +187,7 @@ function precomposedRoutes(router: Router<GatewayState>): Middleware<GatewayStat
     context.router = router;
     context.routeMatched = matched.route;
     if (!matched.route) return next();
+    context[DISPATCHED_PATH] = path;
     const layers = matched.pathAndMethod;
     let route: Layer | undefined;
     for (let i = layers.length - 1; i >= 0 && !route; i--) if (layers[i]!.methods.length > 0) route = layers[i];
@@ -186,16 +195,16 @@ function precomposedRoutes(router: Router<GatewayState>): Middleware<GatewayStat
       context._matchedRoute = route.path as string;
       if (route.name) context._matchedRouteName = route.name;
     }
-    if (layers.length === 1) return chains.get(layers[0]!)!(ctx, next);
-    return inSequence(layers.map((layer) => chains.get(layer)!), ctx, next);
+    if (layers.length === 1) return chainOf(layers[0]!)(ctx, next);
+    return inSequence(layers.map(chainOf), ctx, next);
   };
 }
 
 /** A layer's chain as @koa/router's dispatch makes it: the layer's parameters set on the context, then its middleware. */
 function layerChain(layer: Layer): Middleware<GatewayState> {
   const withParameters: Middleware<GatewayState> = (ctx, next) => {
-    const context = ctx as unknown as RouterContext;
-    const path = routerPathOf(ctx);
+    const context = ctx as GatewayContext & RouterContext;
+    const path = context[DISPATCHED_PATH] ?? routerPathOf(ctx);
     context.captures = layer.captures(path);
     context.request.params = layer.params(path, context.captures || [], context.params);
     context.params = context.request.params;
@@ -229,8 +238,21 @@ function literalStart(layer: Layer): string {
   return special === -1 ? layer.path : layer.path.slice(0, special);
 }
 
-/** `middleware` run as one chain ahead of `next`, as Koa runs its own. */
+/**
+ * `middleware` run as one chain ahead of `next`, as koa-compose runs Koa's and @koa/router's: a
+ * middleware's synchronous throw is the chain's rejection, and a `next` called a second time is
+ * refused rather than running the rest of the chain again.
+ */
 function inSequence(middleware: readonly Middleware<GatewayState>[], ctx: GatewayContext, next: Next): Promise<void> {
-  const step = (i: number): Promise<void> => (i === middleware.length ? next() : Promise.resolve(middleware[i]!(ctx, () => step(i + 1))));
+  let reached = -1;
+  const step = (i: number): Promise<void> => {
+    if (i <= reached) return Promise.reject(new Error('next() called multiple times'));
+    reached = i;
+    try {
+      return Promise.resolve(i === middleware.length ? next() : middleware[i]!(ctx, () => step(i + 1)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
   return step(0);
 }
