@@ -21,8 +21,9 @@ RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 # Run: the production dependencies, the compiled gateway and the built dashboard; nothing of the
-# build tools. The sources stay for `npm run audit` and `npm run projections:rebuild`, which run
-# them through tsx (a production dependency for that).
+# build tools. The sources stay: the gateway reads its default model catalog from
+# src/billing/catalog.json (the file a reload re-reads), and `npm run audit` and
+# `npm run projections:rebuild` run them through tsx (a production dependency for that).
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -50,6 +50,8 @@ describe('the Dockerfile builds the dashboard and runs as a non-root user owning
     const copies = run!.instructions.filter((i) => i.op === 'COPY').map((i) => i.args);
     expect(copies).to.include('--from=build /app/web/dist ./web/dist');
     expect(copies).to.include('--from=build /app/dist ./dist');
+    // The compiled gateway reads its default catalog from the sources (src/billing/catalog.json).
+    expect(copies).to.include('src ./src');
     expect(copies).to.include('--from=build /app/node_modules ./node_modules');
     for (const copy of [...build!.instructions, ...run!.instructions].filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))) {
       const sources = copy.args.split(/\s+/).slice(0, -1);
