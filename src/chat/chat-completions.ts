@@ -11,6 +11,7 @@ import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
+import { withChanges } from '../domain/with-changes';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
 
@@ -59,16 +60,20 @@ export function chatPlan(model: ModelEntry, request: ChatRequest): { promptToken
   return { promptTokens, maxTokens, estimate: tokenCharge(chatPricing(model), promptTokens, maxTokens) };
 }
 
-/** The body sent upstream: the client's request under the provider's model name, usage always asked for. */
-function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number, stream: boolean): Record<string, unknown> {
-  const { stream_options: _ignored, max_completion_tokens: _alias, ...rest } = request;
-  return {
-    ...rest,
+/**
+ * The body sent upstream: the client's request under the provider's model name, usage always asked
+ * for; the client's `stream_options` and `max_completion_tokens` left out (undefined: JSON has no
+ * text for them). A copy by withChanges, not a rest and a spread literal, which gave every
+ * request's body a hidden class of its own (src/domain/with-changes.ts).
+ */
+function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number, stream: boolean): ChatRequest {
+  return withChanges(request, {
     model: chatCapabilities(model).upstream_model ?? model.id,
     max_tokens: maxTokens,
     stream,
-    ...(stream ? { stream_options: { include_usage: true } } : {}),
-  };
+    stream_options: stream ? { include_usage: true } : undefined,
+    max_completion_tokens: undefined,
+  });
 }
 
 export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext): Promise<void> {

@@ -14,14 +14,18 @@ describe("the README's one-channel CHANNELS example @integration", () => {
   let provider: http.Server;
   let providerUrl: string;
   const calls: string[] = [];
+  const bodies: unknown[] = [];
   let gw: TestGateway;
 
   before(async () => {
     // A provider of this suite's own: it answers every chat completion with three tokens and records the call.
     provider = http.createServer((req, res) => {
       calls.push(`${req.method} ${req.url}`);
-      req.resume();
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (body += chunk));
       req.on('end', () => {
+        bodies.push(JSON.parse(body));
         res.setHeader('content-type', 'application/json');
         res.end(
           JSON.stringify({
@@ -66,5 +70,18 @@ describe("the README's one-channel CHANNELS example @integration", () => {
     expect(calls, 'the provider saw only the chat call').to.deep.equal(['POST /v1/chat/completions']);
     expect((await gw.balance(key)).frozen).to.equal(0);
     await gw.expectAuditClean();
+  });
+
+  it('sends the provider the client\'s request under the model\'s name, with max_tokens for max_completion_tokens and the stream flag set', async () => {
+    const { key } = await gw.fundedAccount(1_000_000);
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    bodies.length = 0;
+    const messages = [{ role: 'user' as const, content: 'hello' }];
+    await client.chat.completions.create({ model: 'chat-fast', messages, max_completion_tokens: 7, temperature: 0.5, user: 'u-1' });
+    await client.chat.completions.create({ model: 'chat-fast', messages, max_tokens: 9 });
+    expect(bodies).to.deep.equal([
+      { model: 'chat-fast', messages, temperature: 0.5, user: 'u-1', max_tokens: 7, stream: false },
+      { model: 'chat-fast', messages, max_tokens: 9, stream: false },
+    ]);
   });
 });
