@@ -53,7 +53,9 @@ describe('the dashboard pages middleware', () => {
   });
 
   it('answers 503 dashboard_not_built in the error shape when there is no build, and still lets the API through', async () => {
-    const s = await serve(path.join(os.tmpdir(), 'no-such-dashboard-build'));
+    // A directory of this test's own, so the build it names surely does not exist.
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'dashboard-pages-'));
+    const s = await serve(path.join(parent, 'not-built'));
     try {
       const res = await fetch(`${s.url}/dashboard`);
       expect(res.status).to.equal(503);
@@ -61,6 +63,7 @@ describe('the dashboard pages middleware', () => {
       expect(await (await fetch(`${s.url}/v1/models`)).json()).to.deep.equal({ passed: '/v1/models' });
     } finally {
       await s.close();
+      fs.rmSync(parent, { recursive: true, force: true });
     }
   });
 });
