@@ -27,7 +27,6 @@ export const ledgerProjection: Projection = defineProjection<AccountEvent>()({
       reservation_id text,
       reference text,
       description text,
-      details jsonb NOT NULL,
       actor text,
       model text,
       endpoint text,
@@ -69,7 +68,7 @@ export const ledgerProjection: Projection = defineProjection<AccountEvent>()({
 const LEDGER_ENTRY_COLUMNS: readonly BulkColumn[] = [
   ['account_id', 'text'], ['revision', 'bigint'], ['event_id', 'uuid'], ['entry_type', 'text'], ['amount', 'bigint'],
   ['available_delta', 'bigint'], ['frozen_delta', 'bigint'],
-  ['reservation_id', 'text'], ['reference', 'text'], ['description', 'text'], ['details', 'jsonb'], ['actor', 'text'],
+  ['reservation_id', 'text'], ['reference', 'text'], ['description', 'text'], ['actor', 'text'],
   ['model', 'text'], ['endpoint', 'text'], ['ref_kind', 'text'], ['ref', 'text'], ['pricing', 'jsonb'], ['at', 'timestamptz'],
 ];
 
@@ -92,8 +91,6 @@ interface Entry {
   reservationId: string | null;
   reference: string | null;
   description: string | null;
-  /** The event's data, stored as it is (jsonb). */
-  details: unknown;
   context: ChargeContext | null;
   pricing: Pricing | null;
   at: string;
@@ -222,7 +219,6 @@ class BatchChanges {
       eventId: event.id,
       reservationId: f.reservationId ?? null,
       reference: f.reference ?? null,
-      details: event.data,
       context: f.context ?? null,
       pricing: f.pricing ?? null,
       type: f.type,
@@ -284,7 +280,6 @@ class BatchChanges {
       reservation_id: e.reservationId,
       reference: e.reference,
       description: e.description,
-      details: e.details,
       actor: e.context?.actor ?? null,
       model: e.context?.model ?? null,
       endpoint: e.context?.endpoint ?? null,

@@ -1,13 +1,7 @@
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database';
-import { migrate } from '../../src/db/migrations';
-import { withChanges } from '../../src/domain/with-changes';
-import { jsonText } from '../../src/eventstore/json-text';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store';
-import { ALL_MIGRATIONS } from '../../src/gateway';
 import { arrayLiteral, insertRows, type BulkColumn } from '../../src/projections-runtime/bulk';
 import { createTestDatabase } from '../support/database';
-import { TRICKY_DATA } from '../support/event-log';
 
 /**
  * Read models written in bulk (one parameter per column, jsonb columns as one JSON array) must
@@ -71,34 +65,6 @@ describe('bulk inserts of read-model rows @integration', () => {
     expect(bulk.map((r) => r.name)).to.deep.equal(tricky);
     expect(bulk[2].extra).to.equal(null);
     expect(bulk[3].extra).to.equal(JSON.stringify(tricky[3]));
-  });
-
-  it('writes an event\'s data read from the log as the text the log gave, which stores the same value', async () => {
-    await migrate(db.pool, ALL_MIGRATIONS);
-    const store = new PostgresEventStore({ pool: db.pool });
-    try {
-      const data = TRICKY_DATA.map((value, i) => ({ value, n: i + 0.5, list: [i, String(i), null] }));
-      await store.append('bulk-json-text', data.map((d) => ({ type: 'Tricky', data: d })), { expectedVersion: 'no_stream' });
-      const read = await store.readStream('bulk-json-text');
-      const logged = (await db.pool.query<{ data: string }>(`SELECT data::text AS data FROM es_events WHERE stream_id = 'bulk-json-text' ORDER BY revision`)).rows.map((r) => r.data);
-      expect(read.map((e) => e.data)).to.deep.equal(data);
-      // The log's own text (jsonb's spacing), not JSON.stringify's: the value was not encoded again.
-      expect(read.map((e) => jsonText(e.data))).to.deep.equal(logged);
-      expect(logged[0]).not.to.equal(JSON.stringify(data[0]));
-
-      await db.pool.query('CREATE TABLE json_text_rows (id int PRIMARY KEY, details jsonb, copied jsonb)');
-      const client = await db.pool.connect();
-      try {
-        await insertRows(client, 'json_text_rows', [['id', 'int'], ['details', 'jsonb'], ['copied', 'jsonb']], read.map((e, i) => ({ id: i, details: e.data, copied: withChanges(e.data as object, {}) })));
-      } finally {
-        client.release();
-      }
-      const stored = (await db.pool.query<{ details: string; copied: string }>('SELECT details::text AS details, copied::text AS copied FROM json_text_rows ORDER BY id')).rows;
-      expect(stored.map((r) => r.details)).to.deep.equal(logged);
-      expect(stored.map((r) => r.copied)).to.deep.equal(logged);
-    } finally {
-      await store.close();
-    }
   });
 
   it('writes array literals PostgreSQL reads back element for element', async () => {

@@ -262,12 +262,12 @@ describe('meeting minutes @integration', () => {
     expect(task.usage).to.deep.include({ all_activate: true, features: ['summary', 'chapters', 'todos', 'qa', 'translate'], amount: asrAmount(61_000, PARTNER_RATE) });
   });
 
-  /** The settlement of a task's reservation as the ledger records it (its details are the event's data). */
+  /** The settlement of a task's reservation as the ledger records it, with its event's data (the entry's `event_id` in the log). */
   const settlementOf = async (taskId: string) => {
     const submitted = (await gw.store.readStream(`minutes-${taskId}`)).find((e) => e.type === 'TaskSubmitted')!;
     const reservationId = (submitted.data as { reservationId: string }).reservationId;
     const rows = await waitFor('the settlement in the ledger', async () => {
-      const { rows } = await gw.pool.query(`SELECT amount, details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [reservationId]);
+      const { rows } = await gw.pool.query(`SELECT l.amount, e.data AS details FROM rm.ledger_entries l JOIN es_events e USING (event_id) WHERE l.reservation_id = $1 AND l.entry_type = 'settlement'`, [reservationId]);
       return rows.length > 0 ? rows : null;
     });
     expect(rows, 'one settlement of the task reservation').to.have.length(1);
@@ -353,7 +353,7 @@ describe('meeting minutes @integration', () => {
     await waitFor('the summary reservation to close', async () => (await balance()).frozen === 0);
     const submitted = (await gw.store.readStream(`summary-${asked.body.id}`)).find((e) => e.type === 'TaskSubmitted')!.data as { reservationId: string };
     const settlement = await waitFor('the summary settlement in the ledger', async () => {
-      const { rows } = await gw.pool.query(`SELECT details FROM rm.ledger_entries WHERE reservation_id = $1 AND entry_type = 'settlement'`, [submitted.reservationId]);
+      const { rows } = await gw.pool.query(`SELECT e.data AS details FROM rm.ledger_entries l JOIN es_events e USING (event_id) WHERE l.reservation_id = $1 AND l.entry_type = 'settlement'`, [submitted.reservationId]);
       return rows[0]?.details;
     });
     expect(settlement.usage.flash_calls.length).to.be.at.least(2);

@@ -235,8 +235,7 @@ describe('PostgresEventStore: subscriptions read past what they have read', () =
           revision: String(e.revision),
           event_id: e.id,
           type: e.type,
-          // As the page's statement selects it: the data's JSON text (store.ts, EVENT_COLUMNS).
-          data: JSON.stringify(e.data),
+          data: e.data,
           metadata: e.metadata,
           recorded_at: e.recordedAt,
           held_back: false,

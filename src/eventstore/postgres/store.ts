@@ -15,7 +15,6 @@ import {
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from '../port';
-import { parseRemembered } from '../json-text';
 import { AppendNotifier } from './append-notifier';
 import { LogTail, type LogPage } from './log-tail';
 import { NotificationListener } from './notification-listener';
@@ -27,13 +26,12 @@ interface EventRow {
   revision: string;
   event_id: string;
   type: string;
-  /** The data's JSON text (jsonb's output), parsed by toRecorded, which remembers it (json-text.ts). */
-  data: string;
+  data: unknown;
   metadata: EventMetadata;
   recorded_at: Date;
 }
 
-const EVENT_COLUMNS = 'position, tx_id::text AS tx_text, stream_id, revision, event_id, type, data::text AS data, metadata, recorded_at';
+const EVENT_COLUMNS = 'position, tx_id::text AS tx_text, stream_id, revision, event_id, type, data, metadata, recorded_at';
 
 function toRecorded(row: EventRow): RecordedEvent {
   return {
@@ -41,7 +39,7 @@ function toRecorded(row: EventRow): RecordedEvent {
     streamId: row.stream_id,
     revision: Number(row.revision),
     type: row.type,
-    data: parseRemembered(row.data),
+    data: row.data,
     metadata: row.metadata,
     position: { major: BigInt(row.tx_text), minor: BigInt(row.position) },
     recordedAt: row.recorded_at,
