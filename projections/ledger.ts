@@ -9,6 +9,9 @@ import { bulkValue, insertRows, rowsFrom, type BulkColumn } from '../src/project
 /**
  * The statement a finance reader audits: one entry per money event with its effect on
  * `available` and `frozen` and the balance after it, plus one row per reservation with its fate.
+ * An entry names its event (`event_id`, unique in the log) instead of copying the event's data:
+ * storing a jsonb copy was about a third of what PostgreSQL spent on a line, and the audit
+ * compared it again.
  */
 export const ledgerProjection: Projection = defineProjection<AccountEvent>()({
   name: 'ledger',

@@ -1,62 +1,49 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { expect } from 'chai';
 import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
-import { freePort, type Database } from '../../src/db/database';
+import type { Database } from '../../src/db/database';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { videoRoutes } from '../../simulator/video';
 import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
 import { testTempDir } from '../support/temp-dirs';
-import { WAIT_LIMIT_MS, waitFor as waitWithin } from '../support/wait';
+import { waitFor as waitWithin } from '../support/wait';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN = 'restart-admin-token';
 
-/** The gateway as an operator runs it: its own process, killed with SIGKILL, started again. */
-class GatewayProcess {
-  private child: ChildProcess | null = null;
-  url = '';
+/**
+ * The gateway as an operator runs it: its own process, killed with SIGKILL, started again with
+ * the same settings. Each start listens on a port of the system's choosing and reports it in its
+ * log (a port picked before the process binds it can be taken meanwhile, as a busy machine showed).
+ */
+class RestartableGateway {
+  private running: GatewayProcess | null = null;
 
-  constructor(private readonly env: Record<string, string>) {}
+  constructor(readonly env: Record<string, string>) {}
 
-  async start(): Promise<void> {
-    const port = await freePort();
-    this.url = `http://127.0.0.1:${port}`;
-    this.child = spawn(process.execPath, ['--import', 'tsx', path.join('src', 'main.ts')], {
-      env: { ...process.env, ...this.env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const deadline = Date.now() + WAIT_LIMIT_MS;
-    for (;;) {
-      try {
-        if ((await fetch(`${this.url}/healthz`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error('the gateway process did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  get url(): string {
+    return this.running!.url;
   }
 
-  kill(): Promise<void> {
-    const child = this.child!;
-    this.child = null;
-    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-    return new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
+  async start(): Promise<void> {
+    this.running = await startGatewayProcess('restarted', this.env);
+  }
+
+  async kill(): Promise<void> {
+    await this.running?.kill();
+    this.running = null;
   }
 
   async stop(): Promise<void> {
-    if (this.child) await this.kill();
+    await this.running?.stop();
+    this.running = null;
   }
 
   async call(key: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -77,7 +64,7 @@ describe('video tasks survive the gateway being killed @integration', function (
   let db: Database;
   let simulator: Simulator;
   let simPort = 0;
-  let gateway: GatewayProcess;
+  let gateway: RestartableGateway;
   let receiver: Server;
   const received: { body: string; at: number }[] = [];
   let script: number[] = [200];
@@ -99,11 +86,10 @@ describe('video tasks survive the gateway being killed @integration', function (
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    gateway = new GatewayProcess({
+    gateway = new RestartableGateway({
       DATABASE_URL: db.url,
       DATA_DIR: testTempDir('gateway-restart-'),
       ADMIN_TOKEN: ADMIN,
-      LOG_LEVEL: 'silent',
       // Every channel the catalog names, all served by the simulator this test owns.
       CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 5000, maxConcurrency: 16 })),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -194,7 +180,7 @@ describe('video tasks survive the gateway being killed @integration', function (
   it('never delivers an attempt twice when two gateway processes share the work', async () => {
     received.length = 0;
     script = [200];
-    const second = new GatewayProcess({ ...(gateway as unknown as { env: Record<string, string> }).env });
+    const second = new RestartableGateway(gateway.env);
     await second.start();
     try {
       const ids: string[] = [];
