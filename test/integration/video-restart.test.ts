@@ -26,14 +26,17 @@ const ADMIN = 'restart-admin-token';
 class RestartableGateway {
   private running: GatewayProcess | null = null;
 
-  constructor(readonly env: Record<string, string>) {}
+  constructor(
+    private readonly name: string,
+    readonly env: Record<string, string>,
+  ) {}
 
   get url(): string {
     return this.running!.url;
   }
 
   async start(): Promise<void> {
-    this.running = await startGatewayProcess('restarted', this.env);
+    this.running = await startGatewayProcess(this.name, this.env);
   }
 
   async kill(): Promise<void> {
@@ -86,7 +89,7 @@ describe('video tasks survive the gateway being killed @integration', function (
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    gateway = new RestartableGateway({
+    gateway = new RestartableGateway('first', {
       DATABASE_URL: db.url,
       DATA_DIR: testTempDir('gateway-restart-'),
       ADMIN_TOKEN: ADMIN,
@@ -180,7 +183,7 @@ describe('video tasks survive the gateway being killed @integration', function (
   it('never delivers an attempt twice when two gateway processes share the work', async () => {
     received.length = 0;
     script = [200];
-    const second = new RestartableGateway(gateway.env);
+    const second = new RestartableGateway('second', gateway.env);
     await second.start();
     try {
       const ids: string[] = [];

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { WAIT_LIMIT_MS } from './wait';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -17,7 +18,7 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `src/main.ts` with `env` (PORT=0) and resolves with its URL once it listens. */
+/** Starts `src/main.ts` with `env` (PORT=0) and resolves with its URL once it logs that it listens (LOG_LEVEL must let info through). */
 export async function startGatewayProcess(name: string, env: Record<string, string>): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['-r', 'tsx/cjs', 'src/main.ts'], {
     cwd: ROOT,
@@ -28,12 +29,22 @@ export async function startGatewayProcess(name: string, env: Record<string, stri
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => output.push(line));
   const url = await new Promise<string>((resolve, reject) => {
+    // A process that neither listens nor exits in time is killed, not left running behind the test.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`gateway ${name} did not listen within ${WAIT_LIMIT_MS} ms:\n${output.slice(-20).join('\n')}`));
+    }, WAIT_LIMIT_MS);
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       const parsed = parseJson(line);
-      if (parsed?.msg === 'gateway listening' && typeof parsed.url === 'string') resolve(parsed.url);
+      if (parsed?.msg !== 'gateway listening' || typeof parsed.url !== 'string') return;
+      clearTimeout(timer);
+      resolve(parsed.url);
     });
-    void exited.then(() => reject(new Error(`gateway ${name} exited before listening:\n${output.slice(-20).join('\n')}`)));
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`gateway ${name} exited before listening:\n${output.slice(-20).join('\n')}`));
+    });
   });
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   return {
