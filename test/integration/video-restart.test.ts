@@ -35,6 +35,11 @@ class RestartableGateway {
     return this.running!.url;
   }
 
+  /** The last lines the running process printed (its log at info), for a failed test's report. */
+  lastLines(n: number): string[] {
+    return this.running?.output.slice(-n) ?? [];
+  }
+
   async start(): Promise<void> {
     this.running = await startGatewayProcess(this.name, this.env);
   }
@@ -108,6 +113,11 @@ describe('video tasks survive the gateway being killed @integration', function (
     const account = await gateway.call(ADMIN, 'POST', '/admin/v1/accounts', { name: 'restart' });
     await gateway.call(ADMIN, 'POST', `/admin/v1/accounts/${account.body.id}/credits`, { amount: 100_000_000, reference: 'restart-credit' });
     key = (await gateway.call(ADMIN, 'POST', `/admin/v1/accounts/${account.body.id}/keys`, {})).body.key;
+  });
+
+  // The gateway runs in a process of its own: a failure there shows only in its log.
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.error(`the gateway's last lines:\n${gateway.lastLines(40).join('\n')}`);
   });
 
   after(async () => {
