@@ -1,8 +1,9 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import { Pool } from 'pg';
 import { tempDir } from '../src/db/database';
 import { autocannon, ROOT, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type AutocannonResult, type Contender, type Running } from './peer';
-import { printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { machineBusyMs, printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
  * The cost of one non-streamed chat request through the gateway, in resources rather than in
@@ -82,6 +83,19 @@ function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+const CORES = os.cpus().length;
+
+/**
+ * What the cores did during the load alone (from its start to autocannon's last answer, without
+ * the settling wait): the process's CPU, for its share of a core (one event loop uses at most one),
+ * and the machine's busy time, which every process shares (at 64 connections the two bound the
+ * requests a second between them).
+ */
+interface DuringLoad {
+  readonly processCpuMs: number;
+  readonly machineBusyMs: number | null;
+}
+
 interface Counters {
   readonly cpuMs: number;
   readonly postgresCpuMs: number;
@@ -102,10 +116,11 @@ async function counters(pool: Pool, processPid: number): Promise<Counters> {
 }
 
 /** A row of the table: what one run of `requests` cost, per request, with the idle work (per second) subtracted. */
-function resourceRow(name: string, connections: number, r: AutocannonResult, used: Counters & { simulatorCpuMs: number }, idle: Counters, seconds: number): Measurement {
+function resourceRow(name: string, connections: number, r: AutocannonResult, used: Counters & { simulatorCpuMs: number }, idle: Counters, seconds: number, during: DuringLoad): Measurement {
   const ok = r['2xx'];
   const failed = r.non2xx + r.errors;
   const perRequest = (x: number) => (x / Math.max(ok, 1)).toFixed(2);
+  const loadMs = r.duration * 1000;
   return {
     name,
     ops: ok,
@@ -118,7 +133,11 @@ function resourceRow(name: string, connections: number, r: AutocannonResult, use
     note:
       `CPU per request: process ${perRequest((used.cpuMs - idle.cpuMs * seconds) * 1000)} µs, ` +
       `PostgreSQL ${perRequest((used.postgresCpuMs - idle.postgresCpuMs * seconds) * 1000)} µs, simulator ${perRequest(used.simulatorCpuMs * 1000)} µs; ` +
-      `database transactions per request ${perRequest(used.transactions - idle.transactions * seconds)}` +
+      `database transactions per request ${perRequest(used.transactions - idle.transactions * seconds)}; ` +
+      `while loaded, the process had ${(during.processCpuMs / loadMs).toFixed(2)} of a core` +
+      (during.machineBusyMs === null
+        ? ''
+        : ` and the machine's ${CORES} cores were ${((100 * during.machineBusyMs) / (loadMs * CORES)).toFixed(0)}% busy, ${perRequest(during.machineBusyMs * 1000)} µs of them a request (every process, the load generator and the kernel's included)`) +
       (failed > 0 ? `; ${failed} requests FAILED (non-2xx ${r.non2xx}, errors ${r.errors})` : ''),
   };
 }
@@ -128,7 +147,14 @@ async function measuredRun(target: Contender, connections: number, requests: num
   const before = await counters(pool, pid);
   const simulatorBefore = processCpuMs(simulatorPid) ?? NaN;
   const t0 = Date.now();
+  const processBefore = processCpuMs(pid) ?? NaN;
+  const machineBefore = machineBusyMs();
   const r = await autocannon(target, connections, { amount: requests });
+  const machineAfter = machineBusyMs();
+  const during: DuringLoad = {
+    processCpuMs: (processCpuMs(pid) ?? NaN) - processBefore,
+    machineBusyMs: machineBefore === null || machineAfter === null ? null : machineAfter - machineBefore,
+  };
   const simulatorCpuMs = (processCpuMs(simulatorPid) ?? NaN) - simulatorBefore;
   const after = await counters(pool, pid);
   const used = {
@@ -138,7 +164,7 @@ async function measuredRun(target: Contender, connections: number, requests: num
     simulatorCpuMs,
   };
   // The settling wait after the run is in the elapsed time: the idle work of those seconds is in the counters too.
-  return { r, used, seconds: (Date.now() - t0) / 1000 };
+  return { r, used, during, seconds: (Date.now() - t0) / 1000 };
 }
 
 export async function benchHotPath(db: BenchDatabase, report: (table: Table) => void = printTable, o: HotPathBenchOptions = hotPathOptionsFromEnv()): Promise<Table> {
@@ -185,10 +211,10 @@ export async function benchHotPath(db: BenchDatabase, report: (table: Table) => 
     for (const connections of o.connections) {
       progress(`${connections} connection(s): ${o.requests} requests, the ledger floor then this gateway`);
       const f = await measuredRun(floor, connections, o.requests, floorPool, floorPid, simulatorPid);
-      rows.push(resourceRow(`ledger floor, ${connections} conn.`, connections, f.r, f.used, nothing, f.seconds));
+      rows.push(resourceRow(`ledger floor, ${connections} conn.`, connections, f.r, f.used, nothing, f.seconds, f.during));
       const g = await measuredRun(target, connections, o.requests, db.pool, pid, simulatorPid);
       served += g.r['2xx'];
-      rows.push(resourceRow(`this gateway, ${connections} conn.`, connections, g.r, g.used, idle, g.seconds));
+      rows.push(resourceRow(`this gateway, ${connections} conn.`, connections, g.r, g.used, idle, g.seconds, g.during));
     }
     const rssEnd = rssMb(pid);
     notes.push(`gateway RSS ${rssAfterWarmup.toFixed(1)} MB after ${warmup} warm-up requests, ${rssEnd.toFixed(1)} MB after ${served} more`);

@@ -336,6 +336,22 @@ export function processCpuMs(pid: number): number | null {
   }
 }
 
+/**
+ * Busy time of every core of the machine (user, nice, system, irq, softirq and steal, from the
+ * first line of /proc/stat), ms, or null when it cannot be read: what every process (the load
+ * generator and the kernel's network work included) took of the cores together.
+ */
+export function machineBusyMs(): number | null {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+    const busy = fields.reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+    return Number.isFinite(busy) && fields.length === 8 ? (busy * 1000) / CLOCK_TICKS_PER_SECOND : null;
+  } catch {
+    return null;
+  }
+}
+
 async function backendCpu(pool: Pool): Promise<Map<number, number> | null> {
   const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
   const out = new Map<number, number>();
