@@ -1,3 +1,4 @@
+import { PromptTokenMemo } from '../src/billing/prompt-token-memo';
 import { countMessageTokens, countTokens, type TokenizerEncoding, type TokenMessage } from '../src/billing/tokens';
 import { measure, measureOnce, type Measurement, type Table } from './support';
 
@@ -6,6 +7,8 @@ import { measure, measureOnce, type Measurement, type Table } from './support';
  * gateway used for every model before the catalog named tokenizers, and still uses for models
  * that name none) against the two BPE encodings of gpt-tokenizer. Every chat request counts its
  * prompt once (the reservation's estimate), so ops/s here is requests/s that counting alone allows.
+ * Then a long conversation, sent again whole with each turn as chat clients do, counted turn by
+ * turn with and without the chat feature's memory of the texts counted before (PromptTokenMemo).
  */
 
 const CODE = `export async function retry<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
@@ -40,6 +43,44 @@ async function counting(name: string, encoding: TokenizerEncoding | undefined): 
   return measure(name, async () => countMessageTokens(TYPICAL_PROMPT, encoding), { durationMs: DURATION_MS, warmupMs: WARMUP_MS });
 }
 
+/** Words drawn by a fixed linear congruential sequence: texts that repeat no sentence (the encodings cache what they saw). */
+function conversation(turns: number, wordsPerMessage: number): TokenMessage[] {
+  const words = ['ledger', 'invoice', 'quarterly', 'revenue', 'the', 'of', 'margin', 'supplier', 'risk', 'contract', 'penalty', 'clause', 'review', 'growth', 'segment', 'cost'];
+  let seed = 42;
+  const next = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+  return Array.from({ length: turns }, (_, turn) => ({
+    role: turn % 2 === 0 ? 'user' : 'assistant',
+    content: Array.from({ length: wordsPerMessage }, () => `${words[next() % words.length]}${next() % 1000}`).join(' '),
+  }));
+}
+
+/** Every turn of `messages` counted as its request would be: the conversation so far, sent again whole. */
+function countTurns(messages: readonly TokenMessage[], count: (sofar: readonly TokenMessage[]) => number): number {
+  let total = 0;
+  for (let turn = 1; turn <= messages.length; turn++) total += count(messages.slice(0, turn));
+  return total;
+}
+
+async function conversationTable(): Promise<Table> {
+  const messages = conversation(40, 400);
+  const chars = messages.reduce((n, m) => n + m.content.length, 0);
+  const options = { durationMs: DURATION_MS, warmupMs: WARMUP_MS };
+  return {
+    title: `Counting a conversation turn by turn (${messages.length} turns, ${chars} characters in all; each request sends every earlier message again)`,
+    baseline: 'o200k_base, every text counted',
+    unit: 'conversations/s',
+    rows: [
+      await measure('o200k_base, every text counted', async () => countTurns(messages, (sofar) => countMessageTokens(sofar, 'o200k_base')), options),
+      // A new memo for each conversation: its first counts are in the figure.
+      await measure('o200k_base, texts counted before remembered (PromptTokenMemo)', async () => {
+        const count = new PromptTokenMemo().counter('acct_bench', 'o200k_base');
+        return countTurns(messages, (sofar) => countMessageTokens(sofar, count));
+      }, options),
+    ],
+    notes: [`one conversation is ${messages.length} requests; per request, divide its time by ${messages.length}`],
+  };
+}
+
 export async function benchTokens(report: (table: Table) => void): Promise<void> {
   // First use loads the encoding's merge ranks (lazily, so start-up pays nothing for it).
   const loads = [
@@ -55,4 +96,5 @@ export async function benchTokens(report: (table: Table) => void): Promise<void>
     rows: [await counting('simple count (before)', undefined), await counting('o200k_base', 'o200k_base'), await counting('cl100k_base', 'cl100k_base'), ...loads],
     notes: [`tokens: simple count ${countMessageTokens(TYPICAL_PROMPT)}, ${sizes}`],
   });
+  report(await conversationTable());
 }

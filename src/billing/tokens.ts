@@ -70,10 +70,19 @@ function countSimpleTokens(text: string): number {
   return count;
 }
 
-/** Sum over messages of (countTokens(content) + 4), plus 2. */
-export function countMessageTokens(messages: readonly TokenMessage[], encoding?: TokenizerEncoding): number {
+/** The tokens of one text, by whatever encoding and memory the caller counts with (PromptTokenMemo). */
+export type TextTokenCounter = (text: string) => number;
+
+/** A counter of texts: `by` itself, or countTokens by that encoding (the simple count when none). */
+function counterOf(by: TokenizerEncoding | TextTokenCounter | undefined): TextTokenCounter {
+  return typeof by === 'function' ? by : (text) => countTokens(text, by);
+}
+
+/** Sum over messages of (tokens of the content + 4), plus 2; each content counted by `by` (an encoding or a counter). */
+export function countMessageTokens(messages: readonly TokenMessage[], by?: TokenizerEncoding | TextTokenCounter): number {
+  const count = counterOf(by);
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) total += countTokens(message.content, encoding) + TOKENS_PER_MESSAGE;
+  for (const message of messages) total += count(message.content) + TOKENS_PER_MESSAGE;
   return total;
 }
 
@@ -165,13 +174,14 @@ export function responsesItemTexts(item: unknown): string[] {
   return typeof output === 'string' ? [output] : [];
 }
 
-/** Responses input: a string is one item; Σ over items of (tokens of its texts + 4), plus 2. */
-export function countResponsesInputTokens(input: string | readonly unknown[], encoding?: TokenizerEncoding): number {
+/** Responses input: a string is one item; Σ over items of (tokens of its texts + 4), plus 2; `by` as in countMessageTokens. */
+export function countResponsesInputTokens(input: string | readonly unknown[], by?: TokenizerEncoding | TextTokenCounter): number {
+  const count = counterOf(by);
   const items = typeof input === 'string' ? [[input]] : input.map(responsesItemTexts);
   let total = TOKENS_REPLY_PRIMING;
   for (const texts of items) {
     total += TOKENS_PER_MESSAGE;
-    for (const text of texts) total += countTokens(text, encoding);
+    for (const text of texts) total += count(text);
   }
   return total;
 }

@@ -2,7 +2,8 @@ import type { ModelEntry, Catalog } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
 import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countMessageTokens, countTokens } from '../billing/tokens';
+import { countMessageTokens, countTokens, type TextTokenCounter } from '../billing/tokens';
+import type { PromptTokenMemo } from '../billing/prompt-token-memo';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -18,6 +19,8 @@ import type { Upstreams } from '../upstreams/registry';
 /** What the chat endpoints (chat completions, Responses) use. */
 export type ChatDeps = MeteringDeps & {
   readonly catalog: Catalog;
+  /** The chat feature's memory of the prompt texts it counted, per account. */
+  readonly promptTokens: PromptTokenMemo;
   readonly upstreams: Pick<Upstreams, 'channel'>;
   readonly config: Pick<Config, 'ssePingMs'>;
 };
@@ -45,14 +48,14 @@ interface ChatChunk {
   usage?: ChatUsage | null;
 }
 
-/** What an upstream call is expected to cost at most, and what the model will be asked for. */
-export function chatPlan(model: ModelEntry, request: ChatRequest): { promptTokens: number; maxTokens: number; estimate: number } {
+/** What an upstream call is expected to cost at most, and what the model will be asked for; `count` counts the prompt's texts by the model's encoding. */
+export function chatPlan(model: ModelEntry, request: ChatRequest, count: TextTokenCounter): { promptTokens: number; maxTokens: number; estimate: number } {
   const caps = chatCapabilities(model);
   const requested = request.max_completion_tokens ?? request.max_tokens;
   if (requested !== undefined && requested > caps.max_output_tokens) {
     throw new ApiError(400, 'invalid_request', `max_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_tokens' });
   }
-  const promptTokens = countMessageTokens(request.messages, model.tokenizer);
+  const promptTokens = countMessageTokens(request.messages, count);
   if (promptTokens > caps.context_window) {
     throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: 'messages' });
   }
@@ -78,8 +81,9 @@ function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number
 
 export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext): Promise<void> {
   const request = parseChatRequest(await readJson(ctx));
-  const model = resolveModel(deps.catalog, authOf(ctx), request.model, ['chat']);
-  const plan = chatPlan(model, request);
+  const auth = authOf(ctx);
+  const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
+  const plan = chatPlan(model, request, deps.promptTokens.counter(auth.accountId, model.tokenizer));
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
     request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),

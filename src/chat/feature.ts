@@ -2,12 +2,14 @@ import Router from '@koa/router';
 import type { FeatureFactory } from '../feature-types';
 import type { GatewayState } from '../http/context';
 import { ApiError } from '../http/errors';
+import { PromptTokenMemo } from '../billing/prompt-token-memo';
 import { handleChatCompletion, type ChatDeps } from './chat-completions';
 import { getModel, listModels } from './models-route';
 import { handleResponses } from './responses';
 
 /** The model catalog, OpenAI-compatible chat completions and the Responses interface. */
-export const chatFeature: FeatureFactory<ChatDeps> = (deps) => {
+export const chatFeature: FeatureFactory<Omit<ChatDeps, 'promptTokens'>> = (shared) => {
+  const deps: ChatDeps = { ...shared, promptTokens: new PromptTokenMemo() };
   const router = new Router<GatewayState>({ sensitive: true });
   router.get('/v1/models', (ctx) => listModels(deps.catalog, ctx));
   router.get('/v1/models/:id', (ctx) => {

@@ -2,7 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
 import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countResponsesInputTokens, countTokens, responsesUsageObject } from '../billing/tokens';
+import { countResponsesInputTokens, countTokens, responsesUsageObject, type TextTokenCounter } from '../billing/tokens';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -40,12 +40,13 @@ interface StreamEvent {
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
-function plan(model: ModelEntry, request: ResponsesRequest): { inputTokens: number; maxOutput: number; estimate: number } {
+/** `count` counts the input's texts and the instructions by the model's encoding. */
+function plan(model: ModelEntry, request: ResponsesRequest, count: TextTokenCounter): { inputTokens: number; maxOutput: number; estimate: number } {
   const caps = chatCapabilities(model);
   if (request.max_output_tokens !== undefined && request.max_output_tokens > caps.max_output_tokens) {
     throw new ApiError(400, 'invalid_request', `max_output_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_output_tokens' });
   }
-  const inputTokens = countResponsesInputTokens(request.input, model.tokenizer) + (request.instructions ? countTokens(request.instructions, model.tokenizer) : 0);
+  const inputTokens = countResponsesInputTokens(request.input, count) + (request.instructions ? count(request.instructions) : 0);
   const maxOutput = request.max_output_tokens ?? caps.max_output_tokens;
   return { inputTokens, maxOutput, estimate: tokenCharge(chatPricing(model), inputTokens, maxOutput) };
 }
@@ -81,8 +82,9 @@ function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage,
  */
 export async function handleResponses(deps: ChatDeps, ctx: GatewayContext): Promise<void> {
   const request = parseResponsesRequest(await readJson(ctx));
-  const model = resolveModel(deps.catalog, authOf(ctx), request.model, ['chat']);
-  const p = plan(model, request);
+  const auth = authOf(ctx);
+  const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
+  const p = plan(model, request, deps.promptTokens.counter(auth.accountId, model.tokenizer));
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: p.estimate, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
