@@ -172,7 +172,7 @@ export class AccountService {
     input: { reservationId: string; amount: number; reference: string; reason: string },
     metadata: EventMetadata = {},
   ): Promise<{ created: boolean; entry: LedgerEntryView }> {
-    await this.awaitLedger(accountId);
+    const caughtUp = await this.awaitLedger(accountId);
     const { rows: found } = await this.pool.query<{
       status: string;
       settled_amount: string | null;
@@ -186,7 +186,7 @@ export class AccountService {
       [input.reservationId, accountId],
     );
     const reservation = found[0];
-    if (!reservation) throw new DomainError('reservation_not_found', `reservation ${input.reservationId} not found on this account`);
+    if (!reservation) throw caughtUp ? new DomainError('reservation_not_found', `reservation ${input.reservationId} not found on this account`) : ledgerBehind(accountId);
     const settledCharge = reservation.status === 'settled' ? Number(reservation.settled_amount) : undefined;
     const context = { actor: reservation.actor, model: reservation.model, endpoint: reservation.endpoint, kind: reservation.purpose_kind, ref: reservation.purpose_ref };
     const result = await this.run(
@@ -415,22 +415,32 @@ export class AccountService {
   }
 
   private async closedEarlier(accountId: string, reservationId: string): Promise<ClosedOutcome | null> {
-    await this.awaitLedger(accountId);
+    const caughtUp = await this.awaitLedger(accountId);
     const { rows } = await this.pool.query<{ status: string; amount: string; settled_amount: string | null; refunded_amount: string; close_reason: string | null }>(
       `SELECT status, amount, settled_amount, refunded_amount, close_reason FROM rm.reservations WHERE reservation_id = $1 AND account_id = $2 AND status <> 'open'`,
       [reservationId, accountId],
     );
     const row = rows[0];
+    if (!row && !caughtUp) throw ledgerBehind(accountId);
     if (!row) return null;
     return row.status === 'settled'
       ? { kind: 'settled', amount: Number(row.settled_amount), reservedAmount: Number(row.amount), refunded: Number(row.refunded_amount) }
       : { kind: 'released', amount: Number(row.amount), reason: row.close_reason ?? '' };
   }
 
-  /** Waits until the balance and ledger views reflect everything appended to the account so far. */
-  async awaitLedger(accountId: string): Promise<void> {
-    await this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
+  /**
+   * Waits until the balance and ledger views reflect everything appended to the account so far;
+   * false when they still did not after PROJECTION_WAIT_MS. A caller that finds nothing in a view
+   * that is behind must not answer "not found" for it (ledgerBehind).
+   */
+  awaitLedger(accountId: string): Promise<boolean> {
+    return this.progress.waitForStream(accountStream(accountId), LEDGER_VIEWS, this.options.projectionWaitMs);
   }
+}
+
+/** The answer for a row missing from a ledger view that had not caught up with the account: 503, retry (not 404). */
+function ledgerBehind(accountId: string): ReadModelBehindError {
+  return new ReadModelBehindError(`the latest change to ${accountId}`);
 }
 
 function closedOutcome(state: AccountState, reservationId: string): ClosedOutcome {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { accountStream } from '../../src/domain/account/events';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
@@ -36,5 +37,41 @@ describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integr
     const again = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });
     expect(again.status).to.equal(503);
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(700);
+  });
+});
+
+describe('a refund while the ledger view has not caught up within PROJECTION_WAIT_MS @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ PROJECTION_WAIT_MS: '200' });
+  });
+  after(async () => gw.close());
+
+  it('answers 503 read_model_behind for a reservation the view does not show yet, not 404, and refunds nothing', async () => {
+    const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
+    let accountId: string;
+    let key: string;
+    try {
+      ({ accountId, key } = await setup.fundedAccount(1_000_000));
+    } finally {
+      await setup.close();
+    }
+    await waitFor('the key to work here', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
+    // The ledger view (which holds the reservations) stops folding; the chat request goes on.
+    await gw.runners.get('ledger')!.stop();
+    const chat = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi [sim:tokens=3]' }] });
+    expect(chat.status, JSON.stringify(chat.body)).to.equal(200);
+    const settled = (await gw.store.readStream(accountStream(accountId))).filter((e) => e.type === 'ReservationSettled');
+    expect(settled).to.have.length(1);
+    const reservationId = (settled[0]!.data as { reservationId: string }).reservationId;
+    const balance = await gw.balance(key);
+
+    const refund = await gw.admin('POST', `/admin/v1/accounts/${accountId}/refunds`, { reservation_id: reservationId, amount: 1, reference: 'while-behind', reason: 'goodwill' });
+    expect(refund.status, JSON.stringify(refund.body)).to.equal(503);
+    expect(refund.headers.get('retry-after')).to.equal('1');
+    expect(refund.body.error).to.deep.include({ code: 'read_model_behind', message: `the latest change to ${accountId} was recorded, but its view is still catching up; retry shortly` });
+    const events = await gw.store.readStream(accountStream(accountId));
+    expect(events.map((e) => e.type)).to.not.include('ChargeRefunded');
+    expect(await gw.balance(key)).to.deep.equal(balance);
   });
 });
