@@ -73,6 +73,8 @@ describe('the Dockerfile builds the dashboard and runs as a non-root user owning
   it('runs the compiled gateway with the command of npm start, V8 heap settings included', () => {
     const cmd = run!.instructions.filter((i) => i.op === 'CMD');
     expect(cmd).to.have.length(1);
+    // An ENTRYPOINT would run with the CMD as its arguments: the command would no longer be npm start's.
+    expect(run!.instructions.map((i) => i.op), 'no ENTRYPOINT').to.not.include('ENTRYPOINT');
     const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
     expect(JSON.parse(cmd[0]!.args)).to.deep.equal(scripts.start!.split(' '));
     expect(scripts.start).to.match(/^node --max-old-space-size=\d+ --max-semi-space-size=\d+ dist\/src\/main\.js$/);
