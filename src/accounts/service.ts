@@ -203,7 +203,13 @@ export class AccountService {
       },
       metadata,
       LEDGER_VIEWS,
-    );
+    ).catch((err: unknown) => {
+      // A view that is behind may still show open a reservation settled since: when the account
+      // no longer remembers that close, the decider has no charge to refund, and that refusal
+      // speaks for the lagging view, not for the reservation.
+      if (!caughtUp && reservation.status === 'open' && err instanceof DomainError && err.code === 'refund_not_allowed') throw ledgerBehind(accountId);
+      throw err;
+    });
     if (!result.position) await this.awaitLedger(accountId);
     const { rows } = await this.pool.query<LedgerRow>(`${LEDGER_SELECT} WHERE account_id = $1 AND entry_type = 'refund' AND reference = $2`, [accountId, input.reference]);
     if (!rows[0]) throw new ReadModelBehindError(`refund ${input.reference} of ${accountId}`);
@@ -438,9 +444,12 @@ export class AccountService {
   }
 }
 
-/** The answer for a row missing from a ledger view that had not caught up with the account: 503, retry (not 404). */
+/**
+ * The answer when a ledger view that had not caught up with the account lacks what a write must
+ * find there first (a reservation missing, or shown open): 503, retry; not 404 or 400, and nothing written.
+ */
 function ledgerBehind(accountId: string): ReadModelBehindError {
-  return new ReadModelBehindError(`the latest change to ${accountId}`);
+  return new ReadModelBehindError(`the ledger of ${accountId}`, `the ledger of ${accountId} is still catching up, so nothing was written; retry shortly`);
 }
 
 function closedOutcome(state: AccountState, reservationId: string): ClosedOutcome {

@@ -3,12 +3,17 @@ import { comparePositions, type EventStore, type GlobalPosition } from '../event
 import { readCheckpoint, type ConsumerRunner } from './runner';
 
 /**
- * A write was recorded, but the read model that answers it had not caught up within the wait
- * (PROJECTION_WAIT_MS): the caller should retry the read (or the write, where it is idempotent).
+ * A read model a request needs had not caught up within the wait (PROJECTION_WAIT_MS): the caller
+ * should retry. By default the message says a write was recorded and only its answer is missing
+ * (retry the read, or the write where it is idempotent); a request refused before it wrote
+ * anything says so in its own `message`.
  */
 export class ReadModelBehindError extends Error {
-  constructor(readonly what: string) {
-    super(`${what} was recorded, but its view is still catching up; retry shortly`);
+  constructor(
+    readonly what: string,
+    message = `${what} was recorded, but its view is still catching up; retry shortly`,
+  ) {
+    super(message);
     this.name = 'ReadModelBehindError';
   }
 }

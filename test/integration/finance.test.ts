@@ -189,7 +189,7 @@ describe('the audit covers usage and pricing @integration', () => {
       ],
       { expectedVersion: 'any' },
     );
-    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
     expect(report.invariantViolations, JSON.stringify(report)).to.have.length(1);
     expect(report.invariantViolations[0]).to.match(/settlement of 10 does not follow from its pricing \(a pricing line states 10 where its units and prices come to 5\)/);

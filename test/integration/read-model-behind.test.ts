@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { closedOutcomeOf, RECENT_GENERATION } from '../../src/domain/account/decider';
 import { accountStream } from '../../src/domain/account/events';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
@@ -69,9 +70,69 @@ describe('a refund while the ledger view has not caught up within PROJECTION_WAI
     const refund = await gw.admin('POST', `/admin/v1/accounts/${accountId}/refunds`, { reservation_id: reservationId, amount: 1, reference: 'while-behind', reason: 'goodwill' });
     expect(refund.status, JSON.stringify(refund.body)).to.equal(503);
     expect(refund.headers.get('retry-after')).to.equal('1');
-    expect(refund.body.error).to.deep.include({ code: 'read_model_behind', message: `the latest change to ${accountId} was recorded, but its view is still catching up; retry shortly` });
+    expect(refund.body.error).to.deep.include({ code: 'read_model_behind', message: `the ledger of ${accountId} is still catching up, so nothing was written; retry shortly` });
     const events = await gw.store.readStream(accountStream(accountId));
     expect(events.map((e) => e.type)).to.not.include('ChargeRefunded');
     expect(await gw.balance(key)).to.deep.equal(balance);
+  });
+});
+
+describe('a refund while the ledger view still shows open a reservation settled since @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ PROJECTION_WAIT_MS: '200' });
+  });
+  after(async () => gw.close());
+
+  /** The row the ledger view holds once it has folded `reservationId`'s reservation and not yet its close. */
+  async function showOpen(accountId: string, reservationId: string): Promise<void> {
+    const reserved = (await gw.store.readStream(accountStream(accountId))).find((e) => e.type === 'FundsReserved' && (e.data as { reservationId: string }).reservationId === reservationId)!;
+    const d = reserved.data as { amount: number; purpose: { kind: string; ref: string; description: string; actor: string; model: string; endpoint: string }; expiresAt: string; at: string };
+    await gw.pool.query(
+      `INSERT INTO rm.reservations (reservation_id, account_id, amount, status, purpose_kind, purpose_ref, description, actor, model, endpoint, reserved_at, expires_at)
+       VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [reservationId, accountId, d.amount, d.purpose.kind, d.purpose.ref, d.purpose.description, d.purpose.actor, d.purpose.model, d.purpose.endpoint, d.at, d.expiresAt],
+    );
+  }
+
+  it('answers 503 when the account no longer remembers the close, and refunds by what it remembers otherwise', async () => {
+    const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
+    let accountId: string;
+    let key: string;
+    try {
+      ({ accountId, key } = await setup.fundedAccount(10_000_000));
+    } finally {
+      await setup.close();
+    }
+    await waitFor('the key to work here', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
+    await gw.runners.get('ledger')!.stop();
+    // The first reservation, then 2 × RECENT_GENERATION more closes: the account keeps the
+    // outcome of only the latest 32 to 64, so it has forgotten the first one's.
+    const chats = 1 + 2 * RECENT_GENERATION;
+    for (let i = 0; i < chats; i++) {
+      const chat = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: `hi ${i} [sim:tokens=3]` }] });
+      expect(chat.status, JSON.stringify(chat.body)).to.equal(200);
+    }
+    const settled = (await gw.store.readStream(accountStream(accountId))).filter((e) => e.type === 'ReservationSettled').map((e) => (e.data as { reservationId: string }).reservationId);
+    expect(settled).to.have.length(chats);
+    const [forgotten, remembered] = [settled[0]!, settled[chats - 1]!];
+    const state = (await gw.accountCommands.load(accountStream(accountId))).state;
+    expect(closedOutcomeOf(state, forgotten), 'the first close is forgotten').to.equal(undefined);
+    expect(closedOutcomeOf(state, remembered), 'the last close is remembered').to.not.equal(undefined);
+    await showOpen(accountId, forgotten);
+    await showOpen(accountId, remembered);
+
+    const refused = await gw.admin('POST', `/admin/v1/accounts/${accountId}/refunds`, { reservation_id: forgotten, amount: 1, reference: 'stale-forgotten', reason: 'goodwill' });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(503);
+    expect(refused.body.error).to.deep.include({ code: 'read_model_behind', message: `the ledger of ${accountId} is still catching up, so nothing was written; retry shortly` });
+    expect((await gw.store.readStream(accountStream(accountId))).map((e) => e.type)).to.not.include('ChargeRefunded');
+
+    // The account itself knows the last close: the refund goes through on it, the view's lag
+    // showing only in the answer, which waits for the refund's ledger entry.
+    const refund = await gw.admin('POST', `/admin/v1/accounts/${accountId}/refunds`, { reservation_id: remembered, amount: 1, reference: 'stale-remembered', reason: 'goodwill' });
+    expect(refund.status, JSON.stringify(refund.body)).to.equal(503);
+    expect(refund.body.error).to.deep.include({ code: 'read_model_behind', message: `refund stale-remembered of ${accountId} was recorded, but its view is still catching up; retry shortly` });
+    const refunds = (await gw.store.readStream(accountStream(accountId))).filter((e) => e.type === 'ChargeRefunded');
+    expect(refunds.map((e) => { const d = e.data as { reservationId: string; amount: number }; return { reservationId: d.reservationId, amount: d.amount }; })).to.deep.equal([{ reservationId: remembered, amount: 1 }]);
   });
 });

@@ -30,12 +30,12 @@ describe('reconciler, audit and rebuild @integration', () => {
     const owned = await gw.accounts.reserve({ accountId, amount: 100, purpose: { kind: 'task', ref: 'video-recorded', description: 'video', actor: 'system', model: 'video', endpoint: 'test' }, ttlMs: 3_600_000 });
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 500, frozen: 500, currency: 'CNY' });
 
-    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     expect(await gw.reconciler.runOnce(), 'within the grace period nothing is released').to.equal(0);
     now = new Date(now.getTime() + 61_000);
     expect(await gw.reconciler.runOnce()).to.equal(1);
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal({ available: 900, frozen: 100, currency: 'CNY' });
-    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     const { rows } = await gw.pool.query('SELECT reservation_id, status, close_reason FROM rm.reservations WHERE account_id = $1 ORDER BY reservation_id', [accountId]);
     expect(rows).to.deep.equal([
       { reservation_id: orphan, status: 'released', close_reason: 'orphaned: the task was never recorded' },
@@ -46,7 +46,7 @@ describe('reconciler, audit and rebuild @integration', () => {
     expect(audit.staleReservations.filter((r) => r.account_id === accountId).map((r) => [r.reservation_id, r.amount])).to.deep.equal([[owned, 100]]);
     expect(audit.ok).to.equal(true);
     await gw.accounts.release(accountId, owned, 'test done');
-    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     const afterRelease = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 0 });
     expect(afterRelease.staleReservations.filter((r) => r.account_id === accountId)).to.deep.equal([]);
     await gw.expectAuditClean();
@@ -55,7 +55,7 @@ describe('reconciler, audit and rebuild @integration', () => {
   it('releases a request reservation that was never settled once it expires', async () => {
     const { accountId } = await gw.fundedAccount(1000);
     await gw.accounts.reserve({ accountId, amount: 250, purpose: { kind: 'request', ref: 'req_dead', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' }, ttlMs: 10_000 });
-    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     now = new Date(now.getTime() + 11_000);
     expect(await gw.reconciler.runOnce()).to.equal(1);
     expect((await gw.accounts.get(accountId))!.balance).to.deep.equal({ available: 1000, frozen: 0, currency: 'CNY' });
@@ -168,7 +168,7 @@ describe('reconciler, audit and rebuild @integration', () => {
     const { accountId } = await gw.fundedAccount(5000);
     const r = await gw.accounts.reserve({ accountId, amount: 300, purpose: { kind: 'request', ref: 'x', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' }, ttlMs: 60_000 });
     await gw.accounts.settle(accountId, r, units(123), { tokens: 3 });
-    await gw.accounts.awaitLedger(accountId);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     const snapshot = async () => {
       const out: Record<string, unknown[]> = {};
       for (const p of allProjections) for (const t of p.tables) out[t] = (await gw.pool.query(`SELECT * FROM ${READ_MODEL_SCHEMA}.${t} ORDER BY 1, 2`)).rows;
