@@ -148,6 +148,10 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const progress = new ConsumerProgress(pool, store, runners);
   const accountCommands: AccountCommands = new CommandHandler(store, new PostgresSnapshotStore(pool), accountDecider, logger, { onAppended: countMoneyMovements(metrics) });
   const keyCache = new ApiKeyCache<AuthenticatedKey>((position, timeoutMs) => progress.waitFor(position, ['api_keys'], timeoutMs));
+  metrics.watchCache('api_keys', () => {
+    const { size, hits, misses } = keyCache.stats();
+    return { entries: size, hits, misses };
+  });
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);

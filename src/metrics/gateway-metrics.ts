@@ -81,6 +81,42 @@ export class GatewayMetrics {
   ) {
     // Process metrics (CPU, memory, event-loop lag, handles) under the usual names.
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.registerCacheMetrics();
+  }
+
+  /** The in-process caches by name, each read when Prometheus scrapes (watchCache). */
+  private readonly caches = new Map<string, () => CacheCounts>();
+
+  private registerCacheMetrics(): void {
+    const caches = this.caches;
+    new Gauge({
+      name: 'gateway_cache_entries',
+      help: 'Entries an in-process cache of this process keeps, by cache.',
+      labelNames: ['cache'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [cache, counts] of caches) this.set({ cache }, counts().entries);
+      },
+    });
+    for (const outcome of ['hits', 'misses'] as const) {
+      new Counter({
+        name: `gateway_cache_${outcome}_total`,
+        help: `Lookups of an in-process cache of this process that found ${outcome === 'hits' ? 'their entry' : 'none'}, by cache.`,
+        labelNames: ['cache'] as const,
+        registers: [this.registry],
+        // The caches count for themselves; a scrape reads their totals.
+        collect() {
+          this.reset();
+          for (const [cache, counts] of caches) this.inc({ cache }, counts()[outcome]);
+        },
+      });
+    }
+  }
+
+  /** Reports a cache's entries, hits and misses under `name` in every scrape (a bounded set: one per cache the code has). */
+  watchCache(name: string, counts: () => CacheCounts): void {
+    this.caches.set(name, counts);
   }
 
   /**
@@ -170,6 +206,13 @@ export class GatewayMetrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/** What the cache metrics read of a cache: entries kept, and its lookups so far by outcome. */
+export interface CacheCounts {
+  readonly entries: number;
+  readonly hits: number;
+  readonly misses: number;
 }
 
 export type WebhookOutcome = 'delivered' | 'rejected' | 'timeout' | 'error';

@@ -73,6 +73,22 @@ describe('Prometheus metrics @integration', () => {
     expect([...after.keys()].some((k) => k.includes('task_a'))).to.equal(false);
   });
 
+  it('counts the in-process caches: the key cache and the prompt token memory, entries, hits and misses', async () => {
+    const before = await scrape();
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    // The same conversation twice: its one message is counted the first time, remembered the second.
+    const messages = [{ role: 'user' as const, content: 'remember how long I am [sim:tokens=2]' }];
+    for (let i = 0; i < 2; i++) await client.chat.completions.create({ model: 'chat-fast', messages });
+    const after = await scrape();
+    const delta = (name: string, cache: string) => sample(after, name, { cache }) - sample(before, name, { cache });
+    expect(delta('gateway_cache_misses_total', 'prompt_tokens')).to.equal(1);
+    expect(delta('gateway_cache_hits_total', 'prompt_tokens')).to.equal(1);
+    expect(sample(after, 'gateway_cache_entries', { cache: 'prompt_tokens' })).to.be.at.least(1);
+    // Two lookups of the key at least (a scrape is not one: /metrics takes its own token).
+    expect(delta('gateway_cache_hits_total', 'api_keys') + delta('gateway_cache_misses_total', 'api_keys')).to.be.at.least(2);
+    expect(sample(after, 'gateway_cache_entries', { cache: 'api_keys' })).to.be.at.least(1);
+  });
+
   it('exposes every series the Grafana dashboard in docs/ queries', async () => {
     const dashboard = JSON.parse(readFileSync('docs/grafana-dashboard.json', 'utf8')) as { panels: { targets: { expr: string }[] }[] };
     const queried = new Set(dashboard.panels.flatMap((p) => p.targets.flatMap((t) => t.expr.match(/\b(?:gateway|process|nodejs)_[a-z0-9_]+/g) ?? [])));
