@@ -43,11 +43,16 @@ async function counting(name: string, encoding: TokenizerEncoding | undefined): 
   return measure(name, async () => countMessageTokens(TYPICAL_PROMPT, encoding), { durationMs: DURATION_MS, warmupMs: WARMUP_MS });
 }
 
-/** Words drawn by a fixed linear congruential sequence: texts that repeat no sentence (the encodings cache what they saw). */
+/**
+ * Words with numbers drawn by a fixed linear congruential sequence (31 bits, in 32-bit integer
+ * arithmetic: a product in floating point would lose its low bits), so that no sentence repeats:
+ * the encodings cache the pieces they saw, and a repeated text would be counted from that cache.
+ */
 function conversation(turns: number, wordsPerMessage: number): TokenMessage[] {
   const words = ['ledger', 'invoice', 'quarterly', 'revenue', 'the', 'of', 'margin', 'supplier', 'risk', 'contract', 'penalty', 'clause', 'review', 'growth', 'segment', 'cost'];
   let seed = 42;
-  const next = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+  // The high bits: the low bits of such a sequence repeat with short periods.
+  const next = (): number => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) & 0x7fffffff) >>> 16;
   return Array.from({ length: turns }, (_, turn) => ({
     role: turn % 2 === 0 ? 'user' : 'assistant',
     content: Array.from({ length: wordsPerMessage }, () => `${words[next() % words.length]}${next() % 1000}`).join(' '),
