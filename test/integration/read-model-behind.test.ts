@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { closedOutcomeOf, RECENT_GENERATION } from '../../src/domain/account/decider';
 import { accountStream } from '../../src/domain/account/events';
+import { ReadModelBehindError } from '../../src/projections-runtime/progress';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
@@ -95,7 +96,7 @@ describe('a refund while the ledger view still shows open a reservation settled 
     );
   }
 
-  it('answers 503 when the account no longer remembers the close, and refunds by what it remembers otherwise', async () => {
+  it('answers 503 when the account no longer remembers the close, and refunds by what it remembers otherwise; a late close of it says the view is behind', async () => {
     const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
     let accountId: string;
     let key: string;
@@ -134,5 +135,17 @@ describe('a refund while the ledger view still shows open a reservation settled 
     expect(refund.body.error).to.deep.include({ code: 'read_model_behind', message: `refund stale-remembered of ${accountId} was recorded, but its view is still catching up; retry shortly` });
     const refunds = (await gw.store.readStream(accountStream(accountId))).filter((e) => e.type === 'ChargeRefunded');
     expect(refunds.map((e) => { const d = e.data as { reservationId: string; amount: number }; return { reservationId: d.reservationId, amount: d.amount }; })).to.deep.equal([{ reservationId: remembered, amount: 1 }]);
+
+    // A late repeated close of the forgotten reservation (a retried bill job, say) asks the ledger
+    // view how it was closed: behind, the view cannot tell, and the close says so instead of
+    // calling the reservation unknown.
+    const eventsBefore = (await gw.store.readStream(accountStream(accountId))).length;
+    const lateClose = await gw.accounts.release(accountId, forgotten, 'a late retry').then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(lateClose).to.be.instanceOf(ReadModelBehindError);
+    expect((lateClose as Error).message).to.equal(`the ledger of ${accountId} is still catching up, so nothing was written; retry shortly`);
+    expect((await gw.store.readStream(accountStream(accountId))).length).to.equal(eventsBefore);
   });
 });
