@@ -134,15 +134,15 @@ function runPrestart(root: string): void {
 }
 
 /**
- * The node arguments of the tree's `npm start` (`node ARGS...`, its V8 heap settings included), so
- * that a bench runs each side's gateway as that side ships it. Revisions whose script was
- * `tsx src/main.ts` (before 0b9ffaf) ran the same program through tsx's command: their gateway
- * gets tsx's loader and no node flags.
+ * The node arguments of the tree's `npm start` (`exec node ARGS...`, or `node ARGS...` before
+ * the script exec'd, its V8 heap settings included), so that a bench runs each side's gateway as
+ * that side ships it. Revisions whose script was `tsx src/main.ts` (before 0b9ffaf) ran the same
+ * program through tsx's command: their gateway gets tsx's loader and no node flags.
  */
 export function npmStartArgs(root: string): string[] {
   const script = npmScripts(root).start ?? '';
   if (script.trim() === 'tsx src/main.ts') return [...TSX, 'src/main.ts'];
-  const [command, ...args] = script.trim().split(/\s+/);
+  const [command, ...args] = script.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node' || args.some((a) => /[^\w./=:@-]/.test(a))) throw new Error(`npm start in ${root} is not a plain node command: ${script}`);
   return args;
 }

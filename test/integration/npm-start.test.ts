@@ -253,6 +253,20 @@ describe('npm start with the embedded database @integration', function () {
     await second.interrupt();
     expect(postmasterPid(path.join(dataDir, 'postgres')), 'the adopted database is stopped with its new owner').to.equal(null);
   });
+  it('SIGTERM to npm alone, as a supervisor sends it, reaches the gateway: it stops cleanly, and its database with it', async () => {
+    const npm = npmStart();
+    const { pid } = await npm.listening();
+    // The start script execs node: with a shell between them, npm's SIGTERM ended the shell and
+    // left the gateway running without it.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    expect(parent, 'the gateway is npm\'s own child').to.equal(npm.child.pid);
+    process.kill(npm.child.pid!, 'SIGTERM');
+    await npm.finished;
+    expect(npm.lines('gateway stopped'), `the gateway stopped cleanly:\n${npm.log}`).to.have.length(1);
+    expect(postmasterPid(path.join(dataDir, 'postgres')), 'the embedded database is stopped with it').to.equal(null);
+  });
+
   it('a start that fails (its port is taken) leaves no embedded server and no claim on the DATA_DIR behind', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
