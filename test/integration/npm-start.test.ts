@@ -253,6 +253,7 @@ describe('npm start with the embedded database @integration', function () {
     await second.interrupt();
     expect(postmasterPid(path.join(dataDir, 'postgres')), 'the adopted database is stopped with its new owner').to.equal(null);
   });
+
   it('SIGTERM to npm alone, as a supervisor sends it, reaches the gateway: it stops cleanly, and its database with it', async () => {
     const npm = npmStart();
     const { pid } = await npm.listening();
