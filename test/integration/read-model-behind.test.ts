@@ -5,6 +5,23 @@ import { ReadModelBehindError } from '../../src/projections-runtime/progress';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
+/**
+ * A funded account and its key, once `gw` reads them. With PROJECTION_WAIT_MS this short a busy
+ * machine may answer before a view caught up (the key's issue answers 404 then): they come from a
+ * gateway on the same database with the usual wait.
+ */
+async function accountSeenBy(gw: TestGateway, amount: number): Promise<{ accountId: string; key: string }> {
+  const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
+  let account: { accountId: string; key: string };
+  try {
+    account = await setup.fundedAccount(amount);
+  } finally {
+    await setup.close();
+  }
+  await waitFor('the key to work here', async () => (await gw.api(account.key, 'GET', '/v1/account')).status === 200);
+  return account;
+}
+
 describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integration', () => {
   let gw: TestGateway;
   before(async () => {
@@ -13,18 +30,7 @@ describe('a write whose view has not caught up within PROJECTION_WAIT_MS @integr
   after(async () => gw.close());
 
   it('answers 503 read_model_behind with Retry-After, not a 500; the write stands and a retry with the same reference credits nothing more', async () => {
-    // With PROJECTION_WAIT_MS this short a busy machine may answer before a view caught up (the
-    // key's issue answers 404 then): the account and its key come from a gateway on the same
-    // database with the usual wait, and the test starts once this gateway reads them.
-    const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
-    let accountId: string;
-    let key: string;
-    try {
-      ({ accountId, key } = await setup.fundedAccount(0));
-    } finally {
-      await setup.close();
-    }
-    await waitFor('the key to work here', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
+    const { accountId, key } = await accountSeenBy(gw, 0);
     // The ledger view stops folding (as if far behind); balances keep going.
     await gw.runners.get('ledger')!.stop();
     const res = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 700, reference: 'topup-behind' });
@@ -50,15 +56,7 @@ describe('a refund while the ledger view has not caught up within PROJECTION_WAI
   after(async () => gw.close());
 
   it('answers 503 read_model_behind for a reservation the view does not show yet, not 404, and refunds nothing', async () => {
-    const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
-    let accountId: string;
-    let key: string;
-    try {
-      ({ accountId, key } = await setup.fundedAccount(1_000_000));
-    } finally {
-      await setup.close();
-    }
-    await waitFor('the key to work here', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
+    const { accountId, key } = await accountSeenBy(gw, 1_000_000);
     // The ledger view (which holds the reservations) stops folding; the chat request goes on.
     await gw.runners.get('ledger')!.stop();
     const chat = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi [sim:tokens=3]' }] });
@@ -97,15 +95,7 @@ describe('a refund while the ledger view still shows open a reservation settled 
   }
 
   it('answers 503 when the account no longer remembers the close, and refunds by what it remembers otherwise; a late close of it says the view is behind', async () => {
-    const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
-    let accountId: string;
-    let key: string;
-    try {
-      ({ accountId, key } = await setup.fundedAccount(10_000_000));
-    } finally {
-      await setup.close();
-    }
-    await waitFor('the key to work here', async () => (await gw.api(key, 'GET', '/v1/account')).status === 200);
+    const { accountId, key } = await accountSeenBy(gw, 10_000_000);
     await gw.runners.get('ledger')!.stop();
     // The first reservation, then 2 × RECENT_GENERATION more closes: the account keeps the
     // outcome of only the latest 32 to 64, so it has forgotten the first one's.
