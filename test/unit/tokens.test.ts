@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CatalogError, DEFAULT_CATALOG_FILE, parseCatalog, validateCatalog } from '../../src/billing/catalog';
-import { countMessageTokens, countResponsesInputTokens, countTokens, TOKENIZER_ENCODINGS } from '../../src/billing/tokens';
+import { countInSlices, countMessageTokens, countResponsesInputTokens, countTokens, MAX_BPE_RUN, TOKENIZER_ENCODINGS } from '../../src/billing/tokens';
 import fs from 'node:fs';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
@@ -38,6 +38,50 @@ describe('token counting: the catalog tokenizer, else the simple count', () => {
     const input = [{ role: 'user', content: [{ type: 'input_text', text: CODE }] }, { type: 'function_call_output', output: 'Hello, world!' }];
     expect(countResponsesInputTokens(input, 'o200k_base')).to.equal(2 + 4 + countTokens(CODE, 'o200k_base') + 4 + 4);
     expect(countResponsesInputTokens(CODE, 'cl100k_base')).to.equal(2 + 4 + countTokens(CODE, 'cl100k_base'));
+  });
+});
+
+describe('token counting: long runs counted in slices (BPE merges are quadratic in a piece)', () => {
+  /** The texts a counter was given, each counted as its length. */
+  const recorded = (text: string) => {
+    const calls: string[] = [];
+    const total = countInSlices(text, (slice) => (calls.push(slice), slice.length));
+    return { calls, total };
+  };
+  /** The longest run of whitespace, or of other characters, in `text`. */
+  const longestRun = (text: string) => Math.max(...(text.match(/\s+|\S+/g) ?? ['']).map((run) => run.length));
+  const hanRun = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join('');
+
+  it('gives the counter text without a longer run whole, as it is', () => {
+    const text = `${'word '.repeat(3000)}${'x'.repeat(MAX_BPE_RUN)}${' '.repeat(MAX_BPE_RUN)}end`;
+    const { calls, total } = recorded(text);
+    expect(calls).to.deep.equal([text]);
+    expect(total).to.equal(text.length);
+  });
+
+  it('cuts longer runs of either kind into slices, losing nothing and splitting no surrogate pair', () => {
+    const text = `intro ${hanRun(2 * MAX_BPE_RUN + 17)} middle${' '.repeat(MAX_BPE_RUN + 3)}${'😀'.repeat(MAX_BPE_RUN)} tail`;
+    const { calls, total } = recorded(text);
+    expect(calls.join('')).to.equal(text);
+    expect(total).to.equal(text.length);
+    expect(calls.length).to.be.greaterThan(4);
+    for (const slice of calls) {
+      expect(longestRun(slice)).to.be.at.most(MAX_BPE_RUN + 1);
+      expect(slice.charCodeAt(0) >= 0xdc00 && slice.charCodeAt(0) <= 0xdfff, 'a slice starting with a low surrogate').to.equal(false);
+    }
+  });
+
+  it('counts text without long runs exactly as the encoding does, and a long run within a token a slice', () => {
+    const encoder = require('gpt-tokenizer/encoding/o200k_base') as { countTokens: (text: string, options: object) => number };
+    const whole = (text: string) => encoder.countTokens(text, { disallowedSpecial: new Set() });
+    const prose = `${CODE} 会议纪要 `.repeat(200);
+    expect(countTokens(prose, 'o200k_base')).to.equal(whole(prose));
+    const run = hanRun(3 * MAX_BPE_RUN);
+    expect(Math.abs(countTokens(run, 'o200k_base') - whole(run))).to.be.at.most(3);
+    // Whitespace shows the slices: 1,000 spaces are 9 tokens whole, 3,000 are 24.
+    const spaces = ' '.repeat(3 * MAX_BPE_RUN);
+    expect(whole(spaces)).to.not.equal(3 * whole(' '.repeat(MAX_BPE_RUN)));
+    expect(countTokens(spaces, 'o200k_base')).to.equal(3 * whole(' '.repeat(MAX_BPE_RUN)));
   });
 });
 
