@@ -15,9 +15,19 @@ export interface JsonBodyOptions {
 }
 
 /**
+ * Levels of arrays and objects a JSON body may nest. JSON.parse accepts thousands more than
+ * JSON.stringify can write back (it overflows its stack at about 5,000), and what a body holds is
+ * written again, to a provider or into an event: a Responses input nested 6,000 deep failed on its
+ * way to the provider, reported as an unreachable provider. No request of the API comes near this (a tool's JSON schema of ten
+ * nested levels takes about 25).
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/**
  * Reads and parses a JSON body, refusing with `payload_too_large` as soon as it passes the limit
  * (it never buffers more than that), with 400 `unsupported_media_type` for a content type other
- * than JSON (no spec list has 415), and with 400 when it is not JSON.
+ * than JSON (no spec list has 415), and with 400 when it is not JSON or nests deeper than
+ * MAX_JSON_DEPTH.
  */
 export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
@@ -37,8 +47,23 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   } catch {
     throw new ApiError(400, 'invalid_json', 'request body is not valid JSON');
   }
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    throw new ApiError(400, 'invalid_request', `request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+  }
   assertSafeText(body);
   return body;
+}
+
+/** Whether `value` nests arrays and objects more than `limit` levels deep (iterative, as deep as JSON.parse went). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: { value: unknown; level: number }[] = [{ value, level: 1 }];
+  while (pending.length > 0) {
+    const { value: current, level } = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (level > limit) return true;
+    for (const member of Array.isArray(current) ? current : Object.values(current)) pending.push({ value: member, level: level + 1 });
+  }
+  return false;
 }
 
 /**

@@ -66,6 +66,8 @@ export class Channel {
     const started = performance.now();
     const model = modelOf(body);
     const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, model, outcome, (performance.now() - started) / 1000);
+    // Written before the call: a body that cannot be written is the gateway's fault, not the provider's.
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     try {
       const res = await this.pool.request({
         method,
@@ -76,7 +78,7 @@ export class Channel {
           ...(this.config.api_key ? { authorization: `Bearer ${this.config.api_key}` } : {}),
           ...extraHeaders,
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: payload,
         signal,
       });
       observe(res.statusCode >= 500 ? 'server_error' : res.statusCode >= 400 ? 'client_error' : 'ok');

@@ -66,6 +66,24 @@ describe('body limits and content types @integration', () => {
     expect(await gw.balance(key)).to.deep.include({ available: FUNDS, frozen: 0 });
   });
 
+  it('refuses a body nested more than 100 levels deep with 400 invalid_request, reserving nothing, and serves one of 100', async () => {
+    const { key: own } = await gw.fundedAccount(FUNDS);
+    // A Responses input item may carry members of its own, so such a nest went on to the provider:
+    // 6,000 levels failed there (JSON.stringify overflows its stack) and answered 502.
+    const nestedInput = (levels: number) =>
+      `{"model":"chat-fast","input":[{"role":"user","content":"hi","extra":${'['.repeat(levels - 3)}${']'.repeat(levels - 3)}}]}`;
+    for (const levels of [101, 6_000]) {
+      const res = await gw.api(own, 'POST', '/v1/responses', nestedInput(levels), { 'content-type': 'application/json' });
+      expectShape(res, 'openai', 'invalid_request');
+      expect(res.body.error.message).to.equal('request body nests arrays and objects more than 100 levels deep');
+    }
+    expect(await gw.balance(own)).to.deep.include({ available: FUNDS, frozen: 0 });
+    const served = await gw.api(own, 'POST', '/v1/responses', nestedInput(100), { 'content-type': 'application/json' });
+    expect(served.status, JSON.stringify(served.body)).to.equal(200);
+    expect(served.body.status).to.equal('completed');
+    await gw.expectAuditClean();
+  });
+
   it('the openai SDK sees an oversized chat request as a BadRequestError with code payload_too_large', async () => {
     const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const err = await client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: big }] }).then(
