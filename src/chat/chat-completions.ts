@@ -53,7 +53,8 @@ export function chatPlan(model: ModelEntry, request: ChatRequest, count: TextTok
   const caps = chatCapabilities(model);
   const requested = request.max_completion_tokens ?? request.max_tokens;
   if (requested !== undefined && requested > caps.max_output_tokens) {
-    throw new ApiError(400, 'invalid_request', `max_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_tokens' });
+    const param = request.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
+    throw new ApiError(400, 'invalid_request', `${param} must be at most ${caps.max_output_tokens} for ${model.id}`, { param });
   }
   const promptTokens = countMessageTokens(request.messages, count);
   if (promptTokens > caps.context_window) {

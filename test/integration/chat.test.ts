@@ -334,6 +334,11 @@ describe('chat completions and the Responses interface through the openai SDK @i
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'tool' as never, content: 'x' }] }), OpenAI.BadRequestError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], top_p: 0 }), OpenAI.BadRequestError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }), OpenAI.BadRequestError);
+      // Above the model's output limit: the error names the field the client sent.
+      for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
+        const tooMany = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], [field]: 5_000 }), OpenAI.BadRequestError, 'invalid_request');
+        expect([tooMany.param, tooMany.message]).to.deep.equal([field, `400 ${field} must be at most 4096 for chat-fast`]);
+      }
       const unknown = await expectError(() => client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), OpenAI.BadRequestError, 'model_not_found');
       expect(unknown.param).to.equal('model');
       await expectError(() => client.responses.create({ model: 'nope', input: 'x' }), OpenAI.BadRequestError, 'model_not_found');
