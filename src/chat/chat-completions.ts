@@ -1,17 +1,17 @@
 import type { ModelEntry, Catalog } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
-import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
+import { pricingOf, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countMessageTokens, countTokens, type TextTokenCounter } from '../billing/tokens';
+import { countMessageTokens, countTokens } from '../billing/tokens';
 import type { PromptTokenMemo } from '../billing/prompt-token-memo';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
-import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
+import { planTokens, type TokenAsk, type TokenPlan } from './token-plan';
 import { withChanges } from '../domain/with-changes';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
@@ -48,20 +48,10 @@ interface ChatChunk {
   usage?: ChatUsage | null;
 }
 
-/** What an upstream call is expected to cost at most, and what the model will be asked for; `count` counts the prompt's texts by the model's encoding. */
-export function chatPlan(model: ModelEntry, request: ChatRequest, count: TextTokenCounter): { promptTokens: number; maxTokens: number; estimate: number } {
-  const caps = chatCapabilities(model);
-  const requested = request.max_completion_tokens ?? request.max_tokens;
-  if (requested !== undefined && requested > caps.max_output_tokens) {
-    const param = request.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
-    throw new ApiError(400, 'invalid_request', `${param} must be at most ${caps.max_output_tokens} for ${model.id}`, { param });
-  }
-  const promptTokens = countMessageTokens(request.messages, count);
-  if (promptTokens > caps.context_window) {
-    throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: 'messages' });
-  }
-  const maxTokens = requested ?? caps.max_output_tokens;
-  return { promptTokens, maxTokens, estimate: tokenCharge(chatPricing(model), promptTokens, maxTokens) };
+/** The output limit a chat request sets: `max_completion_tokens`, else the older `max_tokens`. */
+function outputLimit(request: ChatRequest): TokenAsk['maxOutput'] {
+  if (request.max_completion_tokens !== undefined) return { value: request.max_completion_tokens, param: 'max_completion_tokens' };
+  return request.max_tokens === undefined ? undefined : { value: request.max_tokens, param: 'max_tokens' };
 }
 
 /**
@@ -84,7 +74,8 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
   const request = parseChatRequest(await readJson(ctx));
   const auth = authOf(ctx);
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
-  const plan = chatPlan(model, request, deps.promptTokens.counter(auth.accountId, model.tokenizer));
+  const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
+  const plan = planTokens(model, { maxOutput: outputLimit(request), prompt: { param: 'messages', count: () => countMessageTokens(request.messages, count) } });
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
     request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
@@ -96,10 +87,10 @@ async function completeChat(
   channel: Channel,
   model: ModelEntry,
   request: ChatRequest,
-  plan: { promptTokens: number; maxTokens: number },
+  plan: TokenPlan,
   charge: RequestCharge,
 ): Promise<void> {
-  const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxTokens, false), charge.signal);
+  const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxOutput, false), charge.signal);
   const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
   await settleChat(charge, model, usage);
   ctx.body = { ...completion, model: model.id, usage };
@@ -122,7 +113,7 @@ async function streamChat(
   channel: Channel,
   model: ModelEntry,
   request: ChatRequest,
-  plan: { promptTokens: number; maxTokens: number },
+  plan: TokenPlan,
   charge: RequestCharge,
 ): Promise<void> {
   // The charge's signal watches the client from the start, not from the first byte: one that
@@ -130,7 +121,7 @@ async function streamChat(
   // the reservation); one that leaves mid-stream aborts the rest of it (and what was delivered is
   // settled below). Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain
   // JSON error answer.
-  const upstream = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxTokens, true), charge.signal);
+  const upstream = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxOutput, true), charge.signal);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const includeUsage = request.stream_options?.include_usage === true;
   const delivery = new Delivery(charge.signal);

@@ -1,17 +1,17 @@
 import type { ModelEntry } from '../billing/catalog';
 import { chatCapabilities, chatPricing } from './model-type';
-import { pricingOf, tokenCharge, tokenLine } from '../billing/money';
+import { pricingOf, tokenLine } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countResponsesInputTokens, countTokens, responsesUsageObject, type TextTokenCounter } from '../billing/tokens';
+import { countResponsesInputTokens, countTokens, responsesUsageObject } from '../billing/tokens';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
-import { ApiError } from '../http/errors';
 import { resolveModel } from '../http/models-access';
 import { isAbort, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
+import { planTokens, type TokenPlan } from './token-plan';
 
 interface ResponsesUsage {
   input_tokens: number;
@@ -39,17 +39,6 @@ interface StreamEvent {
 }
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
-
-/** `count` counts the input's texts and the instructions by the model's encoding. */
-function plan(model: ModelEntry, request: ResponsesRequest, count: TextTokenCounter): { inputTokens: number; maxOutput: number; estimate: number } {
-  const caps = chatCapabilities(model);
-  if (request.max_output_tokens !== undefined && request.max_output_tokens > caps.max_output_tokens) {
-    throw new ApiError(400, 'invalid_request', `max_output_tokens must be at most ${caps.max_output_tokens} for ${model.id}`, { param: 'max_output_tokens' });
-  }
-  const inputTokens = countResponsesInputTokens(request.input, count) + (request.instructions ? count(request.instructions) : 0);
-  const maxOutput = request.max_output_tokens ?? caps.max_output_tokens;
-  return { inputTokens, maxOutput, estimate: tokenCharge(chatPricing(model), inputTokens, maxOutput) };
-}
 
 function upstreamBody(model: ModelEntry, request: ResponsesRequest, maxOutput: number): Record<string, unknown> {
   return { ...request, model: chatCapabilities(model).upstream_model ?? model.id, max_output_tokens: maxOutput };
@@ -84,12 +73,17 @@ export async function handleResponses(deps: ChatDeps, ctx: GatewayContext): Prom
   const request = parseResponsesRequest(await readJson(ctx));
   const auth = authOf(ctx);
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
-  const p = plan(model, request, deps.promptTokens.counter(auth.accountId, model.tokenizer));
+  const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
+  const inputTokens = () => countResponsesInputTokens(request.input, count) + (request.instructions ? count(request.instructions) : 0);
+  const p = planTokens(model, {
+    maxOutput: request.max_output_tokens === undefined ? undefined : { value: request.max_output_tokens, param: 'max_output_tokens' },
+    prompt: { param: 'input', count: inputTokens },
+  });
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: p.estimate, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
     const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), charge.signal);
-    const usage = response.usage ?? counted(model, p.inputTokens, outputText(response));
+    const usage = response.usage ?? counted(model, p.promptTokens, outputText(response));
     await settle(charge, model, usage);
     ctx.body = { ...response, model: model.id, usage };
   });
@@ -101,7 +95,7 @@ async function streamResponses(
   channel: Channel,
   model: ModelEntry,
   request: ResponsesRequest,
-  p: { inputTokens: number; maxOutput: number },
+  p: TokenPlan,
   charge: RequestCharge,
 ): Promise<void> {
   // The charge's signal watches the client from the start, not from the first byte (see streamChat).
@@ -127,7 +121,7 @@ async function streamResponses(
         delivery.assertWhole();
         // An upstream that reported no usage: the terminal event carries the usage the gateway
         // counted (and settles), so the client always learns what it was charged for.
-        usage ??= counted(model, p.inputTokens, delivery.text);
+        usage ??= counted(model, p.promptTokens, delivery.text);
         if (response) {
           response = { ...response, usage };
           event.response = response;
@@ -140,7 +134,7 @@ async function streamResponses(
     }
     if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
   } catch (err) {
-    await settle(charge, model, counted(model, p.inputTokens, delivery.text), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    await settle(charge, model, counted(model, p.promptTokens, delivery.text), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     if (!isAbort(err)) {
       const code = err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error';
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
@@ -150,7 +144,7 @@ async function streamResponses(
         await sse.event('response.failed', {
           type: 'response.failed',
           sequence_number: ++sequence,
-          response: { ...response, status: 'failed', error: { code, message }, usage: counted(model, p.inputTokens, delivery.text) },
+          response: { ...response, status: 'failed', error: { code, message }, usage: counted(model, p.promptTokens, delivery.text) },
         });
       }
     }

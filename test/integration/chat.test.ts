@@ -339,6 +339,14 @@ describe('chat completions and the Responses interface through the openai SDK @i
         const tooMany = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], [field]: 5_000 }), OpenAI.BadRequestError, 'invalid_request');
         expect([tooMany.param, tooMany.message]).to.deep.equal([field, `400 ${field} must be at most 4096 for chat-fast`]);
       }
+      const outputTooLong = await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x', max_output_tokens: 5_000 }), OpenAI.BadRequestError, 'invalid_request');
+      expect(outputTooLong.param).to.equal('max_output_tokens');
+      // Beyond chat-fast's context window of 32,768 tokens (o200k_base counts " word" as one token), on both interfaces.
+      const longPrompt = 'word '.repeat(40_000);
+      const chatTooLong = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: longPrompt }] }), OpenAI.BadRequestError, 'context_length_exceeded');
+      expect([chatTooLong.param, chatTooLong.message]).to.deep.equal(['messages', '400 the prompt (messages) has about 40007 tokens; chat-fast accepts 32768']);
+      const inputTooLong = await expectError(() => client.responses.create({ model: 'chat-fast', input: longPrompt }), OpenAI.BadRequestError, 'context_length_exceeded');
+      expect([inputTooLong.param, inputTooLong.message]).to.deep.equal(['input', '400 the prompt (input) has about 40007 tokens; chat-fast accepts 32768']);
       const unknown = await expectError(() => client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), OpenAI.BadRequestError, 'model_not_found');
       expect(unknown.param).to.equal('model');
       await expectError(() => client.responses.create({ model: 'nope', input: 'x' }), OpenAI.BadRequestError, 'model_not_found');

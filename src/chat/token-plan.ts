@@ -1,0 +1,38 @@
+import type { ModelEntry } from '../billing/catalog';
+import { tokenCharge } from '../billing/money';
+import { ApiError } from '../http/errors';
+import { chatCapabilities, chatPricing } from './model-type';
+
+/** A chat-like request's token asks, each with the field it came in. */
+export interface TokenAsk {
+  /** The output limit the client set (`max_tokens`, `max_completion_tokens`, `max_output_tokens`), if any. */
+  readonly maxOutput: { readonly value: number; readonly param: string } | undefined;
+  /** The prompt's field (`messages`, `input`) and its count by the model's encoding, taken once the output limit passed. */
+  readonly prompt: { readonly param: string; readonly count: () => number };
+}
+
+/** The prompt's tokens, the output limit the model is asked for, and what the call may cost at most. */
+export interface TokenPlan {
+  readonly promptTokens: number;
+  readonly maxOutput: number;
+  readonly estimate: number;
+}
+
+/**
+ * What a chat-like call may cost at most, and the output limit the model is asked for: the rules
+ * chat completions and Responses share. An output limit above the model's is refused, naming the
+ * field it came in; a prompt beyond the model's context window is refused; without a limit the
+ * model's own is asked for and reserved.
+ */
+export function planTokens(model: ModelEntry, ask: TokenAsk): TokenPlan {
+  const caps = chatCapabilities(model);
+  if (ask.maxOutput && ask.maxOutput.value > caps.max_output_tokens) {
+    throw new ApiError(400, 'invalid_request', `${ask.maxOutput.param} must be at most ${caps.max_output_tokens} for ${model.id}`, { param: ask.maxOutput.param });
+  }
+  const promptTokens = ask.prompt.count();
+  if (promptTokens > caps.context_window) {
+    throw new ApiError(400, 'context_length_exceeded', `the prompt (${ask.prompt.param}) has about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: ask.prompt.param });
+  }
+  const maxOutput = ask.maxOutput?.value ?? caps.max_output_tokens;
+  return { promptTokens, maxOutput, estimate: tokenCharge(chatPricing(model), promptTokens, maxOutput) };
+}
