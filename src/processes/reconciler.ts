@@ -21,7 +21,7 @@ export class Reconciler {
     private readonly store: EventStore,
     private readonly accounts: AccountService,
     private readonly logger: Logger,
-    private readonly options: { intervalMs: number; orphanGraceMs: number; clock?: () => Date },
+    private readonly options: { intervalMs: number; orphanGraceMs: number; clock?: () => Date; /** Candidates read a query (500). */ pageSize?: number },
   ) {}
 
   start(): void {
@@ -59,26 +59,38 @@ export class Reconciler {
     }
   }
 
+  /**
+   * Every candidate, page by page in reservation id order (a cursor that is exact, where the times
+   * are microseconds that JavaScript dates round). A task reservation whose task exists is skipped
+   * here, in code, so one page can hold nothing but those: a pass that read one page (500 rows)
+   * left the dead reservations behind 500 live tasks open for as long as those ran. A pass costs a
+   * stream lookup per live task reservation older than the grace.
+   */
   private async releaseDead(): Promise<number> {
     const now = this.options.clock?.() ?? new Date();
     const orphanBefore = new Date(now.getTime() - this.options.orphanGraceMs);
-    const { rows } = await this.pool.query<{ reservation_id: string; account_id: string; purpose_kind: string; purpose_ref: string }>(
-      `SELECT reservation_id, account_id, purpose_kind, purpose_ref FROM rm.reservations
-       WHERE status = 'open' AND (
-         (purpose_kind = 'request' AND expires_at < $1) OR
-         (purpose_kind = 'task' AND reserved_at < $2))
-       ORDER BY reserved_at LIMIT 500`,
-      [now, orphanBefore],
-    );
+    const pageSize = this.options.pageSize ?? 500;
     let released = 0;
-    for (const row of rows) {
-      if (row.purpose_kind === 'task' && (await this.store.streamHead(row.purpose_ref)) !== null) continue;
-      const reason = row.purpose_kind === 'task' ? 'orphaned: the task was never recorded' : 'expired: the request never settled';
-      await this.accounts.release(row.account_id, row.reservation_id, reason, { actor: 'reconciler' });
-      this.logger.warn({ reservationId: row.reservation_id, accountId: row.account_id, reason }, 'released a dead reservation');
-      released++;
+    let after = '';
+    for (;;) {
+      const { rows } = await this.pool.query<{ reservation_id: string; account_id: string; purpose_kind: string; purpose_ref: string }>(
+        `SELECT reservation_id, account_id, purpose_kind, purpose_ref FROM rm.reservations
+         WHERE status = 'open' AND reservation_id > $3 AND (
+           (purpose_kind = 'request' AND expires_at < $1) OR
+           (purpose_kind = 'task' AND reserved_at < $2))
+         ORDER BY reservation_id LIMIT ${pageSize}`,
+        [now, orphanBefore, after],
+      );
+      for (const row of rows) {
+        if (row.purpose_kind === 'task' && (await this.store.streamHead(row.purpose_ref)) !== null) continue;
+        const reason = row.purpose_kind === 'task' ? 'orphaned: the task was never recorded' : 'expired: the request never settled';
+        await this.accounts.release(row.account_id, row.reservation_id, reason, { actor: 'reconciler' });
+        this.logger.warn({ reservationId: row.reservation_id, accountId: row.account_id, reason }, 'released a dead reservation');
+        released++;
+      }
+      if (rows.length < pageSize) return released;
+      after = rows[rows.length - 1]!.reservation_id;
     }
-    return released;
   }
 
   async stop(): Promise<void> {

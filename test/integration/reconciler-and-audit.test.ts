@@ -10,6 +10,8 @@ import { rebuildProjections } from '../../src/projections-runtime/rebuild';
 import type { EventStore, GlobalPosition } from '../../src/eventstore/port';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
+import { Reconciler } from '../../src/processes/reconciler';
+import { createLogger } from '../../src/log';
 
 const run = promisify(execFile);
 
@@ -217,3 +219,43 @@ describe('reconciler, audit and rebuild @integration', () => {
   });
 });
 
+
+describe('reconciler: dead reservations behind a page of live task reservations @integration', () => {
+  let gw: TestGateway;
+  const now = new Date();
+  before(async () => {
+    // The gateway's own pass never comes during the test: the reconciler the test makes is the only one running.
+    gw = await startTestGateway({ ORPHAN_RESERVATION_GRACE_MS: '60000', RECONCILE_INTERVAL_MS: '3600000' }, { clock: () => now });
+  });
+  after(async () => gw.close());
+
+  it('reads every page of candidates, so live tasks that fill a page hide no dead reservation', async () => {
+    const { accountId } = await gw.fundedAccount(10_000);
+    const purpose = (kind: 'task' | 'request', ref: string) => ({ kind, ref, description: 'test', actor: 'system', model: 'video', endpoint: 'test' });
+    // Three reservations of recorded tasks sort first (ids in that order): more than a page of two.
+    for (const n of [1, 2, 3]) {
+      await gw.store.append(`video-live-${n}`, [{ type: 'TestTaskSubmitted', data: {} }], { expectedVersion: 'no_stream' });
+      await gw.accounts.reserve({ accountId, amount: 100, purpose: purpose('task', `video-live-${n}`), ttlMs: 3_600_000, reservationId: `rsv_page_${n}` });
+    }
+    await gw.accounts.reserve({ accountId, amount: 400, purpose: purpose('task', 'video-never-recorded'), ttlMs: 3_600_000, reservationId: 'rsv_page_4' });
+    await gw.accounts.reserve({ accountId, amount: 250, purpose: purpose('request', 'req_dead'), ttlMs: 10_000, reservationId: 'rsv_page_5' });
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
+
+    const later = new Date(now.getTime() + 61_000);
+    const reconciler = new Reconciler(gw.pool, gw.store, gw.accounts, createLogger('silent'), { intervalMs: 3_600_000, orphanGraceMs: 60_000, clock: () => later, pageSize: 2 });
+    expect(await reconciler.runOnce()).to.equal(2);
+    expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
+    const { rows } = await gw.pool.query('SELECT reservation_id, status FROM rm.reservations WHERE account_id = $1 ORDER BY reservation_id', [accountId]);
+    expect(rows.map((r: { reservation_id: string; status: string }) => `${r.reservation_id} ${r.status}`)).to.deep.equal([
+      'rsv_page_1 open',
+      'rsv_page_2 open',
+      'rsv_page_3 open',
+      'rsv_page_4 released',
+      'rsv_page_5 released',
+    ]);
+    expect((await gw.accounts.get(accountId))!.balance).to.deep.equal({ available: 9_700, frozen: 300, currency: 'CNY' });
+    expect(await reconciler.runOnce(), 'a second pass finds nothing more').to.equal(0);
+    for (const n of [1, 2, 3]) await gw.accounts.release(accountId, `rsv_page_${n}`, 'test done');
+    await gw.expectAuditClean();
+  });
+});
