@@ -11,7 +11,9 @@ import { simTaskPhase, SimTaskStore, type SimTask } from './task-store';
  * by id; statuses queued, running, succeeded, failed; the result's video URL, last frame URL and
  * usage. Deterministic and driven by directives in the prompt text:
  * `[sim:fail]` the task fails, `[sim:delay=MS]` time until it finishes (default 150 ms),
- * `[sim:url-ttl=MS]` how long the native video URL stays valid (default a day). An image URL
+ * `[sim:url-ttl=MS]` how long the native video URL stays valid (default a day),
+ * `[sim:usage-duration=S]` and `[sim:usage-resolution=R]` what the finished task's usage reports
+ * instead of the video's own (providers report fractions of seconds, and their own spelling). An image URL
  * containing `sim-real-person` is refused as a real person's likeness, as providers do; an
  * `asset://` image must name an asset the provider issued (the asset simulator's ids, see
  * assets.ts), not a gateway's own id.
@@ -23,6 +25,9 @@ interface SimVideoTask extends SimTask {
   readonly draft: boolean;
   readonly lastFrame: boolean;
   readonly urlTtlMs: number;
+  /** The usage the finished task reports, when a directive overrides the video's own. */
+  readonly usageDuration: number | undefined;
+  readonly usageResolution: string | undefined;
 }
 
 interface CreateBody {
@@ -62,6 +67,8 @@ export function videoRoutes(): ExtraRoute[] {
           draft: b.draft === true,
           lastFrame: b.return_last_frame === true,
           urlTtlMs: Number(d.raw['url-ttl'] ?? 86_400_000),
+          usageDuration: typeof d.raw['usage-duration'] === 'string' ? Number(d.raw['usage-duration']) : undefined,
+          usageResolution: typeof d.raw['usage-resolution'] === 'string' ? d.raw['usage-resolution'] : undefined,
         }));
       },
     },
@@ -86,7 +93,7 @@ export function videoRoutes(): ExtraRoute[] {
             ...(task.lastFrame ? { last_frame_url: `${origin}/sim/files/video/${task.id}-last.png?expires=${expires}` } : {}),
           },
           video_url_expires_at: expires,
-          usage: { completion_tokens: task.duration * 4_000, total_tokens: task.duration * 4_000, duration: task.duration, resolution: task.resolution },
+          usage: { completion_tokens: task.duration * 4_000, total_tokens: task.duration * 4_000, duration: task.usageDuration ?? task.duration, resolution: task.usageResolution ?? task.resolution },
         });
       },
     },

@@ -17,6 +17,8 @@ export interface TaskState {
   readonly model: string;
   readonly request: Record<string, unknown>;
   readonly reservationId: string;
+  /** What the reservation froze at submission. */
+  readonly estimate: number;
   readonly callback: Callback | null;
   readonly upstreamId: string | null;
   /**
@@ -94,6 +96,7 @@ function initialState(): TaskState {
     model: '',
     request: {},
     reservationId: '',
+    estimate: 0,
     callback: null,
     upstreamId: null,
     upstreamStatus: null,
@@ -234,6 +237,7 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
         model: d.model,
         request: d.request,
         reservationId: d.reservationId,
+        estimate: d.estimate,
         callback: d.callback,
         createdAt: d.at,
       });
@@ -290,6 +294,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
   initialState,
   decide,
   evolve,
-  // 3: the state keeps the upstream's last status and progress; 4: and the pending stage's steps.
-  snapshotVersion: 4,
+  // 3: the state keeps the upstream's last status and progress; 4: and the pending stage's steps;
+  // 5: and the reservation's estimate.
+  snapshotVersion: 5,
 };

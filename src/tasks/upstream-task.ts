@@ -24,6 +24,17 @@ export function pricingModel(catalog: Catalog, task: Pick<TaskState, 'model' | '
   return model;
 }
 
+/**
+ * The whole seconds a provider's reported duration bills: rounded up, as providers bill started
+ * seconds; `fallback` (what the reservation froze) when the report is missing, not a positive
+ * number, or too large to count in whole units.
+ */
+export function billableSeconds(reported: unknown, fallback: number): number {
+  if (typeof reported !== 'number' || !(reported > 0)) return fallback;
+  const seconds = Math.ceil(reported);
+  return Number.isSafeInteger(seconds) ? seconds : fallback;
+}
+
 /** Delay before the next poll: `pollMs`, doubled per earlier poll (at most 2^6 times), capped at `capMs`. */
 export function pollBackoff(pollMs: number, capMs: number): (polls: number) => number {
   return (polls) => Math.min(pollMs * 2 ** Math.min(polls, 6), capMs);

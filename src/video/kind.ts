@@ -4,9 +4,9 @@ import type { Upstreams } from '../upstreams/registry';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
-import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
+import { billableSeconds, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
 import { videoCapabilities } from './model-type';
-import { assetIdOf, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
+import { assetIdOf, billedResolution, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
 interface UpstreamTask extends UpstreamTaskStatus {
   id: string;
@@ -150,7 +150,10 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
     settlement(task: VideoTask) {
       const model = pricingModel(deps.catalog, task);
       const usage = recordedUsage(task);
-      return { pricing: videoCharge(model, task.request, usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
+      // The provider's report as recorded (5.04 seconds, "720P"), read as what it bills.
+      const seconds = billableSeconds(usage.duration_seconds, task.request.billed_seconds);
+      const resolution = billedResolution(model, task.request, usage.resolution);
+      return { pricing: videoCharge(model, task.request, resolution, seconds), usage: { model: task.model, ...usage, duration_seconds: seconds, resolution } };
     },
 
     webhookFields(task: VideoTask, signer: UrlSigner) {

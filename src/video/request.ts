@@ -240,11 +240,26 @@ export function checkAssetRefs(content: readonly ContentItem[], assets: Readonly
   return upstreamIds;
 }
 
-/** Seconds × the per-second price at the resolution (the reference-video table when one is involved). */
-export function videoCharge(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video'>, resolution: string, seconds: number): Pricing {
+/** The per-second prices by resolution that bill a request (the reference-video table when one is involved). */
+function priceTable(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video'>): Readonly<Record<string, number>> {
   const pricing = videoPricing(model);
-  const table = (request.has_reference_video && pricing.per_second_with_reference_video) || pricing.per_second;
-  const price = table[resolution];
+  return (request.has_reference_video && pricing.per_second_with_reference_video) || pricing.per_second;
+}
+
+/** Seconds × the per-second price at the resolution. */
+export function videoCharge(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video'>, resolution: string, seconds: number): Pricing {
+  const price = priceTable(model, request)[resolution];
   if (price === undefined) throw new Error(`${model.id} has no price at ${resolution}`);
   return pricingOf(priceLine({ seconds }, { seconds: price }));
+}
+
+/**
+ * The resolution a finished video bills at: the one its provider reported, matched without regard
+ * to case ("720P"), else the one requested, which the reservation priced. A report the catalog has
+ * no price for would otherwise fail every try to bill.
+ */
+export function billedResolution(model: ModelEntry, request: Pick<NormalizedVideoRequest, 'has_reference_video' | 'resolution'>, reported: unknown): string {
+  if (typeof reported !== 'string') return request.resolution;
+  const priced = Object.keys(priceTable(model, request)).find((resolution) => resolution.toLowerCase() === reported.toLowerCase());
+  return priced ?? request.resolution;
 }

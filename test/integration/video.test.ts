@@ -73,6 +73,18 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(before.available - after.available).to.equal(4 * PER_SECOND_720);
   });
 
+  it('bills the usage a provider reports in its own form: a fraction of a second started, a resolution in capitals', async () => {
+    const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:usage-duration=4.04] [sim:usage-resolution=720P]' }], duration: 4 });
+    expect(res.status).to.equal(200);
+    const task = await billed(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    expect(task.usage).to.deep.include({ duration_seconds: 4.04, resolution: '720P' });
+    expect(task.billing).to.deep.include({ status: 'settled', amount: 5 * PER_SECOND_720, reserved: 4 * PER_SECOND_720 });
+    // A report no price reads at all bills the requested resolution and duration, which the reservation priced.
+    const odd = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:usage-duration=-1] [sim:usage-resolution=8K]' }], duration: 4 });
+    expect((await billed(odd.body.id)).billing).to.deep.include({ status: 'settled', amount: 4 * PER_SECOND_720 });
+  });
+
   async function withSecret(): Promise<string> {
     return (await gw.api(key, 'POST', '/v1/account/webhook-secret')).body.secret as string;
   }

@@ -3,7 +3,7 @@ import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec, OPEN_DATA, type TaskData } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
-import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import { billableSeconds, cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
 import { eraseCapabilities } from '../model-types';
@@ -74,7 +74,7 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
       if (unsucceeded) return unsucceeded;
       const videoUrl = t.result?.video_url;
       if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
-      const duration = typeof t.result?.duration === 'number' && Number.isFinite(t.result.duration) && t.result.duration > 0 ? Math.ceil(t.result.duration) : task.request.billed_seconds;
+      const duration = billableSeconds(t.result?.duration, task.request.billed_seconds);
       return {
         state: 'succeeded',
         result: t.result!,
