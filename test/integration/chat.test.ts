@@ -352,6 +352,12 @@ describe('chat completions and the Responses interface through the openai SDK @i
       await expectError(() => client.responses.create({ model: 'nope', input: 'x' }), OpenAI.BadRequestError, 'model_not_found');
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] }), OpenAI.InternalServerError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=400]' }] }), OpenAI.BadRequestError);
+      // The provider refusing the gateway's own key is not the client's 400 (nor its invalid_api_key), on both interfaces.
+      for (const status of [401, 403]) {
+        const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `x [sim:status=${status}]` }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
+        expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: the provider refused the gateway's credentials (HTTP ${status})`]);
+        await expectError(() => client.responses.create({ model: 'chat-fast', input: `x [sim:status=${status}]` }), OpenAI.InternalServerError, 'upstream_auth_failed');
+      }
     });
     expect(charge).to.equal(0);
     const bad = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], temperature: 3 });
