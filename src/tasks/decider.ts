@@ -1,3 +1,4 @@
+import type { ModelEntry } from '../billing/catalog';
 import { DomainError, type Decider } from '../domain/decider';
 import { withChanges } from '../domain/with-changes';
 import type { ArchivedArtifact, Artifact, Callback, TaskError, TaskEvent, WebhookAttemptData } from './events';
@@ -19,6 +20,8 @@ export interface TaskState {
   readonly reservationId: string;
   /** What the reservation froze at submission. */
   readonly estimate: number;
+  /** The model as the catalog had it at submission, which prices the task (null for tasks recorded before it was kept). */
+  readonly modelAtSubmission: ModelEntry | null;
   readonly callback: Callback | null;
   readonly upstreamId: string | null;
   /**
@@ -97,6 +100,7 @@ function initialState(): TaskState {
     request: {},
     reservationId: '',
     estimate: 0,
+    modelAtSubmission: null,
     callback: null,
     upstreamId: null,
     upstreamStatus: null,
@@ -238,6 +242,7 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
         request: d.request,
         reservationId: d.reservationId,
         estimate: d.estimate,
+        modelAtSubmission: d.modelAtSubmission ?? null,
         callback: d.callback,
         createdAt: d.at,
       });
@@ -295,6 +300,6 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
   decide,
   evolve,
   // 3: the state keeps the upstream's last status and progress; 4: and the pending stage's steps;
-  // 5: and the reservation's estimate.
+  // 5: and the reservation's estimate and the model as it was at submission.
   snapshotVersion: 5,
 };

@@ -1,4 +1,5 @@
 import type { AccountService } from '../accounts/service';
+import type { Catalog, ModelEntry } from '../billing/catalog';
 import { CommandHandler } from '../domain/command-handler';
 import { PostgresSnapshotStore } from '../eventstore/postgres/snapshots';
 import { DomainError } from '../domain/decider';
@@ -17,6 +18,8 @@ import type { EventStore } from '../eventstore/port';
 
 export interface TaskEngineDeps {
   readonly pool: Pool;
+  /** The catalog a task's model is recorded from at submission (see TaskSubmitted's modelAtSubmission). */
+  readonly catalog: Pick<Catalog, 'get'>;
   readonly store: EventStore;
   readonly accounts: Pick<AccountService, 'reserve'>;
   readonly progress: Pick<ConsumerProgress, 'waitFor' | 'waitForStream'>;
@@ -131,6 +134,7 @@ export class TaskEngine {
             request: input.kind.request.encode(input.request),
             reservationId,
             estimate: input.estimate,
+            ...modelAtSubmission(this.deps.catalog, input.model),
             callback: input.callback,
             idempotencyKey: idem?.key ?? null,
             ...(input.submitsInline ? { submitAt: new Date(this.deps.clock().getTime() + this.deps.settings.inlineSubmitGraceMs).toISOString() } : {}),
@@ -192,4 +196,10 @@ export class TaskEngine {
     await this.run(taskStream(kind, taskId), { type: 'RequestRedelivery', deliveryId, now: this.now() }, { requestId });
     return deliveryId;
   }
+}
+
+/** TaskSubmitted's record of the task's model as the catalog has it now; nothing for a model the catalog does not list. */
+function modelAtSubmission(catalog: Pick<Catalog, 'get'>, modelId: string): { modelAtSubmission?: ModelEntry } {
+  const model = catalog.get(modelId);
+  return model ? { modelAtSubmission: model } : {};
 }

@@ -1,3 +1,5 @@
+import type { ModelEntry } from '../billing/catalog';
+
 /**
  * The events of one asynchronous task's stream (`<kind>-<taskId>`): its submission, what the
  * upstream did, how it was billed, and every webhook delivery attempt. Shared by every task kind
@@ -43,6 +45,12 @@ export type TaskEvent =
         request: Record<string, unknown>;
         reservationId: string;
         estimate: number;
+        /**
+         * The model as the catalog had it at submission: it prices the task when it is billed, so a
+         * later price change or the model's removal does not change what was agreed. Absent from
+         * tasks recorded before it was kept, which are priced by the catalog at billing.
+         */
+        modelAtSubmission?: ModelEntry;
         callback: Callback | null;
         idempotencyKey: string | null;
         /** When the submit job is due, if later than `at` (the creator submits inline first; the job is the safety net). */

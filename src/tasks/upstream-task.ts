@@ -17,8 +17,13 @@ export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, mo
   return { model, channel: deps.upstreams.channel(model.channel) };
 }
 
-/** The model that prices a finished task (a model gone from the catalog cannot price it). */
-export function pricingModel(catalog: Catalog, task: Pick<TaskState, 'model' | 'taskId'>): ModelEntry {
+/**
+ * The model that prices a finished task: as the catalog had it at submission, what its owner
+ * agreed to; for a task recorded before that was kept, as the catalog has it now (a model gone
+ * from it then cannot price the task).
+ */
+export function pricingModel(catalog: Catalog, task: Pick<TaskState, 'model' | 'taskId' | 'modelAtSubmission'>): ModelEntry {
+  if (task.modelAtSubmission) return task.modelAtSubmission;
   const model = catalog.get(task.model);
   if (!model) throw new Error(`model ${task.model} left the catalog; cannot price task ${task.taskId}`);
   return model;

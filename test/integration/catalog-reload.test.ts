@@ -9,8 +9,10 @@ import { createLogger } from '../../src/log';
 import { channelsServedBy, Upstreams } from '../../src/upstreams/registry';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { startSimulator } from '../../simulator';
+import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { testTempDir } from '../support/temp-dirs';
+import { waitFor } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 /**
@@ -48,6 +50,7 @@ const ids = (body: { data: { id: string }[] }): string[] => body.data.map((m) =>
 
 describe('reloading the model catalog @integration', () => {
   let simulator: Simulator;
+  let simUrl: string;
   let catalogFile: string;
   let gw: TestGateway;
   let key: string;
@@ -56,13 +59,14 @@ describe('reloading the model catalog @integration', () => {
   before(async () => {
     // CHANNELS configures exactly the channels the shipped catalog names, all served by a
     // simulator this suite owns, so a channel outside that list is really not configured.
-    simulator = createSimulator();
-    const simUrl = await simulator.listen(0, '127.0.0.1');
+    simulator = createSimulator({ routes: allSimulatorRoutes() });
+    simUrl = await simulator.listen(0, '127.0.0.1');
     catalogFile = catalogCopy();
     gw = await startTestGateway({
       CATALOG_FILE: catalogFile,
       CHANNELS: JSON.stringify(channelsServedBy(simUrl, new Catalog(catalogFile, ALL_MODEL_TYPES), { timeoutMs: 10_000, maxConcurrency: 16 })),
       RATE_LIMIT_PER_MINUTE: '100000',
+      TASK_POLL_MS: '20',
     });
     ({ key } = await gw.fundedAccount(100_000_000));
     originalIds = ids((await gw.api(key, 'GET', '/v1/models')).body);
@@ -135,6 +139,27 @@ describe('reloading the model catalog @integration', () => {
     // The reservation was sized at this model's prices and its max_output_tokens (1000).
     expect(reservation.amount).to.equal(tokenCharge(RELOADED_PRICING, countMessageTokens(messages), 1000));
     expect(balanceBefore - (await gw.balance(key)).available).to.equal(expected);
+  });
+
+  it('bills a task at the prices in force when it was submitted, not at a reload\'s while it ran', async () => {
+    const videoModel = ORIGINAL.models.find((m) => m.id === 'video-ref-2.0')!;
+    const perSecond = (videoModel.pricing.per_second as Record<string, number>)['720p']!;
+    const created = await gw.api(key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a slow cat [sim:hold]' }], duration: 4 });
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    const doubled = { ...videoModel, pricing: { per_second: { '480p': 400_000, '720p': 2 * perSecond, '1080p': 1_800_000 } } };
+    writeCatalog(catalogFile, ORIGINAL.models.map((m) => (m.id === 'video-ref-2.0' ? doubled : m)));
+    try {
+      expect((await reload()).status).to.equal(200);
+      expect((await fetch(`${simUrl}/sim/videos/${created.body.upstream_id}/release`, { method: 'POST' })).status).to.equal(200);
+      const task = await waitFor('the video task billed', async () => {
+        const t = (await gw.api(key, 'GET', `/v1/videos/generations/${created.body.id}`)).body;
+        return t.billing.status !== 'reserved' ? t : null;
+      });
+      expect(task.billing).to.deep.include({ status: 'settled', amount: 4 * perSecond, reserved: 4 * perSecond });
+    } finally {
+      writeCatalog(catalogFile, ORIGINAL.models);
+      expect((await reload()).status).to.equal(200);
+    }
   });
 
   it('refuses a file that is not JSON, or breaks the schema, with 400 and keeps the catalog in force', async () => {
