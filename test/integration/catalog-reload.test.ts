@@ -162,6 +162,23 @@ describe('reloading the model catalog @integration', () => {
     }
   });
 
+  it('fails a running task whose model a reload took out at its next poll, releasing its reservation', async () => {
+    const created = await gw.api(key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat in limbo [sim:hold]' }], duration: 4 });
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    writeCatalog(catalogFile, ORIGINAL.models.filter((m) => m.id !== 'video-ref-2.0'));
+    try {
+      expect((await reload()).status).to.equal(200);
+      const task = await waitFor('the video task failed and billed', async () => {
+        const t = (await gw.api(key, 'GET', `/v1/videos/generations/${created.body.id}`)).body;
+        return t.billing.status !== 'reserved' ? t : null;
+      });
+      expect([task.status, task.error.code, task.billing.status]).to.deep.equal(['failed', 'model_not_found', 'released']);
+    } finally {
+      writeCatalog(catalogFile, ORIGINAL.models);
+      expect((await reload()).status).to.equal(200);
+    }
+  });
+
   it('refuses a file that is not JSON, or breaks the schema, with 400 and keeps the catalog in force', async () => {
     const inForce = await listedIds();
     expect(inForce).to.not.include('chat-broken');

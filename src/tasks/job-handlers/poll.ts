@@ -1,6 +1,7 @@
 import type { Job } from '../../jobs/queue';
 import { UpstreamError } from '../../upstreams/channel';
 import { isTerminal } from '../decider';
+import { TaskRejected } from '../kind';
 import { causedBy, done, failTransient, MAX_TRANSIENT_ATTEMPTS, streamOf, type TaskJobDeps, type TaskJobEngine, type TaskJobHandler } from './common';
 
 /** How many polls of a task's upstream came before this one (0 for the first). */
@@ -37,6 +38,12 @@ export function pollJob(engine: TaskJobEngine, deps: Pick<TaskJobDeps, 'logger' 
     try {
       outcome = await kind.poll(task);
     } catch (err) {
+      // A task its kind can no longer poll (its model left the catalog) fails for good, at once:
+      // retried, it failed the same way until the task timeout, hours later.
+      if (err instanceof TaskRejected) {
+        await engine.run(stream, { type: 'Fail', error: err.error, now: engine.now() }, causedBy(job));
+        return done;
+      }
       return failTransient(engine, job, err, 'upstream_unavailable');
     }
     if (outcome.state === 'pending') {
