@@ -192,6 +192,8 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       return finish(state, { type: 'TaskFailed', data: { error: command.error, at: command.now } }, command.now);
     case 'Cancel':
       if (terminal) throw new DomainError('task_finished', `task is already ${state.status}`);
+      // The provider did the work (and charged for it): only its files are still being archived.
+      if (state.upstreamSucceeded) throw new DomainError('task_finished', 'task is already done at the provider (its files are being archived)');
       return [{ type: 'TaskCancelled', data: { reason: command.reason, at: command.now } }];
     case 'RecordBilling':
       if (state.billed) return [];

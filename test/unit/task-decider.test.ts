@@ -131,6 +131,8 @@ describe('task decider', () => {
     it('cancels an unfinished task and refuses to cancel a finished one', () => {
       given(accepted()).when({ type: 'Cancel', reason: 'client', now }).then([{ type: 'TaskCancelled', data: { reason: 'client', at: now } }]);
       given([...accepted(), upstreamSucceeded, succeeded]).when({ type: 'Cancel', reason: 'client', now }).thenThrows('task_finished');
+      // Done at the provider, its files still being archived: finished as far as cancelling goes.
+      given([...accepted(), upstreamSucceeded]).when({ type: 'Cancel', reason: 'client', now }).thenThrows('task_finished');
     });
   });
 
