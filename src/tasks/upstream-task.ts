@@ -31,13 +31,13 @@ export function pricingModel(catalog: Catalog, task: Pick<TaskState, 'model' | '
 
 /**
  * The whole seconds a provider's reported duration bills: rounded up, as providers bill started
- * seconds; `fallback` (what the reservation froze) when the report is missing, not a positive
- * number, or too large to count in whole units.
+ * seconds, and never more than `max`, the longest the model takes (a report beyond it is the
+ * provider's error, not the client's to pay); `fallback` (what the reservation froze) when the
+ * report is missing or not a positive number.
  */
-export function billableSeconds(reported: unknown, fallback: number): number {
+export function billableSeconds(reported: unknown, fallback: number, max: number): number {
   if (typeof reported !== 'number' || !(reported > 0)) return fallback;
-  const seconds = Math.ceil(reported);
-  return Number.isSafeInteger(seconds) ? seconds : fallback;
+  return Math.min(Math.ceil(reported), max);
 }
 
 /** Delay before the next poll: `pollMs`, doubled per earlier poll (at most 2^6 times), capped at `capMs`. */

@@ -151,7 +151,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
       const model = pricingModel(deps.catalog, task);
       const usage = recordedUsage(task);
       // The provider's report as recorded (5.04 seconds, "720P"), read as what it bills.
-      const seconds = billableSeconds(usage.duration_seconds, task.request.billed_seconds);
+      const seconds = billableSeconds(usage.duration_seconds, task.request.billed_seconds, videoCapabilities(model).durations.max);
       const resolution = billedResolution(model, task.request, usage.resolution);
       return { pricing: videoCharge(model, task.request, resolution, seconds), usage: { model: task.model, ...usage, duration_seconds: seconds, resolution } };
     },

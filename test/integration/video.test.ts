@@ -73,7 +73,7 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(before.available - after.available).to.equal(4 * PER_SECOND_720);
   });
 
-  it('bills the usage a provider reports in its own form: a fraction of a second started, a resolution in capitals', async () => {
+  it('bills the usage a provider reports in its own form: a fraction of a second started, a resolution in capitals, no more than the model makes', async () => {
     const res = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:usage-duration=4.04] [sim:usage-resolution=720P]' }], duration: 4 });
     expect(res.status).to.equal(200);
     const task = await billed(res.body.id);
@@ -83,6 +83,9 @@ describe('video generation tasks and webhooks @integration', () => {
     // A report no price reads at all bills the requested resolution and duration, which the reservation priced.
     const odd = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:usage-duration=-1] [sim:usage-resolution=8K]' }], duration: 4 });
     expect((await billed(odd.body.id)).billing).to.deep.include({ status: 'settled', amount: 4 * PER_SECOND_720 });
+    // A report beyond the longest video the model makes (12 s) bills that longest, not the report.
+    const long = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:usage-duration=100000]' }], duration: 4 });
+    expect((await billed(long.body.id)).billing).to.deep.include({ status: 'settled', amount: 12 * PER_SECOND_720 });
   });
 
   async function withSecret(): Promise<string> {
