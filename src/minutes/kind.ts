@@ -3,7 +3,7 @@ import type { UrlSigner } from '../files/signed-urls';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
-import { isRefusal, pollBackoff, taskChannel } from '../tasks/upstream-task';
+import { isRefusal, pollBackoff, startedUnits, taskChannel } from '../tasks/upstream-task';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
@@ -85,7 +85,7 @@ interface AsrTask {
 function asrTranscript(t: AsrTask, language: string): Transcript {
   const r = t.result ?? {};
   return {
-    durationMs: r.duration_ms ?? t.duration_ms ?? 0,
+    durationMs: startedUnits(r.duration_ms ?? t.duration_ms) ?? 0,
     language: r.language ?? language,
     segments: (r.utterances ?? []).map(
       (u): Segment => ({
@@ -126,7 +126,7 @@ interface PartnerTask {
 function partnerTranscript(t: PartnerTask, language: string): Transcript {
   const tr = t.result?.transcription ?? {};
   return {
-    durationMs: t.duration_ms ?? 0,
+    durationMs: startedUnits(t.duration_ms) ?? 0,
     language: tr.language ?? language,
     segments: (tr.paragraphs ?? []).map(
       (p): Segment => ({

@@ -30,14 +30,21 @@ export function pricingModel(catalog: Catalog, task: Pick<TaskState, 'model' | '
 }
 
 /**
- * The whole seconds a provider's reported duration bills: rounded up, as providers bill started
- * seconds, and never more than `max`, the longest the model takes (a report beyond it is the
- * provider's error, not the client's to pay); `fallback` (what the reservation froze) when the
- * report is missing or not a positive number.
+ * A quantity a provider reported as the whole units it bills: rounded up, as providers bill
+ * started units (5.04 seconds are 6); null when it is missing or not a positive finite number.
+ */
+export function startedUnits(reported: unknown): number | null {
+  return typeof reported === 'number' && reported > 0 && Number.isFinite(reported) ? Math.ceil(reported) : null;
+}
+
+/**
+ * The seconds a provider's reported duration bills (startedUnits), never more than `max`, the
+ * longest the model takes (a report beyond it is the provider's error, not the client's to pay);
+ * `fallback`, what the reservation froze, when the report gives none.
  */
 export function billableSeconds(reported: unknown, fallback: number, max: number): number {
-  if (typeof reported !== 'number' || !(reported > 0)) return fallback;
-  return Math.min(Math.ceil(reported), max);
+  const seconds = startedUnits(reported);
+  return seconds === null ? fallback : Math.min(seconds, max);
 }
 
 /** Delay before the next poll: `pollMs`, doubled per earlier poll (at most 2^6 times), capped at `capMs`. */
