@@ -47,10 +47,21 @@ export function validator<T>(schema: JSONSchemaType<T> | Record<string, unknown>
   return (body: unknown): T => {
     const validate = compiled();
     if (validate(body)) return body;
-    const error = validate.errors![0]!;
+    const error = reportedError(validate.errors!);
     const param = fieldOf(error);
     throw new ApiError(400, 'invalid_request', describe(error, param), { param });
   };
+}
+
+/**
+ * The error a refusal reports: ajv's first, unless that is a type mismatch with one branch of an
+ * `anyOf` whose other branch took the value's type and failed on another rule, there or deeper
+ * (`input: []` of Responses is too short an array, not a value that "must be string").
+ */
+function reportedError(errors: readonly ErrorObject[]): ErrorObject {
+  const first = errors[0]!;
+  if (first.keyword !== 'type') return first;
+  return errors.find((e) => e.keyword !== 'type' && e.keyword !== 'anyOf' && e.instancePath.startsWith(first.instancePath)) ?? first;
 }
 
 function fieldOf(error: ErrorObject): string {
