@@ -21,8 +21,10 @@ export interface TokenPlan {
 /**
  * What a chat-like call may cost at most, and the output limit the model is asked for: the rules
  * chat completions and Responses share. An output limit above the model's is refused, naming the
- * field it came in; a prompt beyond the model's context window is refused; without a limit the
- * model's own is asked for and reserved.
+ * field it came in; a prompt that fills the model's context window is refused; without a limit
+ * the model's own is asked for and reserved, or the room the prompt leaves in the context window
+ * when that is less: a provider refuses a request whose prompt and output limit together exceed
+ * the window, which the client, having set no limit, did not ask for.
  */
 export function planTokens(model: ModelEntry, ask: TokenAsk): TokenPlan {
   const caps = chatCapabilities(model);
@@ -30,9 +32,9 @@ export function planTokens(model: ModelEntry, ask: TokenAsk): TokenPlan {
     throw new ApiError(400, 'invalid_request', `${ask.maxOutput.param} must be at most ${caps.max_output_tokens} for ${model.id}`, { param: ask.maxOutput.param });
   }
   const promptTokens = ask.prompt.count();
-  if (promptTokens > caps.context_window) {
+  if (promptTokens >= caps.context_window) {
     throw new ApiError(400, 'context_length_exceeded', `the prompt (${ask.prompt.param}) has about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: ask.prompt.param });
   }
-  const maxOutput = ask.maxOutput?.value ?? caps.max_output_tokens;
+  const maxOutput = ask.maxOutput?.value ?? Math.min(caps.max_output_tokens, caps.context_window - promptTokens);
   return { promptTokens, maxOutput, estimate: tokenCharge(chatPricing(model), promptTokens, maxOutput) };
 }

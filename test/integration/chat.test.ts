@@ -257,6 +257,17 @@ describe('chat completions and the Responses interface through the openai SDK @i
     expect(charge).to.equal(tokenCharge(PRO, countResponsesInputTokens(input), 9));
   });
 
+  it('asks the provider for no more output than the context window leaves after a long prompt, when the client set no limit', async () => {
+    // chat-fast: 4,096 output tokens at most, a window of 32,768; the gateway counts this input by o200k_base.
+    const input = `${'word '.repeat(30_000)}[sim:tokens=3]`;
+    const counted = countResponsesInputTokens(input, 'o200k_base');
+    expect(counted, 'leaves less room than the model\'s own limit').to.be.within(32_768 - 4_096 + 1, 32_767);
+    const near = await client.responses.create({ model: 'chat-fast', input });
+    expect(near.max_output_tokens, 'what the provider was asked for').to.equal(32_768 - counted);
+    const short = await client.responses.create({ model: 'chat-fast', input: 'hi [sim:tokens=3]' });
+    expect(short.max_output_tokens).to.equal(4_096);
+  });
+
   it('streams typed Responses events that the strict responses.stream() helper accepts', async () => {
     const input = [{ role: 'user' as const, content: 'Explain briefly [sim:tokens=12]' }];
     const { result, charge } = await charged(async () => {
