@@ -1,18 +1,16 @@
-import { UpstreamError } from '../upstreams/channel';
+import { isCredentialRefusal, UpstreamError } from '../upstreams/channel';
 import { ApiError } from './errors';
 
 /**
  * How a failed upstream call reaches the client: a provider's refusal of the request (4xx) is
  * passed through as a 400 with its message, its rate limit as a 429, and anything else (5xx, a
- * timeout, no answer) as a 502. A refusal of the gateway's own credentials (401, 403) is the
- * operator's to mend, not the client's: a 502 whose message is the gateway's, since a provider's
- * may quote part of the gateway's key, and whose code is not the client key's `invalid_api_key`.
+ * timeout, no answer) as a 502. A refusal of the gateway's own credentials (isCredentialRefusal)
+ * is the operator's to mend, not the client's: a 502 `upstream_auth_failed`, not the provider's
+ * code (`invalid_api_key` would tell the client its own key is wrong).
  */
 export function upstreamToApiError(err: UpstreamError): ApiError {
   if (err.status === 429) return new ApiError(429, 'upstream_rate_limited', `upstream: ${err.message}`, { headers: { 'retry-after': '1' } });
-  if (err.status === 401 || err.status === 403) {
-    return new ApiError(502, 'upstream_auth_failed', `upstream: the provider refused the gateway's credentials (HTTP ${err.status})`, { type: 'upstream_error' });
-  }
+  if (isCredentialRefusal(err)) return new ApiError(502, 'upstream_auth_failed', `upstream: ${err.message}`, { type: 'upstream_error' });
   if (err.status >= 400 && err.status < 500) return new ApiError(400, err.code ?? 'upstream_rejected', `upstream: ${err.message}`, { details: { upstream_status: err.status } });
   return new ApiError(502, err.code ?? 'upstream_error', `upstream: ${err.message}`, { type: 'upstream_error' });
 }

@@ -1,5 +1,5 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
-import { UpstreamError, type Channel } from '../upstreams/channel';
+import { isCredentialRefusal, UpstreamError, type Channel } from '../upstreams/channel';
 import type { Upstreams } from '../upstreams/registry';
 import type { TaskState } from './decider';
 import { TaskRejected, type UpstreamPoll } from './kind';
@@ -87,9 +87,13 @@ export async function cancelUpstreamTask(channel: Channel, taskPath: string): Pr
   }
 }
 
-/** A provider's refusal of a request (4xx other than 429): final, unlike anything else, which is transient. */
+/**
+ * A provider's refusal of a request (4xx other than 429): final, unlike anything else, which is
+ * transient. A refusal of the gateway's own credentials is not one: the task waits, retried, for
+ * the operator to mend the key.
+ */
 export function isRefusal(err: unknown): err is UpstreamError {
-  return err instanceof UpstreamError && err.status >= 400 && err.status < 500 && err.status !== 429;
+  return err instanceof UpstreamError && err.status >= 400 && err.status < 500 && err.status !== 429 && !isCredentialRefusal(err);
 }
 
 /**

@@ -28,6 +28,15 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * The provider refused the gateway's own credentials (401, 403): the operator's to mend, never a
+ * refusal of the client's request. Such an error carries the gateway's message, not the
+ * provider's, which may quote part of the gateway's key (errorFromBody).
+ */
+export function isCredentialRefusal(err: unknown): boolean {
+  return err instanceof UpstreamError && (err.status === 401 || err.status === 403);
+}
+
 /** How an upstream call ended, for metrics: by status class, or why there was no answer. */
 export type UpstreamOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'aborted';
 
@@ -94,7 +103,7 @@ export class Channel {
   async json<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
     const res = await this.send(method, path, body, signal, 'application/json', headers);
     const text = await readText(res.body, this.config.name);
-    if (res.status >= 400) throw errorFromBody(res.status, text);
+    if (res.status >= 400) throw errorFromBody(res.status, text, this.config.name);
     try {
       return JSON.parse(text) as T;
     } catch {
@@ -105,7 +114,7 @@ export class Channel {
   /** An event stream; the HTTP error status of a refused stream becomes an UpstreamError before any event. */
   async stream(path: string, body: unknown, signal?: AbortSignal): Promise<AsyncGenerator<SseEvent>> {
     const res = await this.send('POST', path, body, signal, 'text/event-stream');
-    if (res.status >= 400) throw errorFromBody(res.status, await readText(res.body, this.config.name));
+    if (res.status >= 400) throw errorFromBody(res.status, await readText(res.body, this.config.name), this.config.name);
     const name = this.config.name;
     return (async function* events() {
       try {
@@ -137,7 +146,10 @@ async function readText(body: UpstreamResponse['body'], channel: string): Promis
   }
 }
 
-function errorFromBody(status: number, text: string): UpstreamError {
+function errorFromBody(status: number, text: string, channel: string): UpstreamError {
+  if (status === 401 || status === 403) {
+    return new UpstreamError(status, `channel ${channel}: the provider refused the gateway's credentials (HTTP ${status})`, 'upstream_auth_failed');
+  }
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } | string };
     const error = parsed.error;

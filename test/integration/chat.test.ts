@@ -369,7 +369,7 @@ describe('chat completions and the Responses interface through the openai SDK @i
       // The provider refusing the gateway's own key is not the client's 400 (nor its invalid_api_key), on both interfaces.
       for (const status of [401, 403]) {
         const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `x [sim:status=${status}]` }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
-        expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: the provider refused the gateway's credentials (HTTP ${status})`]);
+        expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: channel default: the provider refused the gateway's credentials (HTTP ${status})`]);
         await expectError(() => client.responses.create({ model: 'chat-fast', input: `x [sim:status=${status}]` }), OpenAI.InternalServerError, 'upstream_auth_failed');
       }
     });

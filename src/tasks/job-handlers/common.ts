@@ -3,7 +3,7 @@ import type { FileStore } from '../../files/store';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { Job, JobOutcome } from '../../jobs/queue';
 import type { Logger } from '../../log';
-import { UpstreamError } from '../../upstreams/channel';
+import { isCredentialRefusal, UpstreamError } from '../../upstreams/channel';
 import type { WebhookSender } from '../../webhooks/deliver';
 import type { TaskEngine } from '../engine';
 
@@ -44,6 +44,6 @@ export function causedBy(job: Job): { causationId: string } {
  */
 export async function failTransient(engine: TaskJobEngine, job: Job, err: unknown, code: string): Promise<JobOutcome> {
   if (!(err instanceof UpstreamError) || job.attempts < MAX_TRANSIENT_ATTEMPTS) throw err;
-  await engine.run(streamOf(job), { type: 'Fail', error: { code, message: err.message }, now: engine.now() }, causedBy(job));
+  await engine.run(streamOf(job), { type: 'Fail', error: { code: isCredentialRefusal(err) ? 'upstream_auth_failed' : code, message: err.message }, now: engine.now() }, causedBy(job));
   return done;
 }
