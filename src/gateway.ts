@@ -161,7 +161,6 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const signer = new UrlSigner(persistentSecret(config.urlSigningSecret, config.dataDir, 'url-signing-secret', 'sig_'), () => config.publicBaseUrl ?? listening.url, clock);
   const tasks = new TaskEngine({
     pool,
-    catalog,
     store,
     accounts,
     progress,

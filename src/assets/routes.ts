@@ -77,7 +77,7 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
           name: body.name ?? existing?.name ?? null,
           upstream_group_id: existing?.upstream_group_id ?? null,
         };
-        return { model: model.id, request, estimate: verificationFee(model), callback: null };
+        return { model, request, estimate: verificationFee(model), callback: null };
       },
       complete: nothingOutside,
       // As fresh as the inline submission left it: with its verification_url once the provider took it.
@@ -117,7 +117,7 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
         const model = verificationModel(authOf(ctx));
         const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
         // Free: the verification fee covers a group's images.
-        return { model: model.id, request, estimate: 0, callback: null };
+        return { model, request, estimate: 0, callback: null };
       },
       complete: nothingOutside,
       answer: ({ row }) => tasks.kind(ASSET_KIND).render(row, deps.signer),

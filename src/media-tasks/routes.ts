@@ -82,7 +82,7 @@ export function mediaTaskRouter(deps: MediaTaskDeps): Router<GatewayState> {
       const model = resolveModel(deps.catalog, authOf(ctx), body.model, ['image']);
       const normalized = normalizeImageRequest(model, body, 'async');
       const request: ImageTaskRequest = { ...normalized, billing: imagePricing(model).billing };
-      return { model: model.id, request, estimate: imageEstimate(model, normalized), callback: null };
+      return { model, request, estimate: imageEstimate(model, normalized), callback: null };
     }),
   );
   statusRoutes('/v1/images/async', IMAGE_TASK_KIND, 'async image', false);
@@ -93,7 +93,7 @@ export function mediaTaskRouter(deps: MediaTaskDeps): Router<GatewayState> {
       const body = parsePodcastRequest(await readJson(ctx));
       const model = resolveModel(deps.catalog, authOf(ctx), body.model, ['podcast']);
       const request = normalizePodcastRequest(model, body);
-      return { model: model.id, request, estimate: podcastEstimate(model, request), callback: null };
+      return { model, request, estimate: podcastEstimate(model, request), callback: null };
     }),
   );
   statusRoutes('/v1/audio/podcasts', PODCAST_TASK_KIND, 'podcast', true);
@@ -103,7 +103,7 @@ export function mediaTaskRouter(deps: MediaTaskDeps): Router<GatewayState> {
       const body = parseEraseRequest(await readJson(ctx));
       const model = resolveModel(deps.catalog, authOf(ctx), eraseModelId(deps.catalog, body), ['subtitle_erase']);
       const request = normalizeEraseRequest(model, body, { allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
-      return { model: model.id, request, estimate: eraseCharge(model, request.billed_seconds).amount, callback: null };
+      return { model, request, estimate: eraseCharge(model, request.billed_seconds).amount, callback: null };
     }),
   );
   statusRoutes('/v1/videos/erase-subtitle', ERASE_TASK_KIND, 'subtitle erase', true);

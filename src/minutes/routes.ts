@@ -56,7 +56,7 @@ export function minutesRouter(deps: MinutesRouteDeps, probe: FileProbe): Router<
           throw new ApiError(400, 'file_too_large', `the file has ${fileBytes} bytes; ${model.id} accepts files under ${maxBytes} bytes`, { param: 'file_url' });
         }
         const request: NormalizedMinutesRequest = { ...normalized, file_bytes: fileBytes };
-        return { model: model.id, request, estimate: minutesEstimate(deps.catalog, request), callback: null };
+        return { model, request, estimate: minutesEstimate(deps.catalog, request), callback: null };
       },
       answer: ({ row, request }) => ({ id: row.task_id, request_id: request.request_id, model: row.model, status: 'processing', created_at: row.created_at.toISOString() }),
     }),
@@ -119,7 +119,7 @@ export function summariesRouter(deps: MinutesRouteDeps): Router<GatewayState> {
         const summary: FrozenSummary = { model: chat.id, input_per_million: pricing.input_per_million, output_per_million: pricing.output_per_million, ...limits };
         const plan = planSummaryParts(chat, transcript, partLimitsOf(summary, chat));
         const request: SummaryRequest = { request_id: ctx.state.requestId, task_id: row.task_id, summary };
-        return { model: chat.id, request, estimate: plan.parts.reduce((sum, part) => sum + part.estimate, 0), callback: null };
+        return { model: chat, request, estimate: plan.parts.reduce((sum, part) => sum + part.estimate, 0), callback: null };
       },
       complete: nothingOutside,
       answer: ({ row, request }) => ({

@@ -1,3 +1,4 @@
+import type { ModelEntry } from '../billing/catalog';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { upstreamToApiError } from '../http/upstream-errors';
@@ -51,7 +52,8 @@ export interface CreationPolicy {
 
 /** What a kind's checks settle: everything TaskEngine.create records. */
 export interface TaskDraft<Request> {
-  readonly model: string;
+  /** The catalog's entry the estimate was priced by: recorded with the task, it prices the task when billed. */
+  readonly model: ModelEntry;
   readonly request: Request;
   readonly estimate: number;
   readonly callback: Callback | null;

@@ -1,5 +1,5 @@
 import type { AccountService } from '../accounts/service';
-import type { Catalog, ModelEntry } from '../billing/catalog';
+import type { ModelEntry } from '../billing/catalog';
 import { CommandHandler } from '../domain/command-handler';
 import { PostgresSnapshotStore } from '../eventstore/postgres/snapshots';
 import { DomainError } from '../domain/decider';
@@ -18,8 +18,6 @@ import type { EventStore } from '../eventstore/port';
 
 export interface TaskEngineDeps {
   readonly pool: Pool;
-  /** The catalog a task's model is recorded from at submission (see TaskSubmitted's modelAtSubmission). */
-  readonly catalog: Pick<Catalog, 'get'>;
   readonly store: EventStore;
   readonly accounts: Pick<AccountService, 'reserve'>;
   readonly progress: Pick<ConsumerProgress, 'waitFor' | 'waitForStream'>;
@@ -43,7 +41,8 @@ export interface CreateTaskInput<Request> {
   /** Who asked (the API key id) and through which endpoint, for the ledger. */
   readonly actor: string;
   readonly endpoint: string;
-  readonly model: string;
+  /** The catalog's entry the estimate was priced by, recorded as the task's modelAtSubmission. */
+  readonly model: ModelEntry;
   readonly request: Request;
   readonly estimate: number;
   readonly callback: Callback | null;
@@ -119,7 +118,7 @@ export class TaskEngine {
     let result;
     try {
       const reservationId = await this.deps.accounts.reserve(
-        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint }, ttlMs: TASK_RESERVATION_TTL_MS },
+        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model.id, model: input.model.id, actor: input.actor, endpoint: input.endpoint }, ttlMs: TASK_RESERVATION_TTL_MS },
         metadata,
       );
       result = await this.run(
@@ -130,11 +129,11 @@ export class TaskEngine {
             taskId,
             kind: kind.kind,
             accountId: input.accountId,
-            model: input.model,
+            model: input.model.id,
             request: input.kind.request.encode(input.request),
             reservationId,
             estimate: input.estimate,
-            ...modelAtSubmission(this.deps.catalog, input.model),
+            modelAtSubmission: recordedModel(input.model),
             callback: input.callback,
             idempotencyKey: idem?.key ?? null,
             ...(input.submitsInline ? { submitAt: new Date(this.deps.clock().getTime() + this.deps.settings.inlineSubmitGraceMs).toISOString() } : {}),
@@ -198,8 +197,8 @@ export class TaskEngine {
   }
 }
 
-/** TaskSubmitted's record of the task's model as the catalog has it now; nothing for a model the catalog does not list. */
-function modelAtSubmission(catalog: Pick<Catalog, 'get'>, modelId: string): { modelAtSubmission?: ModelEntry } {
-  const model = catalog.get(modelId);
-  return model ? { modelAtSubmission: model } : {};
+/** A catalog entry as a task records it: what prices and bounds the task, without its description. */
+function recordedModel(model: ModelEntry): ModelEntry {
+  const { description: _description, ...recorded } = model;
+  return recorded;
 }

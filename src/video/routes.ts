@@ -64,14 +64,14 @@ export function videoRouter(deps: VideoRouteDeps): Router<GatewayState> {
       async complete({ body, model, request }, ctx) {
         const accountId = authOf(ctx).accountId;
         const estimate = videoCharge(model, request, request.resolution, request.billed_seconds).amount;
-        if (!body.callback_url) return { model: model.id, request, estimate, callback: null };
+        if (!body.callback_url) return { model, request, estimate, callback: null };
         const secret = await deps.accounts.webhookSecret(accountId);
         if (request.video_url_mode_explicit && !secret) {
           throw new ApiError(400, 'webhook_secret_required', 'a callback_url with an explicit video_url_mode needs the account webhook secret; create one first', { param: 'callback_url' });
         }
         const refused = await checkCallbackTarget(body.callback_url, deps.config.webhookAllowPrivateTargets);
         if (refused) throw new ApiError(400, 'invalid_callback_url', refused, { param: 'callback_url' });
-        return { model: model.id, request, estimate, callback: { url: body.callback_url, signed: secret !== null } };
+        return { model, request, estimate, callback: { url: body.callback_url, signed: secret !== null } };
       },
       // The queued task; upstream_id is null when the provider did not take it (see VIDEO_CREATION).
       answer: ({ row, upstreamId }) => ({ id: row.task_id, upstream_id: upstreamId, model: row.model, status: 'queued', created_at: row.created_at.toISOString() }),
