@@ -1,4 +1,4 @@
-import type { Catalog } from '../billing/catalog';
+import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { Upstreams } from '../upstreams/registry';
 import { objectCodec } from '../tasks/codec';
@@ -29,11 +29,12 @@ export interface VideoResult {
   readonly video_url_expires_at: number | null;
 }
 
-/** What a video task is billed by. */
+/** What a video task is billed by: the provider's report as it bills, and the report itself when that reads otherwise. */
 export interface VideoUsage {
   readonly duration_seconds: number;
   readonly resolution: string;
   readonly completion_tokens: number | null;
+  readonly reported?: { readonly duration?: unknown; readonly resolution?: unknown };
 }
 
 export const VIDEO_TASK: TaskKindCodec<NormalizedVideoRequest, VideoResult, VideoUsage> = {
@@ -83,6 +84,23 @@ type VideoRow = KindRow<NormalizedVideoRequest, VideoResult, VideoUsage>;
 
 /** Native provider URLs are used only while they stay valid at least this much longer. */
 const NATIVE_URL_MARGIN_MS = 5 * 60_000;
+
+/**
+ * A provider's usage report as it bills: whole seconds started, at most the model's longest video,
+ * at a resolution the model prices (billableSeconds, billedResolution); the report itself kept
+ * beside it when it reads otherwise (`reported`), so that the charge can be traced to it.
+ */
+function billedUsage(
+  model: ModelEntry,
+  request: NormalizedVideoRequest,
+  report: { readonly duration_seconds?: unknown; readonly resolution?: unknown; readonly completion_tokens: number | null; readonly reported?: VideoUsage['reported'] },
+): VideoUsage {
+  const duration_seconds = billableSeconds(report.duration_seconds, request.billed_seconds, videoCapabilities(model).durations.max);
+  const resolution = billedResolution(model, request, report.resolution);
+  const asReported = duration_seconds === report.duration_seconds && resolution === report.resolution;
+  const reported = report.reported ?? (asReported ? undefined : { duration: report.duration_seconds, resolution: report.resolution });
+  return { duration_seconds, resolution, completion_tokens: report.completion_tokens, ...(reported ? { reported } : {}) };
+}
 
 /**
  * Video generation on a content-generation task API (create, then poll by id). The gateway
@@ -138,7 +156,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
       return {
         state: 'succeeded',
         result: { content: t.content, video_url_expires_at: t.video_url_expires_at ?? null },
-        usage: { duration_seconds: t.usage?.duration ?? task.request.billed_seconds, resolution: t.usage?.resolution ?? task.request.resolution, completion_tokens: t.usage?.completion_tokens ?? null },
+        usage: billedUsage(pricingModel(deps.catalog, task), task.request, { duration_seconds: t.usage?.duration, resolution: t.usage?.resolution, completion_tokens: t.usage?.completion_tokens ?? null }),
         artifacts,
       };
     },
@@ -149,11 +167,9 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
 
     settlement(task: VideoTask) {
       const model = pricingModel(deps.catalog, task);
-      const usage = recordedUsage(task);
-      // The provider's report as recorded (5.04 seconds, "720P"), read as what it bills.
-      const seconds = billableSeconds(usage.duration_seconds, task.request.billed_seconds, videoCapabilities(model).durations.max);
-      const resolution = billedResolution(model, task.request, usage.resolution);
-      return { pricing: videoCharge(model, task.request, resolution, seconds), usage: { model: task.model, ...usage, duration_seconds: seconds, resolution } };
+      // Read again: a task recorded before its poll did so holds the provider's raw report (5.04 s, "720P").
+      const usage = billedUsage(model, task.request, recordedUsage(task));
+      return { pricing: videoCharge(model, task.request, usage.resolution, usage.duration_seconds), usage: { model: task.model, ...usage } };
     },
 
     webhookFields(task: VideoTask, signer: UrlSigner) {

@@ -78,7 +78,7 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(res.status).to.equal(200);
     const task = await billed(res.body.id);
     expect(task.status).to.equal('succeeded');
-    expect(task.usage).to.deep.include({ duration_seconds: 4.04, resolution: '720P' });
+    expect(task.usage).to.deep.include({ duration_seconds: 5, resolution: '720p', reported: { duration: 4.04, resolution: '720P' } });
     expect(task.billing).to.deep.include({ status: 'settled', amount: 5 * PER_SECOND_720, reserved: 4 * PER_SECOND_720 });
     // A report no price reads at all bills the requested resolution and duration, which the reservation priced.
     const odd = await create({ model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat surfing [sim:usage-duration=-1] [sim:usage-resolution=8K]' }], duration: 4 });

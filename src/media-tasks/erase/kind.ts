@@ -69,13 +69,12 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
     },
 
     async poll(task: EraseTask): Promise<UpstreamPoll<TaskData, EraseUsage>> {
-      const { model, channel } = taskChannel(deps, task.model);
-      const t = await channel.json<UpstreamErase>('GET', taskPath(task));
+      const t = await taskChannel(deps, task.model).channel.json<UpstreamErase>('GET', taskPath(task));
       const unsucceeded = unsucceededPoll(t);
       if (unsucceeded) return unsucceeded;
       const videoUrl = t.result?.video_url;
       if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
-      const duration = billableSeconds(t.result?.duration, task.request.billed_seconds, eraseCapabilities(model).max_duration_seconds);
+      const duration = billableSeconds(t.result?.duration, task.request.billed_seconds, eraseCapabilities(pricingModel(deps.catalog, task)).max_duration_seconds);
       return {
         state: 'succeeded',
         result: t.result!,
