@@ -69,7 +69,7 @@ export class Reconciler {
   private async releaseDead(): Promise<number> {
     const now = this.options.clock?.() ?? new Date();
     const orphanBefore = new Date(now.getTime() - this.options.orphanGraceMs);
-    const pageSize = this.options.pageSize ?? 500;
+    const pageSize = Math.max(1, this.options.pageSize ?? 500);
     let released = 0;
     let after = '';
     for (;;) {

@@ -60,7 +60,7 @@ describe('the bill job on a finished task its kind cannot price', () => {
     expect(released).to.deep.equal([]);
     expect(settled).to.have.length(1);
     expect(settled[0]!.pricing).to.deep.equal({ amount: 1_600_000, lines: [{ units: { estimate: 1 }, unit_prices: { estimate: 1_600_000 }, per: 1, amount: 1_600_000 }] });
-    expect(settled[0]!.usage).to.deep.equal({ model: 'video-gone', priced_by: 'estimate', pricing_error: 'model video-gone left the catalog; cannot price task vid_1' });
+    expect(settled[0]!.usage).to.deep.equal({ model: 'video-gone', priced_by: 'estimate' });
     expect(recorded).to.deep.equal([{ type: 'RecordBilling', outcome: 'settled', amount: 1_600_000, now }]);
   });
 

@@ -42,7 +42,8 @@ function chargeOf(kind: Pick<EngineKind, 'settlement' | 'failureSettlement'>, ta
     if (task.status === 'failed') return null;
     return {
       pricing: pricingOf(priceLine({ estimate: 1 }, { estimate: task.estimate })),
-      usage: { model: task.model, priced_by: 'estimate', pricing_error: (err as Error).message ?? String(err) },
+      // The reason stays in the log: the usage is the client's to read, and an error's text is not.
+      usage: { model: task.model, priced_by: 'estimate' },
     };
   }
 }
