@@ -54,15 +54,18 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   return body;
 }
 
-/** Whether `value` nests arrays and objects more than `limit` levels deep (iterative, as deep as JSON.parse went). */
+/**
+ * Whether `value` nests arrays and objects more than `limit` levels deep. It recurses at most
+ * `limit` + 1 calls deep, however deep JSON.parse went, and allocates nothing: it runs on every body.
+ */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const pending: { value: unknown; level: number }[] = [{ value, level: 1 }];
-  while (pending.length > 0) {
-    const { value: current, level } = pending.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    if (level > limit) return true;
-    for (const member of Array.isArray(current) ? current : Object.values(current)) pending.push({ value: member, level: level + 1 });
+  if (value === null || typeof value !== 'object') return false;
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (nestsDeeperThan(item, limit - 1)) return true;
+    return false;
   }
+  for (const key in value) if (nestsDeeperThan((value as Record<string, unknown>)[key], limit - 1)) return true;
   return false;
 }
 
