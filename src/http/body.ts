@@ -18,8 +18,8 @@ export interface JsonBodyOptions {
  * Levels of arrays and objects a JSON body may nest. JSON.parse accepts thousands more than
  * JSON.stringify can write back (it overflows its stack at about 5,000), and what a body holds is
  * written again, to a provider or into an event: a Responses input nested 6,000 deep failed on its
- * way to the provider, reported as an unreachable provider. No request of the API comes near this (a tool's JSON schema of ten
- * nested levels takes about 25).
+ * way to the provider, reported as an unreachable provider. No request of the API comes near
+ * this (a tool's JSON schema of ten nested levels takes about 25).
  */
 export const MAX_JSON_DEPTH = 100;
 
