@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { isDatabaseUnavailable } from '../db/unavailable';
 import { DomainError } from '../domain/decider';
 import { ReadModelBehindError } from '../projections-runtime/progress';
 
@@ -78,6 +79,23 @@ function headersFor(code: string, status: number): Record<string, string> {
   return {};
 }
 
+/**
+ * How long a client waits before it tries again while the database is unreachable: about the
+ * interval at which a load balancer polls /readyz, which says when this gateway serves again.
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The answer to any request that needed the database while it could not be reached: a failure
+ * of the service, not of the request, so 503 with Retry-After in the endpoint's own shape. The
+ * driver's text stays in the log (it names hosts and ports).
+ */
+export function databaseUnavailable(): ApiError {
+  return new ApiError(503, 'database_unavailable', 'the service cannot reach its database right now; retry after the time in Retry-After', {
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });
+}
+
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) {
@@ -89,6 +107,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ReadModelBehindError) {
     return new ApiError(503, 'read_model_behind', err.message, { headers: { 'retry-after': '1' } });
   }
+  if (isDatabaseUnavailable(err)) return databaseUnavailable();
   return null;
 }
 
@@ -102,6 +121,7 @@ const SHAPE_B_TYPES: Readonly<Record<number, string>> = {
   415: 'invalid_request_error',
   429: 'rate_limit_error',
   502: 'upstream_error',
+  503: 'service_unavailable',
 };
 
 export function renderError(ctx: Context, error: ApiError): void {
@@ -133,6 +153,7 @@ export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
   } catch (err) {
     const apiError = toApiError(err);
     if (apiError) {
+      if (apiError.code === 'database_unavailable') ctx.state.logger?.warn({ err }, 'database unreachable: answered 503');
       renderError(ctx, apiError);
       return;
     }
