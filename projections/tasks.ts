@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import type { Projection } from '../src/projections-runtime/consumer';
 import { defineProjection } from '../src/projections-runtime/define';
 import { TASK_EVENT_TYPES, taskIdOfStream, type TaskEvent } from '../src/tasks/events';
-import type { DeliveryView } from '../src/tasks/view-row';
+import { submittedRow, type DeliveryView } from '../src/tasks/view-row';
 
 /**
  * One row per asynchronous task of every kind, with its billing and its webhook delivery log;
@@ -49,11 +49,11 @@ export const tasksProjection: Projection = defineProjection<TaskEvent>()({
       tx.query(`UPDATE tasks SET ${assignments}, updated_at = $2, revision = $3 WHERE task_id = $1`, [taskId, at, event.revision, ...values]);
     switch (event.type) {
       case 'TaskSubmitted': {
-        const d = event.data;
+        const row = submittedRow(event.data);
         await tx.query(
           `INSERT INTO tasks (task_id, kind, account_id, model, status, request, reserved_amount, billing_status, callback, created_at, updated_at, revision)
-           VALUES ($1, $2, $3, $4, 'queued', $5, $6, 'reserved', $7, $8, $8, $9)`,
-          [taskId, d.kind, d.accountId, d.model, JSON.stringify(d.request), d.estimate, d.callback ? JSON.stringify(d.callback) : null, d.at, event.revision],
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
+          [taskId, row.kind, row.account_id, row.model, row.status, JSON.stringify(row.request), row.reserved_amount, row.billing_status, row.callback ? JSON.stringify(row.callback) : null, event.data.at, event.revision],
         );
         return;
       }

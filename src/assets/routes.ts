@@ -80,11 +80,8 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
         return { model, request, estimate: verificationFee(model), callback: null };
       },
       complete: nothingOutside,
-      // As fresh as the inline submission left it: with its verification_url once the provider took it.
-      async answer({ row }, ctx) {
-        const fresh = (await sessionRow(authOf(ctx).accountId, row.task_id)) ?? row;
-        return tasks.kind(SESSION_KIND).render(fresh, deps.signer);
-      },
+      // As the inline submission left it: with its verification_url once the provider took it.
+      answer: ({ row }) => tasks.kind(SESSION_KIND).render(row, deps.signer),
     }),
   );
 

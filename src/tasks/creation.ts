@@ -3,11 +3,11 @@ import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { upstreamToApiError } from '../http/upstream-errors';
 import { UpstreamError } from '../upstreams/channel';
-import type { TaskEngine } from './engine';
+import type { SubmitOutcome, TaskEngine } from './engine';
 import { taskStream, type Callback } from './events';
 import { idempotencyOf } from './idempotency';
 import { decodeRow, type TaskKindCodec } from './kind';
-import type { TaskRow } from './view-row';
+import { acceptedRow, failedRow, type TaskRow } from './view-row';
 
 /**
  * The one way a task is created, whatever its kind: check the request, take the rate limit,
@@ -85,7 +85,7 @@ export async function nothingOutside<Request>(draft: TaskDraft<Request>): Promis
 }
 
 export interface TaskCreationDeps {
-  readonly tasks: Pick<TaskEngine, 'create' | 'submitOnce' | 'run' | 'load' | 'now'>;
+  readonly tasks: Pick<TaskEngine, 'create' | 'submitOnce' | 'run' | 'now'>;
   readonly rateLimiter: { take(key: string, ownRate: number | null): void };
 }
 
@@ -111,30 +111,50 @@ export async function createTask<Checked, Request>(deps: TaskCreationDeps, ctx: 
     submitsInline: policy.submission === 'inline',
   });
   if (replayed) ctx.set('idempotent-replayed', 'true');
-  const upstreamId = !replayed && policy.submission === 'inline' ? await submitInline(deps, ctx, taskStream(kind.kind, row.task_id), policy) : row.upstream_id;
-  const answer = await creation.answer({ row, request: decodeRow(kind, row).request, replayed, upstreamId }, ctx);
+  const submitted = !replayed && policy.submission === 'inline' ? await submitInline(deps, ctx, kind.kind, row, policy) : row;
+  const answer = await creation.answer({ row: submitted, request: decodeRow(kind, submitted).request, replayed, upstreamId: submitted.upstream_id }, ctx);
   ctx.status = policy.status;
   ctx.body = answer;
 }
 
-/** Hands a new task to its provider inside the request; answers the provider's id (null if it did not take it). */
-async function submitInline(deps: TaskCreationDeps, ctx: GatewayContext, stream: string, policy: CreationPolicy): Promise<string | null> {
+/**
+ * Hands a new task to its provider inside the request; answers the task as that left it (with the
+ * provider's id once it took the task). The task is recorded by now, so whatever fails here
+ * besides the provider's own verdict (the database going away) answers the queued task: its
+ * client must learn its id, and the submit job carries on from the record.
+ */
+async function submitInline(deps: TaskCreationDeps, ctx: GatewayContext, kind: string, row: TaskRow, policy: CreationPolicy): Promise<TaskRow> {
+  const stream = taskStream(kind, row.task_id);
   const meta = { requestId: ctx.state.requestId };
-  let outcome;
+  let submitted: SubmitOutcome;
   try {
-    outcome = await deps.tasks.submitOnce(stream, meta);
+    submitted = await deps.tasks.submitOnce(stream, meta);
   } catch (err) {
-    if (!(err instanceof UpstreamError)) throw err;
-    if (policy.whenUnreachable === 'fail_and_answer_502') {
-      // Nothing is left pending: the task fails now and its reservation is released.
-      await deps.tasks.run(stream, { type: 'Fail', error: { code: 'upstream_unavailable', message: err.message }, now: deps.tasks.now() }, meta);
+    if (err instanceof UpstreamError && policy.whenUnreachable === 'fail_and_answer_502' && (await failedUnreachable(deps, ctx, stream, err))) {
       throw upstreamToApiError(err);
     }
-    ctx.state.logger.warn({ err, stream }, 'provider unreachable at creation; the submit job retries');
+    if (err instanceof UpstreamError) ctx.state.logger.warn({ err, stream }, 'provider unreachable at creation; the submit job retries');
+    else ctx.state.logger.error({ err, stream }, 'inline submission failed after the task was recorded; answering the queued task, the submit job retries');
+    return row;
   }
-  const task = await deps.tasks.load(stream);
-  if (outcome === 'rejected' && policy.whenRefused === 'answer_400') {
-    throw new ApiError(400, task.error?.code ?? 'upstream_rejected', task.error?.message ?? 'the provider refused the task', { param: policy.refusedParam });
+  if (submitted.outcome === 'rejected' && policy.whenRefused === 'answer_400') {
+    throw new ApiError(400, submitted.error.code, submitted.error.message, { param: policy.refusedParam });
   }
-  return task.upstreamId;
+  if (submitted.outcome === 'accepted' && submitted.accepted) return acceptedRow(row, submitted.accepted);
+  if (submitted.outcome === 'rejected' && submitted.failed) return failedRow(row, submitted.failed);
+  return row;
+}
+
+/**
+ * Nothing is left pending: the task fails now and its reservation is released. False when that
+ * cannot be recorded either: the task stays queued for the submit job, and its client gets it.
+ */
+async function failedUnreachable(deps: TaskCreationDeps, ctx: GatewayContext, stream: string, err: UpstreamError): Promise<boolean> {
+  try {
+    await deps.tasks.run(stream, { type: 'Fail', error: { code: 'upstream_unavailable', message: err.message }, now: deps.tasks.now() }, { requestId: ctx.state.requestId });
+    return true;
+  } catch (failErr) {
+    ctx.state.logger.error({ err: failErr, stream }, 'could not fail a task whose provider was unreachable at creation; answering the queued task, the submit job retries');
+    return false;
+  }
 }

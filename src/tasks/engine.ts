@@ -6,13 +6,13 @@ import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
 import { newId } from '../ids';
 import type { Logger } from '../log';
-import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
+import type { ConsumerProgress } from '../projections-runtime/progress';
 import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
-import { taskIdOfStream, taskStream, type Callback, type TaskEvent } from './events';
+import { taskIdOfStream, taskStream, type Callback, type TaskError, type TaskEvent } from './events';
 import { IdempotencyKeys, replayNotReadable } from './idempotency';
 import { decodeRow, engineKind, TaskRejected, type EngineKind, type KindRow, type TaskKind, type TaskKindCodec } from './kind';
 import { readTask, listTasks } from './read';
-import type { TaskRow } from './view-row';
+import { submittedRow, type TaskRow } from './view-row';
 import type { Pool } from 'pg';
 import type { EventStore } from '../eventstore/port';
 
@@ -55,6 +55,12 @@ export interface CreateTaskInput<Request> {
    */
   readonly submitsInline?: boolean;
 }
+
+/** What `submitOnce` did; `accepted` carries the acceptance it recorded (null when the task had it already). */
+export type SubmitOutcome =
+  | { readonly outcome: 'accepted'; readonly accepted: Extract<TaskEvent, { type: 'TaskUpstreamAccepted' }>['data'] | null }
+  | { readonly outcome: 'rejected'; readonly error: TaskError; readonly failed: Extract<TaskEvent, { type: 'TaskFailed' }>['data'] | null }
+  | { readonly outcome: 'skipped' };
 
 /** A task reservation lives as long as the task can: the task's own process closes it. */
 const TASK_RESERVATION_TTL_MS = 30 * 24 * 3_600_000;
@@ -146,10 +152,16 @@ export class TaskEngine {
       if (idem && claim?.kind === 'claimed') await this.idempotency.release(input.accountId, idem.key, claim.revision, stream);
       throw err;
     }
-    await this.deps.progress.waitFor(result.position!, TASK_VIEWS, this.deps.settings.projectionWaitMs);
-    const row = await this.read(kind.kind, taskId, input.accountId);
-    if (!row) throw new ReadModelBehindError(`task ${taskId}`);
-    return { row, replayed: false };
+    // Answered from what was recorded: once the task exists its client must learn its id, and a
+    // read of the view here could fail (the database going away) after the money was reserved.
+    const submitted = result.events.find((e) => e.type === 'TaskSubmitted');
+    if (submitted?.type !== 'TaskSubmitted') throw new Error(`task ${taskId}: the Submit command recorded no TaskSubmitted`);
+    // Read your writes (a list right after this answer shows the task), as far as the view keeps
+    // up: one that does not within the wait delays the answer, never fails it.
+    await this.deps.progress.waitFor(result.position!, TASK_VIEWS, this.deps.settings.projectionWaitMs).catch((err: unknown) => {
+      this.deps.logger.warn({ err, taskId }, 'task recorded; its view did not catch up before the answer');
+    });
+    return { row: submittedRow(submitted.data), replayed: false };
   }
 
   /**
@@ -158,17 +170,19 @@ export class TaskEngine {
    * Transient failures (UpstreamError) are thrown to the caller. Used by the submit job, and by
    * creators that answer with the upstream's verdict (see CreateTaskInput.submitsInline).
    */
-  async submitOnce(stream: string, metadata: EventMetadata): Promise<'accepted' | 'rejected' | 'skipped'> {
+  async submitOnce(stream: string, metadata: EventMetadata): Promise<SubmitOutcome> {
     const task = await this.load(stream);
-    if (isTerminal(task.status) || task.upstreamId) return 'skipped';
+    if (isTerminal(task.status) || task.upstreamId) return { outcome: 'skipped' };
     try {
       const { upstreamId, details } = await this.kind(task.kind).submit(task);
-      await this.run(stream, { type: 'AcceptUpstream', upstreamId, ...(details ? { details } : {}), now: this.now() }, metadata);
-      return 'accepted';
+      const accepted = await this.run(stream, { type: 'AcceptUpstream', upstreamId, ...(details ? { details } : {}), now: this.now() }, metadata);
+      const event = accepted.events.find((e) => e.type === 'TaskUpstreamAccepted');
+      return { outcome: 'accepted', accepted: event?.type === 'TaskUpstreamAccepted' ? event.data : null };
     } catch (err) {
       if (!(err instanceof TaskRejected)) throw err;
-      await this.run(stream, { type: 'Fail', error: err.error, now: this.now() }, metadata);
-      return 'rejected';
+      const failed = await this.run(stream, { type: 'Fail', error: err.error, now: this.now() }, metadata);
+      const event = failed.events.find((e) => e.type === 'TaskFailed');
+      return { outcome: 'rejected', error: err.error, failed: event?.type === 'TaskFailed' ? event.data : null };
     }
   }
 

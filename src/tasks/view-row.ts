@@ -1,4 +1,4 @@
-import type { ArchivedArtifact, Artifact, Callback, TaskError } from './events';
+import type { ArchivedArtifact, Artifact, Callback, TaskError, TaskEvent } from './events';
 
 /** One attempt of one webhook delivery, as the task record shows it. */
 export interface AttemptView {
@@ -49,4 +49,49 @@ export interface TaskRow {
   readonly created_at: Date;
   readonly updated_at: Date;
   readonly finished_at: Date | null;
+}
+
+type Submitted = Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'];
+type Accepted = Extract<TaskEvent, { type: 'TaskUpstreamAccepted' }>['data'];
+type Failed = Extract<TaskEvent, { type: 'TaskFailed' }>['data'];
+
+/** The row a task's first event makes: what projections/tasks.ts inserts, and what its creation answers from. */
+export function submittedRow(d: Submitted): TaskRow {
+  const at = new Date(d.at);
+  return {
+    task_id: d.taskId,
+    kind: d.kind,
+    account_id: d.accountId,
+    model: d.model,
+    status: 'queued',
+    request: d.request,
+    upstream_id: null,
+    upstream_status: null,
+    progress: null,
+    result: null,
+    usage: null,
+    artifacts: [],
+    archived: null,
+    archive_error: null,
+    error: null,
+    reserved_amount: String(d.estimate),
+    billing_status: 'reserved',
+    billed_amount: null,
+    callback: d.callback,
+    deliveries: [],
+    created_at: at,
+    updated_at: at,
+    finished_at: null,
+  };
+}
+
+/** `row` once its provider took the task: its id, and the acceptance's details as the first members of the result. */
+export function acceptedRow(row: TaskRow, d: Accepted): TaskRow {
+  return { ...row, upstream_id: d.upstreamId, result: d.details ? { ...row.result, ...d.details } : row.result, updated_at: new Date(d.at) };
+}
+
+/** `row` once its provider refused the task for good. */
+export function failedRow(row: TaskRow, d: Failed): TaskRow {
+  const at = new Date(d.at);
+  return { ...row, status: 'failed', error: d.error, updated_at: at, finished_at: at };
 }

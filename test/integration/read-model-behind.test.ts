@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { closedOutcomeOf, RECENT_GENERATION } from '../../src/domain/account/decider';
 import { accountStream } from '../../src/domain/account/events';
+import { SESSION_KIND } from '../../src/assets/session-kind';
+import { ERASE_TASK_KIND } from '../../src/media-tasks/erase/kind';
+import { IMAGE_TASK_KIND } from '../../src/media-tasks/images/kind';
+import { PODCAST_TASK_KIND } from '../../src/media-tasks/podcasts/kind';
 import { ReadModelBehindError } from '../../src/projections-runtime/progress';
+import { taskStream } from '../../src/tasks/events';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
@@ -137,5 +142,36 @@ describe('a refund while the ledger view still shows open a reservation settled 
     expect(lateClose).to.be.instanceOf(ReadModelBehindError);
     expect((lateClose as Error).message).to.equal(`the ledger of ${accountId} is still catching up, so nothing was written; retry shortly`);
     expect((await gw.store.readStream(accountStream(accountId))).length).to.equal(eventsBefore);
+  });
+});
+
+describe('a task creation while the tasks view has not caught up within PROJECTION_WAIT_MS @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ PROJECTION_WAIT_MS: '200', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', RATE_LIMIT_PER_MINUTE: '100000' });
+  });
+  after(async () => gw.close());
+
+  it('answers every kind of creation with its new task, from what it recorded, without reading the view back', async () => {
+    const { key } = await accountSeenBy(gw, 100_000_000);
+    const media = `${gw.simulator.url}/sim/media/behind.mp3?sim_duration_ms=60000`;
+    const creations: { kind: string; path: string; body: Record<string, unknown>; prefix: string }[] = [
+      { kind: 'video', path: '/v1/videos/generations', body: { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a view behind' }] }, prefix: 'vid_' },
+      { kind: 'minutes', path: '/v1/audio/minutes', body: { model: 'service-minutes', file_url: media }, prefix: 'mins_' },
+      { kind: IMAGE_TASK_KIND, path: '/v1/images/async', body: { model: 'image-5.0', prompt: 'a view behind' }, prefix: 'imt_' },
+      { kind: PODCAST_TASK_KIND, path: '/v1/audio/podcasts', body: { model: 'podcast-standard', text: 'a view behind' }, prefix: 'pod_' },
+      { kind: ERASE_TASK_KIND, path: '/v1/videos/erase-subtitle', body: { video_url: 'https://cdn.example.com/clips/behind.mp4' }, prefix: 'ers_' },
+      { kind: SESSION_KIND, path: '/v1/asset-groups/validate-session', body: { name: 'Behind' }, prefix: 'avs_' },
+    ];
+    // The tasks view stops folding (as if far behind): nothing a creation answers may come from it.
+    await gw.runners.get('tasks')!.stop();
+    for (const { kind, path, body, prefix } of creations) {
+      const res = await gw.api(key, 'POST', path, body);
+      expect(res.status, `${kind}: ${JSON.stringify(res.body)}`).to.equal(200);
+      const id = res.body.id as string;
+      expect(id.startsWith(prefix), `${kind}: ${id}`).to.equal(true);
+      const recorded = await gw.store.readStream(taskStream(kind, id));
+      expect(recorded[0]?.type, `${kind}: the task answered is the one recorded`).to.equal('TaskSubmitted');
+    }
   });
 });
