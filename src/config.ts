@@ -29,8 +29,15 @@ export interface Config {
   readonly reconcileIntervalMs: number;
   /** A task reservation whose task stream does not exist this long after reserving is released. */
   readonly orphanReservationGraceMs: number;
-  /** A reservation made for one synchronous request is released if still open after this long. */
+  /** A reservation made for one synchronous request expires this long after it was made. */
   readonly requestReservationTtlMs: number;
+  /**
+   * How long past its expiry a request's reservation stays open for a settlement journaled while
+   * the database was unreachable (src/billing/settlement-journal.ts); the reconciler releases it after.
+   */
+  readonly settlementJournalHorizonMs: number;
+  /** How often a process retries the settlements it journaled. */
+  readonly settlementJournalRetryMs: number;
   /** Fallback poll of the event log when no notification arrives. */
   readonly subscriptionPollMs: number;
   /**
@@ -138,6 +145,8 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 30_000, 10),
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
     requestReservationTtlMs: integer(env, 'REQUEST_RESERVATION_TTL_MS', 3_600_000, 1000),
+    settlementJournalHorizonMs: integer(env, 'SETTLEMENT_JOURNAL_HORIZON_MS', 3_600_000, 0),
+    settlementJournalRetryMs: integer(env, 'SETTLEMENT_JOURNAL_RETRY_MS', 1000, 10),
     subscriptionPollMs: integer(env, 'SUBSCRIPTION_POLL_MS', 1000, 10),
     subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 50, 0, 1000),
     channels: channels(env),

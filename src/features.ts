@@ -18,12 +18,12 @@ function pick<K extends keyof Services>(services: Services, ...names: K[]): Pick
 /** The capabilities `npm start` serves, in the order their routes are mounted, each wired to the services it uses. */
 export function defaultFeatures(): GatewayFeature[] {
   return [
-    { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'config', 'metrics')) },
+    { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'config', 'metrics')) },
     { build: (s) => videoFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'accounts', 'rateLimiter', 'signer', 'clock', 'config')) },
-    { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'signer', 'clock', 'store', 'progress', 'pool', 'config')) },
+    { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config')) },
     {
       build: (s) =>
-        mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config')),
+        mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config')),
     },
     { consumers: minutesConsumers, build: (s) => minutesFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'rateLimiter', 'logger', 'files', 'signer', 'config')) },
     { build: (s) => filesFeature(pick(s, 'pool', 'store', 'logger', 'progress', 'files', 'signer', 'clock', 'config')) },

@@ -31,6 +31,7 @@ import { RateLimiter } from './http/rate-limit';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
 import { createLogger, type Logger } from './log';
 import { Reconciler } from './processes/reconciler';
+import { SettlementJournal } from './billing/settlement-journal';
 import { GroupCommitter } from './projections-runtime/checkpoint-commit';
 import { READ_MODEL_SCHEMA, type Consumer } from './projections-runtime/consumer';
 import { LeaseHolder } from './projections-runtime/leases';
@@ -74,6 +75,8 @@ export interface Services {
   /** The asynchronous task engine; task kinds register with it. */
   readonly tasks: TaskEngine;
   readonly metrics: GatewayMetrics;
+  /** Settlements of synchronous requests, kept on disk while the database cannot take them. */
+  readonly settlements: SettlementJournal;
 }
 
 /** A feature as the root mounts it: its process managers (from settings alone) and how it is built from the services. */
@@ -173,21 +176,27 @@ async function buildServices(database: Database, config: Config, options: Gatewa
     },
   });
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
-  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics };
+  const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
+  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics, settlements };
   return { services, runners, accountCommands, keyCache, listening };
 }
 
 /** The background side: consumers, the reconciler, and the job worker with every job kind. */
 function startWorkers(services: Services, runners: ReadonlyMap<string, ConsumerRunner>, features: readonly Feature[]) {
-  const { config, logger, pool, store, accounts, clock, metrics, tasks, files, signer } = services;
+  const { config, logger, pool, store, accounts, clock, metrics, tasks, files, signer, settlements } = services;
   const leases = new LeaseHolder(pool, logger);
   for (const runner of runners.values()) runner.start(leases);
   const reconciler = new Reconciler(pool, store, accounts, logger, {
     intervalMs: config.reconcileIntervalMs,
     orphanGraceMs: config.orphanReservationGraceMs,
+    settlementHorizonMs: config.settlementJournalHorizonMs,
     clock,
   });
   reconciler.start();
+  void settlements.start().catch((err: unknown) => logger.error({ err }, 'could not read the settlement journal'));
+  metrics.gauge('gateway_settlement_journal_entries', 'Settlements this process journaled while the database was unreachable and has not settled yet.', [], async () => [
+    { labels: {}, value: settlements.size },
+  ]);
   const webhooks = new WebhookSender({
     timeoutMs: config.webhookTimeoutMs,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
@@ -318,6 +327,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await audits.stop();
       await webhooks.close();
       await reconciler.stop();
+      await services.settlements.stop();
       await Promise.all([...runners.values()].map((r) => r.stop()));
       await leases.close();
       await keyCacheFollower.close();

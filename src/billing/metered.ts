@@ -1,5 +1,6 @@
 import type { ModelEntry } from './catalog';
 import { RequestCharge } from './request-charge';
+import type { SettlementJournal } from './settlement-journal';
 import type { AuthenticatedKey, AccountService } from '../accounts/service';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
@@ -11,6 +12,8 @@ import { SseResponse } from '../http/sse';
 export interface MeteringDeps {
   readonly rateLimiter: Pick<RateLimiter, 'take'>;
   readonly accounts: AccountService;
+  /** Where a settlement goes, so that the database going away after delivery loses no charge. */
+  readonly settlements: Pick<SettlementJournal, 'settle'>;
   readonly config: Pick<Config, 'requestReservationTtlMs'>;
 }
 
@@ -36,6 +39,7 @@ export async function metered<T>(
   else deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
   const charge = await RequestCharge.reserve(
     deps.accounts,
+    deps.settlements,
     ctx.state,
     {
       accountId: auth.accountId,

@@ -2,6 +2,7 @@ import type { AccountService } from '../accounts/service';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import type { Pricing } from './money';
+import type { SettlementJournal } from './settlement-journal';
 
 export interface ReserveInput {
   accountId: string;
@@ -26,6 +27,9 @@ export interface ReserveInput {
  * rejects with that failure, there is nothing to close, and the request fails as it would have
  * before the call. So nothing may reach the client before `confirmed()`: a settlement waits for it
  * here, and the frame (`metered`) waits for it before an answer goes out.
+ *
+ * A settlement goes through the SettlementJournal: once the usage is known it is never lost to a
+ * database that went away, and the request goes on as settled.
  */
 export class RequestCharge {
   private closing: Promise<void> | null = null;
@@ -33,6 +37,7 @@ export class RequestCharge {
 
   private constructor(
     private readonly accounts: AccountService,
+    private readonly settlements: Pick<SettlementJournal, 'settle'>,
     /** The request's logger, read only when there is something to log (it is made on first use). */
     private readonly logs: { readonly logger: Logger },
     private readonly input: ReserveInput,
@@ -43,7 +48,13 @@ export class RequestCharge {
   ) {}
 
   /** `abort` is the request's: the frame aborts it when the client leaves, the charge when its reservation fails to commit. */
-  static reserve(accounts: AccountService, logs: { readonly logger: Logger }, input: ReserveInput, options: { early: boolean; abort: AbortController }): Promise<RequestCharge> {
+  static reserve(
+    accounts: AccountService,
+    settlements: Pick<SettlementJournal, 'settle'>,
+    logs: { readonly logger: Logger },
+    input: ReserveInput,
+    options: { early: boolean; abort: AbortController },
+  ): Promise<RequestCharge> {
     const purpose = { kind: 'request', ref: input.requestId, description: input.model, model: input.model, actor: input.actor, endpoint: input.endpoint } as const;
     const reservationId = newId('rsv');
     const { abort } = options;
@@ -54,7 +65,7 @@ export class RequestCharge {
       // Rejections are read through confirmed(), settle() and `failure`; this one must not count as unhandled.
       committed.catch(() => undefined);
       const handOut = (): void => {
-        charge ??= new RequestCharge(accounts, logs, input, reservationId, committed, abort.signal);
+        charge ??= new RequestCharge(accounts, settlements, logs, input, reservationId, committed, abort.signal);
         resolve(charge);
       };
       accounts
@@ -92,7 +103,8 @@ export class RequestCharge {
 
   /** Charges what `pricing` comes to, for `usage`, once the reservation is durable. Later settle or release calls are no-ops. */
   settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
-    this.closing ??= this.committed.then(() => this.accounts.settle(this.input.accountId, this.reservationId, pricing, usage, { requestId: this.input.requestId })).then(() => undefined);
+    const { accountId, requestId } = this.input;
+    this.closing ??= this.committed.then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId })).then(() => undefined);
     return this.closing;
   }
 

@@ -5,8 +5,9 @@ import type { Logger } from '../log';
 
 /**
  * Closes reservations whose owner died, so that no money stays frozen forever:
- * - a `request` reservation (one synchronous HTTP call) still open after its expiry: the process
- *   that made it crashed before settling; released.
+ * - a `request` reservation (one synchronous HTTP call) still open `settlementHorizonMs` after its
+ *   expiry: the process that made it crashed before settling, and kept no settlement for it in its
+ *   journal (src/billing/settlement-journal.ts), or kept one and stayed down that long; released.
  * - a `task` reservation whose task stream still does not exist after a grace period: the process
  *   crashed between reserving and recording the task; released. A task that exists owns its
  *   reservation and its process manager closes it.
@@ -21,7 +22,15 @@ export class Reconciler {
     private readonly store: EventStore,
     private readonly accounts: AccountService,
     private readonly logger: Logger,
-    private readonly options: { intervalMs: number; orphanGraceMs: number; clock?: () => Date; /** Candidates read a query (500). */ pageSize?: number },
+    private readonly options: {
+      intervalMs: number;
+      orphanGraceMs: number;
+      /** How long past its expiry a request's reservation waits for a journaled settlement (SETTLEMENT_JOURNAL_HORIZON_MS). */
+      settlementHorizonMs: number;
+      clock?: () => Date;
+      /** Candidates read a query (500). */
+      pageSize?: number;
+    },
   ) {}
 
   start(): void {
@@ -69,6 +78,7 @@ export class Reconciler {
   private async releaseDead(): Promise<number> {
     const now = this.options.clock?.() ?? new Date();
     const orphanBefore = new Date(now.getTime() - this.options.orphanGraceMs);
+    const expiredBefore = new Date(now.getTime() - this.options.settlementHorizonMs);
     const pageSize = Math.max(1, this.options.pageSize ?? 500);
     let released = 0;
     let after = '';
@@ -79,7 +89,7 @@ export class Reconciler {
            (purpose_kind = 'request' AND expires_at < $1) OR
            (purpose_kind = 'task' AND reserved_at < $2))
          ORDER BY reservation_id LIMIT ${pageSize}`,
-        [now, orphanBefore, after],
+        [expiredBefore, orphanBefore, after],
       );
       for (const row of rows) {
         if (row.purpose_kind === 'task' && (await this.store.streamHead(row.purpose_ref)) !== null) continue;

@@ -54,11 +54,15 @@ describe('reconciler, audit and rebuild @integration', () => {
     await gw.expectAuditClean();
   });
 
-  it('releases a request reservation that was never settled once it expires', async () => {
+  it('releases a request reservation that was never settled once it expired and the settlement journal\'s horizon passed', async () => {
     const { accountId } = await gw.fundedAccount(1000);
     await gw.accounts.reserve({ accountId, amount: 250, purpose: { kind: 'request', ref: 'req_dead', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' }, ttlMs: 10_000 });
     expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     now = new Date(now.getTime() + 11_000);
+    // Expired, but its process may hold its settlement in a journal (SETTLEMENT_JOURNAL_HORIZON_MS, an hour by default).
+    expect(await gw.reconciler.runOnce(), 'within the horizon nothing is released').to.equal(0);
+    expect((await gw.accounts.get(accountId))!.balance).to.deep.equal({ available: 750, frozen: 250, currency: 'CNY' });
+    now = new Date(now.getTime() + 3_600_000);
     expect(await gw.reconciler.runOnce()).to.equal(1);
     expect((await gw.accounts.get(accountId))!.balance).to.deep.equal({ available: 1000, frozen: 0, currency: 'CNY' });
     await gw.expectAuditClean();
@@ -242,7 +246,7 @@ describe('reconciler: dead reservations behind a page of live task reservations 
     expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
 
     const later = new Date(now.getTime() + 61_000);
-    const reconciler = new Reconciler(gw.pool, gw.store, gw.accounts, createLogger('silent'), { intervalMs: 3_600_000, orphanGraceMs: 60_000, clock: () => later, pageSize: 2 });
+    const reconciler = new Reconciler(gw.pool, gw.store, gw.accounts, createLogger('silent'), { intervalMs: 3_600_000, orphanGraceMs: 60_000, settlementHorizonMs: 0, clock: () => later, pageSize: 2 });
     expect(await reconciler.runOnce()).to.equal(2);
     expect(await gw.accounts.awaitLedger(accountId), 'the ledger views caught up').to.equal(true);
     const { rows } = await gw.pool.query('SELECT reservation_id, status FROM rm.reservations WHERE account_id = $1 ORDER BY reservation_id', [accountId]);
