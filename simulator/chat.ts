@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { parseDirectives, stripDirectives, type SimDirectives } from './directives';
+import { passGate } from './gates';
 import {
   HttpError,
   SseWriter,
@@ -70,10 +71,11 @@ function echoAnswer(prompt: string): string {
 }
 
 /**
- * Applies the directives that precede any answer: the delay, then a forced error, then a
+ * Applies the directives that precede any answer: a gate, the delay, then a forced error, then a
  * non-stream stall (which never answers). Returns false when the handler must not answer.
  */
 async function preamble(res: ServerResponse, directives: SimDirectives, stream: boolean): Promise<boolean> {
+  if (!(await passGate(directives.raw['gate'], res))) return false;
   if (directives.delayMs !== undefined && !(await waitUnlessGone(res, directives.delayMs))) return false;
   const status = directives.status ?? (directives.fail ? 500 : undefined);
   if (status !== undefined) {

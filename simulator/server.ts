@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatRoutes } from './chat';
+import { gateRoutes } from './gates';
 import type { BodyMode, ExtraRoute } from './route';
 import { DEFAULT_MAX_BODY_BYTES, HttpError, isGone, pathOf, readBody, readJsonBody, sendError, sendNotFound } from './http';
 
@@ -29,7 +30,7 @@ export interface Simulator {
 
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const router = new Router();
-  for (const route of chatRoutes()) router.add(route);
+  for (const route of [...chatRoutes(), ...gateRoutes()]) router.add(route);
   for (const route of options.routes ?? []) router.add(route);
 
   // Node's default 5 s keep-alive would race clients that reuse idle sockets a bit later

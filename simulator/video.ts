@@ -1,5 +1,6 @@
 import { SIM_ASSET_ID_PREFIX } from './assets';
 import { parseDirectives } from './directives';
+import { passGate } from './gates';
 import { originOf, sendBytes } from './files';
 import { HttpError, sendJson } from './http';
 import { mp4, png } from './media';
@@ -46,9 +47,11 @@ export function videoRoutes(): ExtraRoute[] {
     {
       method: 'POST',
       path: '/v1/contents/generations/tasks',
-      handler: ({ req, res, body }) => {
+      handler: async ({ req, res, body }) => {
         const b = (body ?? {}) as CreateBody;
         if (!b.model || !Array.isArray(b.content) || b.content.length === 0) throw new HttpError(400, 'model and content are required', 'invalid_request');
+        const gate = parseDirectives(b.content.find((c) => c.type === 'text')?.text ?? '').raw['gate'];
+        if (!(await passGate(gate, res))) return;
         if (tasks.replayed(req, res)) return;
         if (b.content.some((c) => c.image_url?.url?.includes('sim-real-person'))) {
           throw new HttpError(400, 'The request failed because the input image may contain real person.', 'InputImageSensitiveContentDetected.PrivacyInformation');
