@@ -5,6 +5,7 @@ import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
 import { loadConfig } from '../../src/config';
 import { defaultFeatures } from '../../src/features';
+import type { Database } from '../../src/db/database';
 import { startGateway, type GatewayFeature, type Gateway } from '../../src/gateway';
 import { createLogger } from '../../src/log';
 import { startSimulator, type RunningSimulator } from '../../simulator';
@@ -40,9 +41,15 @@ let counter = 0;
 /** A whole gateway on an ephemeral port, with its own database on the test server. */
 export async function startTestGateway(
   env: Record<string, string> = {},
-  options: { features?: readonly GatewayFeature[]; clock?: () => Date; reuseDatabaseOf?: TestGateway } = {},
+  options: {
+    features?: readonly GatewayFeature[];
+    clock?: () => Date;
+    reuseDatabaseOf?: TestGateway;
+    /** A database of the test's own (one reached through a TcpProxy), closed with the gateway. */
+    database?: Database;
+  } = {},
 ): Promise<TestGateway> {
-  const database = options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase(20, { withSchema: true });
+  const database = options.database ?? (options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase(20, { withSchema: true }));
   const ownDataDir = env.DATA_DIR ? null : testTempDir('gateway-test-data-');
   const config = loadConfig({
     PORT: '0',
@@ -150,5 +157,5 @@ function toHeaders(raw: IncomingHttpHeaders): Headers {
 }
 
 interface TestGatewayInternal extends TestGateway {
-  readonly database: Awaited<ReturnType<typeof createTestDatabase>>;
+  readonly database: Database;
 }
