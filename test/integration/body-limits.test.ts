@@ -33,6 +33,13 @@ describe('body limits and content types @integration', () => {
     ['/v1/agent/risk/chat/completions', 'risk', { messages: [{ role: 'user', content: big }] }],
   ];
 
+  /** Shape B has no code: its message tells the refusals apart. */
+  const MINUTES_MESSAGES: Record<string, RegExp> = {
+    payload_too_large: /exceeds \d+ bytes/,
+    unsupported_media_type: /application\/json/,
+    invalid_json: /^request body is not valid UTF-8/,
+  };
+
   function expectShape(res: { status: number; body: any }, shape: Shape, code: string): void {
     expect(res.status, JSON.stringify(res.body)).to.equal(400);
     if (shape === 'openai') expect(res.body.error).to.deep.include({ code, type: 'invalid_request_error' });
@@ -40,7 +47,7 @@ describe('body limits and content types @integration', () => {
     if (shape === 'minutes') {
       expect(res.body).to.have.keys('error', 'type');
       expect(res.body.type).to.equal('invalid_request_error');
-      expect(res.body.error).to.be.a('string').and.match(code === 'payload_too_large' ? /exceeds \d+ bytes/ : /application\/json/);
+      expect(res.body.error).to.be.a('string').and.match(MINUTES_MESSAGES[code]!);
     }
   }
 
@@ -51,6 +58,25 @@ describe('body limits and content types @integration', () => {
     });
     it(`${path}: a body that is not JSON is 400 unsupported_media_type`, async () => {
       expectShape(await gw.api(key, 'POST', path, 'model=x', { 'content-type': 'application/x-www-form-urlencoded' }), shape, 'unsupported_media_type');
+      expect(await gw.balance(key)).to.deep.include({ available: FUNDS, frozen: 0 });
+    });
+  }
+
+  // A byte that cannot follow C3; "/" written in two bytes (overlong); a UTF-16 surrogate written in UTF-8.
+  const NOT_UTF8 = [[0xc3, 0x28], [0xc0, 0xaf], [0xed, 0xa0, 0x80]];
+  /** The body with `big` replaced by text holding `bytes`. */
+  const withBytes = (body: Record<string, unknown>, bytes: number[]) => {
+    const [before, after] = JSON.stringify(body).split(big);
+    return Buffer.concat([Buffer.from(`${before}caf\u00e9 `), Buffer.from(bytes), Buffer.from(` ok${after}`)]);
+  };
+  const video: [string, Shape, Record<string, unknown>] = ['/v1/videos/generations', 'openai', { model: 'video-ref-2.0', content: [{ type: 'text', text: big }] }];
+  for (const [path, shape, body] of [...endpoints, video]) {
+    it(`${path}: a body that is not UTF-8 is 400 invalid_json naming the body, and reserves nothing`, async () => {
+      for (const bytes of NOT_UTF8) {
+        const res = await gw.api(key, 'POST', path, withBytes(body, bytes));
+        expectShape(res, shape, 'invalid_json');
+        if (shape !== 'minutes') expect(res.body.error.message).to.equal('request body is not valid UTF-8 (JSON text is UTF-8)');
+      }
       expect(await gw.balance(key)).to.deep.include({ available: FUNDS, frozen: 0 });
     });
   }
