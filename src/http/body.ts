@@ -59,6 +59,28 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   return body;
 }
 
+/** Bytes a route that takes no body reads of one: room for `{}` and some whitespace. */
+const NO_BODY_LIMIT = 64;
+/** What a route that takes no body accepts: nothing, or an empty JSON object (the dashboard, and many clients, send `{}` with every POST). */
+const NO_BODY = /^[ \t\r\n]*(\{[ \t\r\n]*\})?[ \t\r\n]*$/;
+
+/**
+ * For a route that takes no body: any body but nothing or `{}` is 400 `unexpected_body`. Such a
+ * body was ignored, whatever it asked for, and read to its end however large; now at most
+ * NO_BODY_LIMIT bytes of it are read.
+ */
+export async function refuseBody(ctx: Context): Promise<void> {
+  const { headers } = ctx.req;
+  if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return;
+  const unexpected = () => new ApiError(400, 'unexpected_body', 'this endpoint takes no request body (send none, or {})');
+  if (Number(headers['content-length']) > NO_BODY_LIMIT) {
+    // Answered without reading it: the connection closes rather than take in what is left.
+    ctx.set('connection', 'close');
+    throw unexpected();
+  }
+  if (!NO_BODY.test((await readBody(ctx, NO_BODY_LIMIT, unexpected)).toString('latin1'))) throw unexpected();
+}
+
 /**
  * Whether `value` nests arrays and objects more than `limit` levels deep. It recurses at most
  * `limit` + 1 calls deep, however deep JSON.parse went, and allocates nothing: it runs on every body.

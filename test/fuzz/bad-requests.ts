@@ -244,10 +244,13 @@ const multipartBodies: fc.Arbitrary<BodyCase> = fc.oneof(
   ),
 );
 
-/** A body-less endpoint still gets junk, which it must ignore or refuse cleanly. */
-const ignoredBodies: fc.Arbitrary<BodyCase> = fc.oneof(
-  fc.constant<BodyCase>({ text: null, mutation: 'no body', mustRefuse: false, contentType: null }),
-  badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `junk body ${show(value)}`, mustRefuse: false })),
+/** A body-less endpoint still gets junk, which it must refuse: it takes nothing, or `{}`. */
+const unwantedBodies: fc.Arbitrary<BodyCase> = fc.oneof(
+  fc.constantFrom<BodyCase>(
+    { text: null, mutation: 'no body', mustRefuse: false, contentType: null },
+    { text: '{}', mutation: 'an empty object', mustRefuse: false },
+  ),
+  badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `junk body ${show(value)}`, mustRefuse: writeJson(value) !== '{}' })),
 );
 
 /**
@@ -269,7 +272,7 @@ export interface FuzzCredentials {
 
 export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: FuzzCredentials): fc.Arbitrary<FuzzRequest> {
   const bodies =
-    target.body.kind === 'json' ? jsonBodies(target.body.base(env), target.body.limit) : target.body.kind === 'multipart' ? multipartBodies : ignoredBodies;
+    target.body.kind === 'json' ? jsonBodies(target.body.base(env), target.body.limit) : target.body.kind === 'multipart' ? multipartBodies : unwantedBodies;
   const odd = target.params ? fc.option(fc.constantFrom(...oddIds), { nil: null, freq: 8 }) : fc.constant(null);
   const restricted = fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))).chain((b) => (b ? fc.boolean() : fc.constant(false)));
   return fc.tuple(bodies, odd, restricted).map(([body, oddId, useRestricted]): FuzzRequest => {
@@ -288,7 +291,7 @@ export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: FuzzC
         ...(oddId === null ? [] : [`path id ${oddId.length > 40 ? `${oddId.slice(0, 20)}… (${oddId.length} chars)` : oddId}`]),
         ...(useRestricted && target.auth === 'key' ? ['the key allowed only chat-fast'] : []),
       ].join('; '),
-      mustRefuse: target.body.kind !== 'none' && body.mustRefuse,
+      mustRefuse: body.mustRefuse,
     };
   });
 }
