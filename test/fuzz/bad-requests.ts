@@ -161,23 +161,24 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
   const path = fc.constantFrom(...paths);
   const stringPaths = paths.filter((p) => typeof parentOf(base as Tree, p).parent[parentOf(base as Tree, p).key] === 'string');
   const clone = () => structuredClone(base) as Tree;
+  /** A copy of the body with `text` put into its string at `p`, `at` characters in (modulo the string's length). */
+  const inserted = (p: Path, at: number, text: string) => {
+    const body = clone();
+    const { parent, key } = parentOf(body, p);
+    const value = parent[key] as string;
+    const cut = at % (value.length + 1);
+    parent[key] = value.slice(0, cut) + text + value.slice(cut);
+    return { body, cut };
+  };
   // Poison goes into the body's strings; a body with none gets its poison from badValue below.
   const poisoned = stringPaths.length === 0 ? [] : [
     { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...POISON), fc.nat()).map(([p, poison, at]): BodyCase => {
-      const body = clone();
-      const { parent, key } = parentOf(body, p);
-      const value = parent[key] as string;
-      const cut = at % (value.length + 1);
-      parent[key] = value.slice(0, cut) + poison + value.slice(cut);
+      const { body, cut } = inserted(p, at, poison);
       return { text: writeJson(body), mutation: `insert ${JSON.stringify(poison)} into ${describePath(p)} at ${cut}`, mustRefuse: false };
     }) },
     // Inside a string such bytes were read as U+FFFD, and the request served and billed.
     { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...NOT_UTF8), fc.nat()).map(([p, bytes, at]): BodyCase => {
-      const body = clone();
-      const { parent, key } = parentOf(body, p);
-      const value = parent[key] as string;
-      const cut = at % (value.length + 1);
-      parent[key] = value.slice(0, cut) + BYTES_GO_HERE + value.slice(cut);
+      const { body, cut } = inserted(p, at, BYTES_GO_HERE);
       const [before, after] = writeJson(body).split(BYTES_GO_HERE);
       return {
         text: Buffer.concat([Buffer.from(before!), Buffer.from(bytes), Buffer.from(after!)]),
