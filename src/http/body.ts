@@ -65,9 +65,9 @@ const NO_BODY_LIMIT = 64;
 const NO_BODY = /^[ \t\r\n]*(\{[ \t\r\n]*\})?[ \t\r\n]*$/;
 
 /**
- * For a route that takes no body: any body but nothing or `{}` is 400 `unexpected_body`. Such a
- * body was ignored, whatever it asked for, and read to its end however large; now at most
- * NO_BODY_LIMIT bytes of it are read.
+ * For a route that takes no body: any body but nothing or `{}` is 400 `unexpected_body`, since
+ * ignoring it would do the route's work while its client believes its fields were read. Of such
+ * a body at most NO_BODY_LIMIT bytes are read, however large it is.
  */
 export async function refuseBody(ctx: Context): Promise<void> {
   const { headers } = ctx.req;
