@@ -1,16 +1,35 @@
 import { MINOR_UNITS_PER_CNY } from '../billing/money';
 
+/** Minor units written as yuan with six decimals: a number to a spreadsheet, like the integer cells. */
+export class YuanCell {
+  constructor(readonly minor: number) {}
+}
+
+/** What a CSV cell may hold: text, an integer, an amount in yuan, or nothing. */
+export type CsvCell = string | number | YuanCell | null;
+
 /**
  * CSV for spreadsheets: a header row, one line per record, UTF-8 with a byte-order mark (so that
  * spreadsheet programs read Chinese names correctly), CRLF line ends (RFC 4180).
  */
-export function toCsv(header: readonly string[], rows: readonly (readonly (string | number | null)[])[]): string {
+export function toCsv(header: readonly string[], rows: readonly (readonly CsvCell[])[]): string {
   return '\uFEFF' + [header, ...rows].map((row) => row.map(cell).join(',')).join('\r\n') + '\r\n';
 }
 
-function cell(value: string | number | null): string {
+/**
+ * Text that a spreadsheet would run as a formula: what begins with `=`, `+`, `-` or `@`, or with a
+ * tab or carriage return (which a spreadsheet may strip before it looks). Credit references,
+ * notes, refund reasons and client request ids are such text, and a finance reader opens these
+ * files in a spreadsheet: `=HYPERLINK(…)` or `-2-3` must stay the text it was.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+function cell(value: CsvCell): string {
   if (value === null) return '';
-  const text = String(value);
+  if (typeof value === 'number') return String(value);
+  if (value instanceof YuanCell) return yuan(value.minor);
+  // A leading apostrophe makes the spreadsheet read the rest as text (OWASP, CSV injection).
+  const text = FORMULA_START.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -17,7 +17,9 @@ export interface StoredFile {
  */
 export interface FileStore {
   put(key: string, body: AsyncIterable<Uint8Array> | Readable, options?: { maxBytes?: number }): Promise<StoredFile>;
+  /** The file's bytes; null when no file has the key (a key that names a directory names none). */
   open(key: string): Promise<Readable | null>;
+  /** The file's size; null when no file has the key, as for open. */
   stat(key: string): Promise<{ bytes: number } | null>;
   delete(key: string): Promise<void>;
 }
@@ -69,19 +71,27 @@ export class LocalFileStore implements FileStore {
     return { key, bytes, sha256: hash.digest('hex') };
   }
 
+  // A key names a file, never a directory: keys are nested paths, so every prefix of one is a
+  // directory here, and a read stream of a directory fails with EISDIR after its answer began.
   async open(key: string): Promise<Readable | null> {
     const file = this.pathOf(key);
+    let handle: fs.promises.FileHandle;
     try {
-      await fs.promises.access(file);
+      handle = await fs.promises.open(file, 'r');
     } catch {
       return null;
     }
-    return fs.createReadStream(file);
+    if (!(await handle.stat()).isFile()) {
+      await handle.close();
+      return null;
+    }
+    return handle.createReadStream();
   }
 
   async stat(key: string): Promise<{ bytes: number } | null> {
     try {
-      return { bytes: (await fs.promises.stat(this.pathOf(key))).size };
+      const stat = await fs.promises.stat(this.pathOf(key));
+      return stat.isFile() ? { bytes: stat.size } : null;
     } catch {
       return null;
     }

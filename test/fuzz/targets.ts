@@ -36,7 +36,7 @@ export const ERROR_STATUSES = {
   namedCreate: [400, 401, 402, 429, 502],
   /** README: POST /v1/summaries (shape B): validation, balance, unknown task, rate limit, provider. */
   summaries: [400, 401, 402, 404, 429, 502],
-  /** README: POST …/{taskId}/cancel and …/webhook/redeliver: unknown task 404, finished 409. */
+  /** README: POST …/{taskId}/cancel and …/webhook/redeliver: a body 400, unknown task 404, finished 409. */
   taskAction: [400, 401, 404, 409, 429],
   /** README, real-person assets: bad body 400, fee 402, unknown group 404, provider 502. */
   assetSession: [400, 401, 402, 404, 429, 502],
@@ -50,10 +50,10 @@ export const ERROR_STATUSES = {
   ownerKeys: [400, 401, 403, 404, 429],
   /** README, account settings: validation 400, rate 429. */
   accountSettings: [400, 401, 429],
-  /** Body-less actions (webhook secret rotation, catalog reload): only authentication can fail. */
-  bodiless: [401],
+  /** Body-less actions (webhook secret rotation, catalog reload): a body 400 `unexpected_body`, authentication. */
+  bodiless: [400, 401],
   /** POST /admin/v1/audit: body-less; 409 `audit_running` while an audit runs. */
-  audit: [401, 409],
+  audit: [400, 401, 409],
   /** docs/dashboard.md: sign-in with a bad body 400, a wrong secret 401, a locked-out address 429. */
   dashboardSession: [400, 401, 429],
 } as const satisfies Record<string, readonly number[]>;
@@ -71,7 +71,7 @@ export interface FuzzTarget {
   readonly auth: 'admin' | 'key';
   readonly statuses: readonly number[];
   readonly shape: ErrorShape;
-  /** `json` bodies are read with a byte limit; `multipart` is the upload; `none` ignores the body. */
+  /** `json` bodies are read with a byte limit; `multipart` is the upload; `none` takes nothing but `{}`. */
   readonly body: { kind: 'json'; limit: number; base: (env: FuzzEnv) => Record<string, unknown> } | { kind: 'multipart' } | { kind: 'none' };
   /** A value for each path parameter, from the live gateway. */
   readonly params?: (env: FuzzEnv) => Record<string, string>;

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -33,6 +34,13 @@ describe('body limits and content types @integration', () => {
     ['/v1/agent/risk/chat/completions', 'risk', { messages: [{ role: 'user', content: big }] }],
   ];
 
+  /** Shape B has no code: its message tells the refusals apart. */
+  const MINUTES_MESSAGES: Record<string, RegExp> = {
+    payload_too_large: /exceeds \d+ bytes/,
+    unsupported_media_type: /application\/json/,
+    invalid_json: /^request body is not valid UTF-8/,
+  };
+
   function expectShape(res: { status: number; body: any }, shape: Shape, code: string): void {
     expect(res.status, JSON.stringify(res.body)).to.equal(400);
     if (shape === 'openai') expect(res.body.error).to.deep.include({ code, type: 'invalid_request_error' });
@@ -40,7 +48,7 @@ describe('body limits and content types @integration', () => {
     if (shape === 'minutes') {
       expect(res.body).to.have.keys('error', 'type');
       expect(res.body.type).to.equal('invalid_request_error');
-      expect(res.body.error).to.be.a('string').and.match(code === 'payload_too_large' ? /exceeds \d+ bytes/ : /application\/json/);
+      expect(res.body.error).to.be.a('string').and.match(MINUTES_MESSAGES[code]!);
     }
   }
 
@@ -51,6 +59,25 @@ describe('body limits and content types @integration', () => {
     });
     it(`${path}: a body that is not JSON is 400 unsupported_media_type`, async () => {
       expectShape(await gw.api(key, 'POST', path, 'model=x', { 'content-type': 'application/x-www-form-urlencoded' }), shape, 'unsupported_media_type');
+      expect(await gw.balance(key)).to.deep.include({ available: FUNDS, frozen: 0 });
+    });
+  }
+
+  // A byte that cannot follow C3; "/" written in two bytes (overlong); a UTF-16 surrogate written in UTF-8.
+  const NOT_UTF8 = [[0xc3, 0x28], [0xc0, 0xaf], [0xed, 0xa0, 0x80]];
+  /** The body with `big` replaced by text holding `bytes`. */
+  const withBytes = (body: Record<string, unknown>, bytes: number[]) => {
+    const [before, after] = JSON.stringify(body).split(big);
+    return Buffer.concat([Buffer.from(`${before}caf\u00e9 `), Buffer.from(bytes), Buffer.from(` ok${after}`)]);
+  };
+  const video: [string, Shape, Record<string, unknown>] = ['/v1/videos/generations', 'openai', { model: 'video-ref-2.0', content: [{ type: 'text', text: big }] }];
+  for (const [path, shape, body] of [...endpoints, video]) {
+    it(`${path}: a body that is not UTF-8 is 400 invalid_json naming the body, and reserves nothing`, async () => {
+      for (const bytes of NOT_UTF8) {
+        const res = await gw.api(key, 'POST', path, withBytes(body, bytes));
+        expectShape(res, shape, 'invalid_json');
+        if (shape !== 'minutes') expect(res.body.error.message).to.equal('request body is not valid UTF-8 (JSON text is UTF-8)');
+      }
       expect(await gw.balance(key)).to.deep.include({ available: FUNDS, frozen: 0 });
     });
   }
@@ -82,6 +109,54 @@ describe('body limits and content types @integration', () => {
     expect(served.status, JSON.stringify(served.body)).to.equal(200);
     expect(served.body.status).to.equal('completed');
     await gw.expectAuditClean();
+  });
+
+  it('a route that takes no body refuses one with 400 unexpected_body and does nothing; none, or {}, it serves', async () => {
+    const { accountId, key: own } = await gw.fundedAccount(FUNDS);
+    const secretOf = async () => (await gw.api(own, 'GET', '/v1/account/webhook-secret')).body.secret as string | null;
+    const first = await gw.api(own, 'POST', '/v1/account/webhook-secret');
+    expect(first.status, JSON.stringify(first.body)).to.equal(201);
+    for (const body of ['{"secret":"whsec_mine"}', '[]', 'null', 'secret=whsec_mine', 'x'.repeat(10_000)]) {
+      const res = await gw.api(own, 'POST', '/v1/account/webhook-secret', body);
+      expect([res.status, res.body.error?.code], body.slice(0, 30)).to.deep.equal([400, 'unexpected_body']);
+      expect(res.body.error.message).to.equal('this endpoint takes no request body (send none, or {})');
+    }
+    expect(await secretOf(), 'not rotated').to.equal(first.body.secret);
+    for (const body of ['{}', ' { }\r\n', '']) {
+      const res = await gw.api(own, 'POST', '/v1/account/webhook-secret', body);
+      expect(res.status, JSON.stringify(body)).to.equal(201);
+      expect(await secretOf()).to.equal(res.body.secret);
+    }
+
+    const spare = await gw.api(own, 'POST', '/v1/account/keys', { name: 'spare' });
+    const revoke = await gw.api(own, 'DELETE', `/v1/account/keys/${spare.body.id}`, { reason: 'leaked' });
+    expect([revoke.status, revoke.body.error?.code]).to.deep.equal([400, 'unexpected_body']);
+    expect((await gw.api(spare.body.key, 'GET', '/v1/account')).status, 'the key still works').to.equal(200);
+    const reload = await gw.admin('POST', '/admin/v1/catalog/reload', { path: '/etc/passwd' });
+    expect([reload.status, reload.body.error?.code]).to.deep.equal([400, 'unexpected_body']);
+    expect((await gw.admin('POST', `/admin/v1/accounts/${accountId}/webhook-secret`, { secret: 'whsec_mine' })).status).to.equal(400);
+    expect(await gw.balance(own)).to.deep.include({ available: FUNDS, frozen: 0 });
+  });
+
+  it('a route that takes no body answers a declared 10 MB body at once, without reading it, and closes the connection', async () => {
+    const { key: own } = await gw.fundedAccount(FUNDS);
+    const { port } = new URL(gw.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    try {
+      const answer = new Promise<string>((resolve, reject) => {
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1'))).on('end', () => resolve(received)).on('error', reject);
+      });
+      // The headers and 1 KB of the 10 MB declared: the answer cannot wait for the rest.
+      socket.write(`POST /v1/account/webhook-secret HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${own}\r\ncontent-type: application/json\r\ncontent-length: ${10 * 1024 * 1024}\r\n\r\n${'x'.repeat(1024)}`);
+      const text = await answer;
+      expect(text).to.match(/^HTTP\/1\.1 400 /);
+      expect(text.toLowerCase()).to.include('connection: close');
+      expect(text).to.include('"code":"unexpected_body"');
+    } finally {
+      socket.destroy();
+    }
+    expect((await gw.api(own, 'GET', '/v1/account/webhook-secret')).body.secret, 'not rotated').to.equal(null);
   });
 
   it('the openai SDK sees an oversized chat request as a BadRequestError with code payload_too_large', async () => {

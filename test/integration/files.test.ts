@@ -186,4 +186,20 @@ describe('files: POST /v1/files and the owner\'s reads @integration', () => {
     expect(json.status).to.equal(415);
     expect(uploadsOnDisk()).to.deep.equal(before);
   });
+
+  it('answers a signed link whose key names a directory 404 file_not_found, as it answers a missing file', async () => {
+    // Every prefix of a stored key is a directory of the store: its link began an answer and then
+    // reset the connection with EISDIR.
+    await gw.files.put('probe/dir/file.bin', (async function* () {
+      yield Buffer.from('x');
+    })());
+    for (const key of ['probe', 'probe/dir']) {
+      for (const method of ['GET', 'HEAD']) {
+        const res = await fetch(gw.signer.url(key, 60_000).url, { method });
+        expect(res.status, `${method} ${key}`).to.equal(404);
+        if (method === 'GET') expect(((await res.json()) as any).error.code).to.equal('file_not_found');
+      }
+    }
+    expect((await fetch(gw.signer.url('probe/dir/file.bin', 60_000).url)).status).to.equal(200);
+  });
 });

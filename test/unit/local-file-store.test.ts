@@ -47,6 +47,15 @@ describe('local file store', () => {
     expect(filesUnder('up')).to.deep.equal([]);
   });
 
+  it('has no file under a key that names a directory (the prefix of another key)', async () => {
+    await store.put('a/b/c.bin', Readable.from([Buffer.from('x')]));
+    for (const key of ['a', 'a/b']) {
+      expect(await store.stat(key), key).to.equal(null);
+      expect(await store.open(key), key).to.equal(null);
+    }
+    expect(await store.stat('a/b/c.bin')).to.deep.equal({ bytes: 1 });
+  });
+
   it('refuses keys that could leave its root', async () => {
     for (const key of ['../x', 'a/../../x', '/etc/passwd', '.hidden']) {
       expect((await rejection(store.put(key, Readable.from([Buffer.from('x')])))).message).to.match(/^unsafe file key/);

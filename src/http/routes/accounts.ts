@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { timeRange } from '../time-range';
 import { isMonthLabel, isTimeZone } from '../../accounts/calendar';
-import { toCsv, yuan } from '../../accounts/csv';
+import { toCsv, YuanCell, type CsvCell } from '../../accounts/csv';
 import type { UsageGroup } from '../../accounts/reports';
 import type { AccountService, KeyActor, KeyView, LedgerEntryView } from '../../accounts/service';
 import type { KeySettings } from '../../domain/account/events';
@@ -369,7 +369,7 @@ async function ledgerResponse(accounts: AccountService, accountId: string, ctx: 
       after = page.entries[page.entries.length - 1]!.sequence;
     }
     const rows = entries.map((e) => [
-      e.sequence, e.created_at, e.type, e.amount, yuan(e.amount), e.available_after, yuan(e.available_after), e.frozen_after,
+      e.sequence, e.created_at, e.type, e.amount, new YuanCell(e.amount), e.available_after, new YuanCell(e.available_after), e.frozen_after,
       e.key_id, e.actor, e.model, e.endpoint, e.request_id, e.task_id, e.reservation_id, e.reference, pricingText(e, 'units'), pricingText(e, 'unit_prices'), e.description,
     ]);
     return sendCsv(ctx, `ledger-${accountId}.csv`, toCsv(LEDGER_CSV_HEADER, rows));
@@ -409,12 +409,12 @@ async function statementResponse(accounts: AccountService, accountId: string, mo
   }
   // The opening balance, every entry with the balance after it, and the closing balance.
   let balance = statement.opening_balance;
-  const rows: (string | number | null)[][] = [[month, statement.starts_at, 'opening_balance', null, null, null, null, null, null, null, null, null, balance, yuan(balance), null]];
+  const rows: CsvCell[][] = [[month, statement.starts_at, 'opening_balance', null, null, null, null, null, null, null, null, null, balance, new YuanCell(balance), null]];
   for (const l of lines) {
     balance += l.type === 'charge' ? -l.amount : l.amount;
-    rows.push([month, l.at, l.type, l.model, l.key_id, l.endpoint, l.request_id, l.task_id, l.reservation_id, l.amount, yuan(l.amount), l.overrun, balance, yuan(balance), l.note]);
+    rows.push([month, l.at, l.type, l.model, l.key_id, l.endpoint, l.request_id, l.task_id, l.reservation_id, l.amount, new YuanCell(l.amount), l.overrun, balance, new YuanCell(balance), l.note]);
   }
-  rows.push([month, statement.ends_at, 'closing_balance', null, null, null, null, null, null, null, null, null, statement.closing_balance, yuan(statement.closing_balance), null]);
+  rows.push([month, statement.ends_at, 'closing_balance', null, null, null, null, null, null, null, null, null, statement.closing_balance, new YuanCell(statement.closing_balance), null]);
   sendCsv(ctx, `statement-${accountId}-${month}.csv`, toCsv(STATEMENT_CSV_HEADER, rows));
 }
 
