@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { AccountService } from '../accounts/service';
 import type { GatewayContext } from '../http/context';
+import { triedSecret } from '../http/credential-lockout';
 import { ApiError } from '../http/errors';
 import { admitKey } from '../http/middleware';
 import type { Credential } from '../http/routing';
@@ -55,6 +56,8 @@ export async function admitSession(ctx: GatewayContext, deps: SessionCheckDeps, 
 export function sessionCredential(kind: SessionKind, deps: SessionCheckDeps): Credential {
   return {
     refusal: noSession,
+    // The cookie's secret is random, and no API key: failures count by address only.
+    tried: () => triedSecret(null, false),
     async check(ctx) {
       await admitSession(ctx, deps, kind);
     },
