@@ -29,6 +29,8 @@ export interface Config {
   readonly reconcileIntervalMs: number;
   /** A task reservation whose task stream does not exist this long after reserving is released. */
   readonly orphanReservationGraceMs: number;
+  /** How long a task creation holds its Idempotency-Key before another request may take it over (a holder that crashed). */
+  readonly idempotencyLeaseMs: number;
   /** A reservation made for one synchronous request is released if still open after this long. */
   readonly requestReservationTtlMs: number;
   /** Fallback poll of the event log when no notification arrives. */
@@ -137,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 5000, 0),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 30_000, 10),
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
+    idempotencyLeaseMs: integer(env, 'IDEMPOTENCY_LEASE_MS', 10_000, 1000, 600_000),
     requestReservationTtlMs: integer(env, 'REQUEST_RESERVATION_TTL_MS', 3_600_000, 1000),
     subscriptionPollMs: integer(env, 'SUBSCRIPTION_POLL_MS', 1000, 10),
     subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 50, 0, 1000),
