@@ -1,7 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { AccountService } from '../accounts/service';
 import type { GatewayContext } from '../http/context';
-import { triedSecret } from '../http/credential-lockout';
 import { ApiError } from '../http/errors';
 import { admitKey } from '../http/middleware';
 import type { Credential } from '../http/routing';
@@ -57,7 +56,8 @@ export function sessionCredential(kind: SessionKind, deps: SessionCheckDeps): Cr
   return {
     refusal: noSession,
     // The cookie's secret is random, and no API key: failures count by address only.
-    tried: () => triedSecret(null, false),
+    guessable: false,
+    presented: () => null,
     async check(ctx) {
       await admitSession(ctx, deps, kind);
     },

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { hashApiKey, looksLikeApiKey } from '../accounts/api-keys';
 import { readJson } from '../http/body';
 import type { GatewayContext, GatewayState } from '../http/context';
-import { tooManyFailures, triedSecret, type CredentialLockout } from '../http/credential-lockout';
+import { tooManyFailures, type CredentialLockout } from '../http/credential-lockout';
 import { ApiError } from '../http/errors';
 import { admitKey, adminTokenMatcher } from '../http/middleware';
 import { validator } from '../http/validation';
@@ -53,7 +53,7 @@ export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: Crede
     const metadata = { requestId: ctx.state.requestId, via: 'dashboard' };
     const isKey = looksLikeApiKey(secret);
     // Checked under the lockout like a Bearer credential: a key-shaped secret as a key, anything else as the admin token.
-    await deps.lockout.admit(ctx.ip, triedSecret(secret, !isKey), tooManyFailures, async () => {
+    await deps.lockout.admit(ctx.ip, { guessable: !isKey, presented: () => secret }, tooManyFailures, async () => {
       if (isKey) admitKey(ctx, await deps.accounts.authenticate(secret), deps.now);
       else if (!isAdminToken(secret)) throw new ApiError(401, 'invalid_credentials', 'not an API key of an account, nor the admin token');
     });

@@ -25,17 +25,12 @@ export interface LockoutSettings {
   readonly maxAddresses: number;
 }
 
-/** What a request presented, for counting it if it fails. */
-export interface TriedCredential {
-  /** The display prefix of the API key tried (`tr-` and six characters), if it is shaped like one. */
-  readonly keyPrefix: string | null;
-  /** Whether it tried the admin token, a secret that may be guessable. */
+/** What a request tries, as the lockout counts it. */
+export interface Attempt {
+  /** Whether it tries the admin token, a secret that may be guessable. */
   readonly guessable: boolean;
-}
-
-/** A presented secret as the lockout counts it: `guessable` when it stands for the admin token. */
-export function triedSecret(secret: string | null, guessable: boolean): TriedCredential {
-  return { keyPrefix: secret !== null && looksLikeApiKey(secret) ? displayPrefix(secret) : null, guessable };
+  /** The secret it presented, read only when it fails: one shaped like an API key counts by its display prefix (`tr-` and six characters). */
+  presented(): string | null;
 }
 
 /** The answer to a locked-out client's failure where the endpoint lists 429. */
@@ -64,8 +59,8 @@ export class CredentialLockout {
    * `address`. A refusal is counted, and becomes `lockedOut(seconds)` while the address or the key
    * prefix is locked; a success is never counted and never waits for the lockout.
    */
-  async admit<T>(address: string, tried: TriedCredential, lockedOut: (retryAfterSeconds: number) => ApiError, check: () => Promise<T>): Promise<T> {
-    if (tried.guessable) {
+  async admit<T>(address: string, attempt: Attempt, lockedOut: (retryAfterSeconds: number) => ApiError, check: () => Promise<T>): Promise<T> {
+    if (attempt.guessable) {
       const wait = this.retryAfterSeconds([guessingSource(address)]);
       if (wait !== null) throw lockedOut(wait);
     }
@@ -74,8 +69,9 @@ export class CredentialLockout {
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) throw err;
       const sources = [`address:${address}`];
-      if (tried.keyPrefix !== null) sources.push(`key:${tried.keyPrefix}`);
-      if (tried.guessable) sources.push(guessingSource(address));
+      const secret = attempt.presented();
+      if (secret !== null && looksLikeApiKey(secret)) sources.push(`key:${displayPrefix(secret)}`);
+      if (attempt.guessable) sources.push(guessingSource(address));
       // Locked by earlier failures: the one that reaches the limit is still answered as it was.
       const wait = this.retryAfterSeconds(sources);
       for (const source of sources) this.recordFailure(source);

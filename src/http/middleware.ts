@@ -5,7 +5,6 @@ import { looksLikeApiKey } from '../accounts/api-keys';
 import type { Logger } from '../log';
 import { RequestState, type GatewayContext } from './context';
 import { ApiError } from './errors';
-import { triedSecret } from './credential-lockout';
 import type { Credential } from './routing';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -61,7 +60,8 @@ export function admitKey(ctx: GatewayContext, auth: AuthenticatedKey | null, now
 export function apiKeyAuth(accounts: AccountService, now: () => number = Date.now): Credential {
   return {
     refusal: invalidKey,
-    tried: (ctx) => triedSecret(bearer(ctx), false),
+    guessable: false,
+    presented: bearer,
     async check(ctx) {
       const key = bearer(ctx);
       admitKey(ctx, key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null, now);
@@ -85,7 +85,8 @@ export function adminAuth(adminToken: string): Credential {
   const refusal = () => new ApiError(401, 'invalid_admin_token', 'invalid or missing admin token');
   return {
     refusal,
-    tried: () => triedSecret(null, true),
+    guessable: true,
+    presented: bearer,
     async check(ctx) {
       const token = bearer(ctx);
       if (!token || !matches(token)) throw refusal();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CredentialLockout, tooManyFailures, triedSecret, type TriedCredential } from '../../src/http/credential-lockout';
+import { CredentialLockout, tooManyFailures, type Attempt } from '../../src/http/credential-lockout';
 import { ApiError } from '../../src/http/errors';
 
 describe('CredentialLockout', () => {
@@ -8,12 +8,12 @@ describe('CredentialLockout', () => {
   const otherKey = 'tr-' + 'B'.repeat(43);
   const sameKeyPrefixGuess = 'tr-' + 'A'.repeat(6) + 'Z'.repeat(37);
   const badKey = (i: number) => 'tr-' + String(i).padStart(6, '0') + 'x'.repeat(37);
-  const key = (secret: string | null) => triedSecret(secret, false);
-  const admin: TriedCredential = triedSecret(null, true);
+  const key = (secret: string | null): Attempt => ({ guessable: false, presented: () => secret });
+  const admin: Attempt = { guessable: true, presented: () => 'an-admin-token-guess' };
 
   /** One request under the lockout: 'served', or the status and Retry-After it was refused with; counts how often the credential was checked. */
   const checks = { count: 0 };
-  async function attempt(lockout: CredentialLockout, address: string, tried: TriedCredential, valid: boolean) {
+  async function attempt(lockout: CredentialLockout, address: string, tried: Attempt, valid: boolean) {
     try {
       await lockout.admit(address, tried, tooManyFailures, async () => {
         checks.count++;
