@@ -29,6 +29,8 @@ export interface Config {
   readonly reconcileIntervalMs: number;
   /** A task reservation whose task stream does not exist this long after reserving is released. */
   readonly orphanReservationGraceMs: number;
+  /** How long a task creation holds its Idempotency-Key before another request may take it over (a holder that crashed). */
+  readonly idempotencyLeaseMs: number;
   /** A reservation made for one synchronous request expires this long after it was made. */
   readonly requestReservationTtlMs: number;
   /**
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 5000, 0),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 30_000, 10),
     orphanReservationGraceMs: integer(env, 'ORPHAN_RESERVATION_GRACE_MS', 60_000, 0),
+    idempotencyLeaseMs: integer(env, 'IDEMPOTENCY_LEASE_MS', 10_000, 1000, 600_000),
     requestReservationTtlMs: integer(env, 'REQUEST_RESERVATION_TTL_MS', 3_600_000, 1000),
     settlementJournalHorizonMs: integer(env, 'SETTLEMENT_JOURNAL_HORIZON_MS', 3_600_000, 0),
     settlementJournalRetryMs: integer(env, 'SETTLEMENT_JOURNAL_RETRY_MS', 1000, 10),

@@ -171,7 +171,7 @@ async function buildServices(database: Database, config: Config, options: Gatewa
     clock,
     settings: {
       projectionWaitMs: config.projectionWaitMs,
-      orphanReservationGraceMs: config.orphanReservationGraceMs,
+      idempotencyLeaseMs: config.idempotencyLeaseMs,
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
     },
   });

@@ -55,6 +55,9 @@ export async function admitSession(ctx: GatewayContext, deps: SessionCheckDeps, 
 export function sessionCredential(kind: SessionKind, deps: SessionCheckDeps): Credential {
   return {
     refusal: noSession,
+    // The cookie's secret is random, and no API key: failures count by address only.
+    guessable: false,
+    presented: () => null,
     async check(ctx) {
       await admitSession(ctx, deps, kind);
     },

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { hashApiKey, looksLikeApiKey } from '../accounts/api-keys';
 import { readJson } from '../http/body';
 import type { GatewayContext, GatewayState } from '../http/context';
-import type { CredentialLockout } from '../http/credential-lockout';
+import { tooManyFailures, type CredentialLockout } from '../http/credential-lockout';
 import { ApiError } from '../http/errors';
 import { admitKey, adminTokenMatcher } from '../http/middleware';
 import { validator } from '../http/validation';
@@ -41,39 +41,27 @@ function setCookie(ctx: GatewayContext, value: string, maxAgeSeconds: number): v
 
 /**
  * POST/GET/DELETE /dashboard/api/session: exchanging an API key or the admin token for a session
- * cookie, reading the session (with its CSRF token), signing out. A failed sign-in counts against
- * the client address like any failed credential; a locked-out address is refused unchecked.
+ * cookie, reading the session (with its CSRF token), signing out. A sign-in's secret is checked
+ * under the lockout like any credential (a failure counts; a valid secret is always admitted).
  */
 export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: CredentialLockout }): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/dashboard/api', sensitive: true });
   const isAdminToken = adminTokenMatcher(deps.adminToken);
 
   router.post('/session', async (ctx) => {
-    const retryAfter = deps.lockout.retryAfterSeconds(ctx.ip);
-    if (retryAfter !== null) {
-      throw new ApiError(429, 'too_many_failed_credentials', `too many failed credentials from this address; retry after ${retryAfter} s`, {
-        headers: { 'retry-after': String(retryAfter) },
-      });
-    }
     const { secret } = parseSessionRequest(await readJson(ctx));
     const metadata = { requestId: ctx.state.requestId, via: 'dashboard' };
-    let opened;
-    try {
-      if (looksLikeApiKey(secret)) {
-        admitKey(ctx, await deps.accounts.authenticate(secret), deps.now);
-        const auth = ctx.state.auth!;
-        opened = await deps.sessions.open({ kind: 'account', accountId: auth.accountId, keyId: auth.keyId, keyHash: hashApiKey(secret) }, metadata);
-      } else if (isAdminToken(secret)) {
-        opened = await deps.sessions.open({ kind: 'operator', adminToken: deps.adminToken }, metadata);
-      } else {
-        throw new ApiError(401, 'invalid_credentials', 'not an API key of an account, nor the admin token');
-      }
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 401) deps.lockout.recordFailure(ctx.ip);
-      throw err;
-    }
-    setCookie(ctx, formatToken(opened.token), SESSION_TTL_MS / 1000);
+    const isKey = looksLikeApiKey(secret);
+    // Checked under the lockout like a Bearer credential: a key-shaped secret as a key, anything else as the admin token.
+    await deps.lockout.admit(ctx.ip, { guessable: !isKey, presented: () => secret }, tooManyFailures, async () => {
+      if (isKey) admitKey(ctx, await deps.accounts.authenticate(secret), deps.now);
+      else if (!isAdminToken(secret)) throw new ApiError(401, 'invalid_credentials', 'not an API key of an account, nor the admin token');
+    });
     const auth = ctx.state.auth;
+    const opened = auth
+      ? await deps.sessions.open({ kind: 'account', accountId: auth.accountId, keyId: auth.keyId, keyHash: hashApiKey(secret) }, metadata)
+      : await deps.sessions.open({ kind: 'operator', adminToken: deps.adminToken }, metadata);
+    setCookie(ctx, formatToken(opened.token), SESSION_TTL_MS / 1000);
     ctx.status = 201;
     ctx.body = {
       kind: auth ? 'account' : 'operator',

@@ -6,10 +6,16 @@ import type { ApiError, ErrorShape } from './errors';
 /** Who may call a route: anyone, an API key holder, or the operator with the admin token. */
 export type RouteAccess = 'public' | 'api_key' | 'admin';
 
-/** How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state. */
+/**
+ * How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state.
+ * For the lockout (src/http/credential-lockout.ts): whether the credential is the admin token
+ * (`guessable`), and the secret a request presented, read when it fails.
+ */
 export interface Credential {
   check(ctx: GatewayContext): Promise<void>;
   refusal(): ApiError;
+  readonly guessable: boolean;
+  presented(ctx: GatewayContext): string | null;
 }
 
 /**

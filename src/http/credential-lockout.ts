@@ -1,15 +1,43 @@
+import { displayPrefix, looksLikeApiKey } from '../accounts/api-keys';
+import { ApiError } from './errors';
+
 /**
- * Locks out a client address after too many failed credentials (wrong or missing API keys and
- * admin tokens): `maxFailures` within `windowMs` locks it for `lockoutMs`. A locked address is
- * refused without its credential being checked, so guessing keys gets nowhere; other addresses
- * are never affected. In this process's memory, at most `maxAddresses` addresses (the oldest
- * entry goes first), so a flood of addresses cannot grow it without bound.
+ * Slows clients whose credentials fail (wrong or missing API keys, admin tokens, dashboard
+ * sessions and sign-ins), without ever refusing a valid one: a credential is checked first, at
+ * the same cost whatever the lockout holds, and only a refused one is counted, by the client
+ * address and by the API key prefix it tried. `maxFailures` of either within `windowMs` lock it
+ * for `lockoutMs`: its further failures are answered 429 with Retry-After (or the endpoint's 401)
+ * instead of 401, so a client sharing the address (or another holder of the prefix) that
+ * presents a valid key is served all along.
+ *
+ * Checking first gives a locked address nothing to learn that it could not learn before: an API
+ * key carries 256 random bits, so no number of tries finds one. The admin token is the one
+ * secret an operator may have chosen guessable, so an address locked by failed admin tokens
+ * (its own count) is refused those unchecked, and cannot test them at any speed.
+ *
+ * In this process's memory, at most `maxAddresses` entries (addresses and prefixes; the least
+ * recently failed goes first), so a flood of addresses or prefixes cannot grow it without bound.
  */
 export interface LockoutSettings {
   readonly maxFailures: number;
   readonly windowMs: number;
   readonly lockoutMs: number;
   readonly maxAddresses: number;
+}
+
+/** What a request tries, as the lockout counts it. */
+export interface Attempt {
+  /** Whether it tries the admin token, a secret that may be guessable. */
+  readonly guessable: boolean;
+  /** The secret it presented, read only when it fails: one shaped like an API key counts by its display prefix (`tr-` and six characters). */
+  presented(): string | null;
+}
+
+/** The answer to a locked-out client's failure where the endpoint lists 429. */
+export function tooManyFailures(retryAfterSeconds: number): ApiError {
+  return new ApiError(429, 'too_many_failed_credentials', `too many failed credentials; retry after ${retryAfterSeconds} s`, {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
 }
 
 interface Entry {
@@ -26,18 +54,43 @@ export class CredentialLockout {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Seconds until the address may try again, or null when it is not locked out. */
-  retryAfterSeconds(address: string): number | null {
-    const entry = this.entries.get(address);
-    const now = this.now();
-    if (!entry || entry.lockedUntil <= now) return null;
-    return Math.max(1, Math.ceil((entry.lockedUntil - now) / 1000));
+  /**
+   * Runs `check` (which throws a 401 ApiError for a refused credential) for a request from
+   * `address`. A refusal is counted, and becomes `lockedOut(seconds)` while the address or the key
+   * prefix is locked; a success is never counted and never waits for the lockout.
+   */
+  async admit<T>(address: string, attempt: Attempt, lockedOut: (retryAfterSeconds: number) => ApiError, check: () => Promise<T>): Promise<T> {
+    if (attempt.guessable) {
+      const wait = this.retryAfterSeconds([guessingSource(address)]);
+      if (wait !== null) throw lockedOut(wait);
+    }
+    try {
+      return await check();
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+      const sources = [`address:${address}`];
+      const secret = attempt.presented();
+      if (secret !== null && looksLikeApiKey(secret)) sources.push(`key:${displayPrefix(secret)}`);
+      if (attempt.guessable) sources.push(guessingSource(address));
+      // Locked by earlier failures: the one that reaches the limit is still answered as it was.
+      const wait = this.retryAfterSeconds(sources);
+      for (const source of sources) this.recordFailure(source);
+      throw wait === null ? err : lockedOut(wait);
+    }
   }
 
-  recordFailure(address: string): void {
+  /** Seconds until the longest lock among `sources` ends, or null when none is locked. */
+  private retryAfterSeconds(sources: readonly string[]): number | null {
+    const now = this.now();
+    let until = 0;
+    for (const source of sources) until = Math.max(until, this.entries.get(source)?.lockedUntil ?? 0);
+    return until <= now ? null : Math.max(1, Math.ceil((until - now) / 1000));
+  }
+
+  private recordFailure(source: string): void {
     if (this.settings.maxFailures <= 0) return;
     const now = this.now();
-    let entry = this.entries.get(address);
+    let entry = this.entries.get(source);
     if (!entry || now - entry.windowStart >= this.settings.windowMs) {
       entry = { windowStart: now, failures: 0, lockedUntil: entry?.lockedUntil ?? 0 };
     }
@@ -48,13 +101,18 @@ export class CredentialLockout {
       entry.windowStart = now;
     }
     // Re-inserted so the map's order is least recently failed first.
-    this.entries.delete(address);
-    this.entries.set(address, entry);
+    this.entries.delete(source);
+    this.entries.set(source, entry);
     if (this.entries.size > this.settings.maxAddresses) this.entries.delete(this.entries.keys().next().value!);
   }
 
-  /** Addresses tracked (for tests of the memory bound). */
+  /** Entries tracked (for tests of the memory bound). */
   get size(): number {
     return this.entries.size;
   }
+}
+
+/** Failed admin tokens from an address, counted apart so that failed keys never lock the operator out. */
+function guessingSource(address: string): string {
+  return `admin:${address}`;
 }

@@ -71,11 +71,11 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
 };
 
 /** Headers a status or code is answered with. */
-function headersFor(code: string, status: number): Record<string, string> {
+function headersFor(code: string, status: number, details: Record<string, unknown>): Record<string, string> {
   // SDKs retry some statuses; a short balance will not fix itself.
   if (status === 402) return { 'x-should-retry': 'false' };
-  // A create takes well under a second: the client retries the same key shortly.
-  if (code === 'idempotent_request_in_progress') return { 'retry-after': '1' };
+  // The seconds left on the lease of the request that holds the key (src/tasks/idempotency.ts).
+  if (code === 'idempotent_request_in_progress') return { 'retry-after': String(typeof details.retryAfterSeconds === 'number' ? details.retryAfterSeconds : 1) };
   return {};
 }
 
@@ -102,7 +102,7 @@ export function toApiError(err: unknown): ApiError | null {
     const status = STATUS_BY_CODE[err.code] ?? 400;
     // `param` names the request field the refusal is about, when the domain knows it.
     const param = typeof err.details.param === 'string' ? err.details.param : undefined;
-    return new ApiError(status, err.code, err.message, { headers: headersFor(err.code, status), details: err.details, ...(param ? { param } : {}) });
+    return new ApiError(status, err.code, err.message, { headers: headersFor(err.code, status, err.details), details: err.details, ...(param ? { param } : {}) });
   }
   if (err instanceof ReadModelBehindError) {
     return new ApiError(503, 'read_model_behind', err.message, { headers: { 'retry-after': '1' } });

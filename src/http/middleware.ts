@@ -60,6 +60,8 @@ export function admitKey(ctx: GatewayContext, auth: AuthenticatedKey | null, now
 export function apiKeyAuth(accounts: AccountService, now: () => number = Date.now): Credential {
   return {
     refusal: invalidKey,
+    guessable: false,
+    presented: bearer,
     async check(ctx) {
       const key = bearer(ctx);
       admitKey(ctx, key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null, now);
@@ -83,6 +85,8 @@ export function adminAuth(adminToken: string): Credential {
   const refusal = () => new ApiError(401, 'invalid_admin_token', 'invalid or missing admin token');
   return {
     refusal,
+    guessable: true,
+    presented: bearer,
     async check(ctx) {
       const token = bearer(ctx);
       if (!token || !matches(token)) throw refusal();

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Layer } from '@koa/router';
 import type { Middleware, Next } from 'koa';
 import type { Credential, GatewayContext, GatewayState, RouteAccess } from './context';
-import type { CredentialLockout } from './credential-lockout';
+import { tooManyFailures, type CredentialLockout } from './credential-lockout';
 import { refuseBody } from './body';
 import { ApiError } from './errors';
 import { assertSafeText, isSafeText } from './safe-text';
@@ -21,7 +21,7 @@ type StatusMarker = Middleware<GatewayState> & { [STATUSES]: readonly number[] }
 
 /**
  * Route metadata, given as the route's first middleware: the error statuses the spec lists for
- * it. The route guard keeps within them: a locked-out address gets 401 where 429 is not listed,
+ * it. The route guard keeps within them: a locked-out failure gets 401 where 429 is not listed,
  * and query text is only refused with 400 where 400 is listed (such routes read no query).
  * Routes without it may answer any error status.
  */
@@ -41,11 +41,11 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Puts a guard at the head of every route of `router`, so whether a request needs a credential
- * is decided by the route it matched. The guard refuses a locked-out client address without
- * looking at its credential, checks the credential (a refusal counts as a failure of the
- * address), answers 404 for a path parameter that cannot name anything, applies the text
- * rule to the query, and refuses a body on a POST, PATCH, PUT or DELETE route that takes none
- * (refuseBody). Returns the routes, for the operator and for tests that walk them.
+ * is decided by the route it matched. The guard checks the credential under the lockout (a
+ * refusal counts as a failure, see CredentialLockout), answers 404 for a path parameter that
+ * cannot name anything, applies the text rule to the query, and refuses a body on a POST, PATCH,
+ * PUT or DELETE route that takes none (refuseBody). Returns the routes, for the operator and for
+ * tests that walk them.
  */
 export function guardRoutes(router: Router<GatewayState>, access: RouteAccess, credential: Credential | null, lockout: CredentialLockout, takesBody: TakesBody): RouteInfo[] {
   if (guarded.has(router)) throw new Error('router guarded twice');
@@ -85,20 +85,9 @@ function routeGuard(access: RouteAccess, credential: Credential | null, lockout:
   };
 }
 
-async function authenticate(ctx: GatewayContext, credential: Credential, lockout: CredentialLockout, lockedOutAnswer: 401 | 429): Promise<void> {
-  const retryAfter = lockout.retryAfterSeconds(ctx.ip);
-  if (retryAfter !== null) {
-    if (lockedOutAnswer === 401) throw credential.refusal();
-    throw new ApiError(429, 'too_many_failed_credentials', `too many failed credentials from this address; retry after ${retryAfter} s`, {
-      headers: { 'retry-after': String(retryAfter) },
-    });
-  }
-  try {
-    await credential.check(ctx);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) lockout.recordFailure(ctx.ip);
-    throw err;
-  }
+function authenticate(ctx: GatewayContext, credential: Credential, lockout: CredentialLockout, lockedOutAnswer: 401 | 429): Promise<void> {
+  const lockedOut = lockedOutAnswer === 401 ? () => credential.refusal() : tooManyFailures;
+  return lockout.admit(ctx.ip, { guessable: credential.guessable, presented: () => credential.presented(ctx) }, lockedOut, () => credential.check(ctx));
 }
 
 /**

@@ -8,9 +8,10 @@ import type { Logger } from '../log';
  * - a `request` reservation (one synchronous HTTP call) still open `settlementHorizonMs` after its
  *   expiry: the process that made it crashed before settling, and kept no settlement for it in its
  *   journal (src/billing/settlement-journal.ts), or kept one and stayed down that long; released.
- * - a `task` reservation whose task stream still does not exist after a grace period: the process
- *   crashed between reserving and recording the task; released. A task that exists owns its
- *   reservation and its process manager closes it.
+ * - a `task` reservation whose task stream still does not exist after a grace period, or whose
+ *   task was recorded with another reservation: the process crashed between reserving and
+ *   recording the task (or lost its Idempotency-Key to a takeover that recorded it); released. A
+ *   task that exists owns the reservation it recorded and its process manager closes it.
  * Runs in one gateway process at a time (an advisory lock); releasing is idempotent anyway.
  */
 export class Reconciler {
@@ -70,10 +71,10 @@ export class Reconciler {
 
   /**
    * Every candidate, page by page in reservation id order (a cursor that is exact, where the times
-   * are microseconds that JavaScript dates round). A task reservation whose task exists is skipped
+   * are microseconds that JavaScript dates round). A task reservation its task owns is skipped
    * here, in code, so one page can hold nothing but those: a pass that read one page (500 rows)
    * left the dead reservations behind 500 live tasks open for as long as those ran. A pass costs a
-   * stream lookup per live task reservation older than the grace.
+   * read of the task's first event per live task reservation older than the grace.
    */
   private async releaseDead(): Promise<number> {
     const now = this.options.clock?.() ?? new Date();
@@ -92,8 +93,12 @@ export class Reconciler {
         [expiredBefore, orphanBefore, after],
       );
       for (const row of rows) {
-        if (row.purpose_kind === 'task' && (await this.store.streamHead(row.purpose_ref)) !== null) continue;
-        const reason = row.purpose_kind === 'task' ? 'orphaned: the task was never recorded' : 'expired: the request never settled';
+        let reason = 'expired: the request never settled';
+        if (row.purpose_kind === 'task') {
+          const owner = await this.taskReservation(row.purpose_ref);
+          if (owner === 'unknown' || owner === row.reservation_id) continue;
+          reason = owner === null ? 'orphaned: the task was never recorded' : 'orphaned: the task was recorded with another reservation';
+        }
         await this.accounts.release(row.account_id, row.reservation_id, reason, { actor: 'reconciler' });
         this.logger.warn({ reservationId: row.reservation_id, accountId: row.account_id, reason }, 'released a dead reservation');
         released++;
@@ -101,6 +106,19 @@ export class Reconciler {
       if (rows.length < pageSize) return released;
       after = rows[rows.length - 1]!.reservation_id;
     }
+  }
+
+  /**
+   * The reservation the task recorded (TaskSubmitted), null when its stream does not exist. A
+   * task records one: a request that reserved for an Idempotency-Key's task and crashed, or lost
+   * the key to a takeover whose request recorded the task, left its own behind.
+   */
+  private async taskReservation(stream: string): Promise<string | null | 'unknown'> {
+    const [first] = await this.store.readStream(stream, { maxCount: 1 });
+    if (!first) return null;
+    const reservationId = first.type === 'TaskSubmitted' ? (first.data as { reservationId?: unknown }).reservationId : undefined;
+    // A stream that does not open as a task does is left alone, as every existing stream was.
+    return typeof reservationId === 'string' ? reservationId : 'unknown';
   }
 
   async stop(): Promise<void> {

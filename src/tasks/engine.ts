@@ -19,13 +19,14 @@ import type { EventStore } from '../eventstore/port';
 export interface TaskEngineDeps {
   readonly pool: Pool;
   readonly store: EventStore;
-  readonly accounts: Pick<AccountService, 'reserve'>;
+  readonly accounts: Pick<AccountService, 'reserve' | 'release'>;
   readonly progress: Pick<ConsumerProgress, 'waitFor' | 'waitForStream'>;
   readonly logger: Logger;
   readonly clock: () => Date;
   readonly settings: {
     readonly projectionWaitMs: number;
-    readonly orphanReservationGraceMs: number;
+    /** How long an Idempotency-Key's claim holds the key before another request may take it over. */
+    readonly idempotencyLeaseMs: number;
     /**
      * How long the submit job waits behind a creator that submits inline (submitOnce): it only
      * runs if the creator crashed or could not reach the provider.
@@ -77,7 +78,7 @@ export class TaskEngine {
 
   constructor(private readonly deps: TaskEngineDeps) {
     this.commands = new CommandHandler(deps.store, new PostgresSnapshotStore(deps.pool), taskDecider, deps.logger);
-    this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.orphanReservationGraceMs);
+    this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.idempotencyLeaseMs);
   }
 
   register<Request, Result, Usage>(kind: TaskKind<Request, Result, Usage>): void {
@@ -107,23 +108,24 @@ export class TaskEngine {
    * Claims the Idempotency-Key, reserves the estimate and records the task; the process manager
    * takes it from there. The key comes first so that a concurrent duplicate moves no money. Money
    * is reserved before the task is recorded, so a crash in between leaves a reservation whose task
-   * never appears, which the reconciler releases (and a key claim that lapses after the same grace).
+   * never appears, which the reconciler releases (and a key claim whose lease runs out). A claim
+   * may name the task stream of an earlier claim of the key (src/tasks/idempotency.ts): if that
+   * task was recorded meanwhile by the request the key was taken over from, or by the one that
+   * took it over, this request releases its own reservation and answers that task.
    */
   async create<Request>(input: CreateTaskInput<Request>): Promise<{ row: TaskRow; replayed: boolean }> {
     const kind = this.kind(input.kind.kind);
     const metadata = { requestId: input.requestId };
-    const taskId = newId(kind.idPrefix);
-    const stream = taskStream(kind.kind, taskId);
     const idem = input.idempotency;
-    const claim = idem ? await this.idempotency.claim(input.accountId, idem.key, idem.hash, stream) : null;
-    if (claim?.kind === 'replay') {
-      const row = await this.read(kind.kind, taskIdOfStream(claim.taskStream), input.accountId);
-      if (row) return { row, replayed: true };
-      throw replayNotReadable();
-    }
+    const fresh = taskStream(kind.kind, newId(kind.idPrefix));
+    const claim = idem ? await this.idempotency.claim(input.accountId, idem.key, idem.hash, fresh, input.requestId) : null;
+    if (claim?.kind === 'replay') return { row: await this.replay(kind.kind, claim.taskStream, input.accountId), replayed: true };
+    const stream = claim?.taskStream ?? fresh;
+    const taskId = taskIdOfStream(stream);
     let result;
+    let reservationId: string | undefined;
     try {
-      const reservationId = await this.deps.accounts.reserve(
+      reservationId = await this.deps.accounts.reserve(
         { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model.id, model: input.model.id, actor: input.actor, endpoint: input.endpoint }, ttlMs: TASK_RESERVATION_TTL_MS },
         metadata,
       );
@@ -149,6 +151,12 @@ export class TaskEngine {
         metadata,
       );
     } catch (err) {
+      if (reservationId !== undefined && err instanceof DomainError && err.code === 'task_exists') {
+        // Recorded by the other holder of the key (or by this request's own append, answered as a conflict).
+        const ours = (await this.load(stream)).reservationId === reservationId;
+        if (!ours) await this.deps.accounts.release(input.accountId, reservationId, 'another request with the Idempotency-Key recorded its task', metadata);
+        return { row: await this.replay(kind.kind, stream, input.accountId), replayed: !ours };
+      }
       if (idem && claim?.kind === 'claimed') await this.idempotency.release(input.accountId, idem.key, claim.revision, stream);
       throw err;
     }
@@ -162,6 +170,13 @@ export class TaskEngine {
       this.deps.logger.warn({ err, taskId }, 'task recorded; its view did not catch up before the answer');
     });
     return { row: submittedRow(submitted.data), replayed: false };
+  }
+
+  /** The task an earlier request with the Idempotency-Key recorded. */
+  private async replay(kind: string, stream: string, accountId: string): Promise<TaskRow> {
+    const row = await this.read(kind, taskIdOfStream(stream), accountId);
+    if (!row) throw replayNotReadable();
+    return row;
   }
 
   /**

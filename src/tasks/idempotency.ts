@@ -9,8 +9,16 @@ import { recordFact } from '../domain/facts';
  * `Idempotency-Key` on task creation: the same key with the same body within 24 hours returns the
  * first task and freezes nothing new; with another body, 400 `idempotency_key_reused`. A request
  * claims its key (an append to the key's own stream with an expected version) before any money
- * moves, so of two concurrent requests exactly one reserves; the other answers 429 with
- * Retry-After until the winner's task exists, and then replays it.
+ * moves, so of two concurrent requests exactly one reserves; the other answers 429 until the
+ * winner's task exists, and then replays it.
+ *
+ * A claim is a lease: its holder (the request) has the key until `leaseUntil`, and the 429 says
+ * how long that is (Retry-After). A holder that crashed leaves its claim behind; once the lease has
+ * run out another request takes the key over. Every claim of a key within its window names the
+ * same task stream, the one the first claim chose, so a holder that was only slow and still
+ * records its task after a takeover cannot make a second task: the task stream is recorded once
+ * (TaskEngine.create's Submit), and whichever holder comes second releases its own reservation
+ * and answers the task the other one recorded.
  */
 const WINDOW_MS = 24 * 3_600_000;
 
@@ -18,10 +26,15 @@ interface Claim {
   readonly taskStream: string;
   readonly requestHash: string;
   readonly at: string;
+  /** The request holding the key (absent in claims recorded before leases). */
+  readonly holder?: string;
+  /** Absent in claims recorded before leases: `at` plus the lease. */
+  readonly leaseUntil?: string;
 }
 
-/** The client retries shortly (src/http/errors.ts answers 429 with Retry-After). */
-const inProgress = () => new DomainError('idempotent_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly');
+/** The client retries after `retryAfterSeconds` (src/http/errors.ts answers 429 with Retry-After). */
+const inProgress = (retryAfterSeconds: number) =>
+  new DomainError('idempotent_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry after the Retry-After seconds', { retryAfterSeconds });
 
 export function requestHash(body: unknown): string {
   return createHash('sha256').update(JSON.stringify(body)).digest('hex');
@@ -35,39 +48,41 @@ export function idempotencyOf(ctx: GatewayContext): { key: string; hash: string 
   return { key, hash: requestHash(ctx.state.rawBody) };
 }
 
-function keyStream(accountId: string, key: string): string {
+export function idempotencyKeyStream(accountId: string, key: string): string {
   return `idem-${accountId}-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
 }
 
-type KeyLookup = { kind: 'free'; expectedVersion: number | 'no_stream' } | { kind: 'replay'; taskStream: string };
+/** A free key: the revision to claim it at, and the task stream an earlier claim within the window chose (null: none). */
+type KeyLookup = { kind: 'free'; expectedVersion: number | 'no_stream'; taskStream: string | null } | { kind: 'replay'; taskStream: string };
 
-/** The outcome of claiming a key: the request goes on (and must `release` if it stops before its task exists), or replays. */
-export type KeyClaim = { kind: 'claimed'; revision: number } | { kind: 'replay'; taskStream: string };
+/**
+ * The outcome of claiming a key: the request goes on to record the task `taskStream` (and must
+ * `release` if it stops before the task exists), or replays.
+ */
+export type KeyClaim = { kind: 'claimed'; revision: number; taskStream: string } | { kind: 'replay'; taskStream: string };
 
 export class IdempotencyKeys {
   constructor(
     private readonly store: EventStore,
     private readonly clock: () => Date,
-    /** A claim whose task never appeared (a crash in between) may be taken over after this. */
-    private readonly abandonedAfterMs: number,
+    /** How long a claim holds the key before another request may take it over. */
+    private readonly leaseMs: number,
   ) {}
 
   /**
-   * Claims the key for the task `taskStream` is about to become, or answers the task an earlier
-   * request made. Throws 400 for another body, 429 while another request holds the key.
+   * Claims the key for `holder`, to record the task `taskStream` (or the one an earlier claim of
+   * the key chose), or answers the task an earlier request made. Throws 400 for another body, 429
+   * while another request's lease runs.
    */
-  async claim(accountId: string, key: string, hash: string, taskStream: string): Promise<KeyClaim> {
+  async claim(accountId: string, key: string, hash: string, taskStream: string, holder: string): Promise<KeyClaim> {
     for (;;) {
       const found = await this.lookup(accountId, key, hash);
       if (found.kind === 'replay') return found;
+      const now = this.clock();
+      const claimed: Claim = { taskStream: found.taskStream ?? taskStream, requestHash: hash, at: now.toISOString(), holder, leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString() };
       try {
-        const { nextExpectedVersion } = await recordFact(
-          this.store,
-          keyStream(accountId, key),
-          { type: 'IdempotencyKeyClaimed', data: { key, taskStream, requestHash: hash, at: this.clock().toISOString() } },
-          { expected: found.expectedVersion },
-        );
-        return { kind: 'claimed', revision: nextExpectedVersion };
+        const { nextExpectedVersion } = await recordFact(this.store, idempotencyKeyStream(accountId, key), { type: 'IdempotencyKeyClaimed', data: { key, ...claimed } }, { expected: found.expectedVersion });
+        return { kind: 'claimed', revision: nextExpectedVersion, taskStream: claimed.taskStream };
       } catch (err) {
         // A concurrent request claimed it first: look again (it is in progress, or already done).
         if (!(err instanceof WrongExpectedVersionError)) throw err;
@@ -77,35 +92,40 @@ export class IdempotencyKeys {
 
   /**
    * Frees a key whose request stopped before its task was recorded (a refusal such as a short
-   * balance), so a retry with the same key is not told to wait. A task that exists keeps its key.
+   * balance), so a retry with the same key is not told to wait. A task that exists keeps its key;
+   * a claim another request has taken over since is left to it.
    */
   async release(accountId: string, key: string, claimRevision: number, taskStream: string): Promise<void> {
     if (await this.store.streamHead(taskStream)) return;
     try {
-      await recordFact(this.store, keyStream(accountId, key), { type: 'IdempotencyKeyReleased', data: { key, at: this.clock().toISOString() } }, { expected: claimRevision });
+      await recordFact(this.store, idempotencyKeyStream(accountId, key), { type: 'IdempotencyKeyReleased', data: { key, at: this.clock().toISOString() } }, { expected: claimRevision });
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError)) throw err;
     }
   }
 
-  /** What an earlier request with this key left: nothing usable (free), or the task to answer with. */
+  /** What earlier requests with this key left: a free key (with the task stream already chosen), or the task to answer with. */
   private async lookup(accountId: string, key: string, hash: string): Promise<KeyLookup> {
-    const events = await this.store.readStream(keyStream(accountId, key));
+    const events = await this.store.readStream(idempotencyKeyStream(accountId, key));
     const last = events[events.length - 1];
     const expectedVersion = last ? last.revision : 'no_stream';
-    const claim = last?.type === 'IdempotencyKeyClaimed' ? (last.data as Claim) : undefined;
     const now = this.clock().getTime();
-    if (!claim || now - Date.parse(claim.at) >= WINDOW_MS) return { kind: 'free', expectedVersion };
-    if (claim.requestHash !== hash) {
+    const claims = events.filter((e) => e.type === 'IdempotencyKeyClaimed').map((e) => e.data as Claim);
+    const latest = claims[claims.length - 1];
+    if (!latest || now - Date.parse(latest.at) >= WINDOW_MS) return { kind: 'free', expectedVersion, taskStream: null };
+    // A released key stays bound to its task stream within the window: a holder it was taken from may still record that task.
+    if (last?.type !== 'IdempotencyKeyClaimed') return { kind: 'free', expectedVersion, taskStream: latest.taskStream };
+    if (latest.requestHash !== hash) {
       throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body in the last 24 hours', { param: 'Idempotency-Key' });
     }
-    if (await this.store.streamHead(claim.taskStream)) return { kind: 'replay', taskStream: claim.taskStream };
-    if (now - Date.parse(claim.at) < this.abandonedAfterMs) throw inProgress();
-    return { kind: 'free', expectedVersion };
+    if (await this.store.streamHead(latest.taskStream)) return { kind: 'replay', taskStream: latest.taskStream };
+    const leaseUntil = latest.leaseUntil ? Date.parse(latest.leaseUntil) : Date.parse(latest.at) + this.leaseMs;
+    if (now < leaseUntil) throw inProgress(Math.max(1, Math.ceil((leaseUntil - now) / 1000)));
+    return { kind: 'free', expectedVersion, taskStream: latest.taskStream };
   }
 }
 
 /** The task a replay names is recorded but not readable yet: the client retries shortly. */
 export function replayNotReadable(): DomainError {
-  return inProgress();
+  return inProgress(1);
 }

@@ -254,11 +254,15 @@ describe('dashboard sessions across gateway processes, a changed admin token, ex
     expect((await browser.call('GET', '/dashboard/api/v1/account')).status).to.equal(401);
   });
 
-  it('throttles failed sign-ins like other failed credentials, per client address', async () => {
+  it('throttles failed sign-ins like other failed credentials, per client address, and signs a valid key in all along', async () => {
     const attacker = new DashboardClient(second.url, { 'x-forwarded-for': '203.0.113.9' });
     for (let i = 0; i < 3; i++) expect((await attacker.signIn(`guess-${i}`)).status).to.equal(401);
     const locked = await attacker.signIn('another-admin-token');
     expect([locked.status, locked.body.error.code, locked.headers.get('retry-after')]).to.deep.equal([429, 'too_many_failed_credentials', '60']);
+    const { key } = await first.fundedAccount(0);
+    const sameAddress = new DashboardClient(second.url, { 'x-forwarded-for': '203.0.113.9' });
+    expect((await sameAddress.signIn(key)).status, 'a valid key from the locked address').to.equal(201);
+    expect((await sameAddress.signIn('tr-' + 'q'.repeat(43))).status, 'a wrong key from it').to.equal(429);
     const other = new DashboardClient(second.url, { 'x-forwarded-for': '203.0.113.10' });
     expect((await other.signIn('another-admin-token')).status).to.equal(201);
   });

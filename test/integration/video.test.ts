@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { leaseSecondsLeft } from '../support/idempotency';
 import { testTempDir } from '../support/temp-dirs';
 import { Receiver, type Received } from '../support/webhook-receiver';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
@@ -493,17 +494,20 @@ describe('video generation tasks and webhooks @integration', () => {
   it('concurrent creates with one Idempotency-Key: one task, one reservation; the others replay it or answer 429 with Retry-After', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
     const body = { model: 'video-ref-2.0', content: [{ type: 'text', text: 'at once' }] };
-    const answers = await Promise.all(Array.from({ length: 8 }, () => create(body, { 'idempotency-key': 'burst-1' }, fresh.key)));
+    const sentAt = Date.now();
+    const answers = await Promise.all(Array.from({ length: 8 }, async () => ({ ...(await create(body, { 'idempotency-key': 'burst-1' }, fresh.key)), receivedAt: Date.now() })));
     const created = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
     expect(created, JSON.stringify(answers.map((a) => a.status))).to.have.length(1);
     const taskId = created[0]!.body.id as string;
+    // A loser is told the whole seconds left on the winner's lease (IDEMPOTENCY_LEASE_MS) when it was answered.
+    const secondsLeftAt = await leaseSecondsLeft(gw.store, fresh.accountId, 'burst-1');
     for (const a of answers) {
       if (a.status === 200) {
         expect(a.body.id).to.equal(taskId);
       } else {
         expect(a.status, JSON.stringify(a.body)).to.equal(429);
         expect(a.body.error).to.deep.include({ code: 'idempotent_request_in_progress', type: 'rate_limit_error' });
-        expect(a.headers.get('retry-after')).to.equal('1');
+        expect(Number(a.headers.get('retry-after'))).to.be.within(secondsLeftAt(a.receivedAt), secondsLeftAt(sentAt));
       }
     }
     // Retrying as told: the task the winner made.

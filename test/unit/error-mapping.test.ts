@@ -25,6 +25,7 @@ describe('domain errors reach HTTP through one table (src/http/errors.ts)', () =
     expect(reused).to.be.instanceOf(ApiError);
     expect([reused.code, reused.message, reused.options.param]).to.deep.equal(['idempotency_key_reused', 'used with another body', 'Idempotency-Key']);
     expect(toApiError(new DomainError('idempotent_request_in_progress', 'busy'))!.options.headers).to.deep.equal({ 'retry-after': '1' });
+    expect(toApiError(new DomainError('idempotent_request_in_progress', 'busy', { retryAfterSeconds: 7 }))!.options.headers, 'the seconds left on the lease').to.deep.equal({ 'retry-after': '7' });
     expect(toApiError(new DomainError('insufficient_balance', 'short'))!.options.headers).to.deep.equal({ 'x-should-retry': 'false' });
     expect(toApiError(new DomainError('task_finished', 'done'))!.options.headers).to.deep.equal({});
   });
