@@ -79,8 +79,16 @@ export async function openDatabase(options: {
   };
 }
 
-export function createPool(url: string, max = 20): Pool {
-  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+/**
+ * How long a query waits for a connection (a new one to open, or a busy pool to free one) before
+ * it fails: a database whose network drops packets answers nothing, and without a bound every
+ * request would wait on it instead of answering 503 (src/db/unavailable.ts).
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+export function createPool(url: string, max = 20, connectTimeoutMs = CONNECT_TIMEOUT_MS): Pool {
+  // keepAlive: the kernel probes an idle connection, so one to a server that vanished is found dead.
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
   // So does a checked-out client whose connection dies between two statements (the server stops

@@ -1,11 +1,30 @@
 /**
- * Whether an error means the database could not be reached or dropped the connection, as opposed
- * to a query it refused. Such an error says nothing about the request: the same call may succeed
- * once the database is back, so the gateway answers 503 with Retry-After (src/http/errors.ts) and
- * keeps a settlement it already owes (src/billing/settlement-journal.ts).
+ * Whether an error means the database (PostgreSQL, or the event store) could not be reached or
+ * dropped the connection, as opposed to a query it refused. Such an error says nothing about the
+ * request: the same call may succeed once the database is back, so the gateway answers 503 with
+ * Retry-After (src/http/errors.ts) and keeps a settlement it already owes
+ * (src/billing/settlement-journal.ts).
+ *
+ * Only the database's own errors count: node-postgres' (its DatabaseError, which carries the
+ * server's `severity`; the socket's system errors, which carry their `syscall`; its messages for a
+ * dropped connection or a connect deadline) and DatabaseUnavailableError, which other adapters
+ * (EventStoreDB) throw for theirs. A provider's connection reset reaches here wrapped by undici
+ * (UND_ERR_SOCKET, `fetch failed`) and is not taken for the database.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  return unavailable(err, 0);
+  if (err instanceof DatabaseUnavailableError) return true;
+  if (!(err instanceof Error)) return false;
+  const { code, syscall, severity } = err as { code?: unknown; syscall?: unknown; severity?: unknown };
+  if (typeof code === 'string' && typeof syscall === 'string' && NETWORK_CODES.has(code)) return true;
+  if (typeof code === 'string' && typeof severity === 'string' && isUnavailableSqlState(code)) return true;
+  if (PG_CONNECTION_MESSAGES.some((m) => err.message.startsWith(m))) return true;
+  // Node reports a refused dual-stack connect (::1 and 127.0.0.1) as an AggregateError of both.
+  return err instanceof AggregateError && err.errors.length > 0 && err.errors.every((e) => isDatabaseUnavailable(e));
+}
+
+/** Thrown by an event store adapter whose server cannot be reached (its driver's own error as the cause). */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError';
 }
 
 /** Socket errors of a connection that could not be made or broke. */
@@ -27,13 +46,3 @@ const PG_CONNECTION_MESSAGES = [
   'Client has encountered a connection error and is not queryable',
   'Cannot use a pool after calling end on the pool',
 ];
-
-function unavailable(err: unknown, depth: number): boolean {
-  if (!(err instanceof Error) || depth > 4) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (NETWORK_CODES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))) return true;
-  if (PG_CONNECTION_MESSAGES.some((m) => err.message.startsWith(m))) return true;
-  // Node reports a refused dual-stack connect (::1 and 127.0.0.1) as an AggregateError of both.
-  if (err instanceof AggregateError && err.errors.length > 0 && err.errors.every((e) => unavailable(e, depth + 1))) return true;
-  return unavailable((err as { cause?: unknown }).cause, depth + 1);
-}

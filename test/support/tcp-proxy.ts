@@ -9,6 +9,8 @@ export interface TcpProxy {
   readonly port: number;
   /** Drops every relayed connection and resets each new one until `restore()`. */
   cut(): void;
+  /** Relays nothing more, answering nothing, until `restore()`: a network that drops packets. */
+  blackhole(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -16,9 +18,16 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<net.Socket>();
   let cut = false;
+  let silent = false;
   const server = net.createServer((client) => {
     if (cut) {
       client.resetAndDestroy();
+      return;
+    }
+    if (silent) {
+      // Taken in, then never answered.
+      open.add(client);
+      client.on('error', () => client.destroy());
       return;
     }
     const upstream = net.connect(target.port, target.host);
@@ -43,8 +52,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       for (const socket of open) socket.resetAndDestroy();
       open.clear();
     },
+    blackhole() {
+      silent = true;
+      for (const socket of open) socket.pause();
+    },
     restore() {
       cut = false;
+      silent = false;
     },
     async close() {
       for (const socket of open) socket.destroy();

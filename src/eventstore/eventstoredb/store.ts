@@ -6,8 +6,11 @@ import {
   NO_STREAM,
   START,
   STREAM_EXISTS,
+  DeadlineExceededError,
   KurrentDBClient,
+  NotLeaderError,
   StreamNotFoundError,
+  UnavailableError,
   WrongExpectedVersionError as KurrentWrongExpectedVersionError,
   excludeSystemEvents,
   jsonEvent,
@@ -18,6 +21,7 @@ import {
   type Position,
   type RecordedEvent as KurrentRecordedEvent,
 } from '@kurrent/kurrentdb-client';
+import { DatabaseUnavailableError } from '../../db/unavailable';
 import {
   type AppendResult,
   type EventMetadata,
@@ -104,7 +108,7 @@ export class EventStoreDbEventStore implements EventStore {
       return { nextExpectedVersion: Number(result.nextExpectedRevision), position: toGlobal(result.position) };
     } catch (err) {
       if (err instanceof KurrentWrongExpectedVersionError) throw new WrongExpectedVersionError(streamId, expected, toRevision(err.actualState));
-      throw err;
+      throw translated(err);
     }
   }
 
@@ -116,7 +120,7 @@ export class EventStoreDbEventStore implements EventStore {
       }
     } catch (err) {
       if (err instanceof StreamNotFoundError) return [];
-      throw err;
+      throw translated(err);
     }
     return out;
   }
@@ -131,12 +135,18 @@ export class EventStoreDbEventStore implements EventStore {
       }
     } catch (err) {
       if (err instanceof StreamNotFoundError) return null;
-      throw err;
+      throw translated(err);
     }
     return null;
   }
 
-  async readAll(from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
+  readAll(from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
+    return this.readAllPages(from, limit).catch((err: unknown) => {
+      throw translated(err);
+    });
+  }
+
+  private async readAllPages(from: GlobalPosition | null, limit: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     let cursor = from;
     while (out.length < limit) {
@@ -168,8 +178,12 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   async headPosition(): Promise<GlobalPosition | null> {
-    for await (const r of this.client.readAll({ direction: BACKWARDS, fromPosition: END, filter: excludeSystemEvents() })) {
-      if (r.event && !isSystem(r.event)) return toGlobal(r.event.position);
+    try {
+      for await (const r of this.client.readAll({ direction: BACKWARDS, fromPosition: END, filter: excludeSystemEvents() })) {
+        if (r.event && !isSystem(r.event)) return toGlobal(r.event.position);
+      }
+    } catch (err) {
+      throw translated(err);
     }
     return null;
   }
@@ -186,6 +200,25 @@ export class EventStoreDbEventStore implements EventStore {
   async close(): Promise<void> {
     await this.client.dispose();
   }
+}
+
+/**
+ * The client's errors of a server out of reach (no connection, no answer within the deadline, no
+ * leader to write to) become DatabaseUnavailableError, which the gateway answers 503 and the
+ * settlement journal keeps its settlements for; any other error is the server's answer.
+ */
+function translated(err: unknown): unknown {
+  if (err instanceof UnavailableError || err instanceof DeadlineExceededError || err instanceof NotLeaderError || isGrpcUnavailable(err)) {
+    return new DatabaseUnavailableError(`the event store cannot be reached: ${err.message}`, { cause: err });
+  }
+  return err;
+}
+
+/** gRPC's UNAVAILABLE (14) or DEADLINE_EXCEEDED (4), which the client passes on unconverted where no connection was made. */
+function isGrpcUnavailable(err: unknown): err is Error {
+  if (!(err instanceof Error) || !('metadata' in err)) return false;
+  const { code } = err as { code?: unknown };
+  return code === 14 || code === 4;
 }
 
 /**
