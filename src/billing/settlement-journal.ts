@@ -18,6 +18,11 @@ export interface JournaledSettlement {
 
 export type SettleOutcome = 'settled' | 'journaled';
 
+/** How often an idle process looks for settlements other processes on its data directory left. */
+const IDLE_SCAN_MS = 30_000;
+/** A temporary file older than this is a write a crash cut short (a write takes milliseconds). */
+const STALE_WRITE_MS = 60_000;
+
 /** Reservation ids are `rsv_` and hex (src/ids.ts); anything else never names a file here. */
 const FILE_NAME = /^rsv_[0-9a-f]{28}\.json$/;
 
@@ -25,19 +30,21 @@ const FILE_NAME = /^rsv_[0-9a-f]{28}\.json$/;
  * Settlements whose usage is known but that the database could not take (it went away after the
  * call was delivered). Each is written to its own file under `<DATA_DIR>/settlement-journal`,
  * fsynced before the request goes on, and settled from there: by this process every `retryMs`
- * while any is kept, and by the next start on the same data directory (`start`). A settle is
+ * while any is kept, by the next start on the same data directory (`start`), and by any other
+ * process sharing that directory within IDLE_SCAN_MS. A settle is
  * idempotent by reservation id (a repeated close answers the first outcome), so an entry whose
  * settlement did commit although its answer was lost is settled once.
  *
- * Other processes do not read this directory: they learn of a kept settlement by the rule that
- * the reconciler releases a request's reservation only `SETTLEMENT_JOURNAL_HORIZON_MS` after it
- * expired, which is as long as an entry waits for its process to come back. An entry whose
+ * Processes on other data directories never see it: they learn of a kept settlement by the rule
+ * that the reconciler releases a request's reservation only `SETTLEMENT_JOURNAL_HORIZON_MS` after
+ * it expired, which is as long as an entry waits for its process to come back. An entry whose
  * reservation was released all the same (its process stayed down past that) is moved to
  * `unbilled/` and logged as an error: the usage it records was delivered and never charged.
  */
 export class SettlementJournal {
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
+  private timerDue = 0;
   private flushing: Promise<number> | null = null;
   private stopped = false;
 
@@ -75,11 +82,7 @@ export class SettlementJournal {
   /** Takes up what an earlier process on this data directory left, and settles it. */
   async start(): Promise<void> {
     await fs.mkdir(this.dir, { recursive: true });
-    for (const name of await fs.readdir(this.dir)) {
-      if (FILE_NAME.test(name)) this.pending.add(name.slice(0, -'.json'.length));
-      // A write cut by a crash left its temporary file; its request never went on.
-      else if (name.endsWith('.tmp')) await fs.rm(path.join(this.dir, name), { force: true });
-    }
+    await this.scan();
     if (this.pending.size > 0) this.logger.warn({ settlements: this.pending.size }, 'settling the settlements an earlier run journaled');
     await this.flush().catch((err: unknown) => this.logger.error({ err }, 'settling the journal failed; retrying'));
     this.schedule();
@@ -100,46 +103,79 @@ export class SettlementJournal {
     await this.flushing?.catch(() => undefined);
   }
 
+  /**
+   * The next pass: in `retryMs` while settlements are kept, else in IDLE_SCAN_MS, which is how soon
+   * this process takes up what another process sharing the data directory left when it died.
+   */
   private schedule(): void {
-    if (this.stopped || this.timer || this.pending.size === 0) return;
+    if (this.stopped) return;
+    const due = Date.now() + (this.pending.size > 0 ? this.options.retryMs : Math.max(this.options.retryMs, IDLE_SCAN_MS));
+    if (this.timer && this.timerDue <= due) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.flush()
         .catch((err: unknown) => this.logger.error({ err }, 'settling the journal failed; retrying'))
         .finally(() => this.schedule());
-    }, this.options.retryMs);
+    }, due - Date.now());
     this.timer.unref();
   }
 
+  /** Adds the directory's settlements to those kept (other processes may share it); removes writes a crash cut short. */
+  private async scan(): Promise<void> {
+    const now = Date.now();
+    for (const name of await fs.readdir(this.dir).catch(() => [] as string[])) {
+      if (FILE_NAME.test(name)) this.pending.add(name.slice(0, -'.json'.length));
+      else if (name.endsWith('.tmp')) {
+        // Another live process may be writing this one: only a write older than any can take is dead.
+        const file = path.join(this.dir, name);
+        const stat = await fs.stat(file).catch(() => null);
+        if (stat && now - stat.mtimeMs > STALE_WRITE_MS) await fs.rm(file, { force: true });
+      }
+    }
+  }
+
   private async pass(): Promise<number> {
+    await this.scan();
     let settled = 0;
     for (const reservationId of [...this.pending]) {
-      const file = this.fileOf(reservationId);
-      const entry = await readEntry(file);
-      // Settled by another process on this data directory (processes sharing one through DATABASE_URL).
-      if (!entry) {
-        this.pending.delete(reservationId);
-        continue;
-      }
-      let refused: string | null;
       try {
-        const outcome = await this.accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId });
-        refused = outcome.kind === 'released' ? `the reservation was released first (${outcome.reason})` : null;
+        if ((await this.settleKept(reservationId)) === 'settled') settled++;
       } catch (err) {
         // Still out of reach: the rest would fail alike; the next pass tries again.
         if (isDatabaseUnavailable(err)) return settled;
-        if (!(err instanceof DomainError)) throw err;
-        refused = `the ledger refused it: ${err.code}`;
+        // One entry's trouble (a view behind, a file that cannot be read) holds back no other.
+        this.logger.error({ err, reservationId }, 'could not settle a journaled settlement; retrying');
       }
-      if (refused) {
-        await this.unbilled(entry, refused);
-        continue;
-      }
-      await fs.rm(file, { force: true });
-      this.pending.delete(reservationId);
-      settled++;
     }
     return settled;
+  }
+
+  /** Settles one kept settlement and forgets it, or moves it aside when it can no longer be charged. */
+  private async settleKept(reservationId: string): Promise<'settled' | 'unbilled' | 'gone'> {
+    const file = this.fileOf(reservationId);
+    const entry = await readEntry(file);
+    // Settled by another process sharing this data directory.
+    if (!entry) {
+      this.pending.delete(reservationId);
+      return 'gone';
+    }
+    let refused: string | null;
+    try {
+      const outcome = await this.accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId });
+      refused = outcome.kind === 'released' ? `the reservation was released first (${outcome.reason})` : null;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      refused = `the ledger refused it: ${err.code}`;
+    }
+    if (refused) {
+      await this.unbilled(entry, refused);
+      return 'unbilled';
+    }
+    await fs.rm(file, { force: true });
+    this.pending.delete(reservationId);
+    return 'settled';
   }
 
   /** Moves a settlement that can no longer be charged aside, for finance to see. */

@@ -19,7 +19,7 @@ class FakeLedger {
   outcomes = new Map<string, ClosedOutcome | DomainError>();
 
   async settle(_account: string, reservationId: string): Promise<ClosedOutcome> {
-    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' });
     const outcome = this.outcomes.get(reservationId);
     if (outcome instanceof DomainError) throw outcome;
     this.settled.push(reservationId);
@@ -67,7 +67,11 @@ describe('settlement journal', () => {
     await first.settle(entry(1));
     await first.settle(entry(2));
     await first.stop();
-    fs.writeFileSync(path.join(dir, `${reservation(3)}.json.999.tmp`), '{"accountId":');
+    // A write the crash cut short, a while ago.
+    const cut = path.join(dir, `${reservation(3)}.json.999.tmp`);
+    fs.writeFileSync(cut, '{"accountId":');
+    const longAgo = new Date(Date.now() - 120_000);
+    fs.utimesSync(cut, longAgo, longAgo);
     const up = new FakeLedger();
     up.down = false;
     const next = journal(up);
@@ -101,5 +105,32 @@ describe('settlement journal', () => {
     await journal(ledger).settle(entry(1)).catch((err: unknown) => (thrown = err));
     expect(thrown).to.be.instanceOf(DomainError);
     expect(files()).to.deep.equal([]);
+  });
+});
+
+describe('settlement journal on a data directory shared by several processes', () => {
+  const logger = createLogger('silent');
+  const clock = () => new Date('2026-12-05T12:00:00Z');
+
+  it('settles what another process kept, spares a write another process may still be making, and lets one bad entry hold back no other', async () => {
+    const dir = path.join(testTempDir('settlement-journal-shared-'), 'journal');
+    const down = new FakeLedger();
+    const other = new SettlementJournal(dir, down, logger, { retryMs: 3_600_000, clock });
+    await other.settle(entry(1));
+    await other.settle(entry(2));
+    await other.stop();
+    // Another process is writing this one right now.
+    const fresh = path.join(dir, `${reservation(3)}.json.4242.tmp`);
+    fs.writeFileSync(fresh, '{"accountId":');
+    fs.writeFileSync(path.join(dir, `${reservation(4)}.json`), 'not json');
+
+    const ledger = new FakeLedger();
+    ledger.down = false;
+    const here = new SettlementJournal(dir, ledger, logger, { retryMs: 3_600_000, clock });
+    expect(await here.flush(), 'the first pass scans the directory').to.equal(2);
+    expect(ledger.settled.sort()).to.deep.equal([reservation(1), reservation(2)]);
+    expect(fs.existsSync(fresh), 'a write in progress is left alone').to.equal(true);
+    expect(here.size, 'the unreadable entry is still kept, to be looked at').to.equal(1);
+    await here.stop();
   });
 });
