@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
+import { chatRoutes } from '../../simulator/chat';
 import { createPool, type Database } from '../../src/db/database';
 import { accountStream } from '../../src/domain/account/events';
 import { createTestDatabase } from '../support/database';
@@ -17,6 +18,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 describe('a database outage in the middle of traffic @integration', () => {
   let proxy: TcpProxy;
   let gw: TestGateway;
+  let writerGate: string | null = null;
 
   before(async () => {
     const database = await createTestDatabase(20, { withSchema: true });
@@ -33,6 +35,19 @@ describe('a database outage in the middle of traffic @integration', () => {
     };
     // The submit job takes up a task whose inline submission the outage cut off: soon, not after the default 30 s.
     gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SETTLEMENT_JOURNAL_RETRY_MS: '50', TASK_INLINE_SUBMIT_GRACE_MS: '500' }, { database: proxied });
+    // The risk screening's writer is a chat call whose prompt the client does not write: it waits at the gate the test names.
+    const chat = chatRoutes().find((r) => r.path === '/v1/chat/completions')!;
+    gw.simulator.addRoutes([
+      {
+        ...chat,
+        handler: (ctx) => {
+          const body = ctx.body as { messages: { role: string; content: string }[] };
+          const last = body.messages[body.messages.length - 1]!;
+          if (!writerGate || last.content.includes('[sim:gate=')) return chat.handler(ctx);
+          return chat.handler({ ...ctx, body: { ...body, messages: [...body.messages.slice(0, -1), { ...last, content: `${last.content}\n[sim:gate=${writerGate}]` }] } });
+        },
+      },
+    ]);
   });
   after(async () => {
     proxy?.restore();
@@ -78,8 +93,12 @@ describe('a database outage in the middle of traffic @integration', () => {
     })();
     const plain = client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `answered during the outage [sim:tokens=7] [sim:gate=${name}]` }] });
     const video = gw.api(key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: `recorded before the outage [sim:gate=${name}]` }] });
-    await waitFor('three calls at the provider', async () => (await gate(name, 'GET')).waiting === 3);
-    await waitFor('their three reservations durable', async () => (await accountEvents(accountId)).filter((e) => e.type === 'FundsReserved').length === 3);
+    writerGate = `${name}-writer`;
+    const risk = gw.api(key, 'POST', '/v1/agent/risk/chat/completions', { messages: [{ role: 'user', content: '青峦数据科技有限公司' }] });
+    // The video's submit job may join its inline submission at the gate (TASK_INLINE_SUBMIT_GRACE_MS): at least three there.
+    await waitFor('the chats and the video at the provider', async () => (await gate(name, 'GET')).waiting >= 3);
+    await waitFor('the screening\'s writer at the provider', async () => (await gate(writerGate!, 'GET')).waiting === 1);
+    await waitFor('their four reservations durable', async () => (await accountEvents(accountId)).filter((e) => e.type === 'FundsReserved').length === 4);
 
     proxy.cut();
     expectUnavailable(await gw.api(key, 'GET', '/v1/account'), 'the account (OpenAI shape)');
@@ -101,6 +120,7 @@ describe('a database outage in the middle of traffic @integration', () => {
 
     // The provider answers while the database is still away.
     await gate(name, 'POST');
+    await gate(writerGate, 'POST');
     const stream = await streamed;
     expect(stream.usage?.completion_tokens).to.equal(12);
     expect(stream.text.trim().split(/\s+/)).to.have.length(12);
@@ -110,8 +130,12 @@ describe('a database outage in the middle of traffic @integration', () => {
     expect(created.status, JSON.stringify(created.body)).to.equal(200);
     expect(created.body).to.include({ status: 'queued' });
     expect(created.body.id).to.match(/^vid/);
-    await waitFor('both chat settlements journaled', async () => gw.settlements.size === 2);
-    expect(sample(await scrapeMetrics(gw.url), 'gateway_settlement_journal_entries'), 'the journal in /metrics').to.equal(2);
+    // The screening was done and is charged: its report is answered although it cannot be stored.
+    const screened = await risk;
+    expect(screened.status, JSON.stringify(screened.body)).to.equal(200);
+    expect(screened.body.report.summary).to.be.a('string');
+    await waitFor('the chat and screening settlements journaled', async () => gw.settlements.size === 3);
+    expect(sample(await scrapeMetrics(gw.url), 'gateway_settlement_journal_entries'), 'the journal in /metrics').to.equal(3);
 
     proxy.restore();
     await waitFor('the journal settled', async () => gw.settlements.size === 0);
@@ -126,9 +150,12 @@ describe('a database outage in the middle of traffic @integration', () => {
 
     const events = await accountEvents(accountId);
     const reserved = events.filter((e) => e.type === 'FundsReserved').map((e) => (e.data as { reservationId: string }).reservationId);
-    expect(reserved, 'the calls refused meanwhile reserved nothing').to.have.length(3);
+    expect(reserved, 'the calls refused meanwhile reserved nothing').to.have.length(4);
     const closes = events.filter((e) => e.type === 'ReservationSettled' || e.type === 'ReservationReleased');
-    expect(closes.map((e) => e.type), 'each reservation closed once, by a settlement').to.deep.equal(['ReservationSettled', 'ReservationSettled', 'ReservationSettled']);
+    expect(closes.map((e) => e.type), 'each reservation closed once, by a settlement').to.deep.equal(['ReservationSettled', 'ReservationSettled', 'ReservationSettled', 'ReservationSettled']);
+    const screening = closes.map((e) => (e.data as { usage: { report_id?: string } }).usage).find((usage) => usage.report_id === screened.body.id);
+    expect(screening, 'the screening charged once, by its report id').to.not.equal(undefined);
+    expect((await gw.api(key, 'GET', `/v1/agent/risk/reports/${screened.body.id}`)).status, 'a report answered during the outage is not stored').to.equal(404);
     expect(new Set(closes.map((e) => (e.data as { reservationId: string }).reservationId))).to.deep.equal(new Set(reserved));
     const chats = closes.map((e) => (e.data as { usage: { model?: string; completion_tokens?: number } }).usage).filter((usage) => usage.model === 'chat-fast');
     expect(chats.map((usage) => usage.completion_tokens).sort((a, b) => a! - b!), 'the usage each chat delivered').to.deep.equal([7, 12]);

@@ -1,6 +1,7 @@
 import { charge as chargeOf } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { metered, type MeteringDeps } from '../../billing/metered';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError, toApiError } from '../../http/errors';
@@ -144,7 +145,8 @@ async function streamRisk(deps: RiskDeps, ctx: GatewayContext, reportId: string,
 }
 
 /**
- * Settles before storing: completed searches are billed even if storing the report fails. Returns
+ * Settles before storing: completed searches are billed even if storing the report fails; a
+ * report the database cannot take while it is away is answered all the same. Returns
  * the result and its JSON text, which the event carries as it is (an event store may reorder the
  * keys of a JSON object), so the report can be answered again byte for byte.
  */
@@ -192,9 +194,16 @@ async function settleAndStore(
       resultJson: json,
     },
   };
-  const appended = await recordFact(deps.store, riskReportStream(reportId), event, { expected: 'no_stream', metadata: { requestId: ctx.state.requestId } });
-  // Read your writes: the report, and the cache entries appended before it, are readable once answered.
-  await deps.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], deps.config.projectionWaitMs);
+  try {
+    const appended = await recordFact(deps.store, riskReportStream(reportId), event, { expected: 'no_stream', metadata: { requestId: ctx.state.requestId } });
+    // Read your writes: the report, and the cache entries appended before it, are readable once answered.
+    await deps.progress.waitFor(appended.position, ['risk_reports', 'search_cache'], deps.config.projectionWaitMs);
+  } catch (err) {
+    // The screening is done and charged (the settlement journal keeps its charge while the database
+    // is away): the client gets its report, which GET /v1/agent/risk/reports/{id} will not find.
+    if (!isDatabaseUnavailable(err)) throw err;
+    ctx.state.logger.warn({ err, reportId }, 'database unreachable: the risk report is answered but not stored');
+  }
   return { result, json };
 }
 
