@@ -30,7 +30,9 @@ function cell(value: CsvCell): string {
   if (value instanceof YuanCell) return yuan(value.minor);
   // A leading apostrophe makes the spreadsheet read the rest as text (OWASP, CSV injection).
   const text = FORMULA_START.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  // Quoted too where a spreadsheet of another locale separates cells (`;`, a tab), so that no part
+  // of the text starts a cell of its own (`INV-1;=cmd|…` must stay one cell).
+  return /[",;\t\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 const DECIMALS = String(MINOR_UNITS_PER_CNY).length - 1;

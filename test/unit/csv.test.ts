@@ -18,6 +18,11 @@ describe('CSV exports in a spreadsheet', () => {
     expect(column(sheet, 'reference')).to.deep.equal(hostile.map((text) => ({ kind: 'text', text: `'${text}` })));
   });
 
+  it('quotes text holding a separator of another locale, so no part of it starts a cell of its own', () => {
+    const csv = toCsv(['reference'], [["INV-1;=cmd|' /C calc'!A0"], ['a\t=1+1'], ['a,b']]);
+    expect(csv.split('\r\n').slice(1, 4)).to.deep.equal([`"INV-1;=cmd|' /C calc'!A0"`, '"a\t=1+1"', '"a,b"']);
+  });
+
   it('leaves text that runs nothing as it was, the apostrophe and the characters only inside included', () => {
     const harmless = ["'quoted", 'a=b', 'POST /v1/chat/completions', 'input_tokens=9 output_tokens=40', '对公转账 -1', ''];
     expect(toCsv(['note'], harmless.map((text) => [text]))).to.equal(`\uFEFFnote\r\n${harmless.join('\r\n')}\r\n`);
