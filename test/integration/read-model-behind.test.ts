@@ -165,6 +165,7 @@ describe('a task creation while the tasks view has not caught up within PROJECTI
     ];
     // The tasks view stops folding (as if far behind): nothing a creation answers may come from it.
     await gw.runners.get('tasks')!.stop();
+    const answers = new Map<string, any>();
     for (const { kind, path, body, prefix } of creations) {
       const res = await gw.api(key, 'POST', path, body);
       expect(res.status, `${kind}: ${JSON.stringify(res.body)}`).to.equal(200);
@@ -172,6 +173,13 @@ describe('a task creation while the tasks view has not caught up within PROJECTI
       expect(id.startsWith(prefix), `${kind}: ${id}`).to.equal(true);
       const recorded = await gw.store.readStream(taskStream(kind, id));
       expect(recorded[0]?.type, `${kind}: the task answered is the one recorded`).to.equal('TaskSubmitted');
+      answers.set(kind, res.body);
     }
+    // What an inline submission recorded is in the answer too: the provider's id, the verification link.
+    const accepted = (kind: string) => gw.store.readStream(taskStream(kind, answers.get(kind)!.id)).then((events) => events.find((e) => e.type === 'TaskUpstreamAccepted')!.data as { upstreamId: string; details?: { verification_url?: string } });
+    expect(answers.get('video')).to.deep.include({ status: 'queued', upstream_id: (await accepted('video')).upstreamId });
+    const session = answers.get(SESSION_KIND)!;
+    expect(session).to.deep.include({ status: 'pending', verification_url: (await accepted(SESSION_KIND)).details!.verification_url });
+    expect(session.verification_url).to.be.a('string');
   });
 });
