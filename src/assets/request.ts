@@ -1,6 +1,6 @@
 import { ApiError } from '../http/errors';
 import { validator } from '../http/validation';
-import { isLiteralPrivateHost } from '../media-tasks/erase/request';
+import { clientUrlProblem } from '../http/urls';
 
 /** How long a verification session (and its one-time verification_url) stays open. */
 export const SESSION_VALIDITY_MS = 30 * 60_000;
@@ -57,22 +57,14 @@ export interface AssetRequest {
 }
 
 /**
- * An image the provider fetches: a publicly reachable https URL, by the rule of the other
- * customer-given file URLs (no loopback, private or link-local IP literal, no `localhost`, unless
- * FILE_URL_ALLOW_PRIVATE_TARGETS). Inline data is refused by name.
+ * An image the provider fetches: a publicly reachable https URL, by the address rule of every
+ * client URL (src/http/public-address.ts) unless FILE_URL_ALLOW_PRIVATE_TARGETS. Inline data is
+ * refused by name.
  */
 export function checkImageUrl(value: string, options: { allowPrivateTargets: boolean }): string {
   const bad = (message: string) => new ApiError(400, 'invalid_image_url', message, { param: 'url' });
   if (/^\s*data:/i.test(value)) throw bad('url: inline base64 data URIs are not accepted; give a public https URL');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw bad('url is not a URL');
-  }
-  if (url.protocol !== 'https:') throw bad('url must be a publicly reachable https URL');
-  if (!options.allowPrivateTargets && isLiteralPrivateHost(url.hostname)) {
-    throw bad('url must be a publicly reachable https URL, not a loopback, private or link-local address');
-  }
+  const problem = clientUrlProblem(value, 'url', { httpsOnly: true, allowPrivateTargets: options.allowPrivateTargets });
+  if (problem) throw bad(problem);
   return value;
 }

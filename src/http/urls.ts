@@ -1,3 +1,5 @@
+import { nonPublicHost } from './public-address';
+
 /**
  * The one parser of URLs a client gives (callbacks, media and file links): absolute, `http://` or
  * `https://` (the scheme in any case), with a host, and parseable. Null for anything else
@@ -13,4 +15,25 @@ export function parseHttpUrl(value: string): URL | null {
     return null;
   }
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url : null;
+}
+
+/**
+ * How a URL a client hands the gateway to be fetched (by the gateway or a provider) must be:
+ * `https` where the spec says "publicly reachable https URL", and on a public host (the one address
+ * rule, src/http/public-address.ts) unless the deployment allows private targets.
+ */
+export interface ClientUrlRule {
+  readonly httpsOnly: boolean;
+  readonly allowPrivateTargets: boolean;
+  /** What else the field takes, for the message (`asset://<id>`). */
+  readonly alternative?: string;
+}
+
+/** Why a client's URL breaks its rule, as a message naming the field (`param`); null when it keeps it. */
+export function clientUrlProblem(value: string, param: string, rule: ClientUrlRule): string | null {
+  const expected = `${param} must be a publicly reachable ${rule.httpsOnly ? 'https' : 'http(s)'} URL${rule.alternative ? ` (or ${rule.alternative})` : ''}`;
+  const url = parseHttpUrl(value);
+  if (!url || (rule.httpsOnly && url.protocol !== 'https:')) return expected;
+  const why = rule.allowPrivateTargets ? null : nonPublicHost(url.hostname);
+  return why ? `${expected}, not ${why}` : null;
 }

@@ -3,7 +3,8 @@ import { contentTypeOf } from '../files/content-types';
 import type { FileStore } from '../files/store';
 import type { UrlSigner } from '../files/signed-urls';
 import { DomainError } from '../domain/decider';
-import { checkCallbackTarget, guardedLookup } from '../webhooks/target-guard';
+import { clientUrlProblem } from '../http/urls';
+import { checkCallbackTarget, guardedConnector } from '../webhooks/target-guard';
 
 /** Redirects a probe follows (each hop checked like the first URL). */
 export const MAX_PROBE_REDIRECTS = 3;
@@ -68,14 +69,19 @@ export class FileProbe {
     this.timeoutMs = timeout;
     this.checkTarget = deps.checkTarget ?? ((url) => checkCallbackTarget(url, deps.allowPrivateTargets));
     this.agent = new Agent({
-      connect: { lookup: guardedLookup(deps.allowPrivateTargets) as never, timeout },
+      connect: guardedConnector(deps.allowPrivateTargets, { timeout }),
       headersTimeout: timeout,
       bodyTimeout: timeout,
       keepAliveTimeout: 1_000,
     });
   }
 
-  /** Size and media type, each null when unknown. Throws a 400 for a link of ours that expired or whose file is gone. */
+  /**
+   * Size and media type, each null when unknown. Throws a 400 for a link of ours that expired or
+   * whose file is gone, and for any other URL off a public host (the address rule of every client
+   * URL, src/http/public-address.ts), which the provider is not asked to fetch either. One of our
+   * own links is the gateway's file wherever PUBLIC_BASE_URL points.
+   */
   async inspect(fileUrl: string): Promise<ProbedFile> {
     let url: URL;
     try {
@@ -95,6 +101,8 @@ export class FileProbe {
         return { bytes: stat.bytes, mediaType: stored === 'application/octet-stream' ? null : stored };
       }
     }
+    const problem = clientUrlProblem(fileUrl, 'file_url', { httpsOnly: false, allowPrivateTargets: this.deps.allowPrivateTargets });
+    if (problem) throw new DomainError('invalid_request', problem, { param: 'file_url' });
     return this.remote(fileUrl);
   }
 

@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../billing/catalog';
 import { ApiError } from '../http/errors';
-import { parseHttpUrl } from '../http/urls';
+import { clientUrlProblem } from '../http/urls';
 import { videoCapabilities, type VideoCapabilities } from './model-type';
 import { isAssetUri, isDataUri, inlineDataRefused, type ContentItem, type DraftInfo, type NormalizedVideoRequest, type VideoRequestBody } from './request';
 
@@ -24,6 +24,8 @@ interface VideoFacts {
   readonly body: VideoRequestBody;
   readonly draft: DraftInfo | null;
   readonly now: Date;
+  /** FILE_URL_ALLOW_PRIVATE_TARGETS: media URLs may name private hosts. */
+  readonly allowPrivateTargets: boolean;
   readonly drafts: readonly ContentItem[];
   readonly texts: readonly ContentItem[];
   readonly firstFrames: readonly ContentItem[];
@@ -52,21 +54,21 @@ function mediaUrlOf(item: ContentItem): string | null {
   return item.image_url?.url ?? item.video_url?.url ?? item.audio_url?.url ?? null;
 }
 
-function mediaViolation(item: ContentItem, index: number): ApiError | null {
+function mediaViolation(item: ContentItem, index: number, allowPrivateTargets: boolean): ApiError | null {
   const mediaUrl = mediaUrlOf(item);
   if (mediaUrl === null) return null;
   const param = `content[${index}].${item.type}.url`;
   if (isDataUri(mediaUrl)) return inlineDataRefused(param);
   if (item.type === 'image_url' && isAssetUri(mediaUrl)) return null;
-  if (parseHttpUrl(mediaUrl)?.protocol === 'https:') return null;
-  return bad('invalid_media_url', `${param} must be a publicly reachable https URL${item.type === 'image_url' ? ' (or asset://<id>)' : ''}`, param);
+  const problem = clientUrlProblem(mediaUrl, param, { httpsOnly: true, allowPrivateTargets, ...(item.type === 'image_url' ? { alternative: 'asset://<id>' } : {}) });
+  return problem ? bad('invalid_media_url', problem, param) : null;
 }
 
 export const VIDEO_RULES: readonly VideoRule[] = [
   {
-    name: 'media are public https URLs or asset:// references, never inline data',
+    name: 'media are publicly reachable https URLs (the address rule of every client URL) or asset:// references, never inline data',
     applies: 'every_request',
-    violation: (f) => f.body.content.map(mediaViolation).find((v) => v !== null) ?? null,
+    violation: (f) => f.body.content.map((item, i) => mediaViolation(item, i, f.allowPrivateTargets)).find((v) => v !== null) ?? null,
   },
   {
     name: 'idle enhanced models reject video_url_mode upstream',
@@ -216,15 +218,14 @@ function inputMode(f: VideoFacts): 'text' | 'frames' | 'references' {
   return f.references.length > 0 ? 'references' : frameCount(f) > 0 ? 'frames' : 'text';
 }
 
-function factsOf(model: ModelEntry, body: VideoRequestBody, draft: DraftInfo | null, now: Date): VideoFacts {
+function factsOf(model: ModelEntry, body: VideoRequestBody, context: { draft: DraftInfo | null; now: Date; allowPrivateTargets: boolean }): VideoFacts {
   const caps = videoCapabilities(model);
   const frames = body.content.filter((c) => c.type === 'image_url' && (c.role === undefined || c.role === 'first_frame' || c.role === 'last_frame'));
   return {
     model,
     caps,
     body,
-    draft,
-    now,
+    ...context,
     drafts: body.content.filter((c) => c.type === 'draft_task'),
     texts: body.content.filter((c) => c.type === 'text'),
     firstFrames: frames.filter((c) => c.role !== 'last_frame'),
@@ -253,9 +254,9 @@ function enforce(facts: VideoFacts, applies: VideoRule['applies']): void {
 export function normalizeVideoRequest(
   model: ModelEntry,
   body: VideoRequestBody,
-  context: { draft: DraftInfo | null; now: Date; accountDefaultMode: 'auto' | 'upstream' | 'tos' },
+  context: { draft: DraftInfo | null; now: Date; accountDefaultMode: 'auto' | 'upstream' | 'tos'; allowPrivateTargets: boolean },
 ): NormalizedVideoRequest {
-  const f = factsOf(model, body, context.draft, context.now);
+  const f = factsOf(model, body, { draft: context.draft, now: context.now, allowPrivateTargets: context.allowPrivateTargets });
   enforce(f, 'every_request');
   // An account default the model cannot honour falls back to auto; only an explicit mode is refused.
   const defaultMode = context.accountDefaultMode === 'upstream' && !f.caps.upstream_url_mode ? 'auto' : context.accountDefaultMode;

@@ -26,7 +26,7 @@ export interface VideoRouteDeps {
   readonly rateLimiter: Pick<RateLimiter, 'take'>;
   readonly signer: UrlSigner;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'webhookAllowPrivateTargets'>;
+  readonly config: Pick<Config, 'webhookAllowPrivateTargets' | 'fileUrlAllowPrivateTargets'>;
 }
 
 /** The spec's cap on a video creation body. */
@@ -55,6 +55,7 @@ export function videoRouter(deps: VideoRouteDeps): Router<GatewayState> {
           draft: draftId ? await draftInfo(auth.accountId, draftId) : null,
           now: deps.clock(),
           accountDefaultMode: account?.settings.default_video_url_mode ?? 'auto',
+          allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets,
         });
         const assetIds = assetIdsOf(body.content).map((a) => a.assetId);
         const assetUpstreamIds = assetIds.length > 0 ? checkAssetRefs(body.content, await findAssets(tasks, auth.accountId, assetIds)) : null;

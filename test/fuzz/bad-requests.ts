@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { NON_PUBLIC_HOSTS } from '../support/address-spellings';
 import type { FuzzEnv, FuzzTarget } from './targets';
 
 /**
@@ -94,8 +95,12 @@ const NASTY_NUMBERS = [0, -1, -0, 0.5, -0.5, 1e308, -1e308, 5e-324, 2 ** 31, 2 *
 /** Number literals JSON.parse reads as Infinity, -0 or a rounded value. */
 const RAW_NUMBERS = ['1e400', '-1e400', '-0', '1' + '0'.repeat(400), '9007199254740993', '0.' + '0'.repeat(400) + '1', '1E+2', '1.0'];
 
+/** URLs on hosts only a local network reaches, in every spelling of the address rule (src/http/public-address.ts), as media and as callbacks. */
+const ADDRESS_SPELLINGS = NON_PUBLIC_HOSTS.flatMap(([host]) => [`https://${host}/a.png`, `http://${host}/hook`, `HTTP://${host}:9/a.mp3`]);
+const addressSpelling = fc.constantFrom(...ADDRESS_SPELLINGS);
 const nastyString = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+  { weight: 1, arbitrary: addressSpelling },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 1, arbitrary: fc.nat({ max: 200_000 }).map((n) => 'a'.repeat(n)) },
 );
@@ -160,6 +165,8 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
   const paths = pathsOf(base);
   const path = fc.constantFrom(...paths);
   const stringPaths = paths.filter((p) => typeof parentOf(base as Tree, p).parent[parentOf(base as Tree, p).key] === 'string');
+  // Fields holding a URL in the valid body (media, files, callbacks): each gets the address spellings too.
+  const urlPaths = stringPaths.filter((p) => /^https?:\/\//i.test(parentOf(base as Tree, p).parent[parentOf(base as Tree, p).key] as string));
   const clone = () => structuredClone(base) as Tree;
   /** A copy of the body with `text` put into its string at `p`, `at` characters in (modulo the string's length). */
   const inserted = (p: Path, at: number, text: string) => {
@@ -170,6 +177,14 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
     parent[key] = value.slice(0, cut) + text + value.slice(cut);
     return { body, cut };
   };
+  const addressed = urlPaths.length === 0 ? [] : [
+    { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...urlPaths), addressSpelling).map(([p, url]): BodyCase => {
+      const body = clone();
+      const { parent, key } = parentOf(body, p);
+      parent[key] = url;
+      return { text: writeJson(body), mutation: `set the URL ${describePath(p)} = ${JSON.stringify(url)}`, mustRefuse: false };
+    }) },
+  ];
   // Poison goes into the body's strings; a body with none gets its poison from badValue below.
   const poisoned = stringPaths.length === 0 ? [] : [
     { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...stringPaths), fc.constantFrom(...POISON), fc.nat()).map(([p, poison, at]): BodyCase => {
@@ -196,6 +211,7 @@ function jsonBodies(base: Record<string, unknown>, limit: number): fc.Arbitrary<
   ];
   return fc.oneof(
     ...poisoned,
+    ...addressed,
     { weight: 8, arbitrary: fc.tuple(path, badValue).map(([p, value]): BodyCase => {
       const body = clone();
       const { parent, key } = parentOf(body, p);

@@ -106,7 +106,15 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     auth: 'key',
     statuses: S.specVideoCreate,
     shape: 'openai',
-    body: json(VIDEO_LIMIT, () => ({ model: 'video-2.5', content: [{ type: 'text', text: 'a lighthouse at dusk' }], resolution: '720p', duration: 5, ratio: '16:9', seed: 7 })),
+    // A first frame, so that the fuzz's URL mutations (address spellings among them) reach a media URL.
+    body: json(VIDEO_LIMIT, () => ({
+      model: 'video-2.5',
+      content: [{ type: 'text', text: 'a lighthouse at dusk' }, { type: 'image_url', image_url: { url: 'https://images.example.com/first.png' }, role: 'first_frame' }],
+      resolution: '720p',
+      duration: 5,
+      ratio: '16:9',
+      seed: 7,
+    })),
   },
   { method: 'POST', route: '/v1/audio/minutes', auth: 'key', statuses: S.specCreate, shape: 'minutes', body: json(JSON_LIMIT, (env) => ({ model: 'service-minutes', file_url: simMedia(env, 'sync.mp3'), recorded_at: '2026-11-24T09:00:00+08:00', timezone: 'Asia/Shanghai', number_of_speakers: 2, features: { summary: true } })) },
   ...['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions'].map(

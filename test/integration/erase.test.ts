@@ -102,7 +102,7 @@ describe('subtitle erase tasks @integration', () => {
       [{}, 400, 'video_url', 'invalid_request'],
       [{ video_url: 'http://cdn.example.com/v.mp4' }, 400, 'video_url', 'invalid_video_url'],
       [{ video_url: 'not a url' }, 400, 'video_url', 'invalid_video_url'],
-      // Not public: loopback, private, link-local (the webhooks' address check), unless FILE_URL_ALLOW_PRIVATE_TARGETS.
+      // Not public by the address rule of every client URL (src/http/public-address.ts), unless FILE_URL_ALLOW_PRIVATE_TARGETS.
       ...[
         'https://127.0.0.1/v.mp4',
         'https://127.8.9.10:8443/v.mp4',

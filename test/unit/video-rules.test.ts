@@ -6,7 +6,7 @@ import { normalizeVideoRequest, VIDEO_RULES } from '../../src/video/normalize';
 import type { VideoRequestBody } from '../../src/video/request';
 
 const catalog = new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
-const context = { draft: null, now: new Date('2026-03-01T00:00:00Z'), accountDefaultMode: 'auto' as const };
+const context = { draft: null, now: new Date('2026-03-01T00:00:00Z'), accountDefaultMode: 'auto' as const, allowPrivateTargets: false };
 
 function refusal(modelId: string, body: Omit<VideoRequestBody, 'model'>): { code: string; param: string | null | undefined } {
   try {

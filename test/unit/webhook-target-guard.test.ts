@@ -2,19 +2,18 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { WebhookSender } from '../../src/webhooks/deliver';
-import { isPrivateAddress } from '../../src/webhooks/target-guard';
+import { checkCallbackTarget } from '../../src/webhooks/target-guard';
+import { NON_PUBLIC_HOSTS } from '../support/address-spellings';
 
 describe('webhook target guard', () => {
-  describe('isPrivateAddress', () => {
-    const privateOnes = [
-      '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
-      '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255',
-      '::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1',
-      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::127.0.0.1', '64:ff9b::7f00:1', '2002:7f00:1::1',
-    ];
-    const publicOnes = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888'];
-    for (const address of privateOnes) it(`refuses ${address}`, () => expect(isPrivateAddress(address)).to.equal(true));
-    for (const address of publicOnes) it(`lets ${address} through`, () => expect(isPrivateAddress(address)).to.equal(false));
+  describe('checkCallbackTarget, at creation', () => {
+    it('refuses a name only a local network resolves, after lower-casing and one trailing dot, unless private targets are allowed', async () => {
+      expect(await checkCallbackTarget('http://localhost.:8080/x', false)).to.equal('callback host localhost. is not a public name (localhost), so it may reach a private or loopback address');
+      expect(await checkCallbackTarget('http://VM.:8080/x', false)).to.equal('callback host vm. is not a public name (a single-label name), so it may reach a private or loopback address');
+      expect(await checkCallbackTarget('https://hooks.corp.internal/x', false)).to.equal('callback host hooks.corp.internal is not a public name (a .internal name), so it may reach a private or loopback address');
+      expect(await checkCallbackTarget('http://[::ffff:127.0.0.1]/x', false)).to.equal('callback address ::ffff:7f00:1 is a private or loopback address');
+      for (const [host] of NON_PUBLIC_HOSTS) expect(await checkCallbackTarget(`http://${host}/hook`, true), host).to.equal(null);
+    });
   });
 
   describe('WebhookSender at delivery time', () => {
@@ -64,8 +63,23 @@ describe('webhook target guard', () => {
       `http://[::]:${p}/hook`,
       `http://0.0.0.0:${p}/hook`,
       `HTTP://LOCALHOST:${p}/hook`,
+      `http://localhost.:${p}/hook`,
       `https://127.0.0.1:${p}/hook`,
     ];
+
+    it('refuses at delivery every host the creation check refuses, by the same rule and with the same message', async () => {
+      const s = sender(false);
+      try {
+        for (const [host] of NON_PUBLIC_HOSTS) {
+          const url = `http://${host}/hook`;
+          const refusal = await checkCallbackTarget(url, false);
+          expect(refusal, url).to.be.a('string');
+          expect(await s.send(url, '{}', null), url).to.deep.include({ ok: false, statusCode: null, error: refusal });
+        }
+      } finally {
+        await s.close();
+      }
+    });
 
     it('refuses every form of a private target when private targets are not allowed, as a failed attempt', async () => {
       const s = sender(false);

@@ -7,6 +7,7 @@ import { metered, type MeteringDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError } from '../../http/errors';
+import { clientUrlProblem } from '../../http/urls';
 import { SseResponse } from '../../http/sse';
 import { isAbort, UpstreamError } from '../../http/upstream-errors';
 import type { SseEvent } from '../../upstreams/sse';
@@ -29,7 +30,7 @@ export type WebQaDeps = MeteringDeps & {
   /** Signs the conversation ids handed to clients. */
   readonly signer: UrlSigner;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'webQaRateWaitMs' | 'ssePingMs'>;
+  readonly config: Pick<Config, 'webQaRateWaitMs' | 'ssePingMs' | 'fileUrlAllowPrivateTargets'>;
 };
 
 interface Usage {
@@ -110,13 +111,18 @@ function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): 
   const caps = botCapabilities(bot);
   const ext = request.extension_options ?? {};
   const pro = caps.tier === 'pro';
+  const media = mediaParts(request);
   if (!pro) {
-    const media = mediaParts(request);
     const asked = [...(media.length > 0 ? ['mixed media'] : []), ...(ext.follow_ups ? ['follow_ups'] : []), ...(ext.cards ? ['cards'] : [])];
     if (asked.length > 0) {
       const param = media[0]?.param ?? (ext.follow_ups ? 'extension_options.follow_ups' : 'extension_options.cards');
       throw new ApiError(400, 'pro_bot_required', `${asked.join(', ')} need${asked.length === 1 ? 's' : ''} a Pro bot; '${bot.id}' is not one`, { param });
     }
+  }
+  // The agent fetches what a media part names: the address rule of every client URL.
+  for (const part of media) {
+    const problem = clientUrlProblem(part.url, part.urlParam, { httpsOnly: false, allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
+    if (problem) throw new ApiError(400, 'invalid_media_url', problem, { param: part.urlParam });
   }
   const model = request.model !== undefined && request.model !== bot.id ? request.model : null;
   if (model !== null && !deps.catalog.get(model)) throw new ApiError(400, 'model_not_found', `The model '${model}' does not exist`, { param: 'model' });

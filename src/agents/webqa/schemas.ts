@@ -95,10 +95,17 @@ export function parseWebQaRequest(body: unknown): WebQaRequest {
   return request;
 }
 
-/** The parts of the request that are not text: mixed media. */
-export function mediaParts(request: WebQaRequest): { param: string }[] {
+/** The parts of the request that are not text: mixed media, each with the URL it hands the agent (named by `urlParam`). */
+export function mediaParts(request: WebQaRequest): { param: string; url: string; urlParam: string }[] {
   return request.messages.flatMap((m, i) =>
-    typeof m.content === 'string' ? [] : m.content.flatMap((p, j) => (p.type === 'text' ? [] : [{ param: `messages[${i}].content[${j}]` }])),
+    typeof m.content === 'string'
+      ? []
+      : m.content.flatMap((p, j) => {
+          if (p.type === 'text') return [];
+          const param = `messages[${i}].content[${j}]`;
+          const url = p.type === 'image_url' ? p.image_url.url : p.type === 'file_url' ? p.file_url.url : p.audio_url.url;
+          return [{ param, url, urlParam: `${param}.${p.type}.url` }];
+        }),
   );
 }
 

@@ -1,16 +1,14 @@
-import net from 'node:net';
 import type { Catalog, ModelEntry } from '../../billing/catalog';
 import { priceLine, pricingOf, type Pricing } from '../../billing/money';
 import { ApiError } from '../../http/errors';
-import { parseHttpUrl } from '../../http/urls';
+import { clientUrlProblem } from '../../http/urls';
 import { validator } from '../../http/validation';
-import { isPrivateAddress } from '../../webhooks/target-guard';
 import { eraseCapabilities, erasePricing } from '../model-types';
 
 /**
  * The body of POST /v1/videos/erase-subtitle (the spec leaves it open; this is the gateway's
- * design): a public https `video_url` (no loopback, private or link-local IP literal, no
- * `localhost`); optional `regions` where subtitles sit, as fractions of the frame (omitted: the
+ * design): a publicly reachable https `video_url` (the address rule of every client URL:
+ * src/http/public-address.ts); optional `regions` where subtitles sit, as fractions of the frame (omitted: the
  * provider detects them); `duration_seconds`, the video's length as the client declares it (the
  * freeze; omitted: the model's default); `output` options.
  */
@@ -73,27 +71,13 @@ export function eraseModelId(catalog: Catalog, body: EraseRequestBody): string {
 }
 
 /**
- * A host that is by itself loopback, private, link-local or otherwise not public: an IP literal
- * in the webhooks' blocked ranges (the same check, src/webhooks/target-guard.ts), or `localhost`
- * and its subdomains. Names are not resolved: the provider, not the gateway, fetches the video.
- */
-export function isLiteralPrivateHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  if (net.isIP(host)) return isPrivateAddress(host);
-  return host === 'localhost' || host.endsWith('.localhost');
-}
-
-/**
  * Validates and completes a request. `allowPrivateTargets` (FILE_URL_ALLOW_PRIVATE_TARGETS, the
  * setting of the other customer-given file URLs) lets `video_url` name a private host.
  */
 export function normalizeEraseRequest(model: ModelEntry, body: EraseRequestBody, options: { allowPrivateTargets: boolean }): NormalizedEraseRequest {
   const caps = eraseCapabilities(model);
-  const url = parseHttpUrl(body.video_url);
-  if (url?.protocol !== 'https:') throw bad('invalid_video_url', 'video_url must be a publicly reachable https URL', 'video_url');
-  if (!options.allowPrivateTargets && isLiteralPrivateHost(url.hostname)) {
-    throw bad('invalid_video_url', 'video_url must be a publicly reachable https URL, not a loopback, private or link-local address', 'video_url');
-  }
+  const urlProblem = clientUrlProblem(body.video_url, 'video_url', { httpsOnly: true, allowPrivateTargets: options.allowPrivateTargets });
+  if (urlProblem) throw bad('invalid_video_url', urlProblem, 'video_url');
   const regions = body.regions ?? null;
   if (regions && regions.length > caps.max_regions) throw bad('invalid_request', `${model.id} takes at most ${caps.max_regions} regions`, 'regions');
   regions?.forEach((r, i) => {
