@@ -405,6 +405,15 @@ describe('meeting minutes @integration', () => {
     expect(await stepsOf(id), 'each part recorded once').to.deep.equal(calls.map((_: unknown, k: number) => k));
   });
 
+  it('fails a recording one millisecond over 2 hours with an error that shows the millisecond, and releases the money', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('standup.mp3', { sim_duration_ms: '7200001', sim_asr_delay_ms: '0' }) });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect([task.status, task.error_code, task.error]).to.deep.equal(['failed', 'duration_exceeded', 'the recording is 120 min 0.001 s long; at most 120 min 0 s are accepted']);
+    expect((await balance()).available).to.equal(before.available);
+  });
+
   it('fails a task whose transcription fails and releases everything', async () => {
     const before = await balance();
     const res = await create({ model: 'service-minutes', file_url: media('broken.wav', { sim: 'asr_fail' }) });
