@@ -1,4 +1,5 @@
 import { ApiError } from './errors';
+import { fieldName } from './field-name';
 
 /**
  * The gateway's one rule for text that arrives from a client: no NUL and no lone UTF-16
@@ -46,12 +47,11 @@ export function unsafeTextField(value: unknown): string | null {
 
 function nameOf(visit: Visit): string {
   const steps: (string | number)[] = [];
-  for (let v: Visit | null = visit; v && v.step !== null; v = v.parent) steps.push(v.step);
-  const name = steps.reverse().reduce<string>((acc, step) => (typeof step === 'number' ? `${acc}[${step}]` : acc ? `${acc}.${step}` : step), '');
-  return printable(name || 'body');
+  for (let v: Visit | null = visit; v && v.step !== null; v = v.parent) steps.push(typeof v.step === 'number' ? v.step : printable(v.step));
+  return fieldName(steps.reverse());
 }
 
-/** A field name fit for an error message and a log line (the offending characters replaced). */
+/** A member name fit for an error message and a log line (the offending characters replaced). */
 function printable(name: string): string {
   return name.replace(UNSAFE_ALL, '\uFFFD');
 }

@@ -165,11 +165,22 @@ function partnerExtras(t: PartnerTask, request: NormalizedMinutesRequest, transc
 
 function durationExceeded(durationMs: number, request: NormalizedMinutesRequest): UpstreamPoll | null {
   if (durationMs <= request.max_duration_ms) return null;
-  const minutes = (ms: number) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
   return {
     state: 'failed',
-    error: { code: 'duration_exceeded', message: `the recording is ${minutes(durationMs)} long; at most ${minutes(request.max_duration_ms)} are accepted` },
+    error: { code: 'duration_exceeded', message: `the recording is ${recordingLength(durationMs)} long; at most ${recordingLength(request.max_duration_ms)} are accepted` },
   };
+}
+
+/**
+ * A length as `121 min 40 s`, its seconds exact to the millisecond started (`120 min 0.001 s`):
+ * rounded to whole seconds, a recording just over the limit read as the limit itself.
+ */
+export function recordingLength(ms: number): string {
+  const whole = Math.ceil(ms);
+  const rest = whole % 60_000;
+  const millis = rest % 1000;
+  const fraction = millis === 0 ? '' : `.${String(millis).padStart(3, '0').replace(/0+$/, '')}`;
+  return `${Math.floor(whole / 60_000)} min ${Math.floor(rest / 1000)}${fraction} s`;
 }
 
 /**

@@ -60,12 +60,13 @@ export const VIDEO_REQUEST_SCHEMA = {
         },
         required: ['type'],
         additionalProperties: false,
+        // An `if` holds for an item without `type` unless it requires it: every rule would apply.
         allOf: [
-          { if: { properties: { type: { const: 'text' } } }, then: { required: ['text'] } },
-          { if: { properties: { type: { const: 'image_url' } } }, then: { required: ['image_url'] } },
-          { if: { properties: { type: { const: 'video_url' } } }, then: { required: ['video_url'] } },
-          { if: { properties: { type: { const: 'audio_url' } } }, then: { required: ['audio_url'] } },
-          { if: { properties: { type: { const: 'draft_task' } } }, then: { required: ['draft_task'] } },
+          { if: { properties: { type: { const: 'text' } }, required: ['type'] }, then: { required: ['text'] } },
+          { if: { properties: { type: { const: 'image_url' } }, required: ['type'] }, then: { required: ['image_url'] } },
+          { if: { properties: { type: { const: 'video_url' } }, required: ['type'] }, then: { required: ['video_url'] } },
+          { if: { properties: { type: { const: 'audio_url' } }, required: ['type'] }, then: { required: ['audio_url'] } },
+          { if: { properties: { type: { const: 'draft_task' } }, required: ['type'] }, then: { required: ['draft_task'] } },
         ],
       },
     },

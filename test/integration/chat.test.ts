@@ -354,7 +354,7 @@ describe('chat completions and the Responses interface through the openai SDK @i
       expect(outputTooLong.param).to.equal('max_output_tokens');
       // An input of either accepted type is refused for what is wrong with it, not for the other type.
       const noItems = await expectError(() => client.responses.create({ model: 'chat-fast', input: [] }), OpenAI.BadRequestError, 'invalid_request');
-      expect([noItems.param, noItems.message]).to.deep.equal(['input', '400 input must NOT have fewer than 1 items']);
+      expect([noItems.param, noItems.message]).to.deep.equal(['input', '400 input must have at least 1 item']);
       // Beyond chat-fast's context window of 32,768 tokens (o200k_base counts " word" as one token), on both interfaces.
       const longPrompt = 'word '.repeat(40_000);
       const chatTooLong = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: longPrompt }] }), OpenAI.BadRequestError, 'context_length_exceeded');

@@ -405,6 +405,15 @@ describe('meeting minutes @integration', () => {
     expect(await stepsOf(id), 'each part recorded once').to.deep.equal(calls.map((_: unknown, k: number) => k));
   });
 
+  it('fails a recording one millisecond over 2 hours with an error that shows the millisecond, and releases the money', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('standup.mp3', { sim_duration_ms: '7200001', sim_asr_delay_ms: '0' }) });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect([task.status, task.error_code, task.error]).to.deep.equal(['failed', 'duration_exceeded', 'the recording is 120 min 0.001 s long; at most 120 min 0 s are accepted']);
+    expect((await balance()).available).to.equal(before.available);
+  });
+
   it('fails a task whose transcription fails and releases everything', async () => {
     const before = await balance();
     const res = await create({ model: 'service-minutes', file_url: media('broken.wav', { sim: 'asr_fail' }) });
@@ -751,13 +760,13 @@ describe('meeting minutes @integration', () => {
       [{ model: 'chat-fast', file_url: url }, /^model must be one of /],
       [{ model: 'service-minutes' }, /^file_url is required$/],
       [{ model: 'service-minutes', file_url: 'ftp://files.example/a.mp3' }, /^file_url must match/],
-      [{ model: 'service-minutes', file_url: url, recorded_at: '2026-03-02T09:30:00' }, /^recorded_at /],
-      [{ model: 'service-minutes', file_url: url, recorded_at: '2026-02-30T09:30:00+08:00' }, /^recorded_at /],
+      [{ model: 'service-minutes', file_url: url, recorded_at: '2026-03-02T09:30:00' }, /^recorded_at must be an RFC 3339 date-time with its offset, e\.g\. 2026-11-01T00:00:00\+08:00$/],
+      [{ model: 'service-minutes', file_url: url, recorded_at: '2026-02-30T09:30:00+08:00' }, /^recorded_at must be an RFC 3339 date-time with its offset, e\.g\. 2026-11-01T00:00:00\+08:00$/],
       [{ model: 'service-minutes', file_url: url, timezone: 'Mars/Olympus_Mons' }, /^timezone Mars\/Olympus_Mons is not an IANA time zone$/],
       // The simulator serves application/octet-stream by default: neither the suffix nor the type tells.
       [{ model: 'service-minutes', file_url: media('recording') }, /^file_type is required when neither the file_url's suffix nor the Content-Type/],
       [{ model: 'service-minutes', file_url: url, source_lang: 'fr_fr' }, /^source_lang must be one of zh_cn, en_us$/],
-      [{ model: 'service-minutes', file_url: url, number_of_speakers: -1 }, /^number_of_speakers /],
+      [{ model: 'service-minutes', file_url: url, number_of_speakers: -1 }, /^number_of_speakers must be at least 0$/],
       [{ model: 'service-minutes', file_url: url, colour: 'blue' }, /^colour is not a recognised field$/],
       [{ model: 'partner-minutes', file_url: url }, /^partner-minutes needs at least one of features/],
       [{ model: 'partner-minutes', file_url: url, features: { summary: false, qa: false } }, /^partner-minutes needs at least one of features/],

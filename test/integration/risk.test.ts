@@ -655,9 +655,16 @@ describe('risk screening agent @integration', () => {
 
     it('answers 400, 401, 402, 404 and 502 in shape A, reserving nothing', async () => {
       expectShapeA(await gw.api(null, 'POST', RISK, user('「x有限公司」')), 401, 'invalid_api_key');
-      expectShapeA(await gw.api(key, 'POST', RISK, {}), 400, 'invalid_request');
-      expectShapeA(await gw.api(key, 'POST', RISK, user('hi', { stream: 'yes' })), 400, 'invalid_request');
-      expectShapeA(await gw.api(key, 'POST', RISK, user('hi', { model: 'chat-fast' })), 400, 'invalid_request');
+      // Shape A has no `param`: the message names the field.
+      for (const [body, message] of [
+        [{}, 'messages is required'],
+        [user('hi', { stream: 'yes' }), 'stream must be a boolean'],
+        [user('hi', { model: 'chat-fast' }), 'model must be risk-agent'],
+      ] as const) {
+        const refused = await gw.api(key, 'POST', RISK, body);
+        expectShapeA(refused, 400, 'invalid_request');
+        expect(refused.body.error.message).to.equal(message);
+      }
       expectShapeA(await gw.api(key, 'POST', RISK, user('今天天气怎么样？')), 400, 'company_required');
       expectShapeA(await gw.api(key, 'POST', RISK, 'not json'), 400, 'invalid_json');
       expectShapeA(await gw.api(key, 'GET', '/v1/agent/risk/reports/risk_nope'), 404, 'report_not_found');

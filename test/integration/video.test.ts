@@ -350,6 +350,23 @@ describe('video generation tasks and webhooks @integration', () => {
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
   });
 
+  it('says which field is wrong and how, in plain words: a content item without a type, a duration of 0, a seed out of range', async () => {
+    const text = { type: 'text', text: 'a prompt' };
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ content: [{ text: 'a prompt' }] }, 'content[0].type', 'content[0] needs a type: one of text, image_url, video_url, audio_url, draft_task'],
+      [{ content: [{ image_url: { url: 'https://example.com/a.png' } }] }, 'content[0].type', 'content[0] needs a type: one of text, image_url, video_url, audio_url, draft_task'],
+      [{ content: [text, { type: 'image_url', role: 'first_frame' }] }, 'content[1].image_url', 'content[1].image_url is required'],
+      [{ content: [text], duration: 0 }, 'duration', 'duration must not be 0'],
+      [{ content: [text], seed: -2 }, 'seed', 'seed must be at least -1'],
+    ];
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    for (const [body, param, message] of cases) {
+      const res = await create({ model: 'video-ref-2.0', ...body });
+      expect([res.status, res.body.error], JSON.stringify(body)).to.deep.equal([400, { message, type: 'invalid_request_error', param, code: 'invalid_request' }]);
+    }
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
+  });
+
   it('accepts the shapes each class allows: H3 with a ratio, reference images, frames with references on 2.0 (asset:// ids: assets.test.ts)', async () => {
     const ok = [
       { model: 'video-h3', content: [{ type: 'text', text: 'h3' }], ratio: '16:9', resolution: '2K', duration: 4 },

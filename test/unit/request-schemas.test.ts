@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import '../../src/gateway';
+import type { ValidateFunction } from 'ajv';
 import { compileEverySchema } from '../../src/http/validation';
 
 /** Every source file under src/, relative to the repository. */
@@ -30,5 +31,20 @@ describe('request schemas', () => {
     const checks = compileEverySchema();
     expect(checks.length).to.be.at.least(declared);
     for (const check of checks) expect(check).to.be.a('function');
+  });
+
+  it('make every `if` that tests a member’s value require that member (else it holds for an object without it)', () => {
+    const unguarded: string[] = [];
+    const visit = (schema: unknown, where: string): void => {
+      if (schema === null || typeof schema !== 'object') return;
+      const s = schema as Record<string, unknown>;
+      const condition = s.if as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+      for (const member of Object.keys(condition?.properties ?? {})) {
+        if (!(condition!.required ?? []).includes(member)) unguarded.push(`${where}/if: ${member}`);
+      }
+      for (const [key, value] of Object.entries(s)) visit(value, `${where}/${key}`);
+    };
+    for (const check of compileEverySchema() as ValidateFunction[]) visit(check.schema, String((check.schema as { title?: string }).title ?? '#'));
+    expect(unguarded).to.deep.equal([]);
   });
 });

@@ -10,6 +10,7 @@ describe('the text rule (no NUL, no lone surrogate)', () => {
   it('names the first offending field, keys included, as validators name fields', () => {
     expect(unsafeTextField({ a: 'ok', b: [1, { c: 'x\u0000' }] })).to.equal('b[1].c');
     expect(unsafeTextField({ a: { 'k\ud800': 1 } })).to.equal('a.k\uFFFD');
+    expect(unsafeTextField({ m: { 'a.b': '\u0000' } }), 'a name holding a dot reads as one name').to.equal('m["a.b"]');
     expect(unsafeTextField({ first: '\u0000', second: '\u0000' })).to.equal('first');
     expect(unsafeTextField('\u0000')).to.equal('body');
     expect(unsafeTextField({ a: [1, true, null, 'fine'] })).to.equal(null);
