@@ -6,7 +6,7 @@ import { countResponsesInputTokens, countTokens, responsesUsageObject } from '..
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
-import { isAbort, UpstreamError } from '../http/upstream-errors';
+import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
@@ -109,6 +109,7 @@ async function streamResponses(
   try {
     for await (const raw of events) {
       const event = JSON.parse(raw.data) as StreamEvent;
+      if (event.type === 'error') throw streamedError(event, channel.config.name);
       sequence = event.sequence_number;
       if (event.response) {
         response = { ...event.response, model: model.id };
