@@ -89,6 +89,6 @@ export function assertOpenAiSchema(name: string, value: unknown, what = name): v
 }
 
 /** A Responses stream event, validated as the variant its `type` names. */
-export function assertResponseStreamEvent(event: { type: string }): void {
+export function assertResponseStreamEvent(event: { readonly type: string; readonly [more: string]: unknown }): void {
   assertOpenAiSchema(responseStreamEventSchema(event.type), event, `the ${event.type} event`);
 }
