@@ -13,6 +13,7 @@ import {
   codeForStatus,
   dataFrame,
   eventFrame,
+  errorBody,
   sendError,
   sendJson,
   sendNotFound,
@@ -79,16 +80,30 @@ async function preamble(res: ServerResponse, directives: SimDirectives, stream: 
   if (directives.delayMs !== undefined && !(await waitUnlessGone(res, directives.delayMs))) return false;
   const status = directives.status ?? (directives.fail ? 500 : undefined);
   if (status !== undefined) {
-    sendError(res, status, `Simulated upstream error (HTTP ${status})`, codeForStatus(status));
+    const headers: Record<string, string> = directives.retryAfter === undefined ? {} : { 'retry-after': directives.retryAfter };
+    sendError(res, status, `Simulated upstream error (HTTP ${status})`, codeForStatus(status), null, headers);
     return false;
   }
   // A non-stream stall sends nothing at all: the client sees a request that never completes.
   return !(directives.stall && !stream);
 }
 
-/** How many token chunks a stream sends: all of them, or only the first few when stalling. */
-function tokensToSend(answer: Answer, stall: boolean): number {
-  return stall ? Math.min(STALL_AFTER_TOKENS, answer.pieces.length) : answer.pieces.length;
+/** How a stream ends: in full, stalled after its first tokens, or with a provider error after them. */
+type StreamEnd = { readonly kind: 'whole' } | { readonly kind: 'stall' } | { readonly kind: 'error'; readonly code: string };
+
+function streamEnd(directives: SimDirectives): StreamEnd {
+  if (directives.stall) return { kind: 'stall' };
+  return directives.streamError === undefined ? { kind: 'whole' } : { kind: 'error', code: directives.streamError };
+}
+
+/** How many token chunks a stream sends: all of them, or only the first few when it will not end whole. */
+function tokensToSend(answer: Answer, end: StreamEnd): number {
+  return end.kind === 'whole' ? answer.pieces.length : Math.min(STALL_AFTER_TOKENS, answer.pieces.length);
+}
+
+/** The message of a `[sim:stream-error=CODE]` error. */
+function streamErrorMessage(code: string): string {
+  return `Simulated provider error in the stream (${code})`;
 }
 
 /** A positive integer limit, or undefined when absent or not usable. */
@@ -161,7 +176,7 @@ async function handleChatCompletions(ctx: SimContext, seq: number): Promise<void
   // `[sim:no-usage]`: an upstream that reports no usage at all, plain or streamed.
   const usage = directives.noUsage ? null : chatUsage(promptTokens, answer, directives);
   const id = `chatcmpl-sim-${seq}`;
-  if (request.stream) await streamChat(ctx.res, request, answer, usage, id, directives.stall);
+  if (request.stream) await streamChat(ctx.res, request, answer, usage, id, streamEnd(directives));
   else sendJson(ctx.res, 200, chatCompletion(request, answer, usage, id));
 }
 
@@ -224,11 +239,13 @@ function chatCompletion(request: ChatRequest, answer: Answer, usage: ChatUsage |
 
 /**
  * Streams the answer as `chat.completion.chunk`s: the role, one chunk per token, the finish
- * reason, the usage (if asked and reported), `[DONE]`. With `stall`, stops after the first tokens
+ * reason, the usage (if asked and reported), `[DONE]`. A stall stops after the first tokens
  * and leaves the response open; the socket's close (client abort or server close) releases it.
+ * A stream error sends, after the first tokens, the item OpenAI sends when a stream fails,
+ * `data: {"error": {…}}`, and ends without `[DONE]`.
  * Without usage (`[sim:no-usage]`) it behaves as an upstream that ignores `include_usage`.
  */
-async function streamChat(res: ServerResponse, request: ChatRequest, answer: Answer, usage: ChatUsage | null, id: string, stall: boolean): Promise<void> {
+async function streamChat(res: ServerResponse, request: ChatRequest, answer: Answer, usage: ChatUsage | null, id: string, end: StreamEnd): Promise<void> {
   const created = nowSeconds();
   const base = { id, object: 'chat.completion.chunk', created, model: request.model };
   const includeUsage = request.includeUsage && usage !== null;
@@ -244,11 +261,16 @@ async function streamChat(res: ServerResponse, request: ChatRequest, answer: Ans
   if (!(await out.flush())) return;
 
   const tokenFrame = tokenChunkTemplate(base, includeUsage);
-  for (let i = 0; i < tokensToSend(answer, stall); i++) {
+  for (let i = 0; i < tokensToSend(answer, end); i++) {
     if (!(await out.push(tokenFrame(answer.pieces[i]!)))) return;
   }
-  if (stall) {
+  if (end.kind === 'stall') {
     await out.flush(); // and never end: the stalled stream hangs until the socket closes
+    return;
+  }
+  if (end.kind === 'error') {
+    await out.push(dataFrame(errorBody(500, streamErrorMessage(end.code), end.code)));
+    out.end();
     return;
   }
   await out.push(chunk({}, answer.finish));
@@ -291,7 +313,9 @@ interface ResponsesRequest {
 
 type ResponsesUsage = ResponsesUsageObject;
 
-type ResponseStatus = 'in_progress' | 'completed' | 'incomplete';
+/** The status of an output item; a response may also have failed. */
+type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+type ResponseStatus = ItemStatus | 'failed';
 
 interface OutputText {
   readonly type: 'output_text';
@@ -303,7 +327,7 @@ interface OutputText {
 interface OutputMessage {
   readonly type: 'message';
   readonly id: string;
-  readonly status: ResponseStatus;
+  readonly status: ItemStatus;
   readonly role: 'assistant';
   readonly content: readonly OutputText[];
 }
@@ -328,7 +352,7 @@ async function handleResponses(ctx: SimContext, seq: number): Promise<void> {
   // `[sim:no-usage]`: the response objects carry `usage: null`, the terminal one included.
   const usage = directives.noUsage ? null : responsesUsage(request, answer, directives);
   const ids = { id: `resp_sim_${seq}`, itemId: `msg_sim_${seq}`, createdAt: nowSeconds() };
-  if (request.stream) await streamResponse(ctx.res, request, answer, usage, ids, directives.stall);
+  if (request.stream) await streamResponse(ctx.res, request, answer, usage, ids, streamEnd(directives));
   else sendJson(ctx.res, 200, finalResponse(request, answer, usage, ids));
 }
 
@@ -382,12 +406,12 @@ function outputText(text: string): OutputText {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
 }
 
-function outputMessage(ids: ResponseIds, status: ResponseStatus, content: readonly OutputText[]): OutputMessage {
+function outputMessage(ids: ResponseIds, status: ItemStatus, content: readonly OutputText[]): OutputMessage {
   return { type: 'message', id: ids.itemId, status, role: 'assistant', content };
 }
 
 /** The terminal status of an answer: truncated answers are `incomplete`, as with OpenAI. */
-function terminalStatus(answer: Answer): ResponseStatus {
+function terminalStatus(answer: Answer): ItemStatus {
   return answer.finish === 'length' ? 'incomplete' : 'completed';
 }
 
@@ -401,6 +425,7 @@ function responseObject(
   status: ResponseStatus,
   output: readonly OutputMessage[],
   usage: ResponsesUsage | null,
+  error: { readonly code: string; readonly message: string } | null = null,
 ): object {
   return {
     id: ids.id,
@@ -409,7 +434,7 @@ function responseObject(
     status,
     background: false,
     completed_at: status === 'completed' ? nowSeconds() : null,
-    error: null,
+    error,
     incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: request.echo.instructions,
     max_output_tokens: request.echo.max_output_tokens,
@@ -439,7 +464,10 @@ function finalResponse(request: ResponsesRequest, answer: Answer, usage: Respons
 /**
  * Streams the answer as typed Responses events, in the order the OpenAI SDK's accumulator
  * expects: created, in_progress, item added, part added, one text delta per token, text done,
- * part done, item done, then completed (or incomplete when cut by max_output_tokens).
+ * part done, item done, then completed (or incomplete when cut by max_output_tokens). A stream
+ * error sends, after the first tokens, an `error` event with its code, then `response.failed`
+ * with the text delivered (its error code `server_error`, ResponseErrorCode's one for a failure
+ * of the provider), and ends.
  */
 async function streamResponse(
   res: ServerResponse,
@@ -447,7 +475,7 @@ async function streamResponse(
   answer: Answer,
   usage: ResponsesUsage | null,
   ids: ResponseIds,
-  stall: boolean,
+  end: StreamEnd,
 ): Promise<void> {
   let sequence = 0;
   const event = (type: string, fields: object): string => eventFrame(type, { type, sequence_number: sequence++, ...fields });
@@ -463,11 +491,20 @@ async function streamResponse(
   if (!(await out.flush())) return;
 
   const deltaFrame = deltaEventTemplate(ids.itemId);
-  for (let i = 0; i < tokensToSend(answer, stall); i++) {
+  const sent = tokensToSend(answer, end);
+  for (let i = 0; i < sent; i++) {
     if (!(await out.push(deltaFrame(sequence++, answer.pieces[i]!)))) return;
   }
-  if (stall) {
+  if (end.kind === 'stall') {
     await out.flush(); // and never end: the stalled stream hangs until the socket closes
+    return;
+  }
+  if (end.kind === 'error') {
+    const message = streamErrorMessage(end.code);
+    const delivered = outputMessage(ids, 'incomplete', [outputText(answer.pieces.slice(0, sent).join(''))]);
+    await out.push(event('error', { code: end.code, message, param: null }));
+    await out.push(event('response.failed', { response: responseObject(request, ids, 'failed', [delivered], null, { code: 'server_error', message }) }));
+    out.end();
     return;
   }
   const status = terminalStatus(answer);

@@ -12,6 +12,13 @@ export interface SimDirectives {
   readonly fail: boolean;
   /** `[sim:status=NNN]` (400..599): answer HTTP NNN with an OpenAI error body. */
   readonly status?: number;
+  /** `[sim:retry-after=V]`: the error answer of `status` (or `fail`) carries `Retry-After: V`, as given. */
+  readonly retryAfter?: string;
+  /**
+   * `[sim:stream-error=CODE]`: a stream sends its first tokens, then the provider's error with
+   * code CODE in the protocol's shape, and ends.
+   */
+  readonly streamError?: string;
   /** `[sim:delay=MS]`: wait MS milliseconds before the first byte of the answer. */
   readonly delayMs?: number;
   /** `[sim:stall]`: a stream sends its first chunk(s) then nothing more, without ending. */
@@ -53,6 +60,8 @@ export function parseDirectives(text: string): SimDirectives {
     tokens: intInRange(raw['tokens'], 0, MAX_TOKENS),
     fail: raw['fail'] !== undefined,
     status: intInRange(raw['status'], 400, 599),
+    retryAfter: nonEmptyValue(raw['retry-after']),
+    streamError: nonEmptyValue(raw['stream-error']),
     delayMs: intInRange(raw['delay'], 0, MAX_DELAY_MS),
     stall: raw['stall'] !== undefined,
     noResponses: raw['no-responses'] !== undefined,
@@ -85,6 +94,11 @@ function tokenPair(value: string | true | undefined): { prompt: number; completi
   const prompt = intInRange(p, 0, MAX_TOKENS);
   const completion = intInRange(c, 0, MAX_TOKENS);
   return prompt !== undefined && completion !== undefined ? { prompt, completion } : undefined;
+}
+
+/** A directive's value as written, or undefined for a bare flag or an empty value. */
+function nonEmptyValue(value: string | true | undefined): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** A decimal integer within [min, max], or undefined (a malformed directive is ignored). */

@@ -84,9 +84,10 @@ function tooLarge(maxBytes: number): HttpError {
   return new HttpError(413, `Request body exceeds ${maxBytes} bytes.`, 'request_too_large');
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(payload),
   });
@@ -97,8 +98,15 @@ export function errorBody(status: number, message: string, code: string | null, 
   return { error: { message, type: errorType(status), param, code } };
 }
 
-export function sendError(res: ServerResponse, status: number, message: string, code: string | null, param: string | null = null): void {
-  sendJson(res, status, errorBody(status, message, code, param));
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  code: string | null,
+  param: string | null = null,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  sendJson(res, status, errorBody(status, message, code, param), headers);
 }
 
 /** What OpenAI answers for a URL it does not serve; also the answer of a disabled interface. */

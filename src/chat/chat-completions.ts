@@ -7,7 +7,7 @@ import type { PromptTokenMemo } from '../billing/prompt-token-memo';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
-import { isAbort, UpstreamError } from '../http/upstream-errors';
+import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { parseChatRequest, type ChatRequest } from './schemas';
@@ -46,6 +46,8 @@ interface ChatChunk {
   model: string;
   choices: { index: number; delta: { role?: string; content?: string | null }; finish_reason: string | null }[];
   usage?: ChatUsage | null;
+  /** Set, instead of the rest, on the item a provider sends when its stream fails. */
+  error?: unknown;
 }
 
 /** The output limit a chat request sets: `max_completion_tokens`, else the older `max_tokens`. */
@@ -131,6 +133,7 @@ async function streamChat(
     for await (const event of events) {
       if (event.data === '[DONE]') break;
       const chunk = JSON.parse(event.data) as ChatChunk;
+      if (chunk.error !== undefined) throw streamedError(chunk.error, channel.config.name);
       lastChunk = chunk;
       if (chunk.usage) usage = chunk.usage;
       for (const choice of chunk.choices) delivery.add(choice.delta.content ?? '');

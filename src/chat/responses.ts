@@ -6,16 +6,19 @@ import { countResponsesInputTokens, countTokens, responsesUsageObject } from '..
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
-import { isAbort, UpstreamError } from '../http/upstream-errors';
+import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
 import { planTokens, type TokenPlan } from './token-plan';
+import { DeliveredOutput } from './delivered-output';
 
 interface ResponsesUsage {
   input_tokens: number;
+  input_tokens_details?: Record<string, unknown> | null;
   output_tokens: number;
+  output_tokens_details?: Record<string, unknown> | null;
   total_tokens: number;
   [more: string]: unknown;
 }
@@ -35,6 +38,8 @@ interface StreamEvent {
   sequence_number: number;
   response?: ResponseObject;
   delta?: string;
+  output_index?: number;
+  content_index?: number;
   [more: string]: unknown;
 }
 
@@ -49,11 +54,30 @@ function outputText(response: ResponseObject): string {
 }
 
 /**
- * When an upstream reports no usage: the gateway's own count of what it delivered, never zero,
- * in the full shape of the Responses usage object (the SDK's type requires the details).
+ * A usage as the client gets it: with every detail OpenAI's ResponseUsage requires, those the
+ * provider did not report as 0 (a provider that predates `cache_write_tokens` wrote none), the
+ * ones it reported as it reported them.
  */
+function completeUsage(usage: ResponsesUsage): ResponsesUsage {
+  return {
+    ...usage,
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0, ...usage.input_tokens_details },
+    output_tokens_details: { reasoning_tokens: 0, ...usage.output_tokens_details },
+  };
+}
+
+/** When an upstream reports no usage: the gateway's own count of what it delivered, never zero. */
 function counted(model: ModelEntry, inputTokens: number, delivered: string): ResponsesUsage {
-  return { ...responsesUsageObject(inputTokens, countTokens(delivered, model.tokenizer)) };
+  return completeUsage({ ...responsesUsageObject(inputTokens, countTokens(delivered, model.tokenizer)) });
+}
+
+/**
+ * The `error` of a response the gateway failed: ResponseErrorCode has none of the gateway's
+ * codes, so a failure of the provider or its stream is `server_error` (a provider's
+ * `rate_limit_exceeded` stays one), and the gateway's code leads the message.
+ */
+function failedResponseError(code: string, message: string): { code: string; message: string } {
+  return { code: code === 'rate_limit_exceeded' ? code : 'server_error', message: `${code}: ${message}` };
 }
 
 function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {
@@ -83,7 +107,7 @@ export async function handleResponses(deps: ChatDeps, ctx: GatewayContext): Prom
   await metered(deps, ctx, { model, estimate: p.estimate, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
     const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), charge.signal);
-    const usage = response.usage ?? counted(model, p.promptTokens, outputText(response));
+    const usage = response.usage ? completeUsage(response.usage) : counted(model, p.promptTokens, outputText(response));
     await settle(charge, model, usage);
     ctx.body = { ...response, model: model.id, usage };
   });
@@ -102,6 +126,7 @@ async function streamResponses(
   const upstream = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const delivery = new Delivery(charge.signal);
+  const output = new DeliveredOutput();
   let sequence = -1;
   let response: ResponseObject | null = null;
   let usage: ResponsesUsage | null = null;
@@ -109,7 +134,9 @@ async function streamResponses(
   try {
     for await (const raw of events) {
       const event = JSON.parse(raw.data) as StreamEvent;
+      if (event.type === 'error') throw streamedError(event, channel.config.name);
       sequence = event.sequence_number;
+      output.observe(event);
       if (event.response) {
         response = { ...event.response, model: model.id };
         event.response = response;
@@ -121,7 +148,7 @@ async function streamResponses(
         delivery.assertWhole();
         // An upstream that reported no usage: the terminal event carries the usage the gateway
         // counted (and settles), so the client always learns what it was charged for.
-        usage ??= counted(model, p.promptTokens, delivery.text);
+        usage = usage ? completeUsage(usage) : counted(model, p.promptTokens, delivery.text);
         if (response) {
           response = { ...response, usage };
           event.response = response;
@@ -144,7 +171,7 @@ async function streamResponses(
         await sse.event('response.failed', {
           type: 'response.failed',
           sequence_number: ++sequence,
-          response: { ...response, status: 'failed', error: { code, message }, usage: counted(model, p.promptTokens, delivery.text) },
+          response: { ...response, status: 'failed', error: failedResponseError(code, message), output: output.output(), usage: counted(model, p.promptTokens, delivery.text) },
         });
       }
     }

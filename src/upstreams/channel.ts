@@ -15,13 +15,18 @@ export interface ChannelConfig {
   readonly max_concurrency: number;
 }
 
-/** A failed upstream call: an HTTP error answer (status ≥ 400) or no answer at all (status 0). */
+/**
+ * A failed upstream call: an HTTP error answer (status ≥ 400), an error the provider sent inside a
+ * stream (status 502), or no answer at all (status 0). `retryAfter` is the provider's Retry-After,
+ * as it sent it.
+ */
 export class UpstreamError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly code: string | null = null,
     readonly kind: 'http' | 'timeout' | 'network' | 'protocol' = 'http',
+    readonly retryAfter: string | null = null,
   ) {
     super(message);
     this.name = 'UpstreamError';
@@ -31,7 +36,7 @@ export class UpstreamError extends Error {
 /**
  * The provider refused the gateway's own credentials (401, 403): the operator's to mend, never a
  * refusal of the client's request. Such an error carries the gateway's message, not the
- * provider's, which may quote part of the gateway's key (errorFromBody).
+ * provider's, which may quote part of the gateway's key (errorFromAnswer).
  */
 export function isCredentialRefusal(err: unknown): boolean {
   return err instanceof UpstreamError && (err.status === 401 || err.status === 403);
@@ -45,6 +50,7 @@ export type UpstreamObserver = (channel: string, model: string, outcome: Upstrea
 
 export interface UpstreamResponse {
   readonly status: number;
+  readonly headers: Dispatcher.ResponseData['headers'];
   readonly body: Dispatcher.ResponseData['body'];
 }
 
@@ -91,7 +97,7 @@ export class Channel {
         signal,
       });
       observe(res.statusCode >= 500 ? 'server_error' : res.statusCode >= 400 ? 'client_error' : 'ok');
-      return { status: res.statusCode, body: res.body };
+      return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       const failure = toUpstreamError(err, this.config.name);
       observe(failure instanceof UpstreamError ? (failure.kind === 'timeout' ? 'timeout' : 'network') : 'aborted');
@@ -103,7 +109,7 @@ export class Channel {
   async json<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
     const res = await this.send(method, path, body, signal, 'application/json', headers);
     const text = await readText(res.body, this.config.name);
-    if (res.status >= 400) throw errorFromBody(res.status, text, this.config.name);
+    if (res.status >= 400) throw errorFromAnswer(res, text, this.config.name);
     try {
       return JSON.parse(text) as T;
     } catch {
@@ -114,7 +120,7 @@ export class Channel {
   /** An event stream; the HTTP error status of a refused stream becomes an UpstreamError before any event. */
   async stream(path: string, body: unknown, signal?: AbortSignal): Promise<AsyncGenerator<SseEvent>> {
     const res = await this.send('POST', path, body, signal, 'text/event-stream');
-    if (res.status >= 400) throw errorFromBody(res.status, await readText(res.body, this.config.name), this.config.name);
+    if (res.status >= 400) throw errorFromAnswer(res, await readText(res.body, this.config.name), this.config.name);
     const name = this.config.name;
     return (async function* events() {
       try {
@@ -146,19 +152,47 @@ async function readText(body: UpstreamResponse['body'], channel: string): Promis
   }
 }
 
-function errorFromBody(status: number, text: string, channel: string): UpstreamError {
+/** A header value that can be passed on as it came: printable ASCII, as HTTP allows. */
+const PASSABLE_HEADER = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/** The provider's Retry-After, unchanged, or null when it sent none the gateway could pass on. */
+function retryAfterOf(headers: UpstreamResponse['headers']): string | null {
+  const value = headers['retry-after'];
+  return typeof value === 'string' && PASSABLE_HEADER.test(value) ? value : null;
+}
+
+function errorFromAnswer(res: UpstreamResponse, text: string, channel: string): UpstreamError {
+  const status = res.status;
   if (status === 401 || status === 403) {
     return new UpstreamError(status, `channel ${channel}: the provider refused the gateway's credentials (HTTP ${status})`, 'upstream_auth_failed');
   }
+  const retryAfter = retryAfterOf(res.headers);
   try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } | string };
+    const parsed = JSON.parse(text) as { error?: unknown };
     const error = parsed.error;
-    if (typeof error === 'string') return new UpstreamError(status, error);
-    if (error && typeof error.message === 'string') return new UpstreamError(status, error.message, typeof error.code === 'string' ? error.code : null);
+    if (typeof error === 'string') return new UpstreamError(status, error, null, 'http', retryAfter);
+    const reported = reportedError(error);
+    if (reported) return new UpstreamError(status, reported.message, reported.code, 'http', retryAfter);
   } catch {
     // not JSON: use the text itself
   }
-  return new UpstreamError(status, text.slice(0, 500) || `upstream answered HTTP ${status}`);
+  return new UpstreamError(status, text.slice(0, 500) || `upstream answered HTTP ${status}`, null, 'http', retryAfter);
+}
+
+/** The message and code of an OpenAI error object (`{message, code, …}`), or null when it has no message. */
+function reportedError(error: unknown): { message: string; code: string | null } | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { message, code } = error as { message?: unknown; code?: unknown };
+  return typeof message === 'string' ? { message, code: typeof code === 'string' ? code : null } : null;
+}
+
+/**
+ * An error the provider sent inside a stream it had begun with 200 (chat's `data: {"error": {…}}`
+ * item, Responses' `error` event): a failure of the provider, carrying its code and message.
+ */
+export function streamedError(error: unknown, channel: string): UpstreamError {
+  const reported = reportedError(error);
+  return new UpstreamError(502, reported?.message ?? `channel ${channel} sent an error in its stream`, reported?.code ?? null);
 }
 
 function toUpstreamError(err: unknown, channel: string): unknown {

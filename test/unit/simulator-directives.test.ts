@@ -6,7 +6,7 @@ describe('upstream simulator: directives', () => {
   it('finds nothing in a plain prompt', () => {
     const d = parseDirectives('just a question');
     expect(d).to.deep.include({ fail: false, stall: false, noResponses: false, noUsage: false });
-    expect([d.tokens, d.status, d.delayMs, d.usage]).to.deep.equal([undefined, undefined, undefined, undefined]);
+    expect([d.tokens, d.status, d.delayMs, d.usage, d.retryAfter, d.streamError]).to.deep.equal([undefined, undefined, undefined, undefined, undefined, undefined]);
     expect(Object.keys(d.raw)).to.deep.equal([]);
   });
 
@@ -20,6 +20,11 @@ describe('upstream simulator: directives', () => {
     expect(d.noResponses).to.equal(true);
     expect(d.noUsage).to.equal(true);
     expect(d.usage).to.deep.equal({ prompt: 30, completion: 7 });
+  });
+
+  it('takes [sim:retry-after=V] and [sim:stream-error=CODE] as written, and neither without a value', () => {
+    expect(parseDirectives('[sim:status=429] [sim:retry-after=17] [sim:stream-error=server_overloaded]')).to.deep.include({ retryAfter: '17', streamError: 'server_overloaded' });
+    expect(parseDirectives('[sim:retry-after] [sim:stream-error=]')).to.deep.include({ retryAfter: undefined, streamError: undefined });
   });
 
   it('parses [sim:usage=P,C] as two token counts and ignores malformed pairs', () => {

@@ -1,0 +1,94 @@
+/**
+ * Validates what the gateway answers against OpenAI's official OpenAPI document, kept beside the
+ * repository in `../shared/openai-openapi/` (see its README): never shipped, read by tests only.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { PACKAGE_ROOT } from '../../src/package-root';
+
+export const OPENAI_OPENAPI_PATH = join(PACKAGE_ROOT, '..', 'shared', 'openai-openapi', 'openapi.json');
+
+const DOCUMENT_ID = 'openai-openapi';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** OpenAPI 3.0's `nullable: true`, which the 3.1 document still uses in places, as JSON Schema's null type. */
+function withNullTypes(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withNullTypes);
+  if (node === null || typeof node !== 'object') return node;
+  const copy: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(node)) if (key !== 'nullable') copy[key] = withNullTypes(value);
+  return node['nullable'] === true ? { anyOf: [copy, { type: 'null' }] } : copy;
+}
+
+interface Validator {
+  readonly ajv: Ajv2020;
+  readonly schemaNames: ReadonlySet<string>;
+  /** The schema of each Responses stream event, by its `type`. */
+  readonly streamEventSchemas: ReadonlyMap<string, string>;
+}
+
+let loaded: Validator | null = null;
+
+function validator(): Validator {
+  if (loaded) return loaded;
+  const document = withNullTypes(JSON.parse(readFileSync(OPENAI_OPENAPI_PATH, 'utf8')) as Json) as {
+    components: { schemas: Record<string, { anyOf?: { $ref: string }[]; properties?: { type?: { enum?: string[] } } }> };
+  };
+  const schemas = document.components.schemas;
+  // The document carries OpenAPI's own keywords (discriminator, example, x-…): not strict JSON Schema.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false });
+  addFormats(ajv);
+  ajv.addFormat('unixtime', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 });
+  ajv.addSchema({ $id: DOCUMENT_ID, components: document.components }, DOCUMENT_ID);
+  const streamEventSchemas = new Map<string, string>();
+  for (const variant of schemas['ResponseStreamEvent']!.anyOf!) {
+    const name = variant.$ref.split('/').pop()!;
+    for (const type of schemas[name]!.properties?.type?.enum ?? []) streamEventSchemas.set(type, name);
+  }
+  loaded = { ajv, schemaNames: new Set(Object.keys(schemas)), streamEventSchemas };
+  return loaded;
+}
+
+const compiled = new Map<string, ValidateFunction>();
+
+function compile(name: string): ValidateFunction {
+  const { ajv, schemaNames } = validator();
+  if (!schemaNames.has(name)) throw new Error(`OpenAI's document has no component schema ${name}`);
+  let validate = compiled.get(name);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/${name}` });
+    compiled.set(name, validate);
+  }
+  return validate;
+}
+
+function describe(errors: readonly ErrorObject[]): string {
+  return errors.map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`).join('; ');
+}
+
+/** Why `value` is not a valid `name` (a component schema of OpenAI's document), or null when it is. */
+export function openAiSchemaErrors(name: string, value: unknown): string | null {
+  const validate = compile(name);
+  return validate(value) ? null : describe(validate.errors ?? []);
+}
+
+/** The component schema of a Responses stream event, chosen by its `type` (the union's errors name every variant). */
+export function responseStreamEventSchema(type: string): string {
+  const name = validator().streamEventSchemas.get(type);
+  if (!name) throw new Error(`OpenAI's document has no Responses stream event ${type}`);
+  return name;
+}
+
+/** Throws, naming the schema, the value and every violation, unless `value` is a valid `name`. */
+export function assertOpenAiSchema(name: string, value: unknown, what = name): void {
+  const errors = openAiSchemaErrors(name, value);
+  if (errors !== null) throw new Error(`${what} does not validate as OpenAI's ${name}: ${errors}\n${JSON.stringify(value)}`);
+}
+
+/** A Responses stream event, validated as the variant its `type` names. */
+export function assertResponseStreamEvent(event: { readonly type: string; readonly [more: string]: unknown }): void {
+  assertOpenAiSchema(responseStreamEventSchema(event.type), event, `the ${event.type} event`);
+}
