@@ -15,8 +15,9 @@ import { ApiError } from './errors';
  * secret an operator may have chosen guessable, so an address locked by failed admin tokens
  * (its own count) is refused those unchecked, and cannot test them at any speed.
  *
- * In this process's memory, at most `maxAddresses` entries (addresses and prefixes; the least
- * recently failed goes first), so a flood of addresses or prefixes cannot grow it without bound.
+ * In this process's memory, at most `maxAddresses` entries of each kind (addresses, addresses'
+ * admin tokens, key prefixes; the least recently failed goes first), so a flood of addresses or
+ * prefixes cannot grow it without bound, and a flood of one kind cannot evict another's lock.
  */
 export interface LockoutSettings {
   readonly maxFailures: number;
@@ -44,34 +45,93 @@ interface Entry {
   windowStart: number;
   failures: number;
   lockedUntil: number;
+  /** Database lookups left to a locked address (a token bucket), and when they were counted. */
+  lookups: number;
+  lookupsAt: number;
+}
+
+/**
+ * Failure counts of one kind of source, at most `capacity` of them (the least recently failed is
+ * forgotten first). Each kind has its own, so failures of one kind cannot push out another's
+ * lock: a flood of key prefixes, which one address can make without end, never evicts the lock
+ * on that address's admin tokens.
+ */
+class FailureCounts {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(source: string): Entry | undefined {
+    return this.entries.get(source);
+  }
+
+  /** The entry of `source`, now the most recently failed. */
+  touch(source: string, fresh: () => Entry): Entry {
+    const entry = this.entries.get(source) ?? fresh();
+    // Re-inserted so the map's order is least recently failed first.
+    this.entries.delete(source);
+    this.entries.set(source, entry);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    return entry;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** A kind of source counted, and the one a request is counted as. */
+interface Source {
+  readonly counts: FailureCounts;
+  readonly id: string;
 }
 
 export class CredentialLockout {
-  private readonly entries = new Map<string, Entry>();
+  private readonly addresses: FailureCounts;
+  /** Failed admin tokens by address, counted apart so that failed keys never lock the operator out. */
+  private readonly adminTokens: FailureCounts;
+  private readonly keyPrefixes: FailureCounts;
 
   constructor(
     private readonly settings: LockoutSettings,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.addresses = new FailureCounts(settings.maxAddresses);
+    this.adminTokens = new FailureCounts(settings.maxAddresses);
+    this.keyPrefixes = new FailureCounts(settings.maxAddresses);
+  }
 
   /**
    * Runs `check` (which throws a 401 ApiError for a refused credential) for a request from
    * `address`. A refusal is counted, and becomes `lockedOut(seconds)` while the address or the key
-   * prefix is locked; a success is never counted and never waits for the lockout.
+   * prefix is locked; a success is never counted and never waits for the lockout. `check` asks
+   * `mayQueryStore` before it looks a key up in the database (one its cache does not hold): always
+   * yes, except from a locked address that has used up its lookups, whose request is then answered
+   * `lockedOut` with the seconds until its next lookup, uncounted.
    */
-  async admit<T>(address: string, attempt: Attempt, lockedOut: (retryAfterSeconds: number) => ApiError, check: () => Promise<T>): Promise<T> {
+  async admit<T>(address: string, attempt: Attempt, lockedOut: (retryAfterSeconds: number) => ApiError, check: (mayQueryStore: () => boolean) => Promise<T>): Promise<T> {
+    const admin: Source = { counts: this.adminTokens, id: address };
     if (attempt.guessable) {
-      const wait = this.retryAfterSeconds([guessingSource(address)]);
+      const wait = this.retryAfterSeconds([admin]);
       if (wait !== null) throw lockedOut(wait);
     }
+    const locked = this.lockedEntry(this.addresses, address);
+    let lookupWait = null as number | null;
+    const mayQueryStore = (): boolean => {
+      if (!locked) return true;
+      lookupWait = this.takeLookup(locked);
+      return lookupWait === null;
+    };
     try {
-      return await check();
+      return await check(mayQueryStore);
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) throw err;
-      const sources = [`address:${address}`];
+      // Not checked, so not known to have failed: not counted.
+      if (lookupWait !== null) throw lockedOut(lookupWait);
+      const sources: Source[] = [{ counts: this.addresses, id: address }];
       const secret = attempt.presented();
-      if (secret !== null && looksLikeApiKey(secret)) sources.push(`key:${displayPrefix(secret)}`);
-      if (attempt.guessable) sources.push(guessingSource(address));
+      if (secret !== null && looksLikeApiKey(secret)) sources.push({ counts: this.keyPrefixes, id: displayPrefix(secret) });
+      if (attempt.guessable) sources.push(admin);
       // Locked by earlier failures: the one that reaches the limit is still answered as it was.
       const wait = this.retryAfterSeconds(sources);
       for (const source of sources) this.recordFailure(source);
@@ -79,40 +139,60 @@ export class CredentialLockout {
     }
   }
 
+  private lockedEntry(counts: FailureCounts, id: string): Entry | null {
+    const entry = counts.get(id);
+    return entry && entry.lockedUntil > this.now() ? entry : null;
+  }
+
   /** Seconds until the longest lock among `sources` ends, or null when none is locked. */
-  private retryAfterSeconds(sources: readonly string[]): number | null {
+  private retryAfterSeconds(sources: readonly Source[]): number | null {
     const now = this.now();
     let until = 0;
-    for (const source of sources) until = Math.max(until, this.entries.get(source)?.lockedUntil ?? 0);
+    for (const { counts, id } of sources) until = Math.max(until, counts.get(id)?.lockedUntil ?? 0);
     return until <= now ? null : Math.max(1, Math.ceil((until - now) / 1000));
   }
 
-  private recordFailure(source: string): void {
+  /**
+   * Takes one database lookup from a locked address's bucket (`maxFailures` a `windowMs`, the pace
+   * of failures that locks no one): null when taken, else the seconds until the next one. A key
+   * the cache holds needs none, so the valid keys of clients behind the address are served, those
+   * not cached yet at that pace, while its bad keys cost the database no more than before the lock.
+   */
+  private takeLookup(entry: Entry): number | null {
+    const now = this.now();
+    const { maxFailures, windowMs } = this.settings;
+    entry.lookups = Math.min(maxFailures, entry.lookups + ((now - entry.lookupsAt) * maxFailures) / windowMs);
+    entry.lookupsAt = now;
+    if (entry.lookups >= 1) {
+      entry.lookups -= 1;
+      return null;
+    }
+    return Math.max(1, Math.ceil(((1 - entry.lookups) * windowMs) / maxFailures / 1000));
+  }
+
+  private recordFailure({ counts, id }: Source): void {
     if (this.settings.maxFailures <= 0) return;
     const now = this.now();
-    let entry = this.entries.get(source);
-    if (!entry || now - entry.windowStart >= this.settings.windowMs) {
-      entry = { windowStart: now, failures: 0, lockedUntil: entry?.lockedUntil ?? 0 };
+    const entry = counts.touch(id, () => ({ windowStart: now, failures: 0, lockedUntil: 0, lookups: 0, lookupsAt: now }));
+    if (now - entry.windowStart >= this.settings.windowMs) {
+      entry.windowStart = now;
+      entry.failures = 0;
     }
     entry.failures += 1;
     if (entry.failures >= this.settings.maxFailures) {
+      // A lock starts with a full bucket of lookups; one extended by further failures keeps its own.
+      if (entry.lockedUntil <= now) {
+        entry.lookups = this.settings.maxFailures;
+        entry.lookupsAt = now;
+      }
       entry.lockedUntil = now + this.settings.lockoutMs;
       entry.failures = 0;
       entry.windowStart = now;
     }
-    // Re-inserted so the map's order is least recently failed first.
-    this.entries.delete(source);
-    this.entries.set(source, entry);
-    if (this.entries.size > this.settings.maxAddresses) this.entries.delete(this.entries.keys().next().value!);
   }
 
   /** Entries tracked (for tests of the memory bound). */
   get size(): number {
-    return this.entries.size;
+    return this.addresses.size + this.adminTokens.size + this.keyPrefixes.size;
   }
-}
-
-/** Failed admin tokens from an address, counted apart so that failed keys never lock the operator out. */
-function guessingSource(address: string): string {
-  return `admin:${address}`;
 }

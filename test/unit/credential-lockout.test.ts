@@ -105,6 +105,49 @@ describe('CredentialLockout', () => {
     expect([remembered, forgotten]).to.deep.equal([['401 -', '429 300'], ['401 -', '401 -']]);
   });
 
+  it('keeps an address\'s admin-token lock however many key prefixes that address fails afterwards', async () => {
+    const lockout = new CredentialLockout({ ...settings, maxAddresses: 3 }, () => 0);
+    for (let i = 0; i < 3; i++) await attempt(lockout, 'a', admin, false);
+    for (let i = 0; i < 10; i++) await attempt(lockout, 'a', key(badKey(i)), false);
+    checks.count = 0;
+    expect(await attempt(lockout, 'a', admin, true), 'the right token, unchecked').to.equal('429 300');
+    expect(checks.count).to.equal(0);
+    expect(lockout.size, 'each kind bounded: the address, its admin tokens, 3 of the 10 prefixes').to.equal(5);
+  });
+
+  it('lets a locked address look up keys the cache does not hold at the pace of maxFailures a window, and serves cached keys at once', async () => {
+    let now = 0;
+    const lockout = new CredentialLockout(settings, () => now);
+    let queries = 0;
+    /** A key check as the API key credential makes it: the cache first, the database if the lockout allows. */
+    const lookUp = (address: string, cached: boolean, valid: boolean) =>
+      lockout
+        .admit(address, key(badKey(9)), tooManyFailures, async (mayQueryStore) => {
+          if (cached) return;
+          if (!mayQueryStore()) throw new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
+          queries++;
+          if (!valid) throw new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
+        })
+        .then(
+          () => 'served',
+          (err: ApiError) => `${err.status} ${err.options.headers?.['retry-after'] ?? '-'}`,
+        );
+    for (let i = 0; i < 3; i++) await lookUp('a', false, false);
+    expect(queries).to.equal(3);
+    const locked = [];
+    for (let i = 0; i < 10; i++) locked.push(await lookUp('a', false, false));
+    expect(locked, 'three lookups, then one every 20 s').to.deep.equal(['429 300', '429 300', '429 300', ...Array(7).fill('429 20')]);
+    expect(queries).to.equal(6);
+    expect(await lookUp('a', true, true), 'a cached key').to.equal('served');
+    expect(await lookUp('a', false, true), 'a valid key not cached yet waits for a lookup').to.equal('429 20');
+    expect(await lookUp('b', false, true), 'from another address').to.equal('served');
+    now += 19_999;
+    expect(await lookUp('a', false, true)).to.equal('429 1');
+    now += 1;
+    expect(await lookUp('a', false, true)).to.equal('served');
+    expect(queries).to.equal(8);
+  });
+
   it('does nothing with a threshold of 0', async () => {
     const lockout = new CredentialLockout({ ...settings, maxFailures: 0 }, () => 0);
     for (let i = 0; i < 100; i++) expect(await attempt(lockout, 'a', key(badKey(i)), false)).to.equal('401 -');
