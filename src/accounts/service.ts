@@ -326,18 +326,13 @@ export class AccountService {
   }
 
   /** The key behind a secret, unless revoked; an expired key is returned (the caller refuses it with its own error). */
-  async authenticate(key: string, mayQueryStore?: () => boolean): Promise<AuthenticatedKey | null> {
-    return this.authenticateHash(hashApiKey(key), mayQueryStore);
+  async authenticate(key: string): Promise<AuthenticatedKey | null> {
+    return this.authenticateHash(hashApiKey(key));
   }
 
-  /**
-   * The same, by the key's hash (a dashboard session keeps the hash, never the key). A key the
-   * cache does not hold is looked up in the database only if `mayQueryStore` says so (the
-   * credential lockout's bound on a locked address), else it is not found.
-   */
-  async authenticateHash(keyHash: string, mayQueryStore: () => boolean = () => true): Promise<AuthenticatedKey | null> {
-    const load = () => (mayQueryStore() ? this.findKey(keyHash) : Promise.resolve(null));
-    return this.options.keyCache ? this.options.keyCache.lookup(keyHash, load) : load();
+  /** The same, by the key's hash (a dashboard session keeps the hash, never the key). */
+  async authenticateHash(keyHash: string): Promise<AuthenticatedKey | null> {
+    return this.options.keyCache ? this.options.keyCache.lookup(keyHash, () => this.findKey(keyHash)) : this.findKey(keyHash);
   }
 
   private async findKey(keyHash: string): Promise<AuthenticatedKey | null> {

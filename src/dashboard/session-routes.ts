@@ -53,8 +53,8 @@ export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: Crede
     const metadata = { requestId: ctx.state.requestId, via: 'dashboard' };
     const isKey = looksLikeApiKey(secret);
     // Checked under the lockout like a Bearer credential: a key-shaped secret as a key, anything else as the admin token.
-    await deps.lockout.admit(ctx.ip, { guessable: !isKey, presented: () => secret }, tooManyFailures, async (mayQueryStore) => {
-      if (isKey) admitKey(ctx, await deps.accounts.authenticate(secret, mayQueryStore), deps.now);
+    await deps.lockout.admit(ctx.ip, { guessable: !isKey, presented: () => secret }, tooManyFailures, async () => {
+      if (isKey) admitKey(ctx, await deps.accounts.authenticate(secret), deps.now);
       else if (!isAdminToken(secret)) throw new ApiError(401, 'invalid_credentials', 'not an API key of an account, nor the admin token');
     });
     const auth = ctx.state.auth;

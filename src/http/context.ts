@@ -7,13 +7,12 @@ import type { ApiError, ErrorShape } from './errors';
 export type RouteAccess = 'public' | 'api_key' | 'admin';
 
 /**
- * How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state,
- * asking `mayQueryStore` before it looks an API key up in the database. For the lockout
- * (src/http/credential-lockout.ts): whether the credential is the admin token (`guessable`), and
- * the secret a request presented, read when it fails.
+ * How a route's caller proves who they are: `check` throws the 401 `refusal` or sets ctx.state.
+ * For the lockout (src/http/credential-lockout.ts): whether the credential is the admin token
+ * (`guessable`), and the secret a request presented, read when it fails.
  */
 export interface Credential {
-  check(ctx: GatewayContext, mayQueryStore: () => boolean): Promise<void>;
+  check(ctx: GatewayContext): Promise<void>;
   refusal(): ApiError;
   readonly guessable: boolean;
   presented(ctx: GatewayContext): string | null;

@@ -11,7 +11,10 @@ import { ApiError } from './errors';
  * presents a valid key is served all along.
  *
  * Checking first gives a locked address nothing to learn that it could not learn before: an API
- * key carries 256 random bits, so no number of tries finds one. The admin token is the one
+ * key carries 256 random bits, so no number of tries finds one. It also means each failure of a
+ * locked address still costs its check (one indexed read of a key the cache does not hold), as
+ * every address's failures before the lock do: sparing it would refuse, with the failures, the
+ * valid keys not yet cached of the clients behind that address. The admin token is the one
  * secret an operator may have chosen guessable, so an address locked by failed admin tokens
  * (its own count) is refused those unchecked, and cannot test them at any speed.
  *
@@ -45,9 +48,6 @@ interface Entry {
   windowStart: number;
   failures: number;
   lockedUntil: number;
-  /** Database lookups left to a locked address (a token bucket), and when they were counted. */
-  lookups: number;
-  lookupsAt: number;
 }
 
 /**
@@ -104,30 +104,18 @@ export class CredentialLockout {
   /**
    * Runs `check` (which throws a 401 ApiError for a refused credential) for a request from
    * `address`. A refusal is counted, and becomes `lockedOut(seconds)` while the address or the key
-   * prefix is locked; a success is never counted and never waits for the lockout. `check` asks
-   * `mayQueryStore` before it looks a key up in the database (one its cache does not hold): always
-   * yes, except from a locked address that has used up its lookups, whose request is then answered
-   * `lockedOut` with the seconds until its next lookup, uncounted.
+   * prefix is locked; a success is never counted and never waits for the lockout.
    */
-  async admit<T>(address: string, attempt: Attempt, lockedOut: (retryAfterSeconds: number) => ApiError, check: (mayQueryStore: () => boolean) => Promise<T>): Promise<T> {
+  async admit<T>(address: string, attempt: Attempt, lockedOut: (retryAfterSeconds: number) => ApiError, check: () => Promise<T>): Promise<T> {
     const admin: Source = { counts: this.adminTokens, id: address };
     if (attempt.guessable) {
       const wait = this.retryAfterSeconds([admin]);
       if (wait !== null) throw lockedOut(wait);
     }
-    const locked = this.lockedEntry(this.addresses, address);
-    let lookupWait = null as number | null;
-    const mayQueryStore = (): boolean => {
-      if (!locked) return true;
-      lookupWait = this.takeLookup(locked);
-      return lookupWait === null;
-    };
     try {
-      return await check(mayQueryStore);
+      return await check();
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) throw err;
-      // Not checked, so not known to have failed: not counted.
-      if (lookupWait !== null) throw lockedOut(lookupWait);
       const sources: Source[] = [{ counts: this.addresses, id: address }];
       const secret = attempt.presented();
       if (secret !== null && looksLikeApiKey(secret)) sources.push({ counts: this.keyPrefixes, id: displayPrefix(secret) });
@@ -139,11 +127,6 @@ export class CredentialLockout {
     }
   }
 
-  private lockedEntry(counts: FailureCounts, id: string): Entry | null {
-    const entry = counts.get(id);
-    return entry && entry.lockedUntil > this.now() ? entry : null;
-  }
-
   /** Seconds until the longest lock among `sources` ends, or null when none is locked. */
   private retryAfterSeconds(sources: readonly Source[]): number | null {
     const now = this.now();
@@ -152,39 +135,16 @@ export class CredentialLockout {
     return until <= now ? null : Math.max(1, Math.ceil((until - now) / 1000));
   }
 
-  /**
-   * Takes one database lookup from a locked address's bucket (`maxFailures` a `windowMs`, the pace
-   * of failures that locks no one): null when taken, else the seconds until the next one. A key
-   * the cache holds needs none, so the valid keys of clients behind the address are served, those
-   * not cached yet at that pace, while its bad keys cost the database no more than before the lock.
-   */
-  private takeLookup(entry: Entry): number | null {
-    const now = this.now();
-    const { maxFailures, windowMs } = this.settings;
-    entry.lookups = Math.min(maxFailures, entry.lookups + ((now - entry.lookupsAt) * maxFailures) / windowMs);
-    entry.lookupsAt = now;
-    if (entry.lookups >= 1) {
-      entry.lookups -= 1;
-      return null;
-    }
-    return Math.max(1, Math.ceil(((1 - entry.lookups) * windowMs) / maxFailures / 1000));
-  }
-
   private recordFailure({ counts, id }: Source): void {
     if (this.settings.maxFailures <= 0) return;
     const now = this.now();
-    const entry = counts.touch(id, () => ({ windowStart: now, failures: 0, lockedUntil: 0, lookups: 0, lookupsAt: now }));
+    const entry = counts.touch(id, () => ({ windowStart: now, failures: 0, lockedUntil: 0 }));
     if (now - entry.windowStart >= this.settings.windowMs) {
       entry.windowStart = now;
       entry.failures = 0;
     }
     entry.failures += 1;
     if (entry.failures >= this.settings.maxFailures) {
-      // A lock starts with a full bucket of lookups; one extended by further failures keeps its own.
-      if (entry.lockedUntil <= now) {
-        entry.lookups = this.settings.maxFailures;
-        entry.lookupsAt = now;
-      }
       entry.lockedUntil = now + this.settings.lockoutMs;
       entry.failures = 0;
       entry.windowStart = now;

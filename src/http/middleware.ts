@@ -62,9 +62,9 @@ export function apiKeyAuth(accounts: AccountService, now: () => number = Date.no
     refusal: invalidKey,
     guessable: false,
     presented: bearer,
-    async check(ctx, mayQueryStore) {
+    async check(ctx) {
       const key = bearer(ctx);
-      admitKey(ctx, key && looksLikeApiKey(key) ? await accounts.authenticate(key, mayQueryStore) : null, now);
+      admitKey(ctx, key && looksLikeApiKey(key) ? await accounts.authenticate(key) : null, now);
     },
   };
 }

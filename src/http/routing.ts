@@ -87,7 +87,7 @@ function routeGuard(access: RouteAccess, credential: Credential | null, lockout:
 
 function authenticate(ctx: GatewayContext, credential: Credential, lockout: CredentialLockout, lockedOutAnswer: 401 | 429): Promise<void> {
   const lockedOut = lockedOutAnswer === 401 ? () => credential.refusal() : tooManyFailures;
-  return lockout.admit(ctx.ip, { guessable: credential.guessable, presented: () => credential.presented(ctx) }, lockedOut, (mayQueryStore) => credential.check(ctx, mayQueryStore));
+  return lockout.admit(ctx.ip, { guessable: credential.guessable, presented: () => credential.presented(ctx) }, lockedOut, () => credential.check(ctx));
 }
 
 /**
