@@ -63,7 +63,7 @@ export interface Config {
   readonly authFailureWindowMs: number;
   /** How long a locked-out address is refused without its credential being checked. */
   readonly authLockoutMs: number;
-  /** Client addresses the lockout tracks at most (the least recent failure is forgotten first). */
+  /** Entries of each kind (addresses, addresses' admin tokens, key prefixes) the lockout tracks at most (the least recent failure of the kind is forgotten first). */
   readonly authLockoutMaxAddresses: number;
   /** Proxies in front of the gateway that append to X-Forwarded-For; 0: the client address is the socket's. */
   readonly trustProxyHops: number;

@@ -5,6 +5,7 @@ import { accountStream, type AccountEvent, type KeySettings, type ReservationPur
 import { spentInPeriod } from '../domain/account/key-limits';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
 import { entryOf } from '../domain/records';
+import { shardedEntry } from '../domain/sharded-record';
 import { DomainError } from '../domain/decider';
 import type { EventMetadata } from '../eventstore/port';
 import { newId } from '../ids';
@@ -392,6 +393,13 @@ export class AccountService {
       accepted,
     );
     return reservationId;
+  }
+
+  /** Whether any of these reservations is open, as the account's stream has it (no read model, which may lag). */
+  async anyOpen(accountId: string, reservationIds: readonly string[]): Promise<boolean> {
+    if (reservationIds.length === 0) return false;
+    const { state } = await this.commands.load(accountStream(accountId));
+    return reservationIds.some((id) => shardedEntry(state.open, id) !== undefined);
   }
 
   /** Charges what `pricing` comes to; a repeated settle or release returns the first outcome. */

@@ -9,7 +9,7 @@ import type { Logger } from '../log';
 import type { ConsumerProgress } from '../projections-runtime/progress';
 import { isTerminal, taskDecider, type TaskCommand, type TaskState } from './decider';
 import { taskIdOfStream, taskStream, type Callback, type TaskError, type TaskEvent } from './events';
-import { IdempotencyKeys, replayNotReadable } from './idempotency';
+import { IdempotencyKeys, retryShortly, type KeyClaim } from './idempotency';
 import { decodeRow, engineKind, TaskRejected, type EngineKind, type KindRow, type TaskKind, type TaskKindCodec } from './kind';
 import { readTask, listTasks } from './read';
 import { submittedRow, type TaskRow } from './view-row';
@@ -19,7 +19,7 @@ import type { EventStore } from '../eventstore/port';
 export interface TaskEngineDeps {
   readonly pool: Pool;
   readonly store: EventStore;
-  readonly accounts: Pick<AccountService, 'reserve' | 'release'>;
+  readonly accounts: Pick<AccountService, 'reserve' | 'release' | 'anyOpen'>;
   readonly progress: Pick<ConsumerProgress, 'waitFor' | 'waitForStream'>;
   readonly logger: Logger;
   readonly clock: () => Date;
@@ -111,54 +111,61 @@ export class TaskEngine {
    * never appears, which the reconciler releases (and a key claim whose lease runs out). A claim
    * may name the task stream of an earlier claim of the key (src/tasks/idempotency.ts): if that
    * task was recorded meanwhile by the request the key was taken over from, or by the one that
-   * took it over, this request releases its own reservation and answers that task.
+   * took it over, this request releases its own reservation and answers that task. The task is
+   * recorded only while this request's claim is the key's latest: checked after the reservation,
+   * so a later claim that finds no earlier reservation open knows no earlier holder will record.
    */
   async create<Request>(input: CreateTaskInput<Request>): Promise<{ row: TaskRow; replayed: boolean }> {
     const kind = this.kind(input.kind.kind);
     const metadata = { requestId: input.requestId };
     const idem = input.idempotency;
     const fresh = taskStream(kind.kind, newId(kind.idPrefix));
-    const claim = idem ? await this.idempotency.claim(input.accountId, idem.key, idem.hash, fresh, input.requestId) : null;
+    const reservationId = newId('rsv');
+    const claim = idem ? await this.idempotency.claim(input.accountId, idem.key, idem.hash, fresh, input.requestId, reservationId) : null;
     if (claim?.kind === 'replay') return { row: await this.replay(kind.kind, claim.taskStream, input.accountId), replayed: true };
     const stream = claim?.taskStream ?? fresh;
     const taskId = taskIdOfStream(stream);
     let result;
-    let reservationId: string | undefined;
+    let reserved = false;
     try {
-      reservationId = await this.deps.accounts.reserve(
-        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model.id, model: input.model.id, actor: input.actor, endpoint: input.endpoint }, ttlMs: TASK_RESERVATION_TTL_MS },
+      await this.deps.accounts.reserve(
+        { accountId: input.accountId, amount: input.estimate, purpose: { kind: 'task', ref: stream, description: input.model.id, model: input.model.id, actor: input.actor, endpoint: input.endpoint }, ttlMs: TASK_RESERVATION_TTL_MS, reservationId },
         metadata,
       );
-      result = await this.run(
-        stream,
-        {
-          type: 'Submit',
-          data: {
-            taskId,
-            kind: kind.kind,
-            accountId: input.accountId,
-            model: input.model.id,
-            request: input.kind.request.encode(input.request),
-            reservationId,
-            estimate: input.estimate,
-            modelAtSubmission: recordedModel(input.model),
-            callback: input.callback,
-            idempotencyKey: idem?.key ?? null,
-            ...(input.submitsInline ? { submitAt: new Date(this.deps.clock().getTime() + this.deps.settings.inlineSubmitGraceMs).toISOString() } : {}),
-            at: this.now(),
+      reserved = true;
+      if (!idem || !claim || (await this.idempotency.holds(input.accountId, idem.key, claim.revision))) {
+        result = await this.run(
+          stream,
+          {
+            type: 'Submit',
+            data: {
+              taskId,
+              kind: kind.kind,
+              accountId: input.accountId,
+              model: input.model.id,
+              request: input.kind.request.encode(input.request),
+              reservationId,
+              estimate: input.estimate,
+              modelAtSubmission: recordedModel(input.model),
+              callback: input.callback,
+              idempotencyKey: idem?.key ?? null,
+              ...(input.submitsInline ? { submitAt: new Date(this.deps.clock().getTime() + this.deps.settings.inlineSubmitGraceMs).toISOString() } : {}),
+              at: this.now(),
+            },
           },
-        },
-        metadata,
-      );
-    } catch (err) {
-      if (reservationId !== undefined && err instanceof DomainError && err.code === 'task_exists') {
-        // Recorded by the other holder of the key (or by this request's own append, answered as a conflict).
-        const ours = (await this.load(stream)).reservationId === reservationId;
-        if (!ours) await this.deps.accounts.release(input.accountId, reservationId, 'another request with the Idempotency-Key recorded its task', metadata);
-        return { row: await this.replay(kind.kind, stream, input.accountId), replayed: !ours };
+          metadata,
+        );
       }
-      if (idem && claim?.kind === 'claimed') await this.idempotency.release(input.accountId, idem.key, claim.revision, stream);
+    } catch (err) {
+      // Recorded by the other holder of the key (or by this request's own append, answered as a conflict).
+      if (reserved && err instanceof DomainError && err.code === 'task_exists') return this.answerRecorded(kind.kind, stream, input.accountId, reservationId, metadata);
+      if (idem && claim) return this.failedBeforeRecord(kind.kind, input.accountId, idem.key, claim, reserved ? reservationId : null, err, metadata);
       throw err;
+    }
+    if (!result) {
+      // The key was taken over or released since this request claimed it: the task is left to the key's current holder.
+      await this.deps.accounts.release(input.accountId, reservationId, 'another request took over the Idempotency-Key before the task was recorded', metadata);
+      return { row: await this.replay(kind.kind, await this.idempotency.current(input.accountId, idem!.key, idem!.hash), input.accountId), replayed: true };
     }
     // Answered from what was recorded: once the task exists its client must learn its id, and a
     // read of the view here could fail (the database going away) after the money was reserved.
@@ -172,10 +179,33 @@ export class TaskEngine {
     return { row: submittedRow(submitted.data), replayed: false };
   }
 
+  /** The recorded task `stream`, for a request that reserved `reservationId` (null: none): released unless the task recorded it. */
+  private async answerRecorded(kind: string, stream: string, accountId: string, reservationId: string | null, metadata: EventMetadata): Promise<{ row: TaskRow; replayed: boolean }> {
+    const ours = reservationId !== null && (await this.load(stream)).reservationId === reservationId;
+    if (reservationId !== null && !ours) await this.deps.accounts.release(accountId, reservationId, 'another request with the Idempotency-Key recorded its task', metadata);
+    return { row: await this.replay(kind, stream, accountId), replayed: !ours };
+  }
+
+  /**
+   * A request that claimed its key failed before recording its task (a short balance, the
+   * database): it answers the task if another holder of the key recorded it, and otherwise frees
+   * the key. Its failure is its answer unless an earlier claim's reservation is still open: that
+   * holder may still record the task, so the client is told to retry (429), never refused for
+   * good. Asked in this order because a task reservation closes only once its task is recorded,
+   * or by its own holder, which then records nothing. A reservation of this request is left to
+   * the reconciler: a failed append may have committed.
+   */
+  private async failedBeforeRecord(kind: string, accountId: string, key: string, claim: Extract<KeyClaim, { kind: 'claimed' }>, reservationId: string | null, err: unknown, metadata: EventMetadata): Promise<{ row: TaskRow; replayed: boolean }> {
+    const earlierMayRecord = await this.deps.accounts.anyOpen(accountId, claim.earlierReservations);
+    if (await this.deps.store.streamHead(claim.taskStream)) return this.answerRecorded(kind, claim.taskStream, accountId, reservationId, metadata);
+    await this.idempotency.release(accountId, key, claim.revision, claim.taskStream);
+    throw earlierMayRecord ? retryShortly() : err;
+  }
+
   /** The task an earlier request with the Idempotency-Key recorded. */
   private async replay(kind: string, stream: string, accountId: string): Promise<TaskRow> {
     const row = await this.read(kind, taskIdOfStream(stream), accountId);
-    if (!row) throw replayNotReadable();
+    if (!row) throw retryShortly();
     return row;
   }
 

@@ -98,6 +98,31 @@ describe('failed credentials lock the client address out @integration', () => {
   });
 });
 
+describe('a locked address cannot lift its own lock, and its valid keys are served @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_MS: '60000', AUTH_LOCKOUT_MS: '120000', AUTH_LOCKOUT_MAX_ADDRESSES: '4', TRUST_PROXY_HOPS: '1' });
+  });
+  after(async () => gw.close());
+
+  const from = (address: string, auth: string | null, method: string, path: string) => gw.api(auth, method, path, undefined, { 'x-forwarded-for': address });
+  const keyShaped = (i: number) => `tr-${String(i).padStart(6, '0')}${'k'.repeat(37)}`;
+
+  it('keeps the admin-token lock through more key prefixes than are tracked, and serves a valid key its process has not cached yet', async () => {
+    const { accountId } = await gw.fundedAccount(0);
+    const uncachedKey = (await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, {})).body.key as string;
+    const guesser = '203.0.113.30';
+    for (let i = 0; i < 5; i++) expect((await from(guesser, `admin-guess${i}`, 'GET', '/admin/v1/jobs')).status).to.equal(401);
+    // The address is locked too (admin tokens count by address as well).
+    const keys = [];
+    for (let i = 0; i < 10; i++) keys.push((await from(guesser, keyShaped(i), 'GET', '/v1/account')).headers.get('retry-after'));
+    expect(keys, 'every bad key locked out').to.deep.equal(Array(10).fill('120'));
+    const admin = await from(guesser, TEST_ADMIN_TOKEN, 'GET', '/admin/v1/jobs');
+    expect([admin.status, admin.headers.get('retry-after')], '10 prefixes did not evict the admin lock').to.deep.equal([429, '120']);
+    expect((await from(guesser, uncachedKey, 'GET', '/v1/account')).status, 'a valid key never used before').to.equal(200);
+  });
+});
+
 describe('without a trusted proxy, the lockout ignores X-Forwarded-For @integration', () => {
   let gw: TestGateway;
   before(async () => {

@@ -105,6 +105,37 @@ describe('CredentialLockout', () => {
     expect([remembered, forgotten]).to.deep.equal([['401 -', '429 300'], ['401 -', '401 -']]);
   });
 
+  it('keeps an address\'s admin-token lock however many key prefixes that address fails afterwards', async () => {
+    const lockout = new CredentialLockout({ ...settings, maxAddresses: 3 }, () => 0);
+    for (let i = 0; i < 3; i++) await attempt(lockout, 'a', admin, false);
+    for (let i = 0; i < 10; i++) await attempt(lockout, 'a', key(badKey(i)), false);
+    checks.count = 0;
+    expect(await attempt(lockout, 'a', admin, true), 'the right token, unchecked').to.equal('429 300');
+    expect(checks.count).to.equal(0);
+    expect(lockout.size, 'each kind bounded: the address, its admin tokens, 3 of the 10 prefixes').to.equal(5);
+  });
+
+  it('checks every key of a locked address, so a valid key not cached yet is served at once, while its failures stay locked out', async () => {
+    const lockout = new CredentialLockout(settings, () => 0);
+    let queries = 0;
+    /** A key check as the API key credential makes it: the cache, else the database. */
+    const lookUp = (address: string, valid: boolean) =>
+      lockout
+        .admit(address, key(badKey(9)), tooManyFailures, async () => {
+          queries++;
+          if (!valid) throw new ApiError(401, 'invalid_api_key', 'invalid or missing API key');
+        })
+        .then(
+          () => 'served',
+          (err: ApiError) => `${err.status} ${err.options.headers?.['retry-after'] ?? '-'}`,
+        );
+    for (let i = 0; i < 3; i++) await lookUp('a', false);
+    const locked = [];
+    for (let i = 0; i < 5; i++) locked.push(await lookUp('a', false));
+    expect(locked).to.deep.equal(Array(5).fill('429 300'));
+    expect(await lookUp('a', true), 'a valid key, however many failures came before').to.equal('served');
+    expect(queries, 'every attempt checked').to.equal(9);
+  });
   it('does nothing with a threshold of 0', async () => {
     const lockout = new CredentialLockout({ ...settings, maxFailures: 0 }, () => 0);
     for (let i = 0; i < 100; i++) expect(await attempt(lockout, 'a', key(badKey(i)), false)).to.equal('401 -');
