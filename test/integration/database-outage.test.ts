@@ -33,8 +33,13 @@ describe('a database outage in the middle of traffic @integration', () => {
         await database.close();
       },
     };
-    // The submit job takes up a task whose inline submission the outage cut off: soon, not after the default 30 s.
-    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SETTLEMENT_JOURNAL_RETRY_MS: '50', TASK_INLINE_SUBMIT_GRACE_MS: '500' }, { database: proxied });
+    // The submit job takes up a task whose inline submission the outage cut off: soon, not after
+    // the default 30 s. A job running when the database went away cannot record its outcome: it
+    // runs again once its lease has run out (JOB_LEASE_MS, short here; the webhook deadline must fit in it).
+    gw = await startTestGateway(
+      { RATE_LIMIT_PER_MINUTE: '100000', SETTLEMENT_JOURNAL_RETRY_MS: '50', TASK_INLINE_SUBMIT_GRACE_MS: '500', JOB_LEASE_MS: '3000', WEBHOOK_TIMEOUT_MS: '1000' },
+      { database: proxied },
+    );
     // The risk screening's writer is a chat call whose prompt the client does not write: it waits at the gate the test names.
     const chat = chatRoutes().find((r) => r.path === '/v1/chat/completions')!;
     gw.simulator.addRoutes([
@@ -95,8 +100,9 @@ describe('a database outage in the middle of traffic @integration', () => {
     const video = gw.api(key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: `recorded before the outage [sim:gate=${name}]` }] });
     writerGate = `${name}-writer`;
     const risk = gw.api(key, 'POST', '/v1/agent/risk/chat/completions', { messages: [{ role: 'user', content: '青峦数据科技有限公司' }] });
-    // The video's submit job may join its inline submission at the gate (TASK_INLINE_SUBMIT_GRACE_MS): at least three there.
-    await waitFor('the chats and the video at the provider', async () => (await gate(name, 'GET')).waiting >= 3);
+    // The video's submit job joins its inline submission at the gate (TASK_INLINE_SUBMIT_GRACE_MS
+    // later): a job running when the database goes away, whose outcome cannot be recorded.
+    await waitFor('the chats, the video and its submit job at the provider', async () => (await gate(name, 'GET')).waiting === 4);
     await waitFor('the screening\'s writer at the provider', async () => (await gate(writerGate!, 'GET')).waiting === 1);
     await waitFor('their four reservations durable', async () => (await accountEvents(accountId)).filter((e) => e.type === 'FundsReserved').length === 4);
 
