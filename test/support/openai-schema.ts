@@ -92,3 +92,19 @@ export function assertOpenAiSchema(name: string, value: unknown, what = name): v
 export function assertResponseStreamEvent(event: { readonly type: string; readonly [more: string]: unknown }): void {
   assertOpenAiSchema(responseStreamEventSchema(event.type), event, `the ${event.type} event`);
 }
+
+/**
+ * A Responses stream event as OpenAI's live API sends it. Where the API and its document disagree,
+ * the API is followed: the Response of `response.created` and `response.in_progress` carries
+ * `usage: null` (the document's Response has no null usage; the live API and the openai SDK's type
+ * have it until the response ends). Only that member of only those events is let through.
+ */
+export function assertResponseStreamEventAsTheApiSendsIt(event: { readonly type: string; readonly response?: { readonly status?: string; readonly usage?: unknown } }): void {
+  const beforeTheEnd = (event.type === 'response.created' || event.type === 'response.in_progress') && event.response?.status === 'in_progress';
+  if (beforeTheEnd && event.response!.usage === null) {
+    const { usage: _null, ...response } = event.response!;
+    assertResponseStreamEvent({ ...event, response });
+    return;
+  }
+  assertResponseStreamEvent(event);
+}

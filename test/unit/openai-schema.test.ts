@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { assertResponseStreamEvent, openAiSchemaErrors, responseStreamEventSchema } from '../support/openai-schema';
+import { assertExchangeValidates, type Exchange } from '../support/openai-traffic';
 
 const completion = {
   id: 'chatcmpl-1',
@@ -48,5 +49,43 @@ describe("the test validator of OpenAI's official OpenAPI document", () => {
     const { item_id: _itemId, ...noItem } = delta;
     expect(() => assertResponseStreamEvent(noItem)).to.throw("must have required property 'item_id'");
     expect(() => assertResponseStreamEvent({ type: 'response.made_up' })).to.throw('no Responses stream event response.made_up');
+  });
+});
+
+describe("a client library's recorded traffic, validated against OpenAI's document", () => {
+  const exchange = (path: string, status: number, answer: unknown, streamed: unknown[] | null = null): Exchange => ({ method: 'POST', path, request: {}, status, requestId: 'req_1', streamed, answer });
+  const chunk = (content: string) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }] });
+  const usage = { input_tokens: 1, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 };
+  const response = (status: string, responseUsage: unknown) => ({ id: 'resp_1', object: 'response', created_at: 1, status, error: null, incomplete_details: null, instructions: null, metadata: {}, model: 'm', output: [], parallel_tool_calls: true, temperature: 1, tool_choice: 'auto', tools: [], top_p: 1, usage: responseUsage });
+
+  it('checks an answer by its endpoint, every chunk of a stream, and an error by ErrorResponse; an invalid one fails, naming where', () => {
+    expect(() => assertExchangeValidates(exchange('/v1/chat/completions', 200, completion))).to.not.throw();
+    const badFinish = { ...completion, choices: [{ ...completion.choices[0], finish_reason: 'done' }] };
+    expect(() => assertExchangeValidates(exchange('/v1/chat/completions', 200, badFinish))).to.throw('POST /v1/chat/completions (200) does not validate as');
+
+    expect(() => assertExchangeValidates(exchange('/v1/chat/completions', 200, null, [chunk('a'), chunk('b'), '[DONE]']))).to.not.throw();
+    const { object: _object, ...noObject } = chunk('b');
+    expect(() => assertExchangeValidates(exchange('/v1/chat/completions', 200, null, [chunk('a'), noObject, '[DONE]']))).to.throw("item 1 of POST /v1/chat/completions (200) does not validate as OpenAI's CreateChatCompletionStreamResponse");
+    // The item that ends a failed chat stream is the live API's ErrorResponse.
+    const errorItem = { error: { message: 'overloaded', type: 'server_error', param: null, code: 'server_overloaded' } };
+    expect(() => assertExchangeValidates(exchange('/v1/chat/completions', 200, null, [chunk('a'), errorItem]))).to.not.throw();
+    expect(() => assertExchangeValidates(exchange('/v1/chat/completions', 200, null, [chunk('a'), { error: { code: 'x' } }]))).to.throw('the error item of POST /v1/chat/completions');
+
+    expect(() => assertExchangeValidates(exchange('/v1/responses', 400, errorItem))).to.not.throw();
+    expect(() => assertExchangeValidates(exchange('/v1/responses', 400, { error: 'text is not a recognised field' }))).to.throw("does not validate as OpenAI's ErrorResponse");
+    expect(() => assertExchangeValidates(exchange('/v1/images/generations', 200, null, [{}]))).to.throw('is not a streamed endpoint');
+    expect(() => assertExchangeValidates(exchange('/v1/account', 200, {}))).to.throw('no OpenAI schema is known');
+  });
+
+  it('lets usage: null through on response.created and response.in_progress only, as the live API sends them', () => {
+    const events = (createdUsage: unknown, completedUsage: unknown) => [
+      { type: 'response.created', sequence_number: 0, response: response('in_progress', createdUsage) },
+      { type: 'response.completed', sequence_number: 1, response: response('completed', completedUsage) },
+    ];
+    expect(() => assertExchangeValidates(exchange('/v1/responses', 200, null, events(null, usage)))).to.not.throw();
+    expect(() => assertResponseStreamEvent(events(null, usage)[0]!), 'the document alone refuses it').to.throw('the response.created event does not validate');
+    expect(() => assertExchangeValidates(exchange('/v1/responses', 200, null, events(null, null)))).to.throw('the response.completed event does not validate');
+    const { input_tokens_details: _details, ...noDetails } = usage;
+    expect(() => assertExchangeValidates(exchange('/v1/responses', 200, null, events(null, noDetails)))).to.throw("must have required property 'input_tokens_details'");
   });
 });
