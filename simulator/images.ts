@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { countTokens } from '../src/billing/tokens';
+import { IMAGE_OPTION_VALUES } from '../src/media-tasks/model-types';
 import { parseDirectives, stripDirectives, type SimDirectives } from './directives';
 import { originOf, sendBytes } from './files';
 import { HttpError, sendJson, waitUnlessGone } from './http';
@@ -21,6 +22,10 @@ import { sendSimTask, SimTaskStore, type SimTask } from './task-store';
  * Directives in the prompt: `[sim:fail]` (sync: HTTP 500; task: it fails), `[sim:status=NNN]`
  * (HTTP NNN), `[sim:delay=MS]` (sync: before answering; task: until it finishes, default 150 ms),
  * `[sim:count=K]` returns K images at most (fewer than asked).
+ * OpenAI's other image options (`quality`, `style`, `background`, `moderation`,
+ * `output_compression`, `user`) are checked as OpenAI's API defines them (null is unset) and taken
+ * by every model; every PNG image of a request that set some carries them, as the JSON of an iTXt
+ * chunk `sim-options`, so a test sees what reached the provider.
  * Layered models (SIM_LAYERED_MODELS) return each image with its other layers in a `layers`
  * member: `[{name, b64_json | url}]`, always PNG (`output_format` sets the base image only).
  * Images are real: a small PNG (width and height divided by 64) or a baseline JPEG, served at
@@ -34,6 +39,40 @@ export interface SimImageRequest {
   size?: string;
   response_format?: 'url' | 'b64_json';
   output_format?: 'png' | 'jpeg';
+  quality?: unknown;
+  style?: unknown;
+  background?: unknown;
+  moderation?: unknown;
+  output_compression?: unknown;
+  user?: unknown;
+}
+
+/** What a request's images carry of its options (their iTXt chunk), none when it set none. */
+type SimImageOptions = Readonly<Record<string, string | number>>;
+
+/** The key of the iTXt chunk holding a request's options. */
+export const SIM_OPTIONS_KEYWORD = 'sim-options';
+
+/** The options a request set, refused with 400 as OpenAI refuses a value outside its definition. */
+function optionsOf(b: SimImageRequest): SimImageOptions {
+  const options: Record<string, string | number> = {};
+  const invalid = (option: string, takes: string) => new HttpError(400, `Invalid value for '${option}': expected ${takes}`, 'invalid_value', option);
+  for (const [option, values] of Object.entries(IMAGE_OPTION_VALUES)) {
+    const value = b[option as keyof typeof IMAGE_OPTION_VALUES];
+    if (value === undefined || value === null) continue;
+    if (!(values as readonly unknown[]).includes(value)) throw invalid(option, `one of ${values.join(', ')}`);
+    options[option] = value as string;
+  }
+  if (b.output_compression !== undefined && b.output_compression !== null) {
+    const c = b.output_compression;
+    if (!Number.isInteger(c) || (c as number) < 0 || (c as number) > 100) throw invalid('output_compression', 'an integer from 0 to 100');
+    options.output_compression = c as number;
+  }
+  if (b.user !== undefined && b.user !== null) {
+    if (typeof b.user !== 'string') throw invalid('user', 'a string');
+    options.user = b.user;
+  }
+  return options;
 }
 
 /**
@@ -69,8 +108,9 @@ function parseSize(size: string | undefined): Dimensions {
   return { width: Number(match[1]), height: Number(match[2]) };
 }
 
-function imageBytes(format: 'png' | 'jpeg', d: Dimensions, seed: number): Buffer {
-  return format === 'jpeg' ? JPEG : png(Math.max(1, Math.ceil(d.width / 64)), Math.max(1, Math.ceil(d.height / 64)), seed);
+function imageBytes(format: 'png' | 'jpeg', d: Dimensions, seed: number, options: SimImageOptions): Buffer {
+  const text: Record<string, string> = Object.keys(options).length > 0 ? { [SIM_OPTIONS_KEYWORD]: JSON.stringify(options) } : {};
+  return format === 'jpeg' ? JPEG : png(Math.max(1, Math.ceil(d.width / 64)), Math.max(1, Math.ceil(d.height / 64)), seed, text);
 }
 
 /** Output tokens of one image of this size. */
@@ -85,6 +125,7 @@ interface Generation {
   readonly dimensions: Dimensions;
   readonly format: 'png' | 'jpeg';
   readonly seed: number;
+  readonly options: SimImageOptions;
   readonly usage: { input_tokens: number; output_tokens: number; total_tokens: number };
 }
 
@@ -93,6 +134,7 @@ function checked(b: SimImageRequest): { generation: Generation; directives: SimD
   const n = b.n ?? 1;
   if (!Number.isInteger(n) || n < 1 || n > 16) throw new HttpError(400, 'n must be an integer from 1 to 16', 'invalid_request', 'n');
   const format = formatOf(b);
+  const options = optionsOf(b);
   const directives = parseDirectives(b.prompt);
   if (directives.status) throw new HttpError(directives.status, `simulated HTTP ${directives.status}`, null);
   const dimensions = parseSize(b.size);
@@ -107,6 +149,7 @@ function checked(b: SimImageRequest): { generation: Generation; directives: SimD
       dimensions,
       format,
       seed: b.prompt.length,
+      options,
       usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
     },
   };
@@ -116,8 +159,10 @@ function intOr(value: string | true | undefined, fallback: number): number {
   return typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : fallback;
 }
 
+/** A generated image's link; its options travel in the query, for the file route to write into it. */
 function fileUrl(req: IncomingMessage, g: Generation, index: number, format = g.format, seed = g.seed + index): string {
-  return `${originOf(req.headers)}/sim/files/images/${g.dimensions.width}x${g.dimensions.height}-${seed}.${format === 'jpeg' ? 'jpg' : 'png'}`;
+  const query = Object.keys(g.options).length > 0 ? `?options=${encodeURIComponent(JSON.stringify(g.options))}` : '';
+  return `${originOf(req.headers)}/sim/files/images/${g.dimensions.width}x${g.dimensions.height}-${seed}.${format === 'jpeg' ? 'jpg' : 'png'}${query}`;
 }
 
 /** Layer `k` of image `index`: a PNG of its own. */
@@ -128,7 +173,7 @@ function layerSeed(g: Generation, index: number, k: number): number {
 /** One image of a generation: the base in the requested format, and a layered model's other layers (PNG). */
 function imageItem(req: IncomingMessage, g: Generation, index: number, asUrl: boolean): Record<string, unknown> {
   const item = (format: 'png' | 'jpeg', seed: number) =>
-    asUrl ? { url: fileUrl(req, g, index, format, seed) } : { b64_json: imageBytes(format, g.dimensions, seed).toString('base64') };
+    asUrl ? { url: fileUrl(req, g, index, format, seed) } : { b64_json: imageBytes(format, g.dimensions, seed, g.options).toString('base64') };
   const layers = g.layers.map((name, k) => ({ name, ...item('png', layerSeed(g, index, k)) }));
   return { ...item(g.format, g.seed + index), ...(layers.length > 0 ? { layers } : {}) };
 }
@@ -181,12 +226,25 @@ export function imageRoutes(): ExtraRoute[] {
     {
       method: 'GET',
       path: '/sim/files/images/:name',
-      handler: ({ res, params }) => {
+      handler: ({ res, params, query }) => {
         const match = /^(\d{1,5})x(\d{1,5})-(\d{1,9})\.(png|jpg)$/.exec(params.name!);
         if (!match) throw new HttpError(404, 'no such file', 'not_found');
         const format = match[4] === 'jpg' ? 'jpeg' : 'png';
-        sendBytes(res, format === 'jpeg' ? 'image/jpeg' : 'image/png', imageBytes(format, { width: Number(match[1]), height: Number(match[2]) }, Number(match[3])));
+        const options = optionsOf(jsonObjectOf(query.get('options')));
+        sendBytes(res, format === 'jpeg' ? 'image/jpeg' : 'image/png', imageBytes(format, { width: Number(match[1]), height: Number(match[2]) }, Number(match[3]), options));
       },
     },
   ];
+}
+
+/** The JSON object a query parameter holds; none (or not an object) is an empty one. */
+function jsonObjectOf(text: string | null): SimImageRequest {
+  if (text === null) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'options is not JSON', 'invalid_request', 'options');
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as SimImageRequest) : {};
 }

@@ -25,8 +25,13 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-/** A width × height RGB PNG filled with a colour derived from `seed`. */
-export function png(width: number, height: number, seed = 0): Buffer {
+/** A PNG iTXt chunk: `keyword` (Latin-1) and `text` in UTF-8, uncompressed, no language. */
+function pngTextChunk(keyword: string, text: string): Buffer {
+  return pngChunk('iTXt', Buffer.concat([Buffer.from(keyword, 'latin1'), Buffer.from([0, 0, 0, 0, 0]), Buffer.from(text, 'utf8')]));
+}
+
+/** A width × height RGB PNG filled with a colour derived from `seed`, with `text` as iTXt chunks. */
+export function png(width: number, height: number, seed = 0, text: Readonly<Record<string, string>> = {}): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
@@ -42,6 +47,7 @@ export function png(width: number, height: number, seed = 0): Buffer {
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', header),
+    ...Object.entries(text).map(([keyword, value]) => pngTextChunk(keyword, value)),
     pngChunk('IDAT', deflateSync(raw)),
     pngChunk('IEND', Buffer.alloc(0)),
   ]);

@@ -8,6 +8,41 @@ import { defineModelType, MONEY_SCHEMA, TOKEN_PRICING_SCHEMA, type ModelEntry, t
 // ---------------------------------------------------------------------------------------------
 // image
 
+/**
+ * The values OpenAI's image API defines for its enumerated request options (CreateImageRequest;
+ * test/unit/image-options.test.ts holds them to OpenAI's document).
+ */
+export const IMAGE_OPTION_VALUES = {
+  quality: ['standard', 'hd', 'low', 'medium', 'high', 'auto'],
+  style: ['vivid', 'natural'],
+  background: ['transparent', 'opaque', 'auto'],
+  moderation: ['low', 'auto'],
+} as const;
+export type EnumeratedImageOption = keyof typeof IMAGE_OPTION_VALUES;
+/** OpenAI's image options whose values a model does not narrow: `output_compression` (0 to 100) and `user`. */
+const OPEN_IMAGE_OPTIONS = ['output_compression', 'user'] as const;
+export type OpenImageOption = (typeof OPEN_IMAGE_OPTIONS)[number];
+export type ImageOption = EnumeratedImageOption | OpenImageOption;
+/** Every image request option OpenAI defines beyond the spec's fields. */
+export const IMAGE_OPTIONS: readonly ImageOption[] = [...(Object.keys(IMAGE_OPTION_VALUES) as EnumeratedImageOption[]), ...OPEN_IMAGE_OPTIONS];
+
+/**
+ * The options a model takes: an enumerated one with the values it takes (a subset of OpenAI's),
+ * the others as `true`. An option not listed is refused with 400.
+ */
+export type ImageOptions = { readonly [K in EnumeratedImageOption]?: readonly (typeof IMAGE_OPTION_VALUES)[K][number][] } & { readonly [K in OpenImageOption]?: true };
+
+const IMAGE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    ...Object.fromEntries(
+      Object.entries(IMAGE_OPTION_VALUES).map(([option, values]) => [option, { type: 'array', items: { type: 'string', enum: values }, minItems: 1, uniqueItems: true }]),
+    ),
+    ...Object.fromEntries(OPEN_IMAGE_OPTIONS.map((option) => [option, { const: true }])),
+  },
+  additionalProperties: false,
+};
+
 /** Per generated image, or by tokens (input prompt tokens and output image tokens, per million). */
 export type ImagePricing = { readonly per_image: number } | TokenPricing;
 
@@ -26,6 +61,8 @@ export interface ImageCapabilities {
    */
   readonly output_format_scope: 'image' | 'base_layer' | null;
   readonly max_n: number;
+  /** OpenAI's image options the model takes; absent: none. */
+  readonly options?: ImageOptions;
   /** Token-billed models: the output tokens one image is estimated at, per size (the freeze). */
   readonly output_tokens_per_image?: Readonly<Record<string, number>>;
   readonly upstream_model?: string;
@@ -48,6 +85,7 @@ export const imageModelType = defineModelType<ImagePricing, ImageCapabilities>('
       default_output_format: { type: 'string', enum: ['png', 'jpeg'] },
       output_format_scope: { enum: ['image', 'base_layer', null] },
       max_n: { type: 'integer', minimum: 1, maximum: 16 },
+      options: IMAGE_OPTIONS_SCHEMA,
       output_tokens_per_image: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
       upstream_model: { type: 'string', minLength: 1 },
     },

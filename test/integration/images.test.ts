@@ -6,6 +6,7 @@ import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { pngText } from '../support/png-text';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
 
@@ -302,7 +303,8 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
       [{ model: 'image-5.0', prompt: 'x', n: 0 }, 400, 'n', 'invalid_request'],
       [{ model: 'image-5.0', prompt: 'x', output_format: 'webp' }, 400, 'output_format', 'invalid_request'],
       [{ model: 'image-5.0', prompt: 'x', response_format: 'file' }, 400, 'response_format', 'invalid_request'],
-      [{ model: 'image-5.0', prompt: 'x', style: 'vivid' }, 400, 'style', 'invalid_request'],
+      [{ model: 'image-5.0', prompt: 'x', style: 'vivid' }, 400, 'style', 'unsupported_parameter'],
+      [{ model: 'image-5.0', prompt: 'x', watermark: true }, 400, 'watermark', 'invalid_request'],
       [{ model: 'image-5.0' }, 400, 'prompt', 'invalid_request'],
       [{ prompt: 'x' }, 400, 'model', 'invalid_request'],
       [{ model: 'chat-fast', prompt: 'x' }, 400, 'model', 'model_not_found'],
@@ -319,6 +321,106 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(b64.status).to.equal(400);
     expect(b64.body.error).to.deep.include({ param: 'response_format', code: 'unsupported_parameter' });
     expect(await balance()).to.deep.equal(before);
+  });
+
+  /** OpenAI's image options as the provider received them: what the simulator wrote into the PNG. */
+  const optionsReceived = (png: Buffer) => {
+    expect(isPng(png)).to.equal(true);
+    const text = pngText(png)['sim-options'];
+    return text === undefined ? null : JSON.parse(text);
+  };
+
+  it("forwards OpenAI's image options to a model whose catalog entry lists them, sync and async, null as unset, at the same price", async () => {
+    const options = { quality: 'high', background: 'transparent', moderation: 'low', output_compression: 80, user: 'end-user-7' };
+    const models = (await gw.api(key, 'GET', '/v1/models?type=image')).body.data as { id: string; capabilities: any }[];
+    expect(models.find((m) => m.id === 'image-tokens')!.capabilities.options).to.deep.equal({
+      quality: ['low', 'medium', 'high', 'auto'],
+      background: ['transparent', 'opaque', 'auto'],
+      moderation: ['low', 'auto'],
+      output_compression: true,
+      user: true,
+    });
+
+    const fresh = await gw.fundedAccount(100_000_000);
+    const body = { model: 'image-tokens', prompt: 'a glass of water', response_format: 'b64_json' };
+    const plain = await generate(body, fresh.key);
+    expect(plain.status, JSON.stringify(plain.body)).to.equal(200);
+    expect(optionsReceived(Buffer.from(plain.body.data[0].b64_json, 'base64')), 'none sent, none received').to.equal(null);
+    const withOptions = await generate({ ...body, ...options, style: null }, fresh.key);
+    expect(withOptions.status, JSON.stringify(withOptions.body)).to.equal(200);
+    expectValid(syncResponse('b64_json', true), withOptions.body, 'response with options');
+    expect(optionsReceived(Buffer.from(withOptions.body.data[0].b64_json, 'base64'))).to.deep.equal(options);
+    const settlements = (await ledgerOf(fresh.key)).filter((e) => e.type === 'settlement').map((e) => e.amount);
+    expect(settlements, 'the options change no price').to.have.length(2);
+    expect(settlements[0]).to.equal(settlements[1]);
+
+    // Stored and linked like any image; through the openai SDK; every option null is a plain request.
+    const linked = await generate({ model: 'image-tokens', prompt: 'a linked glass', quality: 'low' }, fresh.key);
+    expect(optionsReceived((await download(linked.body.data[0].url)).bytes)).to.deep.equal({ quality: 'low' });
+    const sdk = await new OpenAI({ apiKey: fresh.key, baseURL: `${gw.url}/v1`, maxRetries: 0 }).images.generate({
+      model: 'image-tokens',
+      prompt: 'through the sdk',
+      response_format: 'b64_json',
+      quality: 'medium',
+      background: 'opaque',
+      moderation: 'auto',
+      output_compression: 0,
+      user: 'sdk-user',
+    });
+    expect(optionsReceived(Buffer.from(sdk.data![0]!.b64_json!, 'base64'))).to.deep.equal({ quality: 'medium', background: 'opaque', moderation: 'auto', output_compression: 0, user: 'sdk-user' });
+    const nulls = { quality: null, style: null, background: null, moderation: null, output_compression: null, user: null };
+    for (const model of ['image-5.0', 'image-4.0', 'image-tokens']) {
+      const res = await generate({ model, prompt: 'all null', response_format: 'b64_json', ...nulls }, fresh.key);
+      expect(res.status, `${model}: ${JSON.stringify(res.body)}`).to.equal(200);
+      if (model !== 'image-4.0') expect(optionsReceived(Buffer.from(res.body.data[0].b64_json, 'base64')), model).to.equal(null);
+    }
+
+    // The task API: the options are kept with the task and sent by its submission.
+    const task = await createAsync({ model: 'image-tokens', prompt: 'an async glass', ...options }, undefined, fresh.key);
+    expect(task.status, JSON.stringify(task.body)).to.equal(200);
+    const { final } = await pollUntilFinal(task.body.id, tokenTask, fresh.key);
+    expect(final.status, final.error).to.equal('succeeded');
+    expect(optionsReceived((await download(final.result.data[0].url)).bytes)).to.deep.equal(options);
+  });
+
+  it("refuses OpenAI's image options a model does not take, or a value it does not, naming the field on both endpoints, changing nothing", async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const ledgerBefore = await ledgerOf(fresh.key);
+    const balanceBefore = await balance(fresh.key);
+    const valid = { quality: 'auto', style: 'vivid', background: 'auto', moderation: 'auto', output_compression: 100, user: 'u' };
+    const cases: [Record<string, unknown>, string, string, string][] = [];
+    for (const model of ['image-5.0', 'image-5.0-pro', 'image-4.5', 'image-4.0']) {
+      for (const [option, value] of Object.entries(valid)) cases.push([{ model, [option]: value }, option, 'unsupported_parameter', `${model} does not accept ${option}`]);
+    }
+    cases.push(
+      [{ model: 'image-tokens', style: 'natural' }, 'style', 'unsupported_parameter', 'image-tokens does not accept style'],
+      [{ model: 'image-tokens', quality: 'hd' }, 'quality', 'unsupported_quality', 'image-tokens supports quality low, medium, high, auto'],
+      [{ model: 'image-tokens', quality: 'best' }, 'quality', 'invalid_request', 'quality must be one of standard, hd, low, medium, high, auto, null'],
+      [{ model: 'image-tokens', output_compression: 101 }, 'output_compression', 'invalid_request', 'output_compression must be at most 100'],
+      [{ model: 'image-tokens', output_compression: 50.5 }, 'output_compression', 'invalid_request', 'output_compression must be an integer or null'],
+      [{ model: 'image-tokens', user: 7 }, 'user', 'invalid_request', 'user must be a string or null'],
+    );
+    const endpoints = [(body: Record<string, unknown>) => generate(body, fresh.key), (body: Record<string, unknown>) => createAsync(body, undefined, fresh.key)];
+    for (const [fields, param, code, message] of cases) {
+      for (const call of endpoints) {
+        const res = await call({ prompt: 'x', ...fields });
+        expect(res.status, JSON.stringify(fields)).to.equal(400);
+        expect(res.body.error, JSON.stringify(fields)).to.deep.equal({ message, type: 'invalid_request_error', param, code });
+      }
+    }
+    expect(await balance(fresh.key)).to.deep.equal(balanceBefore);
+    expect(await ledgerOf(fresh.key), 'nothing reserved').to.deep.equal(ledgerBefore);
+  });
+
+  it("publishes OpenAI's image options in /openapi.json, for both endpoints", async () => {
+    const document = (await (await fetch(`${gw.url}/openapi.json`)).json()) as any;
+    for (const path of ['/v1/images/generations', '/v1/images/async']) {
+      const ref: string = document.paths[path].post.requestBody.content['application/json'].schema.$ref;
+      const schema = document.components.schemas[ref.split('/').pop()!];
+      expect(schema.properties.quality, path).to.deep.equal({ type: ['string', 'null'], enum: ['standard', 'hd', 'low', 'medium', 'high', 'auto', null] });
+      expect(schema.properties.output_compression, path).to.deep.equal({ type: ['integer', 'null'], minimum: 0, maximum: 100 });
+      expect(schema.properties, path).to.include.keys('style', 'background', 'moderation', 'user');
+    }
   });
 
   it('reserves n images and settles only the images the upstream returned', async () => {

@@ -3,17 +3,23 @@ import { charge, priceLine, pricingOf, tokenCharge, tokenLine, type Pricing } fr
 import { countTokens } from '../../billing/tokens';
 import { ApiError } from '../../http/errors';
 import { validator } from '../../http/validation';
-import { imageCapabilities, imagePricing } from '../model-types';
+import { IMAGE_OPTION_VALUES, IMAGE_OPTIONS, imageCapabilities, imagePricing, type EnumeratedImageOption, type ImageOption } from '../model-types';
 
-/** The body of POST /v1/images/generations and POST /v1/images/async. */
-export interface ImageRequestBody {
+/** OpenAI's image options a request set, as the provider is sent them. */
+export type ImageOptionValues = { readonly [K in EnumeratedImageOption]?: (typeof IMAGE_OPTION_VALUES)[K][number] } & {
+  readonly output_compression?: number;
+  readonly user?: string;
+};
+
+/** The body of POST /v1/images/generations and POST /v1/images/async; an option's null is unset. */
+export type ImageRequestBody = { readonly [K in ImageOption]?: ImageOptionValues[K] | null } & {
   model: string;
   prompt: string;
   n?: number;
   size?: string;
   response_format?: 'url' | 'b64_json';
   output_format?: 'png' | 'jpeg';
-}
+};
 
 /** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
 export const IMAGE_REQUEST_SCHEMA = {
@@ -25,6 +31,10 @@ export const IMAGE_REQUEST_SCHEMA = {
     size: { type: 'string', pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' },
     response_format: { type: 'string', enum: ['url', 'b64_json'] },
     output_format: { type: 'string', enum: ['png', 'jpeg'] },
+    // OpenAI's values; which of them a model takes is its catalog entry's `options`.
+    ...Object.fromEntries(Object.entries(IMAGE_OPTION_VALUES).map(([option, values]) => [option, { type: ['string', 'null'], enum: [...values, null] }])),
+    output_compression: { type: ['integer', 'null'], minimum: 0, maximum: 100 },
+    user: { type: ['string', 'null'] },
   },
   required: ['model', 'prompt'],
   additionalProperties: false,
@@ -45,6 +55,8 @@ export interface NormalizedImageRequest {
    * stored before layers were returned.
    */
   readonly layered?: boolean;
+  /** OpenAI's image options the request set (each one the model takes). Absent in tasks stored before options were taken. */
+  readonly options?: ImageOptionValues;
 }
 
 /** The layer name of the image `output_format` applies to; the other layers keep their provider's names. */
@@ -73,23 +85,48 @@ function bad(code: string, message: string, param: string): ApiError {
   return new ApiError(400, code, message, { param });
 }
 
+/** A field the model does not take at all, whatever its value (`why`: what the model does instead). */
+function unsupportedParameter(model: ModelEntry, field: string, why?: string): ApiError {
+  return bad('unsupported_parameter', `${model.id} ${why ? `${why} and ` : ''}does not accept ${field}`, field);
+}
+
+/** A value of a field the model takes, but not this one. */
+function unsupportedValue(model: ModelEntry, field: string, accepted: readonly string[]): ApiError {
+  return bad(`unsupported_${field}`, `${model.id} supports ${field} ${accepted.join(', ')}`, field);
+}
+
+/** The options a request set (null is unset), each refused unless the model's `options` lists it and its value. */
+function imageOptionsOf(model: ModelEntry, body: ImageRequestBody): ImageOptionValues {
+  const accepted = imageCapabilities(model).options ?? {};
+  const set: Record<string, unknown> = {};
+  for (const option of IMAGE_OPTIONS) {
+    const value = body[option];
+    if (value === undefined || value === null) continue;
+    const values = accepted[option];
+    if (values === undefined) throw unsupportedParameter(model, option);
+    if (Array.isArray(values) && !values.includes(value)) throw unsupportedValue(model, option, values);
+    set[option] = value;
+  }
+  return set as ImageOptionValues;
+}
+
 /**
  * Applies the model's rules, all from its catalog capabilities: `n` up to `max_n`, `size` one of
- * `sizes`, and `output_format` by `output_format_scope` (null: the model outputs its one format
- * and refuses the parameter; `image` or `base_layer`: one of `output_formats`).
+ * `sizes`, `output_format` by `output_format_scope` (null: the model outputs its one format
+ * and refuses the parameter; `image` or `base_layer`: one of `output_formats`), and OpenAI's
+ * other image options by `options`.
  */
 export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody, mode: 'sync' | 'async'): NormalizedImageRequest {
   const caps = imageCapabilities(model);
   const n = body.n ?? 1;
   if (n > caps.max_n) throw bad('invalid_request', `n must be at most ${caps.max_n} for ${model.id}`, 'n');
   const size = body.size ?? caps.default_size;
-  if (!caps.sizes.includes(size)) throw bad('unsupported_size', `${model.id} supports size ${caps.sizes.join(', ')}`, 'size');
+  if (!caps.sizes.includes(size)) throw unsupportedValue(model, 'size', caps.sizes);
   if (body.output_format !== undefined) {
-    if (caps.output_format_scope === null) {
-      throw bad('unsupported_parameter', `${model.id} outputs ${caps.output_formats.map((f) => f.toUpperCase()).join(' or ')} only and does not accept output_format`, 'output_format');
-    }
-    if (!caps.output_formats.includes(body.output_format)) throw bad('unsupported_output_format', `${model.id} supports output_format ${caps.output_formats.join(', ')}`, 'output_format');
+    if (caps.output_format_scope === null) throw unsupportedParameter(model, 'output_format', `outputs ${caps.output_formats.map((f) => f.toUpperCase()).join(' or ')} only`);
+    if (!caps.output_formats.includes(body.output_format)) throw unsupportedValue(model, 'output_format', caps.output_formats);
   }
+  const options = imageOptionsOf(model, body);
   const responseFormat = body.response_format ?? 'url';
   if (mode === 'async' && responseFormat !== 'url') throw bad('unsupported_parameter', 'async image results are links: response_format must be url', 'response_format');
   return {
@@ -99,15 +136,20 @@ export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody,
     response_format: responseFormat,
     output_format: body.output_format ?? caps.default_output_format,
     layered: caps.output_format_scope === 'base_layer',
+    ...(Object.keys(options).length > 0 ? { options } : {}),
   };
 }
 
 /**
  * The generation as sent to the provider (sync and task API alike). `output_format` travels only
  * for models that take it (`output_format_scope` not null): the single-format classes (4.5, 4.0)
- * output their one format and refuse the parameter, as their providers do.
+ * output their one format and refuse the parameter, as their providers do. The options travel as
+ * the request set them.
  */
-export function upstreamImageBody(model: ModelEntry, request: NormalizedImageRequest): { model: string; prompt: string; n: number; size: string; output_format?: 'png' | 'jpeg' } {
+export function upstreamImageBody(
+  model: ModelEntry,
+  request: NormalizedImageRequest,
+): { model: string; prompt: string; n: number; size: string; output_format?: 'png' | 'jpeg' } & ImageOptionValues {
   const caps = imageCapabilities(model);
   return {
     model: caps.upstream_model ?? model.id,
@@ -115,6 +157,7 @@ export function upstreamImageBody(model: ModelEntry, request: NormalizedImageReq
     n: request.n,
     size: request.size,
     ...(caps.output_format_scope === null ? {} : { output_format: request.output_format }),
+    ...request.options,
   };
 }
 
