@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { isDatabaseUnavailable } from '../db/unavailable';
 import { FailureStreak } from './failure-streak';
 import type { Logger } from '../log';
 import { NotificationListener } from '../eventstore/postgres/notification-listener';
@@ -40,6 +41,8 @@ export async function scheduleJob(tx: PoolClient, kind: string, key: string, pay
 
 /** The longest pause between claims while the database does not answer. */
 const MAX_CLAIM_BACKOFF_MS = 10_000;
+/** The longest wait between two tries of writing a run's outcome while the database is away. */
+const MAX_OUTCOME_RETRY_MS = 2_000;
 
 export interface WorkerOptions {
   readonly concurrency: number;
@@ -210,31 +213,52 @@ export class JobWorker {
     // The lease value fences the outcome: if our lease expired and another worker re-claimed the
     // job, our late outcome must not delete or move its claim.
     const lease = this.keepLeased(job);
+    let outcome: JobOutcome;
     try {
-      const outcome = await handler(job);
-      const held = await lease.stop();
-      this.options.onRun?.(job.kind, 'done' in outcome ? 'done' : 'rescheduled');
-      if ('done' in outcome) {
-        await this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, held]);
-      } else {
-        await this.pool.query(
-          `UPDATE jobs SET due_at = $3, payload = COALESCE($4::jsonb, payload), locked_until = NULL, attempts = 0
-           WHERE id = $1 AND locked_until = $2::timestamptz`,
-          [job.id, held, outcome.retryAt, outcome.payload === undefined ? null : JSON.stringify(outcome.payload)],
-        );
-      }
+      outcome = await handler(job);
     } catch (err) {
       const held = await lease.stop();
       this.options.onRun?.(job.kind, 'failed');
       const delayMs = Math.min(60_000, 200 * 2 ** Math.min(job.attempts, 10));
       this.logger.warn({ err, job: { kind: job.kind, key: job.key, attempts: job.attempts } }, 'job failed; retrying');
-      await this.pool
-        .query(
+      await this.recordOutcome(() =>
+        this.pool.query(
           `UPDATE jobs SET due_at = now() + make_interval(secs => $3::double precision / 1000), locked_until = NULL, last_error = $4
            WHERE id = $1 AND locked_until = $2::timestamptz`,
           [job.id, held, delayMs, String((err as Error).message ?? err).slice(0, 1000)],
-        )
-        .catch((e: unknown) => this.logger.error({ err: e }, 'could not reschedule a failed job'));
+        ),
+      ).catch((e: unknown) => this.logger.error({ err: e }, 'could not reschedule a failed job'));
+      return;
+    }
+    const held = await lease.stop();
+    this.options.onRun?.(job.kind, 'done' in outcome ? 'done' : 'rescheduled');
+    const done = outcome;
+    await this.recordOutcome(() =>
+      'done' in done
+        ? this.pool.query('DELETE FROM jobs WHERE id = $1 AND locked_until = $2::timestamptz', [job.id, held])
+        : this.pool.query(
+            `UPDATE jobs SET due_at = $3, payload = COALESCE($4::jsonb, payload), locked_until = NULL, attempts = 0
+             WHERE id = $1 AND locked_until = $2::timestamptz`,
+            [job.id, held, done.retryAt, done.payload === undefined ? null : JSON.stringify(done.payload)],
+          ),
+    ).catch((e: unknown) => this.logger.error({ err: e, job: { kind: job.kind, key: job.key } }, 'could not record a job\'s outcome; it runs again once its lease runs out'));
+  }
+
+  /**
+   * Writes a run's outcome. While the database cannot be reached (it went away while the job ran)
+   * the write is tried again, until it lands or this worker stops: otherwise the job would wait
+   * out its whole lease (JOB_LEASE_MS) once the database is back. A late write is safe: the lease
+   * value fences it, so it changes nothing once another worker has claimed the job.
+   */
+  private async recordOutcome(write: () => Promise<unknown>): Promise<void> {
+    for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, MAX_OUTCOME_RETRY_MS)) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (!this.running || !isDatabaseUnavailable(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
     }
   }
 

@@ -34,12 +34,9 @@ describe('a database outage in the middle of traffic @integration', () => {
       },
     };
     // The submit job takes up a task whose inline submission the outage cut off: soon, not after
-    // the default 30 s. A job running when the database went away cannot record its outcome: it
-    // runs again once its lease has run out (JOB_LEASE_MS, short here; the webhook deadline must fit in it).
-    gw = await startTestGateway(
-      { RATE_LIMIT_PER_MINUTE: '100000', SETTLEMENT_JOURNAL_RETRY_MS: '50', TASK_INLINE_SUBMIT_GRACE_MS: '500', JOB_LEASE_MS: '3000', WEBHOOK_TIMEOUT_MS: '1000' },
-      { database: proxied },
-    );
+    // the default 30 s. A job running when the database went away records its outcome once it is
+    // back, without waiting out its lease (JOB_LEASE_MS, two minutes here as by default).
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SETTLEMENT_JOURNAL_RETRY_MS: '50', TASK_INLINE_SUBMIT_GRACE_MS: '500' }, { database: proxied });
     // The risk screening's writer is a chat call whose prompt the client does not write: it waits at the gate the test names.
     const chat = chatRoutes().find((r) => r.path === '/v1/chat/completions')!;
     gw.simulator.addRoutes([
