@@ -27,6 +27,17 @@ export interface OutputEvent {
   readonly delta?: string;
 }
 
+/**
+ * Indexes the provider gives beyond this are not kept: an array grown to a provider's
+ * `output_index: 1e9` would cost its walk a billion steps.
+ */
+const MAX_INDEX = 1_000;
+
+/** `index` when it can name a kept item or part, else null. */
+function keptIndex(index: unknown): number | null {
+  return Number.isInteger(index) && (index as number) >= 0 && (index as number) < MAX_INDEX ? (index as number) : null;
+}
+
 export class DeliveredOutput {
   private readonly items: OutputItem[] = [];
 
@@ -36,12 +47,14 @@ export class DeliveredOutput {
       case 'response.output_item.added':
       case 'response.output_item.done': {
         const item = event.item as OutputItem;
-        this.items[event.output_index ?? this.items.length] = { ...item, ...(item.content ? { content: item.content.map((part) => ({ ...part })) } : {}) };
+        const at = keptIndex(event.output_index ?? this.items.length);
+        if (at !== null && item) this.items[at] = { ...item, ...(Array.isArray(item.content) ? { content: item.content.map((part) => ({ ...part })) } : {}) };
         return;
       }
       case 'response.content_part.added': {
         const item = this.items[event.output_index ?? -1];
-        if (item) (item.content ??= [])[event.content_index ?? item.content?.length ?? 0] = { ...(event.part as ContentPart) };
+        const at = keptIndex(event.content_index ?? item?.content?.length ?? 0);
+        if (item && at !== null) (item.content ??= [])[at] = { ...(event.part as ContentPart) };
         return;
       }
       case 'response.output_text.delta': {
