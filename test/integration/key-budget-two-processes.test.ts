@@ -11,19 +11,11 @@ import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { createTestDatabase } from '../support/database';
 import { expectBudgetRefusals, FIXED_CHARGE, fireFixedCalls } from '../support/fixed-chat';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
+import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN_TOKEN = 'key-budget-admin-token';
 
-async function admin(url: string, method: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
 
 /** Two gateway processes on one database deciding on the same account stream: the budget holds across them. */
 describe('a key budget across two gateway processes @integration', function () {
@@ -59,9 +51,9 @@ describe('a key budget across two gateway processes @integration', function () {
 
   it('lets exactly 10 of 50 parallel requests, split over both, through a budget for 10', async () => {
     const [g1, g2] = gateways as [GatewayProcess, GatewayProcess];
-    const accountId = (await admin(`${g1.url}/admin/v1/accounts`, 'POST', { name: 'two processes' })).body.id as string;
-    expect((await admin(`${g2.url}/admin/v1/accounts/${accountId}/credits`, 'POST', { amount: 100_000_000, reference: 'fund' })).status).to.equal(201);
-    const issued = await admin(`${g1.url}/admin/v1/accounts/${accountId}/keys`, 'POST', { budget: { amount: 10 * FIXED_CHARGE, period: 'month' } });
+    const accountId = (await callJson(`${g1.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'two processes' })).body.id as string;
+    expect((await callJson(`${g2.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 100_000_000, reference: 'fund' })).status).to.equal(201);
+    const issued = await callJson(`${g1.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', { budget: { amount: 10 * FIXED_CHARGE, period: 'month' } });
     expect(issued.status).to.equal(201);
 
     const clients = [g1, g2].map((g) => new OpenAI({ apiKey: issued.body.key, baseURL: `${g.url}/v1` }));
@@ -70,9 +62,9 @@ describe('a key budget across two gateway processes @integration', function () {
     expect(refused).to.have.length(40);
     expectBudgetRefusals(refused);
 
-    const [key] = (await admin(`${g2.url}/admin/v1/accounts/${accountId}/keys`, 'GET')).body.data;
+    const [key] = (await callJson(`${g2.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'GET')).body.data;
     expect(key.budget).to.deep.include({ spent: 10 * FIXED_CHARGE, remaining: 0 });
-    const account = (await admin(`${g1.url}/admin/v1/accounts/${accountId}`, 'GET')).body;
+    const account = (await callJson(`${g1.url}/admin/v1/accounts/${accountId}`, ADMIN_TOKEN, 'GET')).body;
     expect(account.balance).to.deep.include({ available: 100_000_000 - 10 * FIXED_CHARGE, frozen: 0 });
 
     const pool = database.pool;

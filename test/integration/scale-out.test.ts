@@ -13,7 +13,7 @@ import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { createTestDatabase } from '../support/database';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
+import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { waitFor } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
@@ -39,15 +39,6 @@ async function startReceiver(): Promise<{ url: string; deliveries: Delivery[]; s
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, deliveries, server };
 }
 
-async function json(url: string, token: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 /**
  * The docker-compose topology without containers: several gateway processes on one PostgreSQL,
@@ -102,11 +93,11 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
 
   it('keeps the ledger exact, finishes every task once, delivers every webhook, and runs each consumer in one process at a time', async () => {
     const [g1, g2, g3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
-    const account = await json(`${g2.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'scale-out' });
+    const account = await callJson(`${g2.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'scale-out' });
     const accountId = account.body.id as string;
-    expect((await json(`${g3.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 1_000_000_000, reference: 'scale-out-funding' })).status).to.equal(201);
-    const key = (await json(`${g1.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
-    const secret = (await json(`${g2.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
+    expect((await callJson(`${g3.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 1_000_000_000, reference: 'scale-out-funding' })).status).to.equal(201);
+    const key = (await callJson(`${g1.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
+    const secret = (await callJson(`${g2.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
 
     // Every round asks each live gateway which consumers it runs; no consumer may run in two.
     const live = new Set(gateways);
@@ -122,7 +113,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
           const killsBefore = kills;
           const owners = new Map<string, string[]>();
           for (const gateway of live) {
-            const status = await json(`${gateway.url}/admin/v1/consumers`, ADMIN_TOKEN).catch(() => null);
+            const status = await callJson(`${gateway.url}/admin/v1/consumers`, ADMIN_TOKEN).catch(() => null);
             for (const consumer of status?.body?.consumers ?? []) {
               if (consumer.active_here) owners.set(consumer.name, [...(owners.get(consumer.name) ?? []), gateway.name]);
             }
@@ -137,7 +128,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     const videos = await Promise.all(
       gateways.flatMap((gateway) =>
         [1, 2].map(async (i) => {
-          const res = await json(`${gateway.url}/v1/videos/generations`, key, 'POST', {
+          const res = await callJson(`${gateway.url}/v1/videos/generations`, key, 'POST', {
             model: 'video-ref-2.0',
             content: [{ type: 'text', text: `scale-out ${gateway.name} ${i} [sim:delay=1500]` }],
             duration: 4,
@@ -167,7 +158,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
         }
       });
       const images = [1, 2].map(async () => {
-        const res = await json(`${gateway.url}/v1/images/generations`, key, 'POST', { model: 'image-5.0', prompt: 'a lighthouse' });
+        const res = await callJson(`${gateway.url}/v1/images/generations`, key, 'POST', { model: 'image-5.0', prompt: 'a lighthouse' });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         expect(res.body.data).to.have.length(1);
       });
@@ -207,7 +198,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     // Every video task finishes and is billed, whichever process was working on it.
     for (const id of videos) {
       await waitFor(`video ${id} billed`, async () => {
-        const task = (await json(`${g2.url}/v1/videos/generations/${id}`, key)).body;
+        const task = (await callJson(`${g2.url}/v1/videos/generations/${id}`, key)).body;
         return task.status === 'succeeded' && task.billing.status === 'settled' ? task : null;
       }, 60_000, 100);
     }
@@ -232,7 +223,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
 
     // The survivors took over every consumer g1 held: each runs in exactly one of them.
     await waitFor('every consumer run by exactly one survivor', async () => {
-      const statuses = await Promise.all([g2, g3].map((g) => json(`${g.url}/admin/v1/consumers`, ADMIN_TOKEN)));
+      const statuses = await Promise.all([g2, g3].map((g) => callJson(`${g.url}/admin/v1/consumers`, ADMIN_TOKEN)));
       const names = new Set<string>(statuses.flatMap((s) => s.body.consumers.map((c: { name: string }) => c.name)));
       return [...names].every((name) => statuses.filter((s) => s.body.consumers.some((c: { name: string; active_here: boolean }) => c.name === name && c.active_here)).length === 1);
     }, 30_000, 200);
@@ -241,9 +232,9 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     expect(doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
 
     // The reservations of the requests the kill cut off are released; nothing stays frozen.
-    await waitFor('nothing frozen', async () => (await json(`${g3.url}/v1/account`, key)).body.balance.frozen === 0, 60_000, 200);
+    await waitFor('nothing frozen', async () => (await callJson(`${g3.url}/v1/account`, key)).body.balance.frozen === 0, 60_000, 200);
     await waitFor('read models caught up', async () => {
-      const status = (await json(`${g2.url}/admin/v1/consumers`, ADMIN_TOKEN)).body;
+      const status = (await callJson(`${g2.url}/admin/v1/consumers`, ADMIN_TOKEN)).body;
       return status.consumers.every((c: { behind: number }) => c.behind === 0);
     }, 30_000, 100);
     const report = await runAudit(database.pool, new PostgresEventStore({ pool: database.pool }), allProjections, { staleAfterMs: 3_600_000 });

@@ -12,20 +12,12 @@ import { channelsServedBy } from '../../src/upstreams/registry';
 import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { createTestDatabase } from '../support/database';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
+import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { startTcpProxy, tcpTargetOf, throughProxy, type TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 
 const ADMIN_TOKEN = 'journal-restart-admin-token';
 
-async function call(url: string, token: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
 
 /**
  * A streamed chat delivered while the database is away, its gateway killed (SIGKILL) before the
@@ -75,9 +67,9 @@ describe('a settlement journaled during an outage survives kill -9 @integration'
 
   it('settles the delivered stream once, at the next start', async () => {
     const first = await start('g1');
-    const accountId = (await call(`${first.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'journal restart' })).body.id as string;
-    expect((await call(`${first.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 10_000_000, reference: 'journal-restart' })).status).to.equal(201);
-    const key = (await call(`${first.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
+    const accountId = (await callJson(`${first.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'journal restart' })).body.id as string;
+    expect((await callJson(`${first.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 10_000_000, reference: 'journal-restart' })).status).to.equal(201);
+    const key = (await callJson(`${first.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
 
     const gate = `journal-restart-${accountId}`;
     const simulatorUrl = `http://127.0.0.1:${(simulator.server.address() as { port: number }).port}`;
@@ -92,7 +84,7 @@ describe('a settlement journaled during an outage survives kill -9 @integration'
       }),
     });
     await waitFor('the call at the provider', async () => ((await (await fetch(`${simulatorUrl}/sim/gates/${gate}`)).json()) as { waiting: number }).waiting === 1);
-    await waitFor('its reservation durable', async () => (await call(`${first.url}/v1/account`, key)).body.balance?.frozen > 0);
+    await waitFor('its reservation durable', async () => (await callJson(`${first.url}/v1/account`, key)).body.balance?.frozen > 0);
 
     proxy.cut();
     expect((await fetch(`${simulatorUrl}/sim/gates/${gate}/open`, { method: 'POST' })).status).to.equal(200);
@@ -115,7 +107,7 @@ describe('a settlement journaled during an outage survives kill -9 @integration'
 
     proxy.restore();
     const second = await start('g2');
-    await waitFor('the reservation settled', async () => (await call(`${second.url}/v1/account`, key)).body.balance?.frozen === 0);
+    await waitFor('the reservation settled', async () => (await callJson(`${second.url}/v1/account`, key)).body.balance?.frozen === 0);
     expect(fs.readdirSync(journal).filter((f) => f.endsWith('.json')), 'the journal emptied').to.deep.equal([]);
 
     const pool = createPool(database.url, 2);
@@ -126,7 +118,7 @@ describe('a settlement journaled during an outage survives kill -9 @integration'
       expect(closes.map((e) => [e.type, (e.data as { reservationId: string }).reservationId]), 'settled exactly once').to.deep.equal([['ReservationSettled', kept[0]!.slice(0, -'.json'.length)]]);
       const settled = closes[0]!.data as { amount: number; usage: { completion_tokens: number } };
       expect(settled.usage.completion_tokens).to.equal(12);
-      const account = await call(`${second.url}/v1/account`, key);
+      const account = await callJson(`${second.url}/v1/account`, key);
       expect(account.body.balance.available).to.equal(10_000_000 - settled.amount);
       const report = await runAudit(pool, store, allProjections, { staleAfterMs: 3_600_000 });
       expect(report.invariantViolations, 'ledger invariants').to.deep.equal([]);

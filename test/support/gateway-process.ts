@@ -63,6 +63,17 @@ export async function startGatewayProcess(name: string, env: Record<string, stri
   };
 }
 
+/** Calls a gateway process (or any JSON API) with a bearer token; answers the status and the parsed body (null when empty). */
+export async function callJson(url: string, token: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
 function parseJson(line: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(line);
