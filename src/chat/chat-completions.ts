@@ -86,7 +86,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
   const auth = authOf(ctx);
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
   const caps = chatCapabilities(model);
-  checkChatFeatures(model, caps, request, CHAT_REQUEST_FIELDS);
+  checkChatFeatures(model, request, CHAT_REQUEST_FIELDS);
   const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
   const plan = planTokens(model, {
     maxOutput: outputLimit(request),

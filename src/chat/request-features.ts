@@ -1,81 +1,97 @@
-/**
- * What a chat model takes beyond the text chat the spec describes, checked against what a request
- * uses: a feature the model's capabilities do not list is refused, 400 naming the field, before
- * anything is reserved. The checks of a request that uses nothing beyond the spec are a walk over
- * its top-level keys and its messages' roles and content types: no serialising, no allocation.
- * The part-kind and extra-field helpers are shared with Responses.
- */
 import type { ModelEntry } from '../billing/catalog';
-import { contentPartKind, type ContentPartKind } from '../billing/tokens';
+import { contentPartKind } from '../billing/tokens';
 import { ApiError } from '../http/errors';
-import type { ChatCapabilities } from './model-type';
+import { chatCapabilities, type ChatCapabilities, type PartAllowances } from './model-type';
 import type { ChatRequest, ChatRequestMessage } from './schemas';
 
-export { contentPartKind, type ContentPartKind };
+/**
+ * The checks chat completions and Responses share for what a request asks of its model beyond
+ * text chat: one rule each, so both endpoints refuse the same things the same way. Every refusal
+ * is 400 naming the field (`param`), thrown while the request is read, before anything is reserved.
+ */
 
-/** The capability each non-text part kind needs. */
-export const PART_CAPABILITY: { readonly [kind in Exclude<ContentPartKind, 'text'>]: 'vision' | 'audio_input' | 'file_input' } = {
-  image: 'vision',
-  audio: 'audio_input',
-  file: 'file_input',
-};
+/** The capabilities that are a yes or no. */
+export type ChatFeature = 'tools' | 'structured_outputs' | 'vision' | 'audio_input' | 'file_input' | 'audio_output' | 'reasoning' | 'logprobs';
 
-/** The refusal of a feature `model` does not take, naming the field that asked for it. */
-export function notTaken(model: ModelEntry, param: string, what: string): ApiError {
-  return new ApiError(400, 'invalid_request', `${model.id} does not take ${what} (${param})`, { param });
+/** A field the model cannot take. `param` is the field's path as the client wrote it (`tools[0]`, `input[1].content[0]`). */
+export function unsupported(model: ModelEntry, param: string, what: string): ApiError {
+  return new ApiError(400, 'unsupported_parameter', `${param}: ${model.id} does not take ${what}`, { param });
 }
 
-/** Refuses the part unless the model takes its kind; text parts and types no kind names pass. */
-export function checkPartKind(model: ModelEntry, caps: ChatCapabilities, type: unknown, param: string): void {
-  const kind = contentPartKind(type);
-  if (kind === undefined || kind === 'text') return;
-  if (caps[PART_CAPABILITY[kind]] !== true) throw notTaken(model, param, `${kind} content parts`);
+/** Refuses `param` unless the model's catalog entry grants `feature`. */
+export function requireFeature(model: ModelEntry, feature: ChatFeature, param: string, what: string = feature.replace('_', ' ')): void {
+  if (chatCapabilities(model)[feature] !== true) throw unsupported(model, param, what);
+}
+
+/** The kinds of non-text content part, each reserved at the model's allowance for it. */
+export type PartKind = keyof PartAllowances;
+
+const PART_FEATURE: Readonly<Record<PartKind, ChatFeature>> = { image: 'vision', audio: 'audio_input', file: 'file_input' };
+
+/**
+ * The tokens one part of `kind` reserves, after refusing it (naming `param`) when the model does
+ * not take that kind. The catalog schema makes a model that takes a kind name its allowance.
+ */
+export function partAllowance(model: ModelEntry, kind: PartKind, param: string): number {
+  requireFeature(model, PART_FEATURE[kind], param, `${kind} parts`);
+  return chatCapabilities(model).part_allowances?.[kind] ?? 0;
 }
 
 /**
- * Refuses every top-level field of `request` that OpenAI does not define (`known`) unless the
- * model's catalog entry lists it in `extra_params`: a provider extra (`thinking`, `top_k`) is
- * forwarded only to a model known to take it.
+ * Refuses a top-level field OpenAI does not define (`known`), unless the model forwards it as a
+ * provider extra (`capabilities.extra_params`, such as `top_k` or `thinking`). `known` is a set,
+ * as the generated CHAT_REQUEST_FIELDS and RESPONSES_REQUEST_FIELDS are: one lookup a field.
  */
-export function checkExtraFields(model: ModelEntry, caps: ChatCapabilities, request: object, known: ReadonlySet<string>): void {
-  for (const field in request) {
-    if (known.has(field) || caps.extra_params?.includes(field)) continue;
-    throw new ApiError(400, 'invalid_request', `${field} is not a recognised field for ${model.id}`, { param: field });
+export function checkExtraFields(model: ModelEntry, body: object, known: ReadonlySet<string>): void {
+  const extras: ChatCapabilities['extra_params'] = chatCapabilities(model).extra_params ?? [];
+  for (const field in body) {
+    if (!known.has(field) && !extras.includes(field)) {
+      throw new ApiError(400, 'unknown_parameter', `${field} is not a field of this endpoint, nor one ${model.id} takes`, { param: field });
+    }
   }
+}
+
+/** The tokens a JSON value (a tool's definition, a schema) adds to a prompt: its text, counted as the prompt is. */
+export function jsonTokens(value: unknown, count: (text: string) => number): number {
+  return value === undefined ? 0 : count(JSON.stringify(value));
 }
 
 /** The roles of the text chat the spec describes, and `developer` (a system turn by OpenAI's newer name). */
 const PLAIN_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'developer']);
 const TOOL_FIELDS = ['tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call'] as const;
 
-/** Refuses what `request` uses that `model` does not take; `known` is OpenAI's top-level field names. */
-export function checkChatFeatures(model: ModelEntry, caps: ChatCapabilities, request: ChatRequest, known: ReadonlySet<string>): void {
-  checkExtraFields(model, caps, request, known);
+/**
+ * Refuses what a chat completion request uses that its model does not take; `known` is OpenAI's
+ * top-level field names. A request of the spec's text chat costs a walk over its top-level keys
+ * and its messages' roles and content types: nothing is serialised or copied.
+ */
+export function checkChatFeatures(model: ModelEntry, request: ChatRequest, known: ReadonlySet<string>): void {
+  checkExtraFields(model, request, known);
+  const caps = chatCapabilities(model);
   if (caps.tools !== true) {
-    for (const field of TOOL_FIELDS) if (request[field] !== undefined) throw notTaken(model, field, 'tools');
+    for (const field of TOOL_FIELDS) if (request[field] !== undefined) throw unsupported(model, field, 'tools');
   }
   const format = request.response_format?.type;
-  if ((format === 'json_object' || format === 'json_schema') && caps.structured_outputs !== true) throw notTaken(model, 'response_format', `response_format ${format}`);
-  if (caps.audio_output !== true) {
-    if (request.audio !== undefined) throw notTaken(model, 'audio', 'audio output');
-    if (request.modalities?.includes('audio')) throw notTaken(model, 'modalities', 'audio output');
-  }
-  if (request.reasoning_effort !== undefined && caps.reasoning !== true) throw notTaken(model, 'reasoning_effort', 'reasoning_effort');
-  if (caps.logprobs !== true) {
-    if (request.logprobs === true) throw notTaken(model, 'logprobs', 'logprobs');
-    if (request.top_logprobs !== undefined) throw notTaken(model, 'top_logprobs', 'logprobs');
-  }
+  if (format === 'json_object' || format === 'json_schema') requireFeature(model, 'structured_outputs', 'response_format', `response_format ${format}`);
+  if (request.audio !== undefined) requireFeature(model, 'audio_output', 'audio', 'audio output');
+  if (request.modalities?.includes('audio')) requireFeature(model, 'audio_output', 'modalities', 'audio output');
+  if (request.reasoning_effort !== undefined) requireFeature(model, 'reasoning', 'reasoning_effort');
+  if (request.logprobs === true) requireFeature(model, 'logprobs', 'logprobs');
+  if (request.top_logprobs !== undefined) requireFeature(model, 'logprobs', 'top_logprobs', 'logprobs');
   const maxN = caps.max_n ?? 1;
-  if (request.n !== undefined && request.n > maxN) throw new ApiError(400, 'invalid_request', `n must be at most ${maxN} for ${model.id}`, { param: 'n' });
+  if (request.n !== undefined && request.n > maxN) throw unsupported(model, 'n', `n above ${maxN}`);
   for (let i = 0; i < request.messages.length; i++) checkMessage(model, caps, request.messages[i]!, `messages[${i}]`);
 }
 
 function checkMessage(model: ModelEntry, caps: ChatCapabilities, message: ChatRequestMessage, param: string): void {
   if (typeof message.content !== 'string' && Array.isArray(message.content)) {
-    for (let j = 0; j < message.content.length; j++) checkPartKind(model, caps, message.content[j]!.type, `${param}.content[${j}]`);
+    for (let j = 0; j < message.content.length; j++) {
+      const kind = contentPartKind(message.content[j]!.type);
+      if (kind !== undefined && kind !== 'text') partAllowance(model, kind, `${param}.content[${j}]`);
+    }
   }
   if (caps.tools === true) return;
-  if (!PLAIN_ROLES.has(message.role)) throw notTaken(model, `${param}.role`, `${message.role} turns`);
-  if (message.tool_calls !== undefined) throw notTaken(model, `${param}.tool_calls`, 'tool calls');
-  if (message.function_call !== undefined) throw notTaken(model, `${param}.function_call`, 'function calls');
+  if (!PLAIN_ROLES.has(message.role)) throw unsupported(model, `${param}.role`, `${message.role} turns`);
+  if (message.tool_calls !== undefined) throw unsupported(model, `${param}.tool_calls`, 'tool calls');
+  if (message.function_call !== undefined) throw unsupported(model, `${param}.function_call`, 'function calls');
 }

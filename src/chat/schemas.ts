@@ -163,7 +163,28 @@ export interface ResponsesRequest {
   metadata?: Record<string, string>;
   store?: boolean;
   user?: string;
+  tools?: Record<string, unknown>[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  max_tool_calls?: number;
+  text?: Record<string, unknown>;
+  reasoning?: Record<string, unknown>;
+  include?: string[];
+  truncation?: string;
+  previous_response_id?: string;
+  prompt_cache_key?: string;
+  safety_identifier?: string;
+  service_tier?: string;
+  background?: boolean;
+  [more: string]: unknown;
 }
+
+/** Temporary (until the generated schema): the top-level fields OpenAI's CreateResponse defines. */
+export const RESPONSES_REQUEST_FIELDS: readonly string[] = [
+  'model', 'input', 'stream', 'stream_options', 'max_output_tokens', 'instructions', 'temperature', 'top_p', 'top_logprobs', 'metadata', 'store',
+  'user', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_tool_calls', 'text', 'reasoning', 'include', 'truncation', 'previous_response_id',
+  'prompt_cache_key', 'safety_identifier', 'service_tier', 'background', 'conversation', 'prompt', 'prompt_cache_retention',
+];
 
 /** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
 export const RESPONSES_REQUEST_SCHEMA = {
@@ -173,15 +194,7 @@ export const RESPONSES_REQUEST_SCHEMA = {
     input: {
       anyOf: [
         { type: 'string' },
-        {
-          type: 'array',
-          minItems: 1,
-          items: {
-            type: 'object',
-            properties: { role: { type: 'string' }, type: { type: 'string' } },
-            anyOf: [{ required: ['role', 'content'] }, { required: ['type'] }],
-          },
-        },
+        { type: 'array', minItems: 1, items: { type: 'object' } },
       ],
     },
     stream: { type: 'boolean' },
@@ -192,8 +205,14 @@ export const RESPONSES_REQUEST_SCHEMA = {
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     store: { type: 'boolean' },
     user: { type: 'string' },
+    tools: { type: 'array', items: { type: 'object', required: ['type'] } },
+    max_tool_calls: { type: 'integer', minimum: 1 },
+    text: { type: 'object' },
+    reasoning: { type: 'object' },
+    previous_response_id: { type: 'string', minLength: 1 },
+    background: { type: 'boolean' },
   },
   required: ['model', 'input'],
-  additionalProperties: false,
+  additionalProperties: true,
 };
 export const parseResponsesRequest = validator<ResponsesRequest>(RESPONSES_REQUEST_SCHEMA);
