@@ -77,7 +77,7 @@ export interface TokenMessage {
   readonly content: string;
 }
 
-/** The kinds of content part a prompt can carry: text is counted, the others reserve an allowance. */
+/** The kinds of content part a prompt can carry: text is counted, the others stand for a fixed number of tokens. */
 export type ContentPartKind = 'text' | 'image' | 'audio' | 'file';
 
 /** The part types of chat completions and of Responses input, by kind; a type not listed is not counted. */
@@ -98,32 +98,29 @@ export function contentPartKind(type: unknown): ContentPartKind | undefined {
   return typeof type === 'string' ? PART_KINDS.get(type) : undefined;
 }
 
-/** The tokens one part of each non-text kind stands for (a model's `part_allowances`); a kind left out counts 0. */
-export type PartTokens = { readonly [kind in Exclude<ContentPartKind, 'text'>]?: number };
-
-/** A content part as counted: its text (or refusal), or its kind's allowance. */
-export interface TokenContentPart {
-  readonly type: string;
-  readonly text?: unknown;
-  readonly refusal?: unknown;
+/**
+ * Prompt tokens counted for each content part that is not text, by kind (a kind left out: 0). The
+ * gateway passes a model's part allowances (catalog `part_allowances`), the simulator its own
+ * fixed counts, so both count parts by the one rule below.
+ */
+export interface PartTokens {
+  readonly image?: number;
+  readonly audio?: number;
+  readonly file?: number;
 }
 
-/** A call an assistant turn made: its name and arguments are prompt text. */
-export interface TokenToolCall {
-  readonly function?: { readonly name?: unknown; readonly arguments?: unknown };
-  readonly custom?: { readonly name?: unknown; readonly input?: unknown };
-}
+/** No tokens for parts: the counts of text alone. */
+const NO_PART_TOKENS: PartTokens = {};
 
 /**
  * A chat message of any role as counted: content as a string (TokenMessage), as parts, or none
  * (an assistant turn that only called tools), with the calls it made.
  */
 export interface CountedMessage {
-  readonly role: string;
-  readonly content?: string | readonly TokenContentPart[] | null;
-  readonly refusal?: unknown;
-  readonly tool_calls?: readonly TokenToolCall[];
-  readonly function_call?: { readonly name?: unknown; readonly arguments?: unknown };
+  readonly role?: unknown;
+  readonly content?: unknown;
+  readonly tool_calls?: unknown;
+  readonly function_call?: unknown;
 }
 
 /** Overheads of the documented chat approximation: per message, and to prime the reply. */
@@ -165,82 +162,26 @@ function counterOf(by: TokenizerEncoding | TextTokenCounter | undefined): TextTo
 
 /**
  * Sum over messages of (tokens of the content + 4), plus 2; each content counted by `by` (an
- * encoding or a counter). A string content is counted whole, as always; content parts count their
- * texts and each non-text part its kind's tokens in `parts`; an assistant turn's refusal and the
- * names and arguments of the calls it made count as text.
+ * encoding or a counter). A string content is counted whole, as always; content parts by
+ * countContentTokens with `parts`; the name and arguments of each call an assistant turn made
+ * (legacy `function_call` included) count as text.
  */
-export function countMessageTokens(messages: readonly CountedMessage[], by?: TokenizerEncoding | TextTokenCounter, parts: PartTokens = {}): number {
+export function countMessageTokens(messages: readonly CountedMessage[], by?: TokenizerEncoding | TextTokenCounter, parts: PartTokens = NO_PART_TOKENS): number {
   const count = counterOf(by);
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) {
-    const content = message.content;
-    total += (typeof content === 'string' ? count(content) : content ? countParts(content, count, parts) : 0) + TOKENS_PER_MESSAGE;
-    if (message.tool_calls !== undefined || message.function_call !== undefined || typeof message.refusal === 'string') total += countCalls(message, count);
-  }
+  for (const message of messages) total += messageTokens(message, count, parts);
   return total;
 }
 
-function countParts(content: readonly TokenContentPart[], count: TextTokenCounter, parts: PartTokens): number {
-  let total = 0;
-  for (const part of content) {
-    const kind = contentPartKind(part.type);
-    if (kind === 'text') total += countText(part.text, count) + countText(part.refusal, count);
-    else if (kind !== undefined) total += parts[kind] ?? 0;
+function messageTokens(message: CountedMessage, count: TextTokenCounter, parts: PartTokens): number {
+  const content = message.content;
+  let total = TOKENS_PER_MESSAGE + (typeof content === 'string' ? count(content) : countContentTokens(content, parts, count));
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls as readonly unknown[]) {
+      if (typeof call === 'object' && call !== null) total += functionTokens((call as { function?: unknown; custom?: unknown }).function ?? (call as { custom?: unknown }).custom, count);
+    }
   }
-  return total;
-}
-
-function countCalls(message: CountedMessage, count: TextTokenCounter): number {
-  let total = countText(message.refusal, count);
-  for (const call of message.tool_calls ?? []) {
-    total += countText(call.function?.name, count) + countText(call.function?.arguments, count) + countText(call.custom?.name, count) + countText(call.custom?.input, count);
-  }
-  return total + countText(message.function_call?.name, count) + countText(message.function_call?.arguments, count);
-}
-
-function countText(text: unknown, count: TextTokenCounter): number {
-  return typeof text === 'string' && text !== '' ? count(text) : 0;
-}
-
-/** What a chat request's prompt carries besides its messages: tool and function definitions, a structured output's schema. */
-export interface ChatPromptExtras {
-  readonly tools?: unknown;
-  readonly functions?: unknown;
-  readonly response_format?: { readonly json_schema?: unknown };
-}
-
-/**
- * A chat request's whole prompt: its messages (countMessageTokens) and, counted as their JSON
- * text, its tool and function definitions and its structured output's schema, which the provider
- * reads as prompt too. A request without them is counted exactly as its messages.
- */
-export function countChatPromptTokens(request: ChatPromptExtras & { readonly messages: readonly CountedMessage[] }, by?: TokenizerEncoding | TextTokenCounter, parts: PartTokens = {}): number {
-  const count = counterOf(by);
-  let total = countMessageTokens(request.messages, count, parts);
-  if (request.tools !== undefined) total += count(JSON.stringify(request.tools));
-  if (request.functions !== undefined) total += count(JSON.stringify(request.functions));
-  if (request.response_format?.json_schema !== undefined) total += count(JSON.stringify(request.response_format.json_schema));
-  return total;
-}
-
-/**
- * Prompt tokens counted for each content part that is not text, by kind. The gateway passes a
- * model's part allowances (catalog `part_allowances`), the simulator its own fixed counts, so
- * both count parts by the one rule below.
- */
-export interface PartTokens {
-  readonly image: number;
-  readonly audio: number;
-  readonly file: number;
-}
-
-/** The kind of a chat (`image_url`, `input_audio`, `file`) or Responses (`input_image`, `input_audio`, `input_file`) part. */
-function partKind(part: unknown): keyof PartTokens | undefined {
-  const type = typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : undefined;
-  if (type === 'image_url' || type === 'input_image') return 'image';
-  if (type === 'input_audio') return 'audio';
-  if (type === 'file' || type === 'input_file') return 'file';
-  return undefined;
+  return total + functionTokens(message.function_call, count);
 }
 
 /**
@@ -252,10 +193,13 @@ export function countContentTokens(content: unknown, parts: PartTokens, by?: Tok
   const count = counterOf(by);
   if (typeof content === 'string') return count(content);
   if (!Array.isArray(content)) return 0;
-  let total = partTokens(content, parts);
-  for (const part of content) {
-    const { text, refusal } = (typeof part === 'object' && part !== null ? part : {}) as { text?: unknown; refusal?: unknown };
-    if (typeof text === 'string') total += count(text);
+  let total = 0;
+  for (const part of content as readonly unknown[]) {
+    if (typeof part !== 'object' || part === null) continue;
+    const { type, text, refusal } = part as { type?: unknown; text?: unknown; refusal?: unknown };
+    const kind = contentPartKind(type);
+    if (kind !== undefined && kind !== 'text') total += parts[kind] ?? 0;
+    else if (typeof text === 'string') total += count(text);
     else if (typeof refusal === 'string') total += count(refusal);
   }
   return total;
@@ -265,54 +209,36 @@ export function countContentTokens(content: unknown, parts: PartTokens, by?: Tok
 function partTokens(content: unknown, parts: PartTokens): number {
   if (!Array.isArray(content)) return 0;
   let total = 0;
-  for (const part of content) {
-    const kind = partKind(part);
-    if (kind !== undefined) total += parts[kind];
+  for (const part of content as readonly unknown[]) {
+    const kind = contentPartKind(typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : undefined);
+    if (kind !== undefined && kind !== 'text') total += parts[kind] ?? 0;
   }
   return total;
 }
-
-/** No tokens for parts: the counts of text alone. */
-const NO_PART_TOKENS: PartTokens = { image: 0, audio: 0, file: 0 };
 
 /**
- * The prompt of a chat request with content parts, tools and tool turns: Σ over messages of (its
- * content by countContentTokens + the name and arguments of each tool call it carries, legacy
- * `function_call` included, + 4), + 2, + each tool definition's name, description and JSON
- * parameters (`tools` or legacy `functions`). For string-content messages without tools this is
- * exactly countMessageTokens.
+ * The prompt of a chat request with content parts, tools and tool turns: its messages
+ * (countMessageTokens), + each tool definition's name, description and JSON parameters (`tools`,
+ * custom tools, or legacy `functions`). For string-content messages without tools this is exactly
+ * countMessageTokens.
  */
-export function countChatPromptTokens(
-  messages: readonly unknown[],
-  tools: readonly unknown[],
-  parts: PartTokens,
-  by?: TokenizerEncoding | TextTokenCounter,
-): number {
+export function countChatPromptTokens(messages: readonly unknown[], tools: readonly unknown[], parts: PartTokens, by?: TokenizerEncoding | TextTokenCounter): number {
   const count = counterOf(by);
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) {
-    const { content, tool_calls: toolCalls, function_call: functionCall } = (typeof message === 'object' && message !== null ? message : {}) as {
-      content?: unknown;
-      tool_calls?: unknown;
-      function_call?: unknown;
-    };
-    total += countContentTokens(content, parts, count) + TOKENS_PER_MESSAGE;
-    const calls = Array.isArray(toolCalls) ? toolCalls.map((call: unknown) => (typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : undefined)) : [];
-    for (const call of [...calls, functionCall]) total += functionTokens(call, count);
-  }
+  for (const message of messages) total += messageTokens(typeof message === 'object' && message !== null ? message : {}, count, parts);
   for (const tool of tools) {
-    const definition = typeof tool === 'object' && tool !== null && 'function' in tool ? (tool as { function?: unknown }).function : tool;
-    total += functionTokens(definition, count);
+    const { function: fn, custom } = (typeof tool === 'object' && tool !== null ? tool : {}) as { function?: unknown; custom?: unknown };
+    total += functionTokens(fn ?? custom ?? tool, count);
   }
   return total;
 }
 
-/** The text-rule tokens of a function's `name`, `description`, `arguments` and JSON `parameters`, whichever it has. */
+/** The text-rule tokens of a function's (or a custom tool's) `name`, `description`, `arguments`, `input` and JSON `parameters`, whichever it has. */
 function functionTokens(fn: unknown, count: TextTokenCounter): number {
   if (typeof fn !== 'object' || fn === null) return 0;
-  const { name, description, arguments: args, parameters } = fn as { name?: unknown; description?: unknown; arguments?: unknown; parameters?: unknown };
+  const { name, description, arguments: args, input, parameters } = fn as { name?: unknown; description?: unknown; arguments?: unknown; input?: unknown; parameters?: unknown };
   let total = 0;
-  for (const text of [name, description, args]) if (typeof text === 'string') total += count(text);
+  for (const text of [name, description, args, input]) if (typeof text === 'string') total += count(text);
   if (parameters !== undefined) total += count(JSON.stringify(parameters) ?? '');
   return total;
 }

@@ -2,7 +2,7 @@ import type { ModelEntry, Catalog } from '../billing/catalog';
 import { chatCapabilities, chatPricing, chatTokenLine } from './model-type';
 import { pricingOf } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countChatPromptTokens, countTokens } from '../billing/tokens';
+import { countChatPromptTokens, countTokens, type PartTokens, type TextTokenCounter } from '../billing/tokens';
 import type { PromptTokenMemo } from '../billing/prompt-token-memo';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
@@ -11,7 +11,7 @@ import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
-import { checkChatFeatures } from './request-features';
+import { checkChatFeatures, jsonTokens } from './request-features';
 import { deliveredText, withClientFinishReasons, type ChatChoice, type ChatOutput } from './chat-answers';
 import { planTokens, type TokenAsk, type TokenPlan } from './token-plan';
 import { withChanges } from '../domain/with-changes';
@@ -81,6 +81,19 @@ function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number
   });
 }
 
+const NO_TOOLS: readonly unknown[] = [];
+const NO_PART_TOKENS: PartTokens = {};
+
+/**
+ * The whole prompt a chat request gives the model: its messages with their parts and calls and its
+ * tool (and legacy function) definitions (countChatPromptTokens, the rule the simulator reports
+ * by), and a structured output's JSON schema, which the provider reads as prompt too.
+ */
+function chatPromptTokens(request: ChatRequest, count: TextTokenCounter, parts: PartTokens): number {
+  const tools = request.tools && request.functions ? [...request.tools, ...request.functions] : (request.tools ?? request.functions ?? NO_TOOLS);
+  return countChatPromptTokens(request.messages, tools, parts, count) + jsonTokens(request.response_format?.json_schema, count);
+}
+
 export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext): Promise<void> {
   const request = parseChatRequest(await readJson(ctx));
   const auth = authOf(ctx);
@@ -91,7 +104,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
   const plan = planTokens(model, {
     maxOutput: outputLimit(request),
     choices: request.n,
-    prompt: { param: 'messages', count: () => countChatPromptTokens(request, count, caps.part_allowances) },
+    prompt: { param: 'messages', count: () => chatPromptTokens(request, count, caps.part_allowances ?? NO_PART_TOKENS) },
   });
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>

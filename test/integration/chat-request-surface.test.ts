@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
 import { tokenCharge } from '../../src/billing/money';
-import { countChatPromptTokens, countTokens, type CountedMessage } from '../../src/billing/tokens';
+import { countChatPromptTokens, countMessageTokens, countTokens, type CountedMessage } from '../../src/billing/tokens';
 import { accountStream } from '../../src/domain/account/events';
 import { chatRoutes } from '../../simulator/chat';
 import type { SimContext } from '../../simulator/server';
@@ -204,7 +204,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       const [withPart, without] = await reservedWithAndWithout('chat-fast', { type: 'image_url', image_url: { url: 'https://example.com/a.png' } });
       expect(withPart - without).to.equal(tokenCharge(FAST, 1000, 0));
       const messages: CountedMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Describe it [sim:tokens=3]' }] }];
-      expect(without).to.equal(tokenCharge(FAST, countChatPromptTokens({ messages }, 'o200k_base'), 10));
+      expect(without).to.equal(tokenCharge(FAST, countMessageTokens(messages, 'o200k_base'), 10));
     });
 
     it('an audio part reserves the audio allowance (chat-pro: 2000 tokens)', async () => {
@@ -233,10 +233,11 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       };
       upstream.next({ answer: completion([[{ content: '{"summary":"sunny"}' }, 'stop']], { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 }) });
       expect((await chat(key, body)).status).to.equal(200);
-      const prompt = countChatPromptTokens(body, 'o200k_base');
-      const textOnly = countChatPromptTokens({ messages: [{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', content: null }, { role: 'tool', content: 'sunny, 21 degrees' }] }, 'o200k_base');
-      const extras = countTokens(JSON.stringify(body.tools), 'o200k_base') + countTokens(JSON.stringify(schema), 'o200k_base') + countTokens('get_weather', 'o200k_base') + countTokens('{"city":"Paris"}', 'o200k_base');
-      expect(prompt).to.equal(textOnly + extras);
+      const tokens = (text: string) => countTokens(text, 'o200k_base');
+      const textOnly = countMessageTokens([{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', content: null }, { role: 'tool', content: 'sunny, 21 degrees' }], 'o200k_base');
+      const definition = tokens('get_weather') + tokens('The weather in a city') + tokens(JSON.stringify(WEATHER_TOOL.function.parameters));
+      const call = tokens('get_weather') + tokens('{"city":"Paris"}');
+      const prompt = textOnly + definition + call + tokens(JSON.stringify(schema));
       expect((await lastCharge(accountId)).reserved).to.equal(tokenCharge(FAST, prompt, 10));
     });
 
@@ -249,7 +250,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       expect(res.body.choices.map((c: { message: { content: string } }) => c.message.content)).to.deep.equal(texts);
       expect(upstream.received.at(-1)).to.include({ n: 3, max_tokens: 20 });
       const { reserved, settled } = await lastCharge(accountId);
-      const prompt = countChatPromptTokens({ messages }, 'o200k_base');
+      const prompt = countMessageTokens(messages, 'o200k_base');
       expect(reserved).to.equal(tokenCharge(FAST, prompt, 3 * 20));
       const output = countTokens(texts.join(''), 'o200k_base');
       expect(settled.usage).to.include({ prompt_tokens: prompt, completion_tokens: output });
@@ -308,7 +309,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       const { settled } = await lastCharge(accountId);
       const delivered = countTokens('get_weather{"city": "Paris and Lyon and Nice', 'o200k_base');
       expect(settled.usage).to.include({ completion_tokens: delivered, interrupted: 'client_disconnected' });
-      expect(settled.amount).to.equal(tokenCharge(FAST, countChatPromptTokens(body, 'o200k_base'), delivered));
+      expect(settled.amount).to.equal(tokenCharge(FAST, countChatPromptTokens(body.messages, body.tools, {}, 'o200k_base'), delivered));
     });
   });
 
