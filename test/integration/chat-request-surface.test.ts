@@ -6,65 +6,14 @@ import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog
 import { tokenCharge } from '../../src/billing/money';
 import { countChatPromptTokens, countMessageTokens, countTokens, type CountedMessage } from '../../src/billing/tokens';
 import { accountStream } from '../../src/domain/account/events';
-import { chatRoutes } from '../../simulator/chat';
-import type { SimContext } from '../../simulator/server';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { chunk, completion, scriptedChatUpstream, type ScriptedChat } from '../support/scripted-chat';
 import { assertOpenAiSchema } from '../support/openai-schema';
 import { removeTestTempDir, testTempDir } from '../support/temp-dirs';
 import { waitFor } from '../support/wait';
 
 const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
 const PRO = { input_per_million: 4_000_000, output_per_million: 16_000_000 };
-
-/** What the scripted upstream answers the next chat call with; without one, the simulator answers. */
-type Script = { readonly answer: object } | { readonly chunks: readonly object[]; readonly thenHang?: boolean };
-
-/**
- * The simulator's chat route behind a script: each call's body is kept (what the gateway sent
- * upstream), and a call with a script queued gets that answer, a JSON completion or a stream of
- * chunks (left open with `thenHang`, until the gateway goes away).
- */
-function scriptedUpstream(gw: TestGateway): { received: Record<string, any>[]; next(script: Script): void } {
-  const received: Record<string, any>[] = [];
-  const scripts: Script[] = [];
-  const simulated = chatRoutes().find((route) => route.path === '/v1/chat/completions')!;
-  gw.simulator.addRoutes([
-    {
-      method: 'POST',
-      path: '/v1/chat/completions',
-      handler: async (ctx: SimContext) => {
-        received.push(ctx.body as Record<string, any>);
-        const script = scripts.shift();
-        if (!script) return simulated.handler(ctx);
-        if ('answer' in script) {
-          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(script.answer));
-          return;
-        }
-        ctx.res.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (const chunk of script.chunks) ctx.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-        if (script.thenHang) await new Promise((closed) => ctx.res.once('close', closed));
-        else ctx.res.end('data: [DONE]\n\n');
-      },
-    },
-  ]);
-  return { received, next: (script) => scripts.push(script) };
-}
-
-/** A chat completion as a provider sends it: `choices` given as [message, finish_reason] pairs. */
-function completion(choices: readonly [message: object, finish: string][], usage?: object): object {
-  return {
-    id: 'chatcmpl-scripted',
-    object: 'chat.completion',
-    created: 1_767_225_600,
-    model: 'upstream-model',
-    choices: choices.map(([message, finish], index) => ({ index, message: { role: 'assistant', content: null, refusal: null, ...message }, finish_reason: finish, logprobs: null })),
-    ...(usage ? { usage } : {}),
-  };
-}
-
-function chunk(choices: readonly object[], usage?: object): object {
-  return { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1_767_225_600, model: 'upstream-model', choices, ...(usage ? { usage } : {}) };
-}
 
 const WEATHER_TOOL = { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
 
@@ -79,7 +28,7 @@ function streamItems(text: string): any[] {
 
 describe('chat completions: the request surface beyond the spec, its refusals and its money @integration', () => {
   let gw: TestGateway;
-  let upstream: ReturnType<typeof scriptedUpstream>;
+  let upstream: ScriptedChat;
   let catalogDir: string;
 
   before(async () => {
@@ -90,7 +39,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
     catalogDir = testTempDir('chat-surface-catalog-');
     writeFileSync(join(catalogDir, 'catalog.json'), JSON.stringify(catalog));
     gw = await startTestGateway({ CATALOG_FILE: join(catalogDir, 'catalog.json'), RATE_LIMIT_PER_MINUTE: '100000' });
-    upstream = scriptedUpstream(gw);
+    upstream = scriptedChatUpstream(gw);
   });
   afterEach(async () => gw.expectAuditClean());
   after(async () => {

@@ -4,17 +4,8 @@ import { generateImage, generateText, streamText, type LanguageModel, type Langu
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { assertExchangeValidates, TrafficRecorder, type Exchange } from '../support/openai-traffic';
-import { expectSettledAndAuditClean } from '../support/wait';
-
-/** What one call settled, as the units of its pricing line (`input_tokens`, `output_tokens`, `images`). */
-type Units = Record<string, number>;
-
-interface LedgerEntry {
-  readonly type: string;
-  readonly request_id: string | null;
-  readonly pricing: { lines: { units: Units }[] } | null;
-}
+import { expectTrafficAndMoney as checkTrafficAndMoney, type Units } from '../support/client-traffic';
+import { TrafficRecorder } from '../support/openai-traffic';
 
 /** The units of the usage an AI SDK call reports. */
 const aiSdkUnits = (usage: LanguageModelUsage): Units => ({ input_tokens: usage.inputTokens!, output_tokens: usage.outputTokens! });
@@ -45,31 +36,7 @@ describe('the client libraries applications build on, against a running gateway 
   const langChain = ({ key, recorder }: { key: string; recorder: TrafficRecorder }, options: { useResponsesApi?: boolean } = {}) =>
     new ChatOpenAI({ model: 'chat-fast', apiKey: key, maxRetries: 0, ...options, configuration: { baseURL: `${gw.url}/v1`, fetch: recorder.fetch } });
 
-  /**
-   * Checks what the session's library did: the exchanges it made (path, status, streamed or not),
-   * each validated against OpenAI's document; then, once every reservation closed and the audit is
-   * clean, that each answered call was settled with the units the library reported for it (in
-   * order) and that a refused one left nothing in the ledger. Returns the exchanges.
-   */
-  async function expectTrafficAndMoney(
-    { key, recorder }: { key: string; recorder: TrafficRecorder },
-    expected: readonly { path: string; status: number; streamed: boolean; units?: Units }[],
-  ): Promise<Exchange[]> {
-    const exchanges = await recorder.exchanges();
-    expect(exchanges.map((e) => ({ path: e.path, status: e.status, streamed: e.streamed !== null }))).to.deep.equal(expected.map(({ units: _units, ...call }) => call));
-    for (const exchange of exchanges) assertExchangeValidates(exchange);
-
-    await expectSettledAndAuditClean(gw, [key]);
-    const ledger = (await gw.api(key, 'GET', '/v1/account/ledger?limit=100')).body.data as LedgerEntry[];
-    const settled = new Map(ledger.filter((e) => e.type === 'settlement').map((e) => [e.request_id, e.pricing!.lines.map((line) => line.units)]));
-    expect(settled.size, 'one settlement a call answered').to.equal(expected.filter((call) => call.status === 200).length);
-    for (const [i, exchange] of exchanges.entries()) {
-      const what = `call ${i}, ${exchange.path}`;
-      if (exchange.status === 200) expect(settled.get(exchange.requestId), what).to.deep.equal([expected[i]!.units]);
-      else expect(ledger.filter((e) => e.request_id === exchange.requestId), `${what}: nothing reserved`).to.deep.equal([]);
-    }
-    return exchanges;
-  }
+  const expectTrafficAndMoney = (s: { key: string; recorder: TrafficRecorder }, expected: Parameters<typeof checkTrafficAndMoney>[2]) => checkTrafficAndMoney(gw, s, expected);
 
   describe("Vercel's AI SDK (ai with @ai-sdk/openai)", () => {
     /**
