@@ -140,7 +140,7 @@ function settleChat(charge: RequestCharge, model: ModelEntry, usage: ChatUsage, 
   return charge.settle(pricingOf(line), {
     model: model.id,
     ...counts,
-    ...(cached > 0 ? { cached_tokens: cached } : {}),
+    ...(cached > 0 ? { cached_input_tokens: cached } : {}),
     ...(reasoning > 0 ? { reasoning_tokens: reasoning } : {}),
     ...extra,
   });

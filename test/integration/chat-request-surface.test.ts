@@ -218,7 +218,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       // 400 at 1 a token, 600 cached at 0.25, 10 out at 4.
       expect(settled.amount).to.equal(400 + 150 + 40);
       expect(settled.pricing.lines.map((line) => line.units)).to.deep.equal([{ input_tokens: 400, cached_input_tokens: 600, output_tokens: 10 }]);
-      expect(settled.usage).to.include({ prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 600 });
+      expect(settled.usage).to.include({ prompt_tokens: 1000, completion_tokens: 10, cached_input_tokens: 600 });
     });
 
     it('reasoning tokens are output (in completion_tokens) and kept in the settlement’s usage; streamed usage details reach the client as sent', async () => {
