@@ -98,6 +98,8 @@ export const CHAT_REQUEST_FIELDS: ReadonlySet<string> = new Set([
 /** `stream_options` as OpenAI SDKs send it with streams; web Q&A takes it too. */
 export const STREAM_OPTIONS_SCHEMA = { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false } as const;
 
+const MESSAGE_CONTENT = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type'] } }, { type: 'null' }] };
+
 /** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
 export const CHAT_REQUEST_SCHEMA = {
   type: 'object',
@@ -106,18 +108,12 @@ export const CHAT_REQUEST_SCHEMA = {
     messages: {
       type: 'array',
       minItems: 1,
+      // One form a role; OpenAI's tool and function turns say which call or function they answer.
       items: {
-        type: 'object',
-        properties: {
-          role: { type: 'string', enum: ['developer', 'system', 'user', 'assistant', 'tool', 'function'] },
-          content: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type'] } }, { type: 'null' }] },
-          name: { type: 'string' },
-        },
-        required: ['role'],
-        // OpenAI's tool and function turns say which call or function they answer.
-        allOf: [
-          { if: { properties: { role: { const: 'tool' } }, required: ['role'] }, then: { required: ['tool_call_id', 'content'] } },
-          { if: { properties: { role: { const: 'function' } }, required: ['role'] }, then: { required: ['name', 'content'] } },
+        anyOf: [
+          { type: 'object', properties: { role: { type: 'string', enum: ['developer', 'system', 'user', 'assistant'] }, content: MESSAGE_CONTENT, name: { type: 'string' } }, required: ['role'] },
+          { type: 'object', properties: { role: { type: 'string', const: 'tool' }, content: MESSAGE_CONTENT, tool_call_id: { type: 'string' } }, required: ['role', 'tool_call_id', 'content'] },
+          { type: 'object', properties: { role: { type: 'string', const: 'function' }, content: MESSAGE_CONTENT, name: { type: 'string' } }, required: ['role', 'name', 'content'] },
         ],
       },
     },
