@@ -47,6 +47,11 @@ export function finishReasonFor(reason: string | null, request: Pick<ChatRequest
 
 /** `choices` with each finish reason as the client may be told it: the same array when none changes (the usual case). */
 export function withClientFinishReasons<C extends ChatChoice>(choices: readonly C[], request: Pick<ChatRequest, 'tools' | 'functions'>): readonly C[] {
-  if (!choices.some((choice) => finishReasonFor(choice.finish_reason, request) !== choice.finish_reason)) return choices;
-  return choices.map((choice) => ({ ...choice, finish_reason: finishReasonFor(choice.finish_reason, request) }));
+  // Runs for every chunk of every stream: a plain loop, no closure.
+  for (const choice of choices) {
+    if (finishReasonFor(choice.finish_reason, request) !== choice.finish_reason) {
+      return choices.map((each) => ({ ...each, finish_reason: finishReasonFor(each.finish_reason, request) }));
+    }
+  }
+  return choices;
 }

@@ -182,7 +182,10 @@ async function streamChat(
       for (const choice of chunk.choices) delivery.add(deliveredText(choice.delta));
       if (chunk.choices.length === 0 && !includeUsage) continue;
       const { usage: _usage, ...rest } = chunk;
-      await sse.data({ ...rest, choices: withClientFinishReasons(chunk.choices, request), model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
+      // Replaced only when a finish reason changes, so that a chunk is relayed as cheaply as ever.
+      const choices = withClientFinishReasons(chunk.choices, request);
+      if (choices !== chunk.choices) rest.choices = choices;
+      await sse.data({ ...rest, model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
     }
     delivery.assertWhole();
     const reported = usage !== null;
