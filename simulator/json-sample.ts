@@ -108,14 +108,15 @@ function pickType(schema: Schema, depth: number): string {
   return 'object';
 }
 
-/** The lowest allowed number at or above 0 where the bounds allow, else the highest allowed. */
+/** 0 when the bounds allow it, else the allowed number nearest to 0. */
 function numberIn(schema: Schema, step: number): number {
   const min = numeric(schema['minimum']);
   const exclusiveMin = numeric(schema['exclusiveMinimum']);
   const max = numeric(schema['maximum']);
   const exclusiveMax = numeric(schema['exclusiveMaximum']);
-  let value = Math.max(min ?? 0, exclusiveMin === undefined ? -Infinity : exclusiveMin + step);
-  if (min === undefined && exclusiveMin === undefined && (max ?? 0) < 0) value = max!;
+  let value = 0;
+  if (min !== undefined && value < min) value = min;
+  if (exclusiveMin !== undefined && value <= exclusiveMin) value = exclusiveMin + step;
   if (max !== undefined && value > max) value = max;
   if (exclusiveMax !== undefined && value >= exclusiveMax) value = exclusiveMax - step;
   return value;

@@ -79,6 +79,8 @@ describe('upstream simulator: JSON satisfying a schema', () => {
     expect(sampleJson(schema)).to.deep.equal({ a: 'a', b: 'fixed', c: 7, d: { x: 3, y: true }, e: ['e', 0], f: {} });
     expect(validates(schema, sampleJson(schema))).to.equal(null);
     expect(sampleJson(undefined)).to.deep.equal({});
+    const numbers = { type: 'object', properties: { a: { type: 'number', minimum: -50, maximum: 60 }, b: { type: 'integer', exclusiveMinimum: 5 }, c: { type: 'number', exclusiveMaximum: -1 } } };
+    expect(sampleJson(numbers), '0 where the bounds allow it, else the nearest allowed').to.deep.equal({ a: 0, b: 6, c: -1.5 });
   });
 
   it('keeps a property named __proto__ as data', () => {
