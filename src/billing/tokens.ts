@@ -195,9 +195,9 @@ export function countChatPromptTokens(
       tool_calls?: unknown;
       function_call?: unknown;
     };
-    total += countContentTokens(content, parts, count) + TOKENS_PER_MESSAGE;
-    const calls = Array.isArray(toolCalls) ? toolCalls.map((call: unknown) => (typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : undefined)) : [];
-    for (const call of [...calls, functionCall]) total += functionTokens(call, count);
+    total += countContentTokens(content, parts, count) + TOKENS_PER_MESSAGE + functionTokens(functionCall, count);
+    if (!Array.isArray(toolCalls)) continue;
+    for (const call of toolCalls) total += functionTokens(typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : undefined, count);
   }
   for (const tool of tools) {
     const definition = typeof tool === 'object' && tool !== null && 'function' in tool ? (tool as { function?: unknown }).function : tool;
