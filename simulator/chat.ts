@@ -95,6 +95,8 @@ interface ChatUsage {
 
 /** The request fields that make a request "extended" (its usage then carries the details objects). */
 const EXTENSION_FIELDS = ['tools', 'functions', 'response_format', 'n', 'logprobs', 'reasoning_effort', 'prediction', 'modalities', 'audio'];
+/** OpenAI's bound on `n`; it also keeps a hostile request from making the simulator allocate for ages. */
+const MAX_N = 128;
 
 async function handleChatCompletions(ctx: SimContext, seq: number): Promise<void> {
   // The minutes summary's structured-output request gets a report built from its transcript.
@@ -126,12 +128,12 @@ function parseChatRequest(raw: unknown): ChatRequest {
     model,
     messages: messages.map(requireMessage),
     toolDefinitions,
-    tools: toolDefinitions.flatMap((tool) => toolSpec(legacyFunctions ? tool : isRecord(tool) && tool['type'] === 'function' ? tool['function'] : undefined)),
+    tools: toolDefinitions.flatMap((tool) => toolSpec(legacyFunctions ? tool : functionOf(tool))),
     toolChoice: legacyFunctions ? functionChoice(body['function_call']) : toolChoiceOf(body['tool_choice']),
     parallelToolCalls: body['parallel_tool_calls'] !== false && !legacyFunctions,
     legacyFunctions,
     format: outputFormatOf(body['response_format']),
-    n: tokenLimit(body['n']) ?? 1,
+    n: choiceCount(body['n']),
     topLogprobs: logprobs ? (typeof body['top_logprobs'] === 'number' ? Math.min(Math.max(Math.floor(body['top_logprobs']), 0), 20) : 0) : undefined,
     reasoningRequested: typeof body['reasoning_effort'] === 'string' && body['reasoning_effort'] !== 'none',
     extended: EXTENSION_FIELDS.some((field) => body[field] !== undefined && body[field] !== null) || messages.some(hasParts),
@@ -157,8 +159,19 @@ function arrayOf(value: unknown): readonly unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
+function choiceCount(n: unknown): number {
+  const count = tokenLimit(n) ?? 1;
+  if (count > MAX_N) throw new HttpError(400, `Invalid 'n': integer above maximum value. Expected a value <= ${MAX_N}, but got ${count} instead.`, 'integer_above_max_value', 'n');
+  return count;
+}
+
+/** The function of a `{type: "function", function}` tool; undefined for other tools. */
+function functionOf(tool: unknown): unknown {
+  return isRecord(tool) && tool['type'] === 'function' ? tool['function'] : undefined;
+}
+
 /** A function definition (`{name, parameters}`) as a tool the model may call; nothing when malformed. */
-export function toolSpec(fn: unknown): ToolSpec[] {
+function toolSpec(fn: unknown): ToolSpec[] {
   return isRecord(fn) && typeof fn['name'] === 'string' ? [{ name: fn['name'], parameters: fn['parameters'] }] : [];
 }
 

@@ -233,6 +233,9 @@ describe('upstream simulator: the chat surface of OpenAI (tools, structured outp
       expect(texts).to.deep.equal(completion.choices.map((c) => c.message.content));
       expect(finishes).to.deep.equal(['stop', 'stop', 'stop']);
       expect(usage).to.deep.equal(completion.usage);
+      const tooMany = await client.chat.completions.create({ model: 'm', messages, n: 129 }).catch((err: unknown) => err);
+      expect(tooMany).to.be.instanceOf(OpenAI.BadRequestError);
+      expect((tooMany as InstanceType<typeof OpenAI.BadRequestError>).error).to.deep.include({ param: 'n', code: 'integer_above_max_value' });
     });
 
     it('reports cached and reasoning tokens in the details, reasoning counted inside completion_tokens', async () => {
