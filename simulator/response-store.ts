@@ -11,7 +11,7 @@ export interface StoredResponse {
   /** The final Response object, as the create call answered it. */
   readonly response: object;
   /** This response's input items, each with an id, in the order they were sent. */
-  readonly inputItems: readonly object[];
+  readonly inputItems: readonly { readonly id: string }[];
   /** The conversation so far: earlier inputs and outputs, then this one's: the next turn's context. */
   readonly context: readonly unknown[];
 }

@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { parseDirectives, stripDirectives, type SimDirectives } from './directives';
 import { HttpError, SseWriter, eventFrame, sendJson, sendNotFound, startEventStream } from './http';
 import type { ExtraRoute, SimContext } from './route';
-import { ResponseStore } from './response-store';
+import { ResponseStore, type StoredResponse } from './response-store';
 import {
   REFUSAL_TEXT,
   SIM_PART_TOKENS,
@@ -113,6 +113,8 @@ interface ResponseIds {
 
 interface Plan {
   readonly items: readonly PlannedItem[];
+  /** The items as the finished response lists them. */
+  readonly output: readonly object[];
   readonly usage: ResponsesUsageObject | null;
   /** `incomplete` when the message was cut by max_output_tokens. */
   readonly status: 'completed' | 'incomplete';
@@ -144,7 +146,7 @@ async function handleResponses(ctx: SimContext, seq: number, store: ResponseStor
     await streamResponse(ctx.res, request, plan, ids, streamEnd(directives), keep);
     return;
   }
-  const response = responseObject(request, ids, plan.status, plan.items.map((item) => itemObject(item, 'completed')), plan.usage);
+  const response = responseObject(request, ids, plan.status, plan.output, plan.usage);
   keep(response);
   sendJson(ctx.res, 200, response);
 }
@@ -255,7 +257,7 @@ function planResponse(request: ResponsesRequest, directives: SimDirectives, ids:
   const cut = items.some((item) => item.kind === 'message' && item.answer.finish === 'length');
   // `[sim:no-usage]`: the response objects carry `usage: null`, the terminal one included.
   const usage = directives.noUsage ? null : responsesUsage(request, directives, items, reasoning, previousContext);
-  return { items, usage, status: cut ? 'incomplete' : 'completed', previousContext, reasoningTokens: reasoning };
+  return { items, output: items.map((item) => itemObject(item, 'completed')), usage, status: cut ? 'incomplete' : 'completed', previousContext, reasoningTokens: reasoning };
 }
 
 /**
@@ -362,17 +364,22 @@ function responseObject(
 // ---------------------------------------------------------------------------------------------
 // Stored responses
 
-function storedOf(request: ResponsesRequest, plan: Plan, response: object, seq: number): { response: object; inputItems: object[]; context: unknown[] } {
-  const outputs = (response as { output: readonly object[] }).output;
+function storedOf(request: ResponsesRequest, plan: Plan, response: object, seq: number): StoredResponse {
   return {
     response,
     inputItems: asItems(request.input).map((item, i) => inputItemResource(item, `item_sim_${seq}_${i}`)),
-    context: [...plan.previousContext, ...asItems(request.input), ...outputs],
+    context: [...plan.previousContext, ...asItems(request.input), ...plan.output],
   };
 }
 
+/** An item of `input_items`: its id, and the rest of the item as listed. */
+interface ListedItem {
+  readonly id: string;
+  readonly [member: string]: unknown;
+}
+
 /** An input item as `input_items` lists it: with an id and status, a message's string content as a text part. */
-function inputItemResource(item: unknown, id: string): object {
+function inputItemResource(item: unknown, id: string): ListedItem {
   if (!isRecord(item)) return { id, type: 'message', role: 'user', status: 'completed', content: [] };
   const isMessage = typeof item['role'] === 'string' && (item['type'] === undefined || item['type'] === 'message');
   if (!isMessage) return { ...item, id: typeof item['id'] === 'string' ? item['id'] : id, status: item['status'] ?? 'completed' };
@@ -381,7 +388,7 @@ function inputItemResource(item: unknown, id: string): object {
   return { id: typeof item['id'] === 'string' ? item['id'] : id, type: 'message', role: item['role'], status: 'completed', content };
 }
 
-function storedOrThrow(store: ResponseStore, id: string): { response: object; inputItems: readonly object[] } {
+function storedOrThrow(store: ResponseStore, id: string): StoredResponse {
   const stored = store.get(id);
   // Not checked against the provider: the message OpenAI words for an unknown id.
   if (!stored) throw new HttpError(404, `Response with id '${id}' not found.`, null);
@@ -400,11 +407,10 @@ function listInputItems(ctx: SimContext, store: ResponseStore): void {
   const items = [...storedOrThrow(store, ctx.params['id']!).inputItems];
   if (ctx.query.get('order') !== 'asc') items.reverse();
   const after = ctx.query.get('after');
-  const start = after === null ? 0 : items.findIndex((item) => (item as { id: string }).id === after) + 1;
+  const start = after === null ? 0 : items.findIndex((item) => item.id === after) + 1;
   const limit = Math.min(Math.max(Number(ctx.query.get('limit') ?? 20) || 20, 1), 100);
   const data = items.slice(start, start + limit);
-  const idOf = (item: object | undefined): string | null => (item === undefined ? null : (item as { id: string }).id);
-  sendJson(ctx.res, 200, { object: 'list', data, first_id: idOf(data[0]), last_id: idOf(data[data.length - 1]), has_more: start + limit < items.length });
+    sendJson(ctx.res, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < items.length });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -475,7 +481,7 @@ async function streamResponse(res: ServerResponse, request: ResponsesRequest, pl
     out.end();
     return;
   }
-  const final = responseObject(request, ids, plan.status, plan.items.map((item) => itemObject(item, 'completed')), plan.usage);
+  const final = responseObject(request, ids, plan.status, plan.output, plan.usage);
   keep(final);
   await out.push(event(plan.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: final }));
   out.end();

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { OpenAI, BadRequestError, NotFoundError, RateLimitError } from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { MAX_STORED, ResponseStore } from '../../simulator/response-store';
+import { MAX_STORED, ResponseStore, type StoredResponse } from '../../simulator/response-store';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
 import { assertOpenAiSchema, assertResponseStreamEventAsTheApiSendsIt } from '../support/openai-schema';
@@ -213,7 +213,7 @@ describe('upstream simulator: the Responses surface of OpenAI (tools, structured
 
     it('keeps the newest MAX_STORED responses, forgetting the oldest first', () => {
       const store = new ResponseStore(2);
-      const entry = (n: number): { response: object; inputItems: object[]; context: unknown[] } => ({ response: { n }, inputItems: [], context: [] });
+      const entry = (n: number): StoredResponse => ({ response: { n }, inputItems: [], context: [] });
       store.put('a', entry(1));
       store.put('b', entry(2));
       store.put('c', entry(3));
