@@ -114,11 +114,21 @@ function counterOf(by: TokenizerEncoding | TextTokenCounter | undefined): TextTo
   return typeof by === 'function' ? by : (text) => countTokens(text, by);
 }
 
-/** Sum over messages of (tokens of the content + 4), plus 2; each content counted by `by` (an encoding or a counter). */
-export function countMessageTokens(messages: readonly TokenMessage[], by?: TokenizerEncoding | TextTokenCounter): number {
+/** A message as counted: its content text, its text parts (OpenAI's content parts), or none (an assistant turn that only calls tools). */
+export interface CountedMessage {
+  readonly role: string;
+  readonly content?: string | null | readonly unknown[];
+}
+
+/** Sum over messages of (tokens of the content's texts + 4), plus 2; each text counted by `by` (an encoding or a counter). */
+export function countMessageTokens(messages: readonly CountedMessage[], by?: TokenizerEncoding | TextTokenCounter): number {
   const count = counterOf(by);
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) total += count(message.content) + TOKENS_PER_MESSAGE;
+  for (const { content } of messages) {
+    total += TOKENS_PER_MESSAGE;
+    if (typeof content === 'string') total += count(content);
+    else for (const text of contentTexts(content)) total += count(text);
+  }
   return total;
 }
 
@@ -201,13 +211,18 @@ export function responsesItemTexts(item: unknown): string[] {
   if (typeof item !== 'object' || item === null) return [];
   const { content, output } = item as { content?: unknown; output?: unknown };
   if (typeof content === 'string') return [content];
-  if (Array.isArray(content)) {
-    return content.flatMap((part: unknown) => {
-      const text = typeof part === 'object' && part !== null ? (part as { text?: unknown }).text : undefined;
-      return typeof text === 'string' ? [text] : [];
-    });
-  }
+  if (Array.isArray(content)) return contentTexts(content);
   return typeof output === 'string' ? [output] : [];
+}
+
+/** The texts of a content that is a string or a list of parts (those with a string `text`); none of anything else. */
+function contentTexts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part: unknown) => {
+    const text = typeof part === 'object' && part !== null ? (part as { text?: unknown }).text : undefined;
+    return typeof text === 'string' ? [text] : [];
+  });
 }
 
 /** Responses input: a string is one item; Σ over items of (tokens of its texts + 4), plus 2; `by` as in countMessageTokens. */
