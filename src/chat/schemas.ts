@@ -76,7 +76,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
  * describes is refused in the words it always was): a model named, at least one message,
  * temperature in [0, 2], top_p in (0, 1], an output limit of at least one token.
  */
-const CHAT_BOUNDS = {
+export const CHAT_BOUNDS = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
@@ -120,7 +120,7 @@ export interface ResponsesRequest {
 }
 
 /** As CHAT_BOUNDS, for Responses: `input` (required by the spec) a string or at least one item. */
-const RESPONSES_BOUNDS = {
+export const RESPONSES_BOUNDS = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
