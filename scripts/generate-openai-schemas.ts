@@ -49,7 +49,9 @@ function refName(ref: string): string {
 
 /**
  * One schema made fit for the gateway's ajv (draft-07, strict): annotations dropped; OpenAPI 3.0's
- * `nullable: true` as a null alternative; `$recursiveRef: "#"` as a $ref to the schema that declares
+ * `nullable: true` as a null alternative; a `oneOf` with a `discriminator` as an `anyOf` (the
+ * discriminator picks the form, so a value two forms fit is not refused: OpenAI's API takes a
+ * Responses input message without `type`, which fits both EasyInputMessage and InputMessage); `$recursiveRef: "#"` as a $ref to the schema that declares
  * the `$recursiveAnchor` (the document is one resource, so "#" would otherwise be the document);
  * the `unixtime` format (seconds since the epoch) as a whole number of at least 0.
  */
@@ -65,7 +67,7 @@ function normalise(node: Json, anchor: string): Json {
       out.$ref = `${REF_PREFIX}${anchor}`;
     } else if (key === 'format' && value === 'unixtime') out.minimum = 0;
     else if (SCHEMA_MAPS.has(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, normalise(schema, anchor)]));
-    else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((schema) => normalise(schema, anchor));
+    else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key === 'oneOf' && isObject(node.discriminator) ? 'anyOf' : key] = value.map((schema) => normalise(schema, anchor));
     else if (SUBSCHEMAS.has(key)) out[key] = normalise(value, anchor);
     else if (VALUES.has(key)) out[key] = value;
     else throw new Error(`a keyword the generator does not know: ${key}`);
