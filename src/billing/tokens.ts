@@ -114,11 +114,17 @@ function counterOf(by: TokenizerEncoding | TextTokenCounter | undefined): TextTo
   return typeof by === 'function' ? by : (text) => countTokens(text, by);
 }
 
-/** Sum over messages of (tokens of the content + 4), plus 2; each content counted by `by` (an encoding or a counter). */
-export function countMessageTokens(messages: readonly TokenMessage[], by?: TokenizerEncoding | TextTokenCounter): number {
+/** A message as counted: its content text, its parts (OpenAI's content parts), or none (an assistant turn that only calls tools). */
+export interface CountedMessage {
+  readonly role: string;
+  readonly content?: string | null | readonly unknown[];
+}
+
+/** Sum over messages of (tokens of the content's texts + 4), plus 2; each text counted by `by` (an encoding or a counter). */
+export function countMessageTokens(messages: readonly CountedMessage[], by?: TokenizerEncoding | TextTokenCounter): number {
   const count = counterOf(by);
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) total += count(message.content) + TOKENS_PER_MESSAGE;
+  for (const message of messages) total += countContentTokens(message.content, NO_PART_TOKENS, count) + TOKENS_PER_MESSAGE;
   return total;
 }
 
