@@ -1,4 +1,5 @@
-import { validator } from '../http/validation';
+import { validator, withComponents } from '../http/validation';
+import { OPENAI_REQUEST_SCHEMAS } from '../openai/request-schemas.generated';
 
 export type MessageRole = 'system' | 'user' | 'assistant';
 
@@ -26,34 +27,34 @@ export function messagesSchema(content: object): object {
   };
 }
 
-/** One content part of a chat message (`text`, `image_url`, `input_audio`, `file`, `refusal`). */
+/** `stream_options` as OpenAI SDKs send it with streams; web Q&A takes it too. */
+export const STREAM_OPTIONS_SCHEMA = { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false } as const;
+
+/** A content part of a chat message: text, or media the model reads (OpenAI's parts; their members as OpenAI defines them). */
 export interface ChatContentPart {
-  readonly type: string;
-  readonly text?: string;
-  readonly refusal?: string;
-  readonly [more: string]: unknown;
+  type: string;
+  text?: string;
+  refusal?: string;
+  [member: string]: unknown;
 }
 
-/** An assistant turn's call of a tool (or, legacy, of a function). */
-export interface ChatToolCall {
-  readonly id?: string;
-  readonly type?: string;
-  readonly function?: { readonly name?: string; readonly arguments?: string };
-  readonly custom?: { readonly name?: string; readonly input?: string };
-}
-
-/** A message of any role OpenAI defines: `developer`, `system`, `user`, `assistant`, `tool`, `function`. */
+/** A chat message of any of OpenAI's roles, as far as the gateway reads it. */
 export interface ChatRequestMessage {
-  readonly role: string;
-  readonly content?: string | readonly ChatContentPart[] | null;
-  readonly name?: string;
-  readonly refusal?: string | null;
-  readonly tool_calls?: readonly ChatToolCall[];
-  readonly function_call?: { readonly name?: string; readonly arguments?: string };
-  readonly tool_call_id?: string;
-  readonly [more: string]: unknown;
+  role: MessageRole | 'developer' | 'tool' | 'function';
+  /** Text or parts; null on an assistant turn that only calls tools. */
+  content?: string | ChatContentPart[] | null;
+  name?: string;
+  tool_calls?: Record<string, unknown>[];
+  function_call?: Record<string, unknown>;
+  tool_call_id?: string;
+  [member: string]: unknown;
 }
 
+/**
+ * A chat completion request, as far as the gateway reads it. Every field OpenAI's
+ * CreateChatCompletionRequest defines is accepted (parseChatRequest validates it); a field the
+ * gateway forwards without reading it is not listed.
+ */
 export interface ChatRequest {
   model: string;
   messages: ChatRequestMessage[];
@@ -63,91 +64,57 @@ export interface ChatRequest {
   top_p?: number;
   max_tokens?: number;
   max_completion_tokens?: number;
-  stop?: string | string[];
-  presence_penalty?: number;
-  frequency_penalty?: number;
-  seed?: number;
-  user?: string;
   n?: number;
-  tools?: readonly Record<string, unknown>[];
+  tools?: Record<string, unknown>[];
+  functions?: Record<string, unknown>[];
+  /** The fields below are read by the capability checks (request-features.ts). */
   tool_choice?: unknown;
   parallel_tool_calls?: boolean;
-  functions?: readonly Record<string, unknown>[];
   function_call?: unknown;
-  response_format?: { readonly type: string; readonly json_schema?: Record<string, unknown> };
-  modalities?: readonly string[];
+  response_format?: { type: string; json_schema?: Record<string, unknown> };
+  modalities?: string[];
   audio?: Record<string, unknown>;
   reasoning_effort?: string;
   logprobs?: boolean;
   top_logprobs?: number;
-  [extra: string]: unknown;
+  [field: string]: unknown;
 }
 
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
 /**
- * The top-level fields of OpenAI's CreateChatCompletionRequest. Temporary hand list until the
- * schema generated from OpenAI's document replaces this module's validation.
+ * The interface spec's bounds, on top of OpenAI's schema (and checked first, so a request the spec
+ * describes is refused in the words it always was): a model named, at least one message,
+ * temperature in [0, 2], top_p in (0, 1], an output limit of at least one token.
  */
-export const CHAT_REQUEST_FIELDS: ReadonlySet<string> = new Set([
-  'metadata', 'top_logprobs', 'temperature', 'top_p', 'user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention',
-  'prompt_cache_options', 'messages', 'model', 'service_tier', 'modalities', 'verbosity', 'reasoning_effort', 'max_completion_tokens',
-  'frequency_penalty', 'presence_penalty', 'web_search_options', 'response_format', 'audio', 'store', 'moderation', 'stream', 'stop',
-  'logit_bias', 'logprobs', 'max_tokens', 'n', 'prediction', 'seed', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls',
-  'function_call', 'functions',
-]);
-
-/** `stream_options` as OpenAI SDKs send it with streams; web Q&A takes it too. */
-export const STREAM_OPTIONS_SCHEMA = { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false } as const;
-
-const MESSAGE_CONTENT = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type'] } }, { type: 'null' }] };
-
-/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
-export const CHAT_REQUEST_SCHEMA = {
+export const CHAT_BOUNDS = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
-    messages: {
-      type: 'array',
-      minItems: 1,
-      // One form a role; OpenAI's tool and function turns say which call or function they answer.
-      items: {
-        anyOf: [
-          { type: 'object', properties: { role: { type: 'string', enum: ['developer', 'system', 'user', 'assistant'] }, content: MESSAGE_CONTENT, name: { type: 'string' } }, required: ['role'] },
-          { type: 'object', properties: { role: { type: 'string', const: 'tool' }, content: MESSAGE_CONTENT, tool_call_id: { type: 'string' } }, required: ['role', 'tool_call_id', 'content'] },
-          { type: 'object', properties: { role: { type: 'string', const: 'function' }, content: MESSAGE_CONTENT, name: { type: 'string' } }, required: ['role', 'name', 'content'] },
-        ],
-      },
-    },
-    stream: { type: 'boolean' },
-    stream_options: STREAM_OPTIONS_SCHEMA,
+    messages: { type: 'array', minItems: 1 },
     temperature: { type: 'number', minimum: 0, maximum: 2 },
     top_p: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     max_tokens: { type: 'integer', minimum: 1 },
     max_completion_tokens: { type: 'integer', minimum: 1 },
-    stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }] },
-    presence_penalty: { type: 'number', minimum: -2, maximum: 2 },
-    frequency_penalty: { type: 'number', minimum: -2, maximum: 2 },
-    seed: { type: 'integer' },
-    user: { type: 'string' },
-    n: { type: 'integer', minimum: 1, maximum: 128 },
-    tools: { type: 'array', items: { type: 'object' } },
-    functions: { type: 'array', items: { type: 'object' } },
-    response_format: { type: 'object', properties: { type: { type: 'string', enum: ['text', 'json_object', 'json_schema'] } }, required: ['type'] },
-    modalities: { type: 'array', items: { type: 'string' } },
-    logprobs: { type: 'boolean' },
-    top_logprobs: { type: 'integer', minimum: 0, maximum: 20 },
   },
   required: ['model', 'messages'],
 };
-const validateChatRequest = validator<ChatRequest>(CHAT_REQUEST_SCHEMA);
-/** Top-level `null` means unset: removed before validation. */
+
+/**
+ * The request body schema: the spec's bounds, then OpenAI's CreateChatCompletionRequest (generated
+ * from OpenAI's document: src/openai/request-schemas.generated.ts). ajv enforces it and the OpenAPI
+ * document publishes it, with OpenAI's schemas as its components. Fields OpenAI does not define
+ * pass here; whether a model takes them is the handler's question.
+ */
+export const CHAT_REQUEST_SCHEMA = { allOf: [CHAT_BOUNDS, ref('CreateChatCompletionRequest')] };
+const validateChatRequest = validator<ChatRequest>(withComponents(CHAT_REQUEST_SCHEMA, OPENAI_REQUEST_SCHEMAS));
+
+/** A chat completion request, validated; its top-level nulls removed first (null means unset, and is not forwarded). */
 export function parseChatRequest(body: unknown): ChatRequest {
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const record = body as Record<string, unknown>;
-    for (const key of Object.keys(record)) if (record[key] === null) delete record[key];
-  }
-  return validateChatRequest(body);
+  return validateChatRequest(withoutNullFields(body, CHAT_BOUNDS.required));
 }
 
+/** A Responses request, as far as the gateway reads it (every field OpenAI's CreateResponse defines is accepted). */
 export interface ResponsesRequest {
   model: string;
   input: string | Record<string, unknown>[];
@@ -158,57 +125,46 @@ export interface ResponsesRequest {
   top_p?: number;
   metadata?: Record<string, string>;
   store?: boolean;
-  user?: string;
-  tools?: Record<string, unknown>[];
-  tool_choice?: unknown;
-  parallel_tool_calls?: boolean;
-  max_tool_calls?: number;
-  text?: Record<string, unknown>;
-  reasoning?: Record<string, unknown>;
-  include?: string[];
-  truncation?: string;
   previous_response_id?: string;
-  prompt_cache_key?: string;
-  safety_identifier?: string;
-  service_tier?: string;
-  background?: boolean;
-  [more: string]: unknown;
+  tools?: Record<string, unknown>[];
+  [field: string]: unknown;
 }
 
-/** Temporary (until the generated schema): the top-level fields OpenAI's CreateResponse defines. */
-export const RESPONSES_REQUEST_FIELDS: readonly string[] = [
-  'model', 'input', 'stream', 'stream_options', 'max_output_tokens', 'instructions', 'temperature', 'top_p', 'top_logprobs', 'metadata', 'store',
-  'user', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_tool_calls', 'text', 'reasoning', 'include', 'truncation', 'previous_response_id',
-  'prompt_cache_key', 'safety_identifier', 'service_tier', 'background', 'conversation', 'prompt', 'prompt_cache_retention',
-];
-
-/** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
-export const RESPONSES_REQUEST_SCHEMA = {
+/** As CHAT_BOUNDS, for Responses: `input` (required by the spec) a string or at least one item. */
+export const RESPONSES_BOUNDS = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
-    input: {
-      anyOf: [
-        { type: 'string' },
-        { type: 'array', minItems: 1, items: { type: 'object' } },
-      ],
-    },
-    stream: { type: 'boolean' },
-    max_output_tokens: { type: 'integer', minimum: 1 },
-    instructions: { type: 'string' },
+    input: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1 }] },
     temperature: { type: 'number', minimum: 0, maximum: 2 },
     top_p: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-    metadata: { type: 'object', additionalProperties: { type: 'string' } },
-    store: { type: 'boolean' },
-    user: { type: 'string' },
-    tools: { type: 'array', items: { type: 'object', required: ['type'] } },
-    max_tool_calls: { type: 'integer', minimum: 1 },
-    text: { type: 'object' },
-    reasoning: { type: 'object' },
-    previous_response_id: { type: 'string', minLength: 1 },
-    background: { type: 'boolean' },
+    max_output_tokens: { type: 'integer', minimum: 1 },
   },
   required: ['model', 'input'],
-  additionalProperties: true,
 };
-export const parseResponsesRequest = validator<ResponsesRequest>(RESPONSES_REQUEST_SCHEMA);
+
+/** As CHAT_REQUEST_SCHEMA, over OpenAI's CreateResponse. */
+export const RESPONSES_REQUEST_SCHEMA = { allOf: [RESPONSES_BOUNDS, ref('CreateResponse')] };
+const validateResponsesRequest = validator<ResponsesRequest>(withComponents(RESPONSES_REQUEST_SCHEMA, OPENAI_REQUEST_SCHEMAS));
+
+/** A Responses request, validated; its top-level nulls removed first, as for chat. */
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+  return validateResponsesRequest(withoutNullFields(body, RESPONSES_BOUNDS.required));
+}
+
+/**
+ * `body` without its top-level members that are null, except `required` ones (a null model is
+ * refused as not a string, not as missing). Clients send an unset optional field as null; OpenAI's
+ * schema allows null for some fields and not others, so the gateway reads every null as unset.
+ * A copy only when there is a null to remove.
+ */
+function withoutNullFields(body: unknown, required: readonly string[]): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const record = body as Record<string, unknown>;
+  let unset = false;
+  for (const key in record) if (record[key] === null && !required.includes(key)) unset = true;
+  if (!unset) return body;
+  return Object.fromEntries(Object.entries(record).filter(([key, value]) => value !== null || required.includes(key)));
+}
+
+export { CHAT_REQUEST_FIELDS, OPENAI_REQUEST_SCHEMAS, RESPONSES_REQUEST_FIELDS } from '../openai/request-schemas.generated';

@@ -23,7 +23,9 @@ const KINDS = new Set(['type', 'const', 'enum']);
  * error carries its schema and the value).
  */
 export function refusalOf(errors: readonly ErrorObject[], data: unknown): Refusal {
-  const chosen = closest(errors);
+  const taken = branchTaken(errors, data);
+  if (!Array.isArray(taken)) return taken;
+  const chosen = closest(taken);
   if (chosen.length === 0) return describe(errors[errors.length - 1]!, data);
   const first = chosen[0]!;
   if (chosen.length > 1 && chosen.every((e) => e.instancePath === first.instancePath)) {
@@ -36,6 +38,75 @@ export function refusalOf(errors: readonly ErrorObject[], data: unknown): Refusa
     }
   }
   return describe(first, data);
+}
+
+/**
+ * A union of object forms told apart by a tag (OpenAI's messages by `role`, content parts and tools
+ * by `type`: a member each form fixes to one value) is refused for the form the value's tag names:
+ * the errors of the other forms, which only say the tag is not theirs, are left out. When no form
+ * takes the tag (it is missing or unknown), the refusal is that tag, with every value it may take.
+ * Returns the errors that remain, or that refusal.
+ */
+function branchTaken(errors: readonly ErrorObject[], data: unknown): ErrorObject[] | Refusal {
+  if (!errors.some((e) => BRANCHING.has(e.keyword))) return [...errors];
+  const others = errors.map(otherForm);
+  const taken = errors.filter((e, i) => others[i] === null && !BRANCHING.has(e.keyword));
+  const tags = others.filter((tag): tag is Tag => tag !== null);
+  if (tags.length === 0) return [...errors];
+  const depth = (pointer: string) => (pointer === '' ? 0 : pointer.split('/').length - 1);
+  const deepest = Math.max(...tags.map((tag) => depth(tag.at)));
+  // A form of another kind (`content` a string, where the value is a list of parts) says no more than a tag does further in.
+  if (taken.some((e) => !KINDS.has(e.keyword) || depth(e.instancePath) > deepest)) return taken;
+  const first = tags.find((tag) => depth(tag.at) === deepest)!;
+  const values = tags.filter((tag) => tag.member === first.member && tag.at === first.at).flatMap((tag) => tag.values);
+  const param = fieldOf(first.at, [first.member], data);
+  const missing = !Object.hasOwn(first.object, first.member);
+  const allowed = alternatives(values.map(literal));
+  return missing ? { param, message: `${fieldOf(first.at, [], data)} needs ${article(first.member)} ${first.member}: ${allowed}` } : { param, message: `${param} must be ${allowed}` };
+}
+
+/** The tag of an object form a value did not take: where the object is, its tag member, the values that form fixes. */
+interface Tag {
+  readonly at: string;
+  readonly member: string;
+  readonly values: readonly unknown[];
+  /** The object, as far as it is known: whether it has the tag. */
+  readonly object: object;
+}
+
+/** The one value a member's schema fixes, if it fixes one (a tag; one that may be null too counts). */
+function fixedValue(schema: unknown): unknown[] | null {
+  if (schema === null || typeof schema !== 'object') return null;
+  const s = schema as { enum?: unknown[]; const?: unknown; anyOf?: unknown[] };
+  if (Array.isArray(s.enum) && s.enum.length === 1) return s.enum;
+  if ('const' in s) return [s.const];
+  const values = (s.anyOf ?? []).filter((branch) => (branch as { type?: unknown }).type !== 'null');
+  return s.anyOf !== undefined && values.length === 1 ? fixedValue(values[0]) : null;
+}
+
+/**
+ * Whether an error only says that the object took another form: its tag holds another value (an
+ * `enum`/`const` of one value on a member), or a required member is missing from a form whose tag
+ * the object does not have.
+ */
+function otherForm(error: ErrorObject): Tag | null {
+  if ((error.keyword === 'enum' || error.keyword === 'const') && /\/properties\/[^/]+\/(enum|const)$/.test(error.schemaPath)) {
+    const values = fixedValue(error.parentSchema);
+    if (values === null) return null;
+    const cut = error.instancePath.lastIndexOf('/');
+    const member = error.instancePath.slice(cut + 1).replace(/~1/g, '/').replace(/~0/g, '~');
+    return { at: error.instancePath.slice(0, cut), member, values, object: { [member]: error.data } };
+  }
+  if (error.keyword !== 'required') return null;
+  const schema = error.parentSchema as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+  const value = (error.data ?? {}) as Record<string, unknown>;
+  for (const [member, memberSchema] of Object.entries(schema?.properties ?? {})) {
+    const values = fixedValue(memberSchema);
+    if (values === null) continue;
+    const has = Object.hasOwn(value, member);
+    if ((has && value[member] !== values[0]) || (!has && (schema?.required ?? []).includes(member))) return { at: error.instancePath, member, values, object: value };
+  }
+  return null;
 }
 
 /**

@@ -17,6 +17,17 @@ addFormats(ajv);
  */
 const rfc3339DateTime = fullFormats['date-time'] as FormatDefinition<string> & { validate: (text: string) => boolean };
 ajv.addFormat('date-time', { ...rfc3339DateTime, validate: (text: string) => rfc3339DateTime.validate(text) && !Number.isNaN(Date.parse(text)) });
+/**
+ * A schema's `components` holds the schemas its `$ref`s name as `#/components/schemas/<name>`, as
+ * in an OpenAPI document (withComponents): the request schemas generated from OpenAI's document
+ * keep its references, so the gateway's own document publishes them unchanged.
+ */
+ajv.addVocabulary(['components']);
+
+/** `schema`, compiled with `schemas` as the targets of its `#/components/schemas/<name>` references. */
+export function withComponents(schema: Readonly<Record<string, unknown>>, schemas: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return { ...schema, components: { schemas } };
+}
 
 export type { JSONSchemaType };
 

@@ -101,8 +101,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     const [method, path] = key.split(' ') as [string, string];
     (paths[openApiPath(path)] ??= {})[method.toLowerCase()] = operation(key, doc);
     if (doc.body) {
-      if (bodies[doc.body.name] && bodies[doc.body.name] !== doc.body.schema) throw new Error(`two request schemas named ${doc.body.name}`);
-      bodies[doc.body.name] = doc.body.schema;
+      for (const [name, schema] of [[doc.body.name, doc.body.schema] as const, ...Object.entries(doc.body.components ?? {})]) {
+        if ((bodies[name] && bodies[name] !== schema) || name in RESPONSE_SCHEMAS) throw new Error(`two schemas named ${name}`);
+        bodies[name] = schema;
+      }
     }
   }
   const tags = [...new Set(Object.values(ROUTE_DOCS).map((doc) => doc!.tag))].map((name) => ({ name }));

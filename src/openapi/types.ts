@@ -39,8 +39,11 @@ export interface OperationDoc {
   readonly query?: readonly QueryParam[];
   /** Honours an `Idempotency-Key` header. */
   readonly idempotent?: boolean;
-  /** The JSON body: the ajv schema the handler validates with, published under `name`. */
-  readonly body?: { readonly name: string; readonly schema: Schema; readonly example: unknown };
+  /**
+   * The JSON body: the ajv schema the handler validates with, published under `name`, and the
+   * component schemas its `#/components/schemas/<name>` references name (published beside it).
+   */
+  readonly body?: { readonly name: string; readonly schema: Schema; readonly example: unknown; readonly components?: Readonly<Record<string, Schema>> };
   /** A multipart/form-data body (uploads), documented by hand since busboy, not ajv, reads it. */
   readonly multipart?: Schema;
   readonly responses: readonly SuccessResponse[];

@@ -2,7 +2,6 @@ import { createOpenAI, type OpenAIProvider } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateImage, generateText, streamText, type LanguageModel, type LanguageModelUsage } from 'ai';
 import { expect } from 'chai';
-import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectTrafficAndMoney as checkTrafficAndMoney, type Units } from '../support/client-traffic';
 import { TrafficRecorder } from '../support/openai-traffic';
@@ -121,34 +120,19 @@ describe('the client libraries applications build on, against a running gateway 
     });
 
     /**
-     * The Responses API as LangChain sends it carries `text: {}` on every request, a member the
-     * gateway does not take yet (issue 40, section 2): invoke and stream are both refused, cleanly,
-     * in OpenAI's error shape, and nothing is charged.
+     * The Responses API as LangChain sends it carries `text: {}` on every request: a member of
+     * OpenAI's CreateResponse, which the gateway validates against (issue 40), so both calls go through.
      */
-    it('useResponsesApi: invoke and stream are refused today with a clean 400 naming text, before anything is reserved', async () => {
+    it('useResponsesApi: invoke and stream through the Responses API, with text: {} as LangChain sends it, settled as LangChain reports them', async () => {
       const s = await session();
       const model = langChain(s, { useResponsesApi: true });
-      const refusals: unknown[] = [];
-      for (const call of [() => model.invoke('Hello [sim:tokens=5]'), async () => (await model.stream('Hello [sim:tokens=5]')).next()]) {
-        try {
-          await call();
-          expect.fail('expected a refusal');
-        } catch (err) {
-          refusals.push(err);
-        }
-      }
-      for (const err of refusals) {
-        expect(err).to.be.instanceOf(OpenAI.BadRequestError);
-        expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).to.deep.equal({
-          message: 'text is not a recognised field',
-          type: 'invalid_request_error',
-          param: 'text',
-          code: 'invalid_request',
-        });
-      }
+      const invoked = await model.invoke('Hello [sim:tokens=5]');
+      let streamedUsage: { input_tokens: number; output_tokens: number } | undefined;
+      for await (const chunk of await model.stream('Hello [sim:tokens=7]')) streamedUsage = chunk.usage_metadata ?? streamedUsage;
+      expect([invoked.usage_metadata?.output_tokens, streamedUsage?.output_tokens]).to.deep.equal([5, 7]);
       const calls = await expectTrafficAndMoney(s, [
-        { path: '/v1/responses', status: 400, streamed: false },
-        { path: '/v1/responses', status: 400, streamed: false },
+        { path: '/v1/responses', status: 200, streamed: false, units: { input_tokens: invoked.usage_metadata!.input_tokens, output_tokens: invoked.usage_metadata!.output_tokens } },
+        { path: '/v1/responses', status: 200, streamed: true, units: { input_tokens: streamedUsage!.input_tokens, output_tokens: streamedUsage!.output_tokens } },
       ]);
       expect(calls.map((call) => [call.request.text, call.request.stream])).to.deep.equal([
         [{}, false],

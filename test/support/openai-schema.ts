@@ -23,6 +23,20 @@ function withNullTypes(node: Json): Json {
   return node['nullable'] === true ? { anyOf: [copy, { type: 'null' }] } : copy;
 }
 
+/**
+ * A `oneOf` with OpenAPI's `discriminator` as an `anyOf`: the discriminator picks the form, so a
+ * value two forms fit is one OpenAI's API takes (a Responses input message without `type` fits
+ * both EasyInputMessage and InputMessage; the AI SDK sends it). The gateway's generated request
+ * schemas read the document so (scripts/generate-openai-schemas.ts), and requests are compared
+ * with the document read the same way.
+ */
+function withDiscriminatedAnyOf(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withDiscriminatedAnyOf);
+  if (node === null || typeof node !== 'object') return node;
+  const discriminated = node['discriminator'] !== undefined && node['oneOf'] !== undefined;
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [discriminated && key === 'oneOf' ? 'anyOf' : key, withDiscriminatedAnyOf(value)]));
+}
+
 interface Validator {
   readonly ajv: Ajv2020;
   readonly schemaNames: ReadonlySet<string>;
@@ -30,11 +44,16 @@ interface Validator {
   readonly streamEventSchemas: ReadonlyMap<string, string>;
 }
 
-let loaded: Validator | null = null;
+/** How the document is read: as it is, or, for requests, with discriminated unions as withDiscriminatedAnyOf has them. */
+type Reading = 'document' | 'requests';
 
-function validator(): Validator {
-  if (loaded) return loaded;
-  const document = withNullTypes(JSON.parse(readFileSync(OPENAI_OPENAPI_PATH, 'utf8')) as Json) as {
+const loaded = new Map<Reading, Validator>();
+
+function validator(reading: Reading = 'document'): Validator {
+  const known = loaded.get(reading);
+  if (known) return known;
+  const read = withNullTypes(JSON.parse(readFileSync(OPENAI_OPENAPI_PATH, 'utf8')) as Json);
+  const document = (reading === 'requests' ? withDiscriminatedAnyOf(read) : read) as {
     components: { schemas: Record<string, { anyOf?: { $ref: string }[]; properties?: { type?: { enum?: string[] } } }> };
   };
   const schemas = document.components.schemas;
@@ -48,19 +67,20 @@ function validator(): Validator {
     const name = variant.$ref.split('/').pop()!;
     for (const type of schemas[name]!.properties?.type?.enum ?? []) streamEventSchemas.set(type, name);
   }
-  loaded = { ajv, schemaNames: new Set(Object.keys(schemas)), streamEventSchemas };
-  return loaded;
+  const made = { ajv, schemaNames: new Set(Object.keys(schemas)), streamEventSchemas };
+  loaded.set(reading, made);
+  return made;
 }
 
 const compiled = new Map<string, ValidateFunction>();
 
-function compile(name: string): ValidateFunction {
-  const { ajv, schemaNames } = validator();
+function compile(name: string, reading: Reading = 'document'): ValidateFunction {
+  const { ajv, schemaNames } = validator(reading);
   if (!schemaNames.has(name)) throw new Error(`OpenAI's document has no component schema ${name}`);
-  let validate = compiled.get(name);
+  let validate = compiled.get(`${reading} ${name}`);
   if (!validate) {
     validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/${name}` });
-    compiled.set(name, validate);
+    compiled.set(`${reading} ${name}`, validate);
   }
   return validate;
 }
@@ -72,6 +92,12 @@ function describe(errors: readonly ErrorObject[]): string {
 /** Why `value` is not a valid `name` (a component schema of OpenAI's document), or null when it is. */
 export function openAiSchemaErrors(name: string, value: unknown): string | null {
   const validate = compile(name);
+  return validate(value) ? null : describe(validate.errors ?? []);
+}
+
+/** As openAiSchemaErrors, for a request body: OpenAI's discriminated unions read as withDiscriminatedAnyOf has them. */
+export function openAiRequestSchemaErrors(name: string, value: unknown): string | null {
+  const validate = compile(name, 'requests');
   return validate(value) ? null : describe(validate.errors ?? []);
 }
 

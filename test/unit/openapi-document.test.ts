@@ -4,7 +4,7 @@ import path from 'node:path';
 import { validate, compileErrors } from '@readme/openapi-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import { expect } from 'chai';
-import { ajv as requestAjv } from '../../src/http/validation';
+import { ajv as requestAjv, withComponents } from '../../src/http/validation';
 import { buildOpenApiDocument } from '../../src/openapi/document';
 import { ROUTE_DOCS } from '../../src/openapi/registry';
 import { CHECKED_IN_PATH, serializeOpenApiDocument } from '../../src/openapi/write';
@@ -30,7 +30,10 @@ export async function calls(): Promise<string[]> {
   // @ts-expect-error messages is required
   await post('/v1/chat/completions', { model: 'chat-fast' });
   // @ts-expect-error a role the schema does not allow
+  await post('/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'robot', content: 'x' }] });
+  // @ts-expect-error a tool turn without the call it answers
   await post('/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'tool', content: 'x' }] });
+  await post('/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c1', content: 'x' }] });
   // @ts-expect-error a field the schema does not know
   await post('/v1/images/generations', { model: 'image-5.0', prompt: 'x', colour: 'red' });
   // @ts-expect-error GET-only path
@@ -62,8 +65,9 @@ describe('OpenAPI document', () => {
     for (const [key, doc] of Object.entries(ROUTE_DOCS)) {
       if (!doc?.body) continue;
       expect(schemas[doc.body.name], key).to.equal(doc.body.schema);
+      for (const [name, component] of Object.entries(doc.body.components ?? {})) expect(schemas[name], `${key}: ${name}`).to.equal(component);
       // The handlers' own ajv instance (which fills defaults in place, hence the copy).
-      const valid = requestAjv.validate(doc.body.schema, structuredClone(doc.body.example));
+      const valid = requestAjv.validate(withComponents(doc.body.schema, doc.body.components ?? {}), structuredClone(doc.body.example));
       expect(valid, `${key} example: ${requestAjv.errorsText()}`).to.equal(true);
     }
   });

@@ -27,6 +27,32 @@ const item = object(
   },
 );
 
+/** Objects of two forms, told apart by `role` (each form fixes it to one value). */
+const TAGGED = {
+  type: 'array',
+  items: {
+    oneOf: [
+      object({ role: { type: 'string', enum: ['user'] }, content: { type: 'string' } }, { required: ['role', 'content'] }),
+      object({ role: { type: 'string', enum: ['tool'] }, content: { type: 'string' }, tool_call_id: { type: 'string' } }, { required: ['role', 'content', 'tool_call_id'] }),
+    ],
+  },
+};
+/** A string, or parts told apart by a nullable `type`. */
+const PARTS = {
+  oneOf: [
+    { type: 'string' },
+    {
+      type: 'array',
+      items: {
+        oneOf: [
+          object({ type: { type: 'string', enum: ['text'] }, text: { type: 'string' } }, { required: ['type', 'text'] }),
+          object({ type: { anyOf: [{ type: 'string', enum: ['image_url'] }, { type: 'null' }] }, image_url: { type: 'string' } }, { required: ['type', 'image_url'] }),
+        ],
+      },
+    },
+  ],
+};
+
 describe('validation messages: the field as a client writes it and what is wrong with it, in plain words', () => {
   const cases: [keyword: string, schema: Record<string, unknown>, body: unknown, param: string, message: string][] = [
     ['required', object({ model: { type: 'string' } }, { required: ['model'] }), {}, 'model', 'model is required'],
@@ -89,6 +115,12 @@ describe('validation messages: the field as a client writes it and what is wrong
     ['anyOf: one member missing in each branch', object({ input: { type: 'array', items: { type: 'object', anyOf: [{ required: ['role', 'content'] }, { required: ['type'] }] } } }), { input: [{ role: 'user' }] }, 'input[0]', 'input[0] needs either content or type'],
     ['oneOf: no branch', object({ x: { oneOf: [{ type: 'integer' }, { type: 'boolean' }] } }), { x: 'a' }, 'x', 'x must be an integer or a boolean'],
     ['oneOf: two branches', object({ x: { oneOf: [{ type: 'integer' }, { type: 'number' }] } }), { x: 1 }, 'x', 'x matches more than one of the forms it may take; it must match exactly one'],
+    // Forms told apart by a tag, as OpenAI's messages are by role: the form the tag names is the one refused.
+    ['oneOf by a tag: the tagged form’s missing member', object({ messages: TAGGED }), { messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id', 'messages[0].tool_call_id is required'],
+    ['oneOf by a tag: the tagged form’s wrong member', object({ messages: TAGGED }), { messages: [{ role: 'user', content: 5 }] }, 'messages[0].content', 'messages[0].content must be a string'],
+    ['oneOf by a tag: an unknown tag, with every value it may take', object({ messages: TAGGED }), { messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role', 'messages[0].role must be one of user, tool'],
+    ['oneOf by a tag: no tag', object({ messages: TAGGED }), { messages: [{ content: 'x' }] }, 'messages[0].role', 'messages[0] needs a role: one of user, tool'],
+    ['oneOf by a tag: an unknown tag further in than a form of another kind', object({ content: PARTS }), { content: [{ type: 'video' }] }, 'content[0].type', 'content[0].type must be one of text, image_url'],
   ];
 
   for (const [keyword, schema, body, param, message] of cases) {

@@ -1,4 +1,4 @@
-import { CHAT_REQUEST_SCHEMA, RESPONSES_REQUEST_SCHEMA } from '../../chat/schemas';
+import { CHAT_REQUEST_SCHEMA, OPENAI_REQUEST_SCHEMAS, RESPONSES_REQUEST_SCHEMA } from '../../chat/schemas';
 import type { OperationDocs } from '../types';
 import { GUARD_ERRORS } from './common';
 
@@ -24,7 +24,7 @@ export const CHAT_DOCS: OperationDocs = {
   'POST /v1/chat/completions': {
     tag: 'chat',
     summary: 'Chat completion (OpenAI-compatible)',
-    body: { name: 'ChatCompletionRequest', schema: CHAT_REQUEST_SCHEMA, example: { model: 'chat-fast', messages: [{ role: 'user', content: 'Hello' }] } },
+    body: { name: 'ChatCompletionRequest', schema: CHAT_REQUEST_SCHEMA, components: OPENAI_REQUEST_SCHEMAS, example: { model: 'chat-fast', messages: [{ role: 'user', content: 'Hello' }] } },
     responses: [
       {
         status: 200,
@@ -47,7 +47,7 @@ export const CHAT_DOCS: OperationDocs = {
     tag: 'chat',
     summary: 'Responses interface',
     description: 'If the upstream does not support it, its error is passed through and the request refunded.',
-    body: { name: 'ResponsesRequest', schema: RESPONSES_REQUEST_SCHEMA, example: { model: 'chat-fast', input: 'Hello' } },
+    body: { name: 'ResponsesRequest', schema: RESPONSES_REQUEST_SCHEMA, components: OPENAI_REQUEST_SCHEMAS, example: { model: 'chat-fast', input: 'Hello' } },
     responses: [{ status: 200, description: 'The response.', schema: 'Response' }],
     stream: 'With `stream: true`: typed events, ending with `response.completed` carrying `usage`.',
     errors: CREATE_ERRORS,
