@@ -232,6 +232,24 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       expect(settled.usage).to.include({ prompt_tokens: 12, completion_tokens: 30, reasoning_tokens: 25 });
     });
 
+    it('the simulator as the provider: a tool call on chat-pro, its cached and reasoning tokens settled from the usage it reports', async () => {
+      const { accountId, key } = await account();
+      const res = await chat(key, {
+        model: 'chat-pro',
+        messages: [{ role: 'user', content: 'Weather in Paris? [sim:tool=get_weather] [sim:cached=5] [sim:reasoning=3]' }],
+        tools: [WEATHER_TOOL],
+        reasoning_effort: 'low',
+      });
+      expect(res.body.choices[0].finish_reason).to.equal('tool_calls');
+      expect(res.body.choices[0].message.tool_calls[0].function.name).to.equal('get_weather');
+      const usage = res.body.usage as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number }; completion_tokens_details: { reasoning_tokens: number } };
+      expect([usage.prompt_tokens_details.cached_tokens, usage.completion_tokens_details.reasoning_tokens]).to.deep.equal([5, 3]);
+      const { settled } = await lastCharge(accountId);
+      expect(settled.usage).to.include({ prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cached_input_tokens: 5, reasoning_tokens: 3 });
+      // chat-pro: input 4 a token, cached input 1, output 16.
+      expect(settled.amount).to.equal((usage.prompt_tokens - 5) * 4 + 5 * 1 + usage.completion_tokens * 16);
+    });
+
     it('a client that leaves a tool-call stream is charged for the tool-call arguments delivered', async () => {
       const { accountId, key } = await account();
       const call = (args: string, first = false) => ({ index: 0, ...(first ? { id: 'call_1', type: 'function' } : {}), function: { ...(first ? { name: 'get_weather' } : {}), arguments: args } });
