@@ -166,6 +166,18 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       expect(withPart - without).to.equal(tokenCharge(PRO, 4000, 0));
     });
 
+    it('the context window holds the whole counted prompt: 33 image parts at 1000 tokens overfill chat-fast’s 32768, before anything is reserved', async () => {
+      const { accountId, key } = await account();
+      const image = { type: 'image_url', image_url: { url: 'https://example.com/a.png' } };
+      const events = (await accountEvents(accountId)).length;
+      const fits = await chat(key, { model: 'chat-fast', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text', text: 'Which differ? [sim:tokens=2]' }, ...Array(32).fill(image)] }] });
+      expect(fits.status).to.equal(200);
+      const overfull = await chat(key, { model: 'chat-fast', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text', text: 'Which differ?' }, ...Array(33).fill(image)] }] });
+      expect([overfull.status, overfull.body.error.code, overfull.body.error.param]).to.deep.equal([400, 'context_length_exceeded', 'messages']);
+      await lastCharge(accountId);
+      expect((await accountEvents(accountId)).length, 'the first call reserved and settled; the second nothing').to.equal(events + 2);
+    });
+
     it('tool definitions, tool calls, tool results and a json_schema are prompt: the reservation counts them', async () => {
       const { accountId, key } = await account();
       const schema = { name: 'weather', schema: { type: 'object', properties: { summary: { type: 'string' } } } };
