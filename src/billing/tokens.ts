@@ -77,6 +77,55 @@ export interface TokenMessage {
   readonly content: string;
 }
 
+/** The kinds of content part a prompt can carry: text is counted, the others reserve an allowance. */
+export type ContentPartKind = 'text' | 'image' | 'audio' | 'file';
+
+/** The part types of chat completions and of Responses input, by kind; a type not listed is not counted. */
+const PART_KINDS: ReadonlyMap<string, ContentPartKind> = new Map<string, ContentPartKind>([
+  ['text', 'text'],
+  ['input_text', 'text'],
+  ['output_text', 'text'],
+  ['refusal', 'text'],
+  ['image_url', 'image'],
+  ['input_image', 'image'],
+  ['input_audio', 'audio'],
+  ['file', 'file'],
+  ['input_file', 'file'],
+]);
+
+/** The kind of a content part's `type` (chat: `image_url`, `input_audio`, `file`; Responses: `input_image`, `input_file`, …). */
+export function contentPartKind(type: unknown): ContentPartKind | undefined {
+  return typeof type === 'string' ? PART_KINDS.get(type) : undefined;
+}
+
+/** The tokens one part of each non-text kind stands for (a model's `part_allowances`); a kind left out counts 0. */
+export type PartTokens = { readonly [kind in Exclude<ContentPartKind, 'text'>]?: number };
+
+/** A content part as counted: its text (or refusal), or its kind's allowance. */
+export interface TokenContentPart {
+  readonly type: string;
+  readonly text?: unknown;
+  readonly refusal?: unknown;
+}
+
+/** A call an assistant turn made: its name and arguments are prompt text. */
+export interface TokenToolCall {
+  readonly function?: { readonly name?: unknown; readonly arguments?: unknown };
+  readonly custom?: { readonly name?: unknown; readonly input?: unknown };
+}
+
+/**
+ * A chat message of any role as counted: content as a string (TokenMessage), as parts, or none
+ * (an assistant turn that only called tools), with the calls it made.
+ */
+export interface CountedMessage {
+  readonly role: string;
+  readonly content?: string | readonly TokenContentPart[] | null;
+  readonly refusal?: unknown;
+  readonly tool_calls?: readonly TokenToolCall[];
+  readonly function_call?: { readonly name?: unknown; readonly arguments?: unknown };
+}
+
 /** Overheads of the documented chat approximation: per message, and to prime the reply. */
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_REPLY_PRIMING = 2;
@@ -114,11 +163,63 @@ function counterOf(by: TokenizerEncoding | TextTokenCounter | undefined): TextTo
   return typeof by === 'function' ? by : (text) => countTokens(text, by);
 }
 
-/** Sum over messages of (tokens of the content + 4), plus 2; each content counted by `by` (an encoding or a counter). */
-export function countMessageTokens(messages: readonly TokenMessage[], by?: TokenizerEncoding | TextTokenCounter): number {
+/**
+ * Sum over messages of (tokens of the content + 4), plus 2; each content counted by `by` (an
+ * encoding or a counter). A string content is counted whole, as always; content parts count their
+ * texts and each non-text part its kind's tokens in `parts`; an assistant turn's refusal and the
+ * names and arguments of the calls it made count as text.
+ */
+export function countMessageTokens(messages: readonly CountedMessage[], by?: TokenizerEncoding | TextTokenCounter, parts: PartTokens = {}): number {
   const count = counterOf(by);
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) total += count(message.content) + TOKENS_PER_MESSAGE;
+  for (const message of messages) {
+    const content = message.content;
+    total += (typeof content === 'string' ? count(content) : content ? countParts(content, count, parts) : 0) + TOKENS_PER_MESSAGE;
+    if (message.tool_calls !== undefined || message.function_call !== undefined || typeof message.refusal === 'string') total += countCalls(message, count);
+  }
+  return total;
+}
+
+function countParts(content: readonly TokenContentPart[], count: TextTokenCounter, parts: PartTokens): number {
+  let total = 0;
+  for (const part of content) {
+    const kind = contentPartKind(part.type);
+    if (kind === 'text') total += countText(part.text, count) + countText(part.refusal, count);
+    else if (kind !== undefined) total += parts[kind] ?? 0;
+  }
+  return total;
+}
+
+function countCalls(message: CountedMessage, count: TextTokenCounter): number {
+  let total = countText(message.refusal, count);
+  for (const call of message.tool_calls ?? []) {
+    total += countText(call.function?.name, count) + countText(call.function?.arguments, count) + countText(call.custom?.name, count) + countText(call.custom?.input, count);
+  }
+  return total + countText(message.function_call?.name, count) + countText(message.function_call?.arguments, count);
+}
+
+function countText(text: unknown, count: TextTokenCounter): number {
+  return typeof text === 'string' && text !== '' ? count(text) : 0;
+}
+
+/** What a chat request's prompt carries besides its messages: tool and function definitions, a structured output's schema. */
+export interface ChatPromptExtras {
+  readonly tools?: unknown;
+  readonly functions?: unknown;
+  readonly response_format?: { readonly json_schema?: unknown };
+}
+
+/**
+ * A chat request's whole prompt: its messages (countMessageTokens) and, counted as their JSON
+ * text, its tool and function definitions and its structured output's schema, which the provider
+ * reads as prompt too. A request without them is counted exactly as its messages.
+ */
+export function countChatPromptTokens(request: ChatPromptExtras & { readonly messages: readonly CountedMessage[] }, by?: TokenizerEncoding | TextTokenCounter, parts: PartTokens = {}): number {
+  const count = counterOf(by);
+  let total = countMessageTokens(request.messages, count, parts);
+  if (request.tools !== undefined) total += count(JSON.stringify(request.tools));
+  if (request.functions !== undefined) total += count(JSON.stringify(request.functions));
+  if (request.response_format?.json_schema !== undefined) total += count(JSON.stringify(request.response_format.json_schema));
   return total;
 }
 

@@ -1,8 +1,8 @@
 import type { ModelEntry, Catalog } from '../billing/catalog';
-import { chatCapabilities, chatPricing } from './model-type';
-import { pricingOf, tokenLine } from '../billing/money';
+import { chatCapabilities, chatPricing, chatTokenLine } from './model-type';
+import { pricingOf } from '../billing/money';
 import type { RequestCharge } from '../billing/request-charge';
-import { countMessageTokens, countTokens } from '../billing/tokens';
+import { countChatPromptTokens, countTokens } from '../billing/tokens';
 import type { PromptTokenMemo } from '../billing/prompt-token-memo';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
@@ -10,7 +10,9 @@ import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import type { Channel } from '../upstreams/channel';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
-import { parseChatRequest, type ChatRequest } from './schemas';
+import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
+import { checkChatFeatures } from './request-features';
+import { deliveredText, withClientFinishReasons, type ChatChoice, type ChatOutput } from './chat-answers';
 import { planTokens, type TokenAsk, type TokenPlan } from './token-plan';
 import { withChanges } from '../domain/with-changes';
 import type { Config } from '../config';
@@ -29,13 +31,17 @@ interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Relayed as the provider sent them; cached tokens are priced at the cached price. */
+  prompt_tokens_details?: { cached_tokens?: number; [more: string]: unknown };
+  /** Relayed as the provider sent them; reasoning tokens are already in `completion_tokens`. */
+  completion_tokens_details?: { reasoning_tokens?: number; [more: string]: unknown };
 }
 
 interface ChatCompletion {
   id: string;
   object: string;
   model: string;
-  choices: { index: number; message: { role: string; content: string | null }; finish_reason: string | null }[];
+  choices: readonly (ChatChoice & { message: ChatOutput })[];
   usage?: ChatUsage;
 }
 
@@ -44,7 +50,7 @@ interface ChatChunk {
   object: string;
   created?: number;
   model: string;
-  choices: { index: number; delta: { role?: string; content?: string | null }; finish_reason: string | null }[];
+  choices: readonly (ChatChoice & { delta: ChatOutput })[];
   usage?: ChatUsage | null;
   /** Set, instead of the rest, on the item a provider sends when its stream fails. */
   error?: unknown;
@@ -58,17 +64,20 @@ function outputLimit(request: ChatRequest): TokenAsk['maxOutput'] {
 
 /**
  * The body sent upstream: the client's request under the provider's model name, usage always asked
- * for; the client's `stream_options` and `max_completion_tokens` left out (undefined: JSON has no
- * text for them). A copy by withChanges, not a rest and a spread literal, which gave every
- * request's body a hidden class of its own (src/domain/with-changes.ts).
+ * for, the client's `stream_options` left out (undefined: JSON has no text for it). The output
+ * limit planned goes as `max_tokens`, except to a client that set `max_completion_tokens`: that is
+ * forwarded as sent, never renamed (reasoning models refuse `max_tokens`), and its `max_tokens`
+ * left out (the plan took the newer field). A copy by withChanges, not a rest and a spread
+ * literal, which gave every request's body a hidden class of its own (src/domain/with-changes.ts).
  */
 function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number, stream: boolean): ChatRequest {
+  const completionLimit = request.max_completion_tokens;
   return withChanges(request, {
     model: chatCapabilities(model).upstream_model ?? model.id,
-    max_tokens: maxTokens,
+    max_tokens: completionLimit === undefined ? maxTokens : undefined,
     stream,
     stream_options: stream ? { include_usage: true } : undefined,
-    max_completion_tokens: undefined,
+    max_completion_tokens: completionLimit,
   });
 }
 
@@ -76,8 +85,14 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
   const request = parseChatRequest(await readJson(ctx));
   const auth = authOf(ctx);
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
+  const caps = chatCapabilities(model);
+  checkChatFeatures(model, request, CHAT_REQUEST_FIELDS);
   const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
-  const plan = planTokens(model, { maxOutput: outputLimit(request), prompt: { param: 'messages', count: () => countMessageTokens(request.messages, count) } });
+  const plan = planTokens(model, {
+    maxOutput: outputLimit(request),
+    choices: request.n,
+    prompt: { param: 'messages', count: () => countChatPromptTokens(request, count, caps.part_allowances) },
+  });
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
     request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
@@ -93,14 +108,29 @@ async function completeChat(
   charge: RequestCharge,
 ): Promise<void> {
   const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxOutput, false), charge.signal);
-  const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => c.message.content ?? '').join(''));
+  const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => deliveredText(c.message)).join(''));
   await settleChat(charge, model, usage);
-  ctx.body = { ...completion, model: model.id, usage };
+  ctx.body = { ...completion, choices: withClientFinishReasons(completion.choices, request), model: model.id, usage };
 }
 
-/** The chat price of `usage`, recorded with the usage behind it. */
+/**
+ * The chat price of `usage`, recorded with the usage behind it: the input the provider served
+ * from its cache at the cached price (chatTokenLine), every completion token (reasoning included)
+ * at the output price. The record keeps the cached and reasoning tokens when there were any, and
+ * is otherwise what it always was.
+ */
 function settleChat(charge: RequestCharge, model: ModelEntry, usage: ChatUsage, extra: Record<string, unknown> = {}): Promise<void> {
-  return charge.settle(pricingOf(tokenLine(chatPricing(model), usage.prompt_tokens, usage.completion_tokens)), { model: model.id, ...usage, ...extra });
+  const { prompt_tokens_details: promptDetails, completion_tokens_details: completionDetails, ...counts } = usage;
+  const cached = promptDetails?.cached_tokens ?? 0;
+  const reasoning = completionDetails?.reasoning_tokens ?? 0;
+  const line = chatTokenLine(chatPricing(model), { input: usage.prompt_tokens, cachedInput: cached, output: usage.completion_tokens });
+  return charge.settle(pricingOf(line), {
+    model: model.id,
+    ...counts,
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+    ...(reasoning > 0 ? { reasoning_tokens: reasoning } : {}),
+    ...extra,
+  });
 }
 
 /** When an upstream reports no usage: the gateway's own count of what it delivered, never zero. */
@@ -136,10 +166,10 @@ async function streamChat(
       if (chunk.error !== undefined) throw streamedError(chunk.error, channel.config.name);
       lastChunk = chunk;
       if (chunk.usage) usage = chunk.usage;
-      for (const choice of chunk.choices) delivery.add(choice.delta.content ?? '');
+      for (const choice of chunk.choices) delivery.add(deliveredText(choice.delta));
       if (chunk.choices.length === 0 && !includeUsage) continue;
       const { usage: _usage, ...rest } = chunk;
-      await sse.data({ ...rest, model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
+      await sse.data({ ...rest, choices: withClientFinishReasons(chunk.choices, request), model: model.id, ...(includeUsage ? { usage: chunk.usage ?? null } : {}) });
     }
     delivery.assertWhole();
     const reported = usage !== null;

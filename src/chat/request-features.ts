@@ -1,6 +1,8 @@
 import type { ModelEntry } from '../billing/catalog';
+import { contentPartKind } from '../billing/tokens';
 import { ApiError } from '../http/errors';
 import { chatCapabilities, type ChatCapabilities, type PartAllowances } from './model-type';
+import type { ChatRequest, ChatRequestMessage } from './schemas';
 
 /**
  * The checks chat completions and Responses share for what a request asks of its model beyond
@@ -37,12 +39,13 @@ export function partAllowance(model: ModelEntry, kind: PartKind, param: string):
 
 /**
  * Refuses a top-level field OpenAI does not define (`known`), unless the model forwards it as a
- * provider extra (`capabilities.extra_params`, such as `top_k` or `thinking`).
+ * provider extra (`capabilities.extra_params`, such as `top_k` or `thinking`). `known` is a set,
+ * as the generated CHAT_REQUEST_FIELDS and RESPONSES_REQUEST_FIELDS are: one lookup a field.
  */
-export function checkExtraFields(model: ModelEntry, body: Readonly<Record<string, unknown>>, known: readonly string[]): void {
+export function checkExtraFields(model: ModelEntry, body: object, known: ReadonlySet<string>): void {
   const extras: ChatCapabilities['extra_params'] = chatCapabilities(model).extra_params ?? [];
-  for (const field of Object.keys(body)) {
-    if (!known.includes(field) && !extras.includes(field)) {
+  for (const field in body) {
+    if (!known.has(field) && !extras.includes(field)) {
       throw new ApiError(400, 'unknown_parameter', `${field} is not a field of this endpoint, nor one ${model.id} takes`, { param: field });
     }
   }
@@ -51,4 +54,44 @@ export function checkExtraFields(model: ModelEntry, body: Readonly<Record<string
 /** The tokens a JSON value (a tool's definition, a schema) adds to a prompt: its text, counted as the prompt is. */
 export function jsonTokens(value: unknown, count: (text: string) => number): number {
   return value === undefined ? 0 : count(JSON.stringify(value));
+}
+
+/** The roles of the text chat the spec describes, and `developer` (a system turn by OpenAI's newer name). */
+const PLAIN_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'developer']);
+const TOOL_FIELDS = ['tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call'] as const;
+
+/**
+ * Refuses what a chat completion request uses that its model does not take; `known` is OpenAI's
+ * top-level field names. A request of the spec's text chat costs a walk over its top-level keys
+ * and its messages' roles and content types: nothing is serialised or copied.
+ */
+export function checkChatFeatures(model: ModelEntry, request: ChatRequest, known: ReadonlySet<string>): void {
+  checkExtraFields(model, request, known);
+  const caps = chatCapabilities(model);
+  if (caps.tools !== true) {
+    for (const field of TOOL_FIELDS) if (request[field] !== undefined) throw unsupported(model, field, 'tools');
+  }
+  const format = request.response_format?.type;
+  if (format === 'json_object' || format === 'json_schema') requireFeature(model, 'structured_outputs', 'response_format', `response_format ${format}`);
+  if (request.audio !== undefined) requireFeature(model, 'audio_output', 'audio', 'audio output');
+  if (request.modalities?.includes('audio')) requireFeature(model, 'audio_output', 'modalities', 'audio output');
+  if (request.reasoning_effort !== undefined) requireFeature(model, 'reasoning', 'reasoning_effort');
+  if (request.logprobs === true) requireFeature(model, 'logprobs', 'logprobs');
+  if (request.top_logprobs !== undefined) requireFeature(model, 'logprobs', 'top_logprobs', 'logprobs');
+  const maxN = caps.max_n ?? 1;
+  if (request.n !== undefined && request.n > maxN) throw unsupported(model, 'n', `n above ${maxN}`);
+  for (let i = 0; i < request.messages.length; i++) checkMessage(model, caps, request.messages[i]!, `messages[${i}]`);
+}
+
+function checkMessage(model: ModelEntry, caps: ChatCapabilities, message: ChatRequestMessage, param: string): void {
+  if (typeof message.content !== 'string' && Array.isArray(message.content)) {
+    for (let j = 0; j < message.content.length; j++) {
+      const kind = contentPartKind(message.content[j]!.type);
+      if (kind !== undefined && kind !== 'text') partAllowance(model, kind, `${param}.content[${j}]`);
+    }
+  }
+  if (caps.tools === true) return;
+  if (!PLAIN_ROLES.has(message.role)) throw unsupported(model, `${param}.role`, `${message.role} turns`);
+  if (message.tool_calls !== undefined) throw unsupported(model, `${param}.tool_calls`, 'tool calls');
+  if (message.function_call !== undefined) throw unsupported(model, `${param}.function_call`, 'function calls');
 }

@@ -26,9 +26,37 @@ export function messagesSchema(content: object): object {
   };
 }
 
+/** One content part of a chat message (`text`, `image_url`, `input_audio`, `file`, `refusal`). */
+export interface ChatContentPart {
+  readonly type: string;
+  readonly text?: string;
+  readonly refusal?: string;
+  readonly [more: string]: unknown;
+}
+
+/** An assistant turn's call of a tool (or, legacy, of a function). */
+export interface ChatToolCall {
+  readonly id?: string;
+  readonly type?: string;
+  readonly function?: { readonly name?: string; readonly arguments?: string };
+  readonly custom?: { readonly name?: string; readonly input?: string };
+}
+
+/** A message of any role OpenAI defines: `developer`, `system`, `user`, `assistant`, `tool`, `function`. */
+export interface ChatRequestMessage {
+  readonly role: string;
+  readonly content?: string | readonly ChatContentPart[] | null;
+  readonly name?: string;
+  readonly refusal?: string | null;
+  readonly tool_calls?: readonly ChatToolCall[];
+  readonly function_call?: { readonly name?: string; readonly arguments?: string };
+  readonly tool_call_id?: string;
+  readonly [more: string]: unknown;
+}
+
 export interface ChatRequest {
   model: string;
-  messages: ChatMessage[];
+  messages: ChatRequestMessage[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   temperature?: number;
@@ -40,8 +68,32 @@ export interface ChatRequest {
   frequency_penalty?: number;
   seed?: number;
   user?: string;
-  n?: 1;
+  n?: number;
+  tools?: readonly Record<string, unknown>[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  functions?: readonly Record<string, unknown>[];
+  function_call?: unknown;
+  response_format?: { readonly type: string; readonly json_schema?: Record<string, unknown> };
+  modalities?: readonly string[];
+  audio?: Record<string, unknown>;
+  reasoning_effort?: string;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  [extra: string]: unknown;
 }
+
+/**
+ * The top-level fields of OpenAI's CreateChatCompletionRequest. Temporary hand list until the
+ * schema generated from OpenAI's document replaces this module's validation.
+ */
+export const CHAT_REQUEST_FIELDS: ReadonlySet<string> = new Set([
+  'metadata', 'top_logprobs', 'temperature', 'top_p', 'user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention',
+  'prompt_cache_options', 'messages', 'model', 'service_tier', 'modalities', 'verbosity', 'reasoning_effort', 'max_completion_tokens',
+  'frequency_penalty', 'presence_penalty', 'web_search_options', 'response_format', 'audio', 'store', 'moderation', 'stream', 'stop',
+  'logit_bias', 'logprobs', 'max_tokens', 'n', 'prediction', 'seed', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls',
+  'function_call', 'functions',
+]);
 
 /** `stream_options` as OpenAI SDKs send it with streams; web Q&A takes it too. */
 export const STREAM_OPTIONS_SCHEMA = { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: false } as const;
@@ -51,7 +103,24 @@ export const CHAT_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
     model: { type: 'string', minLength: 1 },
-    messages: messagesSchema({ type: 'string' }),
+    messages: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        properties: {
+          role: { type: 'string', enum: ['developer', 'system', 'user', 'assistant', 'tool', 'function'] },
+          content: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type'] } }, { type: 'null' }] },
+          name: { type: 'string' },
+        },
+        required: ['role'],
+        // OpenAI's tool and function turns say which call or function they answer.
+        allOf: [
+          { if: { properties: { role: { const: 'tool' } }, required: ['role'] }, then: { required: ['tool_call_id', 'content'] } },
+          { if: { properties: { role: { const: 'function' } }, required: ['role'] }, then: { required: ['name', 'content'] } },
+        ],
+      },
+    },
     stream: { type: 'boolean' },
     stream_options: STREAM_OPTIONS_SCHEMA,
     temperature: { type: 'number', minimum: 0, maximum: 2 },
@@ -63,12 +132,25 @@ export const CHAT_REQUEST_SCHEMA = {
     frequency_penalty: { type: 'number', minimum: -2, maximum: 2 },
     seed: { type: 'integer' },
     user: { type: 'string' },
-    n: { type: 'integer', const: 1 },
+    n: { type: 'integer', minimum: 1, maximum: 128 },
+    tools: { type: 'array', items: { type: 'object' } },
+    functions: { type: 'array', items: { type: 'object' } },
+    response_format: { type: 'object', properties: { type: { type: 'string', enum: ['text', 'json_object', 'json_schema'] } }, required: ['type'] },
+    modalities: { type: 'array', items: { type: 'string' } },
+    logprobs: { type: 'boolean' },
+    top_logprobs: { type: 'integer', minimum: 0, maximum: 20 },
   },
   required: ['model', 'messages'],
-  additionalProperties: false,
 };
-export const parseChatRequest = validator<ChatRequest>(CHAT_REQUEST_SCHEMA);
+const validateChatRequest = validator<ChatRequest>(CHAT_REQUEST_SCHEMA);
+/** Top-level `null` means unset: removed before validation. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const record = body as Record<string, unknown>;
+    for (const key of Object.keys(record)) if (record[key] === null) delete record[key];
+  }
+  return validateChatRequest(body);
+}
 
 export interface ResponsesRequest {
   model: string;

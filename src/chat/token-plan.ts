@@ -9,6 +9,8 @@ export interface TokenAsk {
   readonly maxOutput: { readonly value: number; readonly param: string } | undefined;
   /** The prompt's field (`messages`, `input`) and its count by the model's encoding, taken once the output limit passed. */
   readonly prompt: { readonly param: string; readonly count: () => number };
+  /** How many completions the call asks for (chat's `n`; 1 when absent): each may write the whole output limit. */
+  readonly choices?: number;
 }
 
 /** The prompt's tokens, the output limit the model is asked for, and what the call may cost at most. */
@@ -24,7 +26,8 @@ export interface TokenPlan {
  * field it came in; a prompt that fills the model's context window is refused; without a limit
  * the model's own is asked for and reserved, or the room the prompt leaves in the context window
  * when that is less: a provider refuses a request whose prompt and output limit together exceed
- * the window, which the client, having set no limit, did not ask for.
+ * the window, which the client, having set no limit, did not ask for. Every one of `choices`
+ * completions may write the whole output limit, so each is reserved.
  */
 export function planTokens(model: ModelEntry, ask: TokenAsk): TokenPlan {
   const caps = chatCapabilities(model);
@@ -36,5 +39,5 @@ export function planTokens(model: ModelEntry, ask: TokenAsk): TokenPlan {
     throw new ApiError(400, 'context_length_exceeded', `the prompt (${ask.prompt.param}) has about ${promptTokens} tokens; ${model.id} accepts ${caps.context_window}`, { param: ask.prompt.param });
   }
   const maxOutput = ask.maxOutput?.value ?? Math.min(caps.max_output_tokens, caps.context_window - promptTokens);
-  return { promptTokens, maxOutput, estimate: tokenCharge(chatPricing(model), promptTokens, maxOutput) };
+  return { promptTokens, maxOutput, estimate: tokenCharge(chatPricing(model), promptTokens, maxOutput * (ask.choices ?? 1)) };
 }
