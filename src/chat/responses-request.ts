@@ -1,8 +1,8 @@
 import type { ModelEntry } from '../billing/catalog';
-import { countResponsesInputTokens, TOKENS_PER_MESSAGE, type TextTokenCounter } from '../billing/tokens';
+import { contentPartKind, countResponsesInputTokens, TOKENS_PER_MESSAGE, type TextTokenCounter } from '../billing/tokens';
 import { ApiError } from '../http/errors';
 import { chatPricing } from './model-type';
-import { checkExtraFields, jsonTokens, partAllowance, requireFeature, type PartKind } from './request-features';
+import { checkExtraFields, jsonTokens, partAllowance, requireFeature } from './request-features';
 import { RESPONSES_REQUEST_FIELDS, type ResponsesRequest } from './schemas';
 
 /**
@@ -21,8 +21,6 @@ const CLIENT_TOOLS = new Set(['function', 'custom']);
  * charged at settlement all the same, as an overrun of the reservation (docs/auditing.md).
  */
 export const DEFAULT_BUILT_IN_CALLS = 4;
-
-const PART_KINDS: Readonly<Record<string, PartKind>> = { input_image: 'image', input_audio: 'audio', input_file: 'file' };
 
 export interface ResponsesAsk {
   /** The prompt's tokens as the reservation counts them (planTokens' prompt count). */
@@ -66,8 +64,8 @@ function partTokens(model: ModelEntry, content: unknown, param: string): number 
   if (!Array.isArray(content)) return 0;
   let tokens = 0;
   content.forEach((part: unknown, j) => {
-    const kind = isRecord(part) ? PART_KINDS[String(part.type)] : undefined;
-    if (kind) tokens += partAllowance(model, kind, `${param}.content[${j}]`);
+    const kind = isRecord(part) ? contentPartKind(part.type) : undefined;
+    if (kind !== undefined && kind !== 'text') tokens += partAllowance(model, kind, `${param}.content[${j}]`);
   });
   return tokens;
 }

@@ -180,11 +180,11 @@ export interface ResponsesRequest {
 }
 
 /** Temporary (until the generated schema): the top-level fields OpenAI's CreateResponse defines. */
-export const RESPONSES_REQUEST_FIELDS: readonly string[] = [
+export const RESPONSES_REQUEST_FIELDS: ReadonlySet<string> = new Set([
   'model', 'input', 'stream', 'stream_options', 'max_output_tokens', 'instructions', 'temperature', 'top_p', 'top_logprobs', 'metadata', 'store',
   'user', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_tool_calls', 'text', 'reasoning', 'include', 'truncation', 'previous_response_id',
   'prompt_cache_key', 'safety_identifier', 'service_tier', 'background', 'conversation', 'prompt', 'prompt_cache_retention',
-];
+]);
 
 /** The request body schema: ajv enforces it and the OpenAPI document publishes it. */
 export const RESPONSES_REQUEST_SCHEMA = {
