@@ -154,39 +154,27 @@ describe('the client libraries applications build on, against a running gateway 
     });
 
     /**
-     * The Responses API as LangChain sends it carries `text: {}` on every request, a member the
-     * gateway does not take yet (issue 40, section 2): invoke and stream are both refused, cleanly,
-     * in OpenAI's error shape, and nothing is charged.
+     * The Responses API as LangChain sends it carries `text: {}` on every request: taken as asking
+     * nothing (issue 40, section 2), so invoke and stream answer and settle as plain Responses calls.
      */
-    it('useResponsesApi: invoke and stream are refused today with a clean 400 naming text, before anything is reserved', async () => {
+    it('useResponsesApi: invoke and stream (text: {} on every request) answer, every event validated, usage settled', async () => {
       const s = await session();
       const model = langChain(s, { useResponsesApi: true });
-      const refusals: unknown[] = [];
-      for (const call of [() => model.invoke('Hello [sim:tokens=5]'), async () => (await model.stream('Hello [sim:tokens=5]')).next()]) {
-        try {
-          await call();
-          expect.fail('expected a refusal');
-        } catch (err) {
-          refusals.push(err);
-        }
+      const invoked = await model.invoke('Name five colours [sim:tokens=5]');
+      let streamedText = '';
+      let streamedUsage: { input_tokens: number; output_tokens: number } | undefined;
+      for await (const chunk of await model.stream('Tell a story [sim:tokens=7]')) {
+        streamedText += typeof chunk.content === 'string' ? chunk.content : chunk.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+        streamedUsage = chunk.usage_metadata ?? streamedUsage;
       }
-      for (const err of refusals) {
-        expect(err).to.be.instanceOf(OpenAI.BadRequestError);
-        expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).to.deep.equal({
-          message: 'text is not a recognised field',
-          type: 'invalid_request_error',
-          param: 'text',
-          code: 'invalid_request',
-        });
-      }
-      const calls = await expectTrafficAndMoney(s, [
-        { path: '/v1/responses', status: 400, streamed: false },
-        { path: '/v1/responses', status: 400, streamed: false },
+      expect([invoked.usage_metadata?.output_tokens, streamedUsage?.output_tokens]).to.deep.equal([5, 7]);
+      const [plain, stream] = await expectTrafficAndMoney(s, [
+        { path: '/v1/responses', status: 200, streamed: false, units: { input_tokens: invoked.usage_metadata!.input_tokens, output_tokens: invoked.usage_metadata!.output_tokens } },
+        { path: '/v1/responses', status: 200, streamed: true, units: { input_tokens: streamedUsage!.input_tokens, output_tokens: streamedUsage!.output_tokens } },
       ]);
-      expect(calls.map((call) => [call.request.text, call.request.stream])).to.deep.equal([
-        [{}, false],
-        [{}, true],
-      ]);
+      expect([plain!.request.text, stream!.request.text]).to.deep.equal([{}, {}]);
+      expect(invoked.text).to.equal(plain!.answer.output[0].content[0].text);
+      expect(streamedText).to.equal(stream!.streamed!.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''));
     });
   });
 });
