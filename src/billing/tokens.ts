@@ -224,6 +224,100 @@ export function countChatPromptTokens(request: ChatPromptExtras & { readonly mes
 }
 
 /**
+ * Prompt tokens counted for each content part that is not text, by kind. The gateway passes a
+ * model's part allowances (catalog `part_allowances`), the simulator its own fixed counts, so
+ * both count parts by the one rule below.
+ */
+export interface PartTokens {
+  readonly image: number;
+  readonly audio: number;
+  readonly file: number;
+}
+
+/** The kind of a chat (`image_url`, `input_audio`, `file`) or Responses (`input_image`, `input_audio`, `input_file`) part. */
+function partKind(part: unknown): keyof PartTokens | undefined {
+  const type = typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : undefined;
+  if (type === 'image_url' || type === 'input_image') return 'image';
+  if (type === 'input_audio') return 'audio';
+  if (type === 'file' || type === 'input_file') return 'file';
+  return undefined;
+}
+
+/**
+ * The tokens of one message's content: a string by the text rule (exactly countTokens); an array
+ * of parts: each part's `text` (or a refusal part's `refusal`) by the text rule, and each image,
+ * audio or file part `parts[kind]` tokens, whatever its size.
+ */
+export function countContentTokens(content: unknown, parts: PartTokens, by?: TokenizerEncoding | TextTokenCounter): number {
+  const count = counterOf(by);
+  if (typeof content === 'string') return count(content);
+  if (!Array.isArray(content)) return 0;
+  let total = partTokens(content, parts);
+  for (const part of content) {
+    const { text, refusal } = (typeof part === 'object' && part !== null ? part : {}) as { text?: unknown; refusal?: unknown };
+    if (typeof text === 'string') total += count(text);
+    else if (typeof refusal === 'string') total += count(refusal);
+  }
+  return total;
+}
+
+/** Σ of `parts[kind]` over the image, audio and file parts of `content` (0 for a string). */
+function partTokens(content: unknown, parts: PartTokens): number {
+  if (!Array.isArray(content)) return 0;
+  let total = 0;
+  for (const part of content) {
+    const kind = partKind(part);
+    if (kind !== undefined) total += parts[kind];
+  }
+  return total;
+}
+
+/** No tokens for parts: the counts of text alone. */
+const NO_PART_TOKENS: PartTokens = { image: 0, audio: 0, file: 0 };
+
+/**
+ * The prompt of a chat request with content parts, tools and tool turns: Σ over messages of (its
+ * content by countContentTokens + the name and arguments of each tool call it carries, legacy
+ * `function_call` included, + 4), + 2, + each tool definition's name, description and JSON
+ * parameters (`tools` or legacy `functions`). For string-content messages without tools this is
+ * exactly countMessageTokens.
+ */
+export function countChatPromptTokens(
+  messages: readonly unknown[],
+  tools: readonly unknown[],
+  parts: PartTokens,
+  by?: TokenizerEncoding | TextTokenCounter,
+): number {
+  const count = counterOf(by);
+  let total = TOKENS_REPLY_PRIMING;
+  for (const message of messages) {
+    const { content, tool_calls: toolCalls, function_call: functionCall } = (typeof message === 'object' && message !== null ? message : {}) as {
+      content?: unknown;
+      tool_calls?: unknown;
+      function_call?: unknown;
+    };
+    total += countContentTokens(content, parts, count) + TOKENS_PER_MESSAGE;
+    const calls = Array.isArray(toolCalls) ? toolCalls.map((call: unknown) => (typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : undefined)) : [];
+    for (const call of [...calls, functionCall]) total += functionTokens(call, count);
+  }
+  for (const tool of tools) {
+    const definition = typeof tool === 'object' && tool !== null && 'function' in tool ? (tool as { function?: unknown }).function : tool;
+    total += functionTokens(definition, count);
+  }
+  return total;
+}
+
+/** The text-rule tokens of a function's `name`, `description`, `arguments` and JSON `parameters`, whichever it has. */
+function functionTokens(fn: unknown, count: TextTokenCounter): number {
+  if (typeof fn !== 'object' || fn === null) return 0;
+  const { name, description, arguments: args, parameters } = fn as { name?: unknown; description?: unknown; arguments?: unknown; parameters?: unknown };
+  let total = 0;
+  for (const text of [name, description, args]) if (typeof text === 'string') total += count(text);
+  if (parameters !== undefined) total += count(JSON.stringify(parameters) ?? '');
+  return total;
+}
+
+/**
  * Splits `text` into pieces that each carry exactly one token, whitespace attached to the token
  * that follows it (leading and trailing whitespace of `text` to the first and last piece), so
  * that `pieces.length === countTokens(text)` (the simple count) and, unless `text` is only whitespace,
@@ -311,14 +405,21 @@ export function responsesItemTexts(item: unknown): string[] {
   return typeof output === 'string' ? [output] : [];
 }
 
-/** Responses input: a string is one item; Σ over items of (tokens of its texts + 4), plus 2; `by` as in countMessageTokens. */
-export function countResponsesInputTokens(input: string | readonly unknown[], by?: TokenizerEncoding | TextTokenCounter): number {
+/**
+ * Responses input: a string is one item; Σ over items of (tokens of its texts + each image, audio
+ * or file part's `parts` tokens + a function call's name and arguments + 4), plus 2; `by` as in
+ * countMessageTokens. Without `parts`, parts count nothing (the count before parts were taken).
+ */
+export function countResponsesInputTokens(input: string | readonly unknown[], by?: TokenizerEncoding | TextTokenCounter, parts: PartTokens = NO_PART_TOKENS): number {
   const count = counterOf(by);
-  const items = typeof input === 'string' ? [[input]] : input.map(responsesItemTexts);
+  if (typeof input === 'string') return TOKENS_REPLY_PRIMING + TOKENS_PER_MESSAGE + count(input);
   let total = TOKENS_REPLY_PRIMING;
-  for (const texts of items) {
+  for (const item of input) {
     total += TOKENS_PER_MESSAGE;
-    for (const text of texts) total += count(text);
+    for (const text of responsesItemTexts(item)) total += count(text);
+    const { type, content } = (typeof item === 'object' && item !== null ? item : {}) as { type?: unknown; content?: unknown };
+    total += partTokens(content, parts);
+    if (type === 'function_call') total += functionTokens(item, count);
   }
   return total;
 }
@@ -326,18 +427,19 @@ export function countResponsesInputTokens(input: string | readonly unknown[], by
 /** The Responses API's usage object in full (the official SDK's type requires the details). */
 export interface ResponsesUsageObject {
   readonly input_tokens: number;
-  readonly input_tokens_details: { readonly cached_tokens: number };
+  readonly input_tokens_details: { readonly cached_tokens: number; readonly cache_write_tokens: number };
   readonly output_tokens: number;
   readonly output_tokens_details: { readonly reasoning_tokens: number };
   readonly total_tokens: number;
 }
 
-export function responsesUsageObject(inputTokens: number, outputTokens: number): ResponsesUsageObject {
+/** `cached` of the input and `reasoning` of the output tokens, 0 unless given. */
+export function responsesUsageObject(inputTokens: number, outputTokens: number, details: { readonly cached?: number; readonly reasoning?: number } = {}): ResponsesUsageObject {
   return {
     input_tokens: inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: details.cached ?? 0, cache_write_tokens: 0 },
     output_tokens: outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: details.reasoning ?? 0 },
     total_tokens: inputTokens + outputTokens,
   };
 }

@@ -205,7 +205,7 @@ describe('upstream simulator: chat protocol (through the openai SDK)', () => {
       expect(response.output_text).to.equal('word1 word2 word3 word4 word5 word6');
       expect(response.usage).to.deep.equal({
         input_tokens: expectedInputTokens,
-        input_tokens_details: { cached_tokens: 0 },
+        input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
         output_tokens: 6,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: expectedInputTokens + 6,
@@ -274,7 +274,7 @@ describe('upstream simulator: chat protocol (through the openai SDK)', () => {
     });
 
     it('reports the usage of [sim:usage=P,C] whatever the text, plain and streamed', async () => {
-      const expected = { input_tokens: 11, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 };
+      const expected = { input_tokens: 11, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 };
       const plain = await client.responses.create({ model: 'm', input: '[sim:tokens=5] [sim:usage=11,1]' });
       expect(plain.output_text.split(' ')).to.have.length(5);
       expect(plain.usage).to.deep.equal(expected);

@@ -59,6 +59,24 @@ describe('upstream simulator: directives', () => {
 
   it('strips directives from text', () => {
     expect(stripDirectives('hello [sim:tokens=3] world').split(/\s+/)).to.deep.equal(['hello', 'world']);
+    expect(stripDirectives('a [sim:tool-args={"x": "] y"}] b [sim:refusal] c').split(/\s+/)).to.deep.equal(['a', 'b', 'c']);
+  });
+
+  it('parses the tool, usage-detail and built-in tool directives', () => {
+    const d = parseDirectives('[sim:tool=get_weather,get_time] [sim:refusal] [sim:cached=12] [sim:reasoning=30] [sim:web-search=2] [sim:image-generation=1]');
+    expect(d).to.deep.include({ tools: ['get_weather', 'get_time'], refusal: true, cached: 12, reasoning: 30, webSearch: 2, imageGeneration: 1 });
+    expect(parseDirectives('[sim:web-search=17]').webSearch, 'at most 16 calls').to.equal(undefined);
+    expect(parseDirectives('[sim:tool=]').tools).to.equal(undefined);
+  });
+
+  it('reads [sim:tool-args=…] as a JSON object to its balanced brace, spaces, brackets and braces in strings included', () => {
+    const args = { city: 'Paris ] {', days: [1, 2], nested: { ok: true, quote: 'say "hi"' } };
+    const d = parseDirectives(`weather? [sim:tool=get_weather] [sim:tool-args=${JSON.stringify(args, null, 2)}] thanks`);
+    expect(d.toolArgs).to.deep.equal(args);
+    expect(d.tools).to.deep.equal(['get_weather']);
+    for (const bad of ['[sim:tool-args={"a": 1]', '[sim:tool-args={"a": 1}x]', '[sim:tool-args=[1, 2]]', '[sim:tool-args={a: 1}]', '[sim:tool-args=1]']) {
+      expect(parseDirectives(bad).toolArgs, bad).to.equal(undefined);
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CatalogError, DEFAULT_CATALOG_FILE, parseCatalog, validateCatalog } from '../../src/billing/catalog';
-import { countInSlices, countMessageTokens, countResponsesInputTokens, countTokens, MAX_BPE_RUN, TOKENIZER_ENCODINGS } from '../../src/billing/tokens';
+import { countChatPromptTokens, countContentTokens, countInSlices, countMessageTokens, countResponsesInputTokens, countTokens, MAX_BPE_RUN, TOKENIZER_ENCODINGS } from '../../src/billing/tokens';
 import fs from 'node:fs';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
@@ -38,6 +38,57 @@ describe('token counting: the catalog tokenizer, else the simple count', () => {
     const input = [{ role: 'user', content: [{ type: 'input_text', text: CODE }] }, { type: 'function_call_output', output: 'Hello, world!' }];
     expect(countResponsesInputTokens(input, 'o200k_base')).to.equal(2 + 4 + countTokens(CODE, 'o200k_base') + 4 + 4);
     expect(countResponsesInputTokens(CODE, 'cl100k_base')).to.equal(2 + 4 + countTokens(CODE, 'cl100k_base'));
+  });
+});
+
+describe('token counting: content parts and tools (one rule for the gateway and the simulator)', () => {
+  const PARTS = { image: 700, audio: 1100, file: 3300 };
+
+  it('counts string content exactly as countTokens, and string messages exactly as countMessageTokens', () => {
+    for (const encoding of [undefined, ...TOKENIZER_ENCODINGS]) {
+      expect(countContentTokens(CODE, PARTS, encoding), String(encoding)).to.equal(countTokens(CODE, encoding));
+      const messages = [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: CODE },
+      ];
+      expect(countChatPromptTokens(messages, [], PARTS, encoding), String(encoding)).to.equal(countMessageTokens(messages, encoding));
+    }
+  });
+
+  it('counts text parts by the text rule and each image, audio and file part (chat or Responses) at its fixed count', () => {
+    const chatParts = [
+      { type: 'text', text: 'two words' },
+      { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+      { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+      { type: 'file', file: { file_id: 'file-1' } },
+      { type: 'image_url', image_url: { url: 'https://example.com/b.png' } },
+    ];
+    expect(countContentTokens(chatParts, PARTS)).to.equal(2 + 700 * 2 + 1100 + 3300);
+    const responsesParts = [
+      { type: 'input_text', text: 'three more words' },
+      { type: 'input_image', image_url: 'https://example.com/a.png' },
+      { type: 'input_file', file_id: 'file-1' },
+    ];
+    expect(countContentTokens(responsesParts, PARTS)).to.equal(3 + 700 + 3300);
+    expect(countResponsesInputTokens([{ role: 'user', content: responsesParts }], undefined, PARTS)).to.equal(2 + 4 + 3 + 700 + 3300);
+    // Without part counts a Responses input counts its text alone, as before parts were taken.
+    expect(countResponsesInputTokens([{ role: 'user', content: responsesParts }])).to.equal(2 + 4 + 3);
+  });
+
+  it('counts tool definitions, tool calls and legacy function calls by their names, descriptions, arguments and parameters', () => {
+    const parameters = { type: 'object', properties: { city: { type: 'string' } } };
+    const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters } }];
+    const messages = [
+      { role: 'user', content: 'weather in Paris' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+      { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{}' } },
+    ];
+    const definition = 1 + 5 + countTokens(JSON.stringify(parameters));
+    expect(countChatPromptTokens(messages, tools, PARTS)).to.equal(2 + (3 + 4) + (0 + 1 + 2 + 4) + (1 + 4) + (0 + 1 + 1 + 4) + definition);
+    // Legacy `functions` are definitions of the same shape, without the `function` wrapper.
+    expect(countChatPromptTokens([], [{ name: 'get_weather', description: 'The weather in a city', parameters }], PARTS)).to.equal(2 + definition);
+    expect(countResponsesInputTokens([{ type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city": "Paris"}' }])).to.equal(2 + 4 + 1 + 2);
   });
 });
 
