@@ -24,7 +24,7 @@ export const DEFAULT_REASONING_TOKENS = 16;
  * size: at or below the catalog's part allowances (image 1000, audio 2000, file 4000), so the
  * gateway's reservation covers them. 765 is what OpenAI bills a 1024×1024 high-detail image.
  */
-export const SIM_PART_TOKENS: PartTokens = { image: 765, audio: 1500, file: 3000 };
+export const SIM_PART_TOKENS: Required<PartTokens> = { image: 765, audio: 1500, file: 3000 };
 
 export const REFUSAL_TEXT = "I'm sorry, but I can't help with that request.";
 

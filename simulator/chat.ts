@@ -43,7 +43,7 @@ import {
   type ToolChoice,
   type ToolSpec,
 } from './answer';
-import { countChatPromptTokens } from '../src/billing/tokens';
+import { countChatPromptTokens, type CountedMessage, type TokenContentPart, type TokenToolCall } from '../src/billing/tokens';
 
 /** The chat and Responses routes, with one id counter so ids are predictable per simulator instance. */
 export function chatRoutes(): ExtraRoute[] {
@@ -224,7 +224,11 @@ function finishReason(request: ChatRequest, reply: Reply): FinishReason | 'tool_
  */
 function chatUsage(request: ChatRequest, replies: readonly Reply[], directives: SimDirectives): ChatUsage {
   const reasoning = reasoningTokens(directives, request.reasoningRequested);
-  const counted = countChatPromptTokens(request.messages, request.toolDefinitions, SIM_PART_TOKENS);
+  const counted = countChatPromptTokens(
+    { messages: request.messages.map(countedMessage), tools: request.toolDefinitions.length > 0 ? request.toolDefinitions : undefined },
+    undefined,
+    SIM_PART_TOKENS,
+  );
   const prompt = directives.usage?.prompt ?? counted;
   const completion = directives.usage?.completion ?? replies.reduce((sum, reply) => sum + replyTokens(reply), reasoning);
   const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -233,6 +237,18 @@ function chatUsage(request: ChatRequest, replies: readonly Reply[], directives: 
     ...usage,
     prompt_tokens_details: { cached_tokens: cachedTokens(directives, prompt), audio_tokens: Math.min(audioPartTokens(request.messages), prompt) },
     completion_tokens_details: { reasoning_tokens: Math.min(reasoning, completion), audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+/** A message as the one counting rule (billing/tokens) reads it: what is not of its shape counts nothing. */
+function countedMessage(message: Readonly<Record<string, unknown>>): CountedMessage {
+  const content = message['content'];
+  return {
+    role: String(message['role']),
+    content: typeof content === 'string' ? content : arrayOf(content).filter((part): part is TokenContentPart => isRecord(part) && typeof part['type'] === 'string'),
+    refusal: message['refusal'],
+    tool_calls: arrayOf(message['tool_calls']).filter((call): call is TokenToolCall => isRecord(call)),
+    function_call: isRecord(message['function_call']) ? message['function_call'] : undefined,
   };
 }
 

@@ -224,26 +224,6 @@ export function countChatPromptTokens(request: ChatPromptExtras & { readonly mes
 }
 
 /**
- * Prompt tokens counted for each content part that is not text, by kind. The gateway passes a
- * model's part allowances (catalog `part_allowances`), the simulator its own fixed counts, so
- * both count parts by the one rule below.
- */
-export interface PartTokens {
-  readonly image: number;
-  readonly audio: number;
-  readonly file: number;
-}
-
-/** The kind of a chat (`image_url`, `input_audio`, `file`) or Responses (`input_image`, `input_audio`, `input_file`) part. */
-function partKind(part: unknown): keyof PartTokens | undefined {
-  const type = typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : undefined;
-  if (type === 'image_url' || type === 'input_image') return 'image';
-  if (type === 'input_audio') return 'audio';
-  if (type === 'file' || type === 'input_file') return 'file';
-  return undefined;
-}
-
-/**
  * The tokens of one message's content: a string by the text rule (exactly countTokens); an array
  * of parts: each part's `text` (or a refusal part's `refusal`) by the text rule, and each image,
  * audio or file part `parts[kind]` tokens, whatever its size.
@@ -266,46 +246,14 @@ function partTokens(content: unknown, parts: PartTokens): number {
   if (!Array.isArray(content)) return 0;
   let total = 0;
   for (const part of content) {
-    const kind = partKind(part);
-    if (kind !== undefined) total += parts[kind];
+    const kind = contentPartKind(typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : undefined);
+    if (kind !== undefined && kind !== 'text') total += parts[kind] ?? 0;
   }
   return total;
 }
 
 /** No tokens for parts: the counts of text alone. */
-const NO_PART_TOKENS: PartTokens = { image: 0, audio: 0, file: 0 };
-
-/**
- * The prompt of a chat request with content parts, tools and tool turns: Σ over messages of (its
- * content by countContentTokens + the name and arguments of each tool call it carries, legacy
- * `function_call` included, + 4), + 2, + each tool definition's name, description and JSON
- * parameters (`tools` or legacy `functions`). For string-content messages without tools this is
- * exactly countMessageTokens.
- */
-export function countChatPromptTokens(
-  messages: readonly unknown[],
-  tools: readonly unknown[],
-  parts: PartTokens,
-  by?: TokenizerEncoding | TextTokenCounter,
-): number {
-  const count = counterOf(by);
-  let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) {
-    const { content, tool_calls: toolCalls, function_call: functionCall } = (typeof message === 'object' && message !== null ? message : {}) as {
-      content?: unknown;
-      tool_calls?: unknown;
-      function_call?: unknown;
-    };
-    total += countContentTokens(content, parts, count) + TOKENS_PER_MESSAGE;
-    const calls = Array.isArray(toolCalls) ? toolCalls.map((call: unknown) => (typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : undefined)) : [];
-    for (const call of [...calls, functionCall]) total += functionTokens(call, count);
-  }
-  for (const tool of tools) {
-    const definition = typeof tool === 'object' && tool !== null && 'function' in tool ? (tool as { function?: unknown }).function : tool;
-    total += functionTokens(definition, count);
-  }
-  return total;
-}
+const NO_PART_TOKENS: PartTokens = {};
 
 /** The text-rule tokens of a function's `name`, `description`, `arguments` and JSON `parameters`, whichever it has. */
 function functionTokens(fn: unknown, count: TextTokenCounter): number {

@@ -51,7 +51,7 @@ describe('token counting: content parts and tools (one rule for the gateway and 
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: CODE },
       ];
-      expect(countChatPromptTokens(messages, [], PARTS, encoding), String(encoding)).to.equal(countMessageTokens(messages, encoding));
+      expect(countChatPromptTokens({ messages }, encoding, PARTS), String(encoding)).to.equal(countMessageTokens(messages, encoding));
     }
   });
 
@@ -75,7 +75,7 @@ describe('token counting: content parts and tools (one rule for the gateway and 
     expect(countResponsesInputTokens([{ role: 'user', content: responsesParts }])).to.equal(2 + 4 + 3);
   });
 
-  it('counts tool definitions, tool calls and legacy function calls by their names, descriptions, arguments and parameters', () => {
+  it('counts tool definitions as their JSON, and tool calls and legacy function calls by their names and arguments', () => {
     const parameters = { type: 'object', properties: { city: { type: 'string' } } };
     const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters } }];
     const messages = [
@@ -84,10 +84,9 @@ describe('token counting: content parts and tools (one rule for the gateway and 
       { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
       { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{}' } },
     ];
-    const definition = 1 + 5 + countTokens(JSON.stringify(parameters));
-    expect(countChatPromptTokens(messages, tools, PARTS)).to.equal(2 + (3 + 4) + (0 + 1 + 2 + 4) + (1 + 4) + (0 + 1 + 1 + 4) + definition);
-    // Legacy `functions` are definitions of the same shape, without the `function` wrapper.
-    expect(countChatPromptTokens([], [{ name: 'get_weather', description: 'The weather in a city', parameters }], PARTS)).to.equal(2 + definition);
+    expect(countChatPromptTokens({ messages, tools }, undefined, PARTS)).to.equal(2 + (3 + 4) + (0 + 1 + 2 + 4) + (1 + 4) + (0 + 1 + 1 + 4) + countTokens(JSON.stringify(tools)));
+    const functions = [{ name: 'get_weather', description: 'The weather in a city', parameters }];
+    expect(countChatPromptTokens({ messages: [], functions }, undefined, PARTS)).to.equal(2 + countTokens(JSON.stringify(functions)));
     expect(countResponsesInputTokens([{ type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city": "Paris"}' }])).to.equal(2 + 4 + 1 + 2);
   });
 });
