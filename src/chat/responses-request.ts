@@ -1,15 +1,15 @@
 import type { ModelEntry } from '../billing/catalog';
-import { contentPartKind, countResponsesInputTokens, TOKENS_PER_MESSAGE, type TextTokenCounter } from '../billing/tokens';
+import { contentPartKind, countResponsesInputTokens, type TextTokenCounter } from '../billing/tokens';
 import { ApiError } from '../http/errors';
-import { chatPricing } from './model-type';
+import { chatCapabilities, chatPricing } from './model-type';
 import { checkExtraFields, jsonTokens, partAllowance, requireFeature } from './request-features';
 import { RESPONSES_REQUEST_FIELDS, type ResponsesRequest } from './schemas';
 
 /**
  * What a Responses request asks of its model beyond text, checked before anything is reserved,
- * and what it adds to the reservation: the tokens of its tool definitions, its `text.format`
- * schema, its non-message input items and its image, audio and file parts, and the money of the
- * built-in tool calls it may run.
+ * and what it adds to the reservation: the tokens of its tool definitions and its `text.format`
+ * schema, its image, audio and file parts at their allowances and its function calls (the one
+ * input rule of billing/tokens), and the money of the built-in tool calls it may run.
  */
 
 /** Tool types the client's own code runs: the model only writes their calls. */
@@ -59,39 +59,17 @@ function toolReserve(prices: readonly number[], maxToolCalls: number | undefined
   return prices.reduce((sum, price) => sum + price * DEFAULT_BUILT_IN_CALLS, 0);
 }
 
-/** The tokens the parts of one message item reserve beyond its text (refusing a kind the model lacks). */
-function partTokens(model: ModelEntry, content: unknown, param: string): number {
-  if (!Array.isArray(content)) return 0;
-  let tokens = 0;
-  content.forEach((part: unknown, j) => {
-    const kind = isRecord(part) ? contentPartKind(part.type) : undefined;
-    if (kind !== undefined && kind !== 'text') tokens += partAllowance(model, kind, `${param}.content[${j}]`);
-  });
-  return tokens;
-}
-
-/** Whether an input item is a message (its text counted by the shared rule), not a tool call, output or reference. */
-function isMessage(item: Record<string, unknown>): boolean {
-  return item.type === undefined || item.type === 'message';
-}
-
-/**
- * What input items add beyond the text countResponsesInputTokens counts: the parts of messages at
- * their allowances (each kind refused now if the model lacks it), and every other item (function
- * calls with their arguments, tool outputs) as its JSON text, counted only when the prompt is.
- */
-function inputExtras(model: ModelEntry, input: ResponsesRequest['input']): { readonly partTokens: number; readonly otherItems: readonly Record<string, unknown>[] } {
-  if (typeof input === 'string') return { partTokens: 0, otherItems: [] };
-  let tokens = 0;
-  const otherItems: Record<string, unknown>[] = [];
+/** Refuses the input's parts and tool calls the model cannot take, each naming its place (`input[i].content[j]`, `input[i]`). */
+function checkInput(model: ModelEntry, input: ResponsesRequest['input']): void {
+  if (typeof input === 'string') return;
   input.forEach((item, i) => {
-    if (isMessage(item)) tokens += partTokens(model, item.content, `input[${i}]`);
-    else {
-      if (item.type === 'function_call' || item.type === 'custom_tool_call') requireFeature(model, 'tools', `input[${i}]`, 'tool calls');
-      otherItems.push(item);
-    }
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') requireFeature(model, 'tools', `input[${i}]`, 'tool calls');
+    if (!Array.isArray(item.content)) return;
+    item.content.forEach((part: unknown, j) => {
+      const kind = isRecord(part) ? contentPartKind(part.type) : undefined;
+      if (kind !== undefined && kind !== 'text') partAllowance(model, kind, `input[${i}].content[${j}]`);
+    });
   });
-  return { partTokens: tokens, otherItems };
 }
 
 /** Refuses what the model cannot take, each refusal naming its field; `text: {}` (LangChain's default) asks nothing. */
@@ -111,12 +89,12 @@ export function askOfResponses(model: ModelEntry, request: ResponsesRequest, cou
   checkFeatures(model, request);
   const tools = request.tools ?? [];
   const builtInToolReserve = toolReserve(builtInToolPrices(model, tools), request.max_tool_calls);
-  const extras = inputExtras(model, request.input);
+  checkInput(model, request.input);
   const format = isRecord(request.text) ? request.text.format : undefined;
   const definitions = (): number => (tools.length > 0 ? jsonTokens(tools, count) : 0) + jsonTokens(format, count);
-  const items = (): number => extras.otherItems.reduce((sum, item) => sum + jsonTokens(item, count) + TOKENS_PER_MESSAGE, 0);
+  const allowances = chatCapabilities(model).part_allowances;
   return {
-    promptTokens: () => countResponsesInputTokens(request.input, count) + (request.instructions ? count(request.instructions) : 0) + extras.partTokens + items() + definitions(),
+    promptTokens: () => countResponsesInputTokens(request.input, count, allowances) + (request.instructions ? count(request.instructions) : 0) + definitions(),
     builtInToolReserve,
   };
 }

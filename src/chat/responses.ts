@@ -26,7 +26,7 @@ interface ResponseObject {
   object: string;
   status: string;
   model: string;
-  output: { type: string; content?: { type: string; text?: string }[]; arguments?: string }[];
+  output: { type: string; content?: { type: string; text?: string }[]; name?: string; arguments?: string }[];
   usage?: ResponsesUsage | null;
   [more: string]: unknown;
 }
@@ -38,6 +38,7 @@ interface StreamEvent {
   delta?: string;
   output_index?: number;
   content_index?: number;
+  item?: unknown;
   [more: string]: unknown;
 }
 
@@ -47,13 +48,23 @@ function upstreamBody(model: ModelEntry, request: ResponsesRequest, maxOutput: n
   return { ...request, model: chatCapabilities(model).upstream_model ?? model.id, max_output_tokens: maxOutput };
 }
 
-/** The text a Response delivered: its message text and the arguments of the function calls it made. */
+/** The text a Response delivered: its message text and the names and arguments of the function calls it made. */
 function outputText(response: ResponseObject): string {
-  return response.output.flatMap((item) => [...(item.content ?? []).map((part) => part.text ?? ''), item.arguments ?? '']).join('');
+  return response.output.flatMap((item) => [...(item.content ?? []).map((part) => part.text ?? ''), item.type === 'function_call' ? `${item.name ?? ''}${item.arguments ?? ''}` : '']).join('');
 }
 
-/** The deltas a stream delivers as text the client is charged for: message text and function-call arguments. */
-const DELIVERED_DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta']);
+/**
+ * The text an event delivers that the client is charged for when the stream is cut: message text,
+ * and a function call's name and arguments (as chat counts a tool call's).
+ */
+function deliveredText(event: StreamEvent): string {
+  if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') return event.delta ?? '';
+  if (event.type === 'response.output_item.added') {
+    const item = event.item as { type?: unknown; name?: unknown } | undefined;
+    if (item?.type === 'function_call' && typeof item.name === 'string') return item.name;
+  }
+  return '';
+}
 
 /**
  * A usage as the client gets it: with every detail OpenAI's ResponseUsage requires, those the
@@ -170,7 +181,7 @@ async function streamResponses(
         event.response = response;
         if (event.response.usage) usage = event.response.usage;
       }
-      if (DELIVERED_DELTAS.has(event.type)) delivery.add(event.delta ?? '');
+      delivery.add(deliveredText(event));
       if (TERMINAL.has(event.type)) {
         terminal = true;
         delivery.assertWhole();

@@ -7,35 +7,37 @@ import { ALL_MODEL_TYPES } from '../../src/model-types';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { chatRoutes } from '../../simulator/chat';
-import type { ExtraRoute, SimContext } from '../../simulator/route';
+import type { SimContext } from '../../simulator/route';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { testTempDir } from '../support/temp-dirs';
 import { expectSettledAndAuditClean } from '../support/wait';
+import { request } from 'undici';
+import { tokenLine } from '../../src/billing/money';
+import { countTokens } from '../../src/billing/tokens';
+import { chatTokenLine } from '../../src/chat/model-type';
+import { assertOpenAiSchema, assertResponseStreamEventAsTheApiSendsIt } from '../support/openai-schema';
+import { latestSettlement } from '../support/settlements';
 
-/** Counts the requests of each route of a simulator that the gateway may call for Responses, then lets the simulator answer. */
+/** chat-pro's prices (src/billing/catalog.json). */
+const PRO_PRICES = { input_per_million: 4_000_000, output_per_million: 16_000_000, cached_input_per_million: 1_000_000 };
+
+/**
+ * The simulator's chat and Responses routes (one store of Responses) behind a counter of the
+ * Responses calls that reach it: creates, and reads (GET, DELETE, input items).
+ */
 class ResponsesSpy {
   readonly calls = { create: 0, read: 0 };
   constructor(simulator: RunningSimulator) {
-    const create = chatRoutes().find((route) => route.path === '/v1/responses')!;
-    const count = (route: ExtraRoute, kind: 'create' | 'read'): ExtraRoute => ({
-      ...route,
-      handler: (ctx: SimContext) => {
-        this.calls[kind]++;
-        return route.handler(ctx);
-      },
-    });
-    const provider: ExtraRoute[] = [
-      { method: 'GET', path: '/v1/responses/:id', handler: (ctx) => answer(ctx, { id: ctx.params.id, object: 'response' }) },
-      { method: 'GET', path: '/v1/responses/:id/input_items', handler: (ctx) => answer(ctx, { object: 'list', data: [], has_more: false, first_id: null, last_id: null }) },
-      { method: 'DELETE', path: '/v1/responses/:id', handler: (ctx) => answer(ctx, { id: ctx.params.id, object: 'response', deleted: true }) },
-    ];
-    simulator.addRoutes([count(create, 'create'), ...provider.map((route) => count(route, 'read'))]);
+    simulator.addRoutes(
+      chatRoutes().map((route) => ({
+        ...route,
+        handler: (ctx: SimContext) => {
+          if (route.path.startsWith('/v1/responses')) this.calls[route.method === 'POST' ? 'create' : 'read']++;
+          return route.handler(ctx);
+        },
+      })),
+    );
   }
-}
-
-function answer(ctx: SimContext, body: unknown): void {
-  ctx.res.writeHead(200, { 'content-type': 'application/json' });
-  ctx.res.end(JSON.stringify(body));
 }
 
 describe('Responses: the extensions a model takes, refused before anything is reserved @integration', () => {
@@ -208,3 +210,108 @@ describe('Responses: previous_response_id goes to the channel that made the resp
     expect({ first: onFirst.calls.read, second: onSecond.calls.read }).to.deep.equal({ first: 0, second: 1 });
   });
 });
+
+describe('Responses: built-in tool calls, cached and reasoning tokens, function calls, billed in one settlement @integration', () => {
+  let gw: TestGateway;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+  });
+  after(async () => gw.close());
+
+  async function account(): Promise<{ key: string; accountId: string }> {
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    return { key, accountId };
+  }
+
+  it('charges each built-in tool call the output carries at its price, beside the tokens, plain and streamed', async () => {
+    for (const stream of [false, true]) {
+      const { key, accountId } = await account();
+      const body = { model: 'chat-pro', input: 'look it up [sim:web-search=2] [sim:image-generation=1] [sim:tokens=3]', tools: [{ type: 'web_search' }, { type: 'image_generation' }], max_output_tokens: 50, stream };
+      const res = await gw.api(key, 'POST', '/v1/responses', body);
+      expect(res.status).to.equal(200);
+      const response = stream ? sseEvents(res.body).at(-1)!.response : res.body;
+      if (stream) for (const event of sseEvents(res.body)) assertResponseStreamEventAsTheApiSendsIt(event);
+      else assertOpenAiSchema('Response', response);
+      expect(response.output.map((item: { type: string }) => item.type)).to.deep.equal(['web_search_call', 'web_search_call', 'image_generation_call', 'message']);
+      const { reserved, settled } = await latestSettlement(gw, accountId);
+      const tokens = tokenLine(PRO_PRICES, response.usage.input_tokens, response.usage.output_tokens);
+      expect(settled.pricing.lines.map((line) => line.units)).to.deep.equal([tokens.units, { image_generation_calls: 1 }, { web_search_calls: 2 }]);
+      expect(settled.amount).to.equal(tokens.amount + 300_000 + 2 * 25_000);
+      expect(settled.usage).to.deep.include({ built_in_tool_calls: { web_search: 2, image_generation: 1 } });
+      expect(settled.overrun, 'within the four calls of each tool reserved').to.equal(0);
+      expect(reserved).to.be.at.least(settled.amount);
+    }
+    await expectSettledAndAuditClean(gw, []);
+  });
+
+  it('charges calls beyond max_tool_calls × the price as an overrun of the reservation', async () => {
+    const { key, accountId } = await account();
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'search [sim:web-search=3] [sim:tokens=2]', tools: [{ type: 'web_search' }], max_tool_calls: 1, max_output_tokens: 10 });
+    expect(res.status).to.equal(200);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.deep.include({ built_in_tool_calls: { web_search: 3 } });
+    expect(settled.overrun).to.be.greaterThan(0);
+    expect(settled.amount - settled.reservedAmount).to.equal(settled.overrun);
+  });
+
+  it('prices cached input at the cached price and records reasoning tokens; the usage reaches the client complete', async () => {
+    const { key, accountId } = await account();
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'think about it [sim:cached=5] [sim:reasoning=3] [sim:tokens=4]', reasoning: { effort: 'low' }, max_output_tokens: 50 });
+    expect(res.status).to.equal(200);
+    assertOpenAiSchema('Response', res.body);
+    const usage = res.body.usage;
+    expect(usage.input_tokens_details).to.include({ cached_tokens: 5 });
+    expect(usage.output_tokens_details).to.include({ reasoning_tokens: 3 });
+    const { settled } = await latestSettlement(gw, accountId);
+    const line = chatTokenLine(PRO_PRICES, { input: usage.input_tokens, cachedInput: 5, output: usage.output_tokens });
+    expect(settled.pricing.lines.map((l) => l.units)).to.deep.equal([{ input_tokens: usage.input_tokens - 5, cached_input_tokens: 5, output_tokens: usage.output_tokens }]);
+    expect(settled.amount).to.equal(line.amount);
+    expect(settled.usage).to.include({ cached_input_tokens: 5, reasoning_tokens: 3 });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('a function call round trip: the call, then its output answered; every item validates', async () => {
+    const { key } = await account();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+    const first = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'weather? [sim:tool=lookup]', tools });
+    expect(first.status).to.equal(200);
+    assertOpenAiSchema('Response', first.body);
+    const call = first.body.output.find((item: { type: string }) => item.type === 'function_call');
+    expect(call).to.include({ name: 'lookup' });
+    const second = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', previous_response_id: first.body.id, tools, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }] });
+    expect(second.status, JSON.stringify(second.body)).to.equal(200);
+    assertOpenAiSchema('Response', second.body);
+    expect(second.body.output.at(-1).type).to.equal('message');
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('a client that leaves a function-call stream is charged for the name and arguments delivered; response.failed would carry them', async () => {
+    const { key, accountId } = await account();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const body = { model: 'chat-fast', input: 'weather? [sim:tool=lookup] [sim:tool-args={"city": "Paris and Lyon and Nice and Marseille"}] [sim:stall]', tools, stream: true, max_output_tokens: 100 };
+    const controller = new AbortController();
+    const res = await request(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: controller.signal });
+    let text = '';
+    for await (const piece of res.body) {
+      text += String(piece);
+      if ((text.match(/response\.function_call_arguments\.delta/g) ?? []).length >= 4) break;
+    }
+    controller.abort();
+    const events = sseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2));
+    for (const event of events) assertResponseStreamEventAsTheApiSendsIt(event);
+    const args = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta as string).join('');
+    expect(args.length).to.be.greaterThan(0);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.include({ output_tokens: countTokens(`lookup${args}`, 'o200k_base'), interrupted: 'client_disconnected' });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+});
+
+/** The events of a Responses stream's text, each parsed. */
+function sseEvents(text: string): any[] {
+  return text
+    .split('\n\n')
+    .flatMap((frame) => frame.split('\n').filter((line) => line.startsWith('data: ')))
+    .map((line) => JSON.parse(line.slice(6)));
+}
