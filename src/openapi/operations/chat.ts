@@ -68,7 +68,7 @@ export const CHAT_DOCS: OperationDocs = {
     summary: 'Delete a stored Response of the caller’s account',
     description: 'Relayed to the channel that made it; the gateway records the deletion, and the id is 404 from then on.',
     pathParams: { id: RESPONSE_ID },
-    responses: [{ status: 200, description: 'Deleted.', schema: { type: 'object', properties: { id: { type: 'string' }, object: { const: 'response' }, deleted: { const: true } } } }],
+    responses: [{ status: 200, description: 'Deleted.', schema: { type: 'object', properties: { id: { type: 'string' }, object: { type: 'string' }, deleted: { const: true } } } }],
     errors: [...GUARD_ERRORS, 404, 502],
   },
   'GET /v1/responses/:id/input_items': {
