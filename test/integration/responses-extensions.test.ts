@@ -286,7 +286,7 @@ describe('Responses: built-in tool calls, cached and reasoning tokens, function 
     await expectSettledAndAuditClean(gw, [key]);
   });
 
-  it('a client that leaves a function-call stream is charged for the name and arguments delivered; response.failed would carry them', async () => {
+  it('a client that leaves a function-call stream is charged for the name and arguments delivered', async () => {
     const { key, accountId } = await account();
     const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
     const body = { model: 'chat-fast', input: 'weather? [sim:tool=lookup] [sim:tool-args={"city": "Paris and Lyon and Nice and Marseille"}] [sim:stall]', tools, stream: true, max_output_tokens: 100 };
@@ -304,6 +304,24 @@ describe('Responses: built-in tool calls, cached and reasoning tokens, function 
     expect(args.length).to.be.greaterThan(0);
     const { settled } = await latestSettlement(gw, accountId);
     expect(settled.usage).to.include({ output_tokens: countTokens(`lookup${args}`, 'o200k_base'), interrupted: 'client_disconnected' });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('a provider error in a function-call stream: response.failed carries the call with the arguments delivered, charged for them', async () => {
+    const { key, accountId } = await account();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const body = { model: 'chat-fast', input: 'weather? [sim:tool=lookup] [sim:tool-args={"city": "Paris and Lyon and Nice"}] [sim:stream-error=server_error]', tools, stream: true, max_output_tokens: 100 };
+    const res = await gw.api(key, 'POST', '/v1/responses', body);
+    expect(res.status).to.equal(200);
+    const events = sseEvents(res.body);
+    for (const event of events) assertResponseStreamEventAsTheApiSendsIt(event);
+    const args = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta as string).join('');
+    expect(args.length).to.be.greaterThan(0);
+    const failed = events.at(-1)!;
+    expect(failed.type).to.equal('response.failed');
+    expect(failed.response.output).to.deep.equal([{ ...events.find((e) => e.type === 'response.output_item.added')!.item, arguments: args, status: 'incomplete' }]);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.include({ output_tokens: countTokens(`lookup${args}`, 'o200k_base'), interrupted: 'upstream_failed' });
     await expectSettledAndAuditClean(gw, [key]);
   });
 });
