@@ -32,15 +32,16 @@ export class StoredResponses {
   constructor(private readonly deps: StoredResponsesDeps) {}
 
   /**
-   * Records a relayed Response, readable (read your writes) once this resolves. False when it is
-   * not recorded: an id the gateway cannot use, or one already recorded (a provider reusing an
-   * id must not hand another account's record over).
+   * Records a relayed Response. It does not wait for the read model: every Responses create
+   * records one, and only a later read pays for freshness (`find` waits for the response's stream,
+   * so a read right after the create finds it). False when it is not recorded: an id the gateway
+   * cannot use, or one already recorded (a provider reusing an id must not hand another account's
+   * record over).
    */
   async record(data: Extract<StoredResponseEvent, { type: 'ResponseStored' }>['data'], requestId: string): Promise<boolean> {
     if (!RECORDABLE_ID.test(data.responseId)) return false;
     try {
-      const appended = await recordFact(this.deps.store, storedResponseStream(data.responseId), { type: 'ResponseStored', data }, { expected: 'no_stream', metadata: { requestId } });
-      await this.deps.progress.waitFor(appended.position, [STORED_RESPONSES_VIEW], this.deps.config.projectionWaitMs);
+      await recordFact(this.deps.store, storedResponseStream(data.responseId), { type: 'ResponseStored', data }, { expected: 'no_stream', metadata: { requestId } });
       return true;
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) return false;

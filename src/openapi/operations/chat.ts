@@ -48,7 +48,8 @@ export const CHAT_DOCS: OperationDocs = {
   'POST /v1/responses': {
     tag: 'chat',
     summary: 'Responses interface',
-    description: 'If the upstream does not support it, its error is passed through and the request refunded.',
+    description:
+      'If the upstream does not support it, its error is passed through and the request refunded. A `previous_response_id` the account does not own is 400 `previous_response_not_found`; the request then goes to the channel that made the previous response. Tools, `text.format`, `reasoning` and content parts only where the model takes them (docs/api/chat.md), else 400 naming the field.',
     body: { name: 'ResponsesRequest', schema: RESPONSES_REQUEST_SCHEMA, example: { model: 'chat-fast', input: 'Hello' } },
     responses: [{ status: 200, description: 'The response.', schema: 'Response' }],
     stream: 'With `stream: true`: typed events, ending with `response.completed` carrying `usage`.',
