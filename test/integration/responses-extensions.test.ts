@@ -170,6 +170,56 @@ describe('Responses: stored responses belong to the account that made them @inte
   });
 });
 
+describe('Responses: a provider id the gateway cannot or must not record @integration', () => {
+  let gw: TestGateway;
+  const reads: string[] = [];
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    // A provider that answers every create with the id the prompt names, and counts the reads.
+    gw.simulator.addRoutes([
+      {
+        method: 'POST',
+        path: '/v1/responses',
+        handler: (ctx: SimContext) => {
+          const id = String((ctx.body as { input: string }).input);
+          const usage = { input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 4 };
+          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, object: 'response', created_at: 1_767_225_600, status: 'completed', model: 'upstream', output: [], usage }));
+        },
+      },
+      {
+        method: 'GET',
+        path: '/v1/responses/:id',
+        handler: (ctx: SimContext) => {
+          reads.push(ctx.params.id!);
+          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: ctx.params.id, object: 'response', status: 'completed', model: 'upstream', output: [] }));
+        },
+      },
+    ]);
+  });
+  after(async () => gw.close());
+
+  it('keeps the first record of an id a provider hands out twice: the second account cannot reach the first one’s response', async () => {
+    const first = await gw.fundedAccount(100_000_000);
+    const second = await gw.fundedAccount(100_000_000);
+    for (const { key } of [first, second]) expect((await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'resp_twice' })).status).to.equal(200);
+    expect((await gw.api(second.key, 'GET', '/v1/responses/resp_twice')).status).to.equal(404);
+    expect(reads, 'the second account reached no provider').to.deep.equal([]);
+    expect((await gw.api(first.key, 'GET', '/v1/responses/resp_twice')).status).to.equal(200);
+    expect(reads).to.deep.equal(['resp_twice']);
+    await expectSettledAndAuditClean(gw, [first.key, second.key]);
+  });
+
+  it('records no id that could not name a stream or a path segment safely', async () => {
+    const { key } = await gw.fundedAccount(100_000_000);
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'resp with spaces' });
+    expect(res.status).to.equal(200);
+    const { rows } = await gw.pool.query(`SELECT 1 FROM es_events WHERE type = 'ResponseStored' AND data->>'responseId' = $1`, ['resp with spaces']);
+    expect(rows).to.deep.equal([]);
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+});
+
 describe('Responses: previous_response_id goes to the channel that made the response @integration', () => {
   let gw: TestGateway;
   let first: RunningSimulator;
