@@ -75,6 +75,8 @@ function checkInput(model: ModelEntry, input: ResponsesRequest['input']): void {
 /** Refuses what the model cannot take, each refusal naming its field; `text: {}` (LangChain's default) asks nothing. */
 function checkFeatures(model: ModelEntry, request: ResponsesRequest): void {
   if (request.background === true) throw new ApiError(400, 'unsupported_parameter', 'background: the gateway answers Responses in the request; background responses are not offered', { param: 'background' });
+  // A conversation lives at the provider under the gateway's credentials, where no account owns it.
+  if (request.conversation !== undefined) throw new ApiError(400, 'unsupported_parameter', 'conversation: conversations are not offered; continue a response with previous_response_id', { param: 'conversation' });
   checkExtraFields(model, request, RESPONSES_REQUEST_FIELDS);
   if (request.tool_choice !== undefined) requireFeature(model, 'tools', 'tool_choice', 'tools');
   if (request.parallel_tool_calls !== undefined) requireFeature(model, 'tools', 'parallel_tool_calls', 'tools');

@@ -49,6 +49,7 @@ describe('a Responses request against its model', () => {
     expect(refusedParam(PLAIN, { reasoning: { effort: 'low' } })).to.equal('reasoning');
     expect(refusedParam(PLAIN, { tool_choice: 'required' })).to.equal('tool_choice');
     expect(refusedParam(PRO, { background: true })).to.equal('background');
+    expect(refusedParam(PRO, { conversation: 'conv_123' })).to.equal('conversation');
     expect(refusedParam(PRO, { thinking: { type: 'enabled' } })).to.equal('thinking');
     expect(refusedParam(PRO, { input: [{ role: 'user', content: [{ type: 'input_text', text: 'a' }, { type: 'input_audio', input_audio: {} }] }] })).to.equal('input[0].content[1]');
     expect(refusedParam(PLAIN, { input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }] })).to.equal('input[0]');
