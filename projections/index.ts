@@ -7,6 +7,7 @@ import { filesProjection } from './files';
 import { galleryProjection } from './gallery';
 import { ledgerProjection } from './ledger';
 import { riskReportsProjection } from './risk-reports';
+import { storedResponsesProjection } from './stored-responses';
 import { searchCacheProjection } from './search-cache';
 import { tasksProjection } from './tasks';
 import { usageProjection } from './usage';
@@ -27,4 +28,5 @@ export const allProjections: readonly Projection[] = [
   searchCacheProjection,
   assetGroupsProjection,
   usageProjection,
+  storedResponsesProjection,
 ];

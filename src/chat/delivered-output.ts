@@ -14,6 +14,8 @@ interface OutputItem {
   type: string;
   status?: string;
   content?: ContentPart[];
+  /** A function call's arguments, as far as their deltas came. */
+  arguments?: string;
   [more: string]: unknown;
 }
 
@@ -60,6 +62,11 @@ export class DeliveredOutput {
       case 'response.output_text.delta': {
         const part = this.items[event.output_index ?? -1]?.content?.[event.content_index ?? -1];
         if (part) part.text = (part.text ?? '') + (event.delta ?? '');
+        return;
+      }
+      case 'response.function_call_arguments.delta': {
+        const item = this.items[event.output_index ?? -1];
+        if (item?.type === 'function_call') item.arguments = (item.arguments ?? '') + (event.delta ?? '');
         return;
       }
     }

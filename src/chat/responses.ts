@@ -1,8 +1,7 @@
 import type { ModelEntry } from '../billing/catalog';
-import { chatCapabilities, chatPricing } from './model-type';
-import { pricingOf, tokenLine } from '../billing/money';
+import { chatCapabilities } from './model-type';
 import type { RequestCharge } from '../billing/request-charge';
-import { countResponsesInputTokens, countTokens, responsesUsageObject } from '../billing/tokens';
+import { countTokens, responsesUsageObject } from '../billing/tokens';
 import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
@@ -13,22 +12,21 @@ import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
 import { planTokens, type TokenPlan } from './token-plan';
 import { DeliveredOutput } from './delivered-output';
+import { ApiError } from '../http/errors';
+import type { Clock } from '../feature-types';
+import { askOfResponses } from './responses-request';
+import { responsesSettlement, type ResponsesUsage } from './responses-billing';
+import type { StoredResponses } from './stored-responses/service';
 
-interface ResponsesUsage {
-  input_tokens: number;
-  input_tokens_details?: Record<string, unknown> | null;
-  output_tokens: number;
-  output_tokens_details?: Record<string, unknown> | null;
-  total_tokens: number;
-  [more: string]: unknown;
-}
+/** What the Responses endpoint uses beside the chat endpoints' dependencies: the record of stored Responses. */
+export type ResponsesDeps = ChatDeps & { readonly stored: StoredResponses; readonly clock: Clock };
 
 interface ResponseObject {
   id: string;
   object: string;
   status: string;
   model: string;
-  output: { type: string; content?: { type: string; text?: string }[] }[];
+  output: { type: string; content?: { type: string; text?: string }[]; name?: string; arguments?: string }[];
   usage?: ResponsesUsage | null;
   [more: string]: unknown;
 }
@@ -40,6 +38,7 @@ interface StreamEvent {
   delta?: string;
   output_index?: number;
   content_index?: number;
+  item?: unknown;
   [more: string]: unknown;
 }
 
@@ -49,8 +48,22 @@ function upstreamBody(model: ModelEntry, request: ResponsesRequest, maxOutput: n
   return { ...request, model: chatCapabilities(model).upstream_model ?? model.id, max_output_tokens: maxOutput };
 }
 
+/** The text a Response delivered: its message text and the names and arguments of the function calls it made. */
 function outputText(response: ResponseObject): string {
-  return response.output.flatMap((item) => (item.content ?? []).map((part) => part.text ?? '')).join('');
+  return response.output.flatMap((item) => [...(item.content ?? []).map((part) => part.text ?? ''), item.type === 'function_call' ? `${item.name ?? ''}${item.arguments ?? ''}` : '']).join('');
+}
+
+/**
+ * The text an event delivers that the client is charged for when the stream is cut: message text,
+ * and a function call's name and arguments (as chat counts a tool call's).
+ */
+function deliveredText(event: StreamEvent): string {
+  if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') return event.delta ?? '';
+  if (event.type === 'response.output_item.added') {
+    const item = event.item as { type?: unknown; name?: unknown } | undefined;
+    if (item?.type === 'function_call' && typeof item.name === 'string') return item.name;
+  }
+  return '';
 }
 
 /**
@@ -80,41 +93,67 @@ function failedResponseError(code: string, message: string): { code: string; mes
   return { code: code === 'rate_limit_exceeded' ? code : 'server_error', message: `${code}: ${message}` };
 }
 
-function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, extra: Record<string, unknown> = {}): Promise<void> {
-  return charge.settle(pricingOf(tokenLine(chatPricing(model), usage.input_tokens, usage.output_tokens)), {
-    model: model.id,
-    input_tokens: usage.input_tokens,
-    output_tokens: usage.output_tokens,
-    ...extra,
-  });
+/** Settles the tokens of `usage` and the built-in tool calls among `output`, in one settlement. */
+function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage, output: ResponseObject['output'], extra: Record<string, unknown> = {}): Promise<void> {
+  const { pricing, details } = responsesSettlement(model, usage, output);
+  return charge.settle(pricing, { ...details, ...extra });
+}
+
+/**
+ * Records a relayed Response its provider stores (`store` not false), so that the caller's
+ * account can read, delete and continue it. The answer is delivered and charged by then: a
+ * record that fails is logged, and the Response is one the gateway will not find.
+ */
+async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: Channel, request: ResponsesRequest, responseId: string | undefined): Promise<void> {
+  if (request.store === false || responseId === undefined) return;
+  const auth = authOf(ctx);
+  try {
+    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel: channel.config.name, at: deps.clock().toISOString() };
+    if (!(await deps.stored.record(data, ctx.state.requestId))) ctx.state.logger.warn({ responseId }, 'response id not recordable or already recorded: not stored');
+  } catch (err) {
+    ctx.state.logger.warn({ err, responseId }, 'the response is answered but not recorded as stored');
+  }
+}
+
+/**
+ * The channel a request goes to: the one that made its `previous_response_id` (only a Response of
+ * the caller's account continues; any other id is refused before anything is reserved), else the model's.
+ */
+async function channelFor(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, request: ResponsesRequest): Promise<Channel> {
+  const previousId = request.previous_response_id;
+  if (previousId === undefined) return deps.upstreams.channel(model.channel);
+  const previous = await deps.stored.find(authOf(ctx).accountId, previousId);
+  if (!previous) throw new ApiError(400, 'previous_response_not_found', `Previous response with id '${previousId}' not found`, { param: 'previous_response_id' });
+  return deps.upstreams.channel(previous.channel);
 }
 
 /**
  * POST /v1/responses, passed to the channel's Responses endpoint. An upstream without that
  * interface answers with its error, which is passed through; the reservation is released.
  */
-export async function handleResponses(deps: ChatDeps, ctx: GatewayContext): Promise<void> {
+export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext): Promise<void> {
   const request = parseResponsesRequest(await readJson(ctx));
   const auth = authOf(ctx);
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
   const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
-  const inputTokens = () => countResponsesInputTokens(request.input, count) + (request.instructions ? count(request.instructions) : 0);
+  const ask = askOfResponses(model, request, count);
   const p = planTokens(model, {
     maxOutput: request.max_output_tokens === undefined ? undefined : { value: request.max_output_tokens, param: 'max_output_tokens' },
-    prompt: { param: 'input', count: inputTokens },
+    prompt: { param: 'input', count: ask.promptTokens },
   });
-  const channel = deps.upstreams.channel(model.channel);
-  await metered(deps, ctx, { model, estimate: p.estimate, early: true }, async (charge) => {
+  const channel = await channelFor(deps, ctx, model, request);
+  await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
     const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), charge.signal);
     const usage = response.usage ? completeUsage(response.usage) : counted(model, p.promptTokens, outputText(response));
-    await settle(charge, model, usage);
+    await settle(charge, model, usage, response.output);
+    await remember(deps, ctx, model, channel, request, response.id);
     ctx.body = { ...response, model: model.id, usage };
   });
 }
 
 async function streamResponses(
-  deps: ChatDeps,
+  deps: ResponsesDeps,
   ctx: GatewayContext,
   channel: Channel,
   model: ModelEntry,
@@ -142,7 +181,7 @@ async function streamResponses(
         event.response = response;
         if (event.response.usage) usage = event.response.usage;
       }
-      if (event.type === 'response.output_text.delta') delivery.add(event.delta ?? '');
+      delivery.add(deliveredText(event));
       if (TERMINAL.has(event.type)) {
         terminal = true;
         delivery.assertWhole();
@@ -153,7 +192,8 @@ async function streamResponses(
           response = { ...response, usage };
           event.response = response;
         }
-        await settle(charge, model, usage);
+        await settle(charge, model, usage, response?.output ?? output.output());
+        await remember(deps, ctx, model, channel, request, response?.id);
         await sse.event(event.type, event);
         break;
       }
@@ -161,7 +201,9 @@ async function streamResponses(
     }
     if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
   } catch (err) {
-    await settle(charge, model, counted(model, p.promptTokens, delivery.text), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    await settle(charge, model, counted(model, p.promptTokens, delivery.text), output.output(), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    // The provider made the Response (and keeps it, failed or cut) once it announced it.
+    await remember(deps, ctx, model, channel, request, response?.id);
     if (!isAbort(err)) {
       const code = err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error';
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';

@@ -125,8 +125,20 @@ export interface ResponsesRequest {
   top_p?: number;
   metadata?: Record<string, string>;
   store?: boolean;
-  previous_response_id?: string;
+  user?: string;
   tools?: Record<string, unknown>[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  max_tool_calls?: number;
+  text?: Record<string, unknown>;
+  reasoning?: Record<string, unknown>;
+  include?: string[];
+  truncation?: string;
+  previous_response_id?: string;
+  prompt_cache_key?: string;
+  safety_identifier?: string;
+  service_tier?: string;
+  background?: boolean;
   [field: string]: unknown;
 }
 

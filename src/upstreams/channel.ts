@@ -77,7 +77,7 @@ export class Channel {
     });
   }
 
-  private async send(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal, accept = 'application/json', extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
+  private async send(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal?: AbortSignal, accept = 'application/json', extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
     const started = performance.now();
     const model = modelOf(body);
     const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, model, outcome, (performance.now() - started) / 1000);
@@ -106,7 +106,7 @@ export class Channel {
   }
 
   /** A JSON answer; an HTTP error status becomes an UpstreamError carrying the provider's message. */
-  async json<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
+  async json<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
     const res = await this.send(method, path, body, signal, 'application/json', headers);
     const text = await readText(res.body, this.config.name);
     if (res.status >= 400) throw errorFromAnswer(res, text, this.config.name);

@@ -1,10 +1,13 @@
 import { createOpenAI, type OpenAIProvider } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateImage, generateText, streamText, type LanguageModel, type LanguageModelUsage } from 'ai';
+import { generateImage, generateText, stepCountIs, streamText, tool, type LanguageModel, type LanguageModelUsage } from 'ai';
 import { expect } from 'chai';
+import OpenAI from 'openai';
+import { zodTextFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectTrafficAndMoney as checkTrafficAndMoney, type Units } from '../support/client-traffic';
-import { TrafficRecorder } from '../support/openai-traffic';
+import { assertExchangeValidates, TrafficRecorder } from '../support/openai-traffic';
 
 /** The units of the usage an AI SDK call reports. */
 const aiSdkUnits = (usage: LanguageModelUsage): Units => ({ input_tokens: usage.inputTokens!, output_tokens: usage.outputTokens! });
@@ -82,6 +85,27 @@ describe('the client libraries applications build on, against a running gateway 
       expect(streamedText).to.equal(events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''));
     });
 
+    it('generateText with tools on the Responses provider: the tool call, its result sent back, the answer; every step validated and settled', async () => {
+      const s = await session();
+      const executed: string[] = [];
+      const result = await generateText({
+        model: aiSdk(s).responses('chat-fast'),
+        prompt: 'What is the weather in Paris? [sim:tool=lookup]',
+        tools: { lookup: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => (executed.push(city), `sunny in ${city}`) }) },
+        stopWhen: stepCountIs(3),
+        maxRetries: 0,
+      });
+      expect(result.steps.map((step) => step.finishReason)).to.deep.equal(['tool-calls', 'stop']);
+      expect(executed).to.have.length(1);
+      expect(result.text).to.be.a('string').and.not.equal('');
+      const calls = await expectTrafficAndMoney(
+        s,
+        result.steps.map((step) => ({ path: '/v1/responses', status: 200, streamed: false, units: aiSdkUnits(step.usage) })),
+      );
+      expect(calls[0]!.answer.output.some((item: { type: string }) => item.type === 'function_call')).to.equal(true);
+      expect(JSON.stringify(calls[1]!.request.input)).to.include('function_call_output');
+    });
+
     it("generateImage with an image model of the catalog: the provider's request is the spec's, one call an image, each settled per image", async () => {
       const s = await session();
       // The SDK sends one image a call to a model it does not know, so two images are two calls.
@@ -94,6 +118,48 @@ describe('the client libraries applications build on, against a running gateway 
       ]);
       for (const call of calls) expect(call.request).to.deep.equal({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '1024x1024', response_format: 'b64_json' });
       expect(images.map((image) => image.base64)).to.deep.equal(calls.map((call) => call.answer.data[0].b64_json));
+    });
+  });
+
+  describe("the openai SDK's Responses: tools, previous_response_id, parse, stored responses", () => {
+    const openai = ({ key, recorder }: { key: string; recorder: TrafficRecorder }) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: recorder.fetch });
+    const TOOLS = [{ type: 'function' as const, name: 'lookup', description: 'The weather in a city', strict: false, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+
+    it('responses.create with function tools, the result sent back with previous_response_id; retrieve, inputItems.list and delete the caller’s own', async () => {
+      const s = await session();
+      const client = openai(s);
+      const first = await client.responses.create({ model: 'chat-fast', input: 'Weather in Paris? [sim:tool=lookup]', tools: TOOLS });
+      const call = first.output.find((item) => item.type === 'function_call');
+      expect(call, 'a function call').to.not.equal(undefined);
+      const second = await client.responses.create({ model: 'chat-fast', previous_response_id: first.id, tools: TOOLS, input: [{ type: 'function_call_output', call_id: call!.type === 'function_call' ? call!.call_id : '', output: 'sunny' }] });
+      expect(second.output_text).to.be.a('string').and.not.equal('');
+      await expectTrafficAndMoney(s, [
+        { path: '/v1/responses', status: 200, streamed: false, units: { input_tokens: first.usage!.input_tokens, output_tokens: first.usage!.output_tokens } },
+        { path: '/v1/responses', status: 200, streamed: false, units: { input_tokens: second.usage!.input_tokens, output_tokens: second.usage!.output_tokens } },
+      ]);
+
+      // The stored responses: free reads of the caller's own, each answer validated.
+      const reads = { key: s.key, recorder: new TrafficRecorder() };
+      const reader = openai(reads);
+      const retrieved = await reader.responses.retrieve(first.id);
+      expect(retrieved).to.deep.include({ id: first.id, model: 'chat-fast' });
+      const items = await reader.responses.inputItems.list(second.id);
+      expect(items.data.map((item) => item.type)).to.include('function_call_output');
+      await reader.responses.delete(first.id);
+      const gone = await reader.responses.retrieve(first.id).catch((err: unknown) => err);
+      expect(gone).to.be.instanceOf(OpenAI.NotFoundError);
+      const exchanges = await reads.recorder.exchanges();
+      expect(exchanges.map((e) => `${e.method} ${e.status}`)).to.deep.equal(['GET 200', 'GET 200', 'DELETE 200', 'GET 404']);
+      for (const exchange of exchanges) assertExchangeValidates(exchange);
+    });
+
+    it('responses.parse with a zod schema: the answer satisfies it, validated and settled', async () => {
+      const s = await session();
+      const Weather = z.object({ city: z.string(), degrees: z.number(), sunny: z.boolean() });
+      const parsed = await openai(s).responses.parse({ model: 'chat-fast', input: 'Weather in Paris as JSON', text: { format: zodTextFormat(Weather, 'weather') } });
+      expect(Weather.parse(parsed.output_parsed)).to.deep.equal(parsed.output_parsed);
+      const [call] = await expectTrafficAndMoney(s, [{ path: '/v1/responses', status: 200, streamed: false, units: { input_tokens: parsed.usage!.input_tokens, output_tokens: parsed.usage!.output_tokens } }]);
+      expect(call!.request.text.format).to.include({ type: 'json_schema', name: 'weather' });
     });
   });
 
@@ -120,24 +186,27 @@ describe('the client libraries applications build on, against a running gateway 
     });
 
     /**
-     * The Responses API as LangChain sends it carries `text: {}` on every request: a member of
-     * OpenAI's CreateResponse, which the gateway validates against (issue 40), so both calls go through.
+     * The Responses API as LangChain sends it carries `text: {}` on every request: taken as asking
+     * nothing (issue 40, section 2), so invoke and stream answer and settle as plain Responses calls.
      */
-    it('useResponsesApi: invoke and stream through the Responses API, with text: {} as LangChain sends it, settled as LangChain reports them', async () => {
+    it('useResponsesApi: invoke and stream (text: {} on every request) answer, every event validated, usage settled', async () => {
       const s = await session();
       const model = langChain(s, { useResponsesApi: true });
-      const invoked = await model.invoke('Hello [sim:tokens=5]');
+      const invoked = await model.invoke('Name five colours [sim:tokens=5]');
+      let streamedText = '';
       let streamedUsage: { input_tokens: number; output_tokens: number } | undefined;
-      for await (const chunk of await model.stream('Hello [sim:tokens=7]')) streamedUsage = chunk.usage_metadata ?? streamedUsage;
+      for await (const chunk of await model.stream('Tell a story [sim:tokens=7]')) {
+        streamedText += typeof chunk.content === 'string' ? chunk.content : chunk.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+        streamedUsage = chunk.usage_metadata ?? streamedUsage;
+      }
       expect([invoked.usage_metadata?.output_tokens, streamedUsage?.output_tokens]).to.deep.equal([5, 7]);
-      const calls = await expectTrafficAndMoney(s, [
+      const [plain, stream] = await expectTrafficAndMoney(s, [
         { path: '/v1/responses', status: 200, streamed: false, units: { input_tokens: invoked.usage_metadata!.input_tokens, output_tokens: invoked.usage_metadata!.output_tokens } },
         { path: '/v1/responses', status: 200, streamed: true, units: { input_tokens: streamedUsage!.input_tokens, output_tokens: streamedUsage!.output_tokens } },
       ]);
-      expect(calls.map((call) => [call.request.text, call.request.stream])).to.deep.equal([
-        [{}, false],
-        [{}, true],
-      ]);
+      expect([plain!.request.text, stream!.request.text]).to.deep.equal([{}, {}]);
+      expect(invoked.text).to.equal(plain!.answer.output[0].content[0].text);
+      expect(streamedText).to.equal(stream!.streamed!.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''));
     });
   });
 });

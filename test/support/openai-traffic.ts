@@ -70,7 +70,8 @@ async function sseData(text: string): Promise<any[]> {
 export function assertExchangeValidates(exchange: Exchange): void {
   const what = `${exchange.method} ${exchange.path} (${exchange.status})`;
   if (exchange.status >= 400) return assertOpenAiSchema('ErrorResponse', exchange.answer, what);
-  const schemas = ANSWER_SCHEMAS[exchange.path];
+  if (exchange.method === 'DELETE' && STORED_RESPONSE.test(exchange.path)) return assertDeletedResponse(exchange.answer, exchange.path, what);
+  const schemas = ANSWER_SCHEMAS[exchange.path] ?? STORED_RESPONSE_SCHEMAS.find(([pattern]) => pattern.test(exchange.path))?.[1];
   if (!schemas) throw new Error(`no OpenAI schema is known for the answer of ${what}`);
   if (exchange.streamed === null) return assertOpenAiSchema(schemas.answer, exchange.answer, what);
   if (!schemas.streamed) throw new Error(`${what} is not a streamed endpoint, yet answered a stream`);
@@ -89,3 +90,21 @@ const ANSWER_SCHEMAS: Record<string, { answer: string; streamed?: (item: any, wh
   '/v1/responses': { answer: 'Response', streamed: (item) => assertResponseStreamEventAsTheApiSendsIt(item) },
   '/v1/images/generations': { answer: 'ImagesResponse' },
 };
+
+const STORED_RESPONSE = /^\/v1\/responses\/[^/]+$/;
+
+/** The stored-response reads, by path pattern: a Response, its input items. */
+const STORED_RESPONSE_SCHEMAS: readonly [RegExp, { answer: string }][] = [
+  [STORED_RESPONSE, { answer: 'Response' }],
+  [/^\/v1\/responses\/[^/]+\/input_items$/, { answer: 'ResponseItemList' }],
+];
+
+/**
+ * OpenAI's document gives a deleted Response's answer no schema: `{id, object, deleted: true}`
+ * (the simulator's `object` is `response.deleted`; not checked against the provider).
+ */
+function assertDeletedResponse(answer: unknown, path: string, what: string): void {
+  const id = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+  const deleted = answer as { id?: unknown; object?: unknown; deleted?: unknown } | null;
+  if (deleted?.id !== id || deleted.deleted !== true || typeof deleted.object !== 'string') throw new Error(`${what}: not a deleted response: ${JSON.stringify(answer)}`);
+}

@@ -24,3 +24,15 @@ describe('the output a Responses stream delivered', () => {
     expect(output.output()).to.deep.equal([{ ...message, status: 'incomplete' }]);
   });
 });
+
+describe('the function calls a Responses stream delivered', () => {
+  it('carry the arguments their deltas delivered, an unfinished call marked incomplete', () => {
+    const output = new DeliveredOutput();
+    const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'lookup', arguments: '', status: 'in_progress' };
+    output.observe({ type: 'response.output_item.added', output_index: 0, item: call });
+    output.observe({ type: 'response.function_call_arguments.delta', output_index: 0, delta: '{"city":' });
+    output.observe({ type: 'response.function_call_arguments.delta', output_index: 0, delta: '"Par' });
+    expect(output.output()).to.deep.equal([{ ...call, arguments: '{"city":"Par', status: 'incomplete' }]);
+    expect(call.arguments, 'the relayed event is left as it was').to.equal('');
+  });
+});

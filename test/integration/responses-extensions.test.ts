@@ -1,0 +1,385 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Catalog, DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { accountStream } from '../../src/domain/account/events';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
+import { channelsServedBy } from '../../src/upstreams/registry';
+import { startSimulator, type RunningSimulator } from '../../simulator';
+import { chatRoutes } from '../../simulator/chat';
+import type { SimContext } from '../../simulator/route';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { testTempDir } from '../support/temp-dirs';
+import { expectSettledAndAuditClean } from '../support/wait';
+import { request } from 'undici';
+import { tokenLine } from '../../src/billing/money';
+import { countTokens } from '../../src/billing/tokens';
+import { chatTokenLine } from '../../src/chat/model-type';
+import { assertOpenAiSchema, assertResponseStreamEventAsTheApiSendsIt } from '../support/openai-schema';
+import { latestSettlement } from '../support/settlements';
+
+/** chat-pro's prices (src/billing/catalog.json). */
+const PRO_PRICES = { input_per_million: 4_000_000, output_per_million: 16_000_000, cached_input_per_million: 1_000_000 };
+
+/**
+ * The simulator's chat and Responses routes (one store of Responses) behind a counter of the
+ * Responses calls that reach it: creates, and reads (GET, DELETE, input items).
+ */
+class ResponsesSpy {
+  readonly calls = { create: 0, read: 0 };
+  constructor(simulator: RunningSimulator) {
+    simulator.addRoutes(
+      chatRoutes().map((route) => ({
+        ...route,
+        handler: (ctx: SimContext) => {
+          if (route.path.startsWith('/v1/responses')) this.calls[route.method === 'POST' ? 'create' : 'read']++;
+          return route.handler(ctx);
+        },
+      })),
+    );
+  }
+}
+
+describe('Responses: the extensions a model takes, refused before anything is reserved @integration', () => {
+  let gw: TestGateway;
+  let key: string;
+  let accountId: string;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    ({ key, accountId } = await gw.fundedAccount(100_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
+  after(async () => gw.close());
+
+  const refusals: [string, Record<string, unknown>, string][] = [
+    ['an unpriced built-in tool', { model: 'chat-fast', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }, { type: 'web_search' }] }, 'tools[1].type'],
+    ['reasoning on a model without it', { model: 'chat-fast', reasoning: { effort: 'low' } }, 'reasoning'],
+    ['an audio part on a model without audio input', { model: 'chat-fast', input: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'input[0].content[0]'],
+    ['a file part on a model without file input', { model: 'chat-fast', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] }, 'input[0].content[0]'],
+    ['background', { model: 'chat-pro', background: true }, 'background'],
+    ['a field neither OpenAI nor the model knows', { model: 'chat-fast', thinking: { type: 'enabled' } }, 'thinking'],
+  ];
+  for (const [what, body, param] of refusals) {
+    it(`refuses ${what} with 400 naming ${param}, appending nothing to the account`, async () => {
+      const before = (await gw.store.readStream(accountStream(accountId))).length;
+      const res = await gw.api(key, 'POST', '/v1/responses', { input: 'hello', ...body });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.include({ param, type: 'invalid_request_error' });
+      expect((await gw.store.readStream(accountStream(accountId))).length, 'nothing reserved').to.equal(before);
+    });
+  }
+
+  it('takes text: {} as LangChain sends it, function tools, tool_choice, text.format json_schema and a listed provider extra', async () => {
+    const res = await gw.api(key, 'POST', '/v1/responses', {
+      model: 'chat-fast',
+      input: 'hello',
+      text: {},
+      tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }],
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      top_k: 3,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const structured = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'hello', text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object' } }, verbosity: 'low' } });
+    expect(structured.status, JSON.stringify(structured.body)).to.equal(200);
+  });
+
+  it('reserves the listed built-in tools: max_tool_calls at the dearest, else four calls of each', async () => {
+    const reserved = async (body: Record<string, unknown>): Promise<number> => {
+      const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'hello', max_output_tokens: 10, ...body });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const events = await gw.store.readStream(accountStream(accountId));
+      const last = events.filter((e) => e.type === 'FundsReserved').at(-1)!;
+      return (last.data as { amount: number }).amount;
+    };
+    const plain = await reserved({});
+    const tools = [{ type: 'web_search' }, { type: 'image_generation' }];
+    const definitions = (await reserved({ tools: [{ type: 'function', name: 'f' }] })) - plain;
+    expect(definitions, 'a tool definition is reserved as prompt').to.be.greaterThan(0);
+    const listed = await reserved({ tools });
+    const capped = await reserved({ tools, max_tool_calls: 1 });
+    expect(capped - listed).to.equal(300_000 - 4 * (25_000 + 300_000));
+  });
+});
+
+describe('Responses: stored responses belong to the account that made them @integration', () => {
+  let gw: TestGateway;
+  let spy: ResponsesSpy;
+  let mine: string;
+  let theirs: string;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    spy = new ResponsesSpy(gw.simulator);
+    ({ key: mine } = await gw.fundedAccount(100_000_000));
+    ({ key: theirs } = await gw.fundedAccount(100_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [mine, theirs]));
+  after(async () => gw.close());
+
+  async function created(key: string, body: Record<string, unknown> = {}): Promise<string> {
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'remember me', ...body });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body.id as string;
+  }
+
+  /** Every way of reaching a stored response answers 404 (400 for previous_response_id), none reaching the provider. */
+  async function expectRefusedEverywhere(key: string, id: string): Promise<void> {
+    const before = { ...spy.calls };
+    for (const [method, suffix] of [['GET', ''], ['GET', '/input_items'], ['DELETE', '']] as const) {
+      const res = await gw.api(key, method, `/v1/responses/${id}${suffix}`);
+      expect(res.status, `${method} ${suffix}`).to.equal(404);
+      expect(res.body.error).to.include({ code: 'not_found', type: 'not_found_error' });
+    }
+    const follow = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'and then?', previous_response_id: id });
+    expect(follow.status).to.equal(400);
+    expect(follow.body.error).to.include({ code: 'previous_response_not_found', param: 'previous_response_id' });
+    expect(spy.calls, 'no provider was asked').to.deep.equal(before);
+  }
+
+  it('reads, lists the input of and continues its own response, relayed to the provider at once after the create', async () => {
+    const id = await created(mine);
+    const read = await gw.api(mine, 'GET', `/v1/responses/${id}`);
+    expect(read.status).to.equal(200);
+    expect(read.body).to.include({ id, model: 'chat-fast' });
+    expect((await gw.api(mine, 'GET', `/v1/responses/${id}/input_items?limit=5`)).status).to.equal(200);
+    const follow = await gw.api(mine, 'POST', '/v1/responses', { model: 'chat-fast', input: 'and then?', previous_response_id: id });
+    expect(follow.status, JSON.stringify(follow.body)).to.equal(200);
+  });
+
+  it('refuses another account’s response, a forged id, one made with store: false and a deleted one', async () => {
+    await expectRefusedEverywhere(theirs, await created(mine));
+    await expectRefusedEverywhere(mine, 'resp_forged_0001');
+    await expectRefusedEverywhere(mine, await created(mine, { store: false }));
+    const deleted = await created(mine);
+    const del = await gw.api(mine, 'DELETE', `/v1/responses/${deleted}`);
+    expect(del.status).to.equal(200);
+    expect(del.body).to.include({ id: deleted, deleted: true });
+    await expectRefusedEverywhere(mine, deleted);
+  });
+
+  it('records the id, account, key, model and channel of a stored response, never its content', async () => {
+    const id = await created(mine, { input: 'a secret prompt' });
+    const { rows } = await gw.pool.query<{ data: unknown }>(`SELECT data FROM es_events WHERE type = 'ResponseStored' AND data->>'responseId' = $1`, [id]);
+    expect(rows).to.have.length(1);
+    const data = rows[0]!.data as Record<string, unknown>;
+    expect(Object.keys(data).sort()).to.deep.equal(['accountId', 'at', 'channel', 'keyId', 'model', 'responseId']);
+    expect(data).to.include({ model: 'chat-fast', channel: 'default' });
+    expect(JSON.stringify(data)).to.not.include('secret');
+  });
+});
+
+describe('Responses: a provider id the gateway cannot or must not record @integration', () => {
+  let gw: TestGateway;
+  const reads: string[] = [];
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    // A provider that answers every create with the id the prompt names, and counts the reads.
+    gw.simulator.addRoutes([
+      {
+        method: 'POST',
+        path: '/v1/responses',
+        handler: (ctx: SimContext) => {
+          const id = String((ctx.body as { input: string }).input);
+          const usage = { input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 4 };
+          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, object: 'response', created_at: 1_767_225_600, status: 'completed', model: 'upstream', output: [], usage }));
+        },
+      },
+      {
+        method: 'GET',
+        path: '/v1/responses/:id',
+        handler: (ctx: SimContext) => {
+          reads.push(ctx.params.id!);
+          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: ctx.params.id, object: 'response', status: 'completed', model: 'upstream', output: [] }));
+        },
+      },
+    ]);
+  });
+  after(async () => gw.close());
+
+  it('keeps the first record of an id a provider hands out twice: the second account cannot reach the first one’s response', async () => {
+    const first = await gw.fundedAccount(100_000_000);
+    const second = await gw.fundedAccount(100_000_000);
+    for (const { key } of [first, second]) expect((await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'resp_twice' })).status).to.equal(200);
+    expect((await gw.api(second.key, 'GET', '/v1/responses/resp_twice')).status).to.equal(404);
+    expect(reads, 'the second account reached no provider').to.deep.equal([]);
+    expect((await gw.api(first.key, 'GET', '/v1/responses/resp_twice')).status).to.equal(200);
+    expect(reads).to.deep.equal(['resp_twice']);
+    await expectSettledAndAuditClean(gw, [first.key, second.key]);
+  });
+
+  it('records no id that could not name a stream or a path segment safely', async () => {
+    const { key } = await gw.fundedAccount(100_000_000);
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'resp with spaces' });
+    expect(res.status).to.equal(200);
+    const { rows } = await gw.pool.query(`SELECT 1 FROM es_events WHERE type = 'ResponseStored' AND data->>'responseId' = $1`, ['resp with spaces']);
+    expect(rows).to.deep.equal([]);
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+});
+
+describe('Responses: previous_response_id goes to the channel that made the response @integration', () => {
+  let gw: TestGateway;
+  let first: RunningSimulator;
+  let second: RunningSimulator;
+  let onFirst: ResponsesSpy;
+  let onSecond: ResponsesSpy;
+  let key: string;
+
+  before(async () => {
+    first = await startSimulator();
+    second = await startSimulator();
+    onFirst = new ResponsesSpy(first);
+    onSecond = new ResponsesSpy(second);
+    const catalogFile = path.join(testTempDir('responses-channels-'), 'catalog.json');
+    const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+    const fast = catalog.models.find((m) => m.id === 'chat-fast')!;
+    fs.writeFileSync(catalogFile, JSON.stringify({ models: [...catalog.models, { ...fast, id: 'chat-second', channel: 'second' }] }));
+    const options = { timeoutMs: 10_000, maxConcurrency: 16 };
+    const channels = [...channelsServedBy(first.url, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), options), { name: 'second', base_url: `${second.url}/v1`, timeout_ms: 10_000, max_concurrency: 16 }];
+    gw = await startTestGateway({ CATALOG_FILE: catalogFile, CHANNELS: JSON.stringify(channels), RATE_LIMIT_PER_MINUTE: '100000' });
+    ({ key } = await gw.fundedAccount(100_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
+  after(async () => {
+    await gw.close();
+    await first.close();
+    await second.close();
+  });
+
+  it('continues a response made on the second channel there, whatever channel the model asked for names; reads go there too', async () => {
+    const made = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-second', input: 'start here' });
+    expect(made.status, JSON.stringify(made.body)).to.equal(200);
+    expect(onSecond.calls.create).to.equal(1);
+    const follow = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'go on', previous_response_id: made.body.id, stream: true });
+    expect(follow.status).to.equal(200);
+    expect({ first: onFirst.calls.create, second: onSecond.calls.create }).to.deep.equal({ first: 0, second: 2 });
+    expect((await gw.api(key, 'GET', `/v1/responses/${made.body.id}`)).status).to.equal(200);
+    expect({ first: onFirst.calls.read, second: onSecond.calls.read }).to.deep.equal({ first: 0, second: 1 });
+  });
+});
+
+describe('Responses: built-in tool calls, cached and reasoning tokens, function calls, billed in one settlement @integration', () => {
+  let gw: TestGateway;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+  });
+  after(async () => gw.close());
+
+  async function account(): Promise<{ key: string; accountId: string }> {
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    return { key, accountId };
+  }
+
+  it('charges each built-in tool call the output carries at its price, beside the tokens, plain and streamed', async () => {
+    for (const stream of [false, true]) {
+      const { key, accountId } = await account();
+      const body = { model: 'chat-pro', input: 'look it up [sim:web-search=2] [sim:image-generation=1] [sim:tokens=3]', tools: [{ type: 'web_search' }, { type: 'image_generation' }], max_output_tokens: 50, stream };
+      const res = await gw.api(key, 'POST', '/v1/responses', body);
+      expect(res.status).to.equal(200);
+      const response = stream ? sseEvents(res.body).at(-1)!.response : res.body;
+      if (stream) for (const event of sseEvents(res.body)) assertResponseStreamEventAsTheApiSendsIt(event);
+      else assertOpenAiSchema('Response', response);
+      expect(response.output.map((item: { type: string }) => item.type)).to.deep.equal(['web_search_call', 'web_search_call', 'image_generation_call', 'message']);
+      const { reserved, settled } = await latestSettlement(gw, accountId);
+      const tokens = tokenLine(PRO_PRICES, response.usage.input_tokens, response.usage.output_tokens);
+      expect(settled.pricing.lines.map((line) => line.units)).to.deep.equal([tokens.units, { image_generation_calls: 1 }, { web_search_calls: 2 }]);
+      expect(settled.amount).to.equal(tokens.amount + 300_000 + 2 * 25_000);
+      expect(settled.usage).to.deep.include({ built_in_tool_calls: { web_search: 2, image_generation: 1 } });
+      expect(settled.overrun, 'within the four calls of each tool reserved').to.equal(0);
+      expect(reserved).to.be.at.least(settled.amount);
+    }
+    await expectSettledAndAuditClean(gw, []);
+  });
+
+  it('charges calls beyond max_tool_calls × the price as an overrun of the reservation', async () => {
+    const { key, accountId } = await account();
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'search [sim:web-search=3] [sim:tokens=2]', tools: [{ type: 'web_search' }], max_tool_calls: 1, max_output_tokens: 10 });
+    expect(res.status).to.equal(200);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.deep.include({ built_in_tool_calls: { web_search: 3 } });
+    expect(settled.overrun).to.be.greaterThan(0);
+    expect(settled.amount - settled.reservedAmount).to.equal(settled.overrun);
+  });
+
+  it('prices cached input at the cached price and records reasoning tokens; the usage reaches the client complete', async () => {
+    const { key, accountId } = await account();
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'think about it [sim:cached=5] [sim:reasoning=3] [sim:tokens=4]', reasoning: { effort: 'low' }, max_output_tokens: 50 });
+    expect(res.status).to.equal(200);
+    assertOpenAiSchema('Response', res.body);
+    const usage = res.body.usage;
+    expect(usage.input_tokens_details).to.include({ cached_tokens: 5 });
+    expect(usage.output_tokens_details).to.include({ reasoning_tokens: 3 });
+    const { settled } = await latestSettlement(gw, accountId);
+    const line = chatTokenLine(PRO_PRICES, { input: usage.input_tokens, cachedInput: 5, output: usage.output_tokens });
+    expect(settled.pricing.lines.map((l) => l.units)).to.deep.equal([{ input_tokens: usage.input_tokens - 5, cached_input_tokens: 5, output_tokens: usage.output_tokens }]);
+    expect(settled.amount).to.equal(line.amount);
+    expect(settled.usage).to.include({ cached_input_tokens: 5, reasoning_tokens: 3 });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('a function call round trip: the call, then its output answered; every item validates', async () => {
+    const { key } = await account();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+    const first = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'weather? [sim:tool=lookup]', tools });
+    expect(first.status).to.equal(200);
+    assertOpenAiSchema('Response', first.body);
+    const call = first.body.output.find((item: { type: string }) => item.type === 'function_call');
+    expect(call).to.include({ name: 'lookup' });
+    const second = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', previous_response_id: first.body.id, tools, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }] });
+    expect(second.status, JSON.stringify(second.body)).to.equal(200);
+    assertOpenAiSchema('Response', second.body);
+    expect(second.body.output.at(-1).type).to.equal('message');
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('a client that leaves a function-call stream is charged for the name and arguments delivered', async () => {
+    const { key, accountId } = await account();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const body = { model: 'chat-fast', input: 'weather? [sim:tool=lookup] [sim:tool-args={"city": "Paris and Lyon and Nice and Marseille"}] [sim:stall]', tools, stream: true, max_output_tokens: 100 };
+    const controller = new AbortController();
+    const res = await request(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: controller.signal });
+    let text = '';
+    for await (const piece of res.body) {
+      text += String(piece);
+      if ((text.match(/response\.function_call_arguments\.delta/g) ?? []).length >= 4) break;
+    }
+    controller.abort();
+    const events = sseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2));
+    for (const event of events) assertResponseStreamEventAsTheApiSendsIt(event);
+    const args = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta as string).join('');
+    expect(args.length).to.be.greaterThan(0);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.include({ output_tokens: countTokens(`lookup${args}`, 'o200k_base'), interrupted: 'client_disconnected' });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('a provider error in a function-call stream: response.failed carries the call with the arguments delivered, charged for them', async () => {
+    const { key, accountId } = await account();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const body = { model: 'chat-fast', input: 'weather? [sim:tool=lookup] [sim:tool-args={"city": "Paris and Lyon and Nice"}] [sim:stream-error=server_error]', tools, stream: true, max_output_tokens: 100 };
+    const res = await gw.api(key, 'POST', '/v1/responses', body);
+    expect(res.status).to.equal(200);
+    const events = sseEvents(res.body);
+    for (const event of events) assertResponseStreamEventAsTheApiSendsIt(event);
+    const args = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta as string).join('');
+    expect(args.length).to.be.greaterThan(0);
+    const failed = events.at(-1)!;
+    expect(failed.type).to.equal('response.failed');
+    expect(failed.response.output).to.deep.equal([{ ...events.find((e) => e.type === 'response.output_item.added')!.item, arguments: args, status: 'incomplete' }]);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.include({ output_tokens: countTokens(`lookup${args}`, 'o200k_base'), interrupted: 'upstream_failed' });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+});
+
+/** The events of a Responses stream's text, each parsed. */
+function sseEvents(text: string): any[] {
+  return text
+    .split('\n\n')
+    .flatMap((frame) => frame.split('\n').filter((line) => line.startsWith('data: ')))
+    .map((line) => JSON.parse(line.slice(6)));
+}
