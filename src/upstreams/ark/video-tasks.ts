@@ -10,11 +10,11 @@
  *   `framespersecond`, `service_tier`, `execution_expires_after` at the top level)
  * - cancel or delete: https://www.volcengine.com/docs/82379/1521720 (`DELETE …/tasks/{id}`: a
  *   queued task becomes `cancelled`; a finished one is deleted; a running one cannot be)
- * - errors: https://www.volcengine.com/docs/82379/1299023 (see errors.ts)
+ * - errors: https://www.volcengine.com/docs/82379/1299023 (read by the protocol's errorOf, protocol.ts)
  */
-import { UpstreamError } from '../channel';
+import { UpstreamError } from '../errors';
 import type { WireAnswer, WireRequest } from '../wire';
-import { arkError } from './errors';
+import { arkProtocol } from './protocol';
 
 const TASKS_PATH = '/contents/generations/tasks';
 
@@ -95,7 +95,7 @@ function taskPath(upstreamId: string): string {
   return `${TASKS_PATH}/${encodeURIComponent(upstreamId)}`;
 }
 
-/** The answer to a create: Ark's task id; an error answer throws the gateway's error for it (arkError). */
+/** The answer to a create: Ark's task id; an error answer throws the gateway's error for it (the protocol's errorOf). */
 export function readCreatedSeedanceTask(answer: WireAnswer, channel: string): { upstreamId: string } {
   const body = okBody(answer, channel);
   const id = body['id'];
@@ -108,7 +108,7 @@ export function readCreatedSeedanceTask(answer: WireAnswer, channel: string): { 
  * with an error, which is thrown as the gateway's (the caller decides whether a refusal matters).
  */
 export function readCancelledSeedanceTask(answer: WireAnswer, channel: string): void {
-  if (answer.status >= 400) throw arkError(answer, channel);
+  if (answer.status >= 400) throw arkProtocol.errorOf(answer, channel);
 }
 
 /** What a finished video is billed by, as Ark reports it (the feature rounds and caps it). */
@@ -222,7 +222,7 @@ function reportedError(error: unknown, fallbackCode: string, fallbackMessage: st
 
 /** The JSON object of a 2xx answer; an error status throws the gateway's error for it. */
 function okBody(answer: WireAnswer, channel: string): Readonly<Record<string, unknown>> {
-  if (answer.status >= 400) throw arkError(answer, channel);
+  if (answer.status >= 400) throw arkProtocol.errorOf(answer, channel);
   const body = answer.json();
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw protocolError(channel, 'an answer that is not a JSON object');
   return body as Readonly<Record<string, unknown>>;
