@@ -4,11 +4,11 @@ import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
 import { podcastRoutes } from './podcasts';
-import { arkRoutes } from './providers/ark';
+import { providerRoutes } from './providers';
 import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...arkRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes()];
+  return [...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
 }
