@@ -3,12 +3,12 @@ import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
 import { podcastRoutes } from './podcasts';
-import { volcengineOpenApiRoutes } from './providers/volcengine-openapi';
+import { providerRoutes } from './providers';
 import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
 import { videoRoutes } from './video';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...volcengineOpenApiRoutes()];
+  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...providerRoutes()];
 }

@@ -1,24 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { verifyVolcengine } from '../../src/upstreams/auth/volcengine-signature';
 import { directivesOfUrl } from '../erase';
 import { originOf } from '../files';
-import { HttpError, pathOf, sendJson } from '../http';
-import type { ExtraRoute } from '../server';
+import { HttpError, sendJson } from '../http';
+import type { ExtraRoute, SimContext } from '../route';
 import { SimTaskStore, simTaskPhase, type SimTask } from '../task-store';
+import { volcengineOpenapiProtocol } from '../../src/upstreams/volcengine-openapi/protocol';
+import { volcengineSignatureCheck } from './credentials';
+import type { SimulatedProvider } from './provider';
 
 /**
  * Volcengine's OpenAPI for Ark's asset library and its real-person verification, simulated at
  * `/volcengine/` (the real host: https://ark.cn-beijing.volcengineapi.com/), speaking the
  * provider's protocol: `POST /volcengine/?Action=…&Version=2024-01-01` with a JSON body, signed
- * with Volcengine's HMAC-SHA256 signature for the `ark` service (a missing, unknown or wrong one is
- * refused with the common error codes and statuses of https://www.volcengine.com/docs/6369/68677),
+ * with Volcengine's HMAC-SHA256 signature for the `ark` service with the access key of the checked-in
+ * channels file (simulator/providers/credentials.ts; a missing, unknown or wrong one is with the common error codes and statuses of https://www.volcengine.com/docs/6369/68677),
  * answered `{ResponseMetadata: {RequestId, Action, Version, Service, Region, Error?}, Result}`.
  *
  * Actions (src/upstreams/volcengine-openapi/ark-assets.ts cites their references):
  * - `CreateVisualValidateSession` → `{BytedToken, CallbackURL, H5Link}`: the person's page
- *   (`GET /sim/verify/:token`), a small HTML form where they tick consent and submit
- *   (`POST /sim/verify/:token`, form-encoded `consent=yes&decision=consent`) or decline
+ *   (`GET /volcengine/sim/verify/:token`), a small HTML form where they tick consent and submit
+ *   (`POST /volcengine/sim/verify/:token`, form-encoded `consent=yes&decision=consent`) or decline
  *   (`decision=decline`); the liveness check is simulated and passes unless the form carries
  *   `sim=fail`. A page opened as `…?sim=expire` is expired from then on. Valid 30 minutes.
  * - `GetVisualValidateResult {BytedToken}` → `{GroupId}` once the person is verified; `{}` while
@@ -28,18 +30,12 @@ import { SimTaskStore, simTaskPhase, type SimTask } from '../task-store';
  * - `CreateAsset {GroupId, URL, AssetType: "Image"}` → `{Id}` for a verified group's image, which
  *   is `Processing` for ~150 ms, then `Active`; `GetAsset {Id}` reads it. Directives ride in the
  *   image URL's `sim` query parameter: `?sim=fail` (`Failed`, `Error.Code` `FaceMismatch`),
- *   `?sim=delay=800`, and `?sim=hold`: processing until `POST /sim/assets/:id/release`.
+ *   `?sim=delay=800`, and `?sim=hold`: processing until `POST /volcengine/sim/assets/:id/release`.
  *
- * `POST /sim/volcengine/refuse-next {Action, Status, Code}` makes the next call of that Action
+ * `POST /volcengine/sim/refuse-next {Action, Status, Code}` makes the next call of that Action
  * answer that error (a test's way to see a refusal of an Action that takes nothing to carry a
  * directive in).
  */
-
-/**
- * The one access key the simulated provider knows: the placeholder of deploy/channels.example.json,
- * which the fallback (no CHANNELS) signs with.
- */
-export const SIM_VOLCENGINE_ACCESS_KEY = { accessKeyId: 'AKLTyour-access-key-id', secretAccessKey: 'your-secret-access-key' } as const;
 
 /** The provider's asset ids start with this (the video simulator refuses other `asset://` ids). */
 export const SIM_ASSET_ID_PREFIX = 'asset-sim';
@@ -48,6 +44,9 @@ const VERSION = '2024-01-01';
 const SERVICE = 'ark';
 const REGION = 'cn-beijing';
 const VALIDITY_MS = 30 * 60_000;
+/** The person's page, relative to the provider's root, and where it is on the simulator. */
+const PAGE_ROUTE = '/sim/verify';
+const PAGE_PATH = `${volcengineOpenapiProtocol.simulatorPrefix}${PAGE_ROUTE}`;
 
 /** The statuses of the common authentication errors (https://www.volcengine.com/docs/6369/68677). */
 const REFUSAL_STATUS: Record<string, number> = {
@@ -86,7 +85,15 @@ interface SimAsset extends SimTask {
 
 type Action = (parameters: Record<string, unknown>, req: IncomingMessage) => Record<string, unknown>;
 
-export function volcengineOpenApiRoutes(): ExtraRoute[] {
+export const volcengineOpenapiProvider: SimulatedProvider = {
+  protocol: 'volcengine_openapi',
+  title: "Volcengine OpenAPI: Ark's asset library and real-person verification (service ark)",
+  basePath: '',
+  routes: assetLibraryRoutes,
+};
+
+/** The routes, relative to the provider's root (mounted at `/volcengine`); the page and test controls under `/sim/`. */
+function assetLibraryRoutes(): ExtraRoute[] {
   const sessions = new Map<string, SimSession>();
   const verifiedGroups = new Set<string>();
   const assets = new SimTaskStore<SimAsset>(SIM_ASSET_ID_PREFIX, 'asset');
@@ -104,7 +111,7 @@ export function volcengineOpenApiRoutes(): ExtraRoute[] {
       const token = `${new Date(now).toISOString().replace(/\D/g, '').slice(0, 14)}${randomBytes(10).toString('hex').toUpperCase()}`;
       const callbackUrl = typeof p.CallbackURL === 'string' ? p.CallbackURL : '';
       sessions.set(token, { token, groupId: `group-${compactTime(now)}-${++seq}sim`, callbackUrl, expiresAt: now + VALIDITY_MS, expired: false, outcome: null });
-      return { BytedToken: token, CallbackURL: callbackUrl, H5Link: `${originOf(req.headers)}/sim/verify/${token}` };
+      return { BytedToken: token, CallbackURL: callbackUrl, H5Link: `${originOf(req.headers)}${PAGE_PATH}/${token}` };
     },
     GetVisualValidateResult(p) {
       const session = typeof p.BytedToken === 'string' ? sessions.get(p.BytedToken) : undefined;
@@ -146,12 +153,15 @@ export function volcengineOpenApiRoutes(): ExtraRoute[] {
     },
   };
 
-  function answer(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rawBody: Buffer): void {
+  function answer(ctx: SimContext): void {
+    const { req, res, query } = ctx;
+    const rawBody = ctx.rawBody ?? Buffer.alloc(0);
     const action = query.get('Action') ?? '';
     const version = query.get('Version') ?? '';
     const metadata = { RequestId: `${compactTime(Date.now())}${randomBytes(8).toString('hex').toUpperCase()}`, Action: action, Version: version, Service: SERVICE, Region: REGION };
     try {
-      authenticate(req, query, rawBody);
+      const signature = volcengineSignatureCheck(ctx);
+      if (!signature.ok) throw new OpenApiError(REFUSAL_STATUS[signature.code] ?? 401, signature.code, signature.message);
       if (!action || !version) throw new OpenApiError(400, 'MissingParameter', 'The request is missing Action or Version parameter.');
       const run = actions[action];
       if (!run || version !== VERSION) throw new OpenApiError(404, 'InvalidActionOrVersion', `Could not find operation ${action} for version ${version}.`);
@@ -168,11 +178,11 @@ export function volcengineOpenApiRoutes(): ExtraRoute[] {
   }
 
   return [
-    { method: 'POST', path: '/volcengine/', body: 'raw', handler: ({ req, res, query, rawBody }) => answer(req, res, query, rawBody ?? Buffer.alloc(0)) },
-    { method: 'GET', path: '/volcengine/', body: 'raw', handler: ({ req, res, query, rawBody }) => answer(req, res, query, rawBody ?? Buffer.alloc(0)) },
+    { method: 'POST', path: '/', body: 'raw', handler: answer },
+    { method: 'GET', path: '/', body: 'raw', handler: answer },
     {
       method: 'POST',
-      path: '/sim/volcengine/refuse-next',
+      path: '/sim/refuse-next',
       handler: ({ res, body }) => {
         const b = (body ?? {}) as { Action?: unknown; Status?: unknown; Code?: unknown };
         if (typeof b.Action !== 'string' || typeof b.Status !== 'number' || typeof b.Code !== 'string') throw new HttpError(400, 'Action, Status and Code are required', 'InvalidParameter');
@@ -182,7 +192,7 @@ export function volcengineOpenApiRoutes(): ExtraRoute[] {
     },
     {
       method: 'GET',
-      path: '/sim/verify/:token',
+      path: `${PAGE_ROUTE}/:token`,
       handler: ({ res, params, query }) => {
         const session = sessions.get(params.token!);
         if (!session) return sendPage(res, 404, 'Link not found', '<p>This verification link does not exist.</p>');
@@ -194,7 +204,7 @@ export function volcengineOpenApiRoutes(): ExtraRoute[] {
     },
     {
       method: 'POST',
-      path: '/sim/verify/:token',
+      path: `${PAGE_ROUTE}/:token`,
       body: 'raw',
       maxBodyBytes: 16 * 1024,
       handler: ({ res, params, rawBody }) => {
@@ -231,17 +241,6 @@ export function volcengineOpenApiRoutes(): ExtraRoute[] {
   }
 }
 
-/** Refuses a request whose signature the provider would refuse, with its common error. */
-function authenticate(req: IncomingMessage, query: URLSearchParams, rawBody: Buffer): void {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
-  const verdict = verifyVolcengine(
-    { method: req.method ?? 'POST', pathname: pathOf(req), query: Object.fromEntries(query), headers, body: rawBody.length > 0 ? rawBody : undefined },
-    { secretOf: (id) => (id === SIM_VOLCENGINE_ACCESS_KEY.accessKeyId ? SIM_VOLCENGINE_ACCESS_KEY.secretAccessKey : undefined), now: new Date() },
-  );
-  if (!verdict.ok) throw new OpenApiError(REFUSAL_STATUS[verdict.code] ?? 401, verdict.code, verdict.message);
-}
-
 function parametersOf(rawBody: Buffer): Record<string, unknown> {
   if (rawBody.length === 0) return {};
   let value: unknown;
@@ -265,7 +264,7 @@ function escapeHtml(text: string): string {
 
 function consentForm(session: SimSession): string {
   return `<p>A video service asks to use reference images of you. Give your consent and complete the liveness check to continue.</p>
-<form method="post" action="/sim/verify/${escapeHtml(session.token)}">
+<form method="post" action="${PAGE_PATH}/${escapeHtml(session.token)}">
   <p><input type="checkbox" id="consent" name="consent" value="yes" required>
   <label for="consent">I consent to images of me being used as reference images for video generation.</label></p>
   <p id="liveness-note">The liveness check runs when you continue (simulated).</p>

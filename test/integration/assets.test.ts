@@ -95,7 +95,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(s.id).to.match(/^avs_[0-9a-f]+$/);
     expect(s.group_id).to.match(/^grp_[0-9a-f]+$/);
     // The provider's page (H5Link), named by its session token (BytedToken).
-    expect(s.verification_url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/sim\/verify\/\d{14}[0-9A-F]{20}$/);
+    expect(s.verification_url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/volcengine\/sim\/verify\/\d{14}[0-9A-F]{20}$/);
     expect(Date.parse(s.expires_at) - Date.parse(s.created_at)).to.equal(THIRTY_MINUTES_MS);
     expect(s.billing).to.deep.equal({ currency: 'CNY', reserved: FEE, status: 'reserved', amount: null });
     expect(await gw.balance(fresh.key)).to.deep.include({ available: 10_000_000 - FEE, frozen: FEE });
@@ -203,7 +203,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
   it('fails at once when the provider refuses to open the session, and releases the fee', async () => {
     const before = await gw.balance(key);
     // The provider's session takes nothing a directive could ride in: the simulator is told to refuse the next one.
-    const refuse = await fetch(`${gw.simulator.url}/sim/volcengine/refuse-next`, {
+    const refuse = await fetch(`${gw.simulator.url}/volcengine/sim/refuse-next`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ Action: 'CreateVisualValidateSession', Status: 400, Code: 'OperationDenied.TrustedCreatorRequired' }),
@@ -291,7 +291,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
     await expectRefusedAsNotActive('failed', broken.body.id, 'failed');
     // Submitted in the background: the provider's id is known once the submission is recorded.
     const upstreamId = await waitFor('the held asset accepted upstream', async () => (await gw.tasks.read('asset', slow.body.id, accountId))?.upstream_id ?? null);
-    const release = () => fetch(`${gw.simulator.url}/sim/assets/${upstreamId}/release`, { method: 'POST' });
+    const release = () => fetch(`${gw.simulator.url}/volcengine/sim/assets/${upstreamId}/release`, { method: 'POST' });
     expect((await release()).status).to.equal(200);
     expect((await release()).status, 'a task no longer held').to.equal(409);
     await assetUntil(groupId, slow.body.id, 'active');

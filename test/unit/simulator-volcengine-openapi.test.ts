@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { Service } from '@volcengine/openapi';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { SIM_VOLCENGINE_ACCESS_KEY } from '../../simulator/providers/volcengine-openapi';
+import fs from 'node:fs';
+import { EXAMPLE_CHANNELS_FILE, type ChannelEntry } from '../../src/upstreams/registry';
 import { waitFor } from '../support/wait';
 
 /**
@@ -10,6 +11,12 @@ import { waitFor } from '../support/wait';
  * service, so the simulator accepting its requests and answering what it reads proves it speaks
  * the provider's protocol (signature, Action and Version, ResponseMetadata and Result).
  */
+/** The placeholder access key of the checked-in channels file's ark-assets entry: the one the simulated provider knows. */
+function exampleKey(): { accessKeyId: string; secretKey: string } {
+  const entry = (JSON.parse(fs.readFileSync(EXAMPLE_CHANNELS_FILE, 'utf8')) as ChannelEntry[]).find((e) => e.name === 'ark-assets');
+  return { accessKeyId: entry!.volcengine!.access_key_id!, secretKey: entry!.volcengine!.secret_access_key! };
+}
+
 describe('simulated Volcengine OpenAPI (asset library) through the official @volcengine/openapi SDK', () => {
   let sim: RunningSimulator;
   before(async () => {
@@ -17,7 +24,7 @@ describe('simulated Volcengine OpenAPI (asset library) through the official @vol
   });
   after(async () => sim.close());
 
-  function ark(credentials: { accessKeyId: string; secretKey: string } = { accessKeyId: SIM_VOLCENGINE_ACCESS_KEY.accessKeyId, secretKey: SIM_VOLCENGINE_ACCESS_KEY.secretAccessKey }) {
+  function ark(credentials: { accessKeyId: string; secretKey: string } = exampleKey()) {
     const url = new URL(sim.url);
     const service = new Service({ serviceName: 'ark', region: 'cn-beijing', host: url.host, protocol: 'http:', defaultVersion: '2024-01-01', ...credentials });
     // The simulator serves the provider's root path under /volcengine/.
@@ -49,7 +56,7 @@ describe('simulated Volcengine OpenAPI (asset library) through the official @vol
   });
 
   it('refuses a wrong secret, an unknown access key and an unknown Action as the provider does', async () => {
-    const wrongSecret = await ark({ accessKeyId: SIM_VOLCENGINE_ACCESS_KEY.accessKeyId, secretKey: 'not-the-secret' })('CreateVisualValidateSession', {});
+    const wrongSecret = await ark({ accessKeyId: exampleKey().accessKeyId, secretKey: 'not-the-secret' })('CreateVisualValidateSession', {});
     expect(wrongSecret.ResponseMetadata.Error).to.deep.include({ Code: 'SignatureDoesNotMatch' });
     expect(wrongSecret.Result).to.equal(undefined);
     const unknownKey = await ark({ accessKeyId: 'AKLTunknown', secretKey: 'x' })('GetAsset', { Id: 'asset-1' });
