@@ -4,8 +4,8 @@ import { directivesOfUrl } from '../erase';
 import { originOf } from '../files';
 import { HttpError, sendJson } from '../http';
 import type { ExtraRoute, SimContext } from '../route';
-import { SimTaskStore, simTaskPhase, type SimTask } from '../task-store';
 import { volcengineOpenapiProtocol } from '../../src/upstreams/volcengine-openapi/protocol';
+import { SimTaskStore, simTaskPhase, type SimTask } from '../task-store';
 import { volcengineSignatureCheck } from './credentials';
 import type { SimulatedProvider } from './provider';
 
@@ -13,8 +13,9 @@ import type { SimulatedProvider } from './provider';
  * Volcengine's OpenAPI for Ark's asset library and its real-person verification, simulated at
  * `/volcengine/` (the real host: https://ark.cn-beijing.volcengineapi.com/), speaking the
  * provider's protocol: `POST /volcengine/?Action=…&Version=2024-01-01` with a JSON body, signed
- * with Volcengine's HMAC-SHA256 signature for the `ark` service with the access key of the checked-in
- * channels file (simulator/providers/credentials.ts; a missing, unknown or wrong one is with the common error codes and statuses of https://www.volcengine.com/docs/6369/68677),
+ * with Volcengine's HMAC-SHA256 signature for the `ark` service with the access key of the
+ * checked-in channels file (simulator/providers/credentials.ts; a missing, unknown or wrong one is
+ * refused with the common error codes and statuses of https://www.volcengine.com/docs/6369/68677),
  * answered `{ResponseMetadata: {RequestId, Action, Version, Service, Region, Error?}, Result}`.
  *
  * Actions (src/upstreams/volcengine-openapi/ark-assets.ts cites their references):
