@@ -1,5 +1,4 @@
 import { asrRoutes } from './asr';
-import { assetRoutes } from './assets';
 import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
@@ -11,5 +10,5 @@ import { videoRoutes } from './video';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
+  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...providerRoutes()];
 }

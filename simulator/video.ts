@@ -1,4 +1,4 @@
-import { SIM_ASSET_ID_PREFIX } from './assets';
+import { SIM_ASSET_ID_PREFIX } from './providers/volcengine-openapi';
 import { parseDirectives } from './directives';
 import { passGate } from './gates';
 import { originOf, sendBytes } from './files';

@@ -15,7 +15,6 @@ export const openaiProtocol: Protocol = {
     // channel of their real protocol.
     'video',
     'image',
-    'asset_verification',
     'minutes',
     'podcast',
     'subtitle_erase',
