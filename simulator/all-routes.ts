@@ -1,5 +1,4 @@
 import { asrRoutes } from './asr';
-import { assetRoutes } from './assets';
 import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
@@ -10,5 +9,5 @@ import type { ExtraRoute } from './server';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
+  return [...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...providerRoutes()];
 }

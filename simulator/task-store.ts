@@ -96,6 +96,18 @@ export class SimTaskStore<T extends SimTask> {
     directives: { readonly delayMs?: number; readonly fail: boolean; readonly raw: Readonly<Record<string, string | true>> },
     build: (task: SimTask) => T,
   ): T {
+    const task = this.add(req, model, directives, build);
+    sendJson(res, 200, { id: task.id });
+    return task;
+  }
+
+  /** Creates a task as `create` does, without answering: for a provider whose answer has its own shape. */
+  add(
+    req: IncomingMessage,
+    model: string,
+    directives: { readonly delayMs?: number; readonly fail: boolean; readonly raw: Readonly<Record<string, string | true>> },
+    build: (task: SimTask) => T,
+  ): T {
     const now = Date.now();
     const task = build({
       id: `${this.idPrefix}-${++this.seq}-${now.toString(36)}`,
@@ -108,7 +120,6 @@ export class SimTaskStore<T extends SimTask> {
     this.tasks.set(task.id, task);
     const clientId = req.headers['x-client-request-id'];
     if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
-    sendJson(res, 200, { id: task.id });
     return task;
   }
 

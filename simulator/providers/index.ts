@@ -2,9 +2,10 @@
 import { arkProvider } from './ark';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
+import { volcengineOpenapiProvider } from './volcengine-openapi';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, volcengineOpenapiProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

@@ -3,24 +3,19 @@ import type { Catalog } from '../billing/catalog';
 import { NO_DATA, objectCodec, type NoData } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
-import { pollBackoff, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
+import { finalRefusals, pollBackoff, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
+import { createAssetRequest, getAssetRequest, readAsset, readCreatedAsset } from '../upstreams/volcengine-openapi/ark-assets';
 import type { AssetRequest } from './request';
 
 export const ASSET_KIND = 'asset';
 
 export type AssetStatus = 'processing' | 'active' | 'failed';
 
-interface UpstreamAsset {
-  id: string;
-  status: 'processing' | 'active' | 'failed';
-  error?: { code?: string; message?: string };
-}
-
 /**
- * One reference image of a verified group, processed by the provider (create in the provider's
- * group, poll by id): `processing`, then `active` (usable as `asset://<id>` in video tasks) or
+ * One reference image of a verified group, processed by the provider's asset library (CreateAsset
+ * in the provider's group, GetAsset by id; src/upstreams/volcengine-openapi/ark-assets.ts): `processing`, then `active` (usable as `asset://<id>` in video tasks) or
  * `failed`. Free: the verification fee covers a group's images, so the task reserves and settles 0.
  */
 /** Submitted by the submit job; the answer is the asset as created (`processing`). */
@@ -49,14 +44,16 @@ export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs
     ...ASSET_TASK,
 
     async submit(task: AssetTask) {
-      const r = task.request;
-      return submitUpstreamTask(taskChannel(deps, task.model).channel, `/asset-groups/${encodeURIComponent(r.upstream_group_id)}/assets`, { url: r.url }, task);
+      const { channel } = taskChannel(deps, task.model);
+      const request = createAssetRequest({ groupId: task.request.upstream_group_id, url: task.request.url });
+      return { upstreamId: await finalRefusals(async () => readCreatedAsset(await channel.call(request), channel.name)) };
     },
 
     async poll(task: AssetTask): Promise<UpstreamPoll<NoData, NoData>> {
-      const a = await taskChannel(deps, task.model).channel.json<UpstreamAsset>('GET', `/assets/${encodeURIComponent(task.upstreamId!)}`);
-      if (a.status === 'active') return { state: 'succeeded', result: {}, usage: {}, artifacts: [] };
-      if (a.status === 'failed') return { state: 'failed', error: { code: a.error?.code ?? 'asset_processing_failed', message: a.error?.message ?? 'the provider could not process the image' } };
+      const { channel } = taskChannel(deps, task.model);
+      const asset = readAsset(await channel.call(getAssetRequest(task.upstreamId!)), channel.name);
+      if (asset.status === 'active') return { state: 'succeeded', result: {}, usage: {}, artifacts: [] };
+      if (asset.status === 'failed') return { state: 'failed', error: asset.error };
       return { state: 'pending', upstreamStatus: 'running' };
     },
 

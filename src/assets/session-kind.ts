@@ -2,9 +2,10 @@ import type { Catalog } from '../billing/catalog';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
-import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel } from '../tasks/upstream-task';
+import { finalRefusals, isRefusal, pollBackoff, pricingModel, taskChannel } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
+import { createValidateSessionRequest, readValidateResult, readValidateSession, validateResultRequest } from '../upstreams/volcengine-openapi/ark-assets';
 import { verificationPricing } from './model-type';
 import { sessionExpiry, type SessionRequest } from './request';
 
@@ -15,23 +16,18 @@ export const SESSION_EXPIRED = 'session_expired';
 
 export type SessionStatus = 'pending' | 'verified' | 'failed' | 'expired';
 
-interface UpstreamSession {
-  id: string;
-  status: 'pending' | 'verified' | 'failed' | 'expired';
-  verification_url?: string;
-  group_id?: string;
-  error?: { code?: string; message?: string };
-}
-
 /** Sessions wait on a person, not a machine: polls back off to this, which bounds how late an expiry is seen. */
 const MAX_POLL_DELAY_MS = 2_000;
 
 /**
- * A real-person verification session on the provider's session API (create, poll by id): the
- * provider serves the one-time verification page where the person consents and passes a liveness
- * check. On the task engine: `submit` opens the provider's session and records its
- * `verification_url`; the session succeeds (`verified`) or fails (`failed`, or `expired` once its
- * 30 minutes have passed by the gateway's clock while the provider still waits). The fee is frozen
+ * A real-person verification session on the provider's verification Actions
+ * (CreateVisualValidateSession, GetVisualValidateResult by its token;
+ * src/upstreams/volcengine-openapi/ark-assets.ts): the provider serves the one-time verification
+ * page where the person consents and passes a liveness check, and then names the asset group
+ * their images go to. On the task engine: `submit` opens the provider's session and records its
+ * page as `verification_url`; the session succeeds (`verified`) or fails (`failed`: the provider
+ * refused the result, or `expired` once its 30 minutes have passed by the gateway's clock while
+ * the provider still waits). The fee is frozen
  * at creation and settled on verification; a failed or expired session releases it.
  */
 /**
@@ -78,23 +74,24 @@ export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; cloc
 
     async submit(task: SessionTask) {
       const { channel } = taskChannel(deps, task.model);
-      const r = task.request;
-      const body = { ...(r.upstream_group_id ? { group_id: r.upstream_group_id } : {}), ...(r.name ? { name: r.name } : {}) };
-      const { upstreamId } = await submitUpstreamTask(channel, '/asset-groups/validate-session', body, task);
-      // The create answer carries the page's URL; a resubmission after a crash reads it again.
-      const session = await channel.json<UpstreamSession>('GET', `/asset-groups/validate-session/${encodeURIComponent(upstreamId)}`);
-      return { upstreamId, details: { verification_url: session.verification_url ?? null } };
+      // The provider's session takes no group nor name: each verification names a group of its own.
+      const session = await finalRefusals(async () => readValidateSession(await channel.call(createValidateSessionRequest()), channel.name));
+      return { upstreamId: session.token, details: { verification_url: session.pageUrl } };
     },
 
     async poll(task: SessionTask): Promise<UpstreamPoll<SessionResult, SessionUsage>> {
       const { channel } = taskChannel(deps, task.model);
-      const s = await channel.json<UpstreamSession>('GET', `/asset-groups/validate-session/${encodeURIComponent(task.upstreamId!)}`);
-      if (s.status === 'verified') {
-        if (!s.group_id) return { state: 'failed', error: { code: 'verification_failed', message: 'the provider verified the session without naming its group' } };
-        return { state: 'succeeded', result: { upstream_group_id: s.group_id }, usage: { sessions: 1 }, artifacts: [] };
-      }
-      if (s.status === 'failed') return { state: 'failed', error: { code: s.error?.code ?? 'verification_failed', message: s.error?.message ?? 'the person was not verified' } };
-      if (s.status === 'expired' || deps.clock() >= sessionExpiry(task.createdAt)) {
+      const outcome = await channel
+        .call(validateResultRequest(task.upstreamId!))
+        .then((answer) => readValidateResult(answer, channel.name))
+        .catch((err: unknown) => {
+        // The provider refuses the result of a person who failed, declined or let the link expire.
+        if (isRefusal(err)) return { state: 'refused' as const, error: { code: err.code ?? 'verification_failed', message: err.message } };
+        throw err;
+      });
+      if (outcome.state === 'refused') return { state: 'failed', error: outcome.error };
+      if (outcome.state === 'verified') return { state: 'succeeded', result: { upstream_group_id: outcome.groupId }, usage: { sessions: 1 }, artifacts: [] };
+      if (deps.clock() >= sessionExpiry(task.createdAt)) {
         return { state: 'failed', error: { code: SESSION_EXPIRED, message: 'the verification link expired before the person completed it' } };
       }
       return { state: 'pending', upstreamStatus: 'queued' };

@@ -32,9 +32,10 @@ export function refusalOf(errors: readonly ErrorObject[], data: unknown): Refusa
     const at = fieldOf(first.instancePath, [], data);
     if (chosen.every((e) => KINDS.has(e.keyword))) return { param: at, message: `${at} must be ${alternatives(chosen.flatMap(kindsOf))}` };
     if (chosen.every((e) => e.keyword === 'required')) {
-      const sets = chosen.map(missingOf);
+      // The same form reached twice (OpenAI's two message forms share their parts) is one alternative.
+      const sets = [...new Map(chosen.map(missingOf).map((set) => [set.join('\n'), set])).values()];
       const separator = sets.every((set) => set.length === 1) ? ' or ' : ', or ';
-      return { param: at, message: `${at} needs either ${sets.map((set) => list(set, 'and')).join(separator)}` };
+      if (sets.length > 1) return { param: at, message: `${at} needs either ${sets.map((set) => list(set, 'and')).join(separator)}` };
     }
   }
   return describe(first, data);
@@ -104,7 +105,11 @@ function otherForm(error: ErrorObject): Tag | null {
     const values = fixedValue(memberSchema);
     if (values === null) continue;
     const has = Object.hasOwn(value, member);
-    if ((has && value[member] !== values[0]) || (!has && (schema?.required ?? []).includes(member))) return { at: error.instancePath, member, values, object: value };
+    const required = schema?.required ?? [];
+    // A form whose tag may be left out (OpenAI's item_reference) is still another form when the
+    // value has none of the members that form requires.
+    const noneOfIts = required.every((name) => !Object.hasOwn(value, name));
+    if ((has && value[member] !== values[0]) || (!has && (required.includes(member) || noneOfIts))) return { at: error.instancePath, member, values, object: value };
   }
   return null;
 }

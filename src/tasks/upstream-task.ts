@@ -86,6 +86,18 @@ export async function submitThrough<T extends { upstreamId: string }>(create: ()
   }
 }
 
+/**
+ * A provider call that creates something (its answer read by the protocol's adapter): a refusal
+ * fails the task for good with the provider's code (rejectOn4xx); anything else is retried.
+ */
+export async function finalRefusals<T>(create: () => Promise<T>): Promise<T> {
+  try {
+    return await create();
+  } catch (err) {
+    return rejectOn4xx(err);
+  }
+}
+
 /** Tells the provider to stop a task (`POST {taskPath}/cancel`); a 4xx answer means nothing is left to stop. */
 export async function cancelUpstreamTask(channel: Channel, taskPath: string): Promise<void> {
   try {

@@ -94,7 +94,8 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(s).to.deep.include({ object: 'asset_group.validation_session', status: 'pending', error: null });
     expect(s.id).to.match(/^avs_[0-9a-f]+$/);
     expect(s.group_id).to.match(/^grp_[0-9a-f]+$/);
-    expect(s.verification_url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/sim\/verify\/[0-9a-f]{32}$/);
+    // The provider's page (H5Link), named by its session token (BytedToken).
+    expect(s.verification_url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/volcengine\/sim\/verify\/\d{14}[0-9A-F]{20}$/);
     expect(Date.parse(s.expires_at) - Date.parse(s.created_at)).to.equal(THIRTY_MINUTES_MS);
     expect(s.billing).to.deep.equal({ currency: 'CNY', reserved: FEE, status: 'reserved', amount: null });
     expect(await gw.balance(fresh.key)).to.deep.include({ available: 10_000_000 - FEE, frozen: FEE });
@@ -105,7 +106,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
     expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
     const html = await page.text();
     expect(html).to.match(/^<!doctype html>\n<html lang="en">/);
-    expect(html).to.include('<title>Verify your identity</title>').and.include('<main>').and.include('Alice Example');
+    expect(html).to.include('<title>Verify your identity</title>').and.include('<main>');
     const form = consentForm(html, s.verification_url);
 
     // Submitting without ticking consent is refused on the page; the session stays pending.
@@ -174,15 +175,17 @@ describe('asset groups: real-person verification and assets @integration', () =>
 
   it('fails when the liveness check fails or the person declines, releases the fee, and the group takes no images', async () => {
     const before = await gw.balance(key);
-    for (const [name, choice, code] of [
-      ['Bob [sim:fail]', 'consent', 'liveness_check_failed'],
-      ['Carol', 'decline', 'consent_declined'],
+    // The simulated page's directive: a consent posted with `sim=fail` fails the liveness check.
+    for (const [name, choice, directive, code] of [
+      ['Bob', 'consent', 'sim=fail', 'liveness_check_failed'],
+      ['Carol', 'decline', '', 'consent_declined'],
     ] as const) {
       const opened = await openSession({ name });
       expect(opened.status).to.equal(200);
       const page = await fetch(opened.body.verification_url);
       const form = consentForm(await page.text(), opened.body.verification_url);
-      const sent = await fetch(form.action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form[choice].toString() });
+      const body = [form[choice].toString(), directive].filter(Boolean).join('&');
+      const sent = await fetch(form.action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
       expect(sent.status).to.equal(200);
       const failed = await sessionUntil(opened.body.id, 'failed');
       expect(failed.error.code, name).to.equal(code);
@@ -199,18 +202,26 @@ describe('asset groups: real-person verification and assets @integration', () =>
 
   it('fails at once when the provider refuses to open the session, and releases the fee', async () => {
     const before = await gw.balance(key);
-    const refused = await openSession({ name: 'Frank [sim:status=422]' });
+    // The provider's session takes nothing a directive could ride in: the simulator is told to refuse the next one.
+    const refuse = await fetch(`${gw.simulator.url}/volcengine/sim/refuse-next`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Action: 'CreateVisualValidateSession', Status: 400, Code: 'OperationDenied.TrustedCreatorRequired' }),
+    });
+    expect(refuse.status).to.equal(200);
+    const refused = await openSession({ name: 'Frank' });
     expect(refused.status, JSON.stringify(refused.body)).to.equal(200);
     expect(refused.body).to.deep.include({ status: 'failed', verification_url: null });
-    expect(refused.body.error.code).to.be.a('string');
+    expect(refused.body.error.code).to.equal('OperationDenied.TrustedCreatorRequired');
     await waitFor('the fee released', async () => (await getSession(refused.body.id)).body.billing.status === 'released');
     expect(await gw.balance(key)).to.deep.equal(before);
   });
 
-  it('expires when the provider says so (directive): the page is gone and the fee released', async () => {
+  it('expires when the provider says so (the page opened with the directive `?sim=expire`): the page is gone and the fee released', async () => {
     const before = await gw.balance(key);
-    const opened = await openSession({ name: 'Dan [sim:expire]' });
+    const opened = await openSession({ name: 'Dan' });
     expect(opened.status).to.equal(200);
+    expect((await fetch(`${opened.body.verification_url}?sim=expire`)).status).to.equal(410);
     expect((await fetch(opened.body.verification_url)).status).to.equal(410);
     const expired = await sessionUntil(opened.body.id, 'expired');
     expect(expired.error.code).to.equal('session_expired');
@@ -280,7 +291,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
     await expectRefusedAsNotActive('failed', broken.body.id, 'failed');
     // Submitted in the background: the provider's id is known once the submission is recorded.
     const upstreamId = await waitFor('the held asset accepted upstream', async () => (await gw.tasks.read('asset', slow.body.id, accountId))?.upstream_id ?? null);
-    const release = () => fetch(`${gw.simulator.url}/sim/assets/${upstreamId}/release`, { method: 'POST' });
+    const release = () => fetch(`${gw.simulator.url}/volcengine/sim/assets/${upstreamId}/release`, { method: 'POST' });
     expect((await release()).status).to.equal(200);
     expect((await release()).status, 'a task no longer held').to.equal(409);
     await assetUntil(groupId, slow.body.id, 'active');

@@ -11,6 +11,7 @@ import { createSimulator, type Simulator } from '../../simulator/server';
 import { startSimulator } from '../../simulator';
 import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
+import { arkReleasePath } from '../support/simulated-ark';
 import { testTempDir } from '../support/temp-dirs';
 import { waitFor } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
@@ -150,7 +151,7 @@ describe('reloading the model catalog @integration', () => {
     writeCatalog(catalogFile, ORIGINAL.models.map((m) => (m.id === 'video-ref-2.0' ? doubled : m)));
     try {
       expect((await reload()).status).to.equal(200);
-      expect((await fetch(`${simUrl}/sim/videos/${created.body.upstream_id}/release`, { method: 'POST' })).status).to.equal(200);
+      expect((await fetch(simUrl + arkReleasePath(created.body.upstream_id), { method: 'POST' })).status).to.equal(200);
       const task = await waitFor('the video task billed', async () => {
         const t = (await gw.api(key, 'GET', `/v1/videos/generations/${created.body.id}`)).body;
         return t.billing.status !== 'reserved' ? t : null;

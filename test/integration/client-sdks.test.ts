@@ -85,6 +85,23 @@ describe('the client libraries applications build on, against a running gateway 
       expect(streamedText).to.equal(events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''));
     });
 
+    it('generateText with image and file parts on the Responses provider (no `detail`, as the SDK sends them): answered, validated and settled', async () => {
+      const s = await session();
+      const result = await generateText({
+        model: aiSdk(s).responses('chat-pro'),
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe both [sim:tokens=4]' }, { type: 'image', image: new URL('https://example.com/a.png') }, { type: 'file', data: 'JVBERi0=', mediaType: 'application/pdf', filename: 'a.pdf' }] }],
+        maxRetries: 0,
+      });
+      expect(result.usage.outputTokens).to.equal(4);
+      const [call] = await expectTrafficAndMoney(s, [{ path: '/v1/responses', status: 200, streamed: false, units: aiSdkUnits(result.usage) }]);
+      const parts = (call!.request.input as { content: { type: string; detail?: string }[] }[])[0]!.content;
+      expect(parts.map((part) => [part.type, part.detail])).to.deep.equal([
+        ['input_text', undefined],
+        ['input_image', undefined],
+        ['input_file', undefined],
+      ]);
+    });
+
     it('generateText with tools on the Responses provider: the tool call, its result sent back, the answer; every step validated and settled', async () => {
       const s = await session();
       const executed: string[] = [];

@@ -5,6 +5,7 @@ import { DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { leaseSecondsLeft } from '../support/idempotency';
+import { arkReleasePath } from '../support/simulated-ark';
 import { testTempDir } from '../support/temp-dirs';
 import { Receiver, type Received } from '../support/webhook-receiver';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
@@ -47,7 +48,7 @@ describe('video generation tasks and webhooks @integration', () => {
   /** Lets a task the provider holds (`[sim:hold]`) finish. */
   async function releaseUpstream(id: string): Promise<void> {
     const upstreamId = await waitFor(`task ${id} accepted upstream`, async () => (await gw.tasks.read('video', id, accountId))?.upstream_id ?? null);
-    expect((await fetch(`${gw.simulator.url}/sim/videos/${upstreamId}/release`, { method: 'POST' })).status).to.equal(200);
+    expect((await fetch(gw.simulator.url + arkReleasePath(upstreamId), { method: 'POST' })).status).to.equal(200);
   }
 
   it('creates a text-to-video task, answers at once, finishes, and settles by actual usage', async () => {

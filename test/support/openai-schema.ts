@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { PACKAGE_ROOT } from '../../src/package-root';
+import { API_DEVIATIONS } from '../../scripts/generate-openai-schemas';
 
 export const OPENAI_OPENAPI_PATH = join(PACKAGE_ROOT, '..', 'shared', 'openai-openapi', 'openapi.json');
 
@@ -44,7 +45,7 @@ interface Validator {
   readonly streamEventSchemas: ReadonlyMap<string, string>;
 }
 
-/** How the document is read: as it is, or, for requests, with discriminated unions as withDiscriminatedAnyOf has them. */
+/** How the document is read: as it is, or, for requests, with discriminated unions as withDiscriminatedAnyOf has them and the API_DEVIATIONS applied. */
 type Reading = 'document' | 'requests';
 
 const loaded = new Map<Reading, Validator>();
@@ -54,9 +55,14 @@ function validator(reading: Reading = 'document'): Validator {
   if (known) return known;
   const read = withNullTypes(JSON.parse(readFileSync(OPENAI_OPENAPI_PATH, 'utf8')) as Json);
   const document = (reading === 'requests' ? withDiscriminatedAnyOf(read) : read) as {
-    components: { schemas: Record<string, { anyOf?: { $ref: string }[]; properties?: { type?: { enum?: string[] } } }> };
+    components: { schemas: Record<string, { anyOf?: { $ref: string }[]; properties?: { type?: { enum?: string[] } }; required?: string[] }> };
   };
   const schemas = document.components.schemas;
+  // Requests are compared with the document as the gateway's generated schemas read it: where
+  // OpenAI's API takes what the document refuses, as the API does (API_DEVIATIONS).
+  if (reading === 'requests') {
+    for (const [name, { optional }] of Object.entries(API_DEVIATIONS)) schemas[name]!.required = schemas[name]!.required!.filter((member) => !optional.includes(member));
+  }
   // The document carries OpenAPI's own keywords (discriminator, example, x-…): not strict JSON Schema.
   const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false });
   addFormats(ajv);

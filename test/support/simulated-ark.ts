@@ -6,6 +6,11 @@ import { mountPath } from '../../simulator/providers/provider';
 /** The simulated Ark's content-generation tasks on a simulator (`/ark/api/v3/contents/generations/tasks`). */
 export const ARK_TASKS_PATH = `${mountPath(arkProvider)}/contents/generations/tasks`;
 
+/** Where a held task of the simulated Ark is released (its `[sim:hold]`), by Ark's task id. */
+export function arkReleasePath(upstreamId: string): string {
+  return `${mountPath(arkProvider)}/sim/videos/${upstreamId}/release`;
+}
+
 /** The key the simulated Ark accepts: the `ark` channel's placeholder in the checked-in channels file. */
 export function arkPlaceholderKey(): string {
   const entries = JSON.parse(fs.readFileSync(path.join(__dirname, '../../deploy/channels.example.json'), 'utf8')) as { name: string; api_key?: string }[];

@@ -4,7 +4,10 @@ import { SESSION_EXPIRED, SESSION_TASK, sessionKind, sessionStatus } from '../..
 import { taskDecider } from '../../src/tasks/decider';
 import { decodeTask } from '../../src/tasks/kind';
 import type { Upstreams } from '../../src/upstreams/registry';
+import { UpstreamError } from '../../src/upstreams/errors';
+import type { WireAnswer } from '../../src/upstreams/wire';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
+import { wireAnswer } from '../support/wire-answer';
 
 /** The session kind's reading of the provider, with a stub provider and a clock the test sets: no HTTP, no sleeping. */
 
@@ -16,31 +19,46 @@ function session() {
   return decodeTask(SESSION_TASK, { ...taskDecider.initialState(), status: 'queued', taskId: 'avs_1', kind: 'asset_session', model: 'asset-verification', request, upstreamId: 'up_1', createdAt: created });
 }
 
-function kindWith(provider: Record<string, unknown>, now: Date) {
-  const upstreams = { channel: () => ({ json: async () => ({ id: 'up_1', ...provider }) }) } as unknown as Upstreams;
+/** GetVisualValidateResult's answer: a Result, or the provider's refusal `[status, Code, Message]`. */
+function resultAnswer(provider: Record<string, unknown> | readonly [number, string, string]): WireAnswer {
+  const metadata = { RequestId: '20260301100000ABCDEF', Action: 'GetVisualValidateResult', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' };
+  if (!Array.isArray(provider)) return wireAnswer(200, { ResponseMetadata: metadata, Result: provider });
+  const [status, code, message] = provider as readonly [number, string, string];
+  return wireAnswer(status, { ResponseMetadata: { ...metadata, Error: { Code: code, Message: message } } });
+}
+
+function kindWith(provider: Record<string, unknown> | readonly [number, string, string], now: Date) {
+  const upstreams = { channel: () => ({ name: 'ark-assets', call: async () => resultAnswer(provider) }) } as unknown as Upstreams;
   return sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), upstreams, clock: () => now, pollMs: 1000 });
 }
 
 describe('asset verification sessions: the provider read against the 30-minute window', () => {
   it('stays pending until 30 minutes after creation, and expires at exactly 30', async () => {
-    expect(await kindWith({ status: 'pending' }, minutes(29.99)).poll(session())).to.deep.equal({ state: 'pending', upstreamStatus: 'queued' });
-    const expired = await kindWith({ status: 'pending' }, minutes(30)).poll(session());
+    expect(await kindWith({}, minutes(29.99)).poll(session())).to.deep.equal({ state: 'pending', upstreamStatus: 'queued' });
+    const expired = await kindWith({}, minutes(30)).poll(session());
     expect(expired).to.deep.include({ state: 'failed' });
     expect((expired as { error: { code: string } }).error.code).to.equal(SESSION_EXPIRED);
   });
 
   it('takes the provider\'s verdict over the clock: verified late is still verified, and the provider may expire it early', async () => {
-    expect(await kindWith({ status: 'verified', group_id: 'grp-up' }, minutes(31)).poll(session())).to.deep.equal({
+    expect(await kindWith({ GroupId: 'grp-up' }, minutes(31)).poll(session())).to.deep.equal({
       state: 'succeeded',
       result: { upstream_group_id: 'grp-up' },
       usage: { sessions: 1 },
       artifacts: [],
     });
-    expect(((await kindWith({ status: 'expired' }, minutes(1)).poll(session())) as { error: { code: string } }).error.code).to.equal(SESSION_EXPIRED);
-    expect(await kindWith({ status: 'failed', error: { code: 'liveness_check_failed', message: 'no' } }, minutes(1)).poll(session())).to.deep.equal({
+    expect(((await kindWith([400, SESSION_EXPIRED, 'the link expired'], minutes(1)).poll(session())) as { error: { code: string } }).error.code).to.equal(SESSION_EXPIRED);
+    expect(await kindWith([400, 'liveness_check_failed', 'no'], minutes(1)).poll(session())).to.deep.equal({
       state: 'failed',
       error: { code: 'liveness_check_failed', message: 'no' },
     });
+  });
+
+  it("leaves the session to the engine's retries when the provider fails or refuses the gateway's own credentials", async () => {
+    for (const provider of [[500, 'InternalError', 'Service has some internal Error.'], [429, 'FlowLimitExceeded', 'slow down'], [401, 'SignatureDoesNotMatch', 'bad signature']] as const) {
+      const err = await kindWith(provider, minutes(1)).poll(session()).then(() => null, (e: unknown) => e);
+      expect(err, provider[1]).to.be.instanceOf(UpstreamError);
+    }
   });
 
   it('reads task states as session statuses', () => {

@@ -243,6 +243,22 @@ describe('the chat and Responses request validators', () => {
     expect(() => parseResponsesRequest(structuredClone(body))).to.not.throw();
   });
 
+  it("follow OpenAI's API where its document is stricter: a Responses function tool without `strict`, as the AI SDK 6 sends it", () => {
+    const body = { model: 'chat-fast', input: 'Hi', tools: [{ type: 'function', name: 'lookup', description: 'd', parameters: { type: 'object', properties: {} } }] };
+    expect(openAiSchemaErrors('CreateResponse', body)).to.not.equal(null);
+    expect(openAiRequestSchemaErrors('CreateResponse', body)).to.equal(null);
+    expect(() => parseResponsesRequest(structuredClone(body))).to.not.throw();
+    // Only `strict`: a function tool without parameters is refused still, as OpenAI's API refuses it.
+    expect(() => parseResponsesRequest({ ...body, tools: [{ type: 'function', name: 'lookup' }] })).to.throw();
+  });
+
+  it("follow OpenAI's API where its document is stricter: a Responses image part without `detail`, as the AI SDK 6 sends it", () => {
+    const body = { model: 'chat-fast', input: [{ role: 'user', content: [{ type: 'input_text', text: 'what' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] }] };
+    expect(openAiSchemaErrors('CreateResponse', body)).to.not.equal(null);
+    expect(openAiRequestSchemaErrors('CreateResponse', body)).to.equal(null);
+    expect(() => parseResponsesRequest(structuredClone(body))).to.not.throw();
+  });
+
   it('read a top-level null as unset: the field is not in the request the handler reads (and forwards)', () => {
     const request = parseChatRequest({ model: 'chat-fast', messages: [user], temperature: null, stop: null, max_completion_tokens: 100 });
     expect(request).to.deep.equal({ model: 'chat-fast', messages: [user], max_completion_tokens: 100 });
@@ -282,5 +298,16 @@ describe('the chat and Responses request validators', () => {
     expect(refusal(parseChatRequest, chat([user], { response_format: { type: 'json_schema' } }))).to.deep.equal(['response_format.json_schema', 'response_format.json_schema is required']);
     expect(refusal(parseChatRequest, chat([user], { n: 0 }))).to.deep.equal(['n', 'n must be at least 1']);
     expect(refusal(parseChatRequest, chat([user], { stop: ['a', 'b', 'c', 'd', 'e'] }))).to.deep.equal(['stop', 'stop must have at most 4 items']);
+  });
+
+  it('refuse a Responses input part or item for the form the client meant, though an item_reference may leave its type out', () => {
+    const input = (content: unknown) => ({ model: 'chat-fast', input: [{ role: 'user', content }] });
+    expect(refusal(parseResponsesRequest, input([{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }]))).to.deep.equal([
+      'input[0].content[0].type',
+      'input[0].content[0].type must be one of input_text, input_image, input_file',
+    ]);
+    // Both message forms share their parts: one form's missing member, said once.
+    expect(refusal(parseResponsesRequest, input([{ type: 'input_text' }]))).to.deep.equal(['input[0].content[0].text', 'input[0].content[0].text is required']);
+    expect(refusal(parseResponsesRequest, { model: 'chat-fast', input: [{ role: 'robot', content: 'x' }] })).to.deep.equal(['input[0].role', 'input[0].role must be one of user, assistant, system, developer']);
   });
 });

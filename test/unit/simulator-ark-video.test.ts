@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { arkProvider } from '../../simulator/providers/ark';
 import { mounted } from '../../simulator/providers/provider';
-import { arkPlaceholderKey, ARK_TASKS_PATH } from '../support/simulated-ark';
+import { arkPlaceholderKey, arkReleasePath, ARK_TASKS_PATH } from '../support/simulated-ark';
 import { waitFor } from '../support/wait';
 
 /**
@@ -44,7 +44,7 @@ describe('upstream simulator: Ark content-generation tasks', () => {
     const first = await call('GET', `${TASKS}/${created.body.id}`);
     expect(first.headers.get('x-request-id')).to.match(/^\d+[0-9a-f]+$/);
     expect(first.body).to.include({ id: created.body.id, status: 'queued', error: null, service_tier: 'flex', execution_expires_after: 172_800 });
-    expect((await fetch(`${sim.url}/sim/videos/${created.body.id}/release`, { method: 'POST' })).status).to.equal(200);
+    expect((await fetch(sim.url + arkReleasePath(created.body.id), { method: 'POST' })).status).to.equal(200);
     const done = await waitFor('the task to succeed', async () => {
       const t = await call('GET', `${TASKS}/${created.body.id}`);
       return t.body.status === 'succeeded' ? t.body : null;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { arkPlaceholderKey, ARK_TASKS_PATH } from '../support/simulated-ark';
+import { arkPlaceholderKey, arkReleasePath, ARK_TASKS_PATH } from '../support/simulated-ark';
 
 /** The simulated task providers' `hold`: queued whatever the time, until released (or cancelled). */
 describe('upstream simulator: held tasks', () => {
@@ -19,22 +19,22 @@ describe('upstream simulator: held tasks', () => {
   }
 
   const providers = [
-    { name: 'images', create: ['/v1/images/tasks', { model: 'image-5.0', prompt: 'a held mural [sim:hold]' }], read: '/v1/images/tasks/' },
-    { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/' },
-    { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/' },
-    { name: 'videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/` },
+    { name: 'images', create: ['/v1/images/tasks', { model: 'image-5.0', prompt: 'a held mural [sim:hold]' }], read: '/v1/images/tasks/', release: (id: string) => `/sim/images/${id}/release` },
+    { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/', release: (id: string) => `/sim/podcasts/${id}/release` },
+    { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/', release: (id: string) => `/sim/erase/${id}/release` },
+    { name: 'Ark videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/`, release: arkReleasePath },
   ] as const;
 
   for (const p of providers) {
-    it(`${p.name}: stays queued until POST /sim/${p.name}/{id}/release, then succeeds; a second release is 409`, async () => {
+    it(`${p.name}: stays queued until POST ${p.release('{id}')}, then succeeds; a second release is 409`, async () => {
       const created = await call('POST', p.create[0], p.create[1]);
       expect(created.status, JSON.stringify(created.body)).to.equal(200);
       const id = created.body.id as string;
       expect((await call('GET', p.read + id)).body.status).to.equal('queued');
-      const released = await call('POST', `/sim/${p.name}/${id}/release`);
+      const released = await call('POST', p.release(id));
       expect(released).to.deep.equal({ status: 200, body: { id, released: true } });
       expect((await call('GET', p.read + id)).body.status).to.equal('succeeded');
-      expect((await call('POST', `/sim/${p.name}/${id}/release`)).status).to.equal(409);
+      expect((await call('POST', p.release(id))).status).to.equal(409);
     });
   }
 

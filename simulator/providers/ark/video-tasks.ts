@@ -8,7 +8,7 @@
  *
  * Deterministic, driven by directives in the prompt text: `[sim:fail]` the task fails,
  * `[sim:delay=MS]` time until it finishes (default 150 ms), `[sim:hold]` it stays queued until
- * `POST /sim/videos/{id}/release`, `[sim:gate=NAME]` the create waits at a gate,
+ * `POST {base}/sim/videos/{id}/release` (`{base}` the simulated Ark's base URL, `/ark/api/v3`), `[sim:gate=NAME]` the create waits at a gate,
  * `[sim:expire]` it ends `expired` (as a task whose `execution_expires_after` passed in the queue),
  * `[sim:provider-cancel]` it ends `cancelled` (as one cancelled in Ark's console),
  * `[sim:url-ttl=MS]` how long the video URL stays valid (default Ark's 24 hours; the URL is a
@@ -19,11 +19,12 @@
  * image must name an asset the simulated asset library issued. The same X-Client-Request-Id
  * creates the same task once (whether Ark does is not checked against the provider).
  */
-import { SIM_ASSET_ID_PREFIX } from '../../assets';
+import { SIM_ASSET_ID_PREFIX } from '../volcengine-openapi';
 import { parseDirectives } from '../../directives';
 import { originOf, sendBytes } from '../../files';
 import { passGate } from '../../gates';
-import { HttpError } from '../../http';
+import type { IncomingMessage } from 'node:http';
+import { HttpError, pathOf } from '../../http';
 import { mp4, png } from '../../media';
 import type { ExtraRoute } from '../../route';
 import { simTaskPhase, SimTaskStore, type SimTask } from '../../task-store';
@@ -57,6 +58,16 @@ interface ContentItem {
   readonly draft_task?: { readonly id?: unknown };
 }
 
+/** Where the videos are served, under the simulated Ark's mount (Ark's own are on its object storage). */
+const FILES_PATH = '/sim/files/video';
+const TASKS_PATH = '/contents/generations/tasks';
+
+/** The simulated Ark's base URL as this request reached it: its origin and the path before the tasks path. */
+function baseOf(req: IncomingMessage): string {
+  const path = pathOf(req);
+  return `${originOf(req.headers)}${path.slice(0, path.indexOf(TASKS_PATH))}`;
+}
+
 /** Ark's default wait of a task for its run, in seconds, and the range a request may set (create reference). */
 const DEFAULT_EXECUTION_EXPIRES_AFTER = 172_800;
 const EXECUTION_EXPIRES_AFTER_RANGE = { min: 3_600, max: 259_200 };
@@ -67,8 +78,11 @@ const FRAME_SIZES: Readonly<Record<string, readonly [number, number]>> = { '480p
 export function arkVideoTaskRoutes(): ExtraRoute[] {
   const tasks = new SimTaskStore<SimSeedanceTask>('cgt-sim', 'task');
 
-  /** The task as Ark shows it: its status now, its settings, and once succeeded its video and usage. */
-  function view(task: SimSeedanceTask, origin: string, now: number): Record<string, unknown> {
+  /**
+   * The task as Ark shows it: its status now, its settings, and once succeeded its video and usage,
+   * its files under `base` (where the simulated Ark is mounted, as the client reached it).
+   */
+  function view(task: SimSeedanceTask, arkBase: string, now: number): Record<string, unknown> {
     const phase = simTaskPhase(task, now);
     const status = phase === 'succeeded' ? task.outcome : phase;
     const finished = status !== 'queued' && status !== 'running';
@@ -96,15 +110,15 @@ export function arkVideoTaskRoutes(): ExtraRoute[] {
     return {
       ...base,
       content: {
-        video_url: `${origin}/sim/files/video/${task.id}.mp4?${link}`,
-        ...(task.lastFrame ? { last_frame_url: `${origin}/sim/files/video/${task.id}-last.png?${link}` } : {}),
+        video_url: `${arkBase}${FILES_PATH}/${task.id}.mp4?${link}`,
+        ...(task.lastFrame ? { last_frame_url: `${arkBase}${FILES_PATH}/${task.id}-last.png?${link}` } : {}),
       },
       usage: { completion_tokens: tokens, total_tokens: tokens },
     };
   }
 
   return [
-    arkRoute('POST', '/contents/generations/tasks', async ({ req, res, rawBody }) => {
+    arkRoute('POST', TASKS_PATH, async ({ req, res, rawBody }) => {
       const b = arkJsonBody(rawBody);
       if (typeof b['model'] !== 'string' || b['model'] === '') throw new HttpError(400, 'The request failed because it is missing one or multiple required parameters.', 'MissingParameter', 'model');
       const content = b['content'];
@@ -149,12 +163,12 @@ export function arkVideoTaskRoutes(): ExtraRoute[] {
         usageResolution: typeof d.raw['usage-resolution'] === 'string' ? d.raw['usage-resolution'] : undefined,
       }));
     }),
-    arkRoute('GET', '/contents/generations/tasks/:id', ({ req, res, params }) => {
-      sendArk(res, view(tasks.find(params.id!), originOf(req.headers), Date.now()));
+    arkRoute('GET', `${TASKS_PATH}/:id`, ({ req, res, params }) => {
+      sendArk(res, view(tasks.find(params.id!), baseOf(req), Date.now()));
     }),
-    arkRoute('GET', '/contents/generations/tasks', ({ req, res, query }) => {
+    arkRoute('GET', TASKS_PATH, ({ req, res, query }) => {
       const now = Date.now();
-      const origin = originOf(req.headers);
+      const arkBase = baseOf(req);
       const pageNum = Math.max(1, Number(query.get('page_num') ?? 1) || 1);
       const pageSize = Math.min(500, Math.max(1, Number(query.get('page_size') ?? 10) || 10));
       const status = query.get('filter.status');
@@ -162,12 +176,12 @@ export function arkVideoTaskRoutes(): ExtraRoute[] {
       const model = query.get('filter.model');
       const all = tasks
         .all()
-        .map((task) => view(task, origin, now))
+        .map((task) => view(task, arkBase, now))
         .filter((t) => (status === null || t['status'] === status) && (ids.length === 0 || ids.includes(String(t['id']))) && (model === null || t['model'] === model))
         .reverse();
       sendArk(res, { items: all.slice((pageNum - 1) * pageSize, pageNum * pageSize), total: all.length });
     }),
-    arkRoute('DELETE', '/contents/generations/tasks/:id', ({ res, params }) => {
+    arkRoute('DELETE', `${TASKS_PATH}/:id`, ({ res, params }) => {
       const task = tasks.find(params.id!);
       const phase = simTaskPhase(task);
       const status = phase === 'succeeded' ? task.outcome : phase;
@@ -181,7 +195,7 @@ export function arkVideoTaskRoutes(): ExtraRoute[] {
     tasks.releaseRoute('/sim/videos/:id/release'),
     {
       method: 'GET',
-      path: '/sim/files/video/:name',
+      path: `${FILES_PATH}/:name`,
       handler: ({ res, params }) => {
         const match = /^(.+?)(-last)?\.(mp4|png)$/.exec(params.name!);
         const task = match ? tasks.get(match[1]!) : undefined;
