@@ -13,7 +13,7 @@ import type { ExtraRoute, SimContext } from '../../route';
 export const ARK_BASE_PATH = '/ark/api/v3';
 
 /** The API key the simulated Ark accepts (the fallback channels carry it); any other is refused as Ark refuses it. */
-export const SIM_ARK_API_KEY = 'sim-ark-api-key';
+export const SIM_ARK_API_KEY = 'your-ark-api-key';
 
 /** Ark's error `type` by HTTP status, as its error-code reference lists them. */
 const ERROR_TYPES: Readonly<Record<number, string>> = {
