@@ -4,6 +4,7 @@ import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
 import { podcastRoutes } from './podcasts';
+import { providerRoutes } from './providers';
 import { arkImageRoutes } from './providers/ark/images';
 import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
@@ -11,5 +12,5 @@ import { videoRoutes } from './video';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...videoRoutes(), ...imageRoutes(), ...arkImageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes()];
+  return [...videoRoutes(), ...imageRoutes(), ...arkImageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
 }
