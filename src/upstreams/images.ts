@@ -47,7 +47,7 @@ export interface ImageGenerationAnswer {
 export const BASE_LAYER = 'base';
 
 /** A provider's layer list (`[{name, url | b64_json}]`), each named for a file key (`layer_<k>` when its name is not usable). */
-export function layersOf(layers: unknown): GeneratedImage['layers'] {
+function layersOf(layers: unknown): GeneratedImage['layers'] {
   if (!Array.isArray(layers)) return [];
   return layers
     .filter((l): l is Record<string, unknown> => typeof l === 'object' && l !== null)
@@ -59,11 +59,21 @@ export function layersOf(layers: unknown): GeneratedImage['layers'] {
 }
 
 /** The `url` and `b64_json` members of an answer's item that are strings. */
-export function imageData(item: Record<string, unknown>): ImageData {
+function imageData(item: Record<string, unknown>): ImageData {
   return { ...(typeof item.url === 'string' ? { url: item.url } : {}), ...(typeof item.b64_json === 'string' ? { b64_json: item.b64_json } : {}) };
 }
 
-/** An item that carries an image (inline or by link). */
-export function hasImage(item: ImageData): boolean {
-  return item.url !== undefined || item.b64_json !== undefined;
+/** The objects of an answer's `data` array (none when it is not one). */
+export function dataItems(data: unknown): Record<string, unknown>[] {
+  return (Array.isArray(data) ? data : []).filter((d): d is Record<string, unknown> => typeof d === 'object' && d !== null);
+}
+
+/** The items that carry an image (inline or by link), in order, each with its layers. */
+export function imagesOf(items: readonly Record<string, unknown>[]): GeneratedImage[] {
+  return items.map((item) => ({ ...imageData(item), layers: layersOf(item.layers) })).filter((i) => i.url !== undefined || i.b64_json !== undefined);
+}
+
+/** An answer's `created` (unix seconds), null when it is not an integer. */
+export function createdOf(created: unknown): number | null {
+  return typeof created === 'number' && Number.isSafeInteger(created) ? created : null;
 }

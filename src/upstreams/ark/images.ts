@@ -10,7 +10,7 @@
  * (only generated images are billed), `error {code, message}`.
  */
 import { UpstreamError } from '../errors';
-import { hasImage, imageData, layersOf, type GeneratedImage, type ImageGenerationAnswer, type ImageGenerationCall } from '../images';
+import { createdOf, dataItems, imagesOf, type ImageGenerationAnswer, type ImageGenerationCall } from '../images';
 import { streamedError } from '../openai/errors';
 import type { WireAnswer, WireRequest } from '../wire';
 import { arkProtocol } from './protocol';
@@ -62,8 +62,8 @@ interface ArkImagesBody {
 export function readArkImages(answer: WireAnswer, call: Pick<ImageGenerationCall, 'n'>, channel: string): ImageGenerationAnswer {
   if (answer.status >= 400) throw arkProtocol.errorOf(answer, channel);
   const body = (answer.json() ?? {}) as ArkImagesBody;
-  const items = (Array.isArray(body.data) ? body.data : []).filter((d): d is Record<string, unknown> => typeof d === 'object' && d !== null);
-  const images: GeneratedImage[] = items.map((item) => ({ ...imageData(item), layers: layersOf(item.layers) })).filter(hasImage);
+  const items = dataItems(body.data);
+  const images = imagesOf(items);
   const generated = body.usage?.generated_images;
   const billed = Number.isSafeInteger(generated) && (generated as number) >= 0 ? (generated as number) : images.length;
   const kept = images.slice(0, Math.min(billed, call.n));
@@ -74,5 +74,5 @@ export function readArkImages(answer: WireAnswer, call: Pick<ImageGenerationCall
     const reported = streamedError(error, channel);
     throw new UpstreamError(400, reported.message, reported.code);
   }
-  return { created: typeof body.created === 'number' && Number.isSafeInteger(body.created) ? body.created : null, images: kept, tokens: null };
+  return { created: createdOf(body.created), images: kept, tokens: null };
 }

@@ -7,7 +7,7 @@
  * `usage {input_tokens, output_tokens, total_tokens}` (token-billed models).
  */
 import { UpstreamError } from '../errors';
-import { hasImage, imageData, layersOf, type ImageGenerationAnswer, type ImageGenerationCall } from '../images';
+import { createdOf, dataItems, imagesOf, type ImageGenerationAnswer, type ImageGenerationCall } from '../images';
 import type { WireAnswer, WireRequest } from '../wire';
 import { openaiErrorOf } from './errors';
 
@@ -36,13 +36,12 @@ export function openAiImageRequest(call: ImageGenerationCall): WireRequest {
 export function readOpenAiImages(answer: WireAnswer, call: Pick<ImageGenerationCall, 'n'>, channel: string): ImageGenerationAnswer {
   if (answer.status >= 400) throw openaiErrorOf(answer, channel);
   const body = (answer.json() ?? {}) as { created?: unknown; data?: unknown; usage?: { input_tokens?: unknown; output_tokens?: unknown } };
-  const items = (Array.isArray(body.data) ? body.data : []).filter((d): d is Record<string, unknown> => typeof d === 'object' && d !== null);
-  const images = items.map((item) => ({ ...imageData(item), layers: layersOf(item.layers) })).filter(hasImage).slice(0, call.n);
+  const images = imagesOf(dataItems(body.data)).slice(0, call.n);
   if (images.length === 0) throw new UpstreamError(502, `channel ${channel} returned no images`, 'no_images', 'protocol');
   const valid = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
   const { input_tokens: input, output_tokens: output } = body.usage ?? {};
   return {
-    created: typeof body.created === 'number' && Number.isSafeInteger(body.created) ? body.created : null,
+    created: createdOf(body.created),
     images,
     tokens: valid(input) && valid(output) ? { input_tokens: input, output_tokens: output } : null,
   };
