@@ -15,11 +15,6 @@ const IMAGE_PROTOCOLS: Readonly<Record<string, ImageProtocol>> = {
   openai: { request: openAiImageRequest, read: readOpenAiImages },
 };
 
-/** Whether image generation can be spoken in a protocol. */
-export function speaksImages(protocol: string): boolean {
-  return Object.hasOwn(IMAGE_PROTOCOLS, protocol);
-}
-
 /**
  * Generates images on a channel, in its protocol: the feature hands the call, the protocol's
  * adapter builds the request and reads the answer (an UpstreamError for a failure).
