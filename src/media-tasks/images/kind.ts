@@ -3,7 +3,7 @@ import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../../tasks/kind';
-import { isRefusal, pollBackoff, pricingModel, taskChannel } from '../../tasks/upstream-task';
+import { isRefusal, pricingModel, taskChannel } from '../../tasks/upstream-task';
 import { UpstreamError } from '../../upstreams/errors';
 import { generateImages } from '../../upstreams/image-protocols';
 import { BASE_LAYER, type GeneratedImage, type ImageGenerationAnswer } from '../../upstreams/images';
@@ -82,7 +82,7 @@ function artifactsOf(images: readonly GeneratedImage[], layered: boolean) {
  * Statuses: `queued` (waiting for a worker), `processing` (a worker is calling the provider, or
  * storing the images), `succeeded`, `failed` (failsTheTask).
  */
-export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number; pollMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
+export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
   return {
     ...IMAGE_TASK,
 
@@ -114,7 +114,8 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
       };
     },
 
-    pollDelayMs: pollBackoff(deps.pollMs, 3_000),
+    // The one pending poll is the first (it shows the task processing): the call follows at once.
+    pollDelayMs: () => 0,
 
     // The result links are the gateway's: the task succeeds once its images are stored.
     succeedsBeforeArchive: () => false,
