@@ -5,7 +5,8 @@ import { Pool as HttpPool } from 'undici';
 import { taskStream } from '../src/tasks/events';
 import { parseDirectives } from '../simulator/directives';
 import type { ExtraRoute, SimHandler } from '../simulator/server';
-import { videoRoutes } from '../simulator/video';
+import { arkProvider } from '../simulator/providers/ark';
+import { mounted, mountPath } from '../simulator/providers/provider';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
 import { measure, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
@@ -129,17 +130,18 @@ function onAnswer(res: http.ServerResponse, onJson: (status: number, body: any) 
   };
 }
 
-/** videoRoutes() with the create and get handlers wrapped to record every upstream task's timeline. */
+/** The simulated Ark's routes with the create and get handlers wrapped to record every upstream task's timeline. */
 function instrumentedVideoRoutes(upstream: Map<string, UpstreamRecord>): ExtraRoute[] {
-  return videoRoutes().map((route): ExtraRoute => {
+  const base = mountPath(arkProvider);
+  return mounted(arkProvider).map((route): ExtraRoute => {
     const inner: SimHandler = route.handler;
-    if (route.method === 'POST' && route.path === '/v1/contents/generations/tasks') {
+    if (route.method === 'POST' && route.path === `${base}/contents/generations/tasks`) {
       return {
         ...route,
         handler: (ctx) => {
           const createdAt = now();
           const header = ctx.req.headers['x-client-request-id'];
-          const text = ((ctx.body as { content?: { type?: string; text?: string }[] } | undefined)?.content ?? []).find((c) => c.type === 'text')?.text ?? '';
+          const text = ((JSON.parse(ctx.rawBody?.toString('utf8') || '{}') as { content?: { type?: string; text?: string }[] }).content ?? []).find((c) => c.type === 'text')?.text ?? '';
           const delay = parseDirectives(text).delayMs ?? 150;
           onAnswer(ctx.res, (status, body) => {
             const id = (body as { id?: string }).id;
@@ -151,7 +153,7 @@ function instrumentedVideoRoutes(upstream: Map<string, UpstreamRecord>): ExtraRo
         },
       };
     }
-    if (route.method === 'GET' && route.path === '/v1/contents/generations/tasks/:id') {
+    if (route.method === 'GET' && route.path === `${base}/contents/generations/tasks/:id`) {
       return {
         ...route,
         handler: (ctx) => {

@@ -4,10 +4,12 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
-import { SIM_ARK_API_KEY } from '../../simulator/providers/ark/common';
+import { arkProvider } from '../../simulator/providers/ark';
+import { mountPath } from '../../simulator/providers/provider';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { pngText } from '../support/png-text';
+import { arkPlaceholderKey } from '../support/simulated-ark';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
 
@@ -275,9 +277,9 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
   it('has a simulated Ark that, like Ark, refuses output_format for the single-format classes and answers JPEG for them', async () => {
     // What makes the cases above fail should the gateway send output_format to the 4.x classes.
     const call = async (body: Record<string, unknown>) => {
-      const res = await fetch(`${gw.simulator.url}/ark/api/v3/images/generations`, {
+      const res = await fetch(`${gw.simulator.url}${mountPath(arkProvider)}/images/generations`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${SIM_ARK_API_KEY}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${arkPlaceholderKey()}` },
         body: JSON.stringify({ size: '2048x2048', response_format: 'b64_json', ...body }),
       });
       return { status: res.status, body: (await res.json()) as any };

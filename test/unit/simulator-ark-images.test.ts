@@ -2,11 +2,14 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import type { ImageGenerateParamsNonStreaming as ImageGenerateParams } from 'openai/resources/images';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { ARK_BASE_PATH, SIM_ARK_API_KEY } from '../../simulator/providers/ark';
-import { arkImageRoutes } from '../../simulator/providers/ark/images';
 import { imageRoutes } from '../../simulator/images';
+import { arkProvider } from '../../simulator/providers/ark';
+import { mounted, mountPath } from '../../simulator/providers/provider';
 import { arkImageRequest, readArkImages } from '../../src/upstreams/ark/images';
 import { Channel } from '../../src/upstreams/channel';
+import { arkPlaceholderKey } from '../support/simulated-ark';
+
+const ARK_BASE_PATH = mountPath(arkProvider);
 
 /**
  * The simulated Ark image generation speaks Ark's protocol (https://www.volcengine.com/docs/82379/1541523,
@@ -18,8 +21,8 @@ describe('upstream simulator: Ark image generation (Seedream)', () => {
   let sim: RunningSimulator;
   let ark: OpenAI;
   before(async () => {
-    sim = await startSimulator({ routes: [...imageRoutes(), ...arkImageRoutes()] });
-    ark = new OpenAI({ baseURL: `${sim.url}${ARK_BASE_PATH}`, apiKey: SIM_ARK_API_KEY, maxRetries: 0 });
+    sim = await startSimulator({ routes: [...imageRoutes(), ...mounted(arkProvider)] });
+    ark = new OpenAI({ baseURL: `${sim.url}${ARK_BASE_PATH}`, apiKey: arkPlaceholderKey(), maxRetries: 0 });
   });
   after(async () => sim.close());
 
@@ -92,7 +95,7 @@ describe('upstream simulator: Ark image generation (Seedream)', () => {
   });
 
   it("is what the gateway's adapter speaks: its request is taken and its reader reads the answer, over a Bearer channel", async () => {
-    const channel = new Channel({ name: 'ark-images', protocol: 'ark', base_url: `${sim.url}${ARK_BASE_PATH}`, auth: { kind: 'bearer', apiKey: SIM_ARK_API_KEY }, timeout_ms: 10_000, max_concurrency: 4 });
+    const channel = new Channel({ name: 'ark-images', protocol: 'ark', base_url: `${sim.url}${ARK_BASE_PATH}`, auth: { kind: 'bearer', apiKey: arkPlaceholderKey() }, timeout_ms: 10_000, max_concurrency: 4 });
     try {
       const call = { model: 'image-5.0-pro', prompt: 'a layered poster [sim:count=1]', n: 3, width: 2048, height: 2048, outputFormat: 'jpeg', responseFormat: 'url' } as const;
       const read = readArkImages(await channel.call(arkImageRequest(call)), call, channel.name);

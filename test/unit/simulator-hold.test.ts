@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
+import { arkPlaceholderKey, ARK_TASKS_PATH } from '../support/simulated-ark';
 
 /** The simulated task providers' `hold`: queued whatever the time, until released (or cancelled). */
 describe('upstream simulator: held tasks', () => {
@@ -10,14 +11,17 @@ describe('upstream simulator: held tasks', () => {
   after(async () => sim.close());
 
   async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(sim.url + path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    // The simulated Ark checks its key; the other simulated providers take none.
+    const headers: Record<string, string> = { authorization: `Bearer ${arkPlaceholderKey()}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(sim.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
   }
 
   const providers = [
     { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/' },
     { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/' },
-    { name: 'videos', create: ['/v1/contents/generations/tasks', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: '/v1/contents/generations/tasks/' },
+    { name: 'videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/` },
   ] as const;
 
   for (const p of providers) {

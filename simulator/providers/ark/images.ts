@@ -1,5 +1,6 @@
 /**
- * The simulated Volcengine Ark image generation (Seedream), at `/ark/api/v3/images/generations`:
+ * The simulated Volcengine Ark image generation (Seedream), `/images/generations` on its base URL
+ * (`{sim}/ark/api/v3`, index.ts):
  * synchronous, Bearer key, Ark's request fields, answer fields and errors.
  * Reference: https://www.volcengine.com/docs/82379/1541523 (图片生成 API).
  *

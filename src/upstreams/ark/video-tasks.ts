@@ -10,48 +10,14 @@
  *   `framespersecond`, `service_tier`, `execution_expires_after` at the top level)
  * - cancel or delete: https://www.volcengine.com/docs/82379/1521720 (`DELETE …/tasks/{id}`: a
  *   queued task becomes `cancelled`; a finished one is deleted; a running one cannot be)
- * - errors: https://www.volcengine.com/docs/82379/1299023 (see errors.ts)
+ * - errors: https://www.volcengine.com/docs/82379/1299023 (read by the protocol's errorOf, protocol.ts)
  */
-import { UpstreamError } from '../channel';
+import { UpstreamError } from '../errors';
+import type { VideoTaskAdapter, VideoTaskAsk, VideoTaskReading } from '../video-task';
 import type { WireAnswer, WireRequest } from '../wire';
-import { arkError } from './errors';
+import { arkProtocol } from './protocol';
 
 const TASKS_PATH = '/contents/generations/tasks';
-
-/** Ark's content items as the video models take them (the draft final is built from `draft_task`). */
-export interface SeedanceContentItem {
-  readonly type: 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
-  readonly text?: string;
-  readonly image_url?: { readonly url: string };
-  readonly video_url?: { readonly url: string };
-  readonly audio_url?: { readonly url: string };
-  readonly role?: string;
-}
-
-/**
- * A Seedance task as the gateway asks for it: its members are the gateway's own video request's
- * (src/video, every default applied), `model` the provider's model id, and `content` with images
- * already naming the provider's assets.
- */
-export interface SeedanceTaskRequest {
-  readonly model: string;
-  readonly content: readonly SeedanceContentItem[];
-  readonly mode: 'text' | 'frames' | 'references' | 'draft_final';
-  readonly resolution: string;
-  readonly ratio: string;
-  readonly duration: number;
-  readonly seed: number;
-  /** null: the model takes no such field. */
-  readonly generate_audio: boolean | null;
-  readonly draft: boolean;
-  readonly return_last_frame: boolean;
-  readonly camera_fixed: boolean;
-  readonly watermark: boolean;
-  readonly service_tier: 'default' | 'flex';
-  readonly safety_identifier: string | null;
-  /** The final step of a draft: the draft's task as Ark knows it. */
-  readonly draft_task: { readonly upstream_id: string } | null;
-}
 
 /**
  * `POST /contents/generations/tasks`. The final step of a draft sends only the draft task and what
@@ -61,7 +27,7 @@ export interface SeedanceTaskRequest {
  * `generate_audio` only when they apply. The gateway's task id goes as `X-Client-Request-Id`, the
  * request id Ark takes for tracing (whether Ark dedupes on it is not checked against the provider).
  */
-export function createSeedanceTask(request: SeedanceTaskRequest, clientRequestId: string): WireRequest {
+export function createSeedanceTask(request: VideoTaskAsk, clientRequestId: string): WireRequest {
   const draft = request.draft_task;
   const finalOfDraft = draft !== null;
   const content = draft ? [{ type: 'draft_task', draft_task: { id: draft.upstream_id } }] : request.content;
@@ -95,7 +61,7 @@ function taskPath(upstreamId: string): string {
   return `${TASKS_PATH}/${encodeURIComponent(upstreamId)}`;
 }
 
-/** The answer to a create: Ark's task id; an error answer throws the gateway's error for it (arkError). */
+/** The answer to a create: Ark's task id; an error answer throws the gateway's error for it (the protocol's errorOf). */
 export function readCreatedSeedanceTask(answer: WireAnswer, channel: string): { upstreamId: string } {
   const body = okBody(answer, channel);
   const id = body['id'];
@@ -108,31 +74,8 @@ export function readCreatedSeedanceTask(answer: WireAnswer, channel: string): { 
  * with an error, which is thrown as the gateway's (the caller decides whether a refusal matters).
  */
 export function readCancelledSeedanceTask(answer: WireAnswer, channel: string): void {
-  if (answer.status >= 400) throw arkError(answer, channel);
+  if (answer.status >= 400) throw arkProtocol.errorOf(answer, channel);
 }
-
-/** What a finished video is billed by, as Ark reports it (the feature rounds and caps it). */
-export interface SeedanceUsage {
-  /** The task's `duration`, in seconds, as reported (a number, or whatever else Ark sent). */
-  readonly duration_seconds: unknown;
-  /** The task's `resolution`, as reported (e.g. `720p`). */
-  readonly resolution: unknown;
-  /** `usage.completion_tokens`: what Ark bills a token-priced model by; null when absent. */
-  readonly completion_tokens: number | null;
-}
-
-/** A task as the gateway reads it from Ark. */
-export type SeedanceTaskReading =
-  | { readonly state: 'pending'; readonly upstreamStatus: 'queued' | 'running' }
-  | {
-      readonly state: 'succeeded';
-      readonly video_url: string;
-      readonly last_frame_url: string | null;
-      /** Unix seconds the native video URL stops working (see videoUrlExpiresAt); null when unknown. */
-      readonly video_url_expires_at: number | null;
-      readonly usage: SeedanceUsage;
-    }
-  | { readonly state: 'failed'; readonly error: { readonly code: string; readonly message: string } };
 
 /** How long Ark keeps a generated video's URL valid, by its reference: 24 hours. */
 export const ARK_VIDEO_URL_VALIDITY_SECONDS = 86_400;
@@ -145,7 +88,7 @@ export const ARK_VIDEO_URL_VALIDITY_SECONDS = 86_400;
  * console, say), and the task must end as the spec's `failed`, refunded, its webhook sent. A
  * failure keeps Ark's code and message (e.g. `OutputVideoSensitiveContentDetected`).
  */
-export function readSeedanceTask(answer: WireAnswer, channel: string): SeedanceTaskReading {
+export function readSeedanceTask(answer: WireAnswer, channel: string): VideoTaskReading {
   const task = okBody(answer, channel);
   const status = task['status'];
   switch (status) {
@@ -165,7 +108,7 @@ export function readSeedanceTask(answer: WireAnswer, channel: string): SeedanceT
   }
 }
 
-function succeeded(task: Readonly<Record<string, unknown>>): SeedanceTaskReading {
+function succeeded(task: Readonly<Record<string, unknown>>): VideoTaskReading {
   const content = recordOf(task['content']);
   const videoUrl = content['video_url'];
   if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
@@ -222,7 +165,7 @@ function reportedError(error: unknown, fallbackCode: string, fallbackMessage: st
 
 /** The JSON object of a 2xx answer; an error status throws the gateway's error for it. */
 function okBody(answer: WireAnswer, channel: string): Readonly<Record<string, unknown>> {
-  if (answer.status >= 400) throw arkError(answer, channel);
+  if (answer.status >= 400) throw arkProtocol.errorOf(answer, channel);
   const body = answer.json();
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw protocolError(channel, 'an answer that is not a JSON object');
   return body as Readonly<Record<string, unknown>>;
@@ -233,6 +176,13 @@ function recordOf(value: unknown): Readonly<Record<string, unknown>> {
 }
 
 /** An answer that does not read as Ark's: the provider's fault (502), retried like any other. */
+/** Ark's video tasks as the video feature runs them, through a channel of the `ark` protocol. */
+export const arkVideoTasks: VideoTaskAdapter = {
+  create: async (transport, ask, taskId) => readCreatedSeedanceTask(await transport.call(createSeedanceTask(ask, taskId)), transport.name),
+  get: async (transport, upstreamId) => readSeedanceTask(await transport.call(getSeedanceTask(upstreamId)), transport.name),
+  cancel: async (transport, upstreamId) => readCancelledSeedanceTask(await transport.call(cancelSeedanceTask(upstreamId)), transport.name),
+};
+
 function protocolError(channel: string, what: string): UpstreamError {
   return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
 }
