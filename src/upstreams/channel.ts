@@ -84,7 +84,7 @@ export class Channel implements WireTransport {
     const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, model, outcome, (performance.now() - started) / 1000);
     // Written before the call: a body that cannot be written is the gateway's fault, not the provider's.
     const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
-    const pathname = this.basePath + request.path;
+    const pathname = this.basePath + request.path || '/';
     const query = request.query ?? {};
     const headers = {
       accept,
@@ -95,7 +95,7 @@ export class Channel implements WireTransport {
       const res = await this.pool.request({
         method: request.method,
         path: pathname + queryString(query),
-        headers: { ...headers, ...this.authHeaders(request.method, pathname || '/', query, headers, payload) },
+        headers: { ...headers, ...this.authHeaders(request.method, pathname, query, headers, payload) },
         body: payload,
         signal,
       });

@@ -121,10 +121,6 @@ export class Upstreams {
   }
 
   /** Whether `channel(name)` answers: a configured channel, or any name when the fallback serves. */
-  serves(name: string): boolean {
-    return this.hasChannel(name);
-  }
-
   private hasChannel(name: string): boolean {
     return this.channels.has(name) || this.fallbackUrl !== null;
   }

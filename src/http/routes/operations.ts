@@ -51,7 +51,7 @@ export function operationsRouter(catalog: Catalog, consumerStatus: () => Promise
       ctx.state.logger.warn({ err: err.message }, 'catalog reload refused; the previous catalog stays in force');
       throw new ApiError(400, 'invalid_catalog', err.message);
     }
-    if (outcome.unavailable.length > 0) ctx.state.logger.warn({ unavailable: outcome.unavailable }, 'catalog models whose channel is not configured are unavailable');
+    if (outcome.unavailable.length > 0) ctx.state.logger.warn({ unavailable: outcome.unavailable }, "catalog models whose channel is not configured, or whose channel's protocol cannot serve their type, are unavailable");
     ctx.state.logger.info({ models: outcome.models }, 'catalog reloaded');
     ctx.body = outcome;
   });
