@@ -6,28 +6,19 @@ import { originOf, sendBytes } from './files';
 import { HttpError, sendJson, waitUnlessGone } from './http';
 import { JPEG, png } from './media';
 import type { ExtraRoute } from './server';
-import { sendSimTask, SimTaskStore, type SimTask } from './task-store';
 
 /**
- * Image generation providers, simulated:
- * - `POST /v1/images/generations`: OpenAI-style synchronous generation. `response_format`
- *   `b64_json` (default) or `url`; `output_format` `png` (default) or `jpeg`; usage in tokens
- *   (prompt words; ceil(width × height / 1024) per image) always reported.
- * - `POST /v1/images/tasks`, `GET /v1/images/tasks/:id`: the same generation as a task (queued,
- *   running, succeeded with `data[{url}]` and `usage`, or failed); the same X-Client-Request-Id
- *   creates one task.
- * The provider knows its own models' formats (SIM_SINGLE_FORMAT_MODELS): the single-format models
- * (`image-4.5`, `image-4.0`) output JPEG and refuse `output_format` with 400, whatever its value;
- * every other model takes `png` (default) or `jpeg`.
- * Directives in the prompt: `[sim:fail]` (sync: HTTP 500; task: it fails), `[sim:status=NNN]`
- * (HTTP NNN), `[sim:delay=MS]` (sync: before answering; task: until it finishes, default 150 ms),
- * `[sim:count=K]` returns K images at most (fewer than asked).
+ * OpenAI's image generation, simulated (the OpenAI protocol's image models, e.g. the token-billed
+ * one; Ark's Seedream is simulator/providers/ark/images.ts, which shares the images served here):
+ * - `POST /v1/images/generations`: synchronous generation. `response_format` `b64_json` (default)
+ *   or `url`; `output_format` `png` (default) or `jpeg`; usage in tokens (prompt words;
+ *   ceil(width × height / 1024) per image) always reported.
+ * Directives in the prompt: `[sim:fail]` (HTTP 500), `[sim:status=NNN]` (HTTP NNN),
+ * `[sim:delay=MS]` (before answering), `[sim:count=K]` returns K images at most (fewer than asked).
  * OpenAI's other image options (`quality`, `style`, `background`, `moderation`,
- * `output_compression`, `user`) are checked as OpenAI's API defines them (null is unset) and taken
- * by every model; every PNG image of a request that set some carries them, as the JSON of an iTXt
- * chunk `sim-options`, so a test sees what reached the provider.
- * Layered models (SIM_LAYERED_MODELS) return each image with its other layers in a `layers`
- * member: `[{name, b64_json | url}]`, always PNG (`output_format` sets the base image only).
+ * `output_compression`, `user`) are checked as OpenAI's API defines them (null is unset); every
+ * PNG image of a request that set some carries them, as the JSON of an iTXt chunk `sim-options`,
+ * so a test sees what reached the provider.
  * Images are real: a small PNG (width and height divided by 64) or a baseline JPEG, served at
  * `/sim/files/images/<w>x<h>-<seed>.<png|jpg>`.
  */
@@ -48,7 +39,7 @@ export interface SimImageRequest {
 }
 
 /** What a request's images carry of its options (their iTXt chunk), none when it set none. */
-type SimImageOptions = Readonly<Record<string, string | number>>;
+export type SimImageOptions = Readonly<Record<string, string | number>>;
 
 /** The key of the iTXt chunk holding a request's options. */
 export const SIM_OPTIONS_KEYWORD = 'sim-options';
@@ -75,29 +66,15 @@ function optionsOf(b: SimImageRequest): SimImageOptions {
   return options;
 }
 
-/**
- * The simulated provider's models that output one format only and refuse `output_format` (the
- * 4.5 and 4.0 classes), by the model id the gateway sends (`upstream_model`, else the catalog id).
- */
-export const SIM_SINGLE_FORMAT_MODELS: Readonly<Record<string, 'jpeg' | 'png'>> = Object.freeze({ 'image-4.5': 'jpeg', 'image-4.0': 'jpeg' });
-
-/** The simulated provider's layered models (the 5.0 Pro class) and the layers each image has besides its base. */
-export const SIM_LAYERED_MODELS: Readonly<Record<string, readonly string[]>> = Object.freeze({ 'image-5.0-pro': ['foreground', 'text'] });
-
-/** The format a request gets: a single-format model's own (the parameter refused), else `output_format` or PNG. */
+/** The format a request gets: `output_format`, else PNG. */
 function formatOf(b: SimImageRequest): 'png' | 'jpeg' {
-  const only = Object.hasOwn(SIM_SINGLE_FORMAT_MODELS, b.model!) ? SIM_SINGLE_FORMAT_MODELS[b.model!] : undefined;
-  if (only) {
-    if (b.output_format !== undefined) throw new HttpError(400, `${b.model} outputs ${only.toUpperCase()} only and does not support output_format`, 'unsupported_parameter', 'output_format');
-    return only;
-  }
   if (b.output_format !== undefined && b.output_format !== 'png' && b.output_format !== 'jpeg') {
     throw new HttpError(400, `output_format must be png or jpeg, got ${String(b.output_format)}`, 'invalid_value', 'output_format');
   }
   return b.output_format ?? 'png';
 }
 
-interface Dimensions {
+export interface Dimensions {
   readonly width: number;
   readonly height: number;
 }
@@ -108,7 +85,8 @@ function parseSize(size: string | undefined): Dimensions {
   return { width: Number(match[1]), height: Number(match[2]) };
 }
 
-function imageBytes(format: 'png' | 'jpeg', d: Dimensions, seed: number, options: SimImageOptions): Buffer {
+/** A generated image: a PNG of width/64 × height/64 carrying the request's options, or the baseline JPEG. */
+export function simImageBytes(format: 'png' | 'jpeg', d: Dimensions, seed: number, options: SimImageOptions = {}): Buffer {
   const text: Record<string, string> = Object.keys(options).length > 0 ? { [SIM_OPTIONS_KEYWORD]: JSON.stringify(options) } : {};
   return format === 'jpeg' ? JPEG : png(Math.max(1, Math.ceil(d.width / 64)), Math.max(1, Math.ceil(d.height / 64)), seed, text);
 }
@@ -120,8 +98,6 @@ export function simImageTokens(d: Dimensions): number {
 
 interface Generation {
   readonly count: number;
-  /** Names of the PNG layers every image has besides its base (layered models). */
-  readonly layers: readonly string[];
   readonly dimensions: Dimensions;
   readonly format: 'png' | 'jpeg';
   readonly seed: number;
@@ -138,53 +114,28 @@ function checked(b: SimImageRequest): { generation: Generation; directives: SimD
   const directives = parseDirectives(b.prompt);
   if (directives.status) throw new HttpError(directives.status, `simulated HTTP ${directives.status}`, null);
   const dimensions = parseSize(b.size);
-  const count = Math.min(n, intOr(directives.raw['count'], n));
+  const count = Math.min(n, simCount(directives, n));
   const input = countTokens(stripDirectives(b.prompt));
   const output = count * simImageTokens(dimensions);
   return {
     directives,
-    generation: {
-      count,
-      layers: Object.hasOwn(SIM_LAYERED_MODELS, b.model) ? SIM_LAYERED_MODELS[b.model]! : [],
-      dimensions,
-      format,
-      seed: b.prompt.length,
-      options,
-      usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
-    },
+    generation: { count, dimensions, format, seed: b.prompt.length, options, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } },
   };
 }
 
-function intOr(value: string | true | undefined, fallback: number): number {
+/** `[sim:count=K]`: at most K images come back (fewer than asked); `fallback` without it. */
+export function simCount(directives: SimDirectives, fallback: number): number {
+  const value = directives.raw['count'];
   return typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : fallback;
 }
 
-/** A generated image's link; its options travel in the query, for the file route to write into it. */
-function fileUrl(req: IncomingMessage, g: Generation, index: number, format = g.format, seed = g.seed + index): string {
-  const query = Object.keys(g.options).length > 0 ? `?options=${encodeURIComponent(JSON.stringify(g.options))}` : '';
-  return `${originOf(req.headers)}/sim/files/images/${g.dimensions.width}x${g.dimensions.height}-${seed}.${format === 'jpeg' ? 'jpg' : 'png'}${query}`;
-}
-
-/** Layer `k` of image `index`: a PNG of its own. */
-function layerSeed(g: Generation, index: number, k: number): number {
-  return g.seed + index + 1000 * (k + 1);
-}
-
-/** One image of a generation: the base in the requested format, and a layered model's other layers (PNG). */
-function imageItem(req: IncomingMessage, g: Generation, index: number, asUrl: boolean): Record<string, unknown> {
-  const item = (format: 'png' | 'jpeg', seed: number) =>
-    asUrl ? { url: fileUrl(req, g, index, format, seed) } : { b64_json: imageBytes(format, g.dimensions, seed, g.options).toString('base64') };
-  const layers = g.layers.map((name, k) => ({ name, ...item('png', layerSeed(g, index, k)) }));
-  return { ...item(g.format, g.seed + index), ...(layers.length > 0 ? { layers } : {}) };
-}
-
-interface SimImageTask extends SimTask {
-  readonly generation: Generation;
+/** The link of a generated image (the file route below draws it); its options travel in the query, for the route to write into it. */
+export function simImageUrl(req: IncomingMessage, d: Dimensions, format: 'png' | 'jpeg', seed: number, options: SimImageOptions = {}): string {
+  const query = Object.keys(options).length > 0 ? `?options=${encodeURIComponent(JSON.stringify(options))}` : '';
+  return `${originOf(req.headers)}/sim/files/images/${d.width}x${d.height}-${seed}.${format === 'jpeg' ? 'jpg' : 'png'}${query}`;
 }
 
 export function imageRoutes(): ExtraRoute[] {
-  const tasks = new SimTaskStore<SimImageTask>('imgtask-sim', 'task');
-
   return [
     {
       method: 'POST',
@@ -194,33 +145,11 @@ export function imageRoutes(): ExtraRoute[] {
         const { generation: g, directives } = checked(b);
         if (directives.delayMs && !(await waitUnlessGone(res, directives.delayMs))) return;
         if (directives.fail) throw new HttpError(500, 'the simulated image generation failed', 'internal_error');
-        const asUrl = b.response_format === 'url';
-        const data = Array.from({ length: g.count }, (_, i) => imageItem(req, g, i, asUrl));
-        sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data, usage: g.usage });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/v1/images/tasks',
-      handler: ({ req, res, body }) => {
-        const b = (body ?? {}) as SimImageRequest;
-        if (tasks.replayed(req, res)) return;
-        const { generation, directives } = checked(b);
-        tasks.create(req, res, b.model!, directives, (task) => ({ ...task, generation }));
-      },
-    },
-    tasks.releaseRoute('/sim/images/:id/release'),
-    {
-      method: 'GET',
-      path: '/v1/images/tasks/:id',
-      handler: ({ req, res, params }) => {
-        const task = tasks.find(params.id!);
-        const g = task.generation;
-        sendSimTask(res, task, { code: 'ImageGenerationFailed', message: 'the simulated image generation failed' }, () => ({
-          created: Math.floor(task.finishAt / 1000),
-          data: Array.from({ length: g.count }, (_, i) => imageItem(req, g, i, true)),
-          usage: g.usage,
-        }));
+        const item = (i: number) =>
+          b.response_format === 'url'
+            ? { url: simImageUrl(req, g.dimensions, g.format, g.seed + i, g.options) }
+            : { b64_json: simImageBytes(g.format, g.dimensions, g.seed + i, g.options).toString('base64') };
+        sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: g.count }, (_, i) => item(i)), usage: g.usage });
       },
     },
     {
@@ -231,7 +160,7 @@ export function imageRoutes(): ExtraRoute[] {
         if (!match) throw new HttpError(404, 'no such file', 'not_found');
         const format = match[4] === 'jpg' ? 'jpeg' : 'png';
         const options = optionsOf(jsonObjectOf(query.get('options')));
-        sendBytes(res, format === 'jpeg' ? 'image/jpeg' : 'image/png', imageBytes(format, { width: Number(match[1]), height: Number(match[2]) }, Number(match[3]), options));
+        sendBytes(res, format === 'jpeg' ? 'image/jpeg' : 'image/png', simImageBytes(format, { width: Number(match[1]), height: Number(match[2]) }, Number(match[3]), options));
       },
     },
   ];

@@ -66,6 +66,10 @@ export interface ImageCapabilities {
   /** Token-billed models: the output tokens one image is estimated at, per size (the freeze). */
   readonly output_tokens_per_image?: Readonly<Record<string, number>>;
   readonly upstream_model?: string;
+  /** The fewest pixels (width × height) the provider generates (Ark: per model); a smaller size is refused with 400. */
+  readonly min_pixels?: number;
+  /** Whether the provider marks the images (Ark's "AI生成" mark); absent: the provider's default (Ark: marked). */
+  readonly watermark?: boolean;
 }
 
 export const imageModelType = defineModelType<ImagePricing, ImageCapabilities>('image', {
@@ -88,6 +92,8 @@ export const imageModelType = defineModelType<ImagePricing, ImageCapabilities>('
       options: IMAGE_OPTIONS_SCHEMA,
       output_tokens_per_image: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
       upstream_model: { type: 'string', minLength: 1 },
+      min_pixels: { type: 'integer', minimum: 1 },
+      watermark: { type: 'boolean' },
     },
     required: ['billing', 'sizes', 'default_size', 'output_formats', 'default_output_format', 'output_format_scope', 'max_n'],
     additionalProperties: false,

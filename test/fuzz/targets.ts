@@ -99,7 +99,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   // The spec's groups.
   { method: 'POST', route: '/v1/chat/completions', auth: 'key', statuses: S.specCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'chat-fast', messages: userSays('hello'), max_tokens: 16, temperature: 1, top_p: 1 })) },
   { method: 'POST', route: '/v1/responses', auth: 'key', statuses: S.specCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'chat-fast', input: 'hello', max_output_tokens: 16 })) },
-  { method: 'POST', route: '/v1/images/generations', auth: 'key', statuses: S.specCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '1024x1024', response_format: 'url', output_format: 'png' })) },
+  { method: 'POST', route: '/v1/images/generations', auth: 'key', statuses: S.specCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '2048x2048', response_format: 'url', output_format: 'png' })) },
   {
     method: 'POST',
     route: '/v1/videos/generations',
@@ -124,7 +124,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     (route): FuzzTarget => ({ method: 'POST', route, auth: 'key', statuses: S.risk, shape: 'risk', body: json(JSON_LIMIT, () => ({ messages: userSays('青峦数据科技有限公司'), identify: true, stream: false })) }),
   ),
   // Named by the spec without a shape.
-  { method: 'POST', route: '/v1/images/async', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '1024x1024' })) },
+  { method: 'POST', route: '/v1/images/async', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '2048x2048' })) },
   { method: 'POST', route: '/v1/audio/podcasts', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'podcast-standard', topic: 'lighthouses', language: 'en_us', max_duration_seconds: 60 })) },
   { method: 'POST', route: '/v1/videos/erase-subtitle', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, (env) => ({ video_url: simMedia(env, 'clip.mp4'), duration_seconds: 10, regions: [{ x: 0, y: 0.8, width: 1, height: 0.2 }] })) },
   { method: 'POST', route: '/v1/summaries', auth: 'key', statuses: S.summaries, shape: 'minutes', body: json(JSON_LIMIT, () => ({ task_id: 'mins_fuzz0000000000000000' })) },

@@ -126,14 +126,14 @@ describe('the client libraries applications build on, against a running gateway 
     it("generateImage with an image model of the catalog: the provider's request is the spec's, one call an image, each settled per image", async () => {
       const s = await session();
       // The SDK sends one image a call to a model it does not know, so two images are two calls.
-      const { images, usage } = await generateImage({ model: aiSdk(s).image('image-5.0'), prompt: 'a lighthouse', n: 2, size: '1024x1024', maxRetries: 0 });
+      const { images, usage } = await generateImage({ model: aiSdk(s).image('image-5.0'), prompt: 'a lighthouse', n: 2, size: '2048x2048', maxRetries: 0 });
       expect(images).to.have.length(2);
       expect([usage.inputTokens, usage.outputTokens], 'a per-image model reports no tokens').to.deep.equal([undefined, undefined]);
       const calls = await expectTrafficAndMoney(s, [
         { path: '/v1/images/generations', status: 200, streamed: false, units: { images: 1 } },
         { path: '/v1/images/generations', status: 200, streamed: false, units: { images: 1 } },
       ]);
-      for (const call of calls) expect(call.request).to.deep.equal({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '1024x1024', response_format: 'b64_json' });
+      for (const call of calls) expect(call.request).to.deep.equal({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '2048x2048', response_format: 'b64_json' });
       expect(images.map((image) => image.base64)).to.deep.equal(calls.map((call) => call.answer.data[0].b64_json));
     });
   });

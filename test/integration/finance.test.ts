@@ -39,7 +39,7 @@ describe('ledger, usage and statements reconcile @integration', () => {
 
     const { response } = await client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'hi [sim:tokens=5]' }] }).withResponse();
     await other.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'hello [sim:tokens=7]' }] });
-    await client.images.generate({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '1024x1024' });
+    await client.images.generate({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '2048x2048' });
     const video = await gw.api(second.body.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a cat' }], duration: 4 });
     expect(video.status).to.equal(200);
     await expectSettledAndAuditClean(gw, [key]);

@@ -4,9 +4,12 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
+import { arkProvider } from '../../simulator/providers/ark';
+import { mountPath } from '../../simulator/providers/provider';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { pngText } from '../support/png-text';
+import { arkPlaceholderKey } from '../support/simulated-ark';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
 
@@ -152,13 +155,16 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(byId.get('image-4.5')!.capabilities).to.deep.include({ output_formats: ['jpeg'], output_format_scope: null });
     expect(byId.get('image-4.0')!.capabilities).to.deep.include({ output_formats: ['jpeg'], output_format_scope: null });
     expect(byId.get('image-tokens')!.capabilities.billing).to.equal('tokens');
-    expect(byId.get('image-5.0')!.capabilities.sizes).to.include('1536x1024');
+    // Ark's sizes: every one at least the model's minimum pixels (4.5 and 5.0: 2560×1440; 4.0: 1280×720).
+    expect(byId.get('image-5.0')!.capabilities).to.deep.include({ min_pixels: 3_686_400, default_size: '2048x2048' });
+    expect(byId.get('image-5.0')!.capabilities.sizes).to.include('2304x1728');
+    expect(byId.get('image-4.0')!.capabilities.min_pixels).to.equal(921_600);
     expect(byId.get('image-5.0')!.pricing).to.deep.include({ per_image: PER_IMAGE['image-5.0'] });
   });
 
   it('generates through the openai SDK: signed links to stored PNGs, settled per image', async () => {
     const before = await balance();
-    const result = await client.images.generate({ model: 'image-5.0', prompt: 'a lighthouse at dawn', n: 2, size: '1536x1024' });
+    const result = await client.images.generate({ model: 'image-5.0', prompt: 'a lighthouse at dawn', n: 2, size: '2304x1728' });
     expectValid(syncResponse('url', false), result, 'sync response');
     expect(result.data).to.have.length(2);
     for (const item of result.data!) {
@@ -167,8 +173,8 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
       expect(file.type).to.equal('image/png');
       expect(isPng(file.bytes)).to.equal(true);
       // The simulator draws width/64 × height/64: the size reached the provider.
-      expect(file.bytes.readUInt32BE(16)).to.equal(1536 / 64);
-      expect(file.bytes.readUInt32BE(20)).to.equal(1024 / 64);
+      expect(file.bytes.readUInt32BE(16)).to.equal(2304 / 64);
+      expect(file.bytes.readUInt32BE(20)).to.equal(1728 / 64);
     }
     expect(Math.abs(result.created - Date.now() / 1000)).to.be.below(60);
     const after = await balance();
@@ -182,7 +188,7 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(res.status).to.equal(200);
     expectValid(syncResponse('b64_json', false), res.body, 'b64 response');
     expect(isJpeg(Buffer.from(res.body.data[0].b64_json, 'base64'))).to.equal(true);
-    const sdk = await client.images.generate({ model: 'image-4.0', prompt: 'via sdk', response_format: 'b64_json', size: '512x512' });
+    const sdk = await client.images.generate({ model: 'image-4.0', prompt: 'via sdk', response_format: 'b64_json', size: '1280x720' });
     expect(isJpeg(Buffer.from(sdk.data![0]!.b64_json!, 'base64'))).to.equal(true);
   });
 
@@ -268,36 +274,38 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(beforeTask.available - (await balance()).available).to.equal(PER_IMAGE['image-5.0-pro']);
   });
 
-  it('has a simulator that, like a real provider, refuses output_format for the single-format classes and answers JPEG for them', async () => {
+  it('has a simulated Ark that, like Ark, refuses output_format for the single-format classes and answers JPEG for them', async () => {
     // What makes the cases above fail should the gateway send output_format to the 4.x classes.
-    const sim = gw.simulator.url;
-    const call = async (path: string, body: Record<string, unknown>) => {
-      const res = await fetch(`${sim}/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const call = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${gw.simulator.url}${mountPath(arkProvider)}/images/generations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${arkPlaceholderKey()}` },
+        body: JSON.stringify({ size: '2048x2048', response_format: 'b64_json', ...body }),
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
-    for (const model of ['image-4.5', 'image-4.0']) {
-      for (const path of ['/images/generations', '/images/tasks']) {
-        for (const format of ['jpeg', 'png']) {
-          const refused = await call(path, { model, prompt: 'x', output_format: format });
-          expect(refused.status, `${model} ${path} ${format}`).to.equal(400);
-          expect(refused.body.error.param).to.equal('output_format');
-        }
+    for (const model of ['doubao-seedream-4-5-251128', 'doubao-seedream-4-0-250828']) {
+      for (const format of ['jpeg', 'png']) {
+        const refused = await call({ model, prompt: 'x', output_format: format });
+        expect(refused.status, `${model} ${format}`).to.equal(400);
+        expect(refused.body.error).to.deep.include({ code: 'InvalidParameter', param: 'output_format', type: 'BadRequest' });
       }
-      const plain = await call('/images/generations', { model, prompt: 'x', response_format: 'b64_json' });
+      const plain = await call({ model, prompt: 'x' });
       expect(plain.status).to.equal(200);
       expect(isJpeg(Buffer.from(plain.body.data[0].b64_json, 'base64')), model).to.equal(true);
     }
-    const free = await call('/images/generations', { model: 'image-5.0', prompt: 'x', output_format: 'jpeg', response_format: 'b64_json' });
-    expect(isJpeg(Buffer.from(free.body.data[0].b64_json, 'base64'))).to.equal(true);
-    const byDefault = await call('/images/generations', { model: 'image-5.0', prompt: 'x', response_format: 'b64_json' });
-    expect(isPng(Buffer.from(byDefault.body.data[0].b64_json, 'base64'))).to.equal(true);
+    const free = await call({ model: 'doubao-seedream-5-0-260128', prompt: 'x', output_format: 'png' });
+    expect(isPng(Buffer.from(free.body.data[0].b64_json, 'base64'))).to.equal(true);
+    // Ark's own default is JPEG: the gateway sends the 5.0 class its PNG default explicitly.
+    const byDefault = await call({ model: 'doubao-seedream-5-0-260128', prompt: 'x' });
+    expect(isJpeg(Buffer.from(byDefault.body.data[0].b64_json, 'base64'))).to.equal(true);
   });
 
   it('refuses sizes, n and fields the model does not allow, reserving nothing', async () => {
     const before = await balance();
     const cases: [Record<string, unknown>, number, string, string][] = [
       [{ model: 'image-5.0', prompt: 'x', size: '999x999' }, 400, 'size', 'unsupported_size'],
-      [{ model: 'image-4.0', prompt: 'x', size: '2048x2048' }, 400, 'size', 'unsupported_size'],
+      [{ model: 'image-4.0', prompt: 'x', size: '4096x4096' }, 400, 'size', 'unsupported_size'],
       [{ model: 'image-5.0', prompt: 'x', size: 'big' }, 400, 'size', 'invalid_request'],
       [{ model: 'image-5.0', prompt: 'x', n: 5 }, 400, 'n', 'invalid_request'],
       [{ model: 'image-5.0', prompt: 'x', n: 0 }, 400, 'n', 'invalid_request'],
@@ -437,6 +445,25 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(await balance(fresh.key)).to.deep.equal({ available: 10_000_000 - PER_IMAGE['image-5.0'], frozen: 0, currency: 'CNY' });
   });
 
+  it("bills Ark's generated_images: an image of a sequential generation refused by moderation is neither answered nor billed, all refused is a 400 with Ark's code", async () => {
+    const fresh = await gw.fundedAccount(10_000_000);
+    const res = await generate({ model: 'image-4.0', prompt: 'three seasons [sim:refuse=1]', n: 3 }, fresh.key);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.data).to.have.length(2);
+    const refused = await generate({ model: 'image-4.0', prompt: 'one unlucky [sim:refuse=0]' }, fresh.key);
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error.code).to.equal('OutputImageSensitiveContentDetected');
+    const settlements = (await ledgerOf(fresh.key)).filter((e) => e.type === 'settlement').map((e) => e.amount);
+    expect(settlements).to.deep.equal([2 * PER_IMAGE['image-4.0']]);
+    // The same refusal fails an async task at once, with the freeze released.
+    const task = await createAsync({ model: 'image-4.0', prompt: 'async unlucky [sim:refuse=0]' }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(task.body.id, perImageTask, fresh.key);
+    expect(final.status).to.equal('failed');
+    expect(final.error).to.match(/sensitive content/);
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect((await balance(fresh.key)).available).to.equal(10_000_000 - 2 * PER_IMAGE['image-4.0']);
+  });
+
   /** The published token-billed model: its pricing and output_tokens_per_image (the freeze's figures). */
   async function tokenModel(): Promise<{ pricing: { input_per_million: number; output_per_million: number }; perImage: Record<string, number> }> {
     const models = (await gw.api(key, 'GET', '/v1/models?type=image')).body.data as { id: string; pricing: any; capabilities: any }[];
@@ -491,7 +518,7 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
 
   it('runs an async image task: queued at once, processing, succeeded with stored images, settled per image', async () => {
     const before = await balance();
-    const res = await createAsync({ model: 'image-5.0', prompt: 'a slow mural [sim:delay=1500]', n: 2, size: '1024x1536' });
+    const res = await createAsync({ model: 'image-5.0', prompt: 'a slow mural [sim:delay=1500]', n: 2, size: '1728x2304' });
     expect(res.status).to.equal(200);
     expectValid(perImageTask.queued, res.body, 'creation answer');
     expect(Math.abs(res.body.created_at - Date.now() / 1000)).to.be.below(60);
@@ -546,7 +573,8 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     expect(res.status).to.equal(200);
     const { final } = await pollUntilFinal(res.body.id, perImageTask, fresh.key);
     expect(final.status).to.equal('failed');
-    expect(final.error).to.match(/failed/);
+    // Ark's 500 fails the task at once (no retry: it was a generation that failed), with Ark's words.
+    expect(final.error).to.match(/unexpected internal error/);
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect(await balance(fresh.key)).to.deep.equal({ available: 10_000_000, frozen: 0, currency: 'CNY' });
     const ledger = await ledgerOf(fresh.key);

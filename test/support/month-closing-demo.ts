@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     await client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: '你好 [sim:tokens=40]' }] });
     now = new Date('2026-10-31T10:00:00Z');
     const images = new OpenAI({ apiKey: batch.body.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-    await images.images.generate({ model: 'image-5.0', prompt: '西湖日出', n: 2, size: '1024x1024' });
+    await images.images.generate({ model: 'image-5.0', prompt: '西湖日出', n: 2, size: '2048x2048' });
     now = new Date('2026-10-31T15:59:00Z'); // 23:59 in Shanghai
     await client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'last one [sim:tokens=25]' }] });
     while ((await gw.balance(web.body.key)).frozen !== 0) await new Promise((r) => setTimeout(r, 50));

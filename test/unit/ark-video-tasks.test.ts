@@ -8,8 +8,7 @@ import {
   readSeedanceTask,
 } from '../../src/upstreams/ark/video-tasks';
 import type { VideoTaskAsk } from '../../src/upstreams/video-task';
-import { UpstreamError } from '../../src/upstreams/errors';
-import type { WireAnswer } from '../../src/upstreams/wire';
+import { wireAnswer as answer, thrown } from '../support/wire-answer';
 
 /**
  * The Ark video-task adapter against the examples of Ark's public reference:
@@ -52,27 +51,6 @@ const DOCUMENTED_PRIVACY_ERROR = {
 const DOCUMENTED_AUTH_ERROR = {
   error: { code: 'AuthenticationError', message: 'The API key format is incorrect. Request id: 021754042105330a133a101f47465e089b698973c39ca08ddf1b6', param: '', type: 'Unauthorized' },
 };
-
-function answer(status: number, body: unknown, headers: Record<string, string> = {}): WireAnswer {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-    bytes: () => Buffer.from(text, 'utf8'),
-    text: () => text,
-    json: () => JSON.parse(text) as unknown,
-  };
-}
-
-function thrown(fn: () => unknown): UpstreamError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(UpstreamError);
-    return err as UpstreamError;
-  }
-  expect.fail('expected an UpstreamError');
-}
 
 const TEXT_REQUEST: VideoTaskAsk = {
   model: 'doubao-seedance-1-5-pro-251215',

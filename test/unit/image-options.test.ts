@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { Catalog, DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
 import { ApiError } from '../../src/http/errors';
-import { normalizeImageRequest, parseImageRequest, upstreamImageBody } from '../../src/media-tasks/images/request';
+import { imageCall, normalizeImageRequest, parseImageRequest } from '../../src/media-tasks/images/request';
+import { openAiImageRequest as openAiWireRequest } from '../../src/upstreams/openai/images';
 import { IMAGE_OPTION_VALUES, IMAGE_OPTIONS, imageModelType } from '../../src/media-tasks/model-types';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 import { OPENAI_OPENAPI_PATH, openAiSchemaErrors } from '../support/openai-schema';
@@ -83,9 +84,17 @@ describe("images: OpenAI's image options (quality, style, background, moderation
   it('travel to the provider as sent when the model takes them', () => {
     const normalized = request(takesAll, accepted);
     expect(normalized.options).to.deep.equal(accepted);
-    expect(upstreamImageBody(takesAll, normalized)).to.deep.equal({ model: 'image-tokens', prompt: 'a lighthouse', n: 1, size: '1024x1024', output_format: 'png', ...accepted });
-    expect(upstreamImageBody(takesAll, request(takesAll, accepted, 'async'))).to.deep.include(accepted);
-    expect(upstreamImageBody(takesStyle, request(takesStyle, { style: 'natural' }))).to.deep.include({ style: 'natural' });
+    expect(openAiWireRequest(imageCall(takesAll, normalized, 'b64_json')).body).to.deep.equal({
+      model: 'image-tokens',
+      prompt: 'a lighthouse',
+      n: 1,
+      size: '1024x1024',
+      output_format: 'png',
+      ...accepted,
+      response_format: 'b64_json',
+    });
+    expect(openAiWireRequest(imageCall(takesAll, request(takesAll, accepted, 'async'), 'url')).body).to.deep.include(accepted);
+    expect(imageCall(takesStyle, request(takesStyle, { style: 'natural' }), 'url').options).to.deep.equal({ style: 'natural' });
   });
 
   it('are refused naming the field, 400 unsupported_parameter, by a model whose catalog entry does not list them, whatever the value', () => {
@@ -124,7 +133,7 @@ describe("images: OpenAI's image options (quality, style, background, moderation
     for (const model of [takesAll, takesNone, takesStyle]) {
       const normalized = request(model, nulls);
       expect(normalized, model.id).not.to.have.property('options');
-      expect(upstreamImageBody(model, normalized), model.id).to.have.keys('model', 'prompt', 'n', 'size', 'output_format');
+      expect(imageCall(model, normalized, 'url'), model.id).not.to.have.property('options');
     }
     expect(request(takesAll, { ...nulls, quality: 'low' }).options).to.deep.equal({ quality: 'low' });
   });

@@ -19,7 +19,6 @@ describe('upstream simulator: held tasks', () => {
   }
 
   const providers = [
-    { name: 'images', create: ['/v1/images/tasks', { model: 'image-5.0', prompt: 'a held mural [sim:hold]' }], read: '/v1/images/tasks/', release: (id: string) => `/sim/images/${id}/release` },
     { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/', release: (id: string) => `/sim/podcasts/${id}/release` },
     { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/', release: (id: string) => `/sim/erase/${id}/release` },
     { name: 'Ark videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/`, release: arkReleasePath },
@@ -39,8 +38,8 @@ describe('upstream simulator: held tasks', () => {
   }
 
   it('a task that is not held cannot be released', async () => {
-    const created = await call('POST', '/v1/images/tasks', { model: 'image-5.0', prompt: 'a mural [sim:delay=60000]' });
-    expect((await call('POST', `/sim/images/${created.body.id}/release`)).status).to.equal(409);
-    expect((await call('GET', `/v1/images/tasks/${created.body.id}`)).body.status).to.not.equal('succeeded');
+    const created = await call('POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: 'an episode [sim:delay=60000]' });
+    expect((await call('POST', `/sim/podcasts/${created.body.id}/release`)).status).to.equal(409);
+    expect((await call('GET', `/v1/audio/podcasts/${created.body.id}`)).body.status).to.not.equal('succeeded');
   });
 });

@@ -1,10 +1,11 @@
 /** The simulated Volcengine Ark (see common.ts): every Ark API the gateway speaks, at Ark's base path `/api/v3`. */
 import type { SimulatedProvider } from '../provider';
+import { arkImageRoutes } from './images';
 import { arkVideoTaskRoutes } from './video-tasks';
 
 export const arkProvider: SimulatedProvider = {
   protocol: 'ark',
-  title: 'Volcengine Ark: Seedance content-generation tasks',
+  title: 'Volcengine Ark: Seedance content-generation tasks, Seedream image generation',
   basePath: '/api/v3',
-  routes: () => [...arkVideoTaskRoutes()],
+  routes: () => [...arkVideoTaskRoutes(), ...arkImageRoutes()],
 };

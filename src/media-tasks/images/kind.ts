@@ -3,21 +3,17 @@ import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../../tasks/kind';
-import { pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import { isRefusal, pricingModel, taskChannel } from '../../tasks/upstream-task';
+import { UpstreamError } from '../../upstreams/errors';
+import { generateImages } from '../../upstreams/image-protocols';
+import { BASE_LAYER, type GeneratedImage, type ImageGenerationAnswer } from '../../upstreams/images';
 import type { Upstreams } from '../../upstreams/registry';
 import { unixSeconds } from '../common';
-import { BASE_LAYER, imageSettlement, tokenUsageOf, upstreamImageBody, upstreamLayers, type ImageTokenUsage, type NormalizedImageRequest, type UpstreamImageItem } from './request';
+import { imageCall, imageSettlement, tokenUsageOf, type ImageTokenUsage, type NormalizedImageRequest } from './request';
 
 /** What an async image task keeps of its request: the normalized request and how it is billed. */
 export interface ImageTaskRequest extends NormalizedImageRequest {
   readonly billing: 'per_image' | 'tokens';
-}
-
-interface UpstreamImageTask extends UpstreamTaskStatus {
-  id: string;
-  created?: number;
-  data?: UpstreamImageItem[];
-  usage?: unknown;
 }
 
 /** Artifact names: `image_<i>` for image i (the gallery's), `layer_<i>_<k>_<name>` for its k-th other layer. */
@@ -59,41 +55,67 @@ type ImageTask = KindTask<ImageTaskRequest, ImageTaskResult, ImageTaskUsage>;
 type ImageRow = KindRow<ImageTaskRequest, ImageTaskResult, ImageTaskUsage>;
 
 /**
- * Async images on an image task API (create, then poll by id). Each image is archived into the
- * file store before the task succeeds, so the result's links are the gateway's own signed URLs,
- * and the gallery projection picks the images up from the task's events.
- * Statuses: `queued` (with the gateway or the provider's queue), `processing` (the provider is
- * generating, or the gateway is storing the images), `succeeded`, `failed`.
+ * A failed generation that fails the task at once: the provider refused it (4xx but 429 and its
+ * refusal of the gateway's key) or answered its own failure (5xx, no images). No answer at all
+ * (a timeout, the network), a rate limit and a refused key are retried by the engine: the call is
+ * made again, a new generation.
  */
-export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number; pollMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
+function failsTheTask(err: unknown): err is UpstreamError {
+  return isRefusal(err) || (err instanceof UpstreamError && (err.status >= 500 || err.kind === 'protocol'));
+}
+
+/** The artifacts of a generation: `image_<i>` for image i (the gallery's), `layer_<i>_<k>_<name>` for its k-th other layer. */
+function artifactsOf(images: readonly GeneratedImage[], layered: boolean) {
+  const linked = <T extends { url?: string }>(item: T): item is T & { url: string } => typeof item.url === 'string';
+  return images.filter(linked).flatMap((image, i) => [
+    { name: `image_${i}`, sourceUrl: image.url },
+    ...(layered ? image.layers.filter(linked).map((l, k) => ({ name: `layer_${i}_${k}_${l.name}`, sourceUrl: l.url })) : []),
+  ]);
+}
+
+/**
+ * Async images: the provider's synchronous generation, run by the task engine (no provider task
+ * API is assumed). Submission only records the task (its id is its own upstream id); the first poll
+ * moves it to `processing`, the next makes the call, asking for links, and the engine archives
+ * each image into the file store before the task succeeds, so the result's links are the
+ * gateway's own signed URLs and the gallery picks the images up from the task's events.
+ * Statuses: `queued` (waiting for a worker), `processing` (a worker is calling the provider, or
+ * storing the images), `succeeded`, `failed` (failsTheTask).
+ */
+export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
   return {
     ...IMAGE_TASK,
 
     async submit(task: ImageTask) {
-      const { model, channel } = taskChannel(deps, task.model);
-      return submitUpstreamTask(channel, '/images/tasks', upstreamImageBody(model, task.request), task);
+      taskChannel(deps, task.model);
+      return { upstreamId: task.taskId };
     },
 
     async poll(task: ImageTask): Promise<UpstreamPoll<ImageTaskResult, ImageTaskUsage>> {
       const { model, channel } = taskChannel(deps, task.model);
-      const t = await channel.json<UpstreamImageTask>('GET', `/images/tasks/${encodeURIComponent(task.upstreamId!)}`);
-      const unsucceeded = unsucceededPoll(t);
-      if (unsucceeded) return unsucceeded;
+      if (task.upstreamStatus !== 'running') return { state: 'pending', upstreamStatus: 'running' };
       const r = task.request;
-      const items = (t.data ?? []).filter((d): d is UpstreamImageItem & { url: string } => typeof d?.url === 'string').slice(0, r.n);
-      if (items.length === 0) return { state: 'failed', error: { code: 'no_images', message: 'the upstream returned no images' } };
-      const tokens: ImageTokenUsage | null = r.billing === 'tokens' ? tokenUsageOf(model, r, items.length, t.usage) : null;
-      const layers = (item: UpstreamImageItem, i: number) =>
-        r.layered ? upstreamLayers(item).flatMap((l, k) => (l.url ? [{ name: `layer_${i}_${k}_${l.name}`, sourceUrl: l.url }] : [])) : [];
+      let answer: ImageGenerationAnswer;
+      try {
+        answer = await generateImages(channel, imageCall(model, r, 'url'));
+      } catch (err) {
+        if (failsTheTask(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_failed', message: err.message } };
+        throw err;
+      }
+      const artifacts = artifactsOf(answer.images, r.layered === true);
+      const images = artifacts.filter((a) => a.name.startsWith('image_')).length;
+      if (images === 0) return { state: 'failed', error: { code: 'no_images', message: 'the upstream returned no image links' } };
+      const tokens: ImageTokenUsage | null = r.billing === 'tokens' ? tokenUsageOf(model, r, images, answer.tokens) : null;
       return {
         state: 'succeeded',
-        result: { created: t.created ?? null, images: items.length },
-        usage: { images: items.length, ...(tokens ?? {}) },
-        artifacts: items.flatMap((item, i) => [{ name: `image_${i}`, sourceUrl: item.url }, ...layers(item, i)]),
+        result: { created: answer.created, images },
+        usage: { images, ...(tokens ?? {}) },
+        artifacts,
       };
     },
 
-    pollDelayMs: pollBackoff(deps.pollMs, 3_000),
+    // The one pending poll is the first (it shows the task processing): the call follows at once.
+    pollDelayMs: () => 0,
 
     // The result links are the gateway's: the task succeeds once its images are stored.
     succeedsBeforeArchive: () => false,

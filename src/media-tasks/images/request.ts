@@ -3,6 +3,7 @@ import { charge, priceLine, pricingOf, tokenCharge, tokenLine, type Pricing } fr
 import { countTokens } from '../../billing/tokens';
 import { ApiError } from '../../http/errors';
 import { validator } from '../../http/validation';
+import type { ImageGenerationCall } from '../../upstreams/images';
 import { IMAGE_OPTION_VALUES, IMAGE_OPTIONS, imageCapabilities, imagePricing, type EnumeratedImageOption, type ImageOption } from '../model-types';
 
 /** OpenAI's image options a request set, as the provider is sent them. */
@@ -59,28 +60,6 @@ export interface NormalizedImageRequest {
   readonly options?: ImageOptionValues;
 }
 
-/** The layer name of the image `output_format` applies to; the other layers keep their provider's names. */
-export const BASE_LAYER = 'base';
-
-/** One image of a provider's answer: its base, and (layered models) its other layers. */
-export interface UpstreamImageItem {
-  url?: string;
-  b64_json?: string;
-  layers?: unknown;
-}
-
-/** The other layers of one provider image, each with a name safe for file keys (`layer_<k>` when it gave none usable). */
-export function upstreamLayers(item: UpstreamImageItem): { name: string; url?: string; b64_json?: string }[] {
-  if (!Array.isArray(item.layers)) return [];
-  return item.layers
-    .filter((l): l is Record<string, unknown> => typeof l === 'object' && l !== null)
-    .map((l, k) => {
-      const raw = typeof l.name === 'string' ? l.name.toLowerCase() : '';
-      const name = /^[a-z0-9_-]{1,32}$/.test(raw) && raw !== BASE_LAYER ? raw : `layer_${k + 1}`;
-      return { name, ...(typeof l.url === 'string' ? { url: l.url } : {}), ...(typeof l.b64_json === 'string' ? { b64_json: l.b64_json } : {}) };
-    });
-}
-
 function bad(code: string, message: string, param: string): ApiError {
   return new ApiError(400, code, message, { param });
 }
@@ -112,7 +91,7 @@ function imageOptionsOf(model: ModelEntry, body: ImageRequestBody): ImageOptionV
 
 /**
  * Applies the model's rules, all from its catalog capabilities: `n` up to `max_n`, `size` one of
- * `sizes`, `output_format` by `output_format_scope` (null: the model outputs its one format
+ * `sizes` and at least `min_pixels`, `output_format` by `output_format_scope` (null: the model outputs its one format
  * and refuses the parameter; `image` or `base_layer`: one of `output_formats`), and OpenAI's
  * other image options by `options`.
  */
@@ -122,6 +101,9 @@ export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody,
   if (n > caps.max_n) throw bad('invalid_request', `n must be at most ${caps.max_n} for ${model.id}`, 'n');
   const size = body.size ?? caps.default_size;
   if (!caps.sizes.includes(size)) throw unsupportedValue(model, 'size', caps.sizes);
+  const { width, height } = dimensionsOf(size);
+  // A size the catalog lists but the provider's minimum refuses: refused here, before any freeze.
+  if (caps.min_pixels !== undefined && width * height < caps.min_pixels) throw bad('unsupported_size', `${model.id} generates at least ${caps.min_pixels} pixels (${size} is ${width * height})`, 'size');
   if (body.output_format !== undefined) {
     if (caps.output_format_scope === null) throw unsupportedParameter(model, 'output_format', `outputs ${caps.output_formats.map((f) => f.toUpperCase()).join(' or ')} only`);
     if (!caps.output_formats.includes(body.output_format)) throw unsupportedValue(model, 'output_format', caps.output_formats);
@@ -141,23 +123,22 @@ export function normalizeImageRequest(model: ModelEntry, body: ImageRequestBody,
 }
 
 /**
- * The generation as sent to the provider (sync and task API alike). `output_format` travels only
- * for models that take it (`output_format_scope` not null): the single-format classes (4.5, 4.0)
- * output their one format and refuse the parameter, as their providers do. The options travel as
- * the request set them.
+ * The generation as the provider adapter takes it (sync and async alike): the provider's model id,
+ * the size as width and height, `output_format` only for a model that takes it (the
+ * single-format classes, 4.5 and 4.0, output their one format and refuse the parameter, as their
+ * providers do), the options as the request set them, the catalog's watermark setting.
  */
-export function upstreamImageBody(
-  model: ModelEntry,
-  request: NormalizedImageRequest,
-): { model: string; prompt: string; n: number; size: string; output_format?: 'png' | 'jpeg' } & ImageOptionValues {
+export function imageCall(model: ModelEntry, request: NormalizedImageRequest, responseFormat: 'url' | 'b64_json'): ImageGenerationCall {
   const caps = imageCapabilities(model);
   return {
     model: caps.upstream_model ?? model.id,
     prompt: request.prompt,
     n: request.n,
-    size: request.size,
-    ...(caps.output_format_scope === null ? {} : { output_format: request.output_format }),
-    ...request.options,
+    ...dimensionsOf(request.size),
+    outputFormat: caps.output_format_scope === null ? null : request.output_format,
+    responseFormat,
+    ...(request.options ? { options: request.options } : {}),
+    ...(caps.watermark === undefined ? {} : { watermark: caps.watermark }),
   };
 }
 
@@ -188,9 +169,9 @@ export interface ImageTokenUsage {
 }
 
 /** The token usage an upstream reported, or (when it reported none) the gateway's own count of what came back. */
-export function tokenUsageOf(model: ModelEntry, request: NormalizedImageRequest, images: number, reported: unknown): ImageTokenUsage {
-  const r = (reported ?? {}) as Partial<Record<keyof ImageTokenUsage, unknown>>;
+export function tokenUsageOf(model: ModelEntry, request: NormalizedImageRequest, images: number, reported: Partial<Omit<ImageTokenUsage, 'total_tokens'>> | null): ImageTokenUsage {
   const valid = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+  const r = reported ?? {};
   if (valid(r.input_tokens) && valid(r.output_tokens)) return { input_tokens: r.input_tokens, output_tokens: r.output_tokens, total_tokens: r.input_tokens + r.output_tokens };
   const input = countTokens(request.prompt);
   const output = images * outputTokensPerImage(model, request.size);

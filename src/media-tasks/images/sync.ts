@@ -9,18 +9,9 @@ import { UpstreamError } from '../../upstreams/errors';
 import { sniffImage, unixSeconds } from '../common';
 import { imagePricing } from '../model-types';
 import { generationStream, IMAGES_GENERATED, type GeneratedImage, type ImagesGenerated, type StoredImageFile } from './events';
-import {
-  BASE_LAYER,
-  imageEstimate,
-  imageSettlement,
-  normalizeImageRequest,
-  parseImageRequest,
-  tokenUsageOf,
-  upstreamImageBody,
-  upstreamLayers,
-  type ImageTokenUsage,
-  type UpstreamImageItem,
-} from './request';
+import { imageCall, imageEstimate, imageSettlement, normalizeImageRequest, parseImageRequest, tokenUsageOf, type ImageTokenUsage } from './request';
+import { generateImages } from '../../upstreams/image-protocols';
+import { BASE_LAYER, type ImageData } from '../../upstreams/images';
 import { recordFact } from '../../domain/facts';
 import type { Catalog } from '../../billing/catalog';
 import type { Config } from '../../config';
@@ -43,19 +34,13 @@ export type ImageGenerationDeps = MeteringDeps & {
   readonly config: Pick<Config, 'projectionWaitMs' | 'imageUrlTtlMs'>;
 };
 
-interface UpstreamImages {
-  created?: number;
-  data?: UpstreamImageItem[];
-  usage?: unknown;
-}
-
 type Kept = StoredImageFile & { data: Buffer };
 
 /** Largest image accepted from a provider. */
 const MAX_IMAGE_BYTES = 50 * 1024 * 1024;
 
 /** The bytes of one image a provider returned, inline (b64_json) or by link. */
-async function imageBytes(item: { url?: string; b64_json?: string }, signal: AbortSignal): Promise<Buffer> {
+async function imageBytes(item: ImageData, signal: AbortSignal): Promise<Buffer> {
   if (typeof item.b64_json === 'string') return Buffer.from(item.b64_json, 'base64');
   if (typeof item.url !== 'string') throw new UpstreamError(502, 'the upstream returned an image without url or b64_json', 'invalid_image', 'protocol');
   let res;
@@ -94,22 +79,20 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
   const tokenBilled = imagePricing(model).billing === 'tokens';
   const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
-    // output_format only for the models that take it (the 4.5 and 4.0 classes refuse it).
-    const upstream = await channel.json<UpstreamImages>('POST', '/images/generations', { ...upstreamImageBody(model, request), response_format: 'b64_json' }, charge.signal);
-    // Never more than asked for (and billed for no more).
-    const items = (Array.isArray(upstream.data) ? upstream.data : []).slice(0, request.n);
-    if (items.length === 0) throw new UpstreamError(502, 'the upstream returned no images', 'no_images', 'protocol');
+    // The images the provider generated and bills, never more than asked (none is its failure).
+    const upstream = await generateImages(channel, imageCall(model, request, 'b64_json'), charge.signal);
+    const items = upstream.images;
 
     const generationId = newId('igen');
     const images: (GeneratedImage & { data: Buffer; layerFiles: (Kept & { name: string })[] })[] = [];
-    const keep = async (item: { url?: string; b64_json?: string }, key: string): Promise<Kept> => {
+    const keep = async (item: ImageData, key: string): Promise<Kept> => {
       const bytes = await imageBytes(item, charge.signal);
       const type = sniffImage(bytes);
       if (!type) throw new UpstreamError(502, 'the upstream returned an image that is neither PNG nor JPEG', 'invalid_image', 'protocol');
       const stored = await deps.files.put(`${key}${type.extension}`, Readable.from([bytes]));
       return { key: stored.key, contentType: type.contentType, bytes: stored.bytes, sha256: stored.sha256, data: bytes };
     };
-    const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, items.length, upstream.usage) : null;
+    const tokens: ImageTokenUsage | null = tokenBilled ? tokenUsageOf(model, request, items.length, upstream.tokens) : null;
     const now = deps.clock();
     let appended;
     try {
@@ -118,7 +101,7 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
         const image = { id, ...(await keep(item, `images/${auth.accountId}/${id}`)), layerFiles: [] as (Kept & { name: string })[] };
         images.push(image);
         if (!request.layered) continue;
-        for (const layer of upstreamLayers(item)) image.layerFiles.push({ name: layer.name, ...(await keep(layer, `images/${auth.accountId}/${id}-${layer.name}`)) });
+        for (const layer of item.layers) image.layerFiles.push({ name: layer.name, ...(await keep(layer, `images/${auth.accountId}/${id}-${layer.name}`)) });
       }
       const fileRecord = ({ key, contentType, bytes, sha256 }: Kept): StoredImageFile => ({ key, contentType, bytes, sha256 });
       const event: ImagesGenerated = {
