@@ -9,6 +9,13 @@ import type { ExtraRoute } from './server';
  * client cancelled them first. Each provider keeps its own wire format.
  */
 
+/** The directives that time a simulated task: `[sim:delay=MS]`, `[sim:fail]`, `[sim:hold]`. */
+export interface SimTaskDirectives {
+  readonly delayMs?: number;
+  readonly fail: boolean;
+  readonly raw: Readonly<Record<string, string | true>>;
+}
+
 /** When a simulated task finishes, and how. */
 export interface SimTaskTiming {
   readonly createdAt: number;
@@ -46,12 +53,14 @@ export class SimTaskStore<T extends SimTask> {
   private seq = 0;
 
   /**
-   * @param idPrefix task ids are `<idPrefix>-<n>-<creation time in base 36>`
+   * @param idPrefix task ids are `<idPrefix>-<n>-<creation time in base 36>`, unless `idOf` spells them
    * @param label names a task in the 404 of an unknown id, e.g. `erase task`
+   * @param idOf a provider's own id scheme, from the store's sequence number and the creation time
    */
   constructor(
-    private readonly idPrefix: string,
+    idPrefix: string,
     private readonly label: string,
+    private readonly idOf: (seq: number, now: number) => string = (seq, now) => `${idPrefix}-${seq}-${now.toString(36)}`,
   ) {}
 
   get(id: string): T | undefined {
@@ -83,12 +92,19 @@ export class SimTaskStore<T extends SimTask> {
     req: IncomingMessage,
     res: ServerResponse,
     model: string,
-    directives: { readonly delayMs?: number; readonly fail: boolean; readonly raw: Readonly<Record<string, string | true>> },
+    directives: SimTaskDirectives,
     build: (task: SimTask) => T,
   ): T {
+    const task = this.add(req, model, directives, build);
+    sendJson(res, 200, { id: task.id });
+    return task;
+  }
+
+  /** Creates a task as `create` does, leaving the answer to a provider whose create answers otherwise. */
+  add(req: IncomingMessage, model: string, directives: SimTaskDirectives, build: (task: SimTask) => T): T {
     const now = Date.now();
     const task = build({
-      id: `${this.idPrefix}-${++this.seq}-${now.toString(36)}`,
+      id: this.idOf(++this.seq, now),
       model,
       createdAt: now,
       finishAt: directives.raw['hold'] !== undefined ? Number.POSITIVE_INFINITY : now + (directives.delayMs ?? 150),
@@ -98,7 +114,6 @@ export class SimTaskStore<T extends SimTask> {
     this.tasks.set(task.id, task);
     const clientId = req.headers['x-client-request-id'];
     if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
-    sendJson(res, 200, { id: task.id });
     return task;
   }
 
