@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChannelConfig } from './upstreams/channel';
+import type { ChannelAuth, ChannelConfig } from './upstreams/channel';
+import { PROTOCOLS } from './upstreams/protocols';
 
 /**
  * Every setting the gateway reads from its environment, in one place. Names are part of the
@@ -231,36 +232,96 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** CHANNELS (a JSON array) or CHANNELS_FILE (a path to one); see the README for the format. */
+/** CHANNELS (a JSON array) or CHANNELS_FILE (a path to one); the format is docs/configuration.md's. */
 function channels(env: Env): ChannelConfig[] | null {
   const inline = nonEmpty(env.CHANNELS);
   const file = nonEmpty(env.CHANNELS_FILE);
   if (!inline && !file) return null;
   const source = inline ? 'CHANNELS' : `CHANNELS_FILE ${file}`;
-  const text = inline ?? readSetting('CHANNELS_FILE', file!);
+  return parseChannels(inline ?? readSetting('CHANNELS_FILE', file!), source);
+}
+
+/**
+ * A channels document (CHANNELS, CHANNELS_FILE, the fallback's deploy/channels.example.json): each
+ * entry's name, protocol (default `openai`), base URL, one authentication (`api_key` for Bearer,
+ * `headers`, or `volcengine` signing) that its protocol accepts, deadline and concurrency.
+ * Throws ConfigError naming the entry and field; never echoes a credential.
+ */
+export function parseChannels(text: string, source: string): ChannelConfig[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
     throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
   }
+  return channelConfigs(parsed, source);
+}
+
+/** parseChannels of a document already parsed from JSON. */
+export function channelConfigs(parsed: unknown, source: string): ChannelConfig[] {
   if (!Array.isArray(parsed) || parsed.length === 0) throw new ConfigError(`${source} must be a non-empty JSON array of channels`);
   const names = new Set<string>();
   return parsed.map((raw: unknown, i) => {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${source}[${i}] must be an object with name and base_url`);
-    const c = raw as Record<string, unknown>;
+    if (!isObject(raw)) throw new ConfigError(`${source}[${i}] must be an object with name and base_url`);
+    const c = raw;
     const where = `${source}[${i}]`;
     if (typeof c.name !== 'string' || c.name === '') throw new ConfigError(`${where}.name must be a non-empty string`);
     if (names.has(c.name)) throw new ConfigError(`${where}.name: channel ${c.name} is listed twice`);
     names.add(c.name);
+    const protocolName = c.protocol ?? 'openai';
+    const protocol = typeof protocolName === 'string' ? PROTOCOLS.get(protocolName) : undefined;
+    if (!protocol) throw new ConfigError(`${where}.protocol must be one of ${[...PROTOCOLS.keys()].join(', ')}`);
     if (typeof c.base_url !== 'string' || !isHttpUrl(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
-    if (c.api_key !== undefined && typeof c.api_key !== 'string') throw new ConfigError(`${where}.api_key must be a string`);
+    const auth = channelAuth(c, where);
+    if (!protocol.auth.includes(auth.kind)) {
+      throw new ConfigError(`${where}: a ${protocol.name} channel authenticates with ${protocol.auth.map(AUTH_FIELD).join(' or ')}, not ${AUTH_FIELD(auth.kind)}`);
+    }
     const timeout = c.timeout_ms ?? 60_000;
     const concurrency = c.max_concurrency ?? 64;
     if (!Number.isSafeInteger(timeout) || (timeout as number) < 1) throw new ConfigError(`${where}.timeout_ms must be a positive integer`);
     if (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1) throw new ConfigError(`${where}.max_concurrency must be a positive integer`);
-    return { name: c.name, base_url: c.base_url, api_key: c.api_key as string | undefined, timeout_ms: timeout as number, max_concurrency: concurrency as number };
+    return { name: c.name, protocol: protocol.name, base_url: c.base_url, auth, timeout_ms: timeout as number, max_concurrency: concurrency as number };
   });
+}
+
+/** The channel field that selects each authentication strategy, for messages. */
+const AUTH_FIELD = (kind: ChannelAuth['kind']): string =>
+  ({ none: 'no credentials', bearer: 'api_key', headers: 'headers', volcengine: 'volcengine (request signing)' })[kind];
+
+const VOLCENGINE_FIELDS = ['access_key_id', 'secret_access_key', 'region', 'service'] as const;
+
+/** The one authentication strategy an entry names: `api_key`, `headers` or `volcengine`, or none. */
+function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
+  const given = (['api_key', 'headers', 'volcengine'] as const).filter((field) => c[field] !== undefined);
+  if (given.length > 1) throw new ConfigError(`${where}: give one of api_key, headers and volcengine, not ${given.join(' and ')}`);
+  if (c.api_key !== undefined) {
+    if (typeof c.api_key !== 'string') throw new ConfigError(`${where}.api_key must be a string`);
+    return c.api_key === '' ? { kind: 'none' } : { kind: 'bearer', apiKey: c.api_key };
+  }
+  if (c.headers !== undefined) {
+    const headers = c.headers;
+    if (!isObject(headers) || Object.keys(headers).length === 0) throw new ConfigError(`${where}.headers must be an object of header names to string values`);
+    for (const [name, value] of Object.entries(headers)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`${where}.headers: ${JSON.stringify(name)} is not a header name`);
+      if (typeof value !== 'string' || !/^[\x20-\x7e]*$/.test(value)) throw new ConfigError(`${where}.headers.${name} must be a string of printable ASCII`);
+    }
+    return { kind: 'headers', headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v as string])) };
+  }
+  if (c.volcengine !== undefined) {
+    const v = c.volcengine;
+    if (!isObject(v)) throw new ConfigError(`${where}.volcengine must be an object with ${VOLCENGINE_FIELDS.join(', ')}`);
+    for (const field of VOLCENGINE_FIELDS) {
+      if (typeof v[field] !== 'string' || v[field] === '') throw new ConfigError(`${where}.volcengine.${field} must be a non-empty string`);
+    }
+    if (v.session_token !== undefined && typeof v.session_token !== 'string') throw new ConfigError(`${where}.volcengine.session_token must be a string`);
+    const credentials = { accessKeyId: v.access_key_id as string, secretAccessKey: v.secret_access_key as string, region: v.region as string, service: v.service as string };
+    return { kind: 'volcengine', credentials: typeof v.session_token === 'string' && v.session_token !== '' ? { ...credentials, sessionToken: v.session_token } : credentials };
+  }
+  return { kind: 'none' };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

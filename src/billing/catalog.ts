@@ -129,8 +129,8 @@ export class CatalogError extends Error {
  */
 export const DEFAULT_CATALOG_FILE = path.join(PACKAGE_ROOT, 'src', 'billing', 'catalog.json');
 
-/** Whether an upstream channel of this name is configured (see Upstreams.serves). */
-export type ChannelCheck = (name: string) => boolean;
+/** Whether a model of `type` on the channel of this name can be served: the channel is configured and its protocol serves the type (Upstreams.canServe). */
+export type ChannelCheck = (channel: string, type: string) => boolean;
 
 /**
  * The one check a catalog must pass, at start-up and on every reload: the document's schema,
@@ -209,16 +209,21 @@ export class Catalog {
 
   get(id: string): ModelEntry | undefined {
     const model = this.models.get(id);
-    return model && this.isChannelConfigured(model.channel) ? model : undefined;
+    return model && this.isChannelConfigured(model.channel, model.type) ? model : undefined;
   }
 
   list(type?: string): ModelEntry[] {
-    return [...this.models.values()].filter((m) => (type === undefined || m.type === type) && this.isChannelConfigured(m.channel));
+    return [...this.models.values()].filter((m) => (type === undefined || m.type === type) && this.isChannelConfigured(m.channel, m.type));
   }
 
-  /** Models of the file whose channel is not configured: not sold. */
+  /** Models of the file whose channel is not configured, or speaks a protocol that cannot serve them: not sold. */
   unavailable(): ModelEntry[] {
-    return [...this.models.values()].filter((m) => !this.isChannelConfigured(m.channel));
+    return [...this.models.values()].filter((m) => !this.isChannelConfigured(m.channel, m.type));
+  }
+
+  /** Every model of the file, available or not. */
+  all(): ModelEntry[] {
+    return [...this.models.values()];
   }
 
   /** Every channel the file names, configured or not. */

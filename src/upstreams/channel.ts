@@ -1,45 +1,38 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { signVolcengine, type VolcengineCredentials } from './auth/volcengine-signature';
+import { UpstreamError } from './errors';
+import { openaiErrorOf } from './openai/errors';
 import { parseSse, type SseEvent } from './sse';
+import type { WireAnswer, WireMethod, WireRequest, WireTransport } from './wire';
+
+export { credentialRefusal, isCredentialRefusal, UpstreamError } from './errors';
+export { streamedError } from './openai/errors';
 
 /**
- * A provider endpoint: an OpenAI-compatible base URL (e.g. https://api.example.com/v1), its key,
- * a deadline and a concurrency limit. Configured through CHANNELS (see README).
+ * How a channel proves itself to its provider: a Bearer key (`api_key`), a fixed set of headers
+ * (a provider's own key header), or Volcengine's request signature. Never logged (src/log.ts
+ * redacts `auth`) and never returned by an endpoint.
+ */
+export type ChannelAuth =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'bearer'; readonly apiKey: string }
+  | { readonly kind: 'headers'; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: 'volcengine'; readonly credentials: VolcengineCredentials };
+
+/**
+ * A provider endpoint: the protocol it speaks (src/upstreams/protocols.ts), its base URL (e.g.
+ * https://ark.cn-beijing.volces.com/api/v3), its authentication, a deadline and a concurrency
+ * limit. Configured through CHANNELS (docs/configuration.md, docs/providers.md).
  */
 export interface ChannelConfig {
   readonly name: string;
+  readonly protocol: string;
   readonly base_url: string;
-  readonly api_key?: string;
+  readonly auth: ChannelAuth;
   /** Deadline for the response headers, and for each gap between body chunks (a stall). */
   readonly timeout_ms: number;
   /** Connections to the provider; requests beyond it wait in line. */
   readonly max_concurrency: number;
-}
-
-/**
- * A failed upstream call: an HTTP error answer (status ≥ 400), an error the provider sent inside a
- * stream (status 502), or no answer at all (status 0). `retryAfter` is the provider's Retry-After,
- * as it sent it.
- */
-export class UpstreamError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code: string | null = null,
-    readonly kind: 'http' | 'timeout' | 'network' | 'protocol' = 'http',
-    readonly retryAfter: string | null = null,
-  ) {
-    super(message);
-    this.name = 'UpstreamError';
-  }
-}
-
-/**
- * The provider refused the gateway's own credentials (401, 403): the operator's to mend, never a
- * refusal of the client's request. Such an error carries the gateway's message, not the
- * provider's, which may quote part of the gateway's key (errorFromAnswer).
- */
-export function isCredentialRefusal(err: unknown): boolean {
-  return err instanceof UpstreamError && (err.status === 401 || err.status === 403);
 }
 
 /** How an upstream call ended, for metrics: by status class, or why there was no answer. */
@@ -48,7 +41,7 @@ export type UpstreamOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout'
 /** Sees every call of a channel: the model asked for (`none` for calls without one), outcome, time to headers. */
 export type UpstreamObserver = (channel: string, model: string, outcome: UpstreamOutcome, seconds: number) => void;
 
-export interface UpstreamResponse {
+interface UpstreamResponse {
   readonly status: number;
   readonly headers: Dispatcher.ResponseData['headers'];
   readonly body: Dispatcher.ResponseData['body'];
@@ -56,15 +49,19 @@ export interface UpstreamResponse {
 
 /**
  * One keep-alive connection pool per channel (undici), with deadlines, streaming bodies and
- * aborts. Bodies are never buffered whole except JSON answers.
+ * aborts. Every request goes through one send path, which applies the channel's authentication:
+ * `call` (any protocol's adapter: the whole answer, whatever its status), and `json`/`stream`
+ * (the OpenAI relay: an error status becomes the OpenAI protocol's error).
  */
-export class Channel {
+export class Channel implements WireTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
 
   constructor(
     readonly config: ChannelConfig,
     private readonly observe: UpstreamObserver = () => undefined,
+    /** The signing clock (tests pin it). */
+    private readonly now: () => Date = () => new Date(),
   ) {
     const url = new URL(config.base_url);
     this.basePath = url.pathname.replace(/\/$/, '');
@@ -77,22 +74,28 @@ export class Channel {
     });
   }
 
-  private async send(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal?: AbortSignal, accept = 'application/json', extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
+  get name(): string {
+    return this.config.name;
+  }
+
+  private async send(request: WireRequest, signal: AbortSignal | undefined, accept: string): Promise<UpstreamResponse> {
     const started = performance.now();
-    const model = modelOf(body);
+    const model = request.model ?? modelOf(request.body);
     const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, model, outcome, (performance.now() - started) / 1000);
     // Written before the call: a body that cannot be written is the gateway's fault, not the provider's.
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+    const pathname = this.basePath + request.path;
+    const query = request.query ?? {};
+    const headers = {
+      accept,
+      ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+      ...request.headers,
+    };
     try {
       const res = await this.pool.request({
-        method,
-        path: this.basePath + path,
-        headers: {
-          accept,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(this.config.api_key ? { authorization: `Bearer ${this.config.api_key}` } : {}),
-          ...extraHeaders,
-        },
+        method: request.method,
+        path: pathname + queryString(query),
+        headers: { ...headers, ...this.authHeaders(request.method, pathname || '/', query, headers, payload) },
         body: payload,
         signal,
       });
@@ -105,23 +108,42 @@ export class Channel {
     }
   }
 
-  /** A JSON answer; an HTTP error status becomes an UpstreamError carrying the provider's message. */
-  async json<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
-    const res = await this.send(method, path, body, signal, 'application/json', headers);
-    const text = await readText(res.body, this.config.name);
-    if (res.status >= 400) throw errorFromAnswer(res, text, this.config.name);
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new UpstreamError(502, `channel ${this.config.name} answered with invalid JSON`, null, 'protocol');
+  /** The headers the channel's authentication strategy adds to one request. */
+  private authHeaders(method: WireMethod, pathname: string, query: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>>, body: string | undefined): Record<string, string> {
+    const auth = this.config.auth;
+    switch (auth.kind) {
+      case 'none':
+        return {};
+      case 'bearer':
+        return { authorization: `Bearer ${auth.apiKey}` };
+      case 'headers':
+        return { ...auth.headers };
+      case 'volcengine':
+        return signVolcengine({ method, pathname, query, headers, ...(body === undefined ? {} : { body }) }, auth.credentials, this.now());
     }
   }
 
-  /** An event stream; the HTTP error status of a refused stream becomes an UpstreamError before any event. */
+  /**
+   * A provider's whole answer, whatever its status, the body read whole (JSON, empty or binary):
+   * the protocol's adapter reads it, and turns an error status into the gateway's error (its `errorOf`).
+   */
+  async call(request: WireRequest, signal?: AbortSignal): Promise<WireAnswer> {
+    const res = await this.send(request, signal, request.headers?.accept ?? 'application/json');
+    return answerOf(res.status, res.headers, await readBytes(res.body, this.config.name), this.config.name);
+  }
+
+  /** A JSON answer of the OpenAI relay; an HTTP error status becomes an UpstreamError carrying the provider's message. */
+  async json<T>(method: WireMethod, path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
+    const answer = await this.call({ method, path, ...(body === undefined ? {} : { body }), ...(headers ? { headers } : {}) }, signal);
+    if (answer.status >= 400) throw openaiErrorOf(answer, this.config.name);
+    return answer.json() as T;
+  }
+
+  /** An event stream of the OpenAI relay; the HTTP error status of a refused stream becomes an UpstreamError before any event. */
   async stream(path: string, body: unknown, signal?: AbortSignal): Promise<AsyncGenerator<SseEvent>> {
-    const res = await this.send('POST', path, body, signal, 'text/event-stream');
-    if (res.status >= 400) throw errorFromAnswer(res, await readText(res.body, this.config.name), this.config.name);
+    const res = await this.send({ method: 'POST', path, body }, signal, 'text/event-stream');
     const name = this.config.name;
+    if (res.status >= 400) throw openaiErrorOf(answerOf(res.status, res.headers, await readBytes(res.body, name), name), name);
     return (async function* events() {
       try {
         yield* parseSse(res.body);
@@ -138,61 +160,47 @@ export class Channel {
   }
 }
 
+/** `?k=v&…` in the order given (RFC 3986 escaped), or nothing. */
+function queryString(query: Readonly<Record<string, string>>): string {
+  const pairs = Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
+}
+
 function modelOf(body: unknown): string {
   const model = body && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
   return typeof model === 'string' ? model : 'none';
 }
 
-/** The whole body as UTF-8 text, decoded at once (a character split between two chunks stays whole). */
-async function readText(body: UpstreamResponse['body'], channel: string): Promise<string> {
+/** The whole body as bytes (a character split between two chunks is decoded whole later). */
+async function readBytes(body: UpstreamResponse['body'], channel: string): Promise<Uint8Array> {
   try {
-    return await body.text();
+    return new Uint8Array(await body.arrayBuffer());
   } catch (err) {
     throw toUpstreamError(err, channel);
   }
 }
 
-/** A header value that can be passed on as it came: printable ASCII, as HTTP allows. */
-const PASSABLE_HEADER = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
-
-/** The provider's Retry-After, unchanged, or null when it sent none the gateway could pass on. */
-function retryAfterOf(headers: UpstreamResponse['headers']): string | null {
-  const value = headers['retry-after'];
-  return typeof value === 'string' && PASSABLE_HEADER.test(value) ? value : null;
-}
-
-function errorFromAnswer(res: UpstreamResponse, text: string, channel: string): UpstreamError {
-  const status = res.status;
-  if (status === 401 || status === 403) {
-    return new UpstreamError(status, `channel ${channel}: the provider refused the gateway's credentials (HTTP ${status})`, 'upstream_auth_failed');
+/** A WireAnswer over a body read whole; headers lower-cased (undici's already are), repeated ones joined. */
+function answerOf(status: number, raw: UpstreamResponse['headers'], bytes: Uint8Array, channel: string): WireAnswer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
-  const retryAfter = retryAfterOf(res.headers);
-  try {
-    const parsed = JSON.parse(text) as { error?: unknown };
-    const error = parsed.error;
-    if (typeof error === 'string') return new UpstreamError(status, error, null, 'http', retryAfter);
-    const reported = reportedError(error);
-    if (reported) return new UpstreamError(status, reported.message, reported.code, 'http', retryAfter);
-  } catch {
-    // not JSON: use the text itself
-  }
-  return new UpstreamError(status, text.slice(0, 500) || `upstream answered HTTP ${status}`, null, 'http', retryAfter);
-}
-
-/** The message and code of an OpenAI error object (`{message, code, …}`), or null when it has no message. */
-function reportedError(error: unknown): { message: string; code: string | null } | null {
-  if (typeof error !== 'object' || error === null) return null;
-  const { message, code } = error as { message?: unknown; code?: unknown };
-  return typeof message === 'string' ? { message, code: typeof code === 'string' ? code : null } : null;
-}
-
-/**
- * An error the provider sent inside a stream it had begun with 200 (chat's `data: {"error": {…}}`
- * item, Responses' `error` event): a failure of the provider, carrying its code and message.
- */
-export function streamedError(error: unknown, channel: string): UpstreamError {
-  const reported = reportedError(error);
-  return new UpstreamError(502, reported?.message ?? `channel ${channel} sent an error in its stream`, reported?.code ?? null);
+  let text: string | undefined;
+  const decoded = () => (text ??= new TextDecoder().decode(bytes));
+  return {
+    status,
+    headers,
+    bytes: () => bytes,
+    text: decoded,
+    json: () => {
+      try {
+        return JSON.parse(decoded()) as unknown;
+      } catch {
+        throw new UpstreamError(502, `channel ${channel} answered with invalid JSON`, null, 'protocol');
+      }
+    },
+  };
 }
 
 function toUpstreamError(err: unknown, channel: string): unknown {

@@ -21,7 +21,7 @@ describe("a provider's Retry-After (Channel, upstreamToApiError)", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    channel = new Channel({ name: 'limited', base_url: `http://127.0.0.1:${port}/v1`, timeout_ms: 10_000, max_concurrency: 1 });
+    channel = new Channel({ name: 'limited', protocol: 'openai', auth: { kind: 'none' }, base_url: `http://127.0.0.1:${port}/v1`, timeout_ms: 10_000, max_concurrency: 1 });
   });
 
   after(async () => {

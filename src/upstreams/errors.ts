@@ -1,0 +1,41 @@
+/**
+ * A failed upstream call: an HTTP error answer (status ≥ 400), an error the provider sent inside a
+ * stream (status 502), or no answer at all (status 0). `retryAfter` is the provider's Retry-After,
+ * as it sent it. Each protocol's `errorOf` (src/upstreams/<protocol>/) makes one from its
+ * provider's error answer; features only read it.
+ */
+export class UpstreamError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string | null = null,
+    readonly kind: 'http' | 'timeout' | 'network' | 'protocol' = 'http',
+    readonly retryAfter: string | null = null,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+/**
+ * The provider refused the gateway's own credentials (401, 403): the operator's to mend, never a
+ * refusal of the client's request. Such an error carries the gateway's message, not the
+ * provider's, which may quote part of the gateway's key (credentialRefusal).
+ */
+export function isCredentialRefusal(err: unknown): boolean {
+  return err instanceof UpstreamError && (err.status === 401 || err.status === 403);
+}
+
+/** The error every protocol gives for a refusal of the gateway's credentials: the provider's words are not passed on. */
+export function credentialRefusal(status: 401 | 403, channel: string): UpstreamError {
+  return new UpstreamError(status, `channel ${channel}: the provider refused the gateway's credentials (HTTP ${status})`, 'upstream_auth_failed');
+}
+
+/** A header value that can be passed on as it came: printable ASCII, as HTTP allows. */
+const PASSABLE_HEADER = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/** The provider's Retry-After, unchanged, or null when it sent none the gateway could pass on. */
+export function retryAfterOf(headers: Readonly<Record<string, string>>): string | null {
+  const value = headers['retry-after'];
+  return typeof value === 'string' && PASSABLE_HEADER.test(value) ? value : null;
+}

@@ -1,0 +1,41 @@
+/**
+ * The OpenAI protocol's error answers: https://platform.openai.com/docs/guides/error-codes/api-errors
+ * (the body `{"error": {"message", "type", "param", "code"}}`). The OpenAI protocol is a relay
+ * (docs/providers.md): its errors are read here, in one place.
+ */
+import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import type { WireAnswer } from '../wire';
+
+/** The gateway's error for an OpenAI-shaped error answer (status ≥ 400). */
+export function openaiErrorOf(answer: WireAnswer, channel: string): UpstreamError {
+  const status = answer.status;
+  if (status === 401 || status === 403) return credentialRefusal(status, channel);
+  const retryAfter = retryAfterOf(answer.headers);
+  const text = answer.text();
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    const error = parsed.error;
+    if (typeof error === 'string') return new UpstreamError(status, error, null, 'http', retryAfter);
+    const reported = reportedError(error);
+    if (reported) return new UpstreamError(status, reported.message, reported.code, 'http', retryAfter);
+  } catch {
+    // not JSON: use the text itself
+  }
+  return new UpstreamError(status, text.slice(0, 500) || `upstream answered HTTP ${status}`, null, 'http', retryAfter);
+}
+
+/** The message and code of an OpenAI error object (`{message, code, …}`), or null when it has no message. */
+function reportedError(error: unknown): { message: string; code: string | null } | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { message, code } = error as { message?: unknown; code?: unknown };
+  return typeof message === 'string' ? { message, code: typeof code === 'string' ? code : null } : null;
+}
+
+/**
+ * An error the provider sent inside a stream it had begun with 200 (chat's `data: {"error": {…}}`
+ * item, Responses' `error` event): a failure of the provider, carrying its code and message.
+ */
+export function streamedError(error: unknown, channel: string): UpstreamError {
+  const reported = reportedError(error);
+  return new UpstreamError(502, reported?.message ?? `channel ${channel} sent an error in its stream`, reported?.code ?? null);
+}

@@ -1,0 +1,45 @@
+/**
+ * The provider-neutral wire: what a protocol adapter (src/upstreams/<protocol>/) builds and reads,
+ * and what a channel's transport (Channel.call) sends and answers. A feature never builds one of
+ * these itself: it hands its typed request to its protocol's adapter (the dependency rules say so).
+ */
+
+export type WireMethod = 'GET' | 'POST' | 'DELETE';
+
+/** One request to a provider, relative to its channel's base URL; the channel adds authentication. */
+export interface WireRequest {
+  readonly method: WireMethod;
+  /** Appended to the channel's base URL path (`/contents/generations/tasks`); begins with `/`, or is empty. */
+  readonly path: string;
+  /** Sent as the query string, in the order given (a signature sorts them itself). */
+  readonly query?: Readonly<Record<string, string>>;
+  /** Extra request headers (a provider's own, e.g. `content-type` for a signed OpenAPI call). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A JSON value, sent as `application/json`; absent for a bodiless request. */
+  readonly body?: unknown;
+  /** The catalog model the call is for, for the channel's metrics (`none` when absent). */
+  readonly model?: string;
+}
+
+/**
+ * A provider's whole answer, whatever its status (an adapter's `errorOf` turns a refusal into the
+ * gateway's error): the status, the headers lower-cased (a repeated header's values joined with
+ * `, `), and the body read whole, as bytes, text or JSON.
+ */
+export interface WireAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as sent (empty for a bodiless answer). */
+  bytes(): Uint8Array;
+  /** The body as UTF-8 text. */
+  text(): string;
+  /** The body parsed as JSON; throws an UpstreamError (502, `protocol`) when it is not JSON. */
+  json(): unknown;
+}
+
+/** The seam a protocol adapter is given: a channel's transport (Channel implements it). */
+export interface WireTransport {
+  /** The channel's name, for error messages. */
+  readonly name: string;
+  call(request: WireRequest, signal?: AbortSignal): Promise<WireAnswer>;
+}
