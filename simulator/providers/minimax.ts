@@ -27,8 +27,8 @@ import { simTaskPhase, SimTaskStore, type SimTask } from '../task-store';
  * image URL containing `sim-real-person` is refused as sensitive input (422).
  */
 
-/** The key the simulated MiniMax accepts when none is given. */
-export const SIM_MINIMAX_API_KEY = 'sim-minimax-key';
+/** The key the simulated MiniMax accepts when none is given: the placeholder of deploy/channels.example.json, which the fallback channels carry. */
+export const SIM_MINIMAX_API_KEY = 'your-minimax-api-key';
 
 const MODELS: Readonly<Record<string, { resolutions: readonly string[]; minSeconds: number }>> = {
   'MiniMax-H3': { resolutions: ['768P', '2K'], minSeconds: 4 },
