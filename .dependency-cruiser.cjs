@@ -8,6 +8,15 @@
 const ROOT = '^src/(gateway|features|main|model-types)\\.ts$|^src/cli/';
 const BELOW_ROOT = '^(src|projections)/';
 const FEATURE_DIRS = '^src/(agents|assets|chat|dashboard|media-tasks|minutes|uploads|video)/';
+/** Modules that use providers: the features and the task engine they run on. */
+const PROVIDER_USERS = '^src/(agents|assets|chat|dashboard|media-tasks|minutes|tasks|uploads|video)/';
+/**
+ * Modules that still build a provider's wire request from the transport themselves (issue 41):
+ * each adapter helper removes its line when its feature goes through its protocol's adapter.
+ */
+const TRANSPORT_EXCEPTIONS = [
+  '^src/tasks/upstream-task\\.ts$', // the invented task wire of video, images, podcasts, erase, assets
+];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -39,6 +48,14 @@ module.exports = {
       comment: 'The HTTP layer mounts what features hand it (routers, the dashboard) through its own types; it imports none of them.',
       from: { path: '^src/http/' },
       to: { path: FEATURE_DIRS },
+    },
+    {
+      name: 'features-use-protocol-adapters',
+      severity: 'error',
+      comment:
+        "A feature never builds a provider's wire request: it hands its typed request to its protocol's adapter (src/upstreams/<protocol>/), which uses the transport. Errors come from src/upstreams/errors.ts; the OpenAI relay's channel type from src/upstreams/openai/relay.ts.",
+      from: { path: PROVIDER_USERS, pathNot: TRANSPORT_EXCEPTIONS },
+      to: { path: '^src/upstreams/(channel|wire)\\.ts$' },
     },
     {
       name: 'no-simulator-in-src',

@@ -35,6 +35,8 @@ COPY projections ./projections
 # The upstream simulator's sources (its compiled form is in dist/: the entry point starts it when
 # CHANNELS leaves channels out, all of them when unset).
 COPY simulator ./simulator
+# The checked-in channels file: the fallback (no CHANNELS) serves its entries from the simulator.
+COPY deploy/channels.example.json ./deploy/channels.example.json
 # The data directory belongs to the user the gateway runs as; a named volume mounted here takes
 # this ownership when it is first created.
 RUN mkdir -p /data && chown node:node /data

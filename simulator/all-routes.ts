@@ -4,12 +4,12 @@ import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
 import { podcastRoutes } from './podcasts';
-import { minimaxRoutes } from './providers/minimax';
+import { providerRoutes } from './providers';
 import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
 import { videoRoutes } from './video';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...minimaxRoutes()];
+  return [...videoRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
 }

@@ -5,13 +5,16 @@
  * start it and point channels at its URL, exactly as they would at a real provider.
  */
 import { allSimulatorRoutes } from './all-routes';
+import { providerBaseUrls } from './providers';
 import { createSimulator, type ExtraRoute } from './server';
 
 export type { ExtraRoute, SimContext, SimHandler } from './server';
 
 export interface RunningSimulator {
-  /** Base URL, e.g. `http://127.0.0.1:PORT`; provider APIs live under `/v1`. */
+  /** Base URL, e.g. `http://127.0.0.1:PORT`; each simulated provider lives under its own prefix (`providers`). */
   readonly url: string;
+  /** Each simulated provider's base URL (`${url}/v1` for OpenAI, `${url}/ark/api/v3` for Ark…). */
+  readonly providers: readonly { protocol: string; title: string; baseUrl: string }[];
   /** Replaces routes (same method and path) or adds them, e.g. a test's spy around a real route. */
   addRoutes(routes: readonly ExtraRoute[]): void;
   /** Stops listening and drops every open connection. */
@@ -32,6 +35,7 @@ export async function startSimulator(options: StartSimulatorOptions = {}): Promi
   const url = await simulator.listen(options.port ?? 0, options.host ?? '127.0.0.1');
   return {
     url,
+    providers: providerBaseUrls(url),
     addRoutes: (routes) => {
       for (const route of routes) simulator.addRoute(route);
     },

@@ -17,6 +17,7 @@ function portFromEnv(value: string | undefined, fallback: number): number {
 async function main(): Promise<void> {
   const simulator = await startSimulator({ port: portFromEnv(process.env['SIMULATOR_PORT'], 8090), host: process.env['HOST'] || '127.0.0.1' });
   logger.info({ url: simulator.url }, 'upstream simulator listening');
+  for (const provider of simulator.providers) logger.info({ protocol: provider.protocol, base_url: provider.baseUrl }, `simulated provider: ${provider.title}`);
 
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {

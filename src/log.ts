@@ -28,6 +28,21 @@ const REDACT_PATHS = [
   '*.password',
   'databaseUrl',
   '*.databaseUrl',
+  // A channel's authentication (ChannelConfig.auth: a Bearer key, a set of headers, Volcengine's
+  // secret), wherever a channel, its config or a list of them is logged; and the raw CHANNELS
+  // fields that carry the same credentials.
+  'auth',
+  '*.auth',
+  '*.*.auth',
+  '*.*.*.auth',
+  'volcengine',
+  '*.volcengine',
+  '*.*.volcengine',
+  '*.*.*.volcengine',
+  'secretAccessKey',
+  '*.secretAccessKey',
+  '*.*.secretAccessKey',
+  '*.*.*.api_key',
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   let simulator: RunningSimulator | null = null;
   const fallbackUpstream = async (): Promise<string> => {
     simulator ??= await startSimulator();
-    logger.info({ url: simulator.url }, 'upstream simulator started: it serves the channels CHANNELS leaves out');
+    logger.info({ url: simulator.url, providers: simulator.providers.map((p) => p.baseUrl) }, 'upstream simulator started: it serves the channels CHANNELS leaves out');
     return simulator.url;
   };
   const gateway = await startGateway(config, { logger, features: defaultFeatures(), fallbackUpstream }).catch(async (err: unknown) => {

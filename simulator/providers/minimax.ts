@@ -6,6 +6,8 @@ import { sendJson } from '../http';
 import { mp4 } from '../media';
 import type { ExtraRoute, SimContext } from '../route';
 import { simTaskPhase, SimTaskStore, type SimTask } from '../task-store';
+import { hasAcceptedBearer } from './credentials';
+import type { SimulatedProvider } from './provider';
 
 /**
  * MiniMax's video generation v2 (the MiniMax-H3 model), as https://platform.minimax.cn/docs/api-reference/video-generation
@@ -15,20 +17,18 @@ import { simTaskPhase, SimTaskStore, type SimTask } from '../task-store';
  * /v2/video_generation/{task_id}` (a queued task is cancelled, a finished one deleted, a running one
  * refused). Ids are strings of digits, statuses queued | running | succeeded | failed | cancelled,
  * and a refusal is `{type: "error", error: {type, message, http_code}, request_id}` with MiniMax's
- * error types; the Bearer key is checked first (authorized_error 401).
+ * error types; the Bearer key (the channels file's placeholder) is checked first (authorized_error 401).
  *
  * It checks what the reference says the provider checks: the model, exactly one non-empty text
  * item, the resolution and duration of the model, a concrete ratio for text-to-video, frames never
  * mixed with references. Directives in the text, as the other simulated video providers:
  * `[sim:fail]` the task fails (code 1013), `[sim:task-error=CODE]` it fails with MiniMax's CODE,
- * `[sim:delay=MS]`, `[sim:hold]` (released by `POST /sim/minimax/videos/{id}/release`),
+ * `[sim:delay=MS]`, `[sim:hold]` (released by `POST /minimax/sim/videos/{id}/release`),
  * `[sim:gate=NAME]`, `[sim:url-ttl=MS]` (the `expires` of the video URL; MiniMax reports none),
  * `[sim:usage-duration=S]` and `[sim:usage-resolution=R]` (what the finished task reports). An
- * image URL containing `sim-real-person` is refused as sensitive input (422).
+ * image URL containing `sim-real-person` is refused as sensitive input (422). The simulator's own
+ * routes (release, the video files) sit under `/minimax/sim/`.
  */
-
-/** The key the simulated MiniMax accepts when none is given: the placeholder of deploy/channels.example.json, which the fallback channels carry. */
-export const SIM_MINIMAX_API_KEY = 'your-minimax-api-key';
 
 const MODELS: Readonly<Record<string, { resolutions: readonly string[]; minSeconds: number }>> = {
   'MiniMax-H3': { resolutions: ['768P', '2K'], minSeconds: 4 },
@@ -115,14 +115,13 @@ function optionalNumber(value: string | true | undefined): number | undefined {
   return typeof value === 'string' && Number.isFinite(Number(value)) ? Number(value) : undefined;
 }
 
-export function minimaxRoutes(options: { readonly apiKey?: string } = {}): ExtraRoute[] {
-  const apiKey = options.apiKey ?? SIM_MINIMAX_API_KEY;
+function minimaxRoutes(): ExtraRoute[] {
   // MiniMax's task ids are long strings of digits.
   const tasks = new SimTaskStore<MinimaxSimTask>('', 'task', (seq, now) => `${now}${String(seq).padStart(4, '0')}`);
 
   /** Checks the Bearer key, then runs the handler; MiniMax's refusals answered in its shape. */
   const authed = (handler: (ctx: SimContext) => void | Promise<void>) => async (ctx: SimContext) => {
-    if (ctx.req.headers.authorization !== `Bearer ${apiKey}`) return sendMinimaxError(ctx.res, 'authorized_error', 'invalid api key');
+    if (!hasAcceptedBearer(ctx, 'minimax')) return sendMinimaxError(ctx.res, 'authorized_error', 'invalid api key');
     try {
       await handler(ctx);
     } catch (err) {
@@ -141,7 +140,7 @@ export function minimaxRoutes(options: { readonly apiKey?: string } = {}): Extra
   return [
     {
       method: 'POST',
-      path: '/minimax/v2/video_generation',
+      path: '/v2/video_generation',
       handler: authed(async ({ req, res, body }) => {
         const create = checkCreate((body ?? {}) as CreateBody);
         const d = parseDirectives(create.text);
@@ -164,7 +163,7 @@ export function minimaxRoutes(options: { readonly apiKey?: string } = {}): Extra
     },
     {
       method: 'GET',
-      path: '/minimax/v2/query/video_generation/:id',
+      path: '/v2/query/video_generation/:id',
       handler: authed(({ req, res, params }) => {
         const task = find(params.id!);
         const phase = simTaskPhase(task);
@@ -180,7 +179,7 @@ export function minimaxRoutes(options: { readonly apiKey?: string } = {}): Extra
           task: {
             ...base,
             resolution: task.usageResolution ?? task.resolution,
-            content: { url: `${originOf(req.headers)}/sim/minimax/files/${task.id}.mp4?expires=${expires}` },
+            content: { url: `${originOf(req.headers)}/minimax/sim/files/${task.id}.mp4?expires=${expires}` },
             usage: { total_seconds: seconds, input_seconds: 0, output_seconds: seconds, input_image_count: task.images, input_audio_seconds: 0 },
           },
         });
@@ -188,7 +187,7 @@ export function minimaxRoutes(options: { readonly apiKey?: string } = {}): Extra
     },
     {
       method: 'DELETE',
-      path: '/minimax/v2/video_generation/:id',
+      path: '/v2/video_generation/:id',
       handler: authed(({ res, params }) => {
         const task = find(params.id!);
         const phase = simTaskPhase(task);
@@ -198,10 +197,10 @@ export function minimaxRoutes(options: { readonly apiKey?: string } = {}): Extra
         sendJson(res, 200, { task_id: task.id, action: phase === 'queued' ? 'cancelled' : 'deleted', status: simTaskPhase(task) });
       }),
     },
-    tasks.releaseRoute('/sim/minimax/videos/:id/release'),
+    tasks.releaseRoute('/sim/videos/:id/release'),
     {
       method: 'GET',
-      path: '/sim/minimax/files/:name',
+      path: '/sim/files/:name',
       handler: ({ res, params }) => {
         const task = tasks.get(/^(\d+)\.mp4$/.exec(params.name!)?.[1] ?? '');
         if (!task) return sendJson(res, 404, { error: 'no such file' });
@@ -210,3 +209,11 @@ export function minimaxRoutes(options: { readonly apiKey?: string } = {}): Extra
     },
   ];
 }
+
+/** MiniMax at `/minimax` (the base URL `https://api.minimax.cn` has no path of its own). */
+export const minimaxProvider: SimulatedProvider = {
+  protocol: 'minimax',
+  title: 'MiniMax video generation v2 (MiniMax-H3)',
+  basePath: '',
+  routes: minimaxRoutes,
+};

@@ -8,7 +8,7 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
-import type { Channel } from '../upstreams/channel';
+import type { OpenAiRelay } from '../upstreams/openai/relay';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
 import { checkChatFeatures, jsonTokens } from './request-features';
@@ -114,7 +114,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
 
 async function completeChat(
   ctx: GatewayContext,
-  channel: Channel,
+  channel: OpenAiRelay,
   model: ModelEntry,
   request: ChatRequest,
   plan: TokenPlan,
@@ -155,7 +155,7 @@ function countedUsage(model: ModelEntry, promptTokens: number, delivered: string
 async function streamChat(
   deps: ChatDeps,
   ctx: GatewayContext,
-  channel: Channel,
+  channel: OpenAiRelay,
   model: ModelEntry,
   request: ChatRequest,
   plan: TokenPlan,
@@ -176,7 +176,7 @@ async function streamChat(
     for await (const event of events) {
       if (event.data === '[DONE]') break;
       const chunk = JSON.parse(event.data) as ChatChunk;
-      if (chunk.error !== undefined) throw streamedError(chunk.error, channel.config.name);
+      if (chunk.error !== undefined) throw streamedError(chunk.error, channel.name);
       lastChunk = chunk;
       if (chunk.usage) usage = chunk.usage;
       for (const choice of chunk.choices) delivery.add(deliveredText(choice.delta));

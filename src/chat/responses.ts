@@ -6,7 +6,7 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
-import type { Channel } from '../upstreams/channel';
+import type { OpenAiRelay } from '../upstreams/openai/relay';
 import { Delivery, metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
@@ -104,11 +104,11 @@ function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage,
  * account can read, delete and continue it. The answer is delivered and charged by then: a
  * record that fails is logged, and the Response is one the gateway will not find.
  */
-async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: Channel, request: ResponsesRequest, responseId: string | undefined): Promise<void> {
+async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: OpenAiRelay, request: ResponsesRequest, responseId: string | undefined): Promise<void> {
   if (request.store === false || responseId === undefined) return;
   const auth = authOf(ctx);
   try {
-    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel: channel.config.name, at: deps.clock().toISOString() };
+    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel: channel.name, at: deps.clock().toISOString() };
     if (!(await deps.stored.record(data, ctx.state.requestId))) ctx.state.logger.warn({ responseId }, 'response id not recordable or already recorded: not stored');
   } catch (err) {
     ctx.state.logger.warn({ err, responseId }, 'the response is answered but not recorded as stored');
@@ -119,7 +119,7 @@ async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEn
  * The channel a request goes to: the one that made its `previous_response_id` (only a Response of
  * the caller's account continues; any other id is refused before anything is reserved), else the model's.
  */
-async function channelFor(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, request: ResponsesRequest): Promise<Channel> {
+async function channelFor(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, request: ResponsesRequest): Promise<OpenAiRelay> {
   const previousId = request.previous_response_id;
   if (previousId === undefined) return deps.upstreams.channel(model.channel);
   const previous = await deps.stored.find(authOf(ctx).accountId, previousId);
@@ -155,7 +155,7 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
 async function streamResponses(
   deps: ResponsesDeps,
   ctx: GatewayContext,
-  channel: Channel,
+  channel: OpenAiRelay,
   model: ModelEntry,
   request: ResponsesRequest,
   p: TokenPlan,
@@ -173,7 +173,7 @@ async function streamResponses(
   try {
     for await (const raw of events) {
       const event = JSON.parse(raw.data) as StreamEvent;
-      if (event.type === 'error') throw streamedError(event, channel.config.name);
+      if (event.type === 'error') throw streamedError(event, channel.name);
       sequence = event.sequence_number;
       output.observe(event);
       if (event.response) {

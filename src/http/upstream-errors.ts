@@ -1,4 +1,5 @@
-import { isCredentialRefusal, streamedError, UpstreamError } from '../upstreams/channel';
+import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
+import { streamedError } from '../upstreams/openai/errors';
 import { ApiError } from './errors';
 
 /**

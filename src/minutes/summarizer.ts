@@ -3,7 +3,7 @@ import { tokenCharge } from '../billing/money';
 import { countMessageTokens, countTokens, splitTokens, type TokenizerEncoding, type TokenMessage } from '../billing/tokens';
 import { chatCapabilities, chatPricing } from '../chat/model-type';
 import { ajv, compiledOnFirstUse } from '../http/validation';
-import type { Channel } from '../upstreams/channel';
+import type { OpenAiRelay } from '../upstreams/openai/relay';
 import { assembleReport, isDraftObject, ISSUE, type QualityIssue, type Report, type ReportContext } from './report';
 import { DRAFT_SCHEMA, DRAFT_SCHEMA_NAME, REPORT_V2_SCHEMA } from './report-schema';
 import type { Transcript } from './transcript';
@@ -178,7 +178,7 @@ export function expectReportV2(report: Report): void {
  * caller, who decides about retries; an answer that is not a usable draft is `unparseable`, with
  * the tokens it cost.
  */
-export async function writeSummary(channel: Channel, plan: SummaryPlan, context: ReportContext, signal?: AbortSignal): Promise<SummaryOutcome> {
+export async function writeSummary(channel: OpenAiRelay, plan: SummaryPlan, context: ReportContext, signal?: AbortSignal): Promise<SummaryOutcome> {
   const completion = await channel.json<Completion>('POST', '/chat/completions', plan.body, signal);
   const choice = completion.choices?.[0];
   const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';

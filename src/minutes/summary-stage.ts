@@ -6,7 +6,7 @@ import { defineConsumer } from '../projections-runtime/define';
 import { isTerminal, type TaskState } from '../tasks/decider';
 import type { TaskEngine } from '../tasks/engine';
 import type { TaskEvent } from '../tasks/events';
-import { UpstreamError } from '../upstreams/channel';
+import { UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
 import { minutesRequestOf, SUMMARY_STAGE } from './kind';
 import { authoritativeOf, ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';

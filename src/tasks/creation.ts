@@ -2,7 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { upstreamToApiError } from '../http/upstream-errors';
-import { UpstreamError } from '../upstreams/channel';
+import { UpstreamError } from '../upstreams/errors';
 import type { SubmitOutcome, TaskEngine } from './engine';
 import { taskStream, type Callback } from './events';
 import { idempotencyOf } from './idempotency';

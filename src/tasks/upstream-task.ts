@@ -1,5 +1,6 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
-import { isCredentialRefusal, UpstreamError, type Channel } from '../upstreams/channel';
+import type { Channel } from '../upstreams/channel';
+import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
 import type { TaskState } from './decider';
 import { TaskRejected, type UpstreamPoll } from './kind';

@@ -255,6 +255,26 @@ describe('reloading the model catalog @integration', () => {
     await Upstreams.start(loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-') }), catalog, createLogger('silent')).catch((err: unknown) => (refused = err));
     expect(String(refused)).to.include('no CHANNELS configured and no fallback provider');
   });
+
+  it("at start-up, a model whose channel's protocol cannot serve its type is unavailable and named in a warning (like a missing channel)", async () => {
+    const file = catalogCopy();
+    writeCatalog(file, [...ORIGINAL.models, chatModel('chat-on-ark', 'ark')]);
+    const catalog = new Catalog(file, ALL_MODEL_TYPES);
+    const channels = [...channelsServedBy('http://127.0.0.1:9', new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 1000, maxConcurrency: 1 })];
+    expect(channels.find((c) => c.name === 'ark')?.protocol, 'the channels file has an Ark channel').to.equal('ark');
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const upstreams = await Upstreams.start(loadConfig({ DATA_DIR: testTempDir('catalog-reload-data-'), CHANNELS: JSON.stringify(channels) }), catalog, logger);
+    try {
+      expect(catalog.get('chat-on-ark')).to.equal(undefined);
+      expect(catalog.unavailable().map((m) => m.id)).to.deep.equal(['chat-on-ark']);
+      expect(catalog.get('chat-fast'), 'a chat model on an OpenAI channel is sold').not.to.equal(undefined);
+      const warning = lines.find((l) => String(l.msg).includes('cannot serve their type'));
+      expect(warning?.models).to.deep.equal([{ model: 'chat-on-ark', type: 'chat', channel: 'ark', protocol: 'ark' }]);
+    } finally {
+      await upstreams.close();
+    }
+  });
 });
 
 describe('reloading the model catalog with the built-in simulator @integration', () => {

@@ -54,6 +54,44 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ CHANNELS: '[{"name":"a","base_url":"http://a"},{"name":"a","base_url":"http://b"}]' })).to.equal('CHANNELS[1].name: channel a is listed twice');
   });
 
+  it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
+    const one = (entry: Record<string, unknown>) => JSON.stringify([{ name: 'c', base_url: 'https://p.example/v1', ...entry }]);
+    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi');
+    expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers and volcengine, not api_key and headers');
+    expect(refusal({ CHANNELS: one({ headers: {} }) })).to.equal('CHANNELS[0].headers must be an object of header names to string values');
+    expect(refusal({ CHANNELS: one({ headers: { 'bad name': 'v' } }) })).to.equal('CHANNELS[0].headers: "bad name" is not a header name');
+    expect(refusal({ CHANNELS: one({ headers: { 'x-key': 7 } }) })).to.equal('CHANNELS[0].headers.x-key must be a string of printable ASCII');
+    expect(refusal({ CHANNELS: one({ protocol: 'volcengine_openapi', volcengine: { access_key_id: 'AK', secret_access_key: 'SK', region: 'cn-beijing' } }) })).to.equal(
+      'CHANNELS[0].volcengine.service must be a non-empty string',
+    );
+    const signedAtArk = refusal({ CHANNELS: one({ protocol: 'ark', volcengine: { access_key_id: 'AK', secret_access_key: 'SK-TOPSECRET', region: 'r', service: 's' } }) });
+    expect(signedAtArk).to.equal('CHANNELS[0]: a ark channel authenticates with api_key, not volcengine (request signing)');
+    expect(signedAtArk).not.to.include('TOPSECRET');
+    expect(refusal({ CHANNELS: one({ protocol: 'volcengine_openapi', api_key: 'sk-TOPSECRET' }) })).to.equal(
+      'CHANNELS[0]: a volcengine_openapi channel authenticates with volcengine (request signing), not api_key',
+    );
+  });
+
+  it('CHANNELS entries become channel configs: protocol (openai when absent) and the authentication strategy', () => {
+    const channels = loadConfig({
+      CHANNELS: JSON.stringify([
+        { name: 'relay', base_url: 'https://api.openai.com/v1', api_key: 'sk-1' },
+        { name: 'ark', protocol: 'ark', base_url: 'https://ark.cn-beijing.volces.com/api/v3', api_key: 'ark-1', timeout_ms: 5000, max_concurrency: 3 },
+        { name: 'hdr', base_url: 'https://h.example/v1', headers: { 'X-Api-Key': 'k' } },
+        { name: 'assets', protocol: 'volcengine_openapi', base_url: 'https://ark.cn-beijing.volcengineapi.com', volcengine: { access_key_id: 'AK', secret_access_key: 'SK', region: 'cn-beijing', service: 'ark' } },
+        { name: 'open', base_url: 'http://127.0.0.1:9/v1' },
+      ]),
+    }).channels!;
+    expect(channels.map((c) => [c.name, c.protocol, c.auth])).to.deep.equal([
+      ['relay', 'openai', { kind: 'bearer', apiKey: 'sk-1' }],
+      ['ark', 'ark', { kind: 'bearer', apiKey: 'ark-1' }],
+      ['hdr', 'openai', { kind: 'headers', headers: { 'x-api-key': 'k' } }],
+      ['assets', 'volcengine_openapi', { kind: 'volcengine', credentials: { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'cn-beijing', service: 'ark' } }],
+      ['open', 'openai', { kind: 'none' }],
+    ]);
+    expect(channels[1]).to.include({ timeout_ms: 5000, max_concurrency: 3 });
+  });
+
   it('CATALOG_FILE that cannot be read, and PUBLIC_BASE_URL that is not an http(s) URL', () => {
     const missing = path.join(dir, 'catalog.json');
     expect(refusal({ CATALOG_FILE: missing })).to.equal(`CATALOG_FILE ${missing} cannot be read: no such file`);

@@ -32,6 +32,13 @@ const LAYERED = {
   'src/gateway.ts': "import { chat } from './chat/feature';\nexport const start = () => chat(() => new Date());\n",
   'src/main.ts': "import { start } from './gateway';\nimport { sim } from '../simulator/index';\nstart();\nsim();\n",
   'simulator/index.ts': 'export const sim = () => 1;\n',
+  // The transport, the wire types and a protocol adapter that uses them; a feature that goes through the adapter.
+  'src/upstreams/wire.ts': 'export interface WireRequest { path: string }\n',
+  'src/upstreams/channel.ts': "import type { WireRequest } from './wire';\nexport class Channel { call(r: WireRequest) { return r.path; } }\n",
+  'src/upstreams/ark/video.ts': "import type { Channel } from '../channel';\nexport const create = (c: Channel) => c.call({ path: '/contents/generations/tasks' });\n",
+  'src/video/kind.ts': "import { create } from '../upstreams/ark/video';\nexport const submit = create;\n",
+  // A listed exception (the adapter helpers remove theirs) may still use the transport.
+  'src/tasks/upstream-task.ts': "import type { Channel } from '../upstreams/channel';\nexport type C = Channel;\n",
 };
 
 /** The same tree with one breach of each rule. */
@@ -48,6 +55,9 @@ const BREACHES = {
   'src/http/app.ts': "import type { chat } from '../chat/feature';\nexport type Chat = typeof chat;\n",
   // The simulator imported by a module of src/ other than the entry point.
   'src/chat/sim.ts': "import { sim } from '../../simulator/index';\nexport const s = sim;\n",
+  // Features that build wire requests on the transport themselves (a new offender, type-only included).
+  'src/video/wire.ts': "import { Channel } from '../upstreams/channel';\nexport const poll = (c: Channel) => c.call({ path: '/x' });\n",
+  'src/tasks/poll.ts': "import type { WireRequest } from '../upstreams/wire';\nexport type R = WireRequest;\n",
 };
 
 describe('the dependency rules (.dependency-cruiser.cjs, run by npm test)', function () {
@@ -83,6 +93,13 @@ describe('the dependency rules (.dependency-cruiser.cjs, run by npm test)', func
 
   it('report a feature imported by the HTTP layer', () => {
     expect(breached.output).to.include('error http-knows-no-feature: src/http/app.ts → src/chat/feature.ts');
+  });
+
+  it('report a feature (or the task engine) importing the transport or the wire types instead of going through a protocol adapter', () => {
+    expect(breached.output).to.include('error features-use-protocol-adapters: src/video/wire.ts → src/upstreams/channel.ts');
+    expect(breached.output).to.include('error features-use-protocol-adapters: src/tasks/poll.ts → src/upstreams/wire.ts');
+    expect(breached.output).not.to.include('src/video/kind.ts →');
+    expect(breached.output).not.to.include('src/tasks/upstream-task.ts →');
   });
 
   it('report an import of the simulator anywhere in src/ but the entry point', () => {

@@ -1,6 +1,7 @@
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { SIM_MINIMAX_API_KEY } from '../../simulator/providers/minimax';
+import { EXAMPLE_CHANNELS_FILE } from '../../src/upstreams/registry';
 import { Channel } from '../../src/upstreams/channel';
 import { UpstreamError } from '../../src/upstreams/errors';
 import { cancelVideoTask, createVideoTask, queryVideoTask, readCancelled, readCreated, readTask, type MinimaxContentItem } from '../../src/upstreams/minimax/video';
@@ -17,7 +18,9 @@ describe('upstream simulator: MiniMax video generation v2', () => {
   const channelOf = (apiKey: string) => new Channel({ name: 'minimax', protocol: 'minimax', base_url: `${sim.url}/minimax`, auth: { kind: 'bearer', apiKey }, timeout_ms: 5_000, max_concurrency: 4 });
   before(async () => {
     sim = await startSimulator();
-    minimax = channelOf(SIM_MINIMAX_API_KEY);
+    // The simulated providers accept the channels file's placeholder credentials, as the fallback sends them.
+    const entries = JSON.parse(fs.readFileSync(EXAMPLE_CHANNELS_FILE, 'utf8')) as { protocol?: string; api_key?: string }[];
+    minimax = channelOf(entries.find((e) => e.protocol === 'minimax')!.api_key!);
   });
   after(async () => {
     await minimax.close();
@@ -37,7 +40,7 @@ describe('upstream simulator: MiniMax video generation v2', () => {
     }
     throw new Error('expected a refusal');
   }
-  const release = async (id: string) => expect((await fetch(`${sim.url}/sim/minimax/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
+  const release = async (id: string) => expect((await fetch(`${sim.url}/minimax/sim/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
 
   it('creates a task with a digit id, holds it queued, then succeeds with a downloadable video and the usage billing reads', async () => {
     const { upstreamId } = await create({ resolution: '2K', duration: 5, content: [text('a held cat [sim:hold] [sim:usage-duration=4.6]')] });

@@ -2,7 +2,7 @@ import type { ModelEntry } from '../../billing/catalog';
 import { priceLine, pricingOf, type Pricing } from '../../billing/money';
 import { ApiError } from '../../http/errors';
 import type { Logger } from '../../log';
-import { UpstreamError } from '../../upstreams/channel';
+import { UpstreamError } from '../../upstreams/errors';
 import { mapBounded } from '../concurrency';
 import { searchPricing } from '../model-types';
 import type { SearchResult } from '../search/events';

@@ -4,7 +4,7 @@ import { countMessageTokens, countTokens, splitTokens, type TokenMessage } from 
 import { chatCapabilities, chatPricing } from '../../chat/model-type';
 import { isAbort } from '../../http/upstream-errors';
 import type { Logger } from '../../log';
-import { UpstreamError } from '../../upstreams/channel';
+import { UpstreamError } from '../../upstreams/errors';
 import type { Company } from './identity';
 import type { DimensionItem } from './screening';
 import type { Upstreams } from '../../upstreams/registry';

@@ -2,7 +2,7 @@ import type { ModelEntry } from '../../billing/catalog';
 import { newId } from '../../ids';
 import type { Logger } from '../../log';
 import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
-import { UpstreamError } from '../../upstreams/channel';
+import { UpstreamError } from '../../upstreams/errors';
 import { searchCapabilities } from '../model-types';
 import { normalizeQuery, SEARCH_CACHE_EVENT, searchCacheKey, searchCacheStream, type SearchResult, type SearchResultCached } from './events';
 import { recordFact } from '../../domain/facts';

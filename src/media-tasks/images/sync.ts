@@ -5,7 +5,7 @@ import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { resolveModel } from '../../http/models-access';
 import { newId } from '../../ids';
-import { UpstreamError } from '../../upstreams/channel';
+import { UpstreamError } from '../../upstreams/errors';
 import { sniffImage, unixSeconds } from '../common';
 import { imagePricing } from '../model-types';
 import { generationStream, IMAGES_GENERATED, type GeneratedImage, type ImagesGenerated, type StoredImageFile } from './events';

@@ -3,7 +3,7 @@ import type { FileStore } from '../../files/store';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { Job, JobOutcome } from '../../jobs/queue';
 import type { Logger } from '../../log';
-import { isCredentialRefusal, UpstreamError } from '../../upstreams/channel';
+import { isCredentialRefusal, UpstreamError } from '../../upstreams/errors';
 import type { WebhookSender } from '../../webhooks/deliver';
 import type { TaskEngine } from '../engine';
 

@@ -1,5 +1,5 @@
 import type { Job } from '../../jobs/queue';
-import { UpstreamError } from '../../upstreams/channel';
+import { UpstreamError } from '../../upstreams/errors';
 import { isTerminal } from '../decider';
 import { TaskRejected } from '../kind';
 import { causedBy, done, failTransient, MAX_TRANSIENT_ATTEMPTS, streamOf, type TaskJobDeps, type TaskJobEngine, type TaskJobHandler } from './common';

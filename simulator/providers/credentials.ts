@@ -1,0 +1,41 @@
+/**
+ * The credentials the simulated providers accept: the placeholders of the checked-in channels
+ * file (deploy/channels.example.json), which the fallback sends unchanged. Anything else is
+ * refused as the provider refuses it (each provider module answers in its own error shape).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../../src/package-root';
+import { verifyVolcengine, type VolcengineRefusal } from '../../src/upstreams/auth/volcengine-signature';
+import type { SimContext } from '../route';
+
+interface ExampleEntry {
+  readonly protocol?: string;
+  readonly api_key?: string;
+  readonly volcengine?: { readonly access_key_id: string; readonly secret_access_key: string };
+}
+
+let entries: readonly ExampleEntry[] | undefined;
+function exampleEntries(): readonly ExampleEntry[] {
+  entries ??= JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'deploy', 'channels.example.json'), 'utf8')) as ExampleEntry[];
+  return entries;
+}
+
+/** Whether the request carries `Authorization: Bearer <key>` with a key the file gives a channel of `protocol`. */
+export function hasAcceptedBearer(ctx: SimContext, protocol: string): boolean {
+  const match = /^Bearer (.+)$/.exec(ctx.req.headers.authorization ?? '');
+  return match !== null && exampleEntries().some((e) => (e.protocol ?? 'openai') === protocol && e.api_key === match[1]);
+}
+
+/**
+ * Volcengine's signature check of a received request (the route must read its body `raw`), with
+ * the file's access keys as the provider's known keys.
+ */
+export function volcengineSignatureCheck(ctx: SimContext, now: Date = new Date()): VolcengineRefusal {
+  const url = new URL(ctx.req.url ?? '/', 'http://simulator');
+  const headers = Object.fromEntries(Object.entries(ctx.req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+  return verifyVolcengine(
+    { method: ctx.req.method ?? 'GET', pathname: url.pathname, query: Object.fromEntries(ctx.query), headers, ...(ctx.rawBody && ctx.rawBody.length > 0 ? { body: ctx.rawBody } : {}) },
+    { secretOf: (id) => exampleEntries().find((e) => e.volcengine?.access_key_id === id)?.volcengine?.secret_access_key, now },
+  );
+}

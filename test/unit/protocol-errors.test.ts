@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import { protocolNamed } from '../../src/upstreams/protocols';
+import type { WireAnswer } from '../../src/upstreams/wire';
+
+function answer(status: number, body: unknown, headers: Record<string, string> = {}): WireAnswer {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return { status, headers, bytes: () => new TextEncoder().encode(text), text: () => text, json: () => JSON.parse(text) as unknown };
+}
+
+/** Each protocol's one error mapping (its `errorOf`): the provider's refusal becomes the gateway's UpstreamError. */
+describe('provider error mappings (Protocol.errorOf)', () => {
+  it('openai and ark: the `error` object’s message and code, Retry-After passed on; a credential refusal hides the provider’s words', () => {
+    for (const name of ['openai', 'ark']) {
+      const p = protocolNamed(name);
+      const limited = p.errorOf(answer(429, { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, { 'retry-after': '2' }), 'c');
+      expect(limited).to.include({ status: 429, message: 'slow down', code: 'rate_limit_exceeded', retryAfter: '2' });
+      const sensitive = p.errorOf(answer(400, { error: { code: 'InputImageSensitiveContentDetected.PrivacyInformation', message: 'privacy', type: 'BadRequest' } }), 'c');
+      expect(sensitive).to.include({ status: 400, code: 'InputImageSensitiveContentDetected.PrivacyInformation' });
+      const refused = p.errorOf(answer(401, { error: { message: 'key sk-abc… is wrong' } }), 'c');
+      expect(refused).to.include({ status: 401, code: 'upstream_auth_failed' });
+      expect(refused.message).not.to.include('sk-abc');
+      expect(p.errorOf(answer(502, 'Bad Gateway'), 'c')).to.include({ status: 502, message: 'Bad Gateway' });
+    }
+  });
+
+  it('minimax: v2’s error body by its type, and `base_resp` codes, also inside an HTTP 200 answer (details: minimax-video.test.ts)', () => {
+    const p = protocolNamed('minimax');
+    const v2 = (status: number, type: string) => answer(status, { type: 'error', error: { type, message: `${type} happened`, http_code: status }, request_id: 'r' });
+    expect(p.errorOf(v2(400, 'bad_request_error'), 'c')).to.include({ status: 400, code: 'upstream_rejected', message: 'bad_request_error happened' });
+    expect(p.errorOf(v2(401, 'authorized_error'), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(v2(429, 'rate_limit_error'), 'c')).to.include({ status: 429, code: 'upstream_rate_limited' });
+    expect(p.errorOf(answer(200, { base_resp: { status_code: 1004, status_msg: 'authorized failed' } }), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(answer(200, { base_resp: { status_code: 1026, status_msg: 'sensitive' } }), 'c')).to.include({ status: 422, code: 'input_sensitive_content' });
+    expect(p.errorOf(answer(500, { base_resp: { status_code: 1013, status_msg: 'internal' } }), 'c')).to.include({ status: 502, code: 'upstream_error' });
+  });
+
+  it('volcengine_openapi: `ResponseMetadata.Error`; a refused signature or key is a credential refusal', () => {
+    const p = protocolNamed('volcengine_openapi');
+    const meta = (Code: string, Message: string) => ({ ResponseMetadata: { RequestId: 'r', Error: { Code, Message } } });
+    expect(p.errorOf(answer(401, meta('SignatureDoesNotMatch', 'no')), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(answer(400, meta('InvalidParameter', 'Name is required')), 'c')).to.include({ status: 400, code: 'InvalidParameter', message: 'Name is required' });
+    expect(p.errorOf(answer(404, meta('NotFound.Asset', 'no such asset')), 'c')).to.include({ status: 404, code: 'NotFound.Asset' });
+  });
+});
