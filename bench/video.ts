@@ -5,7 +5,7 @@ import { Pool as HttpPool } from 'undici';
 import { taskStream } from '../src/tasks/events';
 import { parseDirectives } from '../simulator/directives';
 import type { ExtraRoute, SimHandler } from '../simulator/server';
-import { videoRoutes } from '../simulator/video';
+import { ARK_BASE_PATH, arkRoutes } from '../simulator/providers/ark';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
 import { measure, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
@@ -129,17 +129,17 @@ function onAnswer(res: http.ServerResponse, onJson: (status: number, body: any) 
   };
 }
 
-/** videoRoutes() with the create and get handlers wrapped to record every upstream task's timeline. */
+/** arkRoutes() with the create and get handlers wrapped to record every upstream task's timeline. */
 function instrumentedVideoRoutes(upstream: Map<string, UpstreamRecord>): ExtraRoute[] {
-  return videoRoutes().map((route): ExtraRoute => {
+  return arkRoutes().map((route): ExtraRoute => {
     const inner: SimHandler = route.handler;
-    if (route.method === 'POST' && route.path === '/v1/contents/generations/tasks') {
+    if (route.method === 'POST' && route.path === `${ARK_BASE_PATH}/contents/generations/tasks`) {
       return {
         ...route,
         handler: (ctx) => {
           const createdAt = now();
           const header = ctx.req.headers['x-client-request-id'];
-          const text = ((ctx.body as { content?: { type?: string; text?: string }[] } | undefined)?.content ?? []).find((c) => c.type === 'text')?.text ?? '';
+          const text = ((JSON.parse(ctx.rawBody?.toString('utf8') || '{}') as { content?: { type?: string; text?: string }[] }).content ?? []).find((c) => c.type === 'text')?.text ?? '';
           const delay = parseDirectives(text).delayMs ?? 150;
           onAnswer(ctx.res, (status, body) => {
             const id = (body as { id?: string }).id;
@@ -151,7 +151,7 @@ function instrumentedVideoRoutes(upstream: Map<string, UpstreamRecord>): ExtraRo
         },
       };
     }
-    if (route.method === 'GET' && route.path === '/v1/contents/generations/tasks/:id') {
+    if (route.method === 'GET' && route.path === `${ARK_BASE_PATH}/contents/generations/tasks/:id`) {
       return {
         ...route,
         handler: (ctx) => {

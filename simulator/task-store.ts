@@ -67,6 +67,16 @@ export class SimTaskStore<T extends SimTask> {
     return this.tasks.get(id);
   }
 
+  /** Every task, oldest first. */
+  all(): T[] {
+    return [...this.tasks.values()];
+  }
+
+  /** Deletes a task's record (a provider that deletes finished tasks on request): later reads are 404. */
+  forget(id: string): void {
+    this.tasks.delete(id);
+  }
+
   /** The task, or 404 `ResourceNotFound`. */
   find(id: string): T {
     const task = this.tasks.get(id);

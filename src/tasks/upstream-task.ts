@@ -71,9 +71,16 @@ export function unsucceededPoll(t: UpstreamTaskStatus): Exclude<UpstreamPoll, { 
  * finds the same task. A refusal fails the task for good (see rejectOn4xx).
  */
 export async function submitUpstreamTask(channel: Channel, path: string, body: unknown, task: Pick<TaskState, 'taskId'>): Promise<{ upstreamId: string }> {
-  try {
+  return submitThrough(async () => {
     const created = await channel.json<{ id: string }>('POST', path, body, undefined, { 'x-client-request-id': task.taskId });
     return { upstreamId: created.id };
+  });
+}
+
+/** Creates the provider task through its protocol's adapter (`create`); a refusal fails the task for good (see rejectOn4xx). */
+export async function submitThrough<T extends { upstreamId: string }>(create: () => Promise<T>): Promise<T> {
+  try {
+    return await create();
   } catch (err) {
     return rejectOn4xx(err);
   }

@@ -4,16 +4,10 @@ import type { Upstreams } from '../upstreams/registry';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
-import { billableSeconds, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../tasks/upstream-task';
+import { billableSeconds, pollBackoff, pricingModel, submitThrough, taskChannel } from '../tasks/upstream-task';
 import { videoCapabilities } from './model-type';
+import { videoProviderOf } from './providers';
 import { assetIdOf, billedResolution, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
-
-interface UpstreamTask extends UpstreamTaskStatus {
-  id: string;
-  content?: { video_url?: string; last_frame_url?: string };
-  video_url_expires_at?: number;
-  usage?: { duration?: number; resolution?: string; completion_tokens?: number; total_tokens?: number };
-}
 
 /** An `asset://` image as the provider knows it: by the provider's id of the asset, not the gateway's. */
 function withUpstreamAsset(item: ContentItem, upstreamIds: Readonly<Record<string, string>> | undefined): ContentItem {
@@ -129,34 +123,20 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
     async submit(task: VideoTask) {
       const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
-      const content = r.draft_task ? [{ type: 'draft_task', draft_task: { id: r.draft_task.upstream_id } }] : r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids));
-      const body = {
-        model: videoCapabilities(model).upstream_model ?? model.id,
-        content,
-        resolution: r.resolution,
-        ...(r.draft_task ? {} : { ratio: r.ratio, duration: r.duration, seed: r.seed, draft: r.draft }),
-        ...(r.generate_audio === null || r.draft_task ? {} : { generate_audio: r.generate_audio }),
-        return_last_frame: r.return_last_frame,
-        camera_fixed: r.camera_fixed,
-        watermark: r.watermark,
-        service_tier: r.service_tier,
-        ...(r.safety_identifier ? { safety_identifier: r.safety_identifier } : {}),
-      };
-      return submitUpstreamTask(channel, '/contents/generations/tasks', body, task);
+      const ask = { ...r, model: videoCapabilities(model).upstream_model ?? model.id, content: r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids)) };
+      return submitThrough(() => videoProviderOf(channel).submit(channel, ask, task.taskId));
     },
 
     async poll(task: VideoTask): Promise<UpstreamPoll<VideoResult, VideoUsage>> {
       const { channel } = taskChannel(deps, task.model);
-      const t = await channel.json<UpstreamTask>('GET', `/contents/generations/tasks/${encodeURIComponent(task.upstreamId!)}`);
-      const unsucceeded = unsucceededPoll(t);
-      if (unsucceeded) return unsucceeded;
-      const artifacts = [{ name: 'video', sourceUrl: t.content?.video_url ?? '', contentType: 'video/mp4' }];
-      if (t.content?.last_frame_url) artifacts.push({ name: 'last_frame', sourceUrl: t.content.last_frame_url, contentType: 'image/png' });
-      if (!t.content?.video_url) return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
+      const t = await videoProviderOf(channel).poll(channel, task.upstreamId!);
+      if (t.state !== 'succeeded') return t;
+      const artifacts = [{ name: 'video', sourceUrl: t.video_url, contentType: 'video/mp4' }];
+      if (t.last_frame_url) artifacts.push({ name: 'last_frame', sourceUrl: t.last_frame_url, contentType: 'image/png' });
       return {
         state: 'succeeded',
-        result: { content: t.content, video_url_expires_at: t.video_url_expires_at ?? null },
-        usage: billedUsage(pricingModel(deps.catalog, task), task.request, { duration_seconds: t.usage?.duration, resolution: t.usage?.resolution, completion_tokens: t.usage?.completion_tokens ?? null }),
+        result: { content: { video_url: t.video_url, ...(t.last_frame_url ? { last_frame_url: t.last_frame_url } : {}) }, video_url_expires_at: t.video_url_expires_at },
+        usage: billedUsage(pricingModel(deps.catalog, task), task.request, t.usage),
         artifacts,
       };
     },

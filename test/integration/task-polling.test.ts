@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { createSimulator, type Simulator } from '../../simulator/server';
-import { videoRoutes } from '../../simulator/video';
+import { arkRoutes } from '../../simulator/providers/ark';
 import { JOB } from '../../src/tasks/process-manager';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
@@ -35,7 +35,7 @@ describe('task polling backs off and records only changes @integration', functio
   let highestPollsOnRecord = 0;
 
   before(async () => {
-    simulator = createSimulator({ routes: videoRoutes() });
+    simulator = createSimulator({ routes: arkRoutes() });
     const simUrl = await simulator.listen(0);
     simulator.server.on('request', (req) => {
       if (req.method !== 'GET') return;
@@ -69,7 +69,7 @@ describe('task polling backs off and records only changes @integration', functio
     );
     // The poll job is gone once its last run finished: no later poll can come.
     await waitFor('the poll job done', async () => (await gw.pool.query('SELECT 1 FROM jobs WHERE kind = $1 AND key = $2', [JOB.poll, stream])).rowCount === 0);
-    pollGets = gets.get(`/v1/contents/generations/tasks/${task.upstream_id}`) ?? [];
+    pollGets = gets.get(`/ark/api/v3/contents/generations/tasks/${task.upstream_id}`) ?? [];
   });
 
   after(async () => {

@@ -132,6 +132,25 @@ describe('video generation tasks and webhooks @integration', () => {
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(before);
   });
 
+  it("fails a task Ark expired or cancelled unasked with the gateway's code: failure webhook, whole freeze released", async () => {
+    await withSecret();
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance.available;
+    const cases = [
+      { directive: '[sim:expire]', code: 'upstream_task_expired' },
+      { directive: '[sim:provider-cancel]', code: 'upstream_task_cancelled' },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const res = await create({ model: 'video-pro-1.5', content: [{ type: 'text', text: `never runs ${c.directive}` }], service_tier: 'flex', callback_url: receiver.url });
+      await waitFor(`webhook ${i + 1}`, async () => receiver.received.length === i + 1);
+      expect(JSON.parse(receiver.received[i]!.body)).to.deep.include({ task_id: res.body.id, status: 'failed', error: (await billed(res.body.id)).error });
+      const task = await billed(res.body.id);
+      expect(task.status).to.equal('failed');
+      expect(task.error.code).to.equal(c.code);
+      expect(task.billing).to.deep.include({ status: 'released', amount: 0 });
+    }
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance.available).to.equal(before);
+  });
+
   /** Whether one received attempt verifies against its own timestamp header and its own body. */
   const verifiesAlone = (r: Received, secret: string) =>
     verifyWebhook(secret, r.headers['x-service-timestamp'] as string, r.body, r.headers['x-service-signature'] as string, Math.floor(Date.now() / 1000));
@@ -411,7 +430,9 @@ describe('video generation tasks and webhooks @integration', () => {
     expect(res.status).to.equal(200);
     const task = await billed(res.body.id);
     expect(task.status).to.equal('failed');
-    expect(task.error).to.deep.equal({ code: 'InputImageSensitiveContentDetected.PrivacyInformation', message: 'The request failed because the input image may contain real person.' });
+    expect(task.error.code).to.equal('InputImageSensitiveContentDetected.PrivacyInformation');
+    // Ark's message, which ends with its request id (Ark's error codes reference).
+    expect(task.error.message).to.match(/^The request failed because the input image may contain real person\. Request id: \w+$/);
     expect(task.billing).to.deep.include({ status: 'released', amount: 0 });
   });
 

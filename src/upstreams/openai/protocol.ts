@@ -13,7 +13,6 @@ export const openaiProtocol: Protocol = {
     // The capabilities below still speak the gateway's own OpenAI-shaped paths (the simulator's
     // invented wire, docs/providers.md). Each leaves this list when its models move to the
     // channel of their real protocol.
-    'video',
     'image',
     'asset_verification',
     'minutes',
