@@ -5,7 +5,8 @@ import { Pool as HttpPool } from 'undici';
 import { taskStream } from '../src/tasks/events';
 import { parseDirectives } from '../simulator/directives';
 import type { ExtraRoute, SimHandler } from '../simulator/server';
-import { ARK_BASE_PATH, arkRoutes } from '../simulator/providers/ark';
+import { arkProvider } from '../simulator/providers/ark';
+import { mounted, mountPath } from '../simulator/providers/provider';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
 import { measure, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
@@ -129,11 +130,12 @@ function onAnswer(res: http.ServerResponse, onJson: (status: number, body: any) 
   };
 }
 
-/** arkRoutes() with the create and get handlers wrapped to record every upstream task's timeline. */
+/** The simulated Ark's routes with the create and get handlers wrapped to record every upstream task's timeline. */
 function instrumentedVideoRoutes(upstream: Map<string, UpstreamRecord>): ExtraRoute[] {
-  return arkRoutes().map((route): ExtraRoute => {
+  const base = mountPath(arkProvider);
+  return mounted(arkProvider).map((route): ExtraRoute => {
     const inner: SimHandler = route.handler;
-    if (route.method === 'POST' && route.path === `${ARK_BASE_PATH}/contents/generations/tasks`) {
+    if (route.method === 'POST' && route.path === `${base}/contents/generations/tasks`) {
       return {
         ...route,
         handler: (ctx) => {
@@ -151,7 +153,7 @@ function instrumentedVideoRoutes(upstream: Map<string, UpstreamRecord>): ExtraRo
         },
       };
     }
-    if (route.method === 'GET' && route.path === `${ARK_BASE_PATH}/contents/generations/tasks/:id`) {
+    if (route.method === 'GET' && route.path === `${base}/contents/generations/tasks/:id`) {
       return {
         ...route,
         handler: (ctx) => {

@@ -5,11 +5,10 @@ import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
 import { podcastRoutes } from './podcasts';
 import { providerRoutes } from './providers';
-import { arkRoutes } from './providers/ark';
 import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...arkRoutes(), ...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
+  return [...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...assetRoutes(), ...providerRoutes()];
 }

@@ -1,10 +1,11 @@
 /** Every simulated provider (one line each): mounted by all-routes.ts, listed by `npm run simulator`. */
+import { arkProvider } from './ark';
 import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, minimaxProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

@@ -14,7 +14,11 @@ export interface SimulatedProvider {
   readonly title: string;
   /** The path of the real provider's base URL (`/api/v3`), served under the protocol's prefix. */
   readonly basePath: string;
-  /** Its routes, paths relative to the base URL (`/contents/generations/tasks/:id`). */
+  /**
+   * Its routes, paths relative to the base URL (`/contents/generations/tasks/:id`), and the
+   * simulator's own controls of it (a release, its files), whose paths begin with `/sim/` and stay
+   * at the simulator's root.
+   */
   routes(): readonly ExtraRoute[];
 }
 
@@ -23,7 +27,7 @@ export function mountPath(provider: SimulatedProvider): string {
   return `${protocolNamed(provider.protocol).simulatorPrefix}${provider.basePath}`;
 }
 
-/** The provider's routes at their full paths on the simulator. */
+/** The provider's routes at their full paths on the simulator (its `/sim/` controls at the root). */
 export function mounted(provider: SimulatedProvider): ExtraRoute[] {
-  return provider.routes().map((route) => ({ ...route, path: `${mountPath(provider)}${route.path}` }));
+  return provider.routes().map((route) => (route.path.startsWith('/sim/') ? route : { ...route, path: `${mountPath(provider)}${route.path}` }));
 }

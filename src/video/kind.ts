@@ -1,12 +1,12 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { Upstreams } from '../upstreams/registry';
+import { videoTaskAdapterOf } from '../upstreams/video-adapters';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { billableSeconds, pollBackoff, pricingModel, submitThrough, taskChannel } from '../tasks/upstream-task';
 import { videoCapabilities } from './model-type';
-import { videoProviderOf } from './providers';
 import { assetIdOf, billedResolution, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
 /** An `asset://` image as the provider knows it: by the provider's id of the asset, not the gateway's. */
@@ -124,12 +124,12 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
       const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
       const ask = { ...r, model: videoCapabilities(model).upstream_model ?? model.id, content: r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids)) };
-      return submitThrough(() => videoProviderOf(channel).submit(channel, ask, task.taskId));
+      return submitThrough(() => videoTaskAdapterOf(channel).create(channel, ask, task.taskId));
     },
 
     async poll(task: VideoTask): Promise<UpstreamPoll<VideoResult, VideoUsage>> {
       const { channel } = taskChannel(deps, task.model);
-      const t = await videoProviderOf(channel).poll(channel, task.upstreamId!);
+      const t = await videoTaskAdapterOf(channel).get(channel, task.upstreamId!);
       if (t.state !== 'succeeded') return t;
       const artifacts = [{ name: 'video', sourceUrl: t.video_url, contentType: 'video/mp4' }];
       if (t.last_frame_url) artifacts.push({ name: 'last_frame', sourceUrl: t.last_frame_url, contentType: 'image/png' });

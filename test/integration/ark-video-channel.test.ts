@@ -10,8 +10,8 @@ import {
   readCancelledSeedanceTask,
   readCreatedSeedanceTask,
   readSeedanceTask,
-  type SeedanceTaskRequest,
 } from '../../src/upstreams/ark/video-tasks';
+import type { VideoTaskAsk } from '../../src/upstreams/video-task';
 import { Channel } from '../../src/upstreams/channel';
 import { UpstreamError } from '../../src/upstreams/errors';
 import { channelsServedBy } from '../../src/upstreams/registry';
@@ -42,7 +42,7 @@ describe('Ark video tasks through the ark channel, against the simulated Ark @in
     await sim.close();
   });
 
-  const ask = (text: string): SeedanceTaskRequest => ({
+  const ask = (text: string): VideoTaskAsk => ({
     model: 'doubao-seedance-1-5-pro-251215',
     content: [{ type: 'text', text }],
     mode: 'text',

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { createSimulator, type Simulator } from '../../simulator/server';
-import { arkRoutes } from '../../simulator/providers/ark';
+import { arkProvider } from '../../simulator/providers/ark';
+import { mounted } from '../../simulator/providers/provider';
 import { JOB } from '../../src/tasks/process-manager';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
@@ -35,7 +36,7 @@ describe('task polling backs off and records only changes @integration', functio
   let highestPollsOnRecord = 0;
 
   before(async () => {
-    simulator = createSimulator({ routes: arkRoutes() });
+    simulator = createSimulator({ routes: mounted(arkProvider) });
     const simUrl = await simulator.listen(0);
     simulator.server.on('request', (req) => {
       if (req.method !== 'GET') return;

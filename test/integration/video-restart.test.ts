@@ -8,7 +8,8 @@ import { channelsServedBy } from '../../src/upstreams/registry';
 import type { Database } from '../../src/db/database';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { createSimulator, type Simulator } from '../../simulator/server';
-import { arkRoutes } from '../../simulator/providers/ark';
+import { arkProvider } from '../../simulator/providers/ark';
+import { mounted } from '../../simulator/providers/provider';
 import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
 import { testTempDir } from '../support/temp-dirs';
@@ -81,7 +82,7 @@ describe('video tasks survive the gateway being killed @integration', function (
 
   before(async () => {
     db = await createTestDatabase(20, { withSchema: true });
-    simulator = createSimulator({ routes: arkRoutes() });
+    simulator = createSimulator({ routes: mounted(arkProvider) });
     const simUrl = await simulator.listen(0);
     simPort = Number(new URL(simUrl).port);
     receiver = createServer((req, res) => {
@@ -217,7 +218,7 @@ describe('video tasks survive the gateway being killed @integration', function (
     const created = await gateway.call(key, 'POST', '/v1/videos/generations', { model: 'video-pro-1.5', content: [{ type: 'text', text: 'provider down' }] });
     expect(created.status).to.equal(200);
     expect(created.body).to.deep.include({ status: 'queued', upstream_id: null });
-    simulator = createSimulator({ routes: arkRoutes() });
+    simulator = createSimulator({ routes: mounted(arkProvider) });
     await simulator.listen(simPort);
     const task = await waitFor('the task to finish', async () => {
       const t = (await gateway.call(key, 'GET', `/v1/videos/generations/${created.body.id}`)).body;

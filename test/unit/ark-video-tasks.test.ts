@@ -6,8 +6,8 @@ import {
   readCancelledSeedanceTask,
   readCreatedSeedanceTask,
   readSeedanceTask,
-  type SeedanceTaskRequest,
 } from '../../src/upstreams/ark/video-tasks';
+import type { VideoTaskAsk } from '../../src/upstreams/video-task';
 import { UpstreamError } from '../../src/upstreams/errors';
 import type { WireAnswer } from '../../src/upstreams/wire';
 
@@ -74,7 +74,7 @@ function thrown(fn: () => unknown): UpstreamError {
   expect.fail('expected an UpstreamError');
 }
 
-const TEXT_REQUEST: SeedanceTaskRequest = {
+const TEXT_REQUEST: VideoTaskAsk = {
   model: 'doubao-seedance-1-5-pro-251215',
   content: [{ type: 'text', text: 'a kitten yawns at the moon' }],
   mode: 'text',

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { UpstreamError } from '../../src/upstreams/errors';
 import { minimaxErrorOf } from '../../src/upstreams/minimax/errors';
 import { cancelVideoTask, createVideoTask, queryVideoTask, readCreated, readTask } from '../../src/upstreams/minimax/video';
+import type { VideoContentItem } from '../../src/upstreams/video-task';
 import type { WireAnswer } from '../../src/upstreams/wire';
 
 /**
@@ -56,11 +57,11 @@ describe('MiniMax video generation v2 adapter', () => {
     });
 
     it('keeps frames and reference images with their roles, joins several text items into the one MiniMax takes, maps watermark', () => {
-      const first = { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' };
-      const last = { type: 'image_url', image_url: { url: 'https://example.com/b.png' }, role: 'last_frame' };
+      const first: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' };
+      const last: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/b.png' }, role: 'last_frame' };
       const request = createVideoTask({ ...h3, resolution: '2K', duration: 15, ratio: 'adaptive', watermark: true, content: [{ type: 'text', text: 'one' }, first, { type: 'text', text: 'two' }, last] });
       expect(request.body).to.deep.equal({ model: 'MiniMax-H3', content: [{ type: 'text', text: 'one\ntwo' }, first, last], resolution: '2K', duration: 15, ratio: 'adaptive', aigc_watermark: true });
-      const ref = { type: 'image_url', image_url: { url: 'https://example.com/r.png' }, role: 'reference_image' };
+      const ref: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/r.png' }, role: 'reference_image' };
       expect((createVideoTask({ ...h3, content: [{ type: 'text', text: 'r' }, ref] }).body as { content: unknown[] }).content).to.deep.equal([{ type: 'text', text: 'r' }, ref]);
     });
 

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { ARK_BASE_PATH, arkRoutes, SIM_ARK_API_KEY } from '../../simulator/providers/ark';
+import { arkProvider } from '../../simulator/providers/ark';
+import { mounted } from '../../simulator/providers/provider';
+import { arkPlaceholderKey, ARK_TASKS_PATH } from '../support/simulated-ark';
 import { waitFor } from '../support/wait';
 
 /**
@@ -11,13 +13,13 @@ import { waitFor } from '../support/wait';
 describe('upstream simulator: Ark content-generation tasks', () => {
   let sim: RunningSimulator;
   before(async () => {
-    sim = await startSimulator({ routes: arkRoutes() });
+    sim = await startSimulator({ routes: mounted(arkProvider) });
   });
   after(async () => sim.close());
 
-  const TASKS = `${ARK_BASE_PATH}/contents/generations/tasks`;
+  const TASKS = ARK_TASKS_PATH;
 
-  async function call(method: string, path: string, body?: unknown, key = SIM_ARK_API_KEY): Promise<{ status: number; headers: Headers; body: any }> {
+  async function call(method: string, path: string, body?: unknown, key = arkPlaceholderKey()): Promise<{ status: number; headers: Headers; body: any }> {
     const headers: Record<string, string> = { authorization: `Bearer ${key}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(sim.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { ARK_BASE_PATH, SIM_ARK_API_KEY } from '../../simulator/providers/ark';
+import { arkPlaceholderKey, ARK_TASKS_PATH } from '../support/simulated-ark';
 
 /** The simulated task providers' `hold`: queued whatever the time, until released (or cancelled). */
 describe('upstream simulator: held tasks', () => {
@@ -12,7 +12,7 @@ describe('upstream simulator: held tasks', () => {
 
   async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     // The simulated Ark checks its key; the other simulated providers take none.
-    const headers: Record<string, string> = { authorization: `Bearer ${SIM_ARK_API_KEY}` };
+    const headers: Record<string, string> = { authorization: `Bearer ${arkPlaceholderKey()}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(sim.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
@@ -22,7 +22,7 @@ describe('upstream simulator: held tasks', () => {
     { name: 'images', create: ['/v1/images/tasks', { model: 'image-5.0', prompt: 'a held mural [sim:hold]' }], read: '/v1/images/tasks/' },
     { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/' },
     { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/' },
-    { name: 'videos', create: [`${ARK_BASE_PATH}/contents/generations/tasks`, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_BASE_PATH}/contents/generations/tasks/` },
+    { name: 'videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/` },
   ] as const;
 
   for (const p of providers) {

@@ -4,7 +4,8 @@ import { startSimulator, type RunningSimulator } from '../../simulator';
 import { EXAMPLE_CHANNELS_FILE } from '../../src/upstreams/registry';
 import { Channel } from '../../src/upstreams/channel';
 import { UpstreamError } from '../../src/upstreams/errors';
-import { cancelVideoTask, createVideoTask, queryVideoTask, readCancelled, readCreated, readTask, type MinimaxContentItem } from '../../src/upstreams/minimax/video';
+import { createVideoTask, minimaxVideoTasks, readCreated } from '../../src/upstreams/minimax/video';
+import type { VideoContentItem } from '../../src/upstreams/video-task';
 
 /**
  * The simulated MiniMax (simulator/providers/minimax.ts) driven by the gateway's own MiniMax
@@ -27,10 +28,10 @@ describe('upstream simulator: MiniMax video generation v2', () => {
     await sim.close();
   });
 
-  const text = (t: string): MinimaxContentItem => ({ type: 'text', text: t });
+  const text = (t: string): VideoContentItem => ({ type: 'text', text: t });
   const h3 = { model: 'MiniMax-H3', resolution: '768P', duration: 6, ratio: '16:9', watermark: false };
-  const create = async (task: Partial<typeof h3> & { content: MinimaxContentItem[] }) => readCreated(await minimax.call(createVideoTask({ ...h3, ...task })), 'minimax');
-  const query = async (id: string) => readTask(await minimax.call(queryVideoTask(id)), 'minimax');
+  const create = async (task: Partial<typeof h3> & { content: VideoContentItem[] }) => readCreated(await minimax.call(createVideoTask({ ...h3, ...task })), 'minimax');
+  const query = (id: string) => minimaxVideoTasks.get(minimax, id);
   async function refused(run: () => Promise<unknown>): Promise<UpstreamError> {
     try {
       await run();
@@ -40,7 +41,7 @@ describe('upstream simulator: MiniMax video generation v2', () => {
     }
     throw new Error('expected a refusal');
   }
-  const release = async (id: string) => expect((await fetch(`${sim.url}/minimax/sim/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
+  const release = async (id: string) => expect((await fetch(`${sim.url}/sim/minimax/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
 
   it('creates a task with a digit id, holds it queued, then succeeds with a downloadable video and the usage billing reads', async () => {
     const { upstreamId } = await create({ resolution: '2K', duration: 5, content: [text('a held cat [sim:hold] [sim:usage-duration=4.6]')] });
@@ -65,9 +66,9 @@ describe('upstream simulator: MiniMax video generation v2', () => {
   });
 
   it('checks the H3 rules MiniMax checks: model, one text item, resolution, duration, ratio for text, frames without references', async () => {
-    const first = { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' };
-    const ref = { type: 'image_url', image_url: { url: 'https://example.com/r.png' }, role: 'reference_image' };
-    const cases: (Partial<typeof h3> & { content: MinimaxContentItem[] })[] = [
+    const first: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, role: 'first_frame' };
+    const ref: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/r.png' }, role: 'reference_image' };
+    const cases: (Partial<typeof h3> & { content: VideoContentItem[] })[] = [
       { model: 'video-h3', content: [text('x')] },
       { content: [first] },
       { resolution: '720p', content: [text('x')] },
@@ -81,7 +82,7 @@ describe('upstream simulator: MiniMax video generation v2', () => {
   });
 
   it('refuses a real person\'s image as sensitive input (422) and fails tasks with MiniMax\'s codes', async () => {
-    const person = { type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' };
+    const person: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' };
     expect(await refused(() => create({ content: [text('x'), person] }))).to.include({ status: 422, code: 'input_sensitive_content' });
     const failed = await create({ content: [text('doomed [sim:fail] [sim:delay=0]')] });
     expect(await query(failed.upstreamId)).to.deep.equal({ state: 'failed', error: { code: 'task_failed', message: 'the simulated generation failed' } });
@@ -91,10 +92,10 @@ describe('upstream simulator: MiniMax video generation v2', () => {
 
   it('cancels a queued task (read later as cancelled at the provider) and deletes a finished one, whose id is then unknown', async () => {
     const queued = await create({ content: [text('never mind [sim:hold]')] });
-    readCancelled(await minimax.call(cancelVideoTask(queued.upstreamId)), 'minimax');
+    await minimaxVideoTasks.cancel(minimax, queued.upstreamId);
     expect(await query(queued.upstreamId)).to.deep.equal({ state: 'failed', error: { code: 'upstream_task_cancelled', message: 'the upstream task was cancelled at the provider' } });
     const done = await create({ content: [text('quick [sim:delay=0]')] });
-    readCancelled(await minimax.call(cancelVideoTask(done.upstreamId)), 'minimax');
+    await minimaxVideoTasks.cancel(minimax, done.upstreamId);
     expect(await refused(() => query(done.upstreamId))).to.include({ status: 400, code: 'upstream_rejected' });
   });
 });

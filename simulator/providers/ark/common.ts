@@ -1,23 +1,14 @@
 /**
- * What every simulated Volcengine Ark API shares: its base path, its API-key authentication
- * (`Authorization: Bearer <key>`) and its error answers, `{"error": {"code", "message", "param",
+ * What every simulated Volcengine Ark API shares: its API-key authentication
+ * (`Authorization: Bearer <key>`, the channels file's placeholder) and its error answers, `{"error": {"code", "message", "param",
  * "type"}}` with the `type` Ark gives each HTTP status. Reference: Ark error codes,
  * https://www.volcengine.com/docs/82379/1299023.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { HttpError, sendJson } from '../../http';
 import type { ExtraRoute, SimContext } from '../../route';
-
-/** Where the simulated Ark lives on the simulator: its channels' base URL is `{simulator}/ark/api/v3`. */
-export const ARK_BASE_PATH = '/ark/api/v3';
-
-/**
- * The API key the simulated Ark accepts: the placeholder of the checked-in channels file
- * (deploy/channels.example.json), which the fallback serves unchanged; any other is refused as
- * Ark refuses it.
- */
-export const SIM_ARK_API_KEY = 'your-ark-api-key';
+import { hasAcceptedBearer } from '../credentials';
 
 /** Ark's error `type` by HTTP status, as its error-code reference lists them. */
 const ERROR_TYPES: Readonly<Record<number, string>> = {
@@ -47,25 +38,25 @@ export function sendArk(res: ServerResponse, body: unknown): void {
   sendJson(res, 200, body, { 'x-request-id': requestId() });
 }
 
-/** Whether the request carries the simulated Ark's key; answers Ark's 401 when it does not. */
-function authorized(req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.headers.authorization === `Bearer ${SIM_ARK_API_KEY}`) return true;
-  sendArkError(res, 401, 'AuthenticationError', 'The API key or AK/SK in the request is missing or invalid.');
+/** Whether the request carries a key of an Ark channel of the channels file; answers Ark's 401 when it does not. */
+function authorized(ctx: SimContext): boolean {
+  if (hasAcceptedBearer(ctx, 'ark')) return true;
+  sendArkError(ctx.res, 401, 'AuthenticationError', 'The API key or AK/SK in the request is missing or invalid.');
   return false;
 }
 
 /**
- * A route of the simulated Ark at `ARK_BASE_PATH + path`: authenticated first, and any HttpError
- * its handler throws answered in Ark's error shape (code `error.code`).
+ * A route of the simulated Ark, `path` relative to its base URL: authenticated first, and any
+ * HttpError its handler throws answered in Ark's error shape (code `error.code`).
  */
 export function arkRoute(method: 'GET' | 'POST' | 'DELETE', path: string, handler: (ctx: SimContext) => void | Promise<void>): ExtraRoute {
   return {
     method,
-    path: `${ARK_BASE_PATH}${path}`,
+    path,
     // Read raw: a body that is not JSON is answered by Ark's error, not the simulator's.
     body: method === 'POST' ? 'raw' : 'none',
     handler: async (ctx) => {
-      if (!authorized(ctx.req, ctx.res)) return;
+      if (!authorized(ctx)) return;
       try {
         await handler(ctx);
       } catch (err) {

@@ -1,9 +1,10 @@
-/** The simulated Volcengine Ark (see common.ts): every Ark API the gateway speaks, under `/ark/api/v3`. */
-import type { ExtraRoute } from '../../route';
+/** The simulated Volcengine Ark (see common.ts): every Ark API the gateway speaks, at Ark's base path `/api/v3`. */
+import type { SimulatedProvider } from '../provider';
 import { arkVideoTaskRoutes } from './video-tasks';
 
-export { ARK_BASE_PATH, SIM_ARK_API_KEY } from './common';
-
-export function arkRoutes(): ExtraRoute[] {
-  return [...arkVideoTaskRoutes()];
-}
+export const arkProvider: SimulatedProvider = {
+  protocol: 'ark',
+  title: 'Volcengine Ark: Seedance content-generation tasks',
+  basePath: '/api/v3',
+  routes: () => [...arkVideoTaskRoutes()],
+};

@@ -13,45 +13,11 @@
  * - errors: https://www.volcengine.com/docs/82379/1299023 (read by the protocol's errorOf, protocol.ts)
  */
 import { UpstreamError } from '../errors';
+import type { VideoTaskAdapter, VideoTaskAsk, VideoTaskReading } from '../video-task';
 import type { WireAnswer, WireRequest } from '../wire';
 import { arkProtocol } from './protocol';
 
 const TASKS_PATH = '/contents/generations/tasks';
-
-/** Ark's content items as the video models take them (the draft final is built from `draft_task`). */
-export interface SeedanceContentItem {
-  readonly type: 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
-  readonly text?: string;
-  readonly image_url?: { readonly url: string };
-  readonly video_url?: { readonly url: string };
-  readonly audio_url?: { readonly url: string };
-  readonly role?: string;
-}
-
-/**
- * A Seedance task as the gateway asks for it: its members are the gateway's own video request's
- * (src/video, every default applied), `model` the provider's model id, and `content` with images
- * already naming the provider's assets.
- */
-export interface SeedanceTaskRequest {
-  readonly model: string;
-  readonly content: readonly SeedanceContentItem[];
-  readonly mode: 'text' | 'frames' | 'references' | 'draft_final';
-  readonly resolution: string;
-  readonly ratio: string;
-  readonly duration: number;
-  readonly seed: number;
-  /** null: the model takes no such field. */
-  readonly generate_audio: boolean | null;
-  readonly draft: boolean;
-  readonly return_last_frame: boolean;
-  readonly camera_fixed: boolean;
-  readonly watermark: boolean;
-  readonly service_tier: 'default' | 'flex';
-  readonly safety_identifier: string | null;
-  /** The final step of a draft: the draft's task as Ark knows it. */
-  readonly draft_task: { readonly upstream_id: string } | null;
-}
 
 /**
  * `POST /contents/generations/tasks`. The final step of a draft sends only the draft task and what
@@ -61,7 +27,7 @@ export interface SeedanceTaskRequest {
  * `generate_audio` only when they apply. The gateway's task id goes as `X-Client-Request-Id`, the
  * request id Ark takes for tracing (whether Ark dedupes on it is not checked against the provider).
  */
-export function createSeedanceTask(request: SeedanceTaskRequest, clientRequestId: string): WireRequest {
+export function createSeedanceTask(request: VideoTaskAsk, clientRequestId: string): WireRequest {
   const draft = request.draft_task;
   const finalOfDraft = draft !== null;
   const content = draft ? [{ type: 'draft_task', draft_task: { id: draft.upstream_id } }] : request.content;
@@ -111,29 +77,6 @@ export function readCancelledSeedanceTask(answer: WireAnswer, channel: string): 
   if (answer.status >= 400) throw arkProtocol.errorOf(answer, channel);
 }
 
-/** What a finished video is billed by, as Ark reports it (the feature rounds and caps it). */
-export interface SeedanceUsage {
-  /** The task's `duration`, in seconds, as reported (a number, or whatever else Ark sent). */
-  readonly duration_seconds: unknown;
-  /** The task's `resolution`, as reported (e.g. `720p`). */
-  readonly resolution: unknown;
-  /** `usage.completion_tokens`: what Ark bills a token-priced model by; null when absent. */
-  readonly completion_tokens: number | null;
-}
-
-/** A task as the gateway reads it from Ark. */
-export type SeedanceTaskReading =
-  | { readonly state: 'pending'; readonly upstreamStatus: 'queued' | 'running' }
-  | {
-      readonly state: 'succeeded';
-      readonly video_url: string;
-      readonly last_frame_url: string | null;
-      /** Unix seconds the native video URL stops working (see videoUrlExpiresAt); null when unknown. */
-      readonly video_url_expires_at: number | null;
-      readonly usage: SeedanceUsage;
-    }
-  | { readonly state: 'failed'; readonly error: { readonly code: string; readonly message: string } };
-
 /** How long Ark keeps a generated video's URL valid, by its reference: 24 hours. */
 export const ARK_VIDEO_URL_VALIDITY_SECONDS = 86_400;
 
@@ -145,7 +88,7 @@ export const ARK_VIDEO_URL_VALIDITY_SECONDS = 86_400;
  * console, say), and the task must end as the spec's `failed`, refunded, its webhook sent. A
  * failure keeps Ark's code and message (e.g. `OutputVideoSensitiveContentDetected`).
  */
-export function readSeedanceTask(answer: WireAnswer, channel: string): SeedanceTaskReading {
+export function readSeedanceTask(answer: WireAnswer, channel: string): VideoTaskReading {
   const task = okBody(answer, channel);
   const status = task['status'];
   switch (status) {
@@ -165,7 +108,7 @@ export function readSeedanceTask(answer: WireAnswer, channel: string): SeedanceT
   }
 }
 
-function succeeded(task: Readonly<Record<string, unknown>>): SeedanceTaskReading {
+function succeeded(task: Readonly<Record<string, unknown>>): VideoTaskReading {
   const content = recordOf(task['content']);
   const videoUrl = content['video_url'];
   if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
@@ -233,6 +176,13 @@ function recordOf(value: unknown): Readonly<Record<string, unknown>> {
 }
 
 /** An answer that does not read as Ark's: the provider's fault (502), retried like any other. */
+/** Ark's video tasks as the video feature runs them, through a channel of the `ark` protocol. */
+export const arkVideoTasks: VideoTaskAdapter = {
+  create: async (transport, ask, taskId) => readCreatedSeedanceTask(await transport.call(createSeedanceTask(ask, taskId)), transport.name),
+  get: async (transport, upstreamId) => readSeedanceTask(await transport.call(getSeedanceTask(upstreamId)), transport.name),
+  cancel: async (transport, upstreamId) => readCancelledSeedanceTask(await transport.call(cancelSeedanceTask(upstreamId)), transport.name),
+};
+
 function protocolError(channel: string, what: string): UpstreamError {
   return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
 }

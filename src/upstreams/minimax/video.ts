@@ -18,44 +18,12 @@
  * the gateway's classes; docs/providers.md says why it is not used.
  */
 import { UpstreamError } from '../errors';
+import type { VideoTaskAdapter, VideoTaskAsk, VideoTaskReading } from '../video-task';
 import type { WireAnswer, WireRequest } from '../wire';
 import { minimaxRefusal, taskErrorCode } from './errors';
 
-/** A content item as the gateway and MiniMax both spell it. */
-export interface MinimaxContentItem {
-  readonly type: string;
-  readonly text?: string;
-  readonly image_url?: { readonly url: string };
-  readonly video_url?: { readonly url: string };
-  readonly audio_url?: { readonly url: string };
-  readonly role?: string;
-}
-
-/** What a video task asks MiniMax for. */
-export interface MinimaxVideoTask {
-  /** MiniMax's model id (`MiniMax-H3`). */
-  readonly model: string;
-  readonly content: readonly MinimaxContentItem[];
-  readonly resolution: string;
-  readonly duration: number;
-  readonly ratio: string;
-  readonly watermark: boolean;
-}
-
-/** A task as MiniMax reported it, in the gateway's terms. */
-export type MinimaxTaskReading =
-  | { readonly state: 'pending'; readonly upstreamStatus: 'queued' | 'running' }
-  | { readonly state: 'failed'; readonly error: { readonly code: string; readonly message: string } }
-  | {
-      readonly state: 'succeeded';
-      readonly video_url: string;
-      /** MiniMax returns no last frame. */
-      readonly last_frame_url: null;
-      /** MiniMax does not say how long the URL lasts (not checked against the provider): unknown. */
-      readonly video_url_expires_at: null;
-      /** The seconds MiniMax bills (`usage.output_seconds`, else `duration`) and the resolution it rendered, as reported. */
-      readonly usage: { readonly duration_seconds: unknown; readonly resolution: unknown; readonly completion_tokens: number | null };
-    };
+/** What MiniMax-H3 takes of the gateway's video task; `seed`, `camera_fixed`, `return_last_frame`, `service_tier`, `safety_identifier` and drafts it has no field for. */
+export type MinimaxVideoTask = Pick<VideoTaskAsk, 'model' | 'content' | 'resolution' | 'duration' | 'ratio' | 'watermark'>;
 
 const CREATE_PATH = '/v2/video_generation';
 
@@ -105,7 +73,7 @@ export function readCreated(answer: WireAnswer, channel: string): { upstreamId: 
 }
 
 /** A queried task: pending, failed (a cancel the gateway did not ask for too), or succeeded with its video and usage. */
-export function readTask(answer: WireAnswer, channel: string): MinimaxTaskReading {
+export function readTask(answer: WireAnswer, channel: string): VideoTaskReading {
   const task = record(successBody(answer, channel)['task']);
   const status = task?.['status'];
   if (status === 'queued' || status === 'running') return { state: 'pending', upstreamStatus: status };
@@ -124,6 +92,7 @@ export function readTask(answer: WireAnswer, channel: string): MinimaxTaskReadin
   return {
     state: 'succeeded',
     video_url: url,
+    // MiniMax returns no last frame, and does not say how long the URL lasts (not checked against the provider).
     last_frame_url: null,
     video_url_expires_at: null,
     usage: { duration_seconds: usage?.['output_seconds'] ?? task?.['duration'], resolution: task?.['resolution'], completion_tokens: typeof tokens === 'number' ? tokens : null },
@@ -134,3 +103,13 @@ export function readTask(answer: WireAnswer, channel: string): MinimaxTaskReadin
 export function readCancelled(answer: WireAnswer, channel: string): void {
   successBody(answer, channel);
 }
+
+/**
+ * MiniMax's video tasks behind the gateway's video-task seam. MiniMax documents no client request
+ * id (nor any idempotency key), so the gateway's task id is not sent.
+ */
+export const minimaxVideoTasks: VideoTaskAdapter = {
+  create: async (transport, ask) => readCreated(await transport.call(createVideoTask(ask)), transport.name),
+  get: async (transport, upstreamId) => readTask(await transport.call(queryVideoTask(upstreamId)), transport.name),
+  cancel: async (transport, upstreamId) => readCancelled(await transport.call(cancelVideoTask(upstreamId)), transport.name),
+};
