@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../src/upstreams/errors';
 import { minimaxErrorOf } from '../../src/upstreams/minimax/errors';
 import { cancelVideoTask, createVideoTask, queryVideoTask, readCreated, readTask } from '../../src/upstreams/minimax/video';
 import type { VideoContentItem } from '../../src/upstreams/video-task';
 import type { WireAnswer } from '../../src/upstreams/wire';
+import { upstreamErrorOf as refusal, wireAnswer as answer } from '../support/wire-answer';
 
 /**
  * The MiniMax video adapter against the fields of MiniMax's public reference for video generation
@@ -13,35 +13,7 @@ import type { WireAnswer } from '../../src/upstreams/wire';
  * those pages' field tables and examples (task ids of digits, `task.*` members, the error body).
  */
 
-/** An answer as a channel's transport gives it (src/upstreams/wire.ts: json() of a non-JSON body is a 502 protocol error). */
-function answer(status: number, body: unknown, headers: Record<string, string> = {}): WireAnswer {
-  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-  return {
-    status,
-    headers,
-    bytes: () => new TextEncoder().encode(text),
-    text: () => text,
-    json: () => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        throw new UpstreamError(502, 'not JSON', null, 'protocol');
-      }
-    },
-  };
-}
-
 const CHANNEL = 'minimax-cn';
-
-function refusal(fn: () => unknown): UpstreamError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(UpstreamError);
-    return err as UpstreamError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('MiniMax video generation v2 adapter', () => {
   const h3 = { model: 'MiniMax-H3', resolution: '768P', duration: 6, ratio: '16:9', watermark: false };
@@ -65,8 +37,8 @@ describe('MiniMax video generation v2 adapter', () => {
       expect((createVideoTask({ ...h3, content: [{ type: 'text', text: 'r' }, ref] }).body as { content: unknown[] }).content).to.deep.equal([{ type: 'text', text: 'r' }, ref]);
     });
 
-    it('refuses an asset:// image before sending it: the asset library is Ark\'s, MiniMax cannot fetch it', () => {
-      const err = refusal(() => createVideoTask({ ...h3, content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'asset://asset-1' }, role: 'reference_image' }] }));
+    it('refuses an asset:// image before sending it: the asset library is Ark\'s, MiniMax cannot fetch it', async () => {
+      const err = await refusal(() => createVideoTask({ ...h3, content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'asset://asset-1' }, role: 'reference_image' }] }));
       expect([err.status, err.code]).to.deep.equal([400, 'unsupported_by_provider']);
     });
 
@@ -77,11 +49,11 @@ describe('MiniMax video generation v2 adapter', () => {
   });
 
   describe('reading answers', () => {
-    it('reads the created task id (a string of digits; a number is read as one)', () => {
+    it('reads the created task id (a string of digits; a number is read as one)', async () => {
       expect(readCreated(answer(200, { task_id: '106916112212032' }), CHANNEL)).to.deep.equal({ upstreamId: '106916112212032' });
       expect(readCreated(answer(200, { task_id: 106916112212032 }), CHANNEL)).to.deep.equal({ upstreamId: '106916112212032' });
-      expect(refusal(() => readCreated(answer(200, {}), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
-      expect(refusal(() => readCreated(answer(200, 'not json'), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
+      expect(await refusal(() => readCreated(answer(200, {}), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
+      expect(await refusal(() => readCreated(answer(200, 'not json'), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
     });
 
     it('reads every status: queued and running pending, failed with its error, cancelled unasked a failure, succeeded with its video and usage', () => {
@@ -117,10 +89,10 @@ describe('MiniMax video generation v2 adapter', () => {
       expect(usage({})).to.deep.equal({ duration_seconds: undefined, resolution: undefined, completion_tokens: null });
     });
 
-    it('fails a success without a video, and refuses an unknown status as a protocol error', () => {
+    it('fails a success without a video, and refuses an unknown status as a protocol error', async () => {
       expect(readTask(answer(200, { task: { status: 'succeeded', content: {} } }), CHANNEL)).to.deep.equal({ state: 'failed', error: { code: 'task_failed', message: 'MiniMax reported success without a video' } });
-      expect(refusal(() => readTask(answer(200, { task: { status: 'Processing' } }), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
-      expect(refusal(() => readTask(answer(200, {}), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
+      expect(await refusal(() => readTask(answer(200, { task: { status: 'Processing' } }), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
+      expect(await refusal(() => readTask(answer(200, {}), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
     });
   });
 
@@ -142,7 +114,7 @@ describe('MiniMax video generation v2 adapter', () => {
       expect([balance.status, balance.code], 'the operator\'s account: waits like a refused key').to.deep.equal([403, 'upstream_account_balance']);
     });
 
-    it('reads the platform\'s base_resp codes, also on a 200, and keeps a Retry-After', () => {
+    it('reads the platform\'s base_resp codes, also on a 200, and keeps a Retry-After', async () => {
       const baseResp = (code: number, msg: string) => answer(200, { base_resp: { status_code: code, status_msg: msg } }, { 'retry-after': '7' });
       expect(minimaxErrorOf(baseResp(1002, 'rate limit'), CHANNEL)).to.include({ status: 429, code: 'upstream_rate_limited', retryAfter: '7' });
       expect(minimaxErrorOf(baseResp(1004, 'authorization failed'), CHANNEL)).to.include({ status: 401, code: 'upstream_auth_failed' });
@@ -151,7 +123,7 @@ describe('MiniMax video generation v2 adapter', () => {
       expect(minimaxErrorOf(baseResp(1026, 'input sensitive'), CHANNEL)).to.include({ status: 422, code: 'input_sensitive_content' });
       expect(minimaxErrorOf(baseResp(2013, 'invalid params'), CHANNEL)).to.include({ status: 400, code: 'upstream_rejected', message: 'invalid params (2013)' });
       expect(minimaxErrorOf(baseResp(1013, 'internal'), CHANNEL)).to.include({ status: 502, code: 'upstream_error' });
-      expect(refusal(() => readCreated(baseResp(2013, 'invalid params'), CHANNEL))).to.include({ status: 400, code: 'upstream_rejected' });
+      expect(await refusal(() => readCreated(baseResp(2013, 'invalid params'), CHANNEL))).to.include({ status: 400, code: 'upstream_rejected' });
       expect(readCreated(answer(200, { task_id: '1', base_resp: { status_code: 0, status_msg: 'success' } }), CHANNEL)).to.deep.equal({ upstreamId: '1' });
     });
 

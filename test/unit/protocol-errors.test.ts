@@ -1,11 +1,6 @@
 import { expect } from 'chai';
 import { protocolNamed } from '../../src/upstreams/protocols';
-import type { WireAnswer } from '../../src/upstreams/wire';
-
-function answer(status: number, body: unknown, headers: Record<string, string> = {}): WireAnswer {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return { status, headers, bytes: () => new TextEncoder().encode(text), text: () => text, json: () => JSON.parse(text) as unknown };
-}
+import { wireAnswer as answer } from '../support/wire-answer';
 
 /** Each protocol's one error mapping (its `errorOf`): the provider's refusal becomes the gateway's UpstreamError. */
 describe('provider error mappings (Protocol.errorOf)', () => {

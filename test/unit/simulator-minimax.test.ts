@@ -3,9 +3,9 @@ import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { EXAMPLE_CHANNELS_FILE } from '../../src/upstreams/registry';
 import { Channel } from '../../src/upstreams/channel';
-import { UpstreamError } from '../../src/upstreams/errors';
 import { createVideoTask, minimaxVideoTasks, readCreated } from '../../src/upstreams/minimax/video';
 import type { VideoContentItem } from '../../src/upstreams/video-task';
+import { upstreamErrorOf as refusal } from '../support/wire-answer';
 
 /**
  * The simulated MiniMax (simulator/providers/minimax.ts) driven by the gateway's own MiniMax
@@ -32,15 +32,6 @@ describe('upstream simulator: MiniMax video generation v2', () => {
   const h3 = { model: 'MiniMax-H3', resolution: '768P', duration: 6, ratio: '16:9', watermark: false };
   const create = async (task: Partial<typeof h3> & { content: VideoContentItem[] }) => readCreated(await minimax.call(createVideoTask({ ...h3, ...task })), 'minimax');
   const query = (id: string) => minimaxVideoTasks.get(minimax, id);
-  async function refused(run: () => Promise<unknown>): Promise<UpstreamError> {
-    try {
-      await run();
-    } catch (err) {
-      expect(err).to.be.instanceOf(UpstreamError);
-      return err as UpstreamError;
-    }
-    throw new Error('expected a refusal');
-  }
   const release = async (id: string) => expect((await fetch(`${sim.url}/sim/minimax/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
 
   it('creates a task with a digit id, holds it queued, then succeeds with a downloadable video and the usage billing reads', async () => {
@@ -58,7 +49,7 @@ describe('upstream simulator: MiniMax video generation v2', () => {
   it('refuses a wrong key as MiniMax does (authorized_error 401), which the adapter reads as a refusal of the gateway\'s credentials', async () => {
     const wrong = channelOf('not-the-key');
     try {
-      const err = await refused(() => wrong.call(createVideoTask({ ...h3, content: [text('x')] })).then((a) => readCreated(a, 'minimax')));
+      const err = await refusal(() => wrong.call(createVideoTask({ ...h3, content: [text('x')] })).then((a) => readCreated(a, 'minimax')));
       expect([err.status, err.code]).to.deep.equal([401, 'upstream_auth_failed']);
     } finally {
       await wrong.close();
@@ -77,13 +68,13 @@ describe('upstream simulator: MiniMax video generation v2', () => {
       { ratio: 'adaptive', content: [text('x')] },
       { content: [text('x'), first, ref] },
     ];
-    for (const task of cases) expect(await refused(() => create(task)), JSON.stringify(task)).to.include({ status: 400, code: 'upstream_rejected' });
+    for (const task of cases) expect(await refusal(() => create(task)), JSON.stringify(task)).to.include({ status: 400, code: 'upstream_rejected' });
     expect(await create({ ratio: 'adaptive', content: [text('animate [sim:delay=0]'), first] })).to.have.property('upstreamId');
   });
 
   it('refuses a real person\'s image as sensitive input (422) and fails tasks with MiniMax\'s codes', async () => {
     const person: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' };
-    expect(await refused(() => create({ content: [text('x'), person] }))).to.include({ status: 422, code: 'input_sensitive_content' });
+    expect(await refusal(() => create({ content: [text('x'), person] }))).to.include({ status: 422, code: 'input_sensitive_content' });
     const failed = await create({ content: [text('doomed [sim:fail] [sim:delay=0]')] });
     expect(await query(failed.upstreamId)).to.deep.equal({ state: 'failed', error: { code: 'task_failed', message: 'the simulated generation failed' } });
     const sensitive = await create({ content: [text('rude [sim:task-error=1027] [sim:delay=0]')] });
@@ -96,6 +87,6 @@ describe('upstream simulator: MiniMax video generation v2', () => {
     expect(await query(queued.upstreamId)).to.deep.equal({ state: 'failed', error: { code: 'upstream_task_cancelled', message: 'the upstream task was cancelled at the provider' } });
     const done = await create({ content: [text('quick [sim:delay=0]')] });
     await minimaxVideoTasks.cancel(minimax, done.upstreamId);
-    expect(await refused(() => query(done.upstreamId))).to.include({ status: 400, code: 'upstream_rejected' });
+    expect(await refusal(() => query(done.upstreamId))).to.include({ status: 400, code: 'upstream_rejected' });
   });
 });

@@ -57,8 +57,9 @@ export function taskErrorCode(code: unknown): string {
   return kind === SENSITIVE_INPUT || kind === SENSITIVE_OUTPUT ? kind.code : 'task_failed';
 }
 
-function record(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+/** A JSON object's members, or undefined for anything else: MiniMax's answers are read member by member. */
+export function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** The kind and message MiniMax reported in a body, or null when it reported none. */

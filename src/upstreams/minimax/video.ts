@@ -20,7 +20,7 @@
 import { UpstreamError } from '../errors';
 import type { VideoTaskAdapter, VideoTaskAsk, VideoTaskReading } from '../video-task';
 import type { WireAnswer, WireRequest } from '../wire';
-import { minimaxRefusal, taskErrorCode } from './errors';
+import { minimaxRefusal, record, taskErrorCode } from './errors';
 
 /** What MiniMax-H3 takes of the gateway's video task; `seed`, `camera_fixed`, `return_last_frame`, `service_tier`, `safety_identifier` and drafts it has no field for. */
 export type MinimaxVideoTask = Pick<VideoTaskAsk, 'model' | 'content' | 'resolution' | 'duration' | 'ratio' | 'watermark'>;
@@ -50,10 +50,6 @@ export function queryVideoTask(taskId: string): WireRequest {
 
 export function cancelVideoTask(taskId: string): WireRequest {
   return { method: 'DELETE', path: `${CREATE_PATH}/${encodeURIComponent(taskId)}` };
-}
-
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** The answer's JSON once MiniMax's error (HTTP status or `base_resp`) is ruled out. */
