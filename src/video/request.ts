@@ -3,6 +3,7 @@ import { priceLine, pricingOf, type Pricing } from '../billing/money';
 import { ApiError } from '../http/errors';
 import { parseHttpUrl } from '../http/urls';
 import { validator } from '../http/validation';
+import type { VideoTaskAsk } from '../upstreams/video-task';
 import { videoPricing } from './model-type';
 
 export type ContentType = 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
@@ -158,23 +159,15 @@ export function parseVideoRequest(raw: unknown): VideoRequestBody {
   return body;
 }
 
-/** The request as the task keeps it: every default applied, draft finals resolved. */
-export interface NormalizedVideoRequest {
+/**
+ * The request as the task keeps it: every default applied, draft finals resolved. What a provider
+ * is asked for (VideoTaskAsk: content, mode, resolution … draft_task) plus what only the gateway
+ * keeps.
+ */
+export interface NormalizedVideoRequest extends Omit<VideoTaskAsk, 'model'> {
   readonly content: ContentItem[];
-  readonly mode: 'text' | 'frames' | 'references' | 'draft_final';
   readonly video_url_mode: 'auto' | 'upstream' | 'tos';
   readonly video_url_mode_explicit: boolean;
-  readonly resolution: string;
-  readonly ratio: string;
-  readonly duration: number;
-  readonly seed: number;
-  readonly generate_audio: boolean | null;
-  readonly draft: boolean;
-  readonly return_last_frame: boolean;
-  readonly camera_fixed: boolean;
-  readonly watermark: boolean;
-  readonly service_tier: 'default' | 'flex';
-  readonly safety_identifier: string | null;
   /** Whether a reference video is part of the task (or of its draft): it selects the price table. */
   readonly has_reference_video: boolean;
   /** For a draft final: the draft task, and its upstream id the provider knows it by. */
