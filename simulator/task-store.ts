@@ -9,6 +9,13 @@ import type { ExtraRoute } from './server';
  * client cancelled them first. Each provider keeps its own wire format.
  */
 
+/** The directives that time a simulated task: `[sim:delay=MS]`, `[sim:fail]`, `[sim:hold]`. */
+export interface SimTaskDirectives {
+  readonly delayMs?: number;
+  readonly fail: boolean;
+  readonly raw: Readonly<Record<string, string | true>>;
+}
+
 /** When a simulated task finishes, and how. */
 export interface SimTaskTiming {
   readonly createdAt: number;
@@ -46,12 +53,14 @@ export class SimTaskStore<T extends SimTask> {
   private seq = 0;
 
   /**
-   * @param idPrefix task ids are `<idPrefix>-<n>-<creation time in base 36>`
+   * @param idPrefix task ids are `<idPrefix>-<n>-<creation time in base 36>`, unless `idOf` spells them
    * @param label names a task in the 404 of an unknown id, e.g. `erase task`
+   * @param idOf a provider's own id scheme, from the store's sequence number and the creation time
    */
   constructor(
-    private readonly idPrefix: string,
+    idPrefix: string,
     private readonly label: string,
+    private readonly idOf: (seq: number, now: number) => string = (seq, now) => `${idPrefix}-${seq}-${now.toString(36)}`,
   ) {}
 
   get(id: string): T | undefined {
@@ -93,7 +102,7 @@ export class SimTaskStore<T extends SimTask> {
     req: IncomingMessage,
     res: ServerResponse,
     model: string,
-    directives: { readonly delayMs?: number; readonly fail: boolean; readonly raw: Readonly<Record<string, string | true>> },
+    directives: SimTaskDirectives,
     build: (task: SimTask) => T,
   ): T {
     const task = this.add(req, model, directives, build);
@@ -101,16 +110,11 @@ export class SimTaskStore<T extends SimTask> {
     return task;
   }
 
-  /** Creates a task as `create` does, without answering: for a provider whose answer has its own shape. */
-  add(
-    req: IncomingMessage,
-    model: string,
-    directives: { readonly delayMs?: number; readonly fail: boolean; readonly raw: Readonly<Record<string, string | true>> },
-    build: (task: SimTask) => T,
-  ): T {
+  /** Creates a task as `create` does, leaving the answer to a provider whose create answers otherwise. */
+  add(req: IncomingMessage, model: string, directives: SimTaskDirectives, build: (task: SimTask) => T): T {
     const now = Date.now();
     const task = build({
-      id: `${this.idPrefix}-${++this.seq}-${now.toString(36)}`,
+      id: this.idOf(++this.seq, now),
       model,
       createdAt: now,
       finishAt: directives.raw['hold'] !== undefined ? Number.POSITIVE_INFINITY : now + (directives.delayMs ?? 150),

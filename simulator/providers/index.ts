@@ -1,11 +1,12 @@
 /** Every simulated provider (one line each): mounted by all-routes.ts, listed by `npm run simulator`. */
 import { arkProvider } from './ark';
+import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, volcengineOpenapiProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

@@ -2,9 +2,13 @@ import { expect } from 'chai';
 import { UpstreamError } from '../../src/upstreams/errors';
 import type { WireAnswer } from '../../src/upstreams/wire';
 
-/** A provider's answer as Channel.call gives it, for a protocol adapter's tests: `body` JSON-encoded unless a string; json() of a body that is not JSON throws as the transport's does. */
+/**
+ * A provider's answer as a channel's transport hands it to an adapter (src/upstreams/wire.ts): a
+ * JSON body (text as given; none when undefined), lower-cased headers, and json() of a body that is
+ * not JSON refused as the transport refuses it (502, `protocol`).
+ */
 export function wireAnswer(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): WireAnswer {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
   return {
     status,
     headers,
@@ -20,13 +24,27 @@ export function wireAnswer(status: number, body: unknown, headers: Readonly<Reco
   };
 }
 
-/** The UpstreamError `fn` throws (failing the test when it throws none, or something else). */
+function asUpstreamError(err: unknown): UpstreamError {
+  expect(err).to.be.instanceOf(UpstreamError);
+  return err as UpstreamError;
+}
+
+/** The UpstreamError `fn` throws; fails the test when it throws none, or something else. */
 export function thrown(fn: () => unknown): UpstreamError {
   try {
     fn();
   } catch (err) {
-    expect(err).to.be.instanceOf(UpstreamError);
-    return err as UpstreamError;
+    return asUpstreamError(err);
   }
-  expect.fail('expected an UpstreamError');
+  return expect.fail('expected an UpstreamError');
+}
+
+/** As thrown, for a call that may also reject. */
+export async function upstreamErrorOf(run: () => unknown): Promise<UpstreamError> {
+  try {
+    await run();
+  } catch (err) {
+    return asUpstreamError(err);
+  }
+  return expect.fail('expected an UpstreamError');
 }

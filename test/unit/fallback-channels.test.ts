@@ -28,7 +28,7 @@ describe('the fallback channels (deploy/channels.example.json served by the simu
     const byName = new Map(served.map((e) => [e.name, e]));
     expect(byName.get('default')?.base_url).to.equal('http://127.0.0.1:4000/v1');
     expect(byName.get('ark')?.base_url).to.equal('http://127.0.0.1:4000/ark/api/v3');
-    expect(byName.get('minimax')?.base_url).to.equal('http://127.0.0.1:4000/minimax/v1');
+    expect(byName.get('minimax')?.base_url).to.equal('http://127.0.0.1:4000/minimax');
     expect(byName.get('ark-assets')?.base_url).to.equal('http://127.0.0.1:4000/volcengine');
     for (const entry of example) {
       const rewritten = byName.get(entry.name)!;

@@ -1,12 +1,6 @@
 import { expect } from 'chai';
-import { baseRespError } from '../../src/upstreams/minimax/protocol';
 import { protocolNamed } from '../../src/upstreams/protocols';
-import type { WireAnswer } from '../../src/upstreams/wire';
-
-function answer(status: number, body: unknown, headers: Record<string, string> = {}): WireAnswer {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return { status, headers, bytes: () => new TextEncoder().encode(text), text: () => text, json: () => JSON.parse(text) as unknown };
-}
+import { wireAnswer as answer } from '../support/wire-answer';
 
 /** Each protocol's one error mapping (its `errorOf`): the provider's refusal becomes the gateway's UpstreamError. */
 describe('provider error mappings (Protocol.errorOf)', () => {
@@ -24,13 +18,15 @@ describe('provider error mappings (Protocol.errorOf)', () => {
     }
   });
 
-  it('minimax: `base_resp` codes, also inside an HTTP 200 answer', () => {
-    expect(baseRespError({ base_resp: { status_code: 0, status_msg: 'success' } }, 'c')).to.equal(null);
-    expect(baseRespError({ base_resp: { status_code: 1004, status_msg: 'authorized failed' } }, 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
-    expect(baseRespError({ base_resp: { status_code: 1002, status_msg: 'rate limit' } }, 'c')).to.include({ status: 429, code: 'minimax_1002' });
-    expect(baseRespError({ base_resp: { status_code: 1026, status_msg: 'sensitive' } }, 'c')).to.include({ status: 400, code: 'minimax_1026' });
-    expect(baseRespError({ base_resp: { status_code: 1013, status_msg: 'internal' } }, 'c')).to.include({ status: 502, code: 'minimax_1013' });
-    expect(protocolNamed('minimax').errorOf(answer(500, { base_resp: { status_code: 1000, status_msg: 'unknown' } }), 'c')).to.include({ status: 500, code: 'minimax_1000' });
+  it('minimax: v2’s error body by its type, and `base_resp` codes, also inside an HTTP 200 answer (details: minimax-video.test.ts)', () => {
+    const p = protocolNamed('minimax');
+    const v2 = (status: number, type: string) => answer(status, { type: 'error', error: { type, message: `${type} happened`, http_code: status }, request_id: 'r' });
+    expect(p.errorOf(v2(400, 'bad_request_error'), 'c')).to.include({ status: 400, code: 'upstream_rejected', message: 'bad_request_error happened' });
+    expect(p.errorOf(v2(401, 'authorized_error'), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(v2(429, 'rate_limit_error'), 'c')).to.include({ status: 429, code: 'upstream_rate_limited' });
+    expect(p.errorOf(answer(200, { base_resp: { status_code: 1004, status_msg: 'authorized failed' } }), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(answer(200, { base_resp: { status_code: 1026, status_msg: 'sensitive' } }), 'c')).to.include({ status: 422, code: 'input_sensitive_content' });
+    expect(p.errorOf(answer(500, { base_resp: { status_code: 1013, status_msg: 'internal' } }), 'c')).to.include({ status: 502, code: 'upstream_error' });
   });
 
   it('volcengine_openapi: `ResponseMetadata.Error`; a refused signature or key is a credential refusal', () => {
