@@ -7,7 +7,7 @@ import { mp4 } from '../media';
 import type { ExtraRoute, SimContext } from '../route';
 import { simTaskPhase, SimTaskStore, type SimTask } from '../task-store';
 import { hasAcceptedBearer } from './credentials';
-import type { SimulatedProvider } from './provider';
+import { mountPath, type SimulatedProvider } from './provider';
 
 /**
  * MiniMax's video generation v2 (the MiniMax-H3 model), as https://platform.minimax.cn/docs/api-reference/video-generation
@@ -23,11 +23,11 @@ import type { SimulatedProvider } from './provider';
  * item, the resolution and duration of the model, a concrete ratio for text-to-video, frames never
  * mixed with references. Directives in the text, as the other simulated video providers:
  * `[sim:fail]` the task fails (code 1013), `[sim:task-error=CODE]` it fails with MiniMax's CODE,
- * `[sim:delay=MS]`, `[sim:hold]` (released by `POST /sim/minimax/videos/{id}/release`),
+ * `[sim:delay=MS]`, `[sim:hold]` (released by `POST /minimax/sim/videos/{id}/release`),
  * `[sim:gate=NAME]`, `[sim:url-ttl=MS]` (the `expires` of the video URL; MiniMax reports none),
  * `[sim:usage-duration=S]` and `[sim:usage-resolution=R]` (what the finished task reports). An
  * image URL containing `sim-real-person` is refused as sensitive input (422). The simulator's own
- * controls (release, the video files) sit at the simulator's root, under `/sim/minimax/`.
+ * controls (release, the video files) sit under its mount, at `/minimax/sim/`.
  */
 
 const MODELS: Readonly<Record<string, { resolutions: readonly string[]; minSeconds: number }>> = {
@@ -179,7 +179,7 @@ function minimaxRoutes(): ExtraRoute[] {
           task: {
             ...base,
             resolution: task.usageResolution ?? task.resolution,
-            content: { url: `${originOf(req.headers)}/sim/minimax/files/${task.id}.mp4?expires=${expires}` },
+            content: { url: `${originOf(req.headers)}${mountPath(minimaxProvider)}/sim/files/${task.id}.mp4?expires=${expires}` },
             usage: { total_seconds: seconds, input_seconds: 0, output_seconds: seconds, input_image_count: task.images, input_audio_seconds: 0 },
           },
         });
@@ -197,10 +197,10 @@ function minimaxRoutes(): ExtraRoute[] {
         sendJson(res, 200, { task_id: task.id, action: phase === 'queued' ? 'cancelled' : 'deleted', status: simTaskPhase(task) });
       }),
     },
-    tasks.releaseRoute('/sim/minimax/videos/:id/release'),
+    tasks.releaseRoute('/sim/videos/:id/release'),
     {
       method: 'GET',
-      path: '/sim/minimax/files/:name',
+      path: '/sim/files/:name',
       handler: ({ res, params }) => {
         const task = tasks.get(/^(\d+)\.mp4$/.exec(params.name!)?.[1] ?? '');
         if (!task) return sendJson(res, 404, { error: 'no such file' });

@@ -35,10 +35,10 @@ describe('video generation on MiniMax (the H3 class) @integration', () => {
     expect(res.body.upstream_id, 'MiniMax\'s id, a string of digits').to.match(/^\d{10,}$/);
     expect((await gw.api(key, 'GET', `/v1/videos/generations/${res.body.id}`)).body.status).to.equal('queued');
     const upstreamId = (await gw.tasks.read('video', res.body.id, accountId))!.upstream_id!;
-    expect((await fetch(`${gw.simulator.url}/sim/minimax/videos/${upstreamId}/release`, { method: 'POST' })).status).to.equal(200);
+    expect((await fetch(`${gw.simulator.url}/minimax/sim/videos/${upstreamId}/release`, { method: 'POST' })).status).to.equal(200);
     const task = await billed(res.body.id);
     expect(task.status).to.equal('succeeded');
-    expect(task.video_url).to.match(/\/sim\/minimax\/files\/\d+\.mp4/);
+    expect(task.video_url).to.match(/\/minimax\/sim\/files\/\d+\.mp4/);
     expect(task.last_frame_url).to.equal(null);
     expect(task.usage).to.deep.include({ duration_seconds: 6, resolution: '768P' });
     expect(task.billing).to.deep.include({ status: 'settled', reserved: 8 * PER_SECOND_768P, amount: 6 * PER_SECOND_768P });

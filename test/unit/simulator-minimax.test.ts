@@ -32,7 +32,7 @@ describe('upstream simulator: MiniMax video generation v2', () => {
   const h3 = { model: 'MiniMax-H3', resolution: '768P', duration: 6, ratio: '16:9', watermark: false };
   const create = async (task: Partial<typeof h3> & { content: VideoContentItem[] }) => readCreated(await minimax.call(createVideoTask({ ...h3, ...task })), 'minimax');
   const query = (id: string) => minimaxVideoTasks.get(minimax, id);
-  const release = async (id: string) => expect((await fetch(`${sim.url}/sim/minimax/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
+  const release = async (id: string) => expect((await fetch(`${sim.url}/minimax/sim/videos/${id}/release`, { method: 'POST' })).status).to.equal(200);
 
   it('creates a task with a digit id, holds it queued, then succeeds with a downloadable video and the usage billing reads', async () => {
     const { upstreamId } = await create({ resolution: '2K', duration: 5, content: [text('a held cat [sim:hold] [sim:usage-duration=4.6]')] });
