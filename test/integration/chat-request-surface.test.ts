@@ -10,7 +10,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { chunk, completion, scriptedChatUpstream, type ScriptedChat } from '../support/scripted-chat';
 import { assertOpenAiSchema } from '../support/openai-schema';
 import { removeTestTempDir, testTempDir } from '../support/temp-dirs';
-import { waitFor } from '../support/wait';
+import { latestSettlement } from '../support/settlements';
 
 const FAST = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
 const PRO = { input_per_million: 4_000_000, output_per_million: 16_000_000 };
@@ -54,17 +54,6 @@ describe('chat completions: the request surface beyond the spec, its refusals an
 
   async function accountEvents(accountId: string): Promise<{ type: string; data: any }[]> {
     return (await gw.store.readStream(accountStream(accountId))) as unknown as { type: string; data: any }[];
-  }
-
-  /** The amount of the account's latest reservation, and the settlement that closed it (once it has). */
-  async function lastCharge(accountId: string): Promise<{ reserved: number; settled: { amount: number; usage: Record<string, unknown>; pricing: { lines: { units: Record<string, number> }[] } } }> {
-    const settled = await waitFor('the reservation to be settled', async () => {
-      const events = await accountEvents(accountId);
-      const last = events.filter((e) => e.type === 'FundsReserved' || e.type === 'ReservationSettled' || e.type === 'ReservationReleased').pop();
-      return last?.type === 'ReservationSettled' ? last.data : null;
-    });
-    const reserved = (await accountEvents(accountId)).filter((e) => e.type === 'FundsReserved').pop()!.data.amount as number;
-    return { reserved, settled };
   }
 
   async function chat(key: string, body: object): Promise<{ status: number; body: any }> {
@@ -144,7 +133,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       const reserved: number[] = [];
       for (const content of [[{ type: 'text', text: 'Describe it [sim:tokens=3]' }, part], [{ type: 'text', text: 'Describe it [sim:tokens=3]' }]]) {
         expect((await chat(key, { model, messages: [{ role: 'user', content }], max_tokens: 10 })).status).to.equal(200);
-        reserved.push((await lastCharge(accountId)).reserved);
+        reserved.push((await latestSettlement(gw, accountId)).reserved);
       }
       return reserved as [number, number];
     }
@@ -174,7 +163,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       expect(fits.status).to.equal(200);
       const overfull = await chat(key, { model: 'chat-fast', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text', text: 'Which differ?' }, ...Array(33).fill(image)] }] });
       expect([overfull.status, overfull.body.error.code, overfull.body.error.param]).to.deep.equal([400, 'context_length_exceeded', 'messages']);
-      await lastCharge(accountId);
+      await latestSettlement(gw, accountId);
       expect((await accountEvents(accountId)).length, 'the first call reserved and settled; the second nothing').to.equal(events + 2);
     });
 
@@ -199,7 +188,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       const definition = tokens('get_weather') + tokens('The weather in a city') + tokens(JSON.stringify(WEATHER_TOOL.function.parameters));
       const call = tokens('get_weather') + tokens('{"city":"Paris"}');
       const prompt = textOnly + definition + call + tokens(JSON.stringify(schema));
-      expect((await lastCharge(accountId)).reserved).to.equal(tokenCharge(FAST, prompt, 10));
+      expect((await latestSettlement(gw, accountId)).reserved).to.equal(tokenCharge(FAST, prompt, 10));
     });
 
     it('n completions reserve n times the output limit; without reported usage the settlement counts every choice', async () => {
@@ -210,7 +199,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       const res = await chat(key, { model: 'chat-fast', messages, max_tokens: 20, n: 3 });
       expect(res.body.choices.map((c: { message: { content: string } }) => c.message.content)).to.deep.equal(texts);
       expect(upstream.received.at(-1)).to.include({ n: 3, max_tokens: 20 });
-      const { reserved, settled } = await lastCharge(accountId);
+      const { reserved, settled } = await latestSettlement(gw, accountId);
       const prompt = countMessageTokens(messages, 'o200k_base');
       expect(reserved).to.equal(tokenCharge(FAST, prompt, 3 * 20));
       const output = countTokens(texts.join(''), 'o200k_base');
@@ -226,7 +215,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       upstream.next({ answer: completion([[{ content: 'ok' }, 'stop']], usage) });
       const res = await chat(key, { model: 'chat-fast', messages: [{ role: 'user', content: 'hello again' }] });
       expect(res.body.usage).to.deep.equal(usage);
-      const { settled } = await lastCharge(accountId);
+      const { settled } = await latestSettlement(gw, accountId);
       // 400 at 1 a token, 600 cached at 0.25, 10 out at 4.
       expect(settled.amount).to.equal(400 + 150 + 40);
       expect(settled.pricing.lines.map((line) => line.units)).to.deep.equal([{ input_tokens: 400, cached_input_tokens: 600, output_tokens: 10 }]);
@@ -239,7 +228,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       upstream.next({ chunks: [chunk([{ index: 0, delta: { role: 'assistant', content: 'Done.' }, finish_reason: null }]), chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]), chunk([], usage)] });
       const items = await streamedChat(key, { model: 'chat-pro', messages: [{ role: 'user', content: 'Think first' }], reasoning_effort: 'high', stream_options: { include_usage: true } });
       expect(items.at(-2).usage).to.deep.equal(usage);
-      const { settled } = await lastCharge(accountId);
+      const { settled } = await latestSettlement(gw, accountId);
       expect(settled.amount).to.equal(tokenCharge(PRO, 12, 30));
       expect(settled.usage).to.include({ prompt_tokens: 12, completion_tokens: 30, reasoning_tokens: 25 });
     });
@@ -256,7 +245,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       expect(res.body.choices[0].message.tool_calls[0].function.name).to.equal('get_weather');
       const usage = res.body.usage as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number }; completion_tokens_details: { reasoning_tokens: number } };
       expect([usage.prompt_tokens_details.cached_tokens, usage.completion_tokens_details.reasoning_tokens]).to.deep.equal([5, 3]);
-      const { settled } = await lastCharge(accountId);
+      const { settled } = await latestSettlement(gw, accountId);
       expect(settled.usage).to.include({ prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cached_input_tokens: 5, reasoning_tokens: 3 });
       // chat-pro: input 4 a token, cached input 1, output 16.
       expect(settled.amount).to.equal((usage.prompt_tokens - 5) * 4 + 5 * 1 + usage.completion_tokens * 16);
@@ -285,7 +274,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       const relayed = streamItems(text.slice(0, text.lastIndexOf('\n\n') + 2));
       for (const item of relayed) assertOpenAiSchema('CreateChatCompletionStreamResponse', item);
       expect(relayed.flatMap((item) => item.choices[0].delta.tool_calls.map((c: { function: { arguments: string } }) => c.function.arguments)).join('')).to.equal('{"city": "Paris and Lyon and Nice');
-      const { settled } = await lastCharge(accountId);
+      const { settled } = await latestSettlement(gw, accountId);
       const delivered = countTokens('get_weather{"city": "Paris and Lyon and Nice', 'o200k_base');
       expect(settled.usage).to.include({ completion_tokens: delivered, interrupted: 'client_disconnected' });
       expect(settled.amount).to.equal(tokenCharge(FAST, countChatPromptTokens(body.messages, body.tools, {}, 'o200k_base'), delivered));

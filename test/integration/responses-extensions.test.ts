@@ -149,6 +149,18 @@ describe('Responses: stored responses belong to the account that made them @inte
     expect(follow.status, JSON.stringify(follow.body)).to.equal(200);
   });
 
+  it('reads a stored response whole: any stream query but absent or false is 400 naming stream, never relayed', async () => {
+    const id = await created(mine);
+    const before = { ...spy.calls };
+    for (const query of ['stream=true', 'stream=1', 'stream=True', 'stream=', 'stream=false&stream=false']) {
+      const res = await gw.api(mine, 'GET', `/v1/responses/${id}?${query}`);
+      expect(res.status, query).to.equal(400);
+      expect(res.body.error).to.include({ param: 'stream' });
+    }
+    expect(spy.calls, 'no stream request reached the provider').to.deep.equal(before);
+    expect((await gw.api(mine, 'GET', `/v1/responses/${id}?stream=false`)).status).to.equal(200);
+  });
+
   it('refuses another account’s response, a forged id, one made with store: false and a deleted one', async () => {
     await expectRefusedEverywhere(theirs, await created(mine));
     await expectRefusedEverywhere(mine, 'resp_forged_0001');
@@ -346,10 +358,11 @@ describe('Responses: built-in tool calls, cached and reasoning tokens, function 
     let text = '';
     for await (const piece of res.body) {
       text += String(piece);
-      if ((text.match(/response\.function_call_arguments\.delta/g) ?? []).length >= 4) break;
+      // Two whole delta events (the stall's two), each ended by its blank line: a socket read may split one.
+      if (completeEvents(text).filter((e) => e.type === 'response.function_call_arguments.delta').length >= 2) break;
     }
     controller.abort();
-    const events = sseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2));
+    const events = completeEvents(text);
     for (const event of events) assertResponseStreamEventAsTheApiSendsIt(event);
     const args = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta as string).join('');
     expect(args.length).to.be.greaterThan(0);
@@ -383,4 +396,9 @@ function sseEvents(text: string): any[] {
     .split('\n\n')
     .flatMap((frame) => frame.split('\n').filter((line) => line.startsWith('data: ')))
     .map((line) => JSON.parse(line.slice(6)));
+}
+
+/** The events of a stream's text read so far that are whole (ended by their blank line), each parsed. */
+function completeEvents(text: string): any[] {
+  return sseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2));
 }

@@ -41,7 +41,8 @@ export function addStoredResponseRoutes(router: Router<GatewayState>, deps: Stor
   };
 
   router.get('/v1/responses/:id', async (ctx) => {
-    if (ctx.query.stream === 'true') throw new ApiError(400, 'unsupported_parameter', 'stream: a stored response is read whole, not streamed', { param: 'stream' });
+    // Only an absent or `false` stream is a whole read: any other value (`1`, `True`, repeated) would ask the provider for a stream.
+    if (ctx.query.stream !== undefined && ctx.query.stream !== 'false') throw new ApiError(400, 'unsupported_parameter', 'stream: a stored response is read whole, not streamed', { param: 'stream' });
     const response = await own(ctx);
     ctx.body = { ...(await relay<Record<string, unknown>>(deps, ctx, response, 'GET', '')), model: response.model };
   });
