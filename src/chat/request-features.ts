@@ -18,6 +18,22 @@ export function unsupported(model: ModelEntry, param: string, what: string): Api
   return new ApiError(400, 'unsupported_parameter', `${param}: ${model.id} does not take ${what}`, { param });
 }
 
+/**
+ * A provider object named by its id (an uploaded file, a stored item or prompt, a vector store, a
+ * container): the provider resolves it under the gateway's one provider key, where no account of
+ * the gateway owns it, so one account could name another's. Refused; the client sends the content.
+ */
+export function providerObjectRefused(param: string, what: string): ApiError {
+  return new ApiError(400, 'unsupported_parameter', `${param}: ${what} is resolved by id at the provider, under the gateway's account; the gateway does not relay provider ids, send the content itself`, { param });
+}
+
+/** Refuses a content part that names a provider file by `file_id` (`file_id` on the part, or in the part's `file`). */
+export function refuseFileId(part: Readonly<Record<string, unknown>>, param: string): void {
+  if (part.file_id !== undefined) throw providerObjectRefused(`${param}.file_id`, 'a file_id');
+  const file = part.file;
+  if (typeof file === 'object' && file !== null && 'file_id' in file && file.file_id !== undefined) throw providerObjectRefused(`${param}.file.file_id`, 'a file_id');
+}
+
 /** Refuses `param` unless the model's catalog entry grants `feature`. */
 export function requireFeature(model: ModelEntry, feature: ChatFeature, param: string, what: string = feature.replace('_', ' ')): void {
   if (chatCapabilities(model)[feature] !== true) throw unsupported(model, param, what);
@@ -88,6 +104,7 @@ function checkMessage(model: ModelEntry, caps: ChatCapabilities, message: ChatRe
     for (let j = 0; j < message.content.length; j++) {
       const kind = contentPartKind(message.content[j]!.type);
       if (kind !== undefined && kind !== 'text') partAllowance(model, kind, `${param}.content[${j}]`);
+      refuseFileId(message.content[j]!, `${param}.content[${j}]`);
     }
   }
   if (caps.tools === true) return;

@@ -2,7 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { contentPartKind, countResponsesInputTokens, type TextTokenCounter } from '../billing/tokens';
 import { ApiError } from '../http/errors';
 import { chatCapabilities, chatPricing } from './model-type';
-import { checkExtraFields, jsonTokens, partAllowance, requireFeature } from './request-features';
+import { checkExtraFields, jsonTokens, partAllowance, providerObjectRefused, refuseFileId, requireFeature } from './request-features';
 import { RESPONSES_REQUEST_FIELDS, type ResponsesRequest } from './schemas';
 
 /**
@@ -59,16 +59,43 @@ function toolReserve(prices: readonly number[], maxToolCalls: number | undefined
   return prices.reduce((sum, price) => sum + price * DEFAULT_BUILT_IN_CALLS, 0);
 }
 
-/** Refuses the input's parts and tool calls the model cannot take, each naming its place (`input[i].content[j]`, `input[i]`). */
+/**
+ * Refuses the input's parts and tool calls the model cannot take, each naming its place
+ * (`input[i].content[j]`, `input[i]`), and every item or part the provider would resolve by id
+ * (see providerObjectRefused): an `item_reference`, a `reasoning` item without its
+ * `encrypted_content`, a part's `file_id` (in a message's content or a tool output's). Full items
+ * without ids, such as the AI SDK's `function_call` items of a multi-step tool flow, pass.
+ */
 function checkInput(model: ModelEntry, input: ResponsesRequest['input']): void {
   if (typeof input === 'string') return;
   input.forEach((item, i) => {
+    // OpenAI's item reference may leave its type out: then it is the one item with neither type nor role.
+    const reference = item.type === 'item_reference' || ((item.type === undefined || item.type === null) && item.role === undefined);
+    if (reference) throw providerObjectRefused(`input[${i}]`, 'an item_reference');
+    if (item.type === 'reasoning' && item.encrypted_content === undefined) throw providerObjectRefused(`input[${i}]`, 'a reasoning item without encrypted_content');
     if (item.type === 'function_call' || item.type === 'custom_tool_call') requireFeature(model, 'tools', `input[${i}]`, 'tool calls');
+    if (Array.isArray(item.output)) {
+      item.output.forEach((part: unknown, j) => {
+        if (isRecord(part)) refuseFileId(part, `input[${i}].output[${j}]`);
+      });
+    }
     if (!Array.isArray(item.content)) return;
     item.content.forEach((part: unknown, j) => {
-      const kind = isRecord(part) ? contentPartKind(part.type) : undefined;
+      if (!isRecord(part)) return;
+      const kind = contentPartKind(part.type);
       if (kind !== undefined && kind !== 'text') partAllowance(model, kind, `input[${i}].content[${j}]`);
+      refuseFileId(part, `input[${i}].content[${j}]`);
     });
+  });
+}
+
+/** Refuses the tools that name provider resources by id: a file search's vector stores, a code interpreter's container or files. */
+function checkToolResources(tools: readonly Record<string, unknown>[]): void {
+  tools.forEach((tool, i) => {
+    if (tool.vector_store_ids !== undefined) throw providerObjectRefused(`tools[${i}].vector_store_ids`, 'vector_store_ids');
+    const container = tool.container;
+    if (typeof container === 'string') throw providerObjectRefused(`tools[${i}].container`, 'a container id');
+    if (isRecord(container) && container.file_ids !== undefined) throw providerObjectRefused(`tools[${i}].container.file_ids`, 'file_ids');
   });
 }
 
@@ -77,6 +104,7 @@ function checkFeatures(model: ModelEntry, request: ResponsesRequest): void {
   if (request.background === true) throw new ApiError(400, 'unsupported_parameter', 'background: the gateway answers Responses in the request; background responses are not offered', { param: 'background' });
   // A conversation lives at the provider under the gateway's credentials, where no account owns it.
   if (request.conversation !== undefined) throw new ApiError(400, 'unsupported_parameter', 'conversation: conversations are not offered; continue a response with previous_response_id', { param: 'conversation' });
+  if (request.prompt !== undefined) throw providerObjectRefused('prompt', 'a stored prompt');
   checkExtraFields(model, request, RESPONSES_REQUEST_FIELDS);
   if (request.tool_choice !== undefined) requireFeature(model, 'tools', 'tool_choice', 'tools');
   if (request.parallel_tool_calls !== undefined) requireFeature(model, 'tools', 'parallel_tool_calls', 'tools');
@@ -90,6 +118,7 @@ function checkFeatures(model: ModelEntry, request: ResponsesRequest): void {
 export function askOfResponses(model: ModelEntry, request: ResponsesRequest, count: TextTokenCounter): ResponsesAsk {
   checkFeatures(model, request);
   const tools = request.tools ?? [];
+  checkToolResources(tools);
   const builtInToolReserve = toolReserve(builtInToolPrices(model, tools), request.max_tool_calls);
   checkInput(model, request.input);
   const format = isRecord(request.text) ? request.text.format : undefined;

@@ -92,6 +92,8 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       ['n above 1 where max_n is absent', { model: 'chat-plain', messages: user('hi'), n: 2 }, 'n'],
       ['an audio part', { model: 'chat-fast', messages: user([{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }]) }, 'messages[0].content[0]'],
       ['a file part', { model: 'chat-fast', messages: user([{ type: 'file', file: { file_id: 'file-1' } }]) }, 'messages[0].content[0]'],
+      // A provider file id resolves under the gateway's one provider account, where any account could name another's.
+      ['a file part by file_id, even on a model with file input', { model: 'chat-pro', messages: user([{ type: 'file', file: { file_id: 'file-1' } }]) }, 'messages[0].content[0].file.file_id'],
       ['modalities with audio', { model: 'chat-fast', messages: user('hi'), modalities: ['text', 'audio'] }, 'modalities'],
       ['audio', { model: 'chat-fast', messages: user('hi'), audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
       ['reasoning_effort', { model: 'chat-fast', messages: user('hi'), reasoning_effort: 'low' }, 'reasoning_effort'],
@@ -151,7 +153,7 @@ describe('chat completions: the request surface beyond the spec, its refusals an
     });
 
     it('a file part reserves the file allowance (chat-pro: 4000 tokens)', async () => {
-      const [withPart, without] = await reservedWithAndWithout('chat-pro', { type: 'file', file: { file_id: 'file-1' } });
+      const [withPart, without] = await reservedWithAndWithout('chat-pro', { type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,AAAA' } });
       expect(withPart - without).to.equal(tokenCharge(PRO, 4000, 0));
     });
 

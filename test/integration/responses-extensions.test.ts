@@ -104,6 +104,58 @@ describe('Responses: the extensions a model takes, refused before anything is re
   });
 });
 
+describe('Responses: provider objects named by id are refused, never reaching a provider @integration', () => {
+  let gw: TestGateway;
+  let spy: ResponsesSpy;
+  let key: string;
+  let accountId: string;
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    spy = new ResponsesSpy(gw.simulator);
+    ({ key, accountId } = await gw.fundedAccount(100_000_000));
+  });
+  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
+  after(async () => gw.close());
+
+  // Each resolves under the gateway's one provider key, so account B could use account A's object. chat-pro takes images and files.
+  const user = (part: Record<string, unknown>) => [{ role: 'user', content: [part] }];
+  const refusals: [string, Record<string, unknown>, string][] = [
+    ['an item_reference', { input: [{ type: 'item_reference', id: 'msg_0001' }] }, 'input[0]'],
+    ['an item_reference without its type', { input: [{ role: 'user', content: 'hi' }, { id: 'msg_0001' }] }, 'input[1]'],
+    ['a reasoning item without encrypted_content', { input: [{ type: 'reasoning', id: 'rs_0001', summary: [] }] }, 'input[0]'],
+    ['an input_file by file_id', { input: user({ type: 'input_file', file_id: 'file-0001' }) }, 'input[0].content[0].file_id'],
+    ['an input_image by file_id', { input: user({ type: 'input_image', file_id: 'file-0001', detail: 'auto' }) }, 'input[0].content[0].file_id'],
+    ['a tool output’s input_file by file_id', { input: [{ type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_file', file_id: 'file-0001' }] }] }, 'input[0].output[0].file_id'],
+    ['a stored prompt', { prompt: { id: 'pmpt_0001' } }, 'prompt'],
+    ['a file_search tool with vector stores', { tools: [{ type: 'file_search', vector_store_ids: ['vs_0001'] }] }, 'tools[0].vector_store_ids'],
+    ['a code_interpreter container by id', { tools: [{ type: 'code_interpreter', container: 'cntr_0001' }] }, 'tools[0].container'],
+    ['a code_interpreter container with file_ids', { tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file-0001'] } }] }, 'tools[0].container.file_ids'],
+  ];
+  for (const [what, body, param] of refusals) {
+    it(`refuses ${what} with 400 naming ${param}: nothing reserved, no provider asked`, async () => {
+      const [events, calls] = [(await gw.store.readStream(accountStream(accountId))).length, { ...spy.calls }];
+      const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'hello', ...body });
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
+      expect(res.body.error).to.include({ param, type: 'invalid_request_error', code: 'unsupported_parameter' });
+      expect((await gw.store.readStream(accountStream(accountId))).length, 'nothing reserved').to.equal(events);
+      expect(spy.calls, 'no provider was asked').to.deep.equal(calls);
+    });
+  }
+
+  it('takes the same content sent whole: a function_call item without an id (as the AI SDK sends it) and an image by URL', async () => {
+    const calls = spy.calls.create;
+    const input = [
+      { role: 'user', content: [{ type: 'input_text', text: 'weather?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'auto' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+    ];
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(spy.calls.create).to.equal(calls + 1);
+  });
+});
+
 describe('Responses: stored responses belong to the account that made them @integration', () => {
   let gw: TestGateway;
   let spy: ResponsesSpy;
