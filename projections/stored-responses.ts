@@ -1,6 +1,6 @@
 import type { Projection } from '../src/projections-runtime/consumer';
 import { defineProjection } from '../src/projections-runtime/define';
-import { STORED_RESPONSES_VIEW, type StoredResponseEvent } from '../src/chat/stored-responses/events';
+import { contextTokensOf, STORED_RESPONSES_VIEW, type StoredResponseEvent } from '../src/chat/stored-responses/events';
 
 /** One row per Response the gateway relayed and its provider stores; a deleted one keeps its row with deleted_at. */
 export const storedResponsesProjection: Projection = defineProjection<StoredResponseEvent>()({
@@ -13,6 +13,7 @@ export const storedResponsesProjection: Projection = defineProjection<StoredResp
       key_id text NOT NULL,
       model text NOT NULL,
       channel text NOT NULL,
+      total_tokens bigint NOT NULL,
       created_at timestamptz NOT NULL,
       deleted_at timestamptz,
       revision bigint NOT NULL
@@ -23,8 +24,8 @@ export const storedResponsesProjection: Projection = defineProjection<StoredResp
       case 'ResponseStored': {
         const d = event.data;
         await tx.query(
-          `INSERT INTO stored_responses (response_id, account_id, key_id, model, channel, created_at, revision) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [d.responseId, d.accountId, d.keyId, d.model, d.channel, d.at, event.revision],
+          `INSERT INTO stored_responses (response_id, account_id, key_id, model, channel, total_tokens, created_at, revision) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [d.responseId, d.accountId, d.keyId, d.model, d.channel, contextTokensOf(d), d.at, event.revision],
         );
         return;
       }

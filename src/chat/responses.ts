@@ -101,14 +101,16 @@ function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage,
 
 /**
  * Records a relayed Response its provider stores (`store` not false), so that the caller's
- * account can read, delete and continue it. The answer is delivered and charged by then: a
- * record that fails is logged, and the Response is one the gateway will not find.
+ * account can read, delete and continue it, with its input plus output tokens as charged (`usage`):
+ * the context a continuation carries. The answer is delivered and charged by then: a record that
+ * fails is logged, and the Response is one the gateway will not find.
  */
-async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: OpenAiRelay, request: ResponsesRequest, responseId: string | undefined): Promise<void> {
+async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: OpenAiRelay, request: ResponsesRequest, responseId: string | undefined, usage: ResponsesUsage): Promise<void> {
   if (request.store === false || responseId === undefined) return;
   const auth = authOf(ctx);
   try {
-    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel: channel.name, at: deps.clock().toISOString() };
+    const totalTokens = usage.input_tokens + usage.output_tokens;
+    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel: channel.name, at: deps.clock().toISOString(), totalTokens };
     if (!(await deps.stored.record(data, ctx.state.requestId))) ctx.state.logger.warn({ responseId }, 'response id not recordable or already recorded: not stored');
   } catch (err) {
     ctx.state.logger.warn({ err, responseId }, 'the response is answered but not recorded as stored');
@@ -116,15 +118,17 @@ async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEn
 }
 
 /**
- * The channel a request goes to: the one that made its `previous_response_id` (only a Response of
- * the caller's account continues; any other id is refused before anything is reserved), else the model's.
+ * The channel a request goes to and the context it carries: for a `previous_response_id`, the
+ * channel that made that response and its input plus output tokens, which the provider bills again
+ * as this request's input (only a Response of the caller's account continues; any other id is
+ * refused before anything is reserved); else the model's channel and no context.
  */
-async function channelFor(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, request: ResponsesRequest): Promise<OpenAiRelay> {
+async function continuation(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, request: ResponsesRequest): Promise<{ channel: OpenAiRelay; contextTokens: number }> {
   const previousId = request.previous_response_id;
-  if (previousId === undefined) return deps.upstreams.channel(model.channel);
+  if (previousId === undefined) return { channel: deps.upstreams.channel(model.channel), contextTokens: 0 };
   const previous = await deps.stored.find(authOf(ctx).accountId, previousId);
   if (!previous) throw new ApiError(400, 'previous_response_not_found', `Previous response with id '${previousId}' not found`, { param: 'previous_response_id' });
-  return deps.upstreams.channel(previous.channel);
+  return { channel: deps.upstreams.channel(previous.channel), contextTokens: previous.totalTokens };
 }
 
 /**
@@ -137,17 +141,17 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
   const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
   const ask = askOfResponses(model, request, count);
+  const { channel, contextTokens } = await continuation(deps, ctx, model, request);
   const p = planTokens(model, {
     maxOutput: request.max_output_tokens === undefined ? undefined : { value: request.max_output_tokens, param: 'max_output_tokens' },
-    prompt: { param: 'input', count: ask.promptTokens },
+    prompt: { param: 'input', count: () => ask.promptTokens() + contextTokens },
   });
-  const channel = await channelFor(deps, ctx, model, request);
   await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
     const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), charge.signal);
     const usage = response.usage ? completeUsage(response.usage) : counted(model, p.promptTokens, outputText(response));
     await settle(charge, model, usage, response.output);
-    await remember(deps, ctx, model, channel, request, response.id);
+    await remember(deps, ctx, model, channel, request, response.id, usage);
     ctx.body = { ...response, model: model.id, usage };
   });
 }
@@ -193,7 +197,7 @@ async function streamResponses(
           event.response = response;
         }
         await settle(charge, model, usage, response?.output ?? output.output());
-        await remember(deps, ctx, model, channel, request, response?.id);
+        await remember(deps, ctx, model, channel, request, response?.id, usage);
         await sse.event(event.type, event);
         break;
       }
@@ -201,9 +205,10 @@ async function streamResponses(
     }
     if (!terminal) throw new UpstreamError(502, 'the upstream stream ended before the response completed', 'upstream_incomplete', 'protocol');
   } catch (err) {
-    await settle(charge, model, counted(model, p.promptTokens, delivery.text), output.output(), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
+    const charged = counted(model, p.promptTokens, delivery.text);
+    await settle(charge, model, charged, output.output(), { interrupted: isAbort(err) ? 'client_disconnected' : 'upstream_failed' });
     // The provider made the Response (and keeps it, failed or cut) once it announced it.
-    await remember(deps, ctx, model, channel, request, response?.id);
+    await remember(deps, ctx, model, channel, request, response?.id, charged);
     if (!isAbort(err)) {
       const code = err instanceof UpstreamError ? (err.code ?? 'upstream_error') : 'upstream_error';
       const message = err instanceof UpstreamError ? `upstream: ${err.message}` : 'the upstream stream broke off';
@@ -213,7 +218,7 @@ async function streamResponses(
         await sse.event('response.failed', {
           type: 'response.failed',
           sequence_number: ++sequence,
-          response: { ...response, status: 'failed', error: failedResponseError(code, message), output: output.output(), usage: counted(model, p.promptTokens, delivery.text) },
+          response: { ...response, status: 'failed', error: failedResponseError(code, message), output: output.output(), usage: charged },
         });
       }
     }

@@ -12,13 +12,16 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { testTempDir } from '../support/temp-dirs';
 import { expectSettledAndAuditClean } from '../support/wait';
 import { request } from 'undici';
-import { tokenLine } from '../../src/billing/money';
-import { countTokens } from '../../src/billing/tokens';
+import { tokenCharge, tokenLine } from '../../src/billing/money';
+import { countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
+import { recordFact } from '../../src/domain/facts';
+import { storedResponseStream } from '../../src/chat/stored-responses/events';
 import { chatTokenLine } from '../../src/chat/model-type';
 import { assertOpenAiSchema, assertResponseStreamEventAsTheApiSendsIt } from '../support/openai-schema';
 import { latestSettlement } from '../support/settlements';
 
-/** chat-pro's prices (src/billing/catalog.json). */
+/** chat-fast's and chat-pro's prices (src/billing/catalog.json). */
+const FAST_PRICES = { input_per_million: 1_000_000, output_per_million: 4_000_000 };
 const PRO_PRICES = { input_per_million: 4_000_000, output_per_million: 16_000_000, cached_input_per_million: 1_000_000 };
 
 /**
@@ -213,6 +216,35 @@ describe('Responses: stored responses belong to the account that made them @inte
     expect((await gw.api(mine, 'GET', `/v1/responses/${id}?stream=false`)).status).to.equal(200);
   });
 
+  /** What a follow-up of `key`'s account reserves, continuing `previous` or not; its prompt counted as the gateway counts it. */
+  async function followUpReserved(key: string, accountId: string, previous?: string): Promise<number> {
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'go on', max_output_tokens: 16, previous_response_id: previous });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return (await latestSettlement(gw, accountId)).reserved;
+  }
+  const FOLLOW_UP_PROMPT = countResponsesInputTokens('go on', 'o200k_base');
+
+  it('reserves the context of a continued response, its input plus output tokens, as the provider bills the chain', async () => {
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    const made = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'remember me [sim:tokens=7]' });
+    const previousTotal = made.body.usage.input_tokens + made.body.usage.output_tokens;
+    expect(await followUpReserved(key, accountId)).to.equal(tokenCharge(FAST_PRICES, FOLLOW_UP_PROMPT, 16));
+    expect(await followUpReserved(key, accountId, made.body.id)).to.equal(tokenCharge(FAST_PRICES, FOLLOW_UP_PROMPT + previousTotal, 16));
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
+  it('reads a ResponseStored recorded before totalTokens was kept as no context (0 tokens)', async () => {
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    const keyId = (await gw.store.readStream(accountStream(accountId))).map((e) => (e.data as { keyId?: string }).keyId).find((id) => id !== undefined)!;
+    // A response the provider holds, recorded as the gateway recorded it before the field.
+    const made = await fetch(`${gw.simulator.url}/v1/responses`, { method: 'POST', headers: { authorization: 'Bearer sim', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'upstream', input: 'old' }) });
+    const responseId = ((await made.json()) as { id: string }).id;
+    const data = { responseId, accountId, keyId, model: 'chat-fast', channel: 'default', at: new Date().toISOString() };
+    await recordFact(gw.store, storedResponseStream(responseId), { type: 'ResponseStored', data }, { expected: 'no_stream' });
+    expect(await followUpReserved(key, accountId, responseId)).to.equal(tokenCharge(FAST_PRICES, FOLLOW_UP_PROMPT, 16));
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
   it('refuses another account’s response, a forged id, one made with store: false and a deleted one', async () => {
     await expectRefusedEverywhere(theirs, await created(mine));
     await expectRefusedEverywhere(mine, 'resp_forged_0001');
@@ -229,7 +261,9 @@ describe('Responses: stored responses belong to the account that made them @inte
     const { rows } = await gw.pool.query<{ data: unknown }>(`SELECT data FROM es_events WHERE type = 'ResponseStored' AND data->>'responseId' = $1`, [id]);
     expect(rows).to.have.length(1);
     const data = rows[0]!.data as Record<string, unknown>;
-    expect(Object.keys(data).sort()).to.deep.equal(['accountId', 'at', 'channel', 'keyId', 'model', 'responseId']);
+    expect(Object.keys(data).sort()).to.deep.equal(['accountId', 'at', 'channel', 'keyId', 'model', 'responseId', 'totalTokens']);
+    const usage = (await gw.api(mine, 'GET', `/v1/responses/${id}`)).body.usage;
+    expect(data.totalTokens, 'input plus output tokens, a number').to.equal(usage.input_tokens + usage.output_tokens);
     expect(data).to.include({ model: 'chat-fast', channel: 'default' });
     expect(JSON.stringify(data)).to.not.include('secret');
   });

@@ -7,9 +7,27 @@
 export type StoredResponseEvent =
   | {
       type: 'ResponseStored';
-      data: { readonly responseId: string; readonly accountId: string; readonly keyId: string; readonly model: string; readonly channel: string; readonly at: string };
+      data: {
+        readonly responseId: string;
+        readonly accountId: string;
+        readonly keyId: string;
+        readonly model: string;
+        readonly channel: string;
+        readonly at: string;
+        /**
+         * The response's input plus output tokens (a number, never content): the context a request
+         * that continues it carries, which its provider bills. Optional: events recorded before it
+         * was added have none, and read as 0.
+         */
+        readonly totalTokens?: number;
+      };
     }
   | { type: 'StoredResponseDeleted'; data: { readonly responseId: string; readonly accountId: string; readonly at: string } };
+
+/** The tokens a stored response's context adds to a request that continues it; 0 for an event recorded before the field. */
+export function contextTokensOf(data: Extract<StoredResponseEvent, { type: 'ResponseStored' }>['data']): number {
+  return data.totalTokens ?? 0;
+}
 
 export function storedResponseStream(responseId: string): string {
   return `response-${responseId}`;

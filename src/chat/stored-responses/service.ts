@@ -12,6 +12,8 @@ export interface StoredResponse {
   readonly accountId: string;
   readonly model: string;
   readonly channel: string;
+  /** Its input plus output tokens: the context a request continuing it carries (0 when recorded before that was kept). */
+  readonly totalTokens: number;
 }
 
 export interface StoredResponsesDeps {
@@ -53,12 +55,12 @@ export class StoredResponses {
   async find(accountId: string, responseId: string): Promise<StoredResponse | null> {
     if (!RECORDABLE_ID.test(responseId)) return null;
     await this.deps.progress.waitForStream(storedResponseStream(responseId), [STORED_RESPONSES_VIEW], this.deps.config.projectionWaitMs);
-    const { rows } = await this.deps.pool.query<{ response_id: string; account_id: string; model: string; channel: string }>(
-      `SELECT response_id, account_id, model, channel FROM ${READ_MODEL_SCHEMA}.stored_responses WHERE response_id = $1 AND account_id = $2 AND deleted_at IS NULL`,
+    const { rows } = await this.deps.pool.query<{ response_id: string; account_id: string; model: string; channel: string; total_tokens: string }>(
+      `SELECT response_id, account_id, model, channel, total_tokens FROM ${READ_MODEL_SCHEMA}.stored_responses WHERE response_id = $1 AND account_id = $2 AND deleted_at IS NULL`,
       [responseId, accountId],
     );
     const row = rows[0];
-    return row ? { responseId: row.response_id, accountId: row.account_id, model: row.model, channel: row.channel } : null;
+    return row ? { responseId: row.response_id, accountId: row.account_id, model: row.model, channel: row.channel, totalTokens: Number(row.total_tokens) } : null;
   }
 
   /**
