@@ -54,11 +54,19 @@ function outputText(response: ResponseObject): string {
 }
 
 /**
- * The text an event delivers that the client is charged for when the stream is cut: message text,
- * and a function call's name and arguments (as chat counts a tool call's).
+ * The events whose `delta` is output the client is charged for when the stream is cut: message
+ * text, refusals (as chat counts a refusal), reasoning summaries, and a function call's arguments.
  */
+const CHARGED_DELTAS: ReadonlySet<string> = new Set([
+  'response.output_text.delta',
+  'response.refusal.delta',
+  'response.reasoning_summary_text.delta',
+  'response.function_call_arguments.delta',
+]);
+
+/** The text an event delivers that the client is charged for when the stream is cut: CHARGED_DELTAS, and a function call's name (as chat counts a tool call's). */
 function deliveredText(event: StreamEvent): string {
-  if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') return event.delta ?? '';
+  if (CHARGED_DELTAS.has(event.type)) return event.delta ?? '';
   if (event.type === 'response.output_item.added') {
     const item = event.item as { type?: unknown; name?: unknown } | undefined;
     if (item?.type === 'function_call' && typeof item.name === 'string') return item.name;

@@ -457,6 +457,20 @@ describe('Responses: built-in tool calls, cached and reasoning tokens, function 
     await expectSettledAndAuditClean(gw, [key]);
   });
 
+  it('a provider error in a refusal stream: charged for the refusal deltas delivered, as chat counts refusals', async () => {
+    const { key, accountId } = await account();
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-fast', input: 'no [sim:refusal] [sim:stream-error=server_error]', stream: true, max_output_tokens: 100 });
+    expect(res.status).to.equal(200);
+    const events = sseEvents(res.body);
+    for (const event of events) assertResponseStreamEventAsTheApiSendsIt(event);
+    const refusal = events.filter((e) => e.type === 'response.refusal.delta').map((e) => e.delta as string).join('');
+    expect(refusal.length, 'the simulator streamed refusal deltas').to.be.greaterThan(0);
+    expect(events.at(-1)!.type).to.equal('response.failed');
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.include({ output_tokens: countTokens(refusal, 'o200k_base'), interrupted: 'upstream_failed' });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+
   it('a provider error in a function-call stream: response.failed carries the call with the arguments delivered, charged for them', async () => {
     const { key, accountId } = await account();
     const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
@@ -472,6 +486,45 @@ describe('Responses: built-in tool calls, cached and reasoning tokens, function 
     expect(failed.response.output).to.deep.equal([{ ...events.find((e) => e.type === 'response.output_item.added')!.item, arguments: args, status: 'incomplete' }]);
     const { settled } = await latestSettlement(gw, accountId);
     expect(settled.usage).to.include({ output_tokens: countTokens(`lookup${args}`, 'o200k_base'), interrupted: 'upstream_failed' });
+    await expectSettledAndAuditClean(gw, [key]);
+  });
+});
+
+describe('Responses: a cut stream is charged for the reasoning-summary text delivered @integration', () => {
+  let gw: TestGateway;
+  const SUMMARY = ['The user asks ', 'about the weather; ', 'I should look it up.'];
+
+  before(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    // The simulator streams no reasoning summaries: this provider streams a reasoning item's summary, then breaks off.
+    gw.simulator.addRoutes([
+      {
+        method: 'POST',
+        path: '/v1/responses',
+        handler: (ctx: SimContext) => {
+          let sequence = 0;
+          const event = (type: string, fields: object): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+          const response = { id: 'resp_summary_0001', object: 'response', created_at: 1_767_225_600, status: 'in_progress', model: 'upstream', output: [], usage: null };
+          const where = { item_id: 'rs_0001', output_index: 0, summary_index: 0 };
+          ctx.res.writeHead(200, { 'content-type': 'text/event-stream' });
+          ctx.res.write(event('response.created', { response }));
+          ctx.res.write(event('response.output_item.added', { output_index: 0, item: { type: 'reasoning', id: 'rs_0001', summary: [] } }));
+          for (const delta of SUMMARY) ctx.res.write(event('response.reasoning_summary_text.delta', { ...where, delta }));
+          ctx.res.end();
+        },
+      },
+    ]);
+  });
+  after(async () => gw.close());
+
+  it('a reasoning summary broken off by the provider: charged for the summary deltas delivered', async () => {
+    const { key, accountId } = await gw.fundedAccount(100_000_000);
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'weather?', reasoning: { effort: 'low', summary: 'auto' }, stream: true, max_output_tokens: 100 });
+    expect(res.status).to.equal(200);
+    const deltas = sseEvents(res.body).filter((e) => e.type === 'response.reasoning_summary_text.delta').map((e) => e.delta as string);
+    expect(deltas).to.deep.equal(SUMMARY);
+    const { settled } = await latestSettlement(gw, accountId);
+    expect(settled.usage).to.include({ output_tokens: countTokens(SUMMARY.join(''), 'o200k_base'), interrupted: 'upstream_failed' });
     await expectSettledAndAuditClean(gw, [key]);
   });
 });
