@@ -43,18 +43,28 @@ class ResponsesSpy {
   }
 }
 
+/** A test gateway whose provider answers every Responses create with `create` (the simulator's other routes as always). */
+async function gatewayCreatingResponses(create: (ctx: SimContext) => void): Promise<TestGateway> {
+  const gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+  gw.simulator.addRoutes([{ method: 'POST', path: '/v1/responses', handler: create }]);
+  return gw;
+}
+
 describe('Responses: the extensions a model takes, refused before anything is reserved @integration', () => {
   let gw: TestGateway;
+  let spy: ResponsesSpy;
   let key: string;
   let accountId: string;
 
   before(async () => {
     gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
+    spy = new ResponsesSpy(gw.simulator);
     ({ key, accountId } = await gw.fundedAccount(100_000_000));
   });
   afterEach(async () => expectSettledAndAuditClean(gw, [key]));
   after(async () => gw.close());
 
+  const user = (part: Record<string, unknown>) => [{ role: 'user', content: [part] }];
   const refusals: [string, Record<string, unknown>, string][] = [
     ['an unpriced built-in tool', { model: 'chat-fast', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }, { type: 'web_search' }] }, 'tools[1].type'],
     ['reasoning on a model without it', { model: 'chat-fast', reasoning: { effort: 'low' } }, 'reasoning'],
@@ -63,16 +73,40 @@ describe('Responses: the extensions a model takes, refused before anything is re
     ['a file part on a model without file input', { model: 'chat-fast', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] }, 'input[0].content[0]'],
     ['background', { model: 'chat-pro', background: true }, 'background'],
     ['a field neither OpenAI nor the model knows', { model: 'chat-fast', thinking: { type: 'enabled' } }, 'thinking'],
+    // Provider objects named by id: each resolves under the gateway's one provider key, so account B could use account A's object. chat-pro takes images and files.
+    ['an item_reference', { model: 'chat-pro', input: [{ type: 'item_reference', id: 'msg_0001' }] }, 'input[0]'],
+    ['an item_reference without its type', { model: 'chat-pro', input: [{ role: 'user', content: 'hi' }, { id: 'msg_0001' }] }, 'input[1]'],
+    ['a reasoning item without encrypted_content', { model: 'chat-pro', input: [{ type: 'reasoning', id: 'rs_0001', summary: [] }] }, 'input[0]'],
+    ['an input_file by file_id', { model: 'chat-pro', input: user({ type: 'input_file', file_id: 'file-0001' }) }, 'input[0].content[0].file_id'],
+    ['an input_image by file_id', { model: 'chat-pro', input: user({ type: 'input_image', file_id: 'file-0001', detail: 'auto' }) }, 'input[0].content[0].file_id'],
+    ['a tool output’s input_file by file_id', { model: 'chat-pro', input: [{ type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_file', file_id: 'file-0001' }] }] }, 'input[0].output[0].file_id'],
+    ['a stored prompt', { model: 'chat-pro', prompt: { id: 'pmpt_0001' } }, 'prompt'],
+    ['a file_search tool with vector stores', { model: 'chat-pro', tools: [{ type: 'file_search', vector_store_ids: ['vs_0001'] }] }, 'tools[0].vector_store_ids'],
+    ['a code_interpreter container by id', { model: 'chat-pro', tools: [{ type: 'code_interpreter', container: 'cntr_0001' }] }, 'tools[0].container'],
+    ['a code_interpreter container with file_ids', { model: 'chat-pro', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file-0001'] } }] }, 'tools[0].container.file_ids'],
   ];
   for (const [what, body, param] of refusals) {
-    it(`refuses ${what} with 400 naming ${param}, appending nothing to the account`, async () => {
-      const before = (await gw.store.readStream(accountStream(accountId))).length;
+    it(`refuses ${what} with 400 naming ${param}, appending nothing to the account and asking no provider`, async () => {
+      const [before, calls] = [(await gw.store.readStream(accountStream(accountId))).length, { ...spy.calls }];
       const res = await gw.api(key, 'POST', '/v1/responses', { input: 'hello', ...body });
-      expect(res.status).to.equal(400);
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
       expect(res.body.error).to.include({ param, type: 'invalid_request_error' });
       expect((await gw.store.readStream(accountStream(accountId))).length, 'nothing reserved').to.equal(before);
+      expect(spy.calls, 'no provider was asked').to.deep.equal(calls);
     });
   }
+
+  it('takes the same content sent whole: a function_call item without an id (as the AI SDK sends it) and an image by URL', async () => {
+    const calls = spy.calls.create;
+    const input = [
+      { role: 'user', content: [{ type: 'input_text', text: 'weather?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'auto' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+    ];
+    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(spy.calls.create).to.equal(calls + 1);
+  });
 
   it('takes text: {} as LangChain sends it, function tools, tool_choice, text.format json_schema and a listed provider extra', async () => {
     const res = await gw.api(key, 'POST', '/v1/responses', {
@@ -104,58 +138,6 @@ describe('Responses: the extensions a model takes, refused before anything is re
     const listed = await reserved({ tools });
     const capped = await reserved({ tools, max_tool_calls: 1 });
     expect(capped - listed).to.equal(300_000 - 4 * (25_000 + 300_000));
-  });
-});
-
-describe('Responses: provider objects named by id are refused, never reaching a provider @integration', () => {
-  let gw: TestGateway;
-  let spy: ResponsesSpy;
-  let key: string;
-  let accountId: string;
-
-  before(async () => {
-    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
-    spy = new ResponsesSpy(gw.simulator);
-    ({ key, accountId } = await gw.fundedAccount(100_000_000));
-  });
-  afterEach(async () => expectSettledAndAuditClean(gw, [key]));
-  after(async () => gw.close());
-
-  // Each resolves under the gateway's one provider key, so account B could use account A's object. chat-pro takes images and files.
-  const user = (part: Record<string, unknown>) => [{ role: 'user', content: [part] }];
-  const refusals: [string, Record<string, unknown>, string][] = [
-    ['an item_reference', { input: [{ type: 'item_reference', id: 'msg_0001' }] }, 'input[0]'],
-    ['an item_reference without its type', { input: [{ role: 'user', content: 'hi' }, { id: 'msg_0001' }] }, 'input[1]'],
-    ['a reasoning item without encrypted_content', { input: [{ type: 'reasoning', id: 'rs_0001', summary: [] }] }, 'input[0]'],
-    ['an input_file by file_id', { input: user({ type: 'input_file', file_id: 'file-0001' }) }, 'input[0].content[0].file_id'],
-    ['an input_image by file_id', { input: user({ type: 'input_image', file_id: 'file-0001', detail: 'auto' }) }, 'input[0].content[0].file_id'],
-    ['a tool output’s input_file by file_id', { input: [{ type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_file', file_id: 'file-0001' }] }] }, 'input[0].output[0].file_id'],
-    ['a stored prompt', { prompt: { id: 'pmpt_0001' } }, 'prompt'],
-    ['a file_search tool with vector stores', { tools: [{ type: 'file_search', vector_store_ids: ['vs_0001'] }] }, 'tools[0].vector_store_ids'],
-    ['a code_interpreter container by id', { tools: [{ type: 'code_interpreter', container: 'cntr_0001' }] }, 'tools[0].container'],
-    ['a code_interpreter container with file_ids', { tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file-0001'] } }] }, 'tools[0].container.file_ids'],
-  ];
-  for (const [what, body, param] of refusals) {
-    it(`refuses ${what} with 400 naming ${param}: nothing reserved, no provider asked`, async () => {
-      const [events, calls] = [(await gw.store.readStream(accountStream(accountId))).length, { ...spy.calls }];
-      const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input: 'hello', ...body });
-      expect(res.status, JSON.stringify(res.body)).to.equal(400);
-      expect(res.body.error).to.include({ param, type: 'invalid_request_error', code: 'unsupported_parameter' });
-      expect((await gw.store.readStream(accountStream(accountId))).length, 'nothing reserved').to.equal(events);
-      expect(spy.calls, 'no provider was asked').to.deep.equal(calls);
-    });
-  }
-
-  it('takes the same content sent whole: a function_call item without an id (as the AI SDK sends it) and an image by URL', async () => {
-    const calls = spy.calls.create;
-    const input = [
-      { role: 'user', content: [{ type: 'input_text', text: 'weather?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'auto' }] },
-      { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' },
-      { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
-    ];
-    const res = await gw.api(key, 'POST', '/v1/responses', { model: 'chat-pro', input, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(spy.calls.create).to.equal(calls + 1);
   });
 });
 
@@ -274,18 +256,13 @@ describe('Responses: a provider id the gateway cannot or must not record @integr
   const reads: string[] = [];
 
   before(async () => {
-    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
     // A provider that answers every create with the id the prompt names, and counts the reads.
+    gw = await gatewayCreatingResponses((ctx) => {
+      const id = String((ctx.body as { input: string }).input);
+      const usage = { input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 4 };
+      ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, object: 'response', created_at: 1_767_225_600, status: 'completed', model: 'upstream', output: [], usage }));
+    });
     gw.simulator.addRoutes([
-      {
-        method: 'POST',
-        path: '/v1/responses',
-        handler: (ctx: SimContext) => {
-          const id = String((ctx.body as { input: string }).input);
-          const usage = { input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 4 };
-          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, object: 'response', created_at: 1_767_225_600, status: 'completed', model: 'upstream', output: [], usage }));
-        },
-      },
       {
         method: 'GET',
         path: '/v1/responses/:id',
@@ -495,25 +472,18 @@ describe('Responses: a cut stream is charged for the reasoning-summary text deli
   const SUMMARY = ['The user asks ', 'about the weather; ', 'I should look it up.'];
 
   before(async () => {
-    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
     // The simulator streams no reasoning summaries: this provider streams a reasoning item's summary, then breaks off.
-    gw.simulator.addRoutes([
-      {
-        method: 'POST',
-        path: '/v1/responses',
-        handler: (ctx: SimContext) => {
-          let sequence = 0;
-          const event = (type: string, fields: object): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
-          const response = { id: 'resp_summary_0001', object: 'response', created_at: 1_767_225_600, status: 'in_progress', model: 'upstream', output: [], usage: null };
-          const where = { item_id: 'rs_0001', output_index: 0, summary_index: 0 };
-          ctx.res.writeHead(200, { 'content-type': 'text/event-stream' });
-          ctx.res.write(event('response.created', { response }));
-          ctx.res.write(event('response.output_item.added', { output_index: 0, item: { type: 'reasoning', id: 'rs_0001', summary: [] } }));
-          for (const delta of SUMMARY) ctx.res.write(event('response.reasoning_summary_text.delta', { ...where, delta }));
-          ctx.res.end();
-        },
-      },
-    ]);
+    gw = await gatewayCreatingResponses((ctx) => {
+      let sequence = 0;
+      const event = (type: string, fields: object): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+      const response = { id: 'resp_summary_0001', object: 'response', created_at: 1_767_225_600, status: 'in_progress', model: 'upstream', output: [], usage: null };
+      const where = { item_id: 'rs_0001', output_index: 0, summary_index: 0 };
+      ctx.res.writeHead(200, { 'content-type': 'text/event-stream' });
+      ctx.res.write(event('response.created', { response }));
+      ctx.res.write(event('response.output_item.added', { output_index: 0, item: { type: 'reasoning', id: 'rs_0001', summary: [] } }));
+      for (const delta of SUMMARY) ctx.res.write(event('response.reasoning_summary_text.delta', { ...where, delta }));
+      ctx.res.end();
+    });
   });
   after(async () => gw.close());
 
