@@ -67,11 +67,14 @@ function outputLimit(request: ChatRequest): TokenAsk['maxOutput'] {
  * for, the client's `stream_options` left out (undefined: JSON has no text for it). The output
  * limit planned goes as `max_tokens`, except to a client that set `max_completion_tokens`: that is
  * forwarded as sent, never renamed (reasoning models refuse `max_tokens`), and its `max_tokens`
- * left out (the plan took the newer field). A copy by withChanges, not a rest and a spread
- * literal, which gave every request's body a hidden class of its own (src/domain/with-changes.ts).
+ * left out (the plan took the newer field); and except to a reasoning model (the catalog's
+ * `reasoning`) asked with no limit at all, which gets the planned limit as `max_completion_tokens`
+ * for the same reason. A copy by withChanges, not a rest and a spread literal, which gave every
+ * request's body a hidden class of its own (src/domain/with-changes.ts).
  */
 function upstreamBody(model: ModelEntry, request: ChatRequest, maxTokens: number, stream: boolean): ChatRequest {
-  const completionLimit = request.max_completion_tokens;
+  const unlimited = request.max_completion_tokens === undefined && request.max_tokens === undefined;
+  const completionLimit = request.max_completion_tokens ?? (unlimited && chatCapabilities(model).reasoning === true ? maxTokens : undefined);
   return withChanges(request, {
     model: chatCapabilities(model).upstream_model ?? model.id,
     max_tokens: completionLimit === undefined ? maxTokens : undefined,

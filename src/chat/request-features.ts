@@ -67,6 +67,18 @@ export function checkExtraFields(model: ModelEntry, body: object, known: Readonl
   }
 }
 
+/**
+ * The service tiers a request may name: the provider's default ones, which the catalog's prices
+ * are. Another tier (`priority`, `flex`, `scale`) costs the provider's own price for it, which the
+ * catalog does not hold, so it is refused rather than settled at the default price.
+ */
+const PRICED_SERVICE_TIERS: ReadonlySet<string> = new Set(['auto', 'default']);
+
+/** Refuses a `service_tier` the catalog's prices are not for (chat completions and Responses alike). */
+export function checkServiceTier(model: ModelEntry, tier: unknown): void {
+  if (typeof tier === 'string' && !PRICED_SERVICE_TIERS.has(tier)) throw unsupported(model, 'service_tier', `service_tier ${tier} (its prices are the default tier's)`);
+}
+
 /** The tokens a JSON value (a tool's definition, a schema) adds to a prompt: its text, counted as the prompt is. */
 export function jsonTokens(value: unknown, count: (text: string) => number): number {
   return value === undefined ? 0 : count(JSON.stringify(value));
@@ -94,6 +106,10 @@ export function checkChatFeatures(model: ModelEntry, request: ChatRequest, known
   if (request.reasoning_effort !== undefined) requireFeature(model, 'reasoning', 'reasoning_effort');
   if (request.logprobs === true) requireFeature(model, 'logprobs', 'logprobs');
   if (request.top_logprobs !== undefined) requireFeature(model, 'logprobs', 'top_logprobs', 'logprobs');
+  checkServiceTier(model, request.service_tier);
+  // Chat's built-in web search runs searches the provider bills per call, which a chat completion
+  // does not report: the settlement could not price them (Responses reports them as output items).
+  if (request.web_search_options !== undefined) throw unsupported(model, 'web_search_options', 'web search in chat completions (use Responses with a priced web_search tool)');
   const maxN = caps.max_n ?? 1;
   if (request.n !== undefined && request.n > maxN) throw unsupported(model, 'n', `n above ${maxN}`);
   for (let i = 0; i < request.messages.length; i++) checkMessage(model, caps, request.messages[i]!, `messages[${i}]`);

@@ -2,7 +2,7 @@ import type { ModelEntry } from '../billing/catalog';
 import { contentPartKind, countResponsesInputTokens, type TextTokenCounter } from '../billing/tokens';
 import { ApiError } from '../http/errors';
 import { chatCapabilities, chatPricing } from './model-type';
-import { checkExtraFields, jsonTokens, partAllowance, providerObjectRefused, refuseFileId, requireFeature } from './request-features';
+import { checkExtraFields, checkServiceTier, jsonTokens, partAllowance, providerObjectRefused, refuseFileId, requireFeature } from './request-features';
 import { RESPONSES_REQUEST_FIELDS, type ResponsesRequest } from './schemas';
 
 /**
@@ -106,6 +106,7 @@ function checkFeatures(model: ModelEntry, request: ResponsesRequest): void {
   if (request.conversation !== undefined) throw new ApiError(400, 'unsupported_parameter', 'conversation: conversations are not offered; continue a response with previous_response_id', { param: 'conversation' });
   if (request.prompt !== undefined) throw providerObjectRefused('prompt', 'a stored prompt');
   checkExtraFields(model, request, RESPONSES_REQUEST_FIELDS);
+  checkServiceTier(model, request.service_tier);
   if (request.tool_choice !== undefined) requireFeature(model, 'tools', 'tool_choice', 'tools');
   if (request.parallel_tool_calls !== undefined) requireFeature(model, 'tools', 'parallel_tool_calls', 'tools');
   const format = isRecord(request.text) && isRecord(request.text.format) ? request.text.format.type : undefined;

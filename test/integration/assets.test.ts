@@ -1,28 +1,11 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { consentForm, consentOnPage } from '../support/verification-page';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
 const FEE = 100_000;
 const THIRTY_MINUTES_MS = 30 * 60_000;
 const IMAGE = 'https://images.example.com/people/alice.png';
-
-/** The consent form of a verification page, as a browser would read it: where it posts, and the fields a consenting person sends. */
-function consentForm(html: string, pageUrl: string): { action: string; consent: URLSearchParams; decline: URLSearchParams } {
-  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
-  const checkbox = /<input type="checkbox" id="([^"]+)" name="([^"]+)" value="([^"]+)" required>/.exec(html);
-  const buttons = [...html.matchAll(/<button type="submit" name="([^"]+)" value="([^"]+)"/g)];
-  expect(action, 'the form posts somewhere').to.be.a('string');
-  expect(checkbox, 'a required consent checkbox').to.not.equal(null);
-  expect(html, 'the checkbox is labelled').to.include(`<label for="${checkbox![1]}">`);
-  const consentButton = buttons.find((b) => b[2] === 'consent');
-  const declineButton = buttons.find((b) => b[2] === 'decline');
-  expect(consentButton && declineButton, 'a consent and a decline button').to.not.equal(undefined);
-  return {
-    action: new URL(action!, pageUrl).toString(),
-    consent: new URLSearchParams([[checkbox![2]!, checkbox![3]!], [consentButton![1]!, consentButton![2]!]]),
-    decline: new URLSearchParams([[declineButton![1]!, declineButton![2]!]]),
-  };
-}
 
 describe('asset groups: real-person verification and assets @integration', () => {
   let gw: TestGateway;
@@ -70,11 +53,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
   async function verifiedGroup(k: string, name = 'Alice'): Promise<{ groupId: string; sessionId: string }> {
     const opened = await openSession({ name }, k);
     expect(opened.status, JSON.stringify(opened.body)).to.equal(200);
-    const page = await fetch(opened.body.verification_url);
-    const html = await page.text();
-    const form = consentForm(html, opened.body.verification_url);
-    const sent = await fetch(form.action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.consent.toString() });
-    expect(sent.status).to.equal(200);
+    await consentOnPage(opened.body.verification_url);
     await sessionUntil(opened.body.id, 'verified', k);
     return { groupId: opened.body.group_id, sessionId: opened.body.id };
   }
@@ -159,9 +138,7 @@ describe('asset groups: real-person verification and assets @integration', () =>
     const again = await openSession({ group_id: groupId });
     expect(again.status, JSON.stringify(again.body)).to.equal(200);
     expect(again.body).to.deep.include({ group_id: groupId, status: 'pending' });
-    const page = await fetch(again.body.verification_url);
-    const form = consentForm(await page.text(), again.body.verification_url);
-    await fetch(form.action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.consent.toString() });
+    await consentOnPage(again.body.verification_url);
     await sessionUntil(again.body.id, 'verified');
 
     const other = await gw.fundedAccount(10_000_000);

@@ -100,6 +100,8 @@ describe('chat completions: the request surface beyond the spec, its refusals an
       ['n above max_n', { model: 'chat-fast', messages: user('hi'), n: 5 }, 'n'],
       ['an extra field the model does not list', { model: 'chat-fast', messages: user('hi'), thinking: { type: 'enabled' } }, 'thinking'],
       ['an extra field no model lists', { model: 'chat-pro', messages: user('hi'), colour: 'blue' }, 'colour'],
+      ['a service tier the catalog has no prices for', { model: 'chat-pro', messages: user('hi'), service_tier: 'priority' }, 'service_tier'],
+      ['web search, which a chat completion does not report per call', { model: 'chat-pro', messages: user('hi'), web_search_options: {} }, 'web_search_options'],
     ];
     for (const [what, body, param] of refusals) {
       it(`${what} → 400 naming ${param}; balance, account events and the upstream untouched`, async () => {
@@ -297,6 +299,28 @@ describe('chat completions: the request surface beyond the spec, its refusals an
         { max_tokens: 40, max_completion_tokens: undefined },
         { max_tokens: 4096, max_completion_tokens: undefined },
       ]);
+    });
+
+    it('a reasoning model asked with no limit gets the planned one as max_completion_tokens (reasoning models refuse max_tokens)', async () => {
+      const { key } = await account();
+      const forwarded: object[] = [];
+      for (const limit of [{}, { max_tokens: 40 }]) {
+        expect((await chat(key, { model: 'chat-pro', messages: [{ role: 'user', content: 'hi [sim:tokens=2]' }], ...limit })).status).to.equal(200);
+        const sent = upstream.received.at(-1)!;
+        forwarded.push({ max_tokens: sent.max_tokens, max_completion_tokens: sent.max_completion_tokens });
+      }
+      expect(forwarded).to.deep.equal([
+        { max_tokens: undefined, max_completion_tokens: 8192 },
+        { max_tokens: 40, max_completion_tokens: undefined },
+      ]);
+    });
+
+    it('the default service tiers are forwarded as sent', async () => {
+      const { key } = await account();
+      for (const tier of ['auto', 'default']) {
+        expect((await chat(key, { model: 'chat-pro', messages: [{ role: 'user', content: 'hi [sim:tokens=2]' }], service_tier: tier })).status).to.equal(200);
+        expect(upstream.received.at(-1)!.service_tier).to.equal(tier);
+      }
     });
 
     it('fields OpenAI defines, the parts and a listed extra are forwarded; nulls are not', async () => {

@@ -72,6 +72,7 @@ describe('Responses: the extensions a model takes, refused before anything is re
     ['an audio part, which Responses input does not define, even on a model with audio input', { model: 'chat-pro', input: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'input[0].content[0].type'],
     ['a file part on a model without file input', { model: 'chat-fast', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] }, 'input[0].content[0]'],
     ['background', { model: 'chat-pro', background: true }, 'background'],
+    ['a service tier the catalog has no prices for', { model: 'chat-pro', service_tier: 'flex' }, 'service_tier'],
     ['a field neither OpenAI nor the model knows', { model: 'chat-fast', thinking: { type: 'enabled' } }, 'thinking'],
     // Provider objects named by id: each resolves under the gateway's one provider key, so account B could use account A's object. chat-pro takes images and files.
     ['an item_reference', { model: 'chat-pro', input: [{ type: 'item_reference', id: 'msg_0001' }] }, 'input[0]'],
