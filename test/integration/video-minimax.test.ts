@@ -57,7 +57,8 @@ describe('video generation on MiniMax (the H3 class) @integration', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ content: [{ type: 'text', text: 'rude [sim:task-error=1027]' }], ratio: '1:1' }, 'output_sensitive_content'],
       [{ content: [{ type: 'text', text: 'who' }, { type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' }] }, 'input_sensitive_content'],
-      // MiniMax takes exactly one non-empty text item: an image alone is refused by the provider.
+      // The spec's image-to-video needs no text item, so the gateway takes it; MiniMax takes exactly
+      // one non-empty text item and refuses the rest at submission (docs/providers.md): released.
       [{ content: [{ type: 'image_url', image_url: { url: 'https://example.com/still.png' }, role: 'first_frame' }] }, 'upstream_rejected'],
     ];
     for (const [body, code] of cases) {

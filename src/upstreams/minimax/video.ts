@@ -28,8 +28,11 @@ export type MinimaxVideoTask = Pick<VideoTaskAsk, 'model' | 'content' | 'resolut
 const CREATE_PATH = '/v2/video_generation';
 
 /**
- * The create request. MiniMax takes exactly one text item: several are joined, one per line.
- * An `asset://` image (Ark's asset library) means nothing to MiniMax: refused before it is sent.
+ * The create request. MiniMax takes exactly one text item: several are joined, one per line. A
+ * request without one is sent as it is and MiniMax refuses it: the spec's image-to-video needs no
+ * prompt, and no public MiniMax source says what prompt could stand in (docs/providers.md).
+ * An `asset://` image (Ark's asset library) means nothing to MiniMax; the catalog keeps them from
+ * the H3 class (`asset_images: false`), so this refusal only guards a catalog that does not.
  */
 export function createVideoTask(task: MinimaxVideoTask): WireRequest {
   const texts = task.content.filter((item) => item.type === 'text').map((item) => item.text ?? '');
