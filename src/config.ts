@@ -212,11 +212,15 @@ export function minimumJobLeaseMs(deadlineMs: number): number {
  * attempt again. So the lease alone has to outlast the attempt's deadline (a whole-request
  * deadline, see src/webhooks/deliver.ts) by a margin.
  *
- * The other in-job waits are not bounded by configuration and are idempotent anyway, so the
- * lease is not sized by them: upstream submissions and polls (UPSTREAM_TIMEOUT_MS or a channel's
- * `timeout_ms`, a per-stall deadline) are keyed by the task id and read-only; the archive
- * download (fixed 30 s / 60 s per-stall timeouts in src/tasks/jobs.ts) writes the same key
- * atomically and records its outcome once. Their late outcomes are fenced by the lease.
+ * The other in-job waits are not bounded by configuration, so the lease is not sized by them:
+ * upstream submissions and polls (UPSTREAM_TIMEOUT_MS or a channel's `timeout_ms`, a per-stall
+ * deadline) are keyed by the task id and, but for one, read-only; the archive download (fixed
+ * 30 s / 60 s per-stall timeouts in src/tasks/jobs.ts) writes the same key atomically and records
+ * its outcome once. Their late outcomes are fenced by the lease. The exception is an async image
+ * task's poll, which makes the provider's billable generation (src/media-tasks/images/kind.ts):
+ * a generation that timed out or lost its connection fails the task rather than being made again,
+ * but a lease lost while the call is still in flight (its renewal failing for longer than the
+ * lease) lets another worker start a second one (docs/tasks.md).
  */
 function checkJobLease(config: Config): void {
   const least = minimumJobLeaseMs(config.webhookTimeoutMs);
