@@ -256,9 +256,22 @@ export function parseChannels(text: string, source: string): ChannelConfig[] {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigError(`${source} is not valid JSON${jsonErrorPlace(text, err)}`);
   }
   return channelConfigs(parsed, source);
+}
+
+/**
+ * Where a JSON document broke, as ` at line L, column C`, or nothing. Never the parser's message:
+ * Node 20's quotes the text around the error (`Unexpected token 's', ..."api_key":sk-secr"...`),
+ * which in a channels document may be part of a credential.
+ */
+function jsonErrorPlace(text: string, err: unknown): string {
+  const position = /\bposition (\d+)\b/.exec(err instanceof Error ? err.message : '');
+  if (!position) return '';
+  const before = text.slice(0, Number(position[1]));
+  const line = before.split('\n').length;
+  return ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
 /** parseChannels of a document already parsed from JSON. */
