@@ -212,11 +212,15 @@ export function minimumJobLeaseMs(deadlineMs: number): number {
  * attempt again. So the lease alone has to outlast the attempt's deadline (a whole-request
  * deadline, see src/webhooks/deliver.ts) by a margin.
  *
- * The other in-job waits are not bounded by configuration and are idempotent anyway, so the
- * lease is not sized by them: upstream submissions and polls (UPSTREAM_TIMEOUT_MS or a channel's
- * `timeout_ms`, a per-stall deadline) are keyed by the task id and read-only; the archive
- * download (fixed 30 s / 60 s per-stall timeouts in src/tasks/jobs.ts) writes the same key
- * atomically and records its outcome once. Their late outcomes are fenced by the lease.
+ * The other in-job waits are not bounded by configuration, so the lease is not sized by them:
+ * upstream submissions and polls (UPSTREAM_TIMEOUT_MS or a channel's `timeout_ms`, a per-stall
+ * deadline) are keyed by the task id and, but for one, read-only; the archive download (fixed
+ * 30 s / 60 s per-stall timeouts in src/tasks/jobs.ts) writes the same key atomically and records
+ * its outcome once. Their late outcomes are fenced by the lease. The exception is an async image
+ * task's poll, which makes the provider's billable generation (src/media-tasks/images/kind.ts):
+ * a generation that timed out or lost its connection fails the task rather than being made again,
+ * but a lease lost while the call is still in flight (its renewal failing for longer than the
+ * lease) lets another worker start a second one (docs/tasks.md).
  */
 function checkJobLease(config: Config): void {
   const least = minimumJobLeaseMs(config.webhookTimeoutMs);
@@ -252,9 +256,22 @@ export function parseChannels(text: string, source: string): ChannelConfig[] {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigError(`${source} is not valid JSON${jsonErrorPlace(text, err)}`);
   }
   return channelConfigs(parsed, source);
+}
+
+/**
+ * Where a JSON document broke, as ` at line L, column C`, or nothing. Never the parser's message:
+ * Node 20's quotes the text around the error (`Unexpected token 's', ..."api_key":sk-secr"...`),
+ * which in a channels document may be part of a credential.
+ */
+function jsonErrorPlace(text: string, err: unknown): string {
+  const position = /\bposition (\d+)\b/.exec(err instanceof Error ? err.message : '');
+  if (!position) return '';
+  const before = text.slice(0, Number(position[1]));
+  const line = before.split('\n').length;
+  return ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
 /** parseChannels of a document already parsed from JSON. */

@@ -25,7 +25,9 @@ import { mountPath, type SimulatedProvider } from './provider';
  * `[sim:fail]` the task fails (code 1013), `[sim:task-error=CODE]` it fails with MiniMax's CODE,
  * `[sim:delay=MS]`, `[sim:hold]` (released by `POST /minimax/sim/videos/{id}/release`),
  * `[sim:gate=NAME]`, `[sim:url-ttl=MS]` (the `expires` of the video URL; MiniMax reports none),
- * `[sim:usage-duration=S]` and `[sim:usage-resolution=R]` (what the finished task reports). An
+ * `[sim:usage-duration=S]` and `[sim:usage-resolution=R]` (what the finished task reports),
+ * `[sim:expire]` (it ends `expired` instead of succeeding, as Ark's simulated tasks do: MiniMax's
+ * reference lists no such status, so this one is not checked against the provider). An
  * image URL containing `sim-real-person` is refused as sensitive input (422). The simulator's own
  * controls (release, the video files) sit under its mount, at `/minimax/sim/`.
  */
@@ -47,6 +49,8 @@ interface MinimaxSimTask extends SimTask {
   readonly taskError: number | undefined;
   readonly usageDuration: number | undefined;
   readonly usageResolution: string | undefined;
+  /** `[sim:expire]`: the task ends `expired` when its time comes. */
+  readonly expire: boolean;
   deleted: boolean;
 }
 
@@ -155,6 +159,7 @@ function minimaxRoutes(): ExtraRoute[] {
           taskError: optionalNumber(d.raw['task-error']),
           usageDuration: optionalNumber(d.raw['usage-duration']),
           usageResolution: typeof d.raw['usage-resolution'] === 'string' ? d.raw['usage-resolution'] : undefined,
+          expire: d.raw['expire'] !== undefined,
           deleted: false,
           ...(d.raw['task-error'] !== undefined ? { fail: true } : {}),
         }));
@@ -167,12 +172,13 @@ function minimaxRoutes(): ExtraRoute[] {
       handler: authed(({ req, res, params }) => {
         const task = find(params.id!);
         const phase = simTaskPhase(task);
-        const base = { id: task.id, model: task.model, status: phase, task_type: 'generation', resolution: task.resolution, duration: task.duration, ratio: task.ratio };
+        const status = phase === 'succeeded' && task.expire ? 'expired' : phase;
+        const base = { id: task.id, model: task.model, status, task_type: 'generation', resolution: task.resolution, duration: task.duration, ratio: task.ratio };
         if (phase === 'failed') {
           const code = task.taskError ?? 1013;
           return sendJson(res, 200, { task: { ...base, error: { code, message: code === 1013 ? 'the simulated generation failed' : `the simulated generation failed with code ${code}` } } });
         }
-        if (phase !== 'succeeded') return sendJson(res, 200, { task: base });
+        if (status !== 'succeeded') return sendJson(res, 200, { task: base });
         const seconds = task.usageDuration ?? task.duration;
         const expires = Math.floor((task.finishAt + task.urlTtlMs) / 1000);
         sendJson(res, 200, {

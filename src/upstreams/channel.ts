@@ -203,11 +203,21 @@ function answerOf(status: number, raw: UpstreamResponse['headers'], bytes: Uint8
   };
 }
 
+/** Errors raised before a connection existed: nothing of the request was written. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+function isConnectFailure(err: unknown): boolean {
+  if (err instanceof undiciErrors.ConnectTimeoutError) return true;
+  const { code, syscall } = err as { code?: unknown; syscall?: unknown };
+  return (typeof code === 'string' && CONNECT_CODES.has(code)) || syscall === 'connect' || syscall === 'getaddrinfo';
+}
+
 function toUpstreamError(err: unknown, channel: string): unknown {
   if (err instanceof UpstreamError) return err;
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
     return new UpstreamError(0, `channel ${channel} timed out`, 'upstream_timeout', 'timeout');
   }
   if ((err as { name?: string }).name === 'AbortError' || err instanceof undiciErrors.RequestAbortedError) return err;
-  return new UpstreamError(0, `channel ${channel} is unreachable: ${(err as Error).message}`, 'upstream_unreachable', 'network');
+  const kind = isConnectFailure(err) ? 'connect' : 'network';
+  return new UpstreamError(0, `channel ${channel} is unreachable: ${(err as Error).message}`, 'upstream_unreachable', kind);
 }

@@ -1,6 +1,8 @@
 /**
  * A failed upstream call: an HTTP error answer (status ≥ 400), an error the provider sent inside a
- * stream (status 502), or no answer at all (status 0). `retryAfter` is the provider's Retry-After,
+ * stream (status 502), or no answer at all (status 0): `connect` when no connection was made, so
+ * the provider never saw the request; `timeout` or `network` when it may have (it was sent, or
+ * being sent, when the deadline passed or the connection broke). `retryAfter` is the provider's Retry-After,
  * as it sent it. Each protocol's `errorOf` (src/upstreams/<protocol>/) makes one from its
  * provider's error answer; features only read it.
  */
@@ -9,7 +11,7 @@ export class UpstreamError extends Error {
     readonly status: number,
     message: string,
     readonly code: string | null = null,
-    readonly kind: 'http' | 'timeout' | 'network' | 'protocol' = 'http',
+    readonly kind: 'http' | 'connect' | 'timeout' | 'network' | 'protocol' = 'http',
     readonly retryAfter: string | null = null,
   ) {
     super(message);

@@ -17,6 +17,11 @@ export interface VideoCapabilities {
   readonly reference_assets: boolean;
   /** `video_url` and `audio_url` items (reference videos and audio). */
   readonly reference_media?: boolean;
+  /**
+   * `asset://<id>` images (the real-person asset library, which is Ark's): false where the model's
+   * provider cannot fetch the library's assets (the H3 class, served by MiniMax).
+   */
+  readonly asset_images: boolean;
   /** first_frame / last_frame images. */
   readonly frame_inputs: boolean;
   readonly mix_frames_and_references: boolean;
@@ -58,6 +63,7 @@ export const videoModelType = defineModelType<VideoPricing, VideoCapabilities>('
       auto_duration_seconds: { type: 'integer', minimum: 1 },
       reference_assets: { type: 'boolean' },
       reference_media: { type: 'boolean' },
+      asset_images: { type: 'boolean' },
       frame_inputs: { type: 'boolean' },
       mix_frames_and_references: { type: 'boolean' },
       audio: { type: 'boolean' },
@@ -72,6 +78,7 @@ export const videoModelType = defineModelType<VideoPricing, VideoCapabilities>('
       'durations',
       'auto_duration_seconds',
       'reference_assets',
+      'asset_images',
       'frame_inputs',
       'mix_frames_and_references',
       'audio',

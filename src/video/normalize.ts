@@ -71,6 +71,17 @@ export const VIDEO_RULES: readonly VideoRule[] = [
     violation: (f) => f.body.content.map((item, i) => mediaViolation(item, i, f.allowPrivateTargets)).find((v) => v !== null) ?? null,
   },
   {
+    // The asset library is Ark's: a model whose provider cannot fetch its assets would take the
+    // money and then fail at submission, so the request is refused before anything is reserved.
+    name: 'asset:// images only on models whose provider holds the asset library (not the H3 class)',
+    applies: 'every_request',
+    violation(f) {
+      if (f.caps.asset_images) return null;
+      const index = f.body.content.findIndex((item) => item.type === 'image_url' && isAssetUri(item.image_url?.url ?? ''));
+      return index === -1 ? null : bad('asset_images_not_supported', `${f.model.id} does not take asset:// images: its provider cannot fetch the asset library`, `content[${index}].image_url.url`);
+    },
+  },
+  {
     name: 'idle enhanced models reject video_url_mode upstream',
     applies: 'every_request',
     violation: (f) => (f.body.video_url_mode === 'upstream' && !f.caps.upstream_url_mode ? bad('unsupported_video_url_mode', `${f.model.id} does not support video_url_mode upstream`, 'video_url_mode') : null),

@@ -130,6 +130,19 @@ describe('asset groups: real-person verification and assets @integration', () =>
     // The provider took it: it knows the asset by its own id, which the gateway sent in place of the client's.
     expect(video.body.upstream_id).to.be.a('string');
     await waitFor('the video succeeded', async () => (await gw.api(fresh.key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
+
+    // The H3 class is served by MiniMax, which cannot fetch the asset library's assets: the same
+    // active asset is refused there before anything is reserved, not reserved and then failed.
+    await waitFor('the video settled', async () => (await gw.api(fresh.key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.billing.status === 'settled');
+    const balance = await gw.balance(fresh.key);
+    const h3 = await gw.api(fresh.key, 'POST', '/v1/videos/generations', {
+      model: 'video-h3',
+      ratio: '16:9',
+      content: [{ type: 'text', text: 'the person waves' }, { type: 'image_url', image_url: { url: active.uri }, role: 'reference_image' }],
+    });
+    expect(h3.status, JSON.stringify(h3.body)).to.equal(400);
+    expect(h3.body.error).to.deep.include({ code: 'asset_images_not_supported', param: 'content[1].image_url.url' });
+    expect(await gw.balance(fresh.key)).to.deep.equal(balance);
     await expectSettledAndAuditClean(gw, [fresh.key]);
   });
 

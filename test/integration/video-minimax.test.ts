@@ -53,11 +53,14 @@ describe('video generation on MiniMax (the H3 class) @integration', () => {
     expect(task.billing).to.deep.include({ status: 'settled', amount: 4 * PER_SECOND_2K });
   });
 
-  it('fails a task with the gateway\'s code for MiniMax\'s, and releases it: sensitive output, a refused real person, a text-less request', async () => {
+  it('fails a task with the gateway\'s code for MiniMax\'s, and releases it: sensitive output, an expired task, a refused real person, a text-less request', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ content: [{ type: 'text', text: 'rude [sim:task-error=1027]' }], ratio: '1:1' }, 'output_sensitive_content'],
+      // An expired task (not in MiniMax's reference: docs/providers.md) is refunded, not retried as an unknown status.
+      [{ content: [{ type: 'text', text: 'too late [sim:expire]' }], ratio: '1:1' }, 'upstream_task_expired'],
       [{ content: [{ type: 'text', text: 'who' }, { type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' }] }, 'input_sensitive_content'],
-      // MiniMax takes exactly one non-empty text item: an image alone is refused by the provider.
+      // The spec's image-to-video needs no text item, so the gateway takes it; MiniMax takes exactly
+      // one non-empty text item and refuses the rest at submission (docs/providers.md): released.
       [{ content: [{ type: 'image_url', image_url: { url: 'https://example.com/still.png' }, role: 'first_frame' }] }, 'upstream_rejected'],
     ];
     for (const [body, code] of cases) {

@@ -321,6 +321,7 @@ describe('video generation tasks and webhooks @integration', () => {
       ['H3 text-to-video adaptive', { model: 'video-h3', content: [text], ratio: 'adaptive' }, 'ratio', 'ratio_required'],
       ['H3 generate_audio', { model: 'video-h3', content: [text], ratio: '16:9', generate_audio: true }, 'generate_audio', 'unsupported_parameter'],
       ['H3 frames with references', { model: 'video-h3', content: [image('https://example.com/a.png', 'first_frame'), image('https://example.com/b.png', 'reference_image')] }, 'content', 'frames_with_references'],
+      ['H3 asset:// image (the asset library is Ark\'s, H3 runs on MiniMax)', { model: 'video-h3', ratio: '16:9', content: [text, image('asset://asset_0000000000000000000000000000', 'reference_image')] }, 'content[1].image_url.url', 'asset_images_not_supported'],
       ['video item on a non-reference model', { model: 'video-h3', ratio: '16:9', content: [text, { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' }, role: 'reference_video' }] }, 'content', 'reference_media_not_supported'],
       ['audio item on 1.5 pro', { model: 'video-pro-1.5', content: [text, { type: 'audio_url', audio_url: { url: 'https://example.com/a.mp3' }, role: 'reference_audio' }] }, 'content', 'references_not_supported'],
       ['draft on a model without it', { model: 'video-ref-2.0', content: [text], draft: true }, 'draft', 'draft_not_supported'],

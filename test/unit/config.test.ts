@@ -43,10 +43,22 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ CHANNELS_FILE: dir })).to.equal(`CHANNELS_FILE ${dir} cannot be read: is a directory, not a file`);
   });
 
+  it('malformed CHANNELS is reported by its place, never quoting the text around it (a key may be there)', () => {
+    const key = 'sk-secretKEY0123456789';
+    // Node 20's parser quotes the text around an unexpected token; an unquoted key is one.
+    expect(refusal({ CHANNELS: `[{"name":"default","base_url":"http://a","api_key":${key}}]` })).to.equal('CHANNELS is not valid JSON');
+    expect(refusal({ CHANNELS: `[{"name":"default",\n "api_key":"${key}" "base_url":"http://a"}]` })).to.equal('CHANNELS is not valid JSON at line 2, column 37');
+    for (const text of [`[{"api_key":${key}}]`, `[{"api_key":"${key}`, `[{"api_key":"${key}"x`, `[{"api_key":"${key.slice(0, 8)}\\u00zz${key.slice(8)}"}]`]) {
+      const message = refusal({ CHANNELS: text });
+      expect(message, text).to.match(/^CHANNELS is not valid JSON( at line \d+, column \d+)?$/);
+      expect(message, text).not.to.include('secret');
+    }
+  });
+
   it('CHANNELS_FILE with bad JSON, and CHANNELS entries, name the setting and the entry', () => {
     const file = path.join(dir, 'channels.json');
     fs.writeFileSync(file, '[{"name": ');
-    expect(refusal({ CHANNELS_FILE: file })).to.match(new RegExp(`^CHANNELS_FILE ${file} is not valid JSON: `));
+    expect(refusal({ CHANNELS_FILE: file })).to.equal(`CHANNELS_FILE ${file} is not valid JSON`);
     expect(refusal({ CHANNELS: '{}' })).to.equal('CHANNELS must be a non-empty JSON array of channels');
     expect(refusal({ CHANNELS: '[42]' })).to.equal('CHANNELS[0] must be an object with name and base_url');
     expect(refusal({ CHANNELS: '[{"name":"default","base_url":"ftp://x"}]' })).to.equal('CHANNELS[0].base_url must be an http(s) URL');

@@ -56,7 +56,7 @@ describe('MiniMax video generation v2 adapter', () => {
       expect(await refusal(() => readCreated(answer(200, 'not json'), CHANNEL))).to.include({ status: 502, kind: 'protocol' });
     });
 
-    it('reads every status: queued and running pending, failed with its error, cancelled unasked a failure, succeeded with its video and usage', () => {
+    it('reads every status: queued and running pending, failed with its error, cancelled unasked and expired failures, succeeded with its video and usage', () => {
       const task = (t: Record<string, unknown>) => readTask(answer(200, { task: { id: '106916112212032', task_type: 'generation', ...t } }), CHANNEL);
       expect(task({ status: 'queued' })).to.deep.equal({ state: 'pending', upstreamStatus: 'queued' });
       expect(task({ status: 'running' })).to.deep.equal({ state: 'pending', upstreamStatus: 'running' });
@@ -68,6 +68,8 @@ describe('MiniMax video generation v2 adapter', () => {
       expect(task({ status: 'failed', error: { code: 1013, message: 'internal' } })).to.deep.include({ error: { code: 'task_failed', message: 'internal' } });
       expect(task({ status: 'failed' })).to.deep.include({ error: { code: 'task_failed', message: 'the MiniMax task failed' } });
       expect(task({ status: 'cancelled' })).to.deep.equal({ state: 'failed', error: { code: 'upstream_task_cancelled', message: 'the upstream task was cancelled at the provider' } });
+      // Not in MiniMax's query reference; read as Ark's expired is (docs/providers.md: not checked against the provider).
+      expect(task({ status: 'expired' })).to.deep.equal({ state: 'failed', error: { code: 'upstream_task_expired', message: 'the upstream task expired before it ran' } });
       expect(
         task({
           status: 'succeeded',

@@ -72,13 +72,15 @@ describe('upstream simulator: MiniMax video generation v2', () => {
     expect(await create({ ratio: 'adaptive', content: [text('animate [sim:delay=0]'), first] })).to.have.property('upstreamId');
   });
 
-  it('refuses a real person\'s image as sensitive input (422) and fails tasks with MiniMax\'s codes', async () => {
+  it('refuses a real person\'s image as sensitive input (422), fails tasks with MiniMax\'s codes, and expires one ([sim:expire])', async () => {
     const person: VideoContentItem = { type: 'image_url', image_url: { url: 'https://example.com/sim-real-person.png' }, role: 'first_frame' };
     expect(await refusal(() => create({ content: [text('x'), person] }))).to.include({ status: 422, code: 'input_sensitive_content' });
     const failed = await create({ content: [text('doomed [sim:fail] [sim:delay=0]')] });
     expect(await query(failed.upstreamId)).to.deep.equal({ state: 'failed', error: { code: 'task_failed', message: 'the simulated generation failed' } });
     const sensitive = await create({ content: [text('rude [sim:task-error=1027] [sim:delay=0]')] });
     expect(await query(sensitive.upstreamId)).to.deep.include({ state: 'failed', error: { code: 'output_sensitive_content', message: 'the simulated generation failed with code 1027' } });
+    const expired = await create({ content: [text('too late [sim:expire] [sim:delay=0]')] });
+    expect(await query(expired.upstreamId)).to.deep.equal({ state: 'failed', error: { code: 'upstream_task_expired', message: 'the upstream task expired before it ran' } });
   });
 
   it('cancels a queued task (read later as cancelled at the provider) and deletes a finished one, whose id is then unknown', async () => {

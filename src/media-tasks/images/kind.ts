@@ -55,13 +55,21 @@ type ImageTask = KindTask<ImageTaskRequest, ImageTaskResult, ImageTaskUsage>;
 type ImageRow = KindRow<ImageTaskRequest, ImageTaskResult, ImageTaskUsage>;
 
 /**
- * A failed generation that fails the task at once: the provider refused it (4xx but 429 and its
- * refusal of the gateway's key) or answered its own failure (5xx, no images). No answer at all
- * (a timeout, the network), a rate limit and a refused key are retried by the engine: the call is
- * made again, a new generation.
+ * A failed generation that fails the task at once (its reservation released): the provider
+ * refused it (4xx but 429 and its refusal of the gateway's key), answered its own failure (5xx,
+ * no images), or may have made it without the answer arriving: a timeout or a connection lost
+ * once the request was sent. Calling again would be a new generation the provider bills, with no
+ * way to tell it apart from the first (its API has no idempotency key). Retried by the engine:
+ * a rate limit, a refused key, and a connection that was never made (the provider never saw the
+ * request).
  */
-function failsTheTask(err: unknown): err is UpstreamError {
-  return isRefusal(err) || (err instanceof UpstreamError && (err.status >= 500 || err.kind === 'protocol'));
+export function failsTheTask(err: unknown): err is UpstreamError {
+  return isRefusal(err) || (err instanceof UpstreamError && (err.status >= 500 || err.kind === 'protocol' || err.kind === 'timeout' || err.kind === 'network'));
+}
+
+/** The task's error message: the provider's, or for an answer that never came, why it is not asked again. */
+function generationFailure(err: UpstreamError): string {
+  return err.status === 0 ? `${err.message}: the generation may have been made, so it is not requested again` : err.message;
 }
 
 /** The artifacts of a generation: `image_<i>` for image i (the gallery's), `layer_<i>_<k>_<name>` for its k-th other layer. */
@@ -99,7 +107,7 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
       try {
         answer = await generateImages(channel, imageCall(model, r, 'url'));
       } catch (err) {
-        if (failsTheTask(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_failed', message: err.message } };
+        if (failsTheTask(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_failed', message: generationFailure(err) } };
         throw err;
       }
       const artifacts = artifactsOf(answer.images, r.layered === true);

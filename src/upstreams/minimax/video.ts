@@ -28,8 +28,11 @@ export type MinimaxVideoTask = Pick<VideoTaskAsk, 'model' | 'content' | 'resolut
 const CREATE_PATH = '/v2/video_generation';
 
 /**
- * The create request. MiniMax takes exactly one text item: several are joined, one per line.
- * An `asset://` image (Ark's asset library) means nothing to MiniMax: refused before it is sent.
+ * The create request. MiniMax takes exactly one text item: several are joined, one per line. A
+ * request without one is sent as it is and MiniMax refuses it: the spec's image-to-video needs no
+ * prompt, and no public MiniMax source says what prompt could stand in (docs/providers.md).
+ * An `asset://` image (Ark's asset library) means nothing to MiniMax; the catalog keeps them from
+ * the H3 class (`asset_images: false`), so this refusal only guards a catalog that does not.
  */
 export function createVideoTask(task: MinimaxVideoTask): WireRequest {
   const texts = task.content.filter((item) => item.type === 'text').map((item) => item.text ?? '');
@@ -68,7 +71,7 @@ export function readCreated(answer: WireAnswer, channel: string): { upstreamId: 
   return { upstreamId: String(id) };
 }
 
-/** A queried task: pending, failed (a cancel the gateway did not ask for too), or succeeded with its video and usage. */
+/** A queried task: pending, failed (a cancel the gateway did not ask for, or an expiry, too), or succeeded with its video and usage. */
 export function readTask(answer: WireAnswer, channel: string): VideoTaskReading {
   const task = record(successBody(answer, channel)['task']);
   const status = task?.['status'];
@@ -80,6 +83,10 @@ export function readTask(answer: WireAnswer, channel: string): VideoTaskReading 
   }
   // The gateway polls only tasks it did not cancel: this one was cancelled at MiniMax by someone else.
   if (status === 'cancelled') return { state: 'failed', error: { code: 'upstream_task_cancelled', message: 'the upstream task was cancelled at the provider' } };
+  // MiniMax's query reference lists no `expired`, but a task that times out in its queue is an
+  // end every video provider has (Ark's `expired`): read as a refunded failure, not as an unknown
+  // status retried until the task fails upstream_unavailable (not checked against the provider).
+  if (status === 'expired') return { state: 'failed', error: { code: 'upstream_task_expired', message: 'the upstream task expired before it ran' } };
   if (status !== 'succeeded') throw new UpstreamError(502, `channel ${channel}: MiniMax reported an unknown task status ${JSON.stringify(status)}`, null, 'protocol');
   const url = record(task?.['content'])?.['url'];
   if (typeof url !== 'string' || url === '') return { state: 'failed', error: { code: 'task_failed', message: 'MiniMax reported success without a video' } };
