@@ -16,7 +16,6 @@ export const openaiProtocol: Protocol = {
     'image',
     'minutes',
     'podcast',
-    'subtitle_erase',
     'search',
     'agent',
     'bot',
