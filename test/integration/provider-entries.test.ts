@@ -23,6 +23,7 @@ const PER_SECOND_720 = 400_000; // video-ref-2.0 at 720p (src/billing/catalog.js
 const PER_SECOND_768P = 350_000; // video-h3 at 768P
 const PER_IMAGE_4_0 = 100_000; // image-4.0
 const VERIFICATION_FEE = 100_000; // asset-verification
+const ERASE_PER_SECOND = 5_000; // subtitle-erase
 
 /** Fetches a link the gateway answered, as a client would, and expects a file of `type`. */
 async function expectFile(url: string, type: string): Promise<void> {
@@ -72,7 +73,7 @@ describe("every capability through the channels file's entries, base URLs moved 
     );
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
-    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0' });
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0' });
   });
   beforeEach(() => {
     calls.length = 0;
@@ -191,6 +192,28 @@ describe("every capability through the channels file's entries, base URLs moved 
       'POST /volcengine/ GetVisualValidateResult (HMAC-SHA256)',
       'POST /volcengine/ CreateAsset (HMAC-SHA256)',
       'POST /volcengine/ GetAsset (HMAC-SHA256)',
+    ]);
+  });
+
+  it('erases subtitles on Volcengine VOD over the signed OpenAPI (service vod): pulled, erased, fetched, settled per second output', async () => {
+    const { key } = await funded();
+    const res = await gw.api(key, 'POST', '/v1/videos/erase-subtitle', { video_url: 'https://cdn.example.com/clips/interview.mp4?sim=duration=7', regions: [{ x: 0, y: 0.8, width: 1, height: 0.2 }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await waitFor('the erase final', async () => {
+      const t = (await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${res.body.id}`)).body;
+      return t.status !== 'processing' ? t : null;
+    });
+    expect(task.status, JSON.stringify(task)).to.equal('succeeded');
+    expect(task.result.Duration).to.equal(7);
+    await expectFile(task.video_url, 'video/mp4');
+    await waitFor('the task settled', async () => (await gw.balance(key)).frozen === 0);
+    expect(1_000_000_000 - (await gw.balance(key)).available).to.equal(7 * ERASE_PER_SECOND);
+    expect(distinctCalls()).to.deep.equal([
+      'GET /volcengine/ UploadMediaByUrl (HMAC-SHA256)',
+      'GET /volcengine/ QueryUploadTaskInfo (HMAC-SHA256)',
+      'POST /volcengine/ StartExecution (HMAC-SHA256)',
+      'GET /volcengine/ GetExecution (HMAC-SHA256)',
+      'GET /volcengine/ GetPlayInfo (HMAC-SHA256)',
     ]);
   });
 
