@@ -17,8 +17,10 @@ export interface EraseUsage {
   readonly duration_seconds: number;
 }
 
-/** The result is the provider's own `result` object, shown to the client with the gateway's link in it. */
-/** Submitted by the submit job; the answer is the task as created. */
+/**
+ * Submitted by the submit job; the answer is the task as created. The task's result is the
+ * provider's own erase output, shown to the client with the gateway's link in it.
+ */
 export const ERASE_CREATION: CreationPolicy = {
   endpoint: 'POST /v1/videos/erase-subtitle',
   rateLimit: 'after_checks',
