@@ -19,7 +19,6 @@ export const openaiProtocol: Protocol = {
     'subtitle_erase',
     'search',
     'agent',
-    'bot',
   ],
   auth: ['bearer', 'headers', 'none'],
   simulatorPrefix: '',
