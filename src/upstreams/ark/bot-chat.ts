@@ -12,7 +12,7 @@
  * sends a conversation's earlier turns with each one (keepsConversations false).
  */
 import type { BotChatAdapter, BotChatAsk, BotChatEvent, BotChatMessage, BotChatUsage } from '../bot-chat';
-import { UpstreamError } from '../errors';
+import { isTokenCount, protocolError, recordOf } from '../answer-fields';
 import { streamedError } from '../openai/errors';
 import type { SseEvent } from '../sse';
 import type { WireAnswer, WireRequest } from '../wire';
@@ -71,7 +71,7 @@ function tokensOf(value: unknown): BotChatUsage | null {
   const usage = recordOf(value);
   const input = usage['prompt_tokens'];
   const output = usage['completion_tokens'];
-  return isCount(input) && isCount(output) ? { inputTokens: input, outputTokens: output } : null;
+  return isTokenCount(input) && isTokenCount(output) ? { inputTokens: input, outputTokens: output } : null;
 }
 
 /**
@@ -169,15 +169,3 @@ export const arkBotChat: BotChatAdapter = {
     return readArkBotEvents(opened.events(), transport.name);
   },
 };
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
-
-function recordOf(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-function protocolError(channel: string, what: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
-}

@@ -17,6 +17,7 @@
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { BotChatAdapter, BotChatAsk, BotChatEvent, BotChatMessage, BotChatResult, BotChatUsage } from '../bot-chat';
+import { isTokenCount, protocolError, recordOf } from '../answer-fields';
 import { UpstreamError } from '../errors';
 import type { SseEvent } from '../sse';
 import type { WireAnswer, WireRequest } from '../wire';
@@ -116,7 +117,7 @@ export function usageOf(value: unknown): BotChatUsage | null {
   const usage = recordOf(value);
   const input = usage['input_count'];
   const output = usage['output_count'];
-  if (!isCount(input) || !isCount(output)) return null;
+  if (!isTokenCount(input) || !isTokenCount(output)) return null;
   return { inputTokens: input, outputTokens: output };
 }
 
@@ -298,17 +299,4 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
-
-function recordOf(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-/** An answer that does not read as Coze's: the provider's fault (502). */
-function protocolError(channel: string, what: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
 }
