@@ -61,7 +61,7 @@ interface Plan {
 const conversationIds = (deps: WebQaDeps): ConversationIds => new ConversationIds(deps.signer);
 
 /**
- * POST /v1/agent/chat/completions: a web Q&A turn proxied to the upstream agent channel, billed by
+ * POST /v1/agent/chat/completions: a web Q&A turn proxied to the bot's provider (src/upstreams/bot-chat.ts), billed by
  * the tokens the agent reports, reserved and settled like chat. The answer is an OpenAI chat
  * completion plus the agent's extras: `bot_id`, `conversation_id`, `follow_ups`, `cards`.
  */

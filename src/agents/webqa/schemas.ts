@@ -14,7 +14,7 @@ export interface WebQaMessage extends Omit<ChatMessage, 'content'> {
 }
 
 export interface ExtensionOptions {
-  /** Continue a conversation the upstream agent keeps. */
+  /** Continue a conversation: the provider's, or the gateway's own where the provider keeps none. */
   conversation_id?: string;
   /** The end user, for the upstream's per-user memory; default: the caller's account. */
   user_id?: string;
