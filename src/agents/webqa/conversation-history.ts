@@ -34,7 +34,7 @@ export class ConversationHistory {
     const events = await this.store.readStream(streamOf(conversationId), { fromRevision: Math.max(0, head.revision - MAX_REPLAYED_TURNS + 1) });
     return events.flatMap((event) => {
       if (event.type !== 'WebQaTurnRecorded') return [];
-      const turn = (event as unknown as WebQaTurnRecorded).data;
+      const turn = event.data as WebQaTurnRecorded['data'];
       return [...turn.messages, { role: 'assistant', content: turn.answer }];
     });
   }
