@@ -18,7 +18,6 @@ export const openaiProtocol: Protocol = {
     'podcast',
     'search',
     'agent',
-    'bot',
   ],
   auth: ['bearer', 'headers', 'none'],
   simulatorPrefix: '',
