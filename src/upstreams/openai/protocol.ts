@@ -17,8 +17,6 @@ export const openaiProtocol: Protocol = {
     'minutes',
     'podcast',
     'subtitle_erase',
-    'search',
-    'agent',
     'bot',
   ],
   auth: ['bearer', 'headers', 'none'],
