@@ -70,8 +70,6 @@ export interface Config {
   readonly trustProxyHops: number;
   /** Interval of `: ping` comments on idle event streams. */
   readonly ssePingMs: number;
-  /** Hosts (and their subdomains) whose pages count as official documents for risk identity and cards. */
-  readonly riskOfficialDomains: readonly string[];
   /** The chat model that writes risk report summaries. */
   readonly riskWriterModel: string;
   /** The search model the risk agent queries. */
@@ -132,6 +130,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (eventStore === 'eventstoredb' && !esdbConnectionString) {
     throw new ConfigError('EVENT_STORE=eventstoredb needs ESDB_CONNECTION_STRING');
   }
+  if (nonEmpty(env.RISK_OFFICIAL_DOMAINS) !== undefined) {
+    // Its meaning moved, so a deployment that set it must not start on a different list unawares.
+    throw new ConfigError(
+      "RISK_OFFICIAL_DOMAINS is no longer read: the risk screening's official domains are the catalog's risk-agent capabilities.official_sources, per search (docs/api/agents.md)",
+    );
+  }
   const config: Config = Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
@@ -164,7 +168,6 @@ export function loadConfig(env: Env = process.env): Config {
     authLockoutMaxAddresses: integer(env, 'AUTH_LOCKOUT_MAX_ADDRESSES', 10_000, 1),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 16),
     ssePingMs: integer(env, 'SSE_PING_MS', 15_000, 10),
-    riskOfficialDomains: domainList(env, 'RISK_OFFICIAL_DOMAINS', DEFAULT_RISK_OFFICIAL_DOMAINS),
     riskWriterModel: nonEmpty(env.RISK_WRITER_MODEL) ?? 'chat-fast',
     riskSearchModel: nonEmpty(env.RISK_SEARCH_MODEL) ?? 'web-search',
     riskSearchConcurrency: integer(env, 'RISK_SEARCH_CONCURRENCY', 4, 1, 64),
@@ -339,22 +342,6 @@ function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/**
- * The court, tax and registry sites of the simulator's fictional corpus (the reserved `.example`
- * TLD). Deployments on a real search provider list the real official domains instead.
- */
-const DEFAULT_RISK_OFFICIAL_DOMAINS = ['court.gov.example', 'tax.gov.example', 'gsxt.gov.example'];
-
-/** A comma-separated list of host names, lower-cased. */
-function domainList(env: Env, name: string, fallback: readonly string[]): readonly string[] {
-  const raw = nonEmpty(env[name]);
-  if (raw === undefined) return fallback;
-  const domains = raw.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
-  const bad = domains.find((d) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(d));
-  if (bad !== undefined || domains.length === 0) throw new ConfigError(`${name} must be a comma-separated list of host names, got "${raw}"`);
-  return domains;
 }
 
 /**

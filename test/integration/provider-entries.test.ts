@@ -1,16 +1,17 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { botPricing } from '../../src/agents/model-types';
-import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
-import { tokenCharge } from '../../src/billing/money';
 import { chatRoutes } from '../../simulator/chat';
 import { providerRoutes } from '../../simulator/providers';
 import { startSimulator, type RunningSimulator, type SimContext } from '../../simulator';
+import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { tokenCharge } from '../../src/billing/money';
+import { chatPricing } from '../../src/chat/model-type';
 import { channelConfigs } from '../../src/config';
 import { EXAMPLE_CHANNELS_FILE, simulatedBaseUrl, type ChannelEntry } from '../../src/upstreams/registry';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { testTempDir } from '../support/temp-dirs';
 import { latestSettlement } from '../support/settlements';
 import { expectChatChunkFrames } from '../support/sse-frames';
 import { consentOnPage } from '../support/verification-page';
@@ -23,7 +24,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha' };
 
 /**
  * The catalog's web Q&A bots are on Coze; a bot on Ark's bots API (the `ark-bots` entry) is the
@@ -45,6 +46,7 @@ const PER_SECOND_768P = 350_000; // video-h3 at 768P
 const PER_IMAGE_4_0 = 100_000; // image-4.0
 const VERIFICATION_FEE = 100_000; // asset-verification
 const ERASE_PER_SECOND = 5_000; // subtitle-erase
+const PER_SEARCH = 30_000; // web-search, per answered search
 
 /** Fetches a link the gateway answered, as a client would, and expects a file of `type`. */
 async function expectFile(url: string, type: string): Promise<void> {
@@ -95,7 +97,7 @@ describe("every capability through the channels file's entries, base URLs moved 
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
     const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
-    const catalogFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'provider-entries-')), 'catalog.json');
+    const catalogFile = path.join(testTempDir('provider-entries-'), 'catalog.json');
     fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, models: [...catalog.models, ARK_BOT] }));
     gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0' });
   });
@@ -291,6 +293,40 @@ describe("every capability through the channels file's entries, base URLs moved 
     expect(distinctCalls()).to.deep.equal(['POST /ark/api/v3/bots/chat/completions (Bearer)']);
     const charged = tokenCharge(pricing, first.body.usage.prompt_tokens, first.body.usage.completion_tokens) + tokenCharge(pricing, second.last.usage.prompt_tokens, second.last.usage.completion_tokens);
     expect(before.available - (await gw.balance(key)).available).to.equal(charged);
+  });
+
+  /** Screens 青峦 with the risk agent of `gateway` and checks the report: matched, nine dimensions searched, cards, billed as used. Returns the account's key. */
+  async function screensQingluan(gateway: TestGateway): Promise<string> {
+    const account = await gateway.fundedAccount(1_000_000_000);
+    const res = await gateway.api(account.key, 'POST', '/v1/agent/risk/chat/completions', { messages: [{ role: 'user', content: '「青峦数据科技有限公司」' }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.company).to.deep.include({ identity_status: 'matched', credit_code: '91110108MA01QL8R3P' });
+    expect(res.body.report.coverage).to.deep.include({ total: 9, queried: 9, failed: 0 });
+    expect(res.body.cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['cpws', 'ktgg', 'sifacdk', 'satparty_qs']);
+    expect(res.body.usage).to.deep.include({ query_calls: 10, query_cached: false });
+    const { settled } = await latestSettlement(gateway, account.accountId);
+    expect(settled.amount).to.equal(10 * PER_SEARCH + tokenCharge(chatPricing(gateway.catalog.get('chat-fast')!), res.body.usage.prompt_tokens, res.body.usage.completion_tokens));
+    return account.key;
+  }
+
+  it('screens a company with the risk agent over Tavily, the report written by the chat provider', async () => {
+    keys.push(await screensQingluan(gw));
+    expect(distinctCalls()).to.deep.equal(['POST /tavily/search (Bearer)', 'POST /v1/chat/completions (Bearer)']);
+  });
+
+  it("screens a company with the risk agent over Bocha, once the catalog's search models name the bocha entry", async () => {
+    const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+    const onBocha = { models: catalog.models.map((m) => (m.channel === 'tavily' ? { ...m, channel: 'bocha' } : m)) };
+    const file = path.join(testTempDir('bocha-catalog-'), 'catalog.json');
+    fs.writeFileSync(file, JSON.stringify(onBocha));
+    const bochaGateway = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: file, RATE_LIMIT_PER_MINUTE: '100000' });
+    try {
+      const key = await screensQingluan(bochaGateway);
+      expect(distinctCalls()).to.deep.equal(['POST /bocha/v1/web-search (Bearer)', 'POST /v1/chat/completions (Bearer)']);
+      await expectSettledAndAuditClean(bochaGateway, [key]);
+    } finally {
+      await bochaGateway.close();
+    }
   });
 
   it('relays a chat completion to the OpenAI-compatible provider', async () => {

@@ -68,7 +68,7 @@ describe('config: every bad setting is refused with a message naming it and what
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
     const one = (entry: Record<string, unknown>) => JSON.stringify([{ name: 'c', base_url: 'https://p.example/v1', ...entry }]);
-    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze');
+    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze, tavily, bocha');
     expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers and volcengine, not api_key and headers');
     expect(refusal({ CHANNELS: one({ headers: {} }) })).to.equal('CHANNELS[0].headers must be an object of header names to string values');
     expect(refusal({ CHANNELS: one({ headers: { 'bad name': 'v' } }) })).to.equal('CHANNELS[0].headers: "bad name" is not a header name');
@@ -115,5 +115,11 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ SHUTDOWN_GRACE_MS: '-1' })).to.match(/^SHUTDOWN_GRACE_MS must be an integer from 0 /);
     expect(refusal({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).to.equal('WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false, got "yes"');
     expect(refusal({ EVENT_STORE: 'mysql' })).to.equal('EVENT_STORE must be one of postgres, eventstoredb, got "mysql"');
+  });
+
+  it('RISK_OFFICIAL_DOMAINS, whose list moved to the catalog, is refused rather than ignored', () => {
+    expect(refusal({ RISK_OFFICIAL_DOMAINS: 'court.gov.cn' })).to.match(/^RISK_OFFICIAL_DOMAINS is no longer read: .*risk-agent capabilities\.official_sources/);
+    // An empty value sets nothing, as for every setting.
+    expect(() => loadConfig({ RISK_OFFICIAL_DOMAINS: ' ' })).to.not.throw();
   });
 });

@@ -16,8 +16,6 @@ export const openaiProtocol: Protocol = {
     'image',
     'minutes',
     'podcast',
-    'search',
-    'agent',
   ],
   auth: ['bearer', 'headers', 'none'],
   simulatorPrefix: '',
