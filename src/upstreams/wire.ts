@@ -4,7 +4,7 @@
  * these itself: it hands its typed request to its protocol's adapter (the dependency rules say so).
  */
 
-export type WireMethod = 'GET' | 'POST' | 'DELETE';
+export type WireMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** One request to a provider, relative to its channel's base URL; the channel adds authentication. */
 export interface WireRequest {
