@@ -2,11 +2,12 @@ import { arkProtocol } from './ark/protocol';
 import { minimaxProtocol } from './minimax/protocol';
 import { openaiProtocol } from './openai/protocol';
 import type { Protocol } from './protocol';
+import { tingwuProtocol } from './tingwu/protocol';
 import { volcengineOpenapiProtocol } from './volcengine-openapi/protocol';
 
 /** Every provider protocol a channel may name (one line each; docs/providers.md). */
 export const PROTOCOLS: ReadonlyMap<string, Protocol> = new Map(
-  [openaiProtocol, arkProtocol, minimaxProtocol, volcengineOpenapiProtocol].map((p) => [p.name, p]),
+  [openaiProtocol, arkProtocol, minimaxProtocol, volcengineOpenapiProtocol, tingwuProtocol].map((p) => [p.name, p]),
 );
 
 export function protocolNamed(name: string): Protocol {
