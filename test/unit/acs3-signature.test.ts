@@ -1,21 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { OpenApiUtil, $OpenApiUtil } from '@alicloud/openapi-core';
 import Tingwu, { CreateTaskRequest } from '@alicloud/tingwu20230930';
 import { acs3Date, signAcs3, verifyAcs3, type Acs3Credentials } from '../../src/upstreams/auth/acs3-signature';
 import type { SignableRequest } from '../../src/upstreams/auth/signing';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { recordingServer, type RecordingServer } from '../support/recording-server';
+import { seededRandom as random } from '../support/seeded-random';
 
 const ALPHABET = "abcXYZ019-_.~ !'()*&=+/?%#:;,@$\t 中文é😀";
 
@@ -69,23 +58,14 @@ describe('Alibaba Cloud ACS3-HMAC-SHA256 request signature', () => {
 
   describe('the official Tingwu SDK, clock and nonce pinned, against the gateway signer', () => {
     const credentials: Acs3Credentials = { accessKeyId: 'LTAI5tSimulatedKey', accessKeySecret: 'simulated-secret' };
-    const seen: { method: string; url: string; headers: http.IncomingHttpHeaders; body: Buffer }[] = [];
-    let server: http.Server;
-    let endpoint: string;
+    let server: RecordingServer;
     const restore: (() => void)[] = [];
 
     before(async () => {
-      server = http.createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ RequestId: 'r-1', Code: '0', Message: 'success', Data: { TaskId: 'c5394c6ee0fb474899d42215a3925c7e', TaskStatus: 'ONGOING' } }));
-        });
+      server = await recordingServer((_request, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ RequestId: 'r-1', Code: '0', Message: 'success', Data: { TaskId: 'c5394c6ee0fb474899d42215a3925c7e', TaskStatus: 'ONGOING' } }));
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      endpoint = `127.0.0.1:${(server.address() as AddressInfo).port}`;
       // The SDK reads the clock and draws the nonce through these two: pinned, its request is reproducible.
       const utils = OpenApiUtil as unknown as { getTimestamp: () => string; getNonce: () => string };
       const { getTimestamp, getNonce } = utils;
@@ -95,11 +75,11 @@ describe('Alibaba Cloud ACS3-HMAC-SHA256 request signature', () => {
     });
     after(async () => {
       for (const undo of restore) undo();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     });
 
     it('adds the same x-acs-date, nonce, body hash and Authorization to CreateTask and GetTaskInfo as the SDK sent', async () => {
-      const client = new Tingwu(new $OpenApiUtil.Config({ ...credentials, endpoint, protocol: 'http' }));
+      const client = new Tingwu(new $OpenApiUtil.Config({ ...credentials, endpoint: new URL(server.url).host, protocol: 'http' }));
       await client.createTask(
         new CreateTaskRequest({
           type: 'offline',
@@ -109,8 +89,8 @@ describe('Alibaba Cloud ACS3-HMAC-SHA256 request signature', () => {
         }),
       );
       await client.getTaskInfo('c5394c6ee0fb474899d42215a3925c7e');
-      expect(seen.map((s) => `${s.method} ${s.url}`)).to.deep.equal(['PUT /openapi/tingwu/v2/tasks?type=offline', 'GET /openapi/tingwu/v2/tasks/c5394c6ee0fb474899d42215a3925c7e']);
-      for (const request of seen) {
+      expect(server.seen.map((s) => `${s.method} ${s.url}`)).to.deep.equal(['PUT /openapi/tingwu/v2/tasks?type=offline', 'GET /openapi/tingwu/v2/tasks/c5394c6ee0fb474899d42215a3925c7e']);
+      for (const request of server.seen) {
         const url = new URL(request.url, 'http://sdk');
         const sent = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
         const { authorization, 'x-acs-date': date, 'x-acs-signature-nonce': nonce, 'x-acs-content-sha256': hash, ...rest } = sent;
@@ -123,7 +103,7 @@ describe('Alibaba Cloud ACS3-HMAC-SHA256 request signature', () => {
         expect(ours, `${request.method} ${request.url}`).to.deep.equal({ 'x-acs-date': date, 'x-acs-signature-nonce': nonce, 'x-acs-content-sha256': hash, authorization });
         expect(rest['x-acs-version']).to.equal('2023-09-30');
       }
-      expect(seen.map((s) => s.headers['x-acs-action'])).to.deep.equal(['CreateTask', 'GetTaskInfo']);
+      expect(server.seen.map((s) => s.headers['x-acs-action'])).to.deep.equal(['CreateTask', 'GetTaskInfo']);
     });
   });
 

@@ -1,52 +1,37 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { channelConfigs } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { verifyAcs3 } from '../../src/upstreams/auth/acs3-signature';
 import { verifyVolcengine } from '../../src/upstreams/auth/volcengine-signature';
 import { Channel, type ChannelAuth } from '../../src/upstreams/channel';
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
+import { recordingServer, type RecordingServer } from '../support/recording-server';
 
 /** The channel transport on the wire: a test server records each request and answers as told. */
 describe('channel transport (Channel.call): authentication strategies, query strings, answers of any body', () => {
-  let server: http.Server;
+  let server: RecordingServer;
   let base: string;
-  const seen: Seen[] = [];
   const channels: Channel[] = [];
   const now = new Date('2026-12-05T17:00:00Z');
 
   before(async () => {
-    server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
-        if (req.url!.startsWith('/base/binary')) {
-          res.writeHead(200, { 'content-type': 'application/octet-stream', 'X-Request-Id': 'req-1' });
-          res.end(Buffer.from([0, 255, 1, 254]));
-        } else if (req.url!.startsWith('/base/empty')) {
-          res.writeHead(204, { 'X-Tt-Logid': 'log-1' });
-          res.end();
-        } else {
-          res.writeHead(req.url!.startsWith('/base/refused') ? 429 : 200, { 'content-type': 'application/json', 'Retry-After': '3' });
-          res.end(JSON.stringify({ ok: true }));
-        }
-      });
+    server = await recordingServer((req, res) => {
+      if (req.url.startsWith('/base/binary')) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'X-Request-Id': 'req-1' });
+        res.end(Buffer.from([0, 255, 1, 254]));
+      } else if (req.url.startsWith('/base/empty')) {
+        res.writeHead(204, { 'X-Tt-Logid': 'log-1' });
+        res.end();
+      } else {
+        res.writeHead(req.url.startsWith('/base/refused') ? 429 : 200, { 'content-type': 'application/json', 'Retry-After': '3' });
+        res.end(JSON.stringify({ ok: true }));
+      }
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/base`;
+    base = `${server.url}/base`;
   });
 
   after(async () => {
     await Promise.all(channels.map((c) => c.close()));
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await server.close();
   });
 
   const channel = (auth: ChannelAuth): Channel => {
@@ -54,7 +39,7 @@ describe('channel transport (Channel.call): authentication strategies, query str
     channels.push(c);
     return c;
   };
-  const last = () => seen[seen.length - 1]!;
+  const last = () => server.seen[server.seen.length - 1]!;
 
   it('Bearer: `Authorization: Bearer <api_key>`', async () => {
     await channel({ kind: 'bearer', apiKey: 'sk-wire' }).call({ method: 'GET', path: '/ok' });

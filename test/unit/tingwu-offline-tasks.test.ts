@@ -160,6 +160,14 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
 
     before(async () => {
       server = http.createServer((req, res) => {
+        // A file that never comes: the deadline ends the wait.
+        if (req.url === '/slow.json') return;
+        // A file of unannounced length, sent in chunks: counted as it comes.
+        if (req.url === '/chunked.json') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          for (let i = 0; i < 3; i++) res.write(Buffer.alloc(600, 0x20));
+          return res.end();
+        }
         const file = files[req.url!];
         fetched.push(req.url!);
         res.writeHead(file?.status ?? (file ? 200 : 404), { 'content-type': file?.type ?? 'application/json' });
@@ -178,7 +186,10 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
         '/gone.json': { status: 403, body: '<Error><Code>AccessDenied</Code></Error>' },
       });
     });
-    after(async () => new Promise<void>((resolve) => server.close(() => resolve())));
+    after(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
     beforeEach(() => {
       fetched.length = 0;
     });
@@ -252,12 +263,16 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(await readingOf(ongoing, ASK, 'tingwu')).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394 });
     });
 
-    it('refuses a file that is not 200, larger than the cap, not JSON, or behind a link that is not http(s): the provider’s failure, retried', async () => {
+    it('refuses a file that is not 200, larger than the cap, not JSON, late, or behind a link that is not http(s): the provider’s failure, retried', async () => {
       const failure = (url: string, maxBytes = 1024) => upstreamErrorOf(() => fetchResultJson(url, 'tingwu', 'Transcription', { maxBytes, timeoutMs: 5_000 }));
       expect(await failure(`${base}/gone.json`)).to.include({ status: 502, kind: 'protocol', message: 'channel tingwu: the Transcription result file answered HTTP 403' });
       expect((await failure(`${base}/big.json`)).message).to.equal('channel tingwu: the Transcription result file is larger than 1024 bytes');
+      expect((await failure(`${base}/chunked.json`)).message).to.equal('channel tingwu: the Transcription result file is larger than 1024 bytes');
       expect((await failure(`${base}/html.json`)).message).to.equal('channel tingwu: the Transcription result file is not JSON');
       expect((await failure('file:///etc/passwd')).message).to.equal('channel tingwu: the Transcription result file link is not an http(s) URL');
+      const late = await upstreamErrorOf(() => fetchResultJson(`${base}/slow.json`, 'tingwu', 'Transcription', { maxBytes: 1024, timeoutMs: 200 }));
+      expect(late).to.include({ status: 502, kind: 'protocol' });
+      expect(late.message).to.match(/^channel tingwu: the Transcription result file could not be fetched: /);
       expect(await fetchResultJson(`${base}/big.json`, 'tingwu', 'x', { maxBytes: 4096, timeoutMs: 5_000 }).catch((e: Error) => e.message)).to.equal('channel tingwu: the x result file is not JSON');
     });
   });
