@@ -853,6 +853,22 @@ describe('meeting minutes @integration', () => {
     expect(refused.body.error).to.equal('the speech provider refused the file: the audio format is not supported');
   });
 
+  it('answers 502 and 400 in shape B for partner-minutes when Tingwu is unavailable or refuses the file, and fails a task Tingwu failed with its code, releasing every freeze', async () => {
+    const before = await balance();
+    const unavailable = await create({ model: 'partner-minutes', file_url: media('a.mp3', { sim: 'asr_unavailable' }), features: { summary: true } });
+    expect(unavailable.status).to.equal(502);
+    expect(unavailable.body).to.deep.equal({ error: 'upstream: The request has failed due to a temporary failure of the server.', type: 'upstream_error' });
+    const refused = await create({ model: 'partner-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }), features: { summary: true } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body).to.deep.equal({ error: 'the speech provider refused the file: Invalid audio format.', type: 'invalid_request_error' });
+    const broken = await create({ model: 'partner-minutes', file_url: media('broken.mp3', { sim: 'asr_fail' }), features: { qa: true } });
+    expect(broken.status).to.equal(200);
+    const task = await settled(broken.body.id);
+    expect(task).to.include({ status: 'failed', error_code: 'transcription_failed', error: 'the transcription failed: Audio format invalid. (TSC.AudioFormat)' });
+    for (const member of ['transcription', 'summary', 'chapters', 'extraction', 'translation']) expect(task[member], member).to.equal(null);
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+  });
+
   it('lists the caller\'s minutes tasks newest first with a cursor', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await create({ model: 'partner-minutes', file_url: media(`p${i}.mp3`, { sim_duration_ms: '20000' }), features: { summary: true } })).body.id);
