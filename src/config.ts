@@ -251,7 +251,7 @@ function channels(env: Env): ChannelConfig[] | null {
 /**
  * A channels document (CHANNELS, CHANNELS_FILE, the fallback's deploy/channels.example.json): each
  * entry's name, protocol (default `openai`), base URL, one authentication (`api_key` for Bearer,
- * `headers`, or `volcengine` signing) that its protocol accepts, deadline and concurrency.
+ * `headers`, `volcengine` signing or `alibaba` ACS3 signing) that its protocol accepts, deadline and concurrency.
  * Throws ConfigError naming the entry and field; never echoes a credential.
  */
 export function parseChannels(text: string, source: string): ChannelConfig[] {
@@ -306,14 +306,15 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
 
 /** The channel field that selects each authentication strategy, for messages. */
 const AUTH_FIELD = (kind: ChannelAuth['kind']): string =>
-  ({ none: 'no credentials', bearer: 'api_key', headers: 'headers', volcengine: 'volcengine (request signing)' })[kind];
+  ({ none: 'no credentials', bearer: 'api_key', headers: 'headers', volcengine: 'volcengine (request signing)', acs3: 'alibaba (ACS3 request signing)' })[kind];
 
 const VOLCENGINE_FIELDS = ['access_key_id', 'secret_access_key', 'region', 'service'] as const;
+const ALIBABA_FIELDS = ['access_key_id', 'access_key_secret'] as const;
 
-/** The one authentication strategy an entry names: `api_key`, `headers` or `volcengine`, or none. */
+/** The one authentication strategy an entry names: `api_key`, `headers`, `volcengine` or `alibaba`, or none. */
 function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
-  const given = (['api_key', 'headers', 'volcengine'] as const).filter((field) => c[field] !== undefined);
-  if (given.length > 1) throw new ConfigError(`${where}: give one of api_key, headers and volcengine, not ${given.join(' and ')}`);
+  const given = (['api_key', 'headers', 'volcengine', 'alibaba'] as const).filter((field) => c[field] !== undefined);
+  if (given.length > 1) throw new ConfigError(`${where}: give one of api_key, headers, volcengine and alibaba, not ${given.join(' and ')}`);
   if (c.api_key !== undefined) {
     if (typeof c.api_key !== 'string') throw new ConfigError(`${where}.api_key must be a string`);
     return c.api_key === '' ? { kind: 'none' } : { kind: 'bearer', apiKey: c.api_key };
@@ -336,6 +337,14 @@ function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
     if (v.session_token !== undefined && typeof v.session_token !== 'string') throw new ConfigError(`${where}.volcengine.session_token must be a string`);
     const credentials = { accessKeyId: v.access_key_id as string, secretAccessKey: v.secret_access_key as string, region: v.region as string, service: v.service as string };
     return { kind: 'volcengine', credentials: typeof v.session_token === 'string' && v.session_token !== '' ? { ...credentials, sessionToken: v.session_token } : credentials };
+  }
+  if (c.alibaba !== undefined) {
+    const a = c.alibaba;
+    if (!isObject(a)) throw new ConfigError(`${where}.alibaba must be an object with ${ALIBABA_FIELDS.join(', ')}`);
+    for (const field of ALIBABA_FIELDS) {
+      if (typeof a[field] !== 'string' || a[field] === '') throw new ConfigError(`${where}.alibaba.${field} must be a non-empty string`);
+    }
+    return { kind: 'acs3', credentials: { accessKeyId: a.access_key_id as string, accessKeySecret: a.access_key_secret as string } };
   }
   return { kind: 'none' };
 }

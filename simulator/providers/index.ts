@@ -6,10 +6,11 @@ import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
 import { tavilyProvider } from './tavily';
+import { tingwuProvider } from './tingwu';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider, tingwuProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

@@ -211,7 +211,7 @@ describe('meeting minutes @integration', () => {
     await settled(created[0]!.body.id, fresh.key);
   });
 
-  it('runs partner-minutes with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
+  it('runs partner-minutes on Tingwu with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
     const before = await balance();
     const res = await create({
       model: 'partner-minutes',
@@ -226,16 +226,26 @@ describe('meeting minutes @integration', () => {
     const task = await settled(res.body.id);
     expect(task.status).to.equal('succeeded');
     expect(task.report).to.equal(null);
-    expect(task.transcription.sentences).to.have.length.greaterThan(5);
-    expect(task.transcription.speakers.map((s: any) => s.id)).to.deep.equal(['spk-1', 'spk-2']);
+    const sentences = task.transcription.sentences as any[];
+    expect(sentences).to.have.length.greaterThan(5);
+    // Tingwu's SpeakerIds, named as Tingwu names them in its summaries.
+    expect(task.transcription.speakers).to.deep.equal([{ id: '1', name: '发言人1' }, { id: '2', name: '发言人2' }]);
+    expect(new Set(sentences.map((s) => s.speaker.id))).to.deep.equal(new Set(['1', '2']));
+    expect(sentences[sentences.length - 1].end_time).to.equal(95_000);
     expect(task.summary).to.have.keys(['title', 'paragraph']);
     expect(task.summary.paragraph).to.include('项目例会');
     expect(task.chapters, 'not requested').to.equal(null);
+    // The extraction keeps Tingwu's structure: MeetingAssistance's action items, each naming its sentence.
     expect(task.extraction).to.have.keys(['todos']);
-    expect(task.extraction.todos[0].content).to.include('预算表');
-    expect(task.translation.target_lang).to.equal('en_us');
-    expect(task.translation.sentences).to.have.length(task.transcription.sentences.length);
-    expect(task.translation.sentences[0].content).to.equal("Good morning everyone, let's start the weekly project sync.");
+    const todo = task.extraction.todos[0];
+    expect(todo).to.have.keys(['Id', 'SentenceId', 'Start', 'End', 'Text']);
+    expect(todo.Text).to.include('预算表');
+    expect(sentences.find((s) => s.id === String(todo.SentenceId))).to.deep.include({ content: todo.Text, start_time: todo.Start, end_time: todo.End });
+    // So does the translation: Tingwu's paragraphs of sentences, one for each sentence transcribed.
+    expect(task.translation).to.have.keys(['Paragraphs']);
+    const translated = (task.translation.Paragraphs as any[]).flatMap((p) => p.Sentences);
+    expect(translated.map((s) => String(s.SentenceId))).to.deep.equal(sentences.map((s) => s.id));
+    expect(translated[0].Text).to.equal("Good morning everyone, let's start the weekly project sync.");
     const u = task.usage;
     expect(u).to.have.keys(['duration_ms', 'features', 'all_activate', 'engine', 'rate_per_hour', 'amount', 'flash_input_tokens', 'flash_output_tokens']);
     expect(u).to.deep.equal({
@@ -251,18 +261,25 @@ describe('meeting minutes @integration', () => {
     expect(before.available - (await balance()).available).to.equal(asrAmount(95_000, PARTNER_RATE));
   });
 
-  it('runs partner-minutes with all_activate: every extra, word times on request', async () => {
+  it('runs partner-minutes on Tingwu with all_activate: every extra, word times on request', async () => {
     const res = await create({ model: 'partner-minutes', file_url: media('all-hands.mp4', { sim_duration_ms: '61000' }), source_lang: 'en_us', all_activate: true, need_word_time_series: true });
     expect(res.status).to.equal(200);
     const task = await settled(res.body.id);
     expect(task.status).to.equal('succeeded');
     expect(task.summary.title).to.equal('Meeting minutes');
     expect(task.chapters.chapter_summary).to.have.length.greaterThan(0);
-    expect(task.chapters.chapter_summary[0]).to.include.keys(['title', 'summary', 'start_time', 'end_time']);
+    expect(task.chapters.chapter_summary[0]).to.have.keys(['title', 'summary', 'start_time', 'end_time']);
+    expect(task.chapters.chapter_summary[0].start_time).to.equal(task.transcription.sentences[0].start_time);
     expect(task.extraction).to.have.keys(['todos', 'qa']);
-    expect(task.extraction.qa[0].answer).to.include('plan B');
-    expect(task.translation.target_lang).to.equal('zh_cn');
-    expect(task.transcription.sentences[0].words.length).to.be.greaterThan(3);
+    expect(task.extraction.qa[0]).to.have.keys(['Question', 'SentenceIdsOfQuestion', 'Answer', 'SentenceIdsOfAnswer']);
+    expect(task.extraction.qa[0].Answer).to.include('plan B');
+    expect(task.translation.Paragraphs[0].Sentences[0].Text, 'into the other language').to.equal('大家早上好，我们开始本周的项目例会。');
+    expect(task.transcription.speakers.map((s: any) => s.name)).to.deep.equal(['Speaker 1', 'Speaker 2', 'Speaker 3']);
+    const first = task.transcription.sentences[0];
+    expect(first.words.length).to.be.greaterThan(3);
+    expect(first.words.map((w: any) => w.text).join(' ')).to.equal(first.content);
+    expect(first.words[0].start_time).to.equal(first.start_time);
+    expect(first.words[first.words.length - 1].end_time).to.equal(first.end_time);
     expect(task.usage).to.deep.include({ all_activate: true, features: ['summary', 'chapters', 'todos', 'qa', 'translate'], amount: asrAmount(61_000, PARTNER_RATE) });
   });
 
@@ -834,6 +851,22 @@ describe('meeting minutes @integration', () => {
     const refused = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }) });
     expect(refused.status).to.equal(400);
     expect(refused.body.error).to.equal('the speech provider refused the file: the audio format is not supported');
+  });
+
+  it('answers 502 and 400 in shape B for partner-minutes when Tingwu is unavailable or refuses the file, and fails a task Tingwu failed with its code, releasing every freeze', async () => {
+    const before = await balance();
+    const unavailable = await create({ model: 'partner-minutes', file_url: media('a.mp3', { sim: 'asr_unavailable' }), features: { summary: true } });
+    expect(unavailable.status).to.equal(502);
+    expect(unavailable.body).to.deep.equal({ error: 'upstream: The request has failed due to a temporary failure of the server.', type: 'upstream_error' });
+    const refused = await create({ model: 'partner-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }), features: { summary: true } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body).to.deep.equal({ error: 'the speech provider refused the file: Invalid audio format.', type: 'invalid_request_error' });
+    const broken = await create({ model: 'partner-minutes', file_url: media('broken.mp3', { sim: 'asr_fail' }), features: { qa: true } });
+    expect(broken.status).to.equal(200);
+    const task = await settled(broken.body.id);
+    expect(task).to.include({ status: 'failed', error_code: 'transcription_failed', error: 'the transcription failed: Audio format invalid. (TSC.AudioFormat)' });
+    for (const member of ['transcription', 'summary', 'chapters', 'extraction', 'translation']) expect(task[member], member).to.equal(null);
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
   });
 
   it('lists the caller\'s minutes tasks newest first with a cursor', async () => {

@@ -24,7 +24,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha', tingwu: '' };
 
 /**
  * The catalog's web Q&A bots are on Coze; a bot on Ark's bots API (the `ark-bots` entry) is the
@@ -47,6 +47,7 @@ const PER_IMAGE_4_0 = 100_000; // image-4.0
 const VERIFICATION_FEE = 100_000; // asset-verification
 const ERASE_PER_SECOND = 5_000; // subtitle-erase
 const PER_SEARCH = 30_000; // web-search, per answered search
+const PARTNER_MINUTES_PER_HOUR = 2_400_000; // partner-minutes rate_per_hour
 
 /** Fetches a link the gateway answered, as a client would, and expects a file of `type`. */
 async function expectFile(url: string, type: string): Promise<void> {
@@ -64,7 +65,8 @@ function servedBySimulator(entry: ChannelEntry, simulatorUrl: string): ChannelEn
 
 /**
  * A provider call as the simulator's route saw it: method, route path (its prefix included), on the
- * Volcengine OpenAPI the Action, and the authentication scheme (`Bearer`, or Volcengine's `HMAC-SHA256` signature).
+ * Volcengine OpenAPI the Action, and the authentication scheme (`Bearer`, Volcengine's `HMAC-SHA256`
+ * or Alibaba Cloud's `ACS3-HMAC-SHA256` signature).
  */
 function callOf(method: string, path: string, ctx: SimContext, authorization: string): string {
   const action = ctx.query.get('Action');
@@ -327,6 +329,31 @@ describe("every capability through the channels file's entries, base URLs moved 
     } finally {
       await bochaGateway.close();
     }
+  });
+
+  it('runs partner-minutes on Tingwu over the ACS3-signed OpenAPI, its result files read, settled by the length Tingwu reports', async () => {
+    const { key, accountId } = await funded();
+    const res = await gw.api(key, 'POST', '/v1/audio/minutes', {
+      model: 'partner-minutes',
+      file_url: 'https://media.example.com/board.mp3?sim_duration_ms=95000',
+      number_of_speakers: 2,
+      features: { summary: true, todos: true, translate: true },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await waitFor('the minutes settled', async () => {
+      const t = (await gw.api(key, 'GET', `/v1/audio/minutes/${res.body.id}`)).body;
+      return t.status !== 'processing' && (await gw.balance(key)).frozen === 0 ? t : null;
+    });
+    expect(task.status, JSON.stringify(task.error)).to.equal('succeeded');
+    expect(task.transcription.speakers.map((s: { id: string }) => s.id)).to.deep.equal(['1', '2']);
+    expect(task.summary.paragraph).to.include('项目例会');
+    expect(task.extraction.todos[0].Text).to.include('预算表');
+    expect(task.translation.Paragraphs[0].Sentences[0].Text).to.equal("Good morning everyone, let's start the weekly project sync.");
+    const amount = Math.ceil((95_000 * PARTNER_MINUTES_PER_HOUR) / 3_600_000);
+    expect(task.usage).to.deep.include({ duration_ms: 95_000, amount });
+    const { settled } = await latestSettlement(gw, accountId);
+    expect([settled.amount, settled.overrun]).to.deep.equal([amount, 0]);
+    expect(distinctCalls()).to.deep.equal(['PUT /openapi/tingwu/v2/tasks (ACS3-HMAC-SHA256)', 'GET /openapi/tingwu/v2/tasks/:id (ACS3-HMAC-SHA256)']);
   });
 
   it('relays a chat completion to the OpenAI-compatible provider', async () => {
