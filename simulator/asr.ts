@@ -9,9 +9,9 @@ import type { ExtraRoute } from './server';
  * Simulated speech providers for meeting minutes, deterministic and steered by query parameters
  * of the file URL (a real provider ignores them):
  *
- * - A file-ASR task API (`POST /v1/asr/tasks`, `GET /v1/asr/tasks/{id}`; engine `auc_flash`):
- *   a multi-speaker transcript in Chinese or English, with segment ids, millisecond times and
- *   speaker ids (word times on request).
+ * - The recordings every simulated speech provider transcribes (createTask, also used by
+ *   Volcengine's recording recognition, providers/volcengine-speech.ts): a multi-speaker transcript
+ *   in Chinese or English, with segment ids, millisecond times and speaker ids (word times on request).
  * - A partner minutes API (`POST /v1/partner/minutes/tasks`, `GET …/{task_id}`) in its own
  *   vocabulary: the transcript plus the requested extras (summary, chapters, todos, qa, translation).
  * - Media files (`GET|HEAD /sim/media/{name}`) to point file URLs at.
@@ -47,7 +47,7 @@ interface SimTranscript {
   speakers: { id: string; name: string }[];
 }
 
-interface SimTask {
+export interface SimTask {
   readonly id: string;
   readonly createdAt: number;
   readonly finishAt: number;
@@ -159,7 +159,7 @@ async function inspect(url: URL): Promise<{ ok: boolean; status: number; duratio
   }
 }
 
-interface SubmitOptions {
+export interface SubmitOptions {
   url: string;
   language: string;
   speakerIdentification: boolean;
@@ -168,7 +168,7 @@ interface SubmitOptions {
   features: Record<string, unknown> | null;
 }
 
-async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
+export async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
   let url: URL;
   try {
     url = new URL(o.url);
@@ -208,7 +208,7 @@ async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
   };
 }
 
-function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
+export function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
   if (task.held) return 'running';
   const now = Date.now();
   if (now >= task.finishAt) return 'done';
@@ -277,58 +277,6 @@ class SimAsrTasks {
     if (!task) throw new HttpError(404, `task ${id} not found`, 'ResourceNotFound');
     return task;
   }
-}
-
-/** The speech provider's protocol: submit a recording, poll its utterances. */
-function speechRoutes(tasks: SimAsrTasks): ExtraRoute[] {
-  return [
-    {
-      method: 'POST',
-      path: '/v1/asr/tasks',
-      handler: async ({ req, res, body }) => {
-        const b = (body ?? {}) as { engine?: string; audio?: { url?: string }; language?: string; speaker_identification?: boolean; number_of_speakers?: number; word_time_series?: boolean };
-        if (typeof b.audio?.url !== 'string') throw new HttpError(400, 'audio.url is required', 'InvalidParameter.AudioUrl');
-        const id = await tasks.submit(req.headers['x-client-request-id'], 'asr-sim', {
-          url: b.audio.url,
-          language: b.language === 'en_us' ? 'en_us' : 'zh_cn',
-          speakerIdentification: b.speaker_identification !== false,
-          speakers: typeof b.number_of_speakers === 'number' ? b.number_of_speakers : 0,
-          words: b.word_time_series === true,
-          features: null,
-        });
-        sendJson(res, 200, { id, engine: b.engine ?? 'auc_flash' });
-      },
-    },
-    {
-      method: 'GET',
-      path: '/v1/asr/tasks/:id',
-      handler: ({ res, params }) => {
-        const task = tasks.find(params.id!);
-        const state = stateOf(task);
-        if (state !== 'done') return sendJson(res, 200, { id: task.id, status: state, duration_ms: state === 'running' ? task.durationMs : null });
-        if (task.fail) return sendJson(res, 200, { id: task.id, status: 'failed', error: task.fail });
-        const t = task.transcript();
-        sendJson(res, 200, {
-          id: task.id,
-          status: 'succeeded',
-          duration_ms: t.durationMs,
-          result: {
-            language: t.language,
-            duration_ms: t.durationMs,
-            utterances: t.segments.map((s) => ({
-              id: s.id,
-              text: s.text,
-              start_time: s.startMs,
-              end_time: s.endMs,
-              speaker_id: s.speakerId,
-              ...(s.words ? { words: s.words.map((w) => ({ text: w.text, start_time: w.startMs, end_time: w.endMs })) } : {}),
-            })),
-            speakers: t.speakers,
-          },
-        });
-      },
-    },
-  ];
 }
 
 /** The partner minutes provider's protocol: a transcript with the requested extras. */
@@ -420,5 +368,5 @@ function mediaRoutes(): ExtraRoute[] {
 
 export function asrRoutes(): ExtraRoute[] {
   const tasks = new SimAsrTasks();
-  return [...speechRoutes(tasks), ...partnerMinutesRoutes(tasks), ...mediaRoutes()];
+  return [...partnerMinutesRoutes(tasks), ...mediaRoutes()];
 }

@@ -6,7 +6,8 @@ export type { Logger };
  * The names of members that can carry a credential, compared in lower case: a request's
  * `authorization` and `cookie`, an API key, an admin token, a password, the database URL, and a
  * channel's authentication (`auth`: a Bearer key, a set of headers or Volcengine's secret; and the
- * raw CHANNELS members `api_key`, `headers` values aside, and `volcengine`).
+ * raw CHANNELS members `api_key`, `headers` values aside, and `volcengine`); Volcengine speech's
+ * key headers (`x-api-access-key`, the new console's `x-api-key`) wherever request headers are logged.
  */
 const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'authorization',
@@ -22,6 +23,8 @@ const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'volcengine',
   'secretaccesskey',
   'secret_access_key',
+  'x-api-access-key',
+  'x-api-key',
 ]);
 
 export const REDACTED = '[redacted]';

@@ -12,6 +12,7 @@ import type { SimContext } from '../route';
 interface ExampleEntry {
   readonly protocol?: string;
   readonly api_key?: string;
+  readonly headers?: Readonly<Record<string, string>>;
   readonly volcengine?: { readonly access_key_id: string; readonly secret_access_key: string };
 }
 
@@ -25,6 +26,13 @@ function exampleEntries(): readonly ExampleEntry[] {
 export function hasAcceptedBearer(ctx: SimContext, protocol: string): boolean {
   const match = /^Bearer (.+)$/.exec(ctx.req.headers.authorization ?? '');
   return match !== null && exampleEntries().some((e) => (e.protocol ?? 'openai') === protocol && e.api_key === match[1]);
+}
+
+/** Whether the request carries every header (names case-insensitive, values exact) of one `headers` entry the file gives a channel of `protocol`. */
+export function hasAcceptedHeaders(ctx: SimContext, protocol: string): boolean {
+  return exampleEntries().some(
+    (e) => (e.protocol ?? 'openai') === protocol && e.headers !== undefined && Object.entries(e.headers).every(([name, value]) => ctx.req.headers[name.toLowerCase()] === value),
+  );
 }
 
 /**

@@ -4,9 +4,10 @@ import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
+import { volcengineSpeechProvider } from './volcengine-speech';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, volcengineSpeechProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

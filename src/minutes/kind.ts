@@ -1,10 +1,12 @@
-import type { Catalog } from '../billing/catalog';
+import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { isRefusal, pollBackoff, startedUnits, taskChannel } from '../tasks/upstream-task';
+import { minutesAdapterOf } from '../upstreams/minutes-adapters';
 import type { Upstreams } from '../upstreams/registry';
+import { minutesAsk } from './ask';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
 import type { MinutesResult, MinutesUsage } from './result';
@@ -65,40 +67,6 @@ type MinutesTask = KindTask<NormalizedMinutesRequest, MinutesResult, MinutesUsag
 /** The request of a minutes task read from its recorded state (the summary stage and summaries read it). */
 export function minutesRequestOf(task: { request: Readonly<Record<string, unknown>> }): NormalizedMinutesRequest {
   return MINUTES_TASK.request.decode(task.request);
-}
-
-// --- the file-ASR protocol (engine auc_flash) ---------------------------------------------------
-
-interface AsrTask {
-  id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  duration_ms?: number | null;
-  error?: { code?: string; message?: string };
-  result?: {
-    language?: string;
-    duration_ms?: number;
-    utterances?: { id: string; text: string; start_time: number; end_time: number; speaker_id?: string | null; words?: { text: string; start_time: number; end_time: number }[] }[];
-    speakers?: { id: string; name: string }[];
-  };
-}
-
-function asrTranscript(t: AsrTask, language: string): Transcript {
-  const r = t.result ?? {};
-  return {
-    durationMs: startedUnits(r.duration_ms ?? t.duration_ms) ?? 0,
-    language: r.language ?? language,
-    segments: (r.utterances ?? []).map(
-      (u): Segment => ({
-        id: u.id,
-        text: u.text,
-        startMs: u.start_time,
-        endMs: u.end_time,
-        speakerId: u.speaker_id ?? null,
-        ...(u.words ? { words: u.words.map((w) => ({ text: w.text, startMs: w.start_time, endMs: w.end_time })) } : {}),
-      }),
-    ),
-    speakers: (r.speakers ?? []).map((s) => ({ id: s.id, displayName: s.name })),
-  };
 }
 
 // --- the partner minutes protocol ----------------------------------------------------------------
@@ -163,6 +131,11 @@ function partnerExtras(t: PartnerTask, request: NormalizedMinutesRequest, transc
   return extras;
 }
 
+/** The provider's model or resource of a minutes model: the catalog's `upstream_model`, else the gateway's model id. */
+function upstreamModelOf(model: ModelEntry): string {
+  return minutesCapabilities(model).upstream_model ?? model.id;
+}
+
 function durationExceeded(durationMs: number, request: NormalizedMinutesRequest): UpstreamPoll | null {
   if (durationMs <= request.max_duration_ms) return null;
   return {
@@ -211,22 +184,10 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     async submit(task: MinutesTask) {
       const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
-      const upstreamModel = minutesCapabilities(model).upstream_model ?? model.id;
+      const upstreamModel = upstreamModelOf(model);
       const headers = { 'x-client-request-id': task.taskId };
       try {
-        if (r.protocol === 'asr') {
-          const body = {
-            model: upstreamModel,
-            engine: r.engine,
-            audio: { url: r.file_url, format: r.file_type },
-            language: r.source_lang,
-            speaker_identification: r.speaker_identification,
-            number_of_speakers: r.number_of_speakers,
-            ...(r.hot_words ? { hot_words: r.hot_words } : {}),
-            word_time_series: r.need_word_time_series,
-          };
-          return { upstreamId: (await channel.json<{ id: string }>('POST', '/asr/tasks', body, undefined, headers)).id };
-        }
+        if (r.protocol === 'asr') return await minutesAdapterOf(channel).submit(channel, minutesAsk(task, upstreamModel));
         const body = {
           model: upstreamModel,
           file_url: r.file_url,
@@ -256,16 +217,16 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     },
 
     async poll(task: MinutesTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
-      const { channel } = taskChannel(deps, task.model);
+      const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
       const id = encodeURIComponent(task.upstreamId!);
       let transcript: Transcript;
       let extras: Record<string, unknown> = {};
       if (r.protocol === 'asr') {
-        const t = await channel.json<AsrTask>('GET', `/asr/tasks/${id}`);
-        if (t.status === 'queued' || t.status === 'running') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: t.status };
-        if (t.status !== 'succeeded') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error?.message ?? t.status} (${t.error?.code ?? 'unknown'})` } };
-        transcript = asrTranscript(t, r.source_lang);
+        const t = await minutesAdapterOf(channel).get(channel, task.upstreamId!, minutesAsk(task, upstreamModelOf(model)));
+        if (t.state === 'pending') return durationExceeded(t.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: t.upstreamStatus };
+        if (t.state === 'failed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error.message} (${t.error.code})` } };
+        transcript = { ...t.transcript, durationMs: startedUnits(t.transcript.durationMs) ?? 0 };
       } else {
         const t = await channel.json<PartnerTask>('GET', `/partner/minutes/tasks/${id}`);
         if (t.status === 'processing') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: 'running' };
