@@ -4,7 +4,7 @@ import { startSimulator, type RunningSimulator } from '../../simulator';
 import { Channel } from '../../src/upstreams/channel';
 import type { MinutesTaskAsk } from '../../src/upstreams/minutes-task';
 import { EXAMPLE_CHANNELS_FILE } from '../../src/upstreams/registry';
-import { flashRecognition, queryRecognition, readRecognition, readSubmitted, submitRecognition, volcengineSpeechMinutes } from '../../src/upstreams/volcengine-speech/recording-recognition';
+import { flashRecognition, queryRecognition, readRecognition, submitRefusal, submitRecognition, volcengineSpeechMinutes } from '../../src/upstreams/volcengine-speech/recording-recognition';
 import type { WireRequest } from '../../src/upstreams/wire';
 import { waitFor } from '../support/wait';
 import { upstreamErrorOf } from '../support/wire-answer';
@@ -74,7 +74,7 @@ describe('upstream simulator: Volcengine big-model recording recognition', () =>
   it('answers queued (20000002) for the first fifth of the processing time, then processing (20000001), with {}', async () => {
     const slow = ask({ sim_asr_delay_ms: '600000' });
     const held = ask({ sim: 'asr_hold' });
-    for (const a of [slow, held]) readSubmitted(await speech.call(submitRecognition(a)), 'volc-speech');
+    for (const a of [slow, held]) expect(submitRefusal(await speech.call(submitRecognition(a)), 'volc-speech')).to.equal(null);
     const queued = await speech.call(queryRecognition(slow.taskId, slow));
     expect([queued.headers['x-api-status-code'], queued.json()]).to.deep.equal(['20000002', {}]);
     expect(await volcengineSpeechMinutes.get(speech, held.taskId, held)).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: null });
@@ -82,7 +82,7 @@ describe('upstream simulator: Volcengine big-model recording recognition', () =>
 
   it('keeps one task per request id: a repeat is refused (45000001), which the adapter takes as submitted since the query knows the task', async () => {
     const a = ask();
-    readSubmitted(await speech.call(submitRecognition(a)), 'volc-speech');
+    expect(submitRefusal(await speech.call(submitRecognition(a)), 'volc-speech')).to.equal(null);
     expect(await status(submitRecognition(a))).to.deep.equal([400, '45000001', `duplicate request: X-Api-Request-Id ${a.taskId} was submitted before`]);
     expect(await volcengineSpeechMinutes.submit(speech, a)).to.deep.equal({ upstreamId: a.taskId });
     expect(await (await fetch(`${sim.url}/openspeech/api/v3/sim/recognitions/${a.taskId}`)).json()).to.deep.equal({ submit: 3, query: 1, flash: 0 });
@@ -127,7 +127,7 @@ describe('upstream simulator: Volcengine big-model recording recognition', () =>
     expect(await status(submitRecognition(ask({ sim: 'asr_unavailable' })))).to.deep.equal([503, '55000031', 'the service is busy: the speech service is temporarily unavailable']);
     expect(await status(flashRecognition(ask({ sim: 'asr_reject' })))).to.deep.equal([400, '45000151', 'the audio format is not supported']);
     const broken = ask({ sim: 'asr_fail' });
-    readSubmitted(await speech.call(submitRecognition(broken)), 'volc-speech');
+    expect(submitRefusal(await speech.call(submitRecognition(broken)), 'volc-speech')).to.equal(null);
     expect(await status(queryRecognition(broken.taskId, broken))).to.deep.equal([400, '45000151', 'invalid audio format: the audio could not be decoded']);
     expect(await status(flashRecognition(ask({ sim: 'asr_silent' })))).to.deep.equal([200, '20000003', 'silent audio']);
   });

@@ -21,7 +21,7 @@
  *   examples show none; open-source clients read it there (docs/providers.md).
  * The errors are read by the protocol's errorOf (protocol.ts).
  */
-import { UpstreamError } from '../errors';
+import type { UpstreamError } from '../errors';
 import type { MinutesSegment, MinutesTaskAdapter, MinutesTaskAsk, MinutesTaskReading, MinutesTranscriptReading } from '../minutes-task';
 import type { WireAnswer, WireRequest } from '../wire';
 import { SPEECH_STATUS, speechStatusOf, volcengineSpeechErrorOf } from './protocol';
@@ -117,9 +117,9 @@ function knowsTask(answer: WireAnswer): boolean {
   return code === SPEECH_STATUS.done || code === SPEECH_STATUS.processing || code === SPEECH_STATUS.queued || code === SPEECH_STATUS.silent;
 }
 
-/** The answer to a submit: its empty body is not read; anything but 20000000 is the protocol's error. */
-export function readSubmitted(answer: WireAnswer, channel: string): void {
-  if (speechStatusOf(answer).code !== SPEECH_STATUS.done) throw volcengineSpeechErrorOf(answer, channel);
+/** The refusal a submit's answer carries (its empty body is not read), or null when the task was submitted (20000000). */
+export function submitRefusal(answer: WireAnswer, channel: string): UpstreamError | null {
+  return speechStatusOf(answer).code === SPEECH_STATUS.done ? null : volcengineSpeechErrorOf(answer, channel);
 }
 
 function recordOf(value: unknown): Readonly<Record<string, unknown>> {
@@ -224,13 +224,11 @@ export const volcengineSpeechMinutes: MinutesTaskAdapter = {
   async submit(transport, ask, signal) {
     if (usesFlash(ask)) return { upstreamId: `${FLASH_ID_PREFIX}${ask.taskId}` };
     const answer = await transport.call(submitRecognition(ask), signal);
-    try {
-      readSubmitted(answer, transport.name);
-    } catch (err) {
-      const repeated = err instanceof UpstreamError && speechStatusOf(answer).code === SPEECH_STATUS.invalidRequest;
-      if (!repeated || !knowsTask(await transport.call(queryRecognition(ask.taskId, ask), signal))) throw err;
-    }
-    return { upstreamId: ask.taskId };
+    const refusal = submitRefusal(answer, transport.name);
+    if (refusal === null) return { upstreamId: ask.taskId };
+    const repeated = speechStatusOf(answer).code === SPEECH_STATUS.invalidRequest;
+    if (repeated && knowsTask(await transport.call(queryRecognition(ask.taskId, ask), signal))) return { upstreamId: ask.taskId };
+    throw refusal;
   },
 
   async get(transport, upstreamId, ask) {
