@@ -200,3 +200,20 @@ function intInRange(value: string | true | undefined, min: number, max: number):
   const n = Number(value);
   return n >= min && n <= max ? n : undefined;
 }
+
+/** `sim` query values of a URL as prompt directives: `fail,delay=5` → `[sim:fail] [sim:delay=5]`. */
+export function directivesOfUrl(url: string): SimDirectives {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return parseDirectives('');
+  }
+  const markers = parsed.searchParams
+    .getAll('sim')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean)
+    .map((v) => `[sim:${v}]`);
+  return parseDirectives(markers.join(' '));
+}

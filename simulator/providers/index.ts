@@ -1,5 +1,6 @@
 /** Every simulated provider (one line each): mounted by all-routes.ts, listed by `npm run simulator`. */
 import { arkProvider } from './ark';
+import { cozeProvider } from './coze';
 import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
@@ -7,7 +8,7 @@ import { volcengineOpenapiProvider } from './volcengine-openapi';
 import { volcengineSpeechProvider } from './volcengine-speech';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, volcengineSpeechProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, volcengineSpeechProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

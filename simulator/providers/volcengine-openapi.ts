@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { directivesOfUrl } from '../erase';
+import type { ServerResponse } from 'node:http';
+import { directivesOfUrl } from '../directives';
 import { originOf } from '../files';
 import { HttpError, sendJson } from '../http';
 import type { ExtraRoute, SimContext } from '../route';
@@ -8,10 +8,14 @@ import { volcengineOpenapiProtocol } from '../../src/upstreams/volcengine-openap
 import { SimTaskStore, simTaskPhase, type SimTask } from '../task-store';
 import { volcengineSignatureCheck } from './credentials';
 import type { SimulatedProvider } from './provider';
+import { compactTime, OpenApiError, type Action, type ServiceActions } from './volcengine-actions';
+import { simulatedVod } from './volcengine-vod';
 
 /**
  * Volcengine's OpenAPI for Ark's asset library and its real-person verification, simulated at
- * `/volcengine/` (the real host: https://ark.cn-beijing.volcengineapi.com/), speaking the
+ * `/volcengine/` (the real host: https://ark.cn-beijing.volcengineapi.com/), with VOD's subtitle
+ * erase Actions for requests signed for the `vod` service (simulator/providers/volcengine-vod.ts;
+ * the real host https://vod.volcengineapi.com/), speaking the
  * provider's protocol: `POST /volcengine/?Action=…&Version=2024-01-01` with a JSON body, signed
  * with Volcengine's HMAC-SHA256 signature for the `ark` service with the access key of the
  * checked-in channels file (simulator/providers/credentials.ts; a missing, unknown or wrong one is
@@ -58,17 +62,6 @@ const REFUSAL_STATUS: Record<string, number> = {
   SignatureDoesNotMatch: 401,
 };
 
-/** An OpenAPI error answer: the status and the `ResponseMetadata.Error` it carries. */
-class OpenApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 interface SimSession {
   readonly token: string;
   readonly groupId: string;
@@ -84,11 +77,9 @@ interface SimAsset extends SimTask {
   readonly url: string;
 }
 
-type Action = (parameters: Record<string, unknown>, req: IncomingMessage) => Record<string, unknown>;
-
 export const volcengineOpenapiProvider: SimulatedProvider = {
   protocol: 'volcengine_openapi',
-  title: "Volcengine OpenAPI: Ark's asset library and real-person verification (service ark)",
+  title: "Volcengine OpenAPI: Ark's asset library and real-person verification (service ark), VOD's subtitle erase (service vod)",
   basePath: '',
   routes: assetLibraryRoutes,
 };
@@ -106,7 +97,7 @@ function assetLibraryRoutes(): ExtraRoute[] {
     return session.expired || Date.now() >= session.expiresAt ? 'expired' : 'pending';
   }
 
-  const actions: Record<string, Action> = {
+  const arkActions: Record<string, Action> = {
     CreateVisualValidateSession(p, req) {
       const now = Date.now();
       const token = `${new Date(now).toISOString().replace(/\D/g, '').slice(0, 14)}${randomBytes(10).toString('hex').toUpperCase()}`;
@@ -154,6 +145,13 @@ function assetLibraryRoutes(): ExtraRoute[] {
     },
   };
 
+  const vod = simulatedVod();
+  /** Each service's Actions: a request reaches those of the service it is signed for. */
+  const services: Readonly<Record<string, ServiceActions>> = {
+    [SERVICE]: Object.fromEntries(Object.entries(arkActions).map(([name, run]) => [name, { version: VERSION, run }])),
+    vod: vod.actions,
+  };
+
   function answer(ctx: SimContext): void {
     const { req, res, query } = ctx;
     const rawBody = ctx.rawBody ?? Buffer.alloc(0);
@@ -163,15 +161,16 @@ function assetLibraryRoutes(): ExtraRoute[] {
     try {
       const signature = volcengineSignatureCheck(ctx);
       if (!signature.ok) throw new OpenApiError(REFUSAL_STATUS[signature.code] ?? 401, signature.code, signature.message);
+      Object.assign(metadata, { Service: signature.service, Region: signature.region });
       if (!action || !version) throw new OpenApiError(400, 'MissingParameter', 'The request is missing Action or Version parameter.');
-      const run = actions[action];
-      if (!run || version !== VERSION) throw new OpenApiError(404, 'InvalidActionOrVersion', `Could not find operation ${action} for version ${version}.`);
+      const known = services[signature.service]?.[action];
+      if (!known || version !== known.version) throw new OpenApiError(404, 'InvalidActionOrVersion', `Could not find operation ${action} for version ${version}.`);
       const refusal = refusals.get(action);
       if (refusal) {
         refusals.delete(action);
         throw new OpenApiError(refusal.status, refusal.code, `simulated refusal of ${action}`);
       }
-      sendJson(res, 200, { ResponseMetadata: metadata, Result: run(parametersOf(rawBody), req) });
+      sendJson(res, 200, { ResponseMetadata: metadata, Result: known.run(parametersOf(query, rawBody), req) });
     } catch (err) {
       if (!(err instanceof OpenApiError)) throw err;
       sendJson(res, err.status, { ResponseMetadata: { ...metadata, Error: { Code: err.code, Message: err.message } } });
@@ -232,6 +231,7 @@ function assetLibraryRoutes(): ExtraRoute[] {
       },
     },
     assets.releaseRoute('/sim/assets/:id/release'),
+    ...vod.routes,
   ];
 
   function closedPage(session: SimSession): { title: string; html: string } | null {
@@ -242,8 +242,10 @@ function assetLibraryRoutes(): ExtraRoute[] {
   }
 }
 
-function parametersOf(rawBody: Buffer): Record<string, unknown> {
-  if (rawBody.length === 0) return {};
+/** An Action's parameters: the query's besides Action and Version, then a JSON body's members. */
+function parametersOf(query: URLSearchParams, rawBody: Buffer): Record<string, unknown> {
+  const fromQuery = Object.fromEntries([...query].filter(([name]) => name !== 'Action' && name !== 'Version'));
+  if (rawBody.length === 0) return fromQuery;
   let value: unknown;
   try {
     value = JSON.parse(rawBody.toString('utf8'));
@@ -251,12 +253,7 @@ function parametersOf(rawBody: Buffer): Record<string, unknown> {
     throw new OpenApiError(400, 'InvalidParameter', 'the body is not JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new OpenApiError(400, 'InvalidParameter', 'the body is not a JSON object');
-  return value as Record<string, unknown>;
-}
-
-/** `20260520163350`: the UTC time as the provider's ids and request ids begin. */
-function compactTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\D/g, '').slice(0, 14);
+  return { ...fromQuery, ...(value as Record<string, unknown>) };
 }
 
 function escapeHtml(text: string): string {

@@ -192,7 +192,11 @@ export interface EraseCapabilities {
   readonly max_regions: number;
   readonly output_formats: readonly string[];
   readonly output_resolutions: readonly string[];
-  readonly upstream_model?: string;
+  /**
+   * Where the provider keeps the video and its erased copy (Volcengine VOD: the operator's space,
+   * `SpaceName`); unset: the gateway's model id, which only the simulated provider takes.
+   */
+  readonly upstream_space?: string;
 }
 
 export const subtitleEraseModelType = defineModelType<ErasePricing, EraseCapabilities>('subtitle_erase', {
@@ -210,7 +214,7 @@ export const subtitleEraseModelType = defineModelType<ErasePricing, EraseCapabil
       max_regions: { type: 'integer', minimum: 1, maximum: 32 },
       output_formats: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
       output_resolutions: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
-      upstream_model: { type: 'string', minLength: 1 },
+      upstream_space: { type: 'string', minLength: 1 },
     },
     required: ['max_duration_seconds', 'default_duration_seconds', 'max_regions', 'output_formats', 'output_resolutions'],
     additionalProperties: false,

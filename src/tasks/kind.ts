@@ -7,7 +7,17 @@ import type { TaskRow } from './view-row';
 
 /** What the upstream says about a task when polled (`Result`, `Usage`: the kind's types of them). */
 export type UpstreamPoll<Result = TaskData, Usage = TaskData> =
-  | { readonly state: 'pending'; readonly upstreamStatus: 'queued' | 'running'; readonly progress?: number | null }
+  | {
+      readonly state: 'pending';
+      readonly upstreamStatus: 'queued' | 'running';
+      readonly progress?: number | null;
+      /**
+       * The provider's id to poll from now on, when the provider's work runs as a chain of its own
+       * tasks (subtitle erase on Volcengine VOD: an upload by URL, then the erase): recorded as the
+       * task's new upstream id before the next poll.
+       */
+      readonly upstreamId?: string;
+    }
   | {
       readonly state: 'succeeded';
       readonly result: Result;

@@ -3,7 +3,7 @@ import { signVolcengine, type VolcengineCredentials } from './auth/volcengine-si
 import { UpstreamError } from './errors';
 import { openaiErrorOf } from './openai/errors';
 import { parseSse, type SseEvent } from './sse';
-import type { WireAnswer, WireMethod, WireRequest, WireTransport } from './wire';
+import type { WireAnswer, WireEventStream, WireEventTransport, WireMethod, WireRequest } from './wire';
 
 export { credentialRefusal, isCredentialRefusal, UpstreamError } from './errors';
 export { streamedError } from './openai/errors';
@@ -50,10 +50,11 @@ interface UpstreamResponse {
 /**
  * One keep-alive connection pool per channel (undici), with deadlines, streaming bodies and
  * aborts. Every request goes through one send path, which applies the channel's authentication:
- * `call` (any protocol's adapter: the whole answer, whatever its status), and `json`/`stream`
+ * `call` (any protocol's adapter: the whole answer, whatever its status), `openEvents` (a
+ * streaming adapter: an event stream, or the whole answer of a refusal), and `json`/`stream`
  * (the OpenAI relay: an error status becomes the OpenAI protocol's error).
  */
-export class Channel implements WireTransport {
+export class Channel implements WireEventTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
 
@@ -145,20 +146,46 @@ export class Channel implements WireTransport {
     return answer.json() as T;
   }
 
+  /**
+   * A request whose success is an event stream: the answer's status and headers, its body read
+   * once by the protocol's adapter, as events or whole (an error answer). A broken or stalled body
+   * throws the transport's UpstreamError from the events; the body is freed when they end.
+   */
+  async openEvents(request: WireRequest, signal?: AbortSignal): Promise<WireEventStream> {
+    const res = await this.send(request, signal, 'text/event-stream');
+    const name = this.config.name;
+    let taken = false;
+    const take = (): void => {
+      if (taken) throw new Error(`the body of channel ${name}'s answer was already read`);
+      taken = true;
+    };
+    return {
+      status: res.status,
+      headers: headersOf(res.headers),
+      events: () => {
+        take();
+        return (async function* events() {
+          try {
+            yield* parseSse(res.body);
+          } catch (err) {
+            throw toUpstreamError(err, name);
+          } finally {
+            res.body.destroy();
+          }
+        })();
+      },
+      whole: async () => {
+        take();
+        return answerOf(res.status, res.headers, { text: await readText(res.body, name) }, name);
+      },
+    };
+  }
+
   /** An event stream of the OpenAI relay; the HTTP error status of a refused stream becomes an UpstreamError before any event. */
   async stream(path: string, body: unknown, signal?: AbortSignal): Promise<AsyncGenerator<SseEvent>> {
-    const res = await this.send({ method: 'POST', path, body }, signal, 'text/event-stream');
-    const name = this.config.name;
-    if (res.status >= 400) throw openaiErrorOf(answerOf(res.status, res.headers, { text: await readText(res.body, name) }, name), name);
-    return (async function* events() {
-      try {
-        yield* parseSse(res.body);
-      } catch (err) {
-        throw toUpstreamError(err, name);
-      } finally {
-        res.body.destroy();
-      }
-    })();
+    const opened = await this.openEvents({ method: 'POST', path, body }, signal);
+    if (opened.status >= 400) throw openaiErrorOf(await opened.whole(), this.config.name);
+    return opened.events();
   }
 
   close(): Promise<void> {
@@ -195,6 +222,16 @@ async function readText(body: UpstreamResponse['body'], channel: string): Promis
   }
 }
 
+/** Headers lower-cased (undici's already are), a repeated one's values joined with `, `. */
+function headersOf(raw: UpstreamResponse['headers']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
 const UTF8 = new TextDecoder();
 const ENCODER = new TextEncoder();
 
@@ -203,11 +240,7 @@ const ENCODER = new TextEncoder();
  * headers lower-cased (undici's already are), repeated ones joined.
  */
 function answerOf(status: number, raw: UpstreamResponse['headers'], body: { bytes?: Uint8Array; text?: string }, channel: string): WireAnswer {
-  const headers: Record<string, string> = {};
-  for (const name in raw) {
-    const value = raw[name];
-    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
+  const headers = headersOf(raw);
   let { bytes, text } = body;
   const decoded = () => (text ??= UTF8.decode(bytes));
   return {

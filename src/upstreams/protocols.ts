@@ -1,4 +1,5 @@
 import { arkProtocol } from './ark/protocol';
+import { cozeProtocol } from './coze/protocol';
 import { minimaxProtocol } from './minimax/protocol';
 import { openaiProtocol } from './openai/protocol';
 import type { Protocol } from './protocol';
@@ -7,7 +8,7 @@ import { volcengineSpeechProtocol } from './volcengine-speech/protocol';
 
 /** Every provider protocol a channel may name (one line each; docs/providers.md). */
 export const PROTOCOLS: ReadonlyMap<string, Protocol> = new Map(
-  [openaiProtocol, arkProtocol, minimaxProtocol, volcengineOpenapiProtocol, volcengineSpeechProtocol].map((p) => [p.name, p]),
+  [openaiProtocol, arkProtocol, minimaxProtocol, volcengineOpenapiProtocol, cozeProtocol, volcengineSpeechProtocol].map((p) => [p.name, p]),
 );
 
 export function protocolNamed(name: string): Protocol {

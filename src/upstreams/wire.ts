@@ -3,6 +3,7 @@
  * and what a channel's transport (Channel.call) sends and answers. A feature never builds one of
  * these itself: it hands its typed request to its protocol's adapter (the dependency rules say so).
  */
+import type { SseEvent } from './sse';
 
 export type WireMethod = 'GET' | 'POST' | 'DELETE';
 
@@ -42,4 +43,24 @@ export interface WireTransport {
   /** The channel's name, for error messages. */
   readonly name: string;
   call(request: WireRequest, signal?: AbortSignal): Promise<WireAnswer>;
+}
+
+/**
+ * A provider's answer to a request whose success is an event stream (text/event-stream): its
+ * status and headers, and its body read once, either as server-sent events or, for an answer that
+ * is not a stream (a refusal, which some providers send with status 200), whole.
+ */
+export interface WireEventStream {
+  readonly status: number;
+  /** Lower-cased, as WireAnswer's. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as server-sent events; a broken or stalled body throws the transport's UpstreamError. */
+  events(): AsyncGenerator<SseEvent>;
+  /** The body read whole. */
+  whole(): Promise<WireAnswer>;
+}
+
+/** A transport that also opens event streams (Channel implements it): what a streaming adapter is given. */
+export interface WireEventTransport extends WireTransport {
+  openEvents(request: WireRequest, signal?: AbortSignal): Promise<WireEventStream>;
 }

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { providerRoutes } from '../../simulator/providers';
+import type { SimContext } from '../../simulator';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
@@ -40,13 +42,38 @@ function mp4Seconds(bytes: Buffer): number {
 const POLL_MS = 50;
 const VIDEO = 'https://cdn.example.com/clips/interview.mp4';
 
+/** A VOD Action the gateway called, as the simulated provider received it: its name and parameters (query and JSON body). */
+interface VodCall {
+  readonly action: string;
+  readonly parameters: Record<string, unknown>;
+}
+
 describe('subtitle erase tasks @integration', () => {
   let gw: TestGateway;
   let key: string;
+  const vodCalls: VodCall[] = [];
 
   before(async () => {
     gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_ERASE: String(POLL_MS) });
     ({ key } = await gw.fundedAccount(1_000_000_000));
+    // The simulated providers again, one coherent set behind a recorder of the VOD Actions the gateway calls.
+    gw.simulator.addRoutes(
+      providerRoutes().map((route) => ({
+        ...route,
+        handler: (ctx: SimContext) => {
+          const action = ctx.query.get('Action');
+          if (route.path === '/volcengine/' && action) {
+            const body = ctx.rawBody && ctx.rawBody.length > 0 ? (JSON.parse(ctx.rawBody.toString('utf8')) as Record<string, unknown>) : {};
+            const query = Object.fromEntries([...ctx.query].filter(([name]) => name !== 'Action' && name !== 'Version'));
+            vodCalls.push({ action, parameters: { ...query, ...body } });
+          }
+          return route.handler(ctx);
+        },
+      })),
+    );
+  });
+  beforeEach(() => {
+    vodCalls.length = 0;
   });
   afterEach(async () => expectSettledAndAuditClean(gw, [key]));
   after(async () => gw.close());
@@ -60,10 +87,11 @@ describe('subtitle erase tasks @integration', () => {
   const pollUntilFinal = (id: string, k = key) =>
     pollTask(`erase ${id}`, () => get(id, k), { check: (body) => expectValid(body, 'erase task'), isFinal: (status) => status !== 'processing', everyMs: POLL_MS + 15 });
 
-  it('erases subtitles: processing at once, then the stored video behind a signed link and the full result, settled per second processed', async () => {
+  it('erases subtitles on VOD: processing at once, then the stored video behind a signed link and the full result, settled per second output', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
-    const regions = [{ x: 0, y: 0.8, width: 1, height: 0.2 }];
-    const res = await create({ video_url: `${VIDEO}?sim=delay=600,duration=8`, duration_seconds: 10, regions, output: { resolution: '720p' } }, undefined, fresh.key);
+    const regions = [{ x: 0, y: 0.8, width: 1, height: 0.2 }, { x: 0.1, y: 0.05, width: 0.3, height: 0.1 }];
+    const video_url = `${VIDEO}?sim=delay=600,duration=8`;
+    const res = await create({ video_url, duration_seconds: 10, regions, output: { format: 'mp4', resolution: 'source' } }, undefined, fresh.key);
     expect(res.status).to.equal(200);
     expectValid(res.body, 'creation answer');
     expect(res.body.status).to.equal('processing');
@@ -72,7 +100,26 @@ describe('subtitle erase tasks @integration', () => {
     const { final, seen } = await pollUntilFinal(res.body.id, fresh.key);
     expect(seen).to.deep.equal(['processing', 'succeeded']);
     expect(final.result.video_url).to.equal(final.video_url);
-    expect(final.result).to.deep.include({ duration: 8, format: 'mp4', resolution: '720p', regions, frames_processed: 200 });
+    // The provider's Erase output (Output.Task.Erase of GetExecution), its link replaced by the gateway's.
+    expect(final.result.Duration).to.equal(8);
+    expect(final.result.File.Vid).to.match(/^v0/);
+
+    // The video pulled into the model's space, its subtitles erased within the regions as VOD's corner ratios, the erased copy fetched by its Vid.
+    const actions = vodCalls.map((c) => c.action);
+    expect([...new Set(actions)]).to.deep.equal(['UploadMediaByUrl', 'QueryUploadTaskInfo', 'StartExecution', 'GetExecution', 'GetPlayInfo']);
+    expect(actions.filter((a) => a === 'UploadMediaByUrl' || a === 'StartExecution')).to.deep.equal(['UploadMediaByUrl', 'StartExecution']);
+    const upload = vodCalls.find((c) => c.action === 'UploadMediaByUrl')!.parameters;
+    expect(upload.SpaceName).to.equal('subtitle-erase');
+    expect(JSON.parse(upload.URLSets as string)).to.deep.equal([{ SourceUrl: video_url, FileExtension: '.mp4', CallbackArgs: res.body.id }]);
+    const start = vodCalls.find((c) => c.action === 'StartExecution')!.parameters;
+    expect(start.Control).to.deep.equal({ ClientToken: res.body.id });
+    const erase = (start.Operation as { Task: { Erase: { Mode: string; Auto: { Locations: unknown } } } }).Task.Erase;
+    expect(erase.Mode).to.equal('Auto');
+    expect(erase.Auto.Locations).to.deep.equal([
+      { RatioLocation: { TopLeftX: 0, TopLeftY: 0.8, BottomRightX: 1, BottomRightY: 1 } },
+      { RatioLocation: { TopLeftX: 0.1, TopLeftY: 0.05, BottomRightX: 0.4, BottomRightY: 0.15 } },
+    ]);
+    expect(vodCalls.find((c) => c.action === 'GetPlayInfo')!.parameters).to.deep.equal({ Vid: final.result.File.Vid, NeedOriginal: '1', Ssl: '1' });
     const file = await fetch(final.video_url);
     expect(file.status).to.equal(200);
     expect(file.headers.get('content-type')).to.equal('video/mp4');
@@ -86,12 +133,14 @@ describe('subtitle erase tasks @integration', () => {
     expect((await balance(fresh.key)).available).to.equal(100_000_000 - 8 * PER_SECOND);
   });
 
-  it('freezes the default duration when none is declared and settles what the provider processed', async () => {
+  it('freezes the default duration when none is declared and settles what the provider output; no regions: VOD finds the subtitles', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
     const res = await create({ model: 'subtitle-erase', video_url: `${VIDEO}?sim=duration=12` }, undefined, fresh.key);
     expect((await balance(fresh.key)).frozen).to.equal(DEFAULT_SECONDS * PER_SECOND);
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
-    expect(final.result).to.deep.include({ duration: 12, resolution: 'source', regions: [] });
+    expect(final.result.Duration).to.equal(12);
+    const start = vodCalls.find((c) => c.action === 'StartExecution')!.parameters as { Operation: { Task: { Erase: { Auto: unknown } } } };
+    expect(start.Operation.Task.Erase.Auto).to.deep.equal({ Type: 'Subtitle', SubtitleFilter: {} });
     await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
     expect(100_000_000 - (await balance(fresh.key)).available).to.equal(12 * PER_SECOND);
   });
@@ -127,6 +176,8 @@ describe('subtitle erase tasks @integration', () => {
       [{ video_url: VIDEO, duration_seconds: 2.5 }, 400, 'duration_seconds', 'invalid_request'],
       [{ video_url: VIDEO, output: { format: 'mov' } }, 400, 'output.format', 'unsupported_output_format'],
       [{ video_url: VIDEO, output: { resolution: '4k' } }, 400, 'output.resolution', 'unsupported_resolution'],
+      // VOD's erased copy keeps the source's resolution (at most 1080p): the catalog offers `source` only.
+      [{ video_url: VIDEO, output: { resolution: '720p' } }, 400, 'output.resolution', 'unsupported_resolution'],
       [{ video_url: VIDEO, output: { codec: 'h265' } }, 400, 'output.codec', 'invalid_request'],
       [{ video_url: VIDEO, language: 'en' }, 400, 'language', 'invalid_request'],
       [{ video_url: VIDEO, model: 'chat-fast' }, 400, 'model', 'model_not_found'],
@@ -139,12 +190,15 @@ describe('subtitle erase tasks @integration', () => {
     expect(await balance()).to.deep.equal(before);
   });
 
-  it('fails with an error string when the provider fails or refuses, and refunds the freeze', async () => {
+  it('fails with an error string when the provider fails the erase, cannot fetch the video or refuses it, and refunds the freeze', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
     const failed = await create({ video_url: `${VIDEO}?sim=fail`, duration_seconds: 30 }, undefined, fresh.key);
     const { final } = await pollUntilFinal(failed.body.id, fresh.key);
     expect(final.status).to.equal('failed');
-    expect(final.error).to.equal('the simulated subtitle erase failed');
+    expect(final.error).to.equal('the provider could not erase the subtitles');
+    const unfetched = await create({ video_url: `${VIDEO}?sim=upload-fail` }, undefined, fresh.key);
+    const unfetchedFinal = (await pollUntilFinal(unfetched.body.id, fresh.key)).final;
+    expect([unfetchedFinal.status, unfetchedFinal.error]).to.deep.equal(['failed', 'the provider could not fetch the video from video_url']);
     const refused = await create({ video_url: `${VIDEO}?sim=status=422` }, undefined, fresh.key);
     expect((await pollUntilFinal(refused.body.id, fresh.key)).final.status).to.equal('failed');
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
@@ -157,23 +211,30 @@ describe('subtitle erase tasks @integration', () => {
     expect([...byReservation.values()]).to.deep.equal([
       ['reservation', 'release'],
       ['reservation', 'release'],
+      ['reservation', 'release'],
     ]);
   });
 
-  it('cancels an unfinished task: released, the provider told to stop; a finished one answers 409', async () => {
+  it('cancels an unfinished task: released, the gateway stops reading it (VOD has no cancel: its erase runs on); a finished one answers 409', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
     const res = await create({ video_url: `${VIDEO}?sim=hold` }, undefined, fresh.key);
-    const upstreamId = await waitFor('accepted upstream', async () => (await gw.tasks.read('erase', res.body.id, fresh.accountId))?.upstream_id ?? null);
+    // The upload done, the erase started: the task now follows VOD's execution.
+    const upstreamId = await waitFor('the erase started', async () => {
+      const id = (await gw.tasks.read('erase', res.body.id, fresh.accountId))?.upstream_id ?? null;
+      return id?.startsWith('run:') ? id : null;
+    });
     const cancelled = await cancel(res.body.id, fresh.key);
     expect(cancelled.status).to.equal(200);
     expectValid(cancelled.body, 'cancel answer');
     expect(cancelled.body.status).to.equal('cancelled');
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
-    await waitFor('the provider task cancelled', async () => {
-      const upstream = await fetch(`${gw.simulator.url}/v1/videos/erase-subtitle/${upstreamId}`);
-      return ((await upstream.json()) as { status: string }).status === 'cancelled';
-    });
+    // The task's poll job ends at its next run instead of reading the execution again.
+    await waitFor('the poll job ended', async () => (await gw.pool.query("SELECT 1 FROM jobs WHERE kind = 'task.poll' AND key = $1", [`erase-${res.body.id}`])).rowCount === 0);
+    const execution = async () => (await (await fetch(`${gw.simulator.url}/volcengine/sim/vod/executions/${upstreamId.slice('run:'.length)}`)).json()) as { Phase: string; Reads: number };
+    const seen = await execution();
+    expect(seen.Phase, 'the provider still holds the erase').to.equal('queued');
+    expect(vodCalls.filter((c) => c.action === 'GetExecution').length, 'every read of the execution was the gateway\'s').to.equal(seen.Reads);
     expect((await cancel(res.body.id, fresh.key)).status).to.equal(409);
     expectValid((await get(res.body.id, fresh.key)).body, 'cancelled task');
 

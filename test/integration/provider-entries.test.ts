@@ -1,5 +1,10 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import { botPricing } from '../../src/agents/model-types';
+import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { tokenCharge } from '../../src/billing/money';
 import { chatRoutes } from '../../simulator/chat';
 import { providerRoutes } from '../../simulator/providers';
 import { startSimulator, type RunningSimulator, type SimContext } from '../../simulator';
@@ -7,6 +12,7 @@ import { channelConfigs } from '../../src/config';
 import { EXAMPLE_CHANNELS_FILE, simulatedBaseUrl, type ChannelEntry } from '../../src/upstreams/registry';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { latestSettlement } from '../support/settlements';
+import { expectChatChunkFrames } from '../support/sse-frames';
 import { consentOnPage } from '../support/verification-page';
 import { expectSettledAndAuditClean, waitFor } from '../support/wait';
 
@@ -17,12 +23,28 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', volcengine_speech: '/openspeech' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', volcengine_speech: '/openspeech' };
+
+/**
+ * The catalog's web Q&A bots are on Coze; a bot on Ark's bots API (the `ark-bots` entry) is the
+ * operator's to add, as this test does: a Pro bot whose provider id is a simulated Ark bot's.
+ */
+const ARK_BOT: ModelEntry = {
+  id: 'webqa-ark',
+  type: 'bot',
+  channel: 'ark-bots',
+  owned_by: 'gateway',
+  created: 1767225600,
+  description: 'A web Q&A Pro bot on Ark',
+  pricing: { input_per_million: 2_000_000, output_per_million: 8_000_000 },
+  capabilities: { tier: 'pro', max_output_tokens: 2048, context_window: 32768, models: [], upstream_model: 'bot-20260520000000-wqpro' },
+} as unknown as ModelEntry;
 
 const PER_SECOND_720 = 400_000; // video-ref-2.0 at 720p (src/billing/catalog.json)
 const PER_SECOND_768P = 350_000; // video-h3 at 768P
 const PER_IMAGE_4_0 = 100_000; // image-4.0
 const VERIFICATION_FEE = 100_000; // asset-verification
+const ERASE_PER_SECOND = 5_000; // subtitle-erase
 const MINUTES_RATE = 1_200_000; // service-minutes, per hour
 
 /** Fetches a link the gateway answered, as a client would, and expects a file of `type`. */
@@ -83,7 +105,10 @@ describe("every capability through the channels file's entries, base URLs moved 
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
     // Private targets allowed: the recordings a minutes task names are the simulator's, on loopback.
-    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
+    const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+    const catalogFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'provider-entries-')), 'catalog.json');
+    fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, models: [...catalog.models, ARK_BOT] }));
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
   });
   beforeEach(() => {
     calls.length = 0;
@@ -203,6 +228,80 @@ describe("every capability through the channels file's entries, base URLs moved 
       'POST /volcengine/ CreateAsset (HMAC-SHA256)',
       'POST /volcengine/ GetAsset (HMAC-SHA256)',
     ]);
+  });
+
+  it('erases subtitles on Volcengine VOD over the signed OpenAPI (service vod): pulled, erased, fetched, settled per second output', async () => {
+    const { key } = await funded();
+    const res = await gw.api(key, 'POST', '/v1/videos/erase-subtitle', { video_url: 'https://cdn.example.com/clips/interview.mp4?sim=duration=7', regions: [{ x: 0, y: 0.8, width: 1, height: 0.2 }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await waitFor('the erase final', async () => {
+      const t = (await gw.api(key, 'GET', `/v1/videos/erase-subtitle/${res.body.id}`)).body;
+      return t.status !== 'processing' ? t : null;
+    });
+    expect(task.status, JSON.stringify(task)).to.equal('succeeded');
+    expect(task.result.Duration).to.equal(7);
+    await expectFile(task.video_url, 'video/mp4');
+    await waitFor('the task settled', async () => (await gw.balance(key)).frozen === 0);
+    expect(1_000_000_000 - (await gw.balance(key)).available).to.equal(7 * ERASE_PER_SECOND);
+    expect(distinctCalls()).to.deep.equal([
+      'GET /volcengine/ UploadMediaByUrl (HMAC-SHA256)',
+      'GET /volcengine/ QueryUploadTaskInfo (HMAC-SHA256)',
+      'POST /volcengine/ StartExecution (HMAC-SHA256)',
+      'GET /volcengine/ GetExecution (HMAC-SHA256)',
+      'GET /volcengine/ GetPlayInfo (HMAC-SHA256)',
+    ]);
+  });
+
+  /** A streamed web Q&A turn read as a client would: the answer's text and the last chunk (extras, usage). */
+  async function streamedTurn(key: string, body: Record<string, unknown>): Promise<{ content: string; last: any }> {
+    const res = await fetch(`${gw.url}/v1/agent/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
+    expect(res.status).to.equal(200);
+    const bot = body['bot_id'] as string;
+    return expectChatChunkFrames(await res.text(), { model: bot, bot_id: bot }, ['conversation_id', 'follow_ups', 'cards', 'usage']);
+  }
+
+  it('runs web Q&A turns on Coze, polled and streamed, the second continuing the first\'s conversation, each billed by what Coze reports', async () => {
+    const { key } = await funded();
+    const pricing = botPricing(gw.catalog.get('webqa-pro')!);
+    const before = await gw.balance(key);
+    const first = await gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect(first.body.choices[0].message.content).to.equal('webqa-pro answers: What is a spring tide?');
+    expect([first.body.follow_ups.length, first.body.cards.length]).to.deep.equal([3, 1]);
+    expect(distinctCalls()).to.deep.equal(['POST /coze/v1/conversation/create (Bearer)', 'POST /coze/v3/chat (Bearer)', 'GET /coze/v3/chat/retrieve (Bearer)', 'GET /coze/v3/chat/message/list (Bearer)']);
+    calls.length = 0;
+
+    const second = await streamedTurn(key, { bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'And a neap tide?' }], extension_options: { conversation_id: first.body.conversation_id } });
+    expect(second.content).to.equal('webqa-pro answers: And a neap tide? (earlier in this conversation you asked: "What is a spring tide?")');
+    expect(second.last.conversation_id).to.equal(first.body.conversation_id);
+    expect(distinctCalls(), 'the conversation is Coze\'s: none is created').to.deep.equal(['POST /coze/v3/chat (Bearer)']);
+    const charged = tokenCharge(pricing, first.body.usage.prompt_tokens, first.body.usage.completion_tokens) + tokenCharge(pricing, second.last.usage.prompt_tokens, second.last.usage.completion_tokens);
+    expect(before.available - (await gw.balance(key)).available).to.equal(charged);
+  });
+
+  it("runs web Q&A turns on Ark's bots, plain and streamed, the gateway sending the conversation's earlier turn; references as cards", async () => {
+    const { key } = await funded();
+    const pricing = botPricing(gw.catalog.get('webqa-ark')!);
+    const before = await gw.balance(key);
+    const first = await gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-ark', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect(first.body.choices[0].message.content).to.equal('bot-20260520000000-wqpro answers: What is a spring tide?');
+    expect(first.body.follow_ups, "Ark's bots give no follow-up suggestions").to.deep.equal([]);
+    expect(first.body.cards).to.have.length(1);
+    expect(first.body.cards[0]).to.include({ type: 'link', site_name: 'docs.example.com' });
+
+    const second = await streamedTurn(key, { bot_id: 'webqa-ark', messages: [{ role: 'user', content: 'And a neap tide?' }], extension_options: { conversation_id: first.body.conversation_id } });
+    expect(second.content).to.equal('bot-20260520000000-wqpro answers: And a neap tide? (earlier in this conversation you asked: "What is a spring tide?")');
+    expect(second.last.conversation_id).to.equal(first.body.conversation_id);
+    // The earlier turn (question and answer) was sent again: Ark reports more input than the new question alone.
+    expect(second.last.usage.prompt_tokens).to.be.greaterThan(first.body.usage.prompt_tokens);
+    expect(distinctCalls()).to.deep.equal(['POST /ark/api/v3/bots/chat/completions (Bearer)']);
+    const charged = tokenCharge(pricing, first.body.usage.prompt_tokens, first.body.usage.completion_tokens) + tokenCharge(pricing, second.last.usage.prompt_tokens, second.last.usage.completion_tokens);
+    expect(before.available - (await gw.balance(key)).available).to.equal(charged);
   });
 
   it("transcribes service-minutes on Volcengine's recording recognition: flash within 100 MB, submit and query beyond", async () => {

@@ -89,7 +89,7 @@ describe('channel transport (Channel.call): authentication strategies, query str
         { method: got.method, pathname: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
         { secretOf: (id) => (id === 'AKLTwire' ? 'wire-secret' : undefined), now },
       );
-    expect(check(got.body)).to.deep.equal({ ok: true, accessKeyId: 'AKLTwire' });
+    expect(check(got.body)).to.deep.equal({ ok: true, accessKeyId: 'AKLTwire', region: 'cn-beijing', service: 'ark' });
     expect(check(Buffer.from('{"Name":"x"}'))).to.include({ ok: false, code: 'SignatureDoesNotMatch' });
     expect(headers['x-date']).to.equal('20261205T170000Z');
   });

@@ -20,7 +20,6 @@ describe('upstream simulator: held tasks', () => {
 
   const providers = [
     { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/', release: (id: string) => `/sim/podcasts/${id}/release` },
-    { name: 'erase', create: ['/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=hold' }], read: '/v1/videos/erase-subtitle/', release: (id: string) => `/sim/erase/${id}/release` },
     { name: 'Ark videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/`, release: arkReleasePath },
   ] as const;
 

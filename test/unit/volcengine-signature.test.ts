@@ -78,8 +78,8 @@ describe('Volcengine request signature', () => {
     });
     const secretOf = (id: string) => (id === credentials.accessKeyId ? credentials.secretAccessKey : undefined);
 
-    it('accepts a request signed with a known key', () => {
-      expect(verifyVolcengine(received(base), { secretOf, now })).to.deep.equal({ ok: true, accessKeyId: 'AKLTsim' });
+    it('accepts a request signed with a known key, and tells the region and service it is signed for', () => {
+      expect(verifyVolcengine(received(base), { secretOf, now })).to.deep.equal({ ok: true, accessKeyId: 'AKLTsim', region: 'cn-beijing', service: 'ark' });
     });
 
     it('refuses a changed body, query, method or signed header, an unknown key, a stale date and a missing signature', () => {

@@ -22,6 +22,9 @@ const ERROR_TYPES: Readonly<Record<number, string>> = {
   503: 'ServiceUnavailable',
 };
 
+/** The code the simulated Ark gives a refusal of an HTTP status a `[sim:status=NNN]` directive asks for. */
+export const ARK_STATUS_CODES: Readonly<Record<number, string>> = { 400: 'InvalidParameter', 404: 'InvalidEndpointOrModel.NotFound', 429: 'RateLimitExceeded.EndpointRPMExceeded' };
+
 /** A request id in Ark's form (digits and hex), quoted in error messages and sent as `x-request-id`. */
 function requestId(): string {
   return `${Date.now()}${randomBytes(12).toString('hex')}`;

@@ -29,7 +29,7 @@ import { parseDirectives } from '../../directives';
 import { HttpError, waitUnlessGone } from '../../http';
 import { simCount, simImageBytes, simImageUrl, type Dimensions } from '../../images';
 import type { ExtraRoute } from '../../route';
-import { arkJsonBody, arkRoute, sendArk } from './common';
+import { ARK_STATUS_CODES, arkJsonBody, arkRoute, sendArk } from './common';
 
 /** What the simulated Ark knows of each model it serves. */
 interface SimArkImageModel {
@@ -59,7 +59,6 @@ export const SIM_ARK_IMAGE_MODELS: Readonly<Record<string, SimArkImageModel>> = 
 });
 
 /** An Ark error code for a status a directive asks for (Ark's error-code reference has many per status; one each here). */
-const STATUS_CODES: Readonly<Record<number, string>> = { 400: 'InvalidParameter', 404: 'InvalidEndpointOrModel.NotFound', 429: 'RateLimitExceeded.EndpointRPMExceeded' };
 
 /** Ark's largest image, 4096×4096 pixels. */
 const MAX_PIXELS = 16_777_216;
@@ -119,7 +118,7 @@ export function arkImageRoutes(): ExtraRoute[] {
       if (b.stream === true) throw invalid('stream', 'streamed generation is not simulated');
 
       const directives = parseDirectives(b.prompt);
-      if (directives.status) throw new HttpError(directives.status, `simulated HTTP ${directives.status}`, STATUS_CODES[directives.status] ?? 'InternalServiceError');
+      if (directives.status) throw new HttpError(directives.status, `simulated HTTP ${directives.status}`, ARK_STATUS_CODES[directives.status] ?? 'InternalServiceError');
       if (directives.delayMs && !(await waitUnlessGone(res, directives.delayMs))) return;
       if (directives.fail) throw new HttpError(500, 'The service encountered an unexpected internal error.', 'InternalServiceError');
 

@@ -10,14 +10,17 @@ import { ApiError } from '../../http/errors';
 import { clientUrlProblem } from '../../http/urls';
 import { SseResponse } from '../../http/sse';
 import { isAbort, UpstreamError } from '../../http/upstream-errors';
-import type { SseEvent } from '../../upstreams/sse';
+import { newId } from '../../ids';
+import { botChatAdapterOf } from '../../upstreams/bot-adapters';
+import type { BotChatAdapter, BotChatAsk, BotChatMessage, BotChatUsage, BotMediaKind } from '../../upstreams/bot-chat';
 import { requireAllowed } from '../access';
 import { botCapabilities, botPricing } from '../model-types';
+import { ConversationHistory } from './conversation-history';
 import { ConversationIds } from './conversation-ids';
-import { parseCard, textMessages, upstreamBody, type UpstreamBotChat, type UpstreamBotMessage, type UpstreamBotUsage } from './bot-protocol';
-import { mediaParts, parseWebQaRequest, type WebQaRequest } from './schemas';
+import { mediaParts, messageText, parseWebQaRequest, type ContentPart, type WebQaMessage, type WebQaRequest } from './schemas';
 import type { Config } from '../../config';
 import type { Clock } from '../../feature-types';
+import type { EventStore } from '../../eventstore/port';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { RateLimiter } from '../../http/rate-limit';
 import type { Upstreams } from '../../upstreams/registry';
@@ -30,6 +33,8 @@ export type WebQaDeps = MeteringDeps & {
   /** Signs the conversation ids handed to clients. */
   readonly signer: UrlSigner;
   readonly clock: Clock;
+  /** Where the gateway keeps the conversations of bots whose provider keeps none. */
+  readonly store: Pick<EventStore, 'append' | 'readStream' | 'streamHead'>;
   readonly config: Pick<Config, 'webQaRateWaitMs' | 'ssePingMs' | 'fileUrlAllowPrivateTargets'>;
 };
 
@@ -41,7 +46,14 @@ interface Usage {
 
 interface Plan {
   readonly bot: ModelEntry;
-  readonly body: Record<string, unknown>;
+  readonly adapter: BotChatAdapter;
+  /** The turn as the provider is asked for it. */
+  readonly ask: BotChatAsk;
+  /** Whether the client gets follow-ups and cards (a Pro bot, unless asked not to). */
+  readonly followUps: boolean;
+  readonly cards: boolean;
+  /** For a provider that keeps no conversation: the gateway's conversation, whose turns it keeps (ConversationHistory). */
+  readonly keptConversation: string | null;
   readonly promptTokens: number;
   readonly estimate: number;
 }
@@ -49,13 +61,13 @@ interface Plan {
 const conversationIds = (deps: WebQaDeps): ConversationIds => new ConversationIds(deps.signer);
 
 /**
- * POST /v1/agent/chat/completions: a web Q&A turn proxied to the upstream agent channel, billed by
+ * POST /v1/agent/chat/completions: a web Q&A turn proxied to the bot's provider (src/upstreams/bot-chat.ts), billed by
  * the tokens the agent reports, reserved and settled like chat. The answer is an OpenAI chat
  * completion plus the agent's extras: `bot_id`, `conversation_id`, `follow_ups`, `cards`.
  */
 export async function handleWebQa(deps: WebQaDeps, ctx: GatewayContext): Promise<void> {
   const request = parseWebQaRequest(await readJson(ctx));
-  const plan = planTurn(deps, ctx, request);
+  const plan = await planTurn(deps, ctx, request);
   await withoutTooManyRequests(() => turn(deps, ctx, request, plan));
 }
 
@@ -73,37 +85,55 @@ async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
 }
 
 async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
-  const channel = deps.upstreams.channel(plan.bot.channel);
   const admit = (auth: AuthenticatedKey) => deps.rateLimiter.waitTurn(auth.keyId, deps.config.webQaRateWaitMs, auth.rateLimitPerMinute);
   await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
     if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
-    const chat = await channel.json<UpstreamBotChat>('POST', '/bots/chat', { ...plan.body, stream: false }, charge.signal);
-    if (chat.status !== 'completed') throw new UpstreamError(502, `the agent ended the chat as ${chat.status}: ${chat.last_error?.msg ?? 'no reason given'}`, 'upstream_error');
-    const messages = chat.messages ?? [];
-    const answer = messages.filter((m) => m.type === 'answer').map((m) => m.content).join('');
-    const followUps = messages.filter((m) => m.type === 'follow_up').map((m) => m.content);
-    const usage = toUsage(chat.usage) ?? counted(plan.promptTokens, answer, followUps);
+    const channel = deps.upstreams.channel(plan.bot.channel);
+    const chat = await plan.adapter.chat(channel, plan.ask, { signal: charge.signal, waitMs: channel.config.timeout_ms });
+    const followUps = plan.followUps ? chat.followUps : [];
+    const usage = toUsage(chat.usage) ?? counted(plan.promptTokens, chat.answer, followUps);
     await settle(charge, plan.bot, usage);
+    await keepTurn(deps, ctx, request, plan, chat.answer);
     ctx.body = {
-      id: chat.id,
+      id: chat.chatId,
       object: 'chat.completion',
       created: Math.floor(deps.clock().getTime() / 1000),
       model: plan.bot.id,
       bot_id: plan.bot.id,
-      conversation_id: conversationIds(deps).forClient(authOf(ctx).accountId, chat.conversation_id),
-      choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
+      conversation_id: clientConversationId(deps, ctx, plan, chat.conversationId),
+      choices: [{ index: 0, message: { role: 'assistant', content: chat.answer }, finish_reason: 'stop' }],
       follow_ups: followUps,
-      cards: cardsOf(messages),
+      cards: plan.cards ? chat.cards : [],
       usage,
     };
   });
+}
+
+/** The conversation id the client gets: the provider's, or the gateway's own where the gateway keeps the conversation. */
+function clientConversationId(deps: WebQaDeps, ctx: GatewayContext, plan: Plan, providerConversation: string | null): string | null {
+  const id = plan.keptConversation ?? providerConversation;
+  return id === null ? null : conversationIds(deps).forClient(authOf(ctx).accountId, id);
+}
+
+/**
+ * A completed turn of a conversation the gateway keeps is recorded for the next one. Best effort:
+ * the answer was paid for and is good; a turn that could not be kept only leaves the next turn
+ * without it.
+ */
+async function keepTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan, answer: string): Promise<void> {
+  if (plan.keptConversation === null) return;
+  try {
+    await new ConversationHistory(deps.store).record(plan.keptConversation, plan.bot.id, request.messages, answer, ctx.state.requestId);
+  } catch (err) {
+    ctx.state.logger.warn({ err }, 'could not keep a web Q&A turn for its conversation');
+  }
 }
 
 /**
  * The bot (a catalog model of type `bot`), its access, the Pro-only features, and the estimate:
  * the prompt's tokens plus the bot's maximum output, at the bot's prices.
  */
-function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): Plan {
+async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): Promise<Plan> {
   const bot = deps.catalog.get(request.bot_id);
   if (!bot || bot.type !== 'bot') throw new ApiError(400, 'bot_not_found', `there is no bot '${request.bot_id}'`, { param: 'bot_id' });
   const auth = authOf(ctx);
@@ -119,6 +149,13 @@ function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): 
       throw new ApiError(400, 'pro_bot_required', `${asked.join(', ')} need${asked.length === 1 ? 's' : ''} a Pro bot; '${bot.id}' is not one`, { param });
     }
   }
+  const adapter = botChatAdapterOf(deps.upstreams.channel(bot.channel));
+  for (const part of media) {
+    const kind = MEDIA_KINDS[part.type];
+    if (!adapter.media.includes(kind)) {
+      throw new ApiError(400, 'media_not_supported', `bot '${bot.id}' takes ${adapter.media.join(', ')} parts, not ${part.type}`, { param: part.param });
+    }
+  }
   // The agent fetches what a media part names: the address rule of every client URL.
   for (const part of media) {
     const problem = clientUrlProblem(part.url, part.urlParam, { httpsOnly: false, allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
@@ -131,21 +168,59 @@ function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): 
     throw new ApiError(400, 'model_not_supported', `bot '${bot.id}' answers with ${choices}, not '${model}'`, { param: 'model' });
   }
   // A model the request names is a model it uses (as the risk writer is for the risk endpoint):
-  // a restricted key must allow it too, though the turn is billed at the bot's prices.
+  // a restricted key must allow it too, though the turn is billed at the bot's prices. Neither
+  // Coze nor Ark's bots take a model per turn (a bot answers with the model it is configured
+  // with), so it is checked here and not sent (docs/providers.md).
   if (model !== null) requireAllowed(auth, [bot, { id: model }], `bot '${bot.id}' with model '${model}'`, 400);
-  const promptTokens = countMessageTokens(textMessages(request));
-  if (promptTokens > caps.context_window) {
-    throw new ApiError(400, 'context_length_exceeded', `the messages have about ${promptTokens} tokens; ${bot.id} accepts ${caps.context_window}`, { param: 'messages' });
+  const requestTokens = countMessageTokens(textMessages(request.messages));
+  if (requestTokens > caps.context_window) {
+    throw new ApiError(400, 'context_length_exceeded', `the messages have about ${requestTokens} tokens; ${bot.id} accepts ${caps.context_window}`, { param: 'messages' });
   }
-  const body = upstreamBody(bot, request, {
-    accountId: auth.accountId,
-    conversationId: ext.conversation_id ? conversationIds(deps).fromClient(auth.accountId, ext.conversation_id) : null,
-    model,
-    followUps: pro && ext.follow_ups !== false,
-    cards: pro && ext.cards !== false,
-    stream: request.stream === true,
-  });
-  return { bot, body, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
+  // A conversation id names the provider's conversation, or the gateway's own where the provider keeps none.
+  const continued = ext.conversation_id ? conversationIds(deps).fromClient(auth.accountId, ext.conversation_id) : null;
+  const keptConversation = adapter.keepsConversations ? null : (continued ?? newId('conv'));
+  const earlier = keptConversation !== null && continued !== null ? await new ConversationHistory(deps.store).earlierMessages(keptConversation) : [];
+  const messages = [...earlier, ...request.messages];
+  // What the provider reads: the earlier turns it is sent count towards the reservation too.
+  const promptTokens = countMessageTokens(textMessages(messages));
+  const cards = pro && ext.cards !== false;
+  const ask: BotChatAsk = {
+    bot: caps.upstream_model ?? bot.id,
+    catalogModel: bot.id,
+    // Every account's users share the gateway's provider account: keep them apart there.
+    user: ext.user_id ? `${auth.accountId}/${ext.user_id}` : auth.accountId,
+    conversationId: adapter.keepsConversations ? continued : null,
+    messages: messages.map(botMessage),
+    maxOutputTokens: caps.max_output_tokens,
+    cards,
+  };
+  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
+}
+
+const MEDIA_KINDS: Readonly<Record<Exclude<ContentPart['type'], 'text'>, BotMediaKind>> = { image_url: 'image', file_url: 'file', audio_url: 'audio' };
+
+function botMessage(message: WebQaMessage): BotChatMessage {
+  const role = message.role === 'system' || message.role === 'assistant' ? message.role : 'user';
+  if (typeof message.content === 'string') return { role, content: message.content };
+  return {
+    role,
+    content: message.content.map((part) => {
+      switch (part.type) {
+        case 'text':
+          return { type: 'text', text: part.text };
+        case 'image_url':
+          return { type: 'image', url: part.image_url.url };
+        case 'file_url':
+          return { type: 'file', url: part.file_url.url };
+        case 'audio_url':
+          return { type: 'audio', url: part.audio_url.url };
+      }
+    }),
+  };
+}
+
+function textMessages(messages: readonly WebQaMessage[]): { role: string; content: string }[] {
+  return messages.map((m) => ({ role: m.role, content: messageText(m) }));
 }
 
 /**
@@ -156,7 +231,7 @@ function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest): 
 async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan, charge: RequestCharge): Promise<void> {
   const upstreamAbort = new AbortController();
   // Opened first: a refusal (4xx/5xx) is still a plain JSON error answer.
-  const events = await deps.upstreams.channel(plan.bot.channel).stream('/bots/chat', { ...plan.body, stream: true }, upstreamAbort.signal);
+  const events = await plan.adapter.stream(deps.upstreams.channel(plan.bot.channel), plan.ask, upstreamAbort.signal);
   const sse = new SseResponse(ctx, deps.config.ssePingMs);
   sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
   const base = { id: '', object: 'chat.completion.chunk', created: Math.floor(deps.clock().getTime() / 1000), model: plan.bot.id, bot_id: plan.bot.id };
@@ -164,40 +239,49 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
   const usageSlot = request.stream_options?.include_usage === true ? { usage: null } : {};
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageSlot });
   let delivered = '';
-  let conversationId: string | null = null;
-  const extras: UpstreamBotMessage[] = [];
+  let started = false;
+  let conversationId: string | null = clientConversationId(deps, ctx, plan, null);
+  const followUps: string[] = [];
+  const cards: Readonly<Record<string, unknown>>[] = [];
   let usage: Usage | null = null;
+  const start = async (): Promise<void> => {
+    if (started) return;
+    started = true;
+    await sse.data(chunk({ role: 'assistant', content: '' }, null));
+  };
   try {
     let completed = false;
     for await (const event of events) {
-      const step = readEvent(event);
-      if (step.kind === 'done') break;
-      if (step.kind === 'created') {
-        base.id = step.id;
-        conversationId = conversationIds(deps).forClient(authOf(ctx).accountId, step.conversationId);
-        await sse.data(chunk({ role: 'assistant', content: '' }, null));
-      } else if (step.kind === 'delta') {
-        delivered += step.content;
-        await sse.data(chunk({ content: step.content }, null));
-      } else if (step.kind === 'message') {
-        // An agent that sends the answer only whole (no deltas) still reaches the client.
-        if (step.message.type === 'answer' && delivered === '' && step.message.content !== '') {
-          delivered = step.message.content;
-          await sse.data(chunk({ content: delivered }, null));
-        } else if (step.message.type !== 'answer') {
-          extras.push(step.message);
-        }
-      } else if (step.kind === 'completed') {
-        completed = true;
-        usage = toUsage(step.usage);
+      switch (event.type) {
+        case 'started':
+          base.id = event.chatId;
+          conversationId = clientConversationId(deps, ctx, plan, event.conversationId);
+          await start();
+          break;
+        case 'text':
+          await start();
+          delivered += event.text;
+          await sse.data(chunk({ content: event.text }, null));
+          break;
+        case 'follow_up':
+          if (plan.followUps) followUps.push(event.text);
+          break;
+        case 'card':
+          if (plan.cards) cards.push(event.card);
+          break;
+        case 'completed':
+          completed = true;
+          usage = toUsage(event.usage);
+          break;
       }
     }
     if (!completed) throw new UpstreamError(502, 'the agent stream ended before the chat completed', 'upstream_incomplete', 'protocol');
-    const followUps = extras.filter((m) => m.type === 'follow_up').map((m) => m.content);
     usage ??= counted(plan.promptTokens, delivered, followUps);
     await settle(charge, plan.bot, usage);
+    await keepTurn(deps, ctx, request, plan, delivered);
+    await start();
     await sse.data(chunk({}, 'stop'));
-    await sse.data({ ...base, choices: [], conversation_id: conversationId, follow_ups: followUps, cards: cardsOf(extras), usage });
+    await sse.data({ ...base, choices: [], conversation_id: conversationId, follow_ups: followUps, cards, usage });
     await sse.data('[DONE]');
   } catch (err) {
     await settle(charge, plan.bot, counted(plan.promptTokens, delivered, []), isAbort(err) ? 'client_disconnected' : 'upstream_failed');
@@ -212,43 +296,9 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
   }
 }
 
-type Step =
-  | { kind: 'created'; id: string; conversationId: string }
-  | { kind: 'delta'; content: string }
-  | { kind: 'message'; message: UpstreamBotMessage }
-  | { kind: 'completed'; usage: UpstreamBotUsage | undefined }
-  | { kind: 'done' }
-  | { kind: 'other' };
-
-function readEvent(event: SseEvent): Step {
-  if (event.event === 'done' || event.data === '[DONE]') return { kind: 'done' };
-  const data = JSON.parse(event.data) as Record<string, unknown>;
-  switch (event.event) {
-    case 'conversation.chat.created':
-      return { kind: 'created', id: String(data['id'] ?? ''), conversationId: String(data['conversation_id'] ?? '') };
-    case 'conversation.message.delta':
-      return data['type'] === 'answer' && typeof data['content'] === 'string' ? { kind: 'delta', content: data['content'] } : { kind: 'other' };
-    case 'conversation.message.completed':
-      return { kind: 'message', message: { type: String(data['type'] ?? ''), content: typeof data['content'] === 'string' ? data['content'] : '' } };
-    case 'conversation.chat.completed':
-      return { kind: 'completed', usage: data['usage'] as UpstreamBotUsage | undefined };
-    case 'conversation.chat.failed':
-    case 'error': {
-      const last = (data['last_error'] ?? data) as { msg?: unknown; message?: unknown };
-      throw new UpstreamError(502, `the agent failed: ${String(last.msg ?? last.message ?? 'no reason given')}`, 'upstream_error');
-    }
-    default:
-      return { kind: 'other' };
-  }
-}
-
-function cardsOf(messages: readonly UpstreamBotMessage[]): Record<string, unknown>[] {
-  return messages.filter((m) => m.type === 'card').map((m) => parseCard(m.content));
-}
-
-function toUsage(usage: UpstreamBotUsage | undefined): Usage | null {
-  if (!usage || !Number.isSafeInteger(usage.input_count) || !Number.isSafeInteger(usage.output_count)) return null;
-  return { prompt_tokens: usage.input_count, completion_tokens: usage.output_count, total_tokens: usage.input_count + usage.output_count };
+function toUsage(usage: BotChatUsage | null): Usage | null {
+  if (!usage) return null;
+  return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
 }
 
 /** When the agent reports no usage: the gateway's own count of what it delivered, never zero. */

@@ -14,7 +14,7 @@ export interface WebQaMessage extends Omit<ChatMessage, 'content'> {
 }
 
 export interface ExtensionOptions {
-  /** Continue a conversation the upstream agent keeps. */
+  /** Continue a conversation: the provider's, or the gateway's own where the provider keeps none. */
   conversation_id?: string;
   /** The end user, for the upstream's per-user memory; default: the caller's account. */
   user_id?: string;
@@ -96,7 +96,7 @@ export function parseWebQaRequest(body: unknown): WebQaRequest {
 }
 
 /** The parts of the request that are not text: mixed media, each with the URL it hands the agent (named by `urlParam`). */
-export function mediaParts(request: WebQaRequest): { param: string; url: string; urlParam: string }[] {
+export function mediaParts(request: WebQaRequest): { type: Exclude<ContentPart['type'], 'text'>; param: string; url: string; urlParam: string }[] {
   return request.messages.flatMap((m, i) =>
     typeof m.content === 'string'
       ? []
@@ -104,7 +104,7 @@ export function mediaParts(request: WebQaRequest): { param: string; url: string;
           if (p.type === 'text') return [];
           const param = `messages[${i}].content[${j}]`;
           const url = p.type === 'image_url' ? p.image_url.url : p.type === 'file_url' ? p.file_url.url : p.audio_url.url;
-          return [{ param, url, urlParam: `${param}.${p.type}.url` }];
+          return [{ type: p.type, param, url, urlParam: `${param}.${p.type}.url` }];
         }),
   );
 }

@@ -3,16 +3,13 @@ import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec, OPEN_DATA, type TaskData } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
-import { billableSeconds, cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import { billableSeconds, isRefusal, pollBackoff, pricingModel, submitThrough, taskChannel } from '../../tasks/upstream-task';
+import { eraseAdapterOf } from '../../upstreams/erase-adapters';
+import type { EraseTaskAsk } from '../../upstreams/erase-task';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
 import { eraseCapabilities } from '../model-types';
 import { eraseCharge, type NormalizedEraseRequest } from './request';
-
-interface UpstreamErase extends UpstreamTaskStatus {
-  id: string;
-  result?: Record<string, unknown> & { video_url?: string; duration?: number };
-}
 
 export const ERASE_TASK_KIND = 'erase';
 
@@ -20,8 +17,10 @@ export interface EraseUsage {
   readonly duration_seconds: number;
 }
 
-/** The result is the provider's own `result` object, shown to the client with the gateway's link in it. */
-/** Submitted by the submit job; the answer is the task as created. */
+/**
+ * Submitted by the submit job; the answer is the task as created. The task's result is the
+ * provider's own erase output, shown to the client with the gateway's link in it.
+ */
 export const ERASE_CREATION: CreationPolicy = {
   endpoint: 'POST /v1/videos/erase-subtitle',
   rateLimit: 'after_checks',
@@ -43,48 +42,51 @@ export const ERASE_TASK: TaskKindCodec<NormalizedEraseRequest, TaskData, EraseUs
 type EraseTask = KindTask<NormalizedEraseRequest, TaskData, EraseUsage>;
 
 /**
- * Subtitle erase on an erase task API (create, poll by id, cancel). The erased video is archived
- * into the file store before the task succeeds; `video_url` and `result.video_url` are the same
- * signed gateway link (the provider's own link is not handed out: it may expire or need its
- * credentials). Billed per second of video: frozen for the declared duration (or the model's
- * default), settled for the duration the provider processed.
+ * Subtitle erase through its channel's protocol adapter (src/upstreams/erase-task.ts; Volcengine
+ * VOD's in docs/providers.md). The erased video is archived into the file store before the task
+ * succeeds; `video_url` and `result.video_url` are the same signed gateway link (the provider's own
+ * link is not handed out: it may expire or need its credentials). Billed per second of video:
+ * frozen for the declared duration (or the model's default), settled for the seconds the provider
+ * reports it output. A refusal of the client's video fails the task and releases the freeze.
  */
 export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedEraseRequest, TaskData, EraseUsage> {
-  const taskPath = (task: EraseTask) => `/videos/erase-subtitle/${encodeURIComponent(task.upstreamId!)}`;
+  const askOf = (task: EraseTask): EraseTaskAsk => {
+    const model = pricingModel(deps.catalog, task);
+    return { taskId: task.taskId, space: eraseCapabilities(model).upstream_space ?? model.id, videoUrl: task.request.video_url, regions: task.request.regions };
+  };
 
   return {
     ...ERASE_TASK,
 
     async submit(task: EraseTask) {
-      const { model, channel } = taskChannel(deps, task.model);
-      const r = task.request;
-      const body = {
-        model: eraseCapabilities(model).upstream_model ?? model.id,
-        video_url: r.video_url,
-        ...(r.regions ? { regions: r.regions } : {}),
-        ...(r.duration_seconds !== null ? { duration_seconds: r.duration_seconds } : {}),
-        output: r.output,
-      };
-      return submitUpstreamTask(channel, '/videos/erase-subtitle', body, task);
+      const { channel } = taskChannel(deps, task.model);
+      return submitThrough(() => eraseAdapterOf(channel).submit(channel, askOf(task)));
     },
 
     async poll(task: EraseTask): Promise<UpstreamPoll<TaskData, EraseUsage>> {
-      const t = await taskChannel(deps, task.model).channel.json<UpstreamErase>('GET', taskPath(task));
-      const unsucceeded = unsucceededPoll(t);
-      if (unsucceeded) return unsucceeded;
-      const videoUrl = t.result?.video_url;
-      if (typeof videoUrl !== 'string' || videoUrl === '') return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without a video' } };
-      const duration = billableSeconds(t.result?.duration, task.request.billed_seconds, eraseCapabilities(pricingModel(deps.catalog, task)).max_duration_seconds);
+      const { channel } = taskChannel(deps, task.model);
+      let reading;
+      try {
+        reading = await eraseAdapterOf(channel).get(channel, task.upstreamId!, askOf(task));
+      } catch (err) {
+        // A step the provider refuses for good (its erase of the stored video): the task fails, released.
+        if (isRefusal(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_rejected', message: err.message } };
+        throw err;
+      }
+      if (reading.state !== 'succeeded') return reading;
+      const duration = billableSeconds(reading.durationSeconds, task.request.billed_seconds, eraseCapabilities(pricingModel(deps.catalog, task)).max_duration_seconds);
       return {
         state: 'succeeded',
-        result: t.result!,
+        result: { ...reading.result },
         usage: { duration_seconds: duration },
-        artifacts: [{ name: 'video', sourceUrl: videoUrl, contentType: 'video/mp4' }],
+        artifacts: [{ name: 'video', sourceUrl: reading.videoUrl, contentType: 'video/mp4' }],
       };
     },
 
     async cancelUpstream(task: EraseTask) {
-      await cancelUpstreamTask(taskChannel(deps, task.model).channel, taskPath(task));
+      const { channel } = taskChannel(deps, task.model);
+      // A provider without a cancel (VOD): the gateway only stops polling; the reservation is released all the same.
+      await eraseAdapterOf(channel).cancel?.(channel, task.upstreamId!);
     },
 
     pollDelayMs: pollBackoff(deps.pollMs, 3_000),

@@ -47,6 +47,10 @@ export function pollJob(engine: TaskJobEngine, deps: Pick<TaskJobDeps, 'logger' 
       return failTransient(engine, job, err, 'upstream_unavailable');
     }
     if (outcome.state === 'pending') {
+      // The provider handed the work on to a task of its own (the decider drops a repeat).
+      if (outcome.upstreamId !== undefined && outcome.upstreamId !== task.upstreamId) {
+        await engine.run(stream, { type: 'AcceptUpstream', upstreamId: outcome.upstreamId, now: engine.now() }, causedBy(job));
+      }
       // Records a change of the upstream's status or progress (the decider drops a repeat).
       await engine.run(stream, { type: 'Progress', upstreamStatus: outcome.upstreamStatus, progress: outcome.progress ?? null, now: engine.now() }, causedBy(job));
       // The count of polls so far rides in the job's payload, so the backoff grows from poll to

@@ -12,7 +12,7 @@ import type { Protocol } from '../protocol';
 export const arkProtocol: Protocol = {
   name: 'ark',
   reference: 'https://www.volcengine.com/docs/82379/1298454',
-  serves: ['video', 'image'],
+  serves: ['video', 'image', 'bot'],
   auth: ['bearer'],
   simulatorPrefix: '/ark',
   errorOf: openaiErrorOf,

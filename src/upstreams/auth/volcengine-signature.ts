@@ -59,7 +59,7 @@ export function signVolcengine(request: SignableRequest, credentials: Volcengine
 /** Why a signed request was refused; the codes are the simulator's, named after Volcengine's common errors. */
 export type VolcengineRefusal =
   | { readonly ok: false; readonly code: 'MissingAuthenticationToken' | 'InvalidAuthorization' | 'InvalidAccessKey' | 'InvalidTimestamp' | 'SignatureDoesNotMatch'; readonly message: string }
-  | { readonly ok: true; readonly accessKeyId: string };
+  | { readonly ok: true; readonly accessKeyId: string; readonly region: string; readonly service: string };
 
 export interface VerifyOptions {
   /** The secret of an access key id, or undefined for a key the provider does not know. */
@@ -96,7 +96,7 @@ export function verifyVolcengine(request: SignableRequest, options: VerifyOption
   }
   const expected = signatureOf(request, headers, signed, bodyHash, date, { secretAccessKey: secret, region, service });
   const matches = expected.length === signature.length && timingSafeEqual(Buffer.from(expected), Buffer.from(signature));
-  return matches ? { ok: true, accessKeyId } : { ok: false, code: 'SignatureDoesNotMatch', message: 'the request signature does not match' };
+  return matches ? { ok: true, accessKeyId, region, service } : { ok: false, code: 'SignatureDoesNotMatch', message: 'the request signature does not match' };
 }
 
 /** `20261205T170000Z`: the ISO instant without separators or milliseconds. */

@@ -18,6 +18,14 @@ export function actionRequest(action: string, version: string, parameters: Reado
 }
 
 /**
+ * One Action of a service at a Version, its parameters in the query beside Action and Version
+ * (GET, as VOD's media Actions take them; a list or object parameter is sent as its JSON text).
+ */
+export function queryActionRequest(action: string, version: string, parameters: Readonly<Record<string, string>>): WireRequest {
+  return { method: 'GET', path: '/', query: { Action: action, Version: version, ...parameters } };
+}
+
+/**
  * The `Result` of a successful answer. An error status, or an answer naming an `Error` whatever
  * its status, becomes the gateway's error by the protocol's one error mapping (protocol.ts).
  */

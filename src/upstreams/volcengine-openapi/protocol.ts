@@ -1,8 +1,9 @@
 /**
  * Volcengine's OpenAPI (`?Action=…&Version=…`, signed requests): https://www.volcengine.com/docs/6369/67268
  * (common parameters and answers), https://www.volcengine.com/docs/6369/67269 (signature), common
- * errors https://www.volcengine.com/docs/6369/68677. Ark's asset library is served this way
- * (service `ark`). Every answer carries `ResponseMetadata`; a refusal its `Error: {Code, Message}`.
+ * errors https://www.volcengine.com/docs/6369/68677. Ark's asset library (service `ark`) and
+ * VOD's subtitle erase (service `vod`) are served this way. Every answer carries
+ * `ResponseMetadata`; a refusal its `Error: {Code, Message}`.
  */
 import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
@@ -40,7 +41,7 @@ function volcengineErrorOf(answer: WireAnswer, channel: string): UpstreamError {
 export const volcengineOpenapiProtocol: Protocol = {
   name: 'volcengine_openapi',
   reference: 'https://www.volcengine.com/docs/6369/67268',
-  serves: ['asset_verification'],
+  serves: ['asset_verification', 'subtitle_erase'],
   auth: ['volcengine'],
   simulatorPrefix: '/volcengine',
   errorOf: volcengineErrorOf,
