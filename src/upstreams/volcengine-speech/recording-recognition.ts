@@ -22,7 +22,7 @@
  * The errors are read by the protocol's errorOf (protocol.ts).
  */
 import type { UpstreamError } from '../errors';
-import type { MinutesSegment, MinutesTaskAdapter, MinutesTaskAsk, MinutesTaskReading, MinutesTranscriptReading } from '../minutes-task';
+import type { MinutesSegment, MinutesTaskAdapter, MinutesTaskAsk, MinutesTaskReading, MinutesTranscriptReading, MinutesWord } from '../minutes-task';
 import type { WireAnswer, WireRequest } from '../wire';
 import { SPEECH_STATUS, speechStatusOf, volcengineSpeechErrorOf } from './protocol';
 
@@ -150,6 +150,14 @@ function speakerLabel(utterance: Readonly<Record<string, unknown>>): string | nu
   return typeof label === 'string' && label.trim() !== '' ? label.trim() : null;
 }
 
+/** A word of an utterance with its times, or nothing when the provider gave it without them. */
+function wordOf(raw: unknown): MinutesWord[] {
+  const w = recordOf(raw);
+  const start = millis(w['start_time']);
+  const end = millis(w['end_time']);
+  return typeof w['text'] === 'string' && start !== null && end !== null ? [{ text: w['text'], startMs: start, endMs: end }] : [];
+}
+
 /**
  * The transcript of a finished recognition: one segment per utterance (`seg-1`, … in order), its
  * times in milliseconds as the provider gives them, its speaker `spk-<label>` of the utterance's
@@ -167,16 +175,13 @@ export function transcriptOf(body: Readonly<Record<string, unknown>>, ask: Pick<
     if (typeof u['text'] !== 'string' || start === null || end === null) continue;
     const label = ask.speakerIdentification ? speakerLabel(u) : null;
     if (label !== null && !labels.includes(label)) labels.push(label);
-    const words = Array.isArray(u['words']) ? u['words'].map(recordOf) : [];
     segments.push({
       id: `seg-${segments.length + 1}`,
       text: u['text'],
       startMs: start,
       endMs: end,
       speakerId: label === null ? null : `spk-${label}`,
-      ...(ask.wordTimestamps
-        ? { words: words.flatMap((w) => (typeof w['text'] === 'string' && millis(w['start_time']) !== null && millis(w['end_time']) !== null ? [{ text: w['text'], startMs: w['start_time'] as number, endMs: w['end_time'] as number }] : [])) }
-        : {}),
+      ...(ask.wordTimestamps ? { words: (Array.isArray(u['words']) ? u['words'] : []).flatMap(wordOf) } : {}),
     });
   }
   const name = (label: string) => (ask.language === 'en_us' ? `Speaker ${label}` : `说话人${label}`);
