@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { sendBytes } from './files';
-import { HttpError, sendJson } from './http';
+import { HttpError } from './http';
 import { wav } from './media';
 import type { ExtraRoute } from './server';
 
@@ -9,9 +9,9 @@ import type { ExtraRoute } from './server';
  * Simulated speech providers for meeting minutes, deterministic and steered by query parameters
  * of the file URL (a real provider ignores them):
  *
- * - A file-ASR task API (`POST /v1/asr/tasks`, `GET /v1/asr/tasks/{id}`; engine `auc_flash`):
- *   a multi-speaker transcript in Chinese or English, with segment ids, millisecond times and
- *   speaker ids (word times on request).
+ * - The recordings every simulated speech provider transcribes (createTask, used by Volcengine's
+ *   recording recognition, providers/volcengine-speech.ts): a multi-speaker transcript in Chinese
+ *   or English, with segment ids, millisecond times and speaker ids (word times on request).
  * - The partner minutes provider, Tingwu, is simulated in simulator/providers/tingwu.ts on these
  *   recordings, transcripts and file URL parameters.
  * - Media files (`GET|HEAD /sim/media/{name}`) to point file URLs at.
@@ -215,81 +215,6 @@ export function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
   return now >= task.createdAt + (task.finishAt - task.createdAt) / 5 ? 'running' : 'queued';
 }
 
-/** The simulated providers' tasks, by id; a client request id submitted twice names one task. */
-class SimAsrTasks {
-  private readonly tasks = new Map<string, SimTask>();
-  private readonly byClientId = new Map<string, string>();
-  private seq = 0;
-
-  async submit(clientId: unknown, prefix: string, options: SubmitOptions): Promise<string> {
-    if (typeof clientId === 'string' && this.byClientId.has(clientId)) return this.byClientId.get(clientId)!;
-    const task = await createTask(`${prefix}-${++this.seq}`, options);
-    // A concurrent duplicate may have won while this one downloaded the file.
-    if (typeof clientId === 'string' && this.byClientId.has(clientId)) return this.byClientId.get(clientId)!;
-    this.tasks.set(task.id, task);
-    if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
-    return task.id;
-  }
-
-  find(id: string): SimTask {
-    const task = this.tasks.get(id);
-    if (!task) throw new HttpError(404, `task ${id} not found`, 'ResourceNotFound');
-    return task;
-  }
-}
-
-/** The speech provider's protocol: submit a recording, poll its utterances. */
-function speechRoutes(tasks: SimAsrTasks): ExtraRoute[] {
-  return [
-    {
-      method: 'POST',
-      path: '/v1/asr/tasks',
-      handler: async ({ req, res, body }) => {
-        const b = (body ?? {}) as { engine?: string; audio?: { url?: string }; language?: string; speaker_identification?: boolean; number_of_speakers?: number; word_time_series?: boolean };
-        if (typeof b.audio?.url !== 'string') throw new HttpError(400, 'audio.url is required', 'InvalidParameter.AudioUrl');
-        const id = await tasks.submit(req.headers['x-client-request-id'], 'asr-sim', {
-          url: b.audio.url,
-          language: b.language === 'en_us' ? 'en_us' : 'zh_cn',
-          speakerIdentification: b.speaker_identification !== false,
-          speakers: typeof b.number_of_speakers === 'number' ? b.number_of_speakers : 0,
-          words: b.word_time_series === true,
-          features: null,
-        });
-        sendJson(res, 200, { id, engine: b.engine ?? 'auc_flash' });
-      },
-    },
-    {
-      method: 'GET',
-      path: '/v1/asr/tasks/:id',
-      handler: ({ res, params }) => {
-        const task = tasks.find(params.id!);
-        const state = stateOf(task);
-        if (state !== 'done') return sendJson(res, 200, { id: task.id, status: state, duration_ms: state === 'running' ? task.durationMs : null });
-        if (task.fail) return sendJson(res, 200, { id: task.id, status: 'failed', error: task.fail });
-        const t = task.transcript();
-        sendJson(res, 200, {
-          id: task.id,
-          status: 'succeeded',
-          duration_ms: t.durationMs,
-          result: {
-            language: t.language,
-            duration_ms: t.durationMs,
-            utterances: t.segments.map((s) => ({
-              id: s.id,
-              text: s.text,
-              start_time: s.startMs,
-              end_time: s.endMs,
-              speaker_id: s.speakerId,
-              ...(s.words ? { words: s.words.map((w) => ({ text: w.text, start_time: w.startMs, end_time: w.endMs })) } : {}),
-            })),
-            speakers: t.speakers,
-          },
-        });
-      },
-    },
-  ];
-}
-
 /** Recordings the simulated providers and the gateway's file probe fetch (sizes and types on request). */
 function mediaRoutes(): ExtraRoute[] {
   return (['GET', 'HEAD'] as const).map(
@@ -316,6 +241,5 @@ function mediaRoutes(): ExtraRoute[] {
 }
 
 export function asrRoutes(): ExtraRoute[] {
-  const tasks = new SimAsrTasks();
-  return [...speechRoutes(tasks), ...mediaRoutes()];
+  return mediaRoutes();
 }

@@ -6,7 +6,9 @@ export type { Logger };
  * The names of members that can carry a credential, compared in lower case: a request's
  * `authorization` and `cookie`, an API key, an admin token, a password, the database URL, and a
  * channel's authentication (`auth`: a Bearer key, a set of headers, Volcengine's or Alibaba Cloud's
- * secret; and the raw CHANNELS members `api_key`, `headers` values aside, `volcengine` and `alibaba`).
+ * secret; and the raw CHANNELS members `api_key`, `headers` values aside, `volcengine` and `alibaba`);
+ * Volcengine speech's key headers (`x-api-access-key`, the new console's `x-api-key`) wherever
+ * request headers are logged.
  */
 const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'authorization',
@@ -25,6 +27,8 @@ const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'alibaba',
   'accesskeysecret',
   'access_key_secret',
+  'x-api-access-key',
+  'x-api-key',
 ]);
 
 export const REDACTED = '[redacted]';

@@ -14,6 +14,7 @@ interface ExampleEntry {
   readonly name: string;
   readonly protocol?: string;
   readonly api_key?: string;
+  readonly headers?: Readonly<Record<string, string>>;
   readonly volcengine?: { readonly access_key_id: string; readonly secret_access_key: string };
   readonly alibaba?: { readonly access_key_id: string; readonly access_key_secret: string };
 }
@@ -28,6 +29,13 @@ function exampleEntries(): readonly ExampleEntry[] {
 export function hasAcceptedBearer(ctx: SimContext, protocol: string): boolean {
   const match = /^Bearer (.+)$/.exec(ctx.req.headers.authorization ?? '');
   return match !== null && exampleEntries().some((e) => (e.protocol ?? 'openai') === protocol && e.api_key === match[1]);
+}
+
+/** Whether the request carries every header (names case-insensitive, values exact) of one `headers` entry the file gives a channel of `protocol`. */
+export function hasAcceptedHeaders(ctx: SimContext, protocol: string): boolean {
+  return exampleEntries().some(
+    (e) => (e.protocol ?? 'openai') === protocol && e.headers !== undefined && Object.entries(e.headers).every(([name, value]) => ctx.req.headers[name.toLowerCase()] === value),
+  );
 }
 
 /**

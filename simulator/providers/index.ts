@@ -8,9 +8,10 @@ import { mountPath, mounted, type SimulatedProvider } from './provider';
 import { tavilyProvider } from './tavily';
 import { tingwuProvider } from './tingwu';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
+import { volcengineSpeechProvider } from './volcengine-speech';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider, tingwuProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider, tingwuProvider, volcengineSpeechProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

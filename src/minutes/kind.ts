@@ -5,12 +5,13 @@ import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { isRefusal, pollBackoff, startedUnits, taskChannel } from '../tasks/upstream-task';
 import { minutesAdapterOf } from '../upstreams/minutes-adapters';
-import type { MinutesTaskAsk, MinutesTaskReading } from '../upstreams/minutes-task';
+import type { MinutesTaskReading } from '../upstreams/minutes-task';
 import type { Upstreams } from '../upstreams/registry';
+import { minutesAsk } from './ask';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
 import type { MinutesResult, MinutesUsage } from './result';
-import type { Segment, Transcript } from './transcript';
+import type { Transcript } from './transcript';
 import { renderMinutes } from './view';
 
 /** The stage a summarising minutes task goes through after its transcription. */
@@ -69,59 +70,7 @@ export function minutesRequestOf(task: { request: Readonly<Record<string, unknow
   return MINUTES_TASK.request.decode(task.request);
 }
 
-// --- the file-ASR protocol (engine auc_flash) ---------------------------------------------------
-
-interface AsrTask {
-  id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  duration_ms?: number | null;
-  error?: { code?: string; message?: string };
-  result?: {
-    language?: string;
-    duration_ms?: number;
-    utterances?: { id: string; text: string; start_time: number; end_time: number; speaker_id?: string | null; words?: { text: string; start_time: number; end_time: number }[] }[];
-    speakers?: { id: string; name: string }[];
-  };
-}
-
-function asrTranscript(t: AsrTask, language: string): Transcript {
-  const r = t.result ?? {};
-  return {
-    durationMs: startedUnits(r.duration_ms ?? t.duration_ms) ?? 0,
-    language: r.language ?? language,
-    segments: (r.utterances ?? []).map(
-      (u): Segment => ({
-        id: u.id,
-        text: u.text,
-        startMs: u.start_time,
-        endMs: u.end_time,
-        speakerId: u.speaker_id ?? null,
-        ...(u.words ? { words: u.words.map((w) => ({ text: w.text, startMs: w.start_time, endMs: w.end_time })) } : {}),
-      }),
-    ),
-    speakers: (r.speakers ?? []).map((s) => ({ id: s.id, displayName: s.name })),
-  };
-}
-
 // --- the minutes adapters (src/upstreams/minutes-task.ts) ----------------------------------------
-
-/** A task's request as a minutes adapter is asked for it: `model` the provider's model or resource (the catalog's `upstream_model`). */
-function minutesAskOf(task: MinutesTask, model: ModelEntry): MinutesTaskAsk {
-  const r = task.request;
-  return {
-    taskId: task.taskId,
-    model: minutesCapabilities(model).upstream_model ?? model.id,
-    fileUrl: r.file_url,
-    fileType: r.file_type,
-    fileBytes: r.file_bytes,
-    language: r.source_lang,
-    speakerIdentification: r.speaker_identification,
-    numberOfSpeakers: r.number_of_speakers > 0 ? r.number_of_speakers : null,
-    hotWords: r.hot_words ? r.hot_words.split(/[,，\n]+/).map((w) => w.trim()).filter(Boolean) : null,
-    wordTimestamps: r.need_word_time_series,
-    extras: r.protocol === 'partner' ? { all: r.all_activate, features: r.features, targetLang: r.target_lang } : null,
-  };
-}
 
 /**
  * A provider's reading of a task as the task's poll: still running (failed early when the length
@@ -132,6 +81,11 @@ function pollOfReading(reading: MinutesTaskReading, r: NormalizedMinutesRequest)
   if (reading.state === 'pending') return durationExceeded(reading.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: reading.upstreamStatus };
   if (reading.state === 'failed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${reading.error.message} (${reading.error.code})` } };
   return { transcript: { ...reading.transcript, durationMs: startedUnits(reading.transcript.durationMs) ?? 0 }, extras: { ...reading.extras } };
+}
+
+/** The provider's model or resource of a minutes model: the catalog's `upstream_model`, else the gateway's model id. */
+function upstreamModelOf(model: ModelEntry): string {
+  return minutesCapabilities(model).upstream_model ?? model.id;
 }
 
 function durationExceeded(durationMs: number, request: NormalizedMinutesRequest): UpstreamPoll | null {
@@ -182,24 +136,8 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
 
     async submit(task: MinutesTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = task.request;
-      const upstreamModel = minutesCapabilities(model).upstream_model ?? model.id;
-      const headers = { 'x-client-request-id': task.taskId };
       try {
-        if (r.protocol === 'asr') {
-          const body = {
-            model: upstreamModel,
-            engine: r.engine,
-            audio: { url: r.file_url, format: r.file_type },
-            language: r.source_lang,
-            speaker_identification: r.speaker_identification,
-            number_of_speakers: r.number_of_speakers,
-            ...(r.hot_words ? { hot_words: r.hot_words } : {}),
-            word_time_series: r.need_word_time_series,
-          };
-          return { upstreamId: (await channel.json<{ id: string }>('POST', '/asr/tasks', body, undefined, headers)).id };
-        }
-        return await minutesAdapterOf(channel).submit(channel, minutesAskOf(task, model));
+        return await minutesAdapterOf(channel).submit(channel, minutesAsk(task, upstreamModelOf(model)));
       } catch (err) {
         if (isRefusal(err)) {
           throw new TaskRejected({ code: 'upstream_rejected', message: `the speech provider refused the file: ${err.message}` });
@@ -211,19 +149,9 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     async poll(task: MinutesTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
       const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
-      const id = encodeURIComponent(task.upstreamId!);
-      let transcript: Transcript;
-      let extras: Record<string, unknown> = {};
-      if (r.protocol === 'asr') {
-        const t = await channel.json<AsrTask>('GET', `/asr/tasks/${id}`);
-        if (t.status === 'queued' || t.status === 'running') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: t.status };
-        if (t.status !== 'succeeded') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error?.message ?? t.status} (${t.error?.code ?? 'unknown'})` } };
-        transcript = asrTranscript(t, r.source_lang);
-      } else {
-        const read = pollOfReading(await minutesAdapterOf(channel).get(channel, task.upstreamId!, minutesAskOf(task, model)), r);
-        if ('state' in read) return read;
-        ({ transcript, extras } = read);
-      }
+      const read = pollOfReading(await minutesAdapterOf(channel).get(channel, task.upstreamId!, minutesAsk(task, upstreamModelOf(model))), r);
+      if ('state' in read) return read;
+      const { transcript, extras } = read;
       const exceeded = durationExceeded(transcript.durationMs, r);
       if (exceeded) return exceeded;
       if (transcript.segments.length === 0 || transcript.durationMs <= 0) return { state: 'failed', error: { code: 'transcription_failed', message: 'the provider returned an empty transcript' } };

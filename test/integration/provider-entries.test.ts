@@ -24,7 +24,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha', tingwu: '' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha', tingwu: '', volcengine_speech: '/openspeech' };
 
 /**
  * The catalog's web Q&A bots are on Coze; a bot on Ark's bots API (the `ark-bots` entry) is the
@@ -48,6 +48,7 @@ const VERIFICATION_FEE = 100_000; // asset-verification
 const ERASE_PER_SECOND = 5_000; // subtitle-erase
 const PER_SEARCH = 30_000; // web-search, per answered search
 const PARTNER_MINUTES_PER_HOUR = 2_400_000; // partner-minutes rate_per_hour
+const MINUTES_RATE = 1_200_000; // service-minutes, per hour
 
 /** Fetches a link the gateway answered, as a client would, and expects a file of `type`. */
 async function expectFile(url: string, type: string): Promise<void> {
@@ -66,11 +67,20 @@ function servedBySimulator(entry: ChannelEntry, simulatorUrl: string): ChannelEn
 /**
  * A provider call as the simulator's route saw it: method, route path (its prefix included), on the
  * Volcengine OpenAPI the Action, and the authentication scheme (`Bearer`, Volcengine's `HMAC-SHA256`
- * or Alibaba Cloud's `ACS3-HMAC-SHA256` signature).
+ * or Alibaba Cloud's `ACS3-HMAC-SHA256` signature; Volcengine speech's key headers, with the
+ * resource the call names).
  */
 function callOf(method: string, path: string, ctx: SimContext, authorization: string): string {
   const action = ctx.query.get('Action');
   return `${method} ${path}${action ? ` ${action}` : ''} (${authorization.split(' ')[0]})`;
+}
+
+/** How a call authenticated, or null for the test's own calls (simulator pages, media files), which carry nothing. */
+function authenticationOf(ctx: SimContext): string | null {
+  const { authorization } = ctx.req.headers;
+  if (authorization) return authorization;
+  const speech = ctx.req.headers['x-api-access-key'] ? ctx.req.headers['x-api-resource-id'] : undefined;
+  return typeof speech === 'string' ? `X-Api-Access-Key:${speech}` : null;
 }
 
 describe("every capability through the channels file's entries, base URLs moved onto the simulated providers @integration", () => {
@@ -90,7 +100,7 @@ describe("every capability through the channels file's entries, base URLs moved 
       [...chatRoutes(), ...providerRoutes()].map((route) => ({
         ...route,
         handler: (ctx: SimContext) => {
-          const { authorization } = ctx.req.headers;
+          const authorization = authenticationOf(ctx);
           if (authorization) calls.push(callOf(route.method, route.path, ctx, authorization));
           return route.handler(ctx);
         },
@@ -98,10 +108,11 @@ describe("every capability through the channels file's entries, base URLs moved 
     );
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
+    // Private targets allowed: the recordings a minutes task names are the simulator's, on loopback.
     const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
     const catalogFile = path.join(testTempDir('provider-entries-'), 'catalog.json');
     fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, models: [...catalog.models, ARK_BOT] }));
-    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0' });
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
   });
   beforeEach(() => {
     calls.length = 0;
@@ -354,6 +365,33 @@ describe("every capability through the channels file's entries, base URLs moved 
     const { settled } = await latestSettlement(gw, accountId);
     expect([settled.amount, settled.overrun]).to.deep.equal([amount, 0]);
     expect(distinctCalls()).to.deep.equal(['PUT /openapi/tingwu/v2/tasks (ACS3-HMAC-SHA256)', 'GET /openapi/tingwu/v2/tasks/:id (ACS3-HMAC-SHA256)']);
+  });
+
+  it("transcribes service-minutes on Volcengine's recording recognition: flash within 100 MB, submit and query beyond", async () => {
+    const { key } = await funded();
+    const media = (name: string, params: Record<string, string>) => `${sim.url}/sim/media/${name}?${new URLSearchParams({ sim_duration_ms: '60000', sim_asr_delay_ms: '0', ...params })}`;
+    const minutes = async (fileUrl: string) => {
+      const res = await gw.api(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: fileUrl, source_lang: 'en_us' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return waitFor('the minutes billed', async () => {
+        const t = (await gw.api(key, 'GET', `/v1/audio/minutes/${res.body.id}`)).body;
+        return t.status !== 'processing' && (await gw.balance(key)).frozen === 0 ? t : null;
+      });
+    };
+    const small = await minutes(media('standup.mp3', {}));
+    expect(small.status, JSON.stringify(small.error)).to.equal('succeeded');
+    expect(small.transcription.sentences[0].speaker).to.deep.equal({ id: 'spk-1', name: 'Speaker 1' });
+    expect(small.usage).to.deep.include({ duration_ms: 60_000, engine: 'auc_flash', asr_amount: MINUTES_RATE / 60 });
+    expect(distinctCalls().filter((c) => c.includes('/openspeech/'))).to.deep.equal(['POST /openspeech/api/v3/auc/bigmodel/recognize/flash (X-Api-Access-Key:volc.bigasr.auc_turbo)']);
+    calls.length = 0;
+
+    const large = await minutes(media('all-hands.mp3', { sim_bytes: '150000000' }));
+    expect(large.status, JSON.stringify(large.error)).to.equal('succeeded');
+    expect(large.usage).to.deep.include({ duration_ms: 60_000, engine: 'auc_flash', asr_amount: MINUTES_RATE / 60 });
+    expect(distinctCalls().filter((c) => c.includes('/openspeech/'))).to.deep.equal([
+      'POST /openspeech/api/v3/auc/bigmodel/submit (X-Api-Access-Key:volc.bigasr.auc)',
+      'POST /openspeech/api/v3/auc/bigmodel/query (X-Api-Access-Key:volc.bigasr.auc)',
+    ]);
   });
 
   it('relays a chat completion to the OpenAI-compatible provider', async () => {

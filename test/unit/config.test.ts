@@ -68,7 +68,7 @@ describe('config: every bad setting is refused with a message naming it and what
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
     const one = (entry: Record<string, unknown>) => JSON.stringify([{ name: 'c', base_url: 'https://p.example/v1', ...entry }]);
-    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze, tavily, bocha, tingwu');
+    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze, tavily, bocha, tingwu, volcengine_speech');
     expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers, volcengine and alibaba, not api_key and headers');
     expect(refusal({ CHANNELS: one({ protocol: 'tingwu', alibaba: { access_key_id: 'LTAI' } }) })).to.equal('CHANNELS[0].alibaba.access_key_secret must be a non-empty string');
     expect(refusal({ CHANNELS: one({ protocol: 'tingwu', alibaba: 'LTAI:secret' }) })).to.equal('CHANNELS[0].alibaba must be an object with access_key_id, access_key_secret');
@@ -89,6 +89,9 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ CHANNELS: one({ protocol: 'volcengine_openapi', api_key: 'sk-TOPSECRET' }) })).to.equal(
       'CHANNELS[0]: a volcengine_openapi channel authenticates with volcengine (request signing), not api_key',
     );
+    const speechWithKey = refusal({ CHANNELS: one({ protocol: 'volcengine_speech', api_key: 'sk-TOPSECRET' }) });
+    expect(speechWithKey).to.equal('CHANNELS[0]: a volcengine_speech channel authenticates with headers, not api_key');
+    expect(speechWithKey).not.to.include('TOPSECRET');
   });
 
   it('CHANNELS entries become channel configs: protocol (openai when absent) and the authentication strategy', () => {

@@ -14,7 +14,6 @@ export const openaiProtocol: Protocol = {
     // invented wire, docs/providers.md). Each leaves this list when its models move to the
     // channel of their real protocol.
     'image',
-    'minutes',
     'podcast',
   ],
   auth: ['bearer', 'headers', 'none'],
