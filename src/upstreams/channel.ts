@@ -2,8 +2,9 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { signVolcengine, type VolcengineCredentials } from './auth/volcengine-signature';
 import { UpstreamError } from './errors';
 import { openaiErrorOf } from './openai/errors';
+import { openSocket } from './socket';
 import { parseSse, type SseEvent } from './sse';
-import type { WireAnswer, WireMethod, WireRequest, WireTransport } from './wire';
+import type { WireAnswer, WireMethod, WireRequest, WireSocketOpening, WireSocketRequest, WireSocketTransport, WireTransport } from './wire';
 
 export { credentialRefusal, isCredentialRefusal, UpstreamError } from './errors';
 export { streamedError } from './openai/errors';
@@ -53,7 +54,7 @@ interface UpstreamResponse {
  * `call` (any protocol's adapter: the whole answer, whatever its status), and `json`/`stream`
  * (the OpenAI relay: an error status becomes the OpenAI protocol's error).
  */
-export class Channel implements WireTransport {
+export class Channel implements WireTransport, WireSocketTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
 
@@ -159,6 +160,40 @@ export class Channel implements WireTransport {
         res.body.destroy();
       }
     })();
+  }
+
+  /**
+   * A WebSocket to the provider (a protocol whose API is one): the base URL's host and path with
+   * the scheme `wss` (`ws` for an `http` base URL), the channel's authentication in the handshake,
+   * `timeout_ms` as the deadline of the handshake and of each wait for a message. A refused
+   * upgrade comes back as the provider's answer, for the protocol's `errorOf`.
+   */
+  async open(request: WireSocketRequest, signal?: AbortSignal): Promise<WireSocketOpening> {
+    const started = performance.now();
+    const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, request.model ?? 'none', outcome, (performance.now() - started) / 1000);
+    const base = new URL(this.config.base_url);
+    const pathname = this.basePath + request.path || '/';
+    const headers = { ...request.headers };
+    try {
+      const opened = await openSocket(
+        `${base.protocol === 'https:' ? 'wss:' : 'ws:'}//${base.host}${pathname}`,
+        { ...headers, ...this.authHeaders('GET', pathname, {}, headers, undefined) },
+        this.config.timeout_ms,
+        this.config.name,
+        signal,
+      );
+      if ('socket' in opened) {
+        observe('ok');
+        return opened;
+      }
+      const { status, headers: raw, body } = opened.refusal;
+      observe(status >= 500 ? 'server_error' : 'client_error');
+      return { refusal: answerOf(status, raw, { bytes: body }, this.config.name) };
+    } catch (err) {
+      const failure = toUpstreamError(err, this.config.name);
+      observe(failure instanceof UpstreamError ? (failure.kind === 'timeout' ? 'timeout' : 'network') : 'aborted');
+      throw failure;
+    }
   }
 
   close(): Promise<void> {
