@@ -22,6 +22,9 @@ const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'volcengine',
   'secretaccesskey',
   'secret_access_key',
+  // Volcengine speech's handshake headers (a podcast channel's `headers`): its access token, its API key.
+  'x-api-access-key',
+  'x-api-key',
 ]);
 
 export const REDACTED = '[redacted]';

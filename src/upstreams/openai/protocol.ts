@@ -15,7 +15,6 @@ export const openaiProtocol: Protocol = {
     // channel of their real protocol.
     'image',
     'minutes',
-    'podcast',
     'subtitle_erase',
     'search',
     'agent',
