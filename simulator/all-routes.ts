@@ -2,12 +2,11 @@ import { asrRoutes } from './asr';
 import { botRoutes } from './bots';
 import { eraseRoutes } from './erase';
 import { imageRoutes } from './images';
-import { podcastRoutes } from './podcasts';
 import { providerRoutes } from './providers';
 import { searchRoutes } from './search';
 import type { ExtraRoute } from './server';
 
 /** Every simulated provider API besides chat (which the server always mounts). */
 export function allSimulatorRoutes(): ExtraRoute[] {
-  return [...imageRoutes(), ...podcastRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...providerRoutes()];
+  return [...imageRoutes(), ...eraseRoutes(), ...asrRoutes(), ...searchRoutes(), ...botRoutes(), ...providerRoutes()];
 }

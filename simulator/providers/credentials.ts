@@ -4,6 +4,7 @@
  * refused as the provider refuses it (each provider module answers in its own error shape).
  */
 import fs from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-root';
 import { verifyVolcengine, type VolcengineRefusal } from '../../src/upstreams/auth/volcengine-signature';
@@ -12,6 +13,7 @@ import type { SimContext } from '../route';
 interface ExampleEntry {
   readonly protocol?: string;
   readonly api_key?: string;
+  readonly headers?: Readonly<Record<string, string>>;
   readonly volcengine?: { readonly access_key_id: string; readonly secret_access_key: string };
 }
 
@@ -25,6 +27,16 @@ function exampleEntries(): readonly ExampleEntry[] {
 export function hasAcceptedBearer(ctx: SimContext, protocol: string): boolean {
   const match = /^Bearer (.+)$/.exec(ctx.req.headers.authorization ?? '');
   return match !== null && exampleEntries().some((e) => (e.protocol ?? 'openai') === protocol && e.api_key === match[1]);
+}
+
+/**
+ * Whether the request carries every header (names in any case, values exact) that the file gives
+ * a channel of `protocol` as its `headers`.
+ */
+export function hasAcceptedHeaders(headers: IncomingHttpHeaders, protocol: string): boolean {
+  return exampleEntries().some(
+    (e) => (e.protocol ?? 'openai') === protocol && e.headers !== undefined && Object.entries(e.headers).every(([name, value]) => headers[name.toLowerCase()] === value),
+  );
 }
 
 /**

@@ -2,15 +2,21 @@
 import { arkProvider } from './ark';
 import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
-import { mountPath, mounted, type SimulatedProvider } from './provider';
+import { mountPath, mounted, mountedSockets, type SimulatedProvider } from './provider';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
-import type { ExtraRoute } from '../route';
+import { volcenginePodcastProvider } from './volcengine-podcast';
+import type { ExtraRoute, SocketRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, volcenginePodcastProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {
   return SIMULATED_PROVIDERS.flatMap(mounted);
+}
+
+/** Every provider's WebSocket endpoints at their full paths. */
+export function providerSocketRoutes(): SocketRoute[] {
+  return SIMULATED_PROVIDERS.flatMap(mountedSockets);
 }
 
 /** Each provider's base URL on a simulator at `url` (`http://127.0.0.1:8090/ark/api/v3`). */
