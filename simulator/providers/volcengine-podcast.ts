@@ -86,12 +86,18 @@ interface SimPodcast {
   readonly release: Set<() => void>;
 }
 
+/** A session as the simulator saw it: what it was asked, what it sent, how it ended. */
 export interface SimPodcastSession {
   readonly task_id: string;
   readonly session_id: string;
+  /** The StartSession payload as received. */
+  readonly request: Record<string, unknown>;
   readonly retry_info: { retry_task_id: unknown; last_finished_round_id: unknown } | null;
   readonly text: string;
+  /** The rounds it finished, their audio's length, and the usage it reported. */
   readonly rounds: number[];
+  audio_seconds: number;
+  readonly usage: { input_text_tokens: number; output_audio_tokens: number };
   outcome: 'running' | 'held' | 'finished' | 'cut' | 'round_error' | 'closed' | 'failed';
 }
 
@@ -270,9 +276,12 @@ function connection(ws: WebSocket): void {
           const log: SimPodcastSession = {
             task_id: podcast.id,
             session_id: frame.sessionId,
+            request: p,
             retry_info: retry ? { retry_task_id: retry.retry_task_id, last_finished_round_id: retry.last_finished_round_id } : null,
             text: podcast.source,
             rounds: [],
+            audio_seconds: 0,
+            usage: { input_text_tokens: 0, output_audio_tokens: 0 },
             outcome: 'running',
           };
           if (sessions.length >= MAX_REMEMBERED) sessions.shift();
@@ -322,7 +331,12 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     if (gone()) return;
     log.outcome = 'running';
   }
-  send(serverEvent(PodcastEvent.UsageResponse, sessionId, { usage: { input_text_tokens: podcast.inputTokens, output_audio_tokens: 0 } }));
+  const usage = (input: number, output: number) => {
+    log.usage.input_text_tokens += input;
+    log.usage.output_audio_tokens += output;
+    send(serverEvent(PodcastEvent.UsageResponse, sessionId, { usage: { input_text_tokens: input, output_audio_tokens: output } }));
+  };
+  usage(podcast.inputTokens, 0);
   const cutRound = roundDirective(podcast.source, 'cut');
   const cuts = roundDirective(podcast.source, 'cuts') ?? 1;
   const errorRound = roundDirective(podcast.source, 'round-error');
@@ -354,9 +368,10 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     send(serverEvent(PodcastEvent.PodcastRoundEnd, sessionId, { audio_duration: end - start, start_time: start, end_time: end }));
     // Each round's audio tokens, so that the rounds of a session add up to the episode's.
     const tokens = Math.ceil(end * AUDIO_TOKENS_PER_SECOND);
-    send(serverEvent(PodcastEvent.UsageResponse, sessionId, { usage: { input_text_tokens: 0, output_audio_tokens: tokens - reportedTokens } }));
+    usage(0, tokens - reportedTokens);
     reportedTokens = tokens;
     log.rounds.push(r);
+    log.audio_seconds += end - start;
   }
   log.outcome = 'finished';
   send(serverEvent(PodcastEvent.SessionFinished, sessionId, { status_code: 20000000, message: 'ok' }));
