@@ -18,6 +18,8 @@
  *
  * The reference's frames never carry an event together with a sequence or an error code; for
  * those the demo's writer and reader disagree on the order, so this codec refuses to write one.
+ * A client's frames are of type 0b0001 (§2.1 "固定为 0b0001", the demo's FullClientRequest), the
+ * header `0x11 0x14 0x10 0x00`; the §2.4 tables print 1001, the server's type, for them too.
  */
 import { gunzipSync } from 'node:zlib';
 
