@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { chatRoutes } from '../../simulator/chat';
-import { providerRoutes } from '../../simulator/providers';
+import { providerRoutes, providerSocketRoutes } from '../../simulator/providers';
 import { startSimulator, type RunningSimulator, type SimContext } from '../../simulator';
 import { channelConfigs } from '../../src/config';
 import { EXAMPLE_CHANNELS_FILE, simulatedBaseUrl, type ChannelEntry } from '../../src/upstreams/registry';
@@ -17,7 +17,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', volcengine_podcast: '/volcengine-podcast' };
 
 const PER_SECOND_720 = 400_000; // video-ref-2.0 at 720p (src/billing/catalog.json)
 const PER_SECOND_768P = 350_000; // video-h3 at 768P
@@ -70,9 +70,20 @@ describe("every capability through the channels file's entries, base URLs moved 
         },
       })),
     );
+    // The WebSocket endpoints too, recording the handshake: its path and the credential headers it carried.
+    sim.addSocketRoutes(
+      providerSocketRoutes().map((route) => ({
+        ...route,
+        session: (ws, req) => {
+          const carried = ['x-api-app-id', 'x-api-access-key', 'x-api-app-key'].filter((h) => req.headers[h] !== undefined);
+          calls.push(`WS ${route.path} (${carried.join(', ')}; resource ${String(req.headers['x-api-resource-id'])})`);
+          route.session(ws, req);
+        },
+      })),
+    );
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
-    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0' });
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_PODCAST: '0' });
   });
   beforeEach(() => {
     calls.length = 0;
@@ -192,6 +203,24 @@ describe("every capability through the channels file's entries, base URLs moved 
       'POST /volcengine/ CreateAsset (HMAC-SHA256)',
       'POST /volcengine/ GetAsset (HMAC-SHA256)',
     ]);
+  });
+
+  it("makes a podcast on Volcengine's podcast synthesis over its WebSocket, with the entry's handshake headers", async () => {
+    const { key } = await funded();
+    const before = await gw.balance(key);
+    const res = await gw.api(key, 'POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: '两位主持人聊聊灯塔的历史 [sim:duration=2]' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await waitFor('the podcast final', async () => {
+      const t = (await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).body;
+      return t.status === 'processing' ? null : t;
+    });
+    expect(task.status, JSON.stringify(task)).to.equal('succeeded');
+    expect(task.audio_duration).to.equal(2);
+    expect(task.usage.output_audio_tokens).to.equal(2 * 25);
+    await expectFile(task.audio_url, 'audio/wav');
+    await waitFor('the podcast settled', async () => (await gw.balance(key)).frozen === 0);
+    expect(before.available - (await gw.balance(key)).available).to.be.greaterThan(0);
+    expect(distinctCalls()).to.deep.equal(['WS /volcengine-podcast/api/v3/sami/podcasttts (x-api-app-id, x-api-access-key, x-api-app-key; resource volc.service_type.10050)']);
   });
 
   it('relays a chat completion to the OpenAI-compatible provider', async () => {
