@@ -68,7 +68,7 @@ describe('config: every bad setting is refused with a message naming it and what
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
     const one = (entry: Record<string, unknown>) => JSON.stringify([{ name: 'c', base_url: 'https://p.example/v1', ...entry }]);
-    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi');
+    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, volcengine_podcast');
     expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers and volcengine, not api_key and headers');
     expect(refusal({ CHANNELS: one({ headers: {} }) })).to.equal('CHANNELS[0].headers must be an object of header names to string values');
     expect(refusal({ CHANNELS: one({ headers: { 'bad name': 'v' } }) })).to.equal('CHANNELS[0].headers: "bad name" is not a header name');

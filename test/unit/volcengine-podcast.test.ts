@@ -4,7 +4,6 @@ import { countTokens } from '../../src/billing/tokens';
 import { isRefusal } from '../../src/tasks/upstream-task';
 import { UpstreamError } from '../../src/upstreams/errors';
 import type { PodcastAsk } from '../../src/upstreams/podcast-synthesis';
-import { volcenginePodcastProtocol } from '../../src/upstreams/volcengine-speech/podcast-protocol';
 import { volcenginePodcasts } from '../../src/upstreams/volcengine-speech/podcast';
 import { podcastChannel, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
 import { waitFor } from '../support/wait';
@@ -116,15 +115,10 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
     expect(invalid.message).to.include('40000010');
   });
 
-  it('takes a refused handshake as the provider answered it: a refused key is the gateway\'s credentials', async () => {
+  it('takes a refused handshake as the provider answered it: a refused key is the gateway\'s credentials (the mapping: protocol-errors.test.ts)', async () => {
     const err = await failure(ask('who am I'), podcastChannel(sim.url, { headers: { 'X-Api-App-Id': 'your-speech-app-id', 'X-Api-Access-Key': 'a-wrong-token', 'X-Api-App-Key': 'aGjiRDfUWi' } }));
     expect([err.status, err.code, err.message]).to.deep.equal([401, 'upstream_auth_failed', "channel volc-podcast: the provider refused the gateway's credentials (HTTP 401)"]);
     expect(err.message).to.not.include('a-wrong-token');
-    const answer = (status: number, body: string) => ({ status, headers: { 'x-tt-logid': '2025041513355271DF5CF1A0AE0508E78C' }, bytes: () => Buffer.from(body), text: () => body, json: () => JSON.parse(body) as unknown });
-    const limited = volcenginePodcastProtocol.errorOf(answer(429, '{"error":"too many"}'), 'volc-podcast');
-    expect([limited.status, limited.code, isRefusal(limited)]).to.deep.equal([429, 'upstream_rate_limited', false]);
-    const refused = volcenginePodcastProtocol.errorOf(answer(400, '{"error":"bad resource"}'), 'volc-podcast');
-    expect([refused.status, refused.message]).to.deep.equal([400, 'channel volc-podcast refused the WebSocket with HTTP 400: {"error":"bad resource"} (logid 2025041513355271DF5CF1A0AE0508E78C)']);
   });
 
   it('closes the connection when aborted (a cancelled task), and a held session goes on once released', async () => {
