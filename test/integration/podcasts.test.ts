@@ -5,17 +5,12 @@ import { loadConfig } from '../../src/config';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
-import { podcastSessions } from '../support/simulated-podcasts';
+import { DAYI, expectedTextSession, LIUFEI, MIZAI, podcastSessions, XIAOLEI } from '../support/simulated-podcasts';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
 
 const PRICES = { input_per_million: 2_000_000, output_per_million: 60_000_000 };
 const AUDIO_TOKENS_PER_SECOND = 25;
 const charge = (input: number, output: number) => tokenCharge(PRICES, input, output);
-/** The provider's podcast voices, as the catalog lists them. */
-const DAYI = 'zh_male_dayixiansheng_v2_saturn_bigtts';
-const MIZAI = 'zh_female_mizaitongxue_v2_saturn_bigtts';
-const LIUFEI = 'zh_male_liufei_v2_saturn_bigtts';
-const XIAOLEI = 'zh_male_xiaolei_v2_saturn_bigtts';
 /** A text without its simulator directives: what the provider counts the tokens of. */
 const plainOf = (text: string) => text.replace(/\[sim:[^\]]*\]/g, ' ');
 
@@ -106,14 +101,7 @@ describe('podcast tasks @integration', () => {
     const [session, ...more] = await podcastSessions(gw.simulator.url, text);
     expect(more).to.deep.equal([]);
     expect(session!.outcome).to.equal('finished');
-    expect(session!.request).to.deep.equal({
-      action: 0,
-      input_text: text,
-      use_head_music: false,
-      use_tail_music: false,
-      speaker_info: { random_order: false, speakers: [DAYI, MIZAI] },
-      audio_config: { format: 'pcm', sample_rate: 24_000, speech_rate: 0 },
-    });
+    expect(session!.request).to.deep.equal(expectedTextSession(text));
     const audio = await fetch(final.audio_url);
     expect(audio.status).to.equal(200);
     expect(audio.headers.get('content-type')).to.equal('audio/wav');

@@ -35,3 +35,21 @@ export function podcastChannel(simulatorUrl: string, changes: Partial<ChannelEnt
   const entry = podcastChannelEntry();
   return new Channel(channelConfigs([{ ...entry, base_url: simulatedBaseUrl(simulatorUrl, entry), ...changes }], 'the podcast entry')[0]!);
 }
+
+/** The provider's podcast voices, as the catalog lists them. */
+export const DAYI = 'zh_male_dayixiansheng_v2_saturn_bigtts';
+export const MIZAI = 'zh_female_mizaitongxue_v2_saturn_bigtts';
+export const LIUFEI = 'zh_male_liufei_v2_saturn_bigtts';
+export const XIAOLEI = 'zh_male_xiaolei_v2_saturn_bigtts';
+
+/** The StartSession payload the gateway sends for a text and the default hosts (in PCM, which it makes a WAV of). */
+export function expectedTextSession(text: string): Record<string, unknown> {
+  return {
+    action: 0,
+    input_text: text,
+    use_head_music: false,
+    use_tail_music: false,
+    speaker_info: { random_order: false, speakers: [DAYI, MIZAI] },
+    audio_config: { format: 'pcm', sample_rate: 24_000, speech_rate: 0 },
+  };
+}

@@ -5,7 +5,7 @@ import { isRefusal } from '../../src/tasks/upstream-task';
 import { UpstreamError } from '../../src/upstreams/errors';
 import type { PodcastAsk } from '../../src/upstreams/podcast-synthesis';
 import { volcenginePodcasts } from '../../src/upstreams/volcengine-speech/podcast';
-import { podcastChannel, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
+import { DAYI, expectedTextSession, MIZAI, podcastChannel, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
 import { waitFor } from '../support/wait';
 
 /**
@@ -14,9 +14,6 @@ import { waitFor } from '../support/wait';
  * it keeps of the rounds, its resumption with `retry_info`, its errors. The frames themselves are
  * checked against the reference's byte layouts in volcengine-podcast-frames.test.ts.
  */
-
-const DAYI = 'zh_male_dayixiansheng_v2_saturn_bigtts';
-const MIZAI = 'zh_female_mizaitongxue_v2_saturn_bigtts';
 
 describe('Volcengine podcast synthesis adapter, against the simulated provider', () => {
   let sim: RunningSimulator;
@@ -54,14 +51,7 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
     expect(audio.length).to.equal(3 * 24_000 * 2);
     expect(volcenginePodcasts.encoding('wav')).to.deep.equal({ container: 'pcm', sampleRate: 24_000, channels: 1, bitsPerSample: 16 });
     const [session] = await podcastSessions(sim.url, text);
-    expect(session!.request).to.deep.equal({
-      action: 0,
-      input_text: text,
-      use_head_music: false,
-      use_tail_music: false,
-      speaker_info: { random_order: false, speakers: [DAYI, MIZAI] },
-      audio_config: { format: 'pcm', sample_rate: 24_000, speech_rate: 0 },
-    });
+    expect(session!.request).to.deep.equal(expectedTextSession(text));
     expect([session!.outcome, session!.rounds]).to.deep.equal(['finished', [0, 1]]);
   });
 
