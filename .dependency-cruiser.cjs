@@ -15,7 +15,7 @@ const PROVIDER_USERS = '^src/(agents|assets|chat|dashboard|media-tasks|minutes|t
  * each adapter helper removes its line when its feature goes through its protocol's adapter.
  */
 const TRANSPORT_EXCEPTIONS = [
-  '^src/tasks/upstream-task\\.ts$', // the invented task wire of video, images, podcasts, erase
+  '^src/tasks/upstream-task\\.ts$', // the invented task wire of subtitle erase
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */

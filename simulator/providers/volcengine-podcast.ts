@@ -27,7 +27,8 @@
  * NAME (simulator/gates.ts), `[sim:cut=R]` the connection is cut inside round R after its first
  * audio, for the first `[sim:cuts=K]` (default 1) connections of that text, `[sim:round-error=R]`
  * round R ends `{is_error: true}` the first time. `GET …/sim/podcasts/sessions` lists every session
- * (its task, `retry_info`, rounds sent, outcome), for tests.
+ * (its task, its StartSession payload, `retry_info`, the rounds it finished, their audio's length,
+ * the usage it reported, how it ended), for tests.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
