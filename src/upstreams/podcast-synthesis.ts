@@ -9,8 +9,6 @@ import type { WireSocketTransport } from './wire';
 
 /** A podcast as the gateway asks a provider for it (every default of the request applied). */
 export interface PodcastAsk {
-  /** The gateway's task id, for the provider's logs where it takes one. */
-  readonly taskId: string;
   /** The catalog model, for the channel's metrics. */
   readonly model: string;
   /** A text the hosts discuss, or a topic they research and discuss. */

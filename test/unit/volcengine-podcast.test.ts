@@ -22,7 +22,7 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
   });
   after(async () => sim.close());
 
-  const ask = (text: string, changes: Partial<PodcastAsk> = {}): PodcastAsk => ({ taskId: 'pod_test', model: 'podcast-standard', source: { text }, voices: [DAYI, MIZAI], format: 'wav', ...changes });
+  const ask = (text: string, changes: Partial<PodcastAsk> = {}): PodcastAsk => ({ model: 'podcast-standard', source: { text }, voices: [DAYI, MIZAI], format: 'wav', ...changes });
 
   /** Runs a synthesis, collecting the audio handed over. */
   async function synthesize(a: PodcastAsk, signal = new AbortController().signal, channel = podcastChannel(sim.url)) {

@@ -121,7 +121,6 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
       const adapter = podcastAdapterOf(channel);
       const format = r.format === 'mp3' ? 'mp3' : 'wav';
       const ask: PodcastAsk = {
-        taskId: task.taskId,
         model: task.model,
         source: r.text !== null ? { text: r.text } : { topic: r.topic ?? '' },
         voices: r.speakers.map((s) => s.voice),
