@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { HttpError, isGone, sendJson } from './http';
 import type { ExtraRoute } from './route';
@@ -32,20 +33,28 @@ function gate(name: string): Gate {
 
 /** Waits at the gate `name` names (none: passes at once); false when the client left meanwhile. */
 export function passGate(name: string | true | undefined, res: ServerResponse): Promise<boolean> {
-  if (typeof name !== 'string' || !NAME.test(name)) return Promise.resolve(!isGone(res));
+  return passGateWhile(name, res, () => isGone(res));
+}
+
+/**
+ * Waits at the gate `name` names while `connection` (an answer, a WebSocket: whatever emits
+ * `close`) stays open; false when it closed meanwhile (`gone`).
+ */
+export function passGateWhile(name: string | true | undefined, connection: Pick<EventEmitter, 'once' | 'off'>, gone: () => boolean): Promise<boolean> {
+  if (typeof name !== 'string' || !NAME.test(name)) return Promise.resolve(!gone());
   const g = gate(name);
-  if (g.open) return Promise.resolve(!isGone(res));
+  if (g.open) return Promise.resolve(!gone());
   return new Promise((resolve) => {
     const onClose = (): void => {
       g.waiting.delete(pass);
       resolve(false);
     };
     const pass = (): void => {
-      res.off('close', onClose);
-      resolve(!isGone(res));
+      connection.off('close', onClose);
+      resolve(!gone());
     };
     g.waiting.add(pass);
-    res.once('close', onClose);
+    connection.once('close', onClose);
   });
 }
 

@@ -5,10 +5,10 @@
  * start it and point channels at its URL, exactly as they would at a real provider.
  */
 import { allSimulatorRoutes } from './all-routes';
-import { providerBaseUrls } from './providers';
-import { createSimulator, type ExtraRoute } from './server';
+import { providerBaseUrls, providerSocketRoutes } from './providers';
+import { createSimulator, type ExtraRoute, type SocketRoute } from './server';
 
-export type { ExtraRoute, SimContext, SimHandler } from './server';
+export type { ExtraRoute, SimContext, SimHandler, SocketRoute } from './server';
 
 export interface RunningSimulator {
   /** Base URL, e.g. `http://127.0.0.1:PORT`; each simulated provider lives under its own prefix (`providers`). */
@@ -17,6 +17,8 @@ export interface RunningSimulator {
   readonly providers: readonly { protocol: string; title: string; baseUrl: string }[];
   /** Replaces routes (same method and path) or adds them, e.g. a test's spy around a real route. */
   addRoutes(routes: readonly ExtraRoute[]): void;
+  /** Replaces WebSocket endpoints (same path) or adds them. */
+  addSocketRoutes(routes: readonly SocketRoute[]): void;
   /** Stops listening and drops every open connection. */
   close(): Promise<void>;
 }
@@ -31,13 +33,16 @@ export interface StartSimulatorOptions {
 }
 
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
-  const simulator = createSimulator({ routes: [...allSimulatorRoutes(), ...(options.routes ?? [])] });
+  const simulator = createSimulator({ routes: [...allSimulatorRoutes(), ...(options.routes ?? [])], sockets: providerSocketRoutes() });
   const url = await simulator.listen(options.port ?? 0, options.host ?? '127.0.0.1');
   return {
     url,
     providers: providerBaseUrls(url),
     addRoutes: (routes) => {
       for (const route of routes) simulator.addRoute(route);
+    },
+    addSocketRoutes: (routes) => {
+      for (const route of routes) simulator.addSocketRoute(route);
     },
     close: () => simulator.close(),
   };

@@ -59,11 +59,30 @@ export const JPEG = Buffer.from(
   'base64',
 );
 
-/** A mono 16-bit PCM WAV of `seconds` seconds of a quiet tone. */
-export function wav(seconds: number, sampleRate = 8000): Buffer {
-  const samples = Math.max(1, Math.round(seconds * sampleRate));
+/** `samples` mono 16-bit little-endian PCM samples of a quiet tone (a WAV file's data, headerless). */
+export function pcm(samples: number, sampleRate: number): Buffer {
   const data = Buffer.alloc(samples * 2);
   for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / sampleRate) * 3000), i * 2);
+  return data;
+}
+
+/** Samples in one MPEG-2 Layer III frame. */
+export const MP3_FRAME_SAMPLES = 576;
+
+/**
+ * `frames` frames of silence in MPEG-2 Layer III, 24 kHz mono at 32 kbit/s (24 ms each): a 4-byte
+ * header (sync, MPEG-2, layer III, no CRC; bit rate index 4, sample rate index 1; mono) and a body
+ * of zeros, which decoders play as silence.
+ */
+export function mp3Silence(frames: number): Buffer {
+  const frame = Buffer.alloc((72 * 32_000) / 24_000);
+  frame.set([0xff, 0xf3, 0x44, 0xc0]);
+  return Buffer.concat(Array.from({ length: frames }, () => frame));
+}
+
+/** A mono 16-bit PCM WAV of `seconds` seconds of a quiet tone. */
+export function wav(seconds: number, sampleRate = 8000): Buffer {
+  const data = pcm(Math.max(1, Math.round(seconds * sampleRate)), sampleRate);
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
   header.writeUInt32LE(36 + data.length, 4);

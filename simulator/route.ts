@@ -1,5 +1,6 @@
 /** The simulator's route types: what a route module registers and what its handler receives. */
 import type http from 'node:http';
+import type { WebSocket } from 'ws';
 
 /**
  * How a route wants its request body: parsed JSON (`ctx.body`), raw bytes (`ctx.rawBody`, e.g.
@@ -31,4 +32,20 @@ export interface ExtraRoute {
   readonly body?: BodyMode;
   /** Default: 10 MB. Larger bodies are answered 413. */
   readonly maxBodyBytes?: number;
+}
+
+/**
+ * A WebSocket endpoint (an exact path): `refuse` decides the handshake (null: upgraded; else the
+ * HTTP answer refusing it, as a provider refuses credentials), `session` runs the connection.
+ */
+export interface SocketRoute {
+  readonly path: string;
+  readonly refuse?: (req: http.IncomingMessage) => SocketRefusal | null;
+  readonly session: (socket: WebSocket, req: http.IncomingMessage) => void;
+}
+
+/** An upgrade refused: the HTTP status and the JSON body answered instead. */
+export interface SocketRefusal {
+  readonly status: number;
+  readonly body: unknown;
 }

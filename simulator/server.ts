@@ -5,23 +5,29 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
 import { chatRoutes } from './chat';
 import { gateRoutes } from './gates';
-import type { BodyMode, ExtraRoute } from './route';
+import type { BodyMode, ExtraRoute, SocketRoute } from './route';
 import { DEFAULT_MAX_BODY_BYTES, HttpError, isGone, pathOf, readBody, readJsonBody, sendError, sendNotFound } from './http';
 
 // The route types live in ./route so that route modules (chat) need not import the server that mounts them.
-export type { BodyMode, ExtraRoute, SimContext, SimHandler } from './route';
+export type { BodyMode, ExtraRoute, SimContext, SimHandler, SocketRoute } from './route';
 
 export interface SimulatorOptions {
   /** Routes mounted after the built-in ones; an identical method+path replaces a built-in. */
   readonly routes?: readonly ExtraRoute[];
+  /** WebSocket endpoints (a provider whose API is one), by exact path. */
+  readonly sockets?: readonly SocketRoute[];
 }
 
 export interface Simulator {
   readonly server: http.Server;
   /** Registers a route, also after `listen()`. */
   addRoute(route: ExtraRoute): void;
+  /** Registers a WebSocket endpoint, also after `listen()`; one of the same path is replaced. */
+  addSocketRoute(route: SocketRoute): void;
   /** Listens (default: an ephemeral port on 127.0.0.1) and resolves the base URL, e.g. `http://127.0.0.1:PORT`. */
   listen(port?: number, host?: string): Promise<string>;
   /** Stops listening and drops every open connection, stalled streams included. */
@@ -39,12 +45,20 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     void router.dispatch(req, res);
   });
   server.headersTimeout = 66_000;
+  const sockets = new Map((options.sockets ?? []).map((route) => [route.path, route]));
+  const upgrades = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  server.on('upgrade', (req, socket, head) => upgrade(sockets, upgrades, req, socket, head));
 
   return {
     server,
     addRoute: (route) => router.add(route),
+    addSocketRoute: (route) => sockets.set(route.path, route),
     listen: (port = 0, host = '127.0.0.1') => listen(server, port, host),
-    close: () => close(server),
+    close: () => {
+      // Upgraded connections are no longer the HTTP server's to close.
+      for (const client of upgrades.clients) client.terminate();
+      return close(server);
+    },
   };
 }
 
@@ -176,6 +190,18 @@ function fail(res: http.ServerResponse, err: unknown): void {
     return;
   }
   sendError(res, 500, `Simulator error: ${err instanceof Error ? err.message : String(err)}`, 'internal_error');
+}
+
+/** An upgrade request: its endpoint's session, its refusal, or 404 for a path no endpoint has. */
+function upgrade(sockets: ReadonlyMap<string, SocketRoute>, upgrades: WebSocketServer, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  const route = sockets.get(pathOf(req));
+  const refusal = route ? (route.refuse?.(req) ?? null) : { status: 404, body: { error: { message: 'no WebSocket endpoint at this path', code: 'not_found' } } };
+  if (!route || refusal) {
+    const body = JSON.stringify(refusal!.body);
+    socket.end(`HTTP/1.1 ${refusal!.status} ${http.STATUS_CODES[refusal!.status] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    return;
+  }
+  upgrades.handleUpgrade(req, socket, head, (ws) => route.session(ws, req));
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<string> {

@@ -27,6 +27,7 @@ const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'alibaba',
   'accesskeysecret',
   'access_key_secret',
+  // Volcengine speech's key headers (a speech or podcast channel's `headers`): its access token, its API key.
   'x-api-access-key',
   'x-api-key',
 ]);

@@ -4,6 +4,7 @@
  * refused as the provider refuses it (each provider module answers in its own error shape).
  */
 import fs from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-root';
 import { verifyAcs3, type Acs3Verdict } from '../../src/upstreams/auth/acs3-signature';
@@ -31,10 +32,13 @@ export function hasAcceptedBearer(ctx: SimContext, protocol: string): boolean {
   return match !== null && exampleEntries().some((e) => (e.protocol ?? 'openai') === protocol && e.api_key === match[1]);
 }
 
-/** Whether the request carries every header (names case-insensitive, values exact) of one `headers` entry the file gives a channel of `protocol`. */
-export function hasAcceptedHeaders(ctx: SimContext, protocol: string): boolean {
+/**
+ * Whether the request carries every header (names in any case, values exact) that the file gives
+ * a channel of `protocol` as its `headers`.
+ */
+export function hasAcceptedHeaders(headers: IncomingHttpHeaders, protocol: string): boolean {
   return exampleEntries().some(
-    (e) => (e.protocol ?? 'openai') === protocol && e.headers !== undefined && Object.entries(e.headers).every(([name, value]) => ctx.req.headers[name.toLowerCase()] === value),
+    (e) => (e.protocol ?? 'openai') === protocol && e.headers !== undefined && Object.entries(e.headers).every(([name, value]) => headers[name.toLowerCase()] === value),
   );
 }
 

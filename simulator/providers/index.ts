@@ -4,18 +4,24 @@ import { cozeProvider } from './coze';
 import { bochaProvider } from './bocha';
 import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
-import { mountPath, mounted, type SimulatedProvider } from './provider';
+import { mountPath, mounted, mountedSockets, type SimulatedProvider } from './provider';
 import { tavilyProvider } from './tavily';
 import { tingwuProvider } from './tingwu';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
+import { volcenginePodcastProvider } from './volcengine-podcast';
 import { volcengineSpeechProvider } from './volcengine-speech';
-import type { ExtraRoute } from '../route';
+import type { ExtraRoute, SocketRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider, tingwuProvider, volcengineSpeechProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider, tingwuProvider, volcengineSpeechProvider, volcenginePodcastProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {
   return SIMULATED_PROVIDERS.flatMap(mounted);
+}
+
+/** Every provider's WebSocket endpoints at their full paths. */
+export function providerSocketRoutes(): SocketRoute[] {
+  return SIMULATED_PROVIDERS.flatMap(mountedSockets);
 }
 
 /** Each provider's base URL on a simulator at `url` (`http://127.0.0.1:8090/ark/api/v3`). */

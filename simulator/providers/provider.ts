@@ -5,7 +5,7 @@
  * base URL's path (Ark's `/api/v3`), then the provider's own paths.
  */
 import { protocolNamed } from '../../src/upstreams/protocols';
-import type { ExtraRoute } from '../route';
+import type { ExtraRoute, SocketRoute } from '../route';
 
 export interface SimulatedProvider {
   /** The protocol it speaks (src/upstreams/protocols.ts). */
@@ -16,6 +16,8 @@ export interface SimulatedProvider {
   readonly basePath: string;
   /** Its routes, paths relative to the base URL (`/contents/generations/tasks/:id`). */
   routes(): readonly ExtraRoute[];
+  /** Its WebSocket endpoints, paths relative to the base URL (`/sami/podcasttts`). */
+  sockets?(): readonly SocketRoute[];
 }
 
 /** Where a provider's base URL is on the simulator: `/ark/api/v3`. */
@@ -26,4 +28,9 @@ export function mountPath(provider: SimulatedProvider): string {
 /** The provider's routes at their full paths on the simulator. */
 export function mounted(provider: SimulatedProvider): ExtraRoute[] {
   return provider.routes().map((route) => ({ ...route, path: `${mountPath(provider)}${route.path}` }));
+}
+
+/** The provider's WebSocket endpoints at their full paths on the simulator. */
+export function mountedSockets(provider: SimulatedProvider): SocketRoute[] {
+  return (provider.sockets?.() ?? []).map((route) => ({ ...route, path: `${mountPath(provider)}${route.path}` }));
 }

@@ -170,7 +170,7 @@ function volcengineSpeechRoutes(): ExtraRoute[] {
     (endpoint: 'submit' | 'query' | 'flash', resources: readonly string[], handler: (ctx: SimContext, requestId: string) => Promise<void>) =>
     async (ctx: SimContext): Promise<void> => {
       try {
-        if (!hasAcceptedHeaders(ctx, 'volcengine_speech')) throw new SpeechError('45000010', 'invalid X-Api-App-Key or X-Api-Access-Key');
+        if (!hasAcceptedHeaders(ctx.req.headers, 'volcengine_speech')) throw new SpeechError('45000010', 'invalid X-Api-App-Key or X-Api-Access-Key');
         const resource = ctx.req.headers['x-api-resource-id'];
         if (typeof resource !== 'string' || !resources.includes(resource)) throw new SpeechError('45000030', `[resource_id=${String(resource ?? '')}] requested resource not granted`);
         const requestId = ctx.req.headers['x-api-request-id'];

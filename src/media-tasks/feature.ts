@@ -1,9 +1,12 @@
 import type { Config } from '../config';
 import type { FeatureFactory } from '../feature-types';
+import type { FileStore } from '../files/store';
+import { isTerminal } from '../tasks/decider';
+import { taskStream } from '../tasks/events';
 import type { Upstreams } from '../upstreams/registry';
 import { eraseKind } from './erase/kind';
 import { imageTaskKind } from './images/kind';
-import { podcastKind } from './podcasts/kind';
+import { PODCAST_TASK_KIND, podcastKind } from './podcasts/kind';
 import { mediaTaskRouter, type MediaTaskDeps } from './routes';
 
 /**
@@ -13,13 +16,16 @@ import { mediaTaskRouter, type MediaTaskDeps } from './routes';
  */
 export type MediaTasksDeps = MediaTaskDeps & {
   readonly upstreams: Upstreams;
+  /** Podcasts also read back the audio they stage (src/media-tasks/podcasts/audio-file.ts). */
+  readonly files: Pick<FileStore, 'put' | 'open' | 'delete'>;
   readonly config: Pick<Config, 'taskPollMs' | 'imageUrlTtlMs' | 'podcastUrlTtlMs' | 'eraseUrlTtlMs'>;
 };
 
 export const mediaTasksFeature: FeatureFactory<MediaTasksDeps> = (deps) => {
   const common = { catalog: deps.catalog, upstreams: deps.upstreams, pollMs: deps.config.taskPollMs };
   deps.tasks.register(imageTaskKind({ ...common, imageUrlTtlMs: deps.config.imageUrlTtlMs }));
-  deps.tasks.register(podcastKind({ ...common, audioUrlTtlMs: deps.config.podcastUrlTtlMs }));
+  const unfinished = async (taskId: string) => !isTerminal((await deps.tasks.load(taskStream(PODCAST_TASK_KIND, taskId))).status);
+  deps.tasks.register(podcastKind({ ...common, files: deps.files, unfinished, audioUrlTtlMs: deps.config.podcastUrlTtlMs }));
   deps.tasks.register(eraseKind({ ...common, videoUrlTtlMs: deps.config.eraseUrlTtlMs }));
   return { routers: [mediaTaskRouter(deps)] };
 };

@@ -131,6 +131,8 @@ export interface PodcastCapabilities {
   /** The voices of the default two hosts when the request names no speakers. */
   readonly default_voices: readonly string[];
   readonly max_speakers: number;
+  /** The fewest speakers the provider takes (absent: one). */
+  readonly min_speakers?: number;
   readonly languages: readonly string[];
   readonly formats: readonly string[];
   /** Longest episode a request may ask for, and the cap used when it asks for none. */
@@ -155,6 +157,7 @@ export const podcastModelType = defineModelType<PodcastPricing, PodcastCapabilit
       voices: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
       default_voices: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
       max_speakers: { type: 'integer', minimum: 1, maximum: 8 },
+      min_speakers: { type: 'integer', minimum: 1, maximum: 8 },
       languages: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
       formats: { type: 'array', items: { type: 'string', enum: ['wav', 'mp3'] }, minItems: 1 },
       max_duration_seconds: { type: 'integer', minimum: 1 },

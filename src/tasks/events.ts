@@ -11,13 +11,22 @@ export interface TaskError {
   readonly message: string;
 }
 
-export interface Artifact {
-  /** What the file is for the task kind, e.g. `video`, `last_frame`, `image_0`, `audio`. */
-  readonly name: string;
-  /** Where the upstream serves it. */
-  readonly sourceUrl: string;
-  readonly contentType?: string;
-}
+export type Artifact =
+  | {
+      /** What the file is for the task kind, e.g. `video`, `last_frame`, `image_0`, `audio`. */
+      readonly name: string;
+      /** Where the upstream serves it: the archive job downloads it. */
+      readonly sourceUrl: string;
+      readonly contentType?: string;
+    }
+  | {
+      readonly name: string;
+      /**
+       * A file the gateway received itself, already in the file store (a podcast's audio, which
+       * the provider streams): the archive job records it as it is.
+       */
+      readonly stored: Omit<ArchivedArtifact, 'name'>;
+    };
 
 export interface ArchivedArtifact {
   readonly name: string;

@@ -3,12 +3,12 @@ import type { Channel } from '../upstreams/channel';
 import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
 import type { TaskState } from './decider';
-import { TaskRejected, type UpstreamPoll } from './kind';
+import { TaskRejected } from './kind';
 
 /**
- * What task kinds share in talking to a provider's task API (create, poll by id, cancel): the
- * task's model and channel, submission with the task id as the client request id, the mapping of
- * unfinished and unsuccessful upstream states, the poll backoff and the model a task is priced by.
+ * What task kinds share in talking to a provider through their protocol's adapter: the task's
+ * model and channel, the refusals that fail a task for good, the poll backoff and the model a task
+ * is priced by.
  */
 
 /** A task's model and the upstream channel it runs on; a model gone from the catalog fails the task for good. */
@@ -53,39 +53,6 @@ export function pollBackoff(pollMs: number, capMs: number): (polls: number) => n
   return (polls) => Math.min(pollMs * 2 ** Math.min(polls, 6), capMs);
 }
 
-/** The states of a provider task on a create / poll by id API. */
-export interface UpstreamTaskStatus {
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  error?: { code?: string; message?: string };
-}
-
-/** A provider task not (yet) succeeded: pending while queued or running, else failed with its error; null once succeeded. */
-export function unsucceededPoll(t: UpstreamTaskStatus): Exclude<UpstreamPoll, { state: 'succeeded' }> | null {
-  if (t.status === 'queued' || t.status === 'running') return { state: 'pending', upstreamStatus: t.status };
-  if (t.status !== 'succeeded') return { state: 'failed', error: { code: t.error?.code ?? 'task_failed', message: t.error?.message ?? `the upstream task ${t.status}` } };
-  return null;
-}
-
-/**
- * Creates the provider task. The task id is the client request id: a resubmission after a crash
- * finds the same task. A refusal fails the task for good (see rejectOn4xx).
- */
-export async function submitUpstreamTask(channel: Channel, path: string, body: unknown, task: Pick<TaskState, 'taskId'>): Promise<{ upstreamId: string }> {
-  return submitThrough(async () => {
-    const created = await channel.json<{ id: string }>('POST', path, body, undefined, { 'x-client-request-id': task.taskId });
-    return { upstreamId: created.id };
-  });
-}
-
-/** Creates the provider task through its protocol's adapter (`create`); a refusal fails the task for good (see rejectOn4xx). */
-export async function submitThrough<T extends { upstreamId: string }>(create: () => Promise<T>): Promise<T> {
-  try {
-    return await create();
-  } catch (err) {
-    return rejectOn4xx(err);
-  }
-}
-
 /**
  * A provider call that creates something (its answer read by the protocol's adapter): a refusal
  * fails the task for good with the provider's code (rejectOn4xx); anything else is retried.
@@ -95,15 +62,6 @@ export async function finalRefusals<T>(create: () => Promise<T>): Promise<T> {
     return await create();
   } catch (err) {
     return rejectOn4xx(err);
-  }
-}
-
-/** Tells the provider to stop a task (`POST {taskPath}/cancel`); a 4xx answer means nothing is left to stop. */
-export async function cancelUpstreamTask(channel: Channel, taskPath: string): Promise<void> {
-  try {
-    await channel.json('POST', `${taskPath}/cancel`, {});
-  } catch (err) {
-    ignore4xx(err);
   }
 }
 
@@ -125,8 +83,3 @@ function rejectOn4xx(err: unknown): never {
   throw err;
 }
 
-/** Cancelling upstream: a provider refusing (already finished, unknown task) has nothing left to stop. */
-function ignore4xx(err: unknown): void {
-  if (isRefusal(err)) return;
-  throw err;
-}

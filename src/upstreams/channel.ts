@@ -4,8 +4,9 @@ import { signAcs3, type Acs3Credentials } from './auth/acs3-signature';
 import { signVolcengine, type VolcengineCredentials } from './auth/volcengine-signature';
 import { UpstreamError } from './errors';
 import { openaiErrorOf } from './openai/errors';
+import { openSocket } from './socket';
 import { parseSse, type SseEvent } from './sse';
-import type { WireAnswer, WireEventStream, WireEventTransport, WireMethod, WireRequest } from './wire';
+import type { WireAnswer, WireEventStream, WireEventTransport, WireMethod, WireRequest, WireSocketOpening, WireSocketRequest, WireSocketTransport } from './wire';
 
 export { credentialRefusal, isCredentialRefusal, UpstreamError } from './errors';
 export { streamedError } from './openai/errors';
@@ -57,7 +58,7 @@ interface UpstreamResponse {
  * streaming adapter: an event stream, or the whole answer of a refusal), and `json`/`stream`
  * (the OpenAI relay: an error status becomes the OpenAI protocol's error).
  */
-export class Channel implements WireEventTransport {
+export class Channel implements WireEventTransport, WireSocketTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
   /** The Host the requests carry (`host[:port]`), which an ACS3 signature covers. */
@@ -199,6 +200,40 @@ export class Channel implements WireEventTransport {
     const opened = await this.openEvents({ method: 'POST', path, body }, signal);
     if (opened.status >= 400) throw openaiErrorOf(await opened.whole(), this.config.name);
     return opened.events();
+  }
+
+  /**
+   * A WebSocket to the provider (a protocol whose API is one): the base URL's host and path with
+   * the scheme `wss` (`ws` for an `http` base URL), the channel's authentication in the handshake,
+   * `timeout_ms` as the deadline of the handshake and of each wait for a message. A refused
+   * upgrade comes back as the provider's answer, for the protocol's `errorOf`.
+   */
+  async open(request: WireSocketRequest, signal?: AbortSignal): Promise<WireSocketOpening> {
+    const started = performance.now();
+    const observe = (outcome: UpstreamOutcome) => this.observe(this.config.name, request.model ?? 'none', outcome, (performance.now() - started) / 1000);
+    const base = new URL(this.config.base_url);
+    const pathname = this.basePath + request.path || '/';
+    const headers = { ...request.headers };
+    try {
+      const opened = await openSocket(
+        `${base.protocol === 'https:' ? 'wss:' : 'ws:'}//${base.host}${pathname}`,
+        { ...headers, ...this.authHeaders('GET', pathname, {}, headers, undefined) },
+        this.config.timeout_ms,
+        this.config.name,
+        signal,
+      );
+      if ('socket' in opened) {
+        observe('ok');
+        return opened;
+      }
+      const { status, headers: raw, body } = opened.refusal;
+      observe(status >= 500 ? 'server_error' : 'client_error');
+      return { refusal: answerOf(status, raw, { bytes: body }, this.config.name) };
+    } catch (err) {
+      const failure = toUpstreamError(err, this.config.name);
+      observe(failure instanceof UpstreamError ? (failure.kind === 'timeout' ? 'timeout' : 'network') : 'aborted');
+      throw failure;
+    }
   }
 
   close(): Promise<void> {

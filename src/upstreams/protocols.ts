@@ -7,11 +7,12 @@ import type { Protocol } from './protocol';
 import { tavilyProtocol } from './tavily/protocol';
 import { tingwuProtocol } from './tingwu/protocol';
 import { volcengineOpenapiProtocol } from './volcengine-openapi/protocol';
+import { volcenginePodcastProtocol } from './volcengine-speech/podcast-protocol';
 import { volcengineSpeechProtocol } from './volcengine-speech/protocol';
 
 /** Every provider protocol a channel may name (one line each; docs/providers.md). */
 export const PROTOCOLS: ReadonlyMap<string, Protocol> = new Map(
-  [openaiProtocol, arkProtocol, minimaxProtocol, volcengineOpenapiProtocol, cozeProtocol, tavilyProtocol, bochaProtocol, tingwuProtocol, volcengineSpeechProtocol].map((p) => [p.name, p]),
+  [openaiProtocol, arkProtocol, minimaxProtocol, volcengineOpenapiProtocol, cozeProtocol, tavilyProtocol, bochaProtocol, tingwuProtocol, volcengineSpeechProtocol, volcenginePodcastProtocol].map((p) => [p.name, p]),
 );
 
 export function protocolNamed(name: string): Protocol {

@@ -64,3 +64,35 @@ export interface WireEventStream {
 export interface WireEventTransport extends WireTransport {
   openEvents(request: WireRequest, signal?: AbortSignal): Promise<WireEventStream>;
 }
+
+/** A WebSocket an adapter opens, relative to its channel's base URL; the channel adds authentication. */
+export interface WireSocketRequest {
+  /** Appended to the base URL's path; the scheme becomes `wss` for `https` and `ws` for `http`. */
+  readonly path: string;
+  /** Extra handshake headers (a provider's own, e.g. a request id). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The catalog model the connection is for, for the channel's metrics. */
+  readonly model?: string;
+}
+
+/** An open WebSocket carrying binary messages. */
+export interface WireSocket {
+  send(message: Uint8Array): Promise<void>;
+  /**
+   * The next message; null once the connection has closed (whoever closed it). Throws an
+   * UpstreamError (`timeout`) when none comes within the channel's deadline, and the signal's
+   * reason once the opener aborts.
+   */
+  next(): Promise<Uint8Array | null>;
+  /** Closes the connection (at once: nothing sent is awaited). */
+  close(): void;
+}
+
+/** A provider's handshake: the open socket, or its answer refusing the upgrade (an adapter's `errorOf` reads it). */
+export type WireSocketOpening = { readonly socket: WireSocket } | { readonly refusal: WireAnswer };
+
+/** The seam a WebSocket adapter is given: a channel's transport (Channel implements it). */
+export interface WireSocketTransport {
+  readonly name: string;
+  open(request: WireSocketRequest, signal?: AbortSignal): Promise<WireSocketOpening>;
+}

@@ -5,7 +5,7 @@ import { videoTaskAdapterOf } from '../upstreams/video-adapters';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
-import { billableSeconds, pollBackoff, pricingModel, submitThrough, taskChannel } from '../tasks/upstream-task';
+import { billableSeconds, pollBackoff, pricingModel, finalRefusals, taskChannel } from '../tasks/upstream-task';
 import { videoCapabilities } from './model-type';
 import { assetIdOf, billedResolution, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
@@ -124,7 +124,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
       const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
       const ask = { ...r, model: videoCapabilities(model).upstream_model ?? model.id, content: r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids)) };
-      return submitThrough(() => videoTaskAdapterOf(channel).create(channel, ask, task.taskId));
+      return finalRefusals(() => videoTaskAdapterOf(channel).create(channel, ask, task.taskId));
     },
 
     async poll(task: VideoTask): Promise<UpstreamPoll<VideoResult, VideoUsage>> {

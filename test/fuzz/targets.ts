@@ -125,7 +125,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   ),
   // Named by the spec without a shape.
   { method: 'POST', route: '/v1/images/async', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'image-5.0', prompt: 'a lighthouse', n: 1, size: '2048x2048' })) },
-  { method: 'POST', route: '/v1/audio/podcasts', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'podcast-standard', topic: 'lighthouses', language: 'en_us', max_duration_seconds: 60 })) },
+  { method: 'POST', route: '/v1/audio/podcasts', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, () => ({ model: 'podcast-standard', topic: 'lighthouses', language: 'zh_cn', max_duration_seconds: 60 })) },
   { method: 'POST', route: '/v1/videos/erase-subtitle', auth: 'key', statuses: S.namedCreate, shape: 'openai', body: json(JSON_LIMIT, (env) => ({ video_url: simMedia(env, 'clip.mp4'), duration_seconds: 10, regions: [{ x: 0, y: 0.8, width: 1, height: 0.2 }] })) },
   { method: 'POST', route: '/v1/summaries', auth: 'key', statuses: S.summaries, shape: 'minutes', body: json(JSON_LIMIT, () => ({ task_id: 'mins_fuzz0000000000000000' })) },
   { method: 'POST', route: '/v1/asset-groups/validate-session', auth: 'key', statuses: S.assetSession, shape: 'openai', body: json(JSON_LIMIT, () => ({ name: 'fuzz group' })) },

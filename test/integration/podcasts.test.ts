@@ -5,11 +5,14 @@ import { loadConfig } from '../../src/config';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
+import { DAYI, expectedTextSession, LIUFEI, MIZAI, podcastSessions, XIAOLEI } from '../support/simulated-podcasts';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
 
 const PRICES = { input_per_million: 2_000_000, output_per_million: 60_000_000 };
 const AUDIO_TOKENS_PER_SECOND = 25;
 const charge = (input: number, output: number) => tokenCharge(PRICES, input, output);
+/** A text without its simulator directives: what the provider counts the tokens of. */
+const plainOf = (text: string) => text.replace(/\[sim:[^\]]*\]/g, ' ');
 
 /** The spec's podcast task, one schema per status: audio_url, audio_duration and usage only when succeeded, error only when failed. */
 const podcastSchemas = statusSchemas(
@@ -92,8 +95,13 @@ describe('podcast tasks @integration', () => {
     const { final, seen } = await pollUntilFinal(res.body.id, fresh.key);
     expect(seen).to.deep.equal(['processing', 'succeeded']);
     expect(final.audio_duration).to.equal(3);
-    const plain = text.replace(/\[sim:[^\]]*\]/g, ' ');
+    const plain = plainOf(text);
     expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plain), output_audio_tokens: 3 * AUDIO_TOKENS_PER_SECOND });
+    // One session at the provider, asked for the text's podcast by the default hosts, in PCM the gateway made a WAV of.
+    const [session, ...more] = await podcastSessions(gw.simulator.url, text);
+    expect(more).to.deep.equal([]);
+    expect(session!.outcome).to.equal('finished');
+    expect(session!.request).to.deep.equal(expectedTextSession(text));
     const audio = await fetch(final.audio_url);
     expect(audio.status).to.equal(200);
     expect(audio.headers.get('content-type')).to.equal('audio/wav');
@@ -114,11 +122,10 @@ describe('podcast tasks @integration', () => {
       model: 'podcast-standard',
       topic,
       speakers: [
-        { name: 'Ada', voice: 'nova' },
-        { name: 'Ben', voice: 'onyx' },
-        { name: 'Cy', voice: 'fable' },
+        { name: 'Ada', voice: XIAOLEI },
+        { name: 'Ben', voice: LIUFEI },
       ],
-      language: 'en_us',
+      language: 'zh_cn',
       format: 'wav',
       max_duration_seconds: 60,
     });
@@ -130,8 +137,12 @@ describe('podcast tasks @integration', () => {
     expect(final.usage.output_audio_tokens).to.equal(Math.ceil(2.5 * AUDIO_TOKENS_PER_SECOND));
     // The request as the provider got it.
     const row = await gw.tasks.read('podcast', res.body.id, accountId);
-    expect(row!.request).to.deep.include({ topic: 'the history of tea [sim:duration=2.5]', text: null, language: 'en_us', format: 'wav', max_duration_seconds: 60 });
-    expect(row!.request.speakers).to.have.length(3);
+    expect(row!.request).to.deep.include({ topic: 'the history of tea [sim:duration=2.5]', text: null, language: 'zh_cn', format: 'wav', max_duration_seconds: 60 });
+    expect(row!.request.speakers).to.have.length(2);
+    // The topic is researched by the provider (action 4), the hosts in the client's order.
+    const [session] = await podcastSessions(gw.simulator.url, topic);
+    expect(session!.request).to.deep.include({ action: 4, prompt_text: topic, speaker_info: { random_order: false, speakers: [XIAOLEI, LIUFEI] } });
+    expect(session!.request).to.not.have.property('input_text');
   });
 
   it('never charges more audio than max_duration_seconds: a provider that overruns the cap is billed at the cap', async () => {
@@ -145,13 +156,12 @@ describe('podcast tasks @integration', () => {
 
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
     expect(final.status).to.equal('succeeded');
-    // The provider really ran over: 5 s of audio and 5 × 25 audio tokens reported.
-    const row = await gw.tasks.read('podcast', res.body.id, fresh.accountId);
-    const upstream = (await (await fetch(`${gw.simulator.url}/v1/audio/podcasts/${row!.upstream_id}`)).json()) as { audio_duration: number; usage: { output_audio_tokens: number } };
-    expect(upstream.audio_duration).to.equal(5);
-    expect(upstream.usage.output_audio_tokens).to.equal(5 * AUDIO_TOKENS_PER_SECOND);
+    // The provider really ran over (it takes no length limit): 5 s of audio and 5 × 25 audio tokens reported.
+    const [upstream] = await podcastSessions(gw.simulator.url, text);
+    expect(upstream!.audio_seconds).to.equal(5);
+    expect(upstream!.usage.output_audio_tokens).to.equal(5 * AUDIO_TOKENS_PER_SECOND);
     expect(final.audio_duration).to.equal(5);
-    const plain = text.replace(/\[sim:[^\]]*\]/g, ' ');
+    const plain = plainOf(text);
     expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plain), output_audio_tokens: cap });
 
     await waitFor('billed', async () => (await balance(fresh.key)).frozen === 0);
@@ -171,17 +181,21 @@ describe('podcast tasks @integration', () => {
       [{ model: 'podcast-standard', text: 'a', topic: 'b' }, 400, 'topic', 'invalid_request'],
       [{ model: 'podcast-standard', text: '' }, 400, 'text', 'invalid_request'],
       [{ model: 'podcast-standard', topic: 'x'.repeat(501) }, 400, 'topic', 'invalid_request'],
-      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: 'alloy' }, { name: 'B', voice: 'robot' }] }, 400, 'speakers[1].voice', 'unsupported_voice'],
-      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: 'alloy' }, { name: 'A', voice: 'echo' }] }, 400, 'speakers', 'invalid_request'],
-      [{ model: 'podcast-standard', text: 'x', speakers: ['a', 'b', 'c', 'd', 'e'].map((name) => ({ name, voice: 'alloy' })) }, 400, 'speakers', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x'.repeat(20_001) }, 400, 'text', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: DAYI }, { name: 'B', voice: 'alloy' }] }, 400, 'speakers[1].voice', 'unsupported_voice'],
+      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: DAYI }, { name: 'A', voice: MIZAI }] }, 400, 'speakers', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', speakers: ['a', 'b', 'c'].map((name) => ({ name, voice: DAYI })) }, 400, 'speakers', 'invalid_request'],
+      // The provider's podcast has two hosts: one speaker is refused before anything is reserved.
+      [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A', voice: DAYI }] }, 400, 'speakers', 'invalid_request'],
       [{ model: 'podcast-standard', text: 'x', speakers: [] }, 400, 'speakers', 'invalid_request'],
       [{ model: 'podcast-standard', text: 'x', speakers: [{ name: 'A' }] }, 400, 'speakers[0].voice', 'invalid_request'],
       [{ model: 'podcast-standard', text: 'x', language: 'fr_fr' }, 400, 'language', 'unsupported_language'],
+      [{ model: 'podcast-standard', text: 'x', language: 'en_us' }, 400, 'language', 'unsupported_language'],
       [{ model: 'podcast-standard', text: 'x', format: 'mp3' }, 400, 'format', 'unsupported_format'],
       [{ model: 'podcast-standard', text: 'x', format: 'ogg' }, 400, 'format', 'invalid_request'],
       [{ model: 'podcast-standard', text: 'x', max_duration_seconds: 1801 }, 400, 'max_duration_seconds', 'invalid_request'],
       [{ model: 'podcast-standard', text: 'x', max_duration_seconds: 0 }, 400, 'max_duration_seconds', 'invalid_request'],
-      [{ model: 'podcast-standard', text: 'x', voice: 'alloy' }, 400, 'voice', 'invalid_request'],
+      [{ model: 'podcast-standard', text: 'x', voice: DAYI }, 400, 'voice', 'invalid_request'],
       [{ text: 'x' }, 400, 'model', 'invalid_request'],
       [{ model: 'image-5.0', text: 'x' }, 400, 'model', 'model_not_found'],
     ];
@@ -201,20 +215,66 @@ describe('podcast tasks @integration', () => {
     const res = await create({ model: 'podcast-standard', text: 'this one breaks [sim:fail]' }, undefined, fresh.key);
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
     expect(final.status).to.equal('failed');
-    expect(final.error).to.equal('the simulated podcast generation failed');
+    // The provider's script model refused it for good (the reference's error 50302102): not retried.
+    expect(final.error).to.equal('channel volc-podcast: podcast synthesis error 50302102: NLP RespError(50000001/FangzhouPodcastNLPFailed:content filter)');
+    expect((await podcastSessions(gw.simulator.url, 'this one breaks')).map((s) => s.outcome)).to.deep.equal(['failed']);
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
     expect((await ledgerOf(fresh.key)).map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'release']);
   });
 
-  it('cancels an unfinished podcast: released, the upstream told to stop, a second cancel is 409', async () => {
+  /** The ledger of a fresh account once its one podcast is billed: credit, reservation, and one settlement. */
+  async function settledOnce(k: string): Promise<number> {
+    await waitFor('billed', async () => (await balance(k)).frozen === 0);
+    const ledger = await ledgerOf(k);
+    expect(ledger.map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'settlement']);
+    return ledger[2]!.amount;
+  }
+
+  it('resumes a synthesis cut inside a round with the provider\'s retry_info: the whole audio once, the text billed once', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
-    const res = await create({ model: 'podcast-standard', text: 'a very long episode [sim:hold]' }, undefined, fresh.key);
-    // Let the provider accept it first, so there is an upstream task to stop.
-    const accepted = await waitFor('accepted upstream', async () => {
-      const row = await gw.tasks.read('podcast', res.body.id, fresh.accountId);
-      return row?.upstream_id ?? null;
-    });
+    const text = 'a talk cut in its second round [sim:duration=5] [sim:cut=1]';
+    const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.status).to.equal('succeeded');
+    const [cut, resumed, ...more] = await podcastSessions(gw.simulator.url, text);
+    expect(more).to.deep.equal([]);
+    expect([cut!.outcome, cut!.rounds, cut!.retry_info]).to.deep.equal(['cut', [0], null]);
+    // The first session's id is the provider's task id; round 0 was whole, round 1 is made again from its start.
+    expect(resumed!.retry_info).to.deep.equal({ retry_task_id: cut!.session_id, last_finished_round_id: 0 });
+    expect([resumed!.outcome, resumed!.rounds[0]]).to.deep.equal(['finished', 1]);
+    // Both sessions reported the text's tokens: billed once. The audio of the cut round is not in the file twice.
+    expect(cut!.usage.input_text_tokens + resumed!.usage.input_text_tokens).to.equal(2 * countTokens(plainOf(text)));
+    expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plainOf(text)), output_audio_tokens: 5 * AUDIO_TOKENS_PER_SECOND });
+    expect(wavSeconds(Buffer.from(await (await fetch(final.audio_url)).arrayBuffer()))).to.equal(5);
+    expect(final.audio_duration).to.equal(5);
+    expect(await settledOnce(fresh.key)).to.equal(charge(countTokens(plainOf(text)), 5 * AUDIO_TOKENS_PER_SECOND));
+  });
+
+  it('makes a synthesis again from its start when the provider cuts it more often than it is resumed: settled once', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const text = 'a talk the provider keeps cutting [sim:duration=3] [sim:cut=0] [sim:cuts=5]';
+    const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.status).to.equal('succeeded');
+    const sessions = await podcastSessions(gw.simulator.url, text);
+    // The poll job's first run: a session and four resumptions, each cut; its next run starts over.
+    expect(sessions.map((s) => s.outcome)).to.deep.equal(['cut', 'cut', 'cut', 'cut', 'cut', 'finished']);
+    const first = sessions[0]!.session_id;
+    expect(sessions.slice(1, 5).map((s) => s.retry_info)).to.deep.equal(Array(4).fill({ retry_task_id: first, last_finished_round_id: -1 }));
+    expect(sessions[5]!.retry_info).to.equal(null);
+    expect(sessions[5]!.task_id).to.not.equal(first);
+    expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plainOf(text)), output_audio_tokens: 3 * AUDIO_TOKENS_PER_SECOND });
+    expect(wavSeconds(Buffer.from(await (await fetch(final.audio_url)).arrayBuffer()))).to.equal(3);
+    expect(await settledOnce(fresh.key)).to.equal(charge(countTokens(plainOf(text)), 3 * AUDIO_TOKENS_PER_SECOND));
+  });
+
+  it('cancels an unfinished podcast: released, the synthesis closed, a second cancel is 409', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const text = 'a very long episode [sim:hold]';
+    const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
+    // Let the synthesis begin first, so there is a session to stop.
+    await waitFor('the session held at the provider', async () => (await podcastSessions(gw.simulator.url, text))[0]?.outcome === 'held');
     const cancelled = await cancel(res.body.id, fresh.key);
     expect(cancelled.status).to.equal(200);
     expectValid(cancelled.body, 'cancel answer');
@@ -222,10 +282,8 @@ describe('podcast tasks @integration', () => {
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
     expect((await ledgerOf(fresh.key)).map((e) => e.type)).to.deep.equal(['credit', 'reservation', 'release']);
-    await waitFor('the upstream task cancelled', async () => {
-      const upstream = await fetch(`${gw.simulator.url}/v1/audio/podcasts/${accepted}`);
-      return ((await upstream.json()) as { status: string }).status === 'cancelled';
-    });
+    await waitFor('the session closed by the gateway', async () => (await podcastSessions(gw.simulator.url, text))[0]?.outcome === 'closed');
+    expect(await podcastSessions(gw.simulator.url, text), 'no other session').to.have.length(1);
     const again = await cancel(res.body.id, fresh.key);
     expect(again.status).to.equal(409);
     expect(again.body.error.code).to.equal('task_finished');
@@ -264,7 +322,7 @@ describe('podcast tasks @integration', () => {
     expect(again.body.id).to.equal(first.body.id);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect((await balance()).frozen).to.equal(frozen);
-    const other = await create({ ...body, language: 'en_us' }, { 'idempotency-key': 'pod-1' });
+    const other = await create({ ...body, max_duration_seconds: 120 }, { 'idempotency-key': 'pod-1' });
     expect([other.status, other.body.error.code]).to.deep.equal([400, 'idempotency_key_reused']);
     await pollUntilFinal(first.body.id);
   });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { botPricing } from '../../src/agents/model-types';
 import { chatRoutes } from '../../simulator/chat';
-import { providerRoutes } from '../../simulator/providers';
+import { providerRoutes, providerSocketRoutes } from '../../simulator/providers';
 import { startSimulator, type RunningSimulator, type SimContext } from '../../simulator';
 import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
 import { tokenCharge } from '../../src/billing/money';
@@ -24,7 +24,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha', tingwu: '', volcengine_speech: '/openspeech' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha', tingwu: '', volcengine_speech: '/openspeech', volcengine_podcast: '/volcengine-podcast' };
 
 /**
  * The catalog's web Q&A bots are on Coze; a bot on Ark's bots API (the `ark-bots` entry) is the
@@ -106,13 +106,24 @@ describe("every capability through the channels file's entries, base URLs moved 
         },
       })),
     );
+    // The WebSocket endpoints too, recording the handshake: its path and the credential headers it carried.
+    sim.addSocketRoutes(
+      providerSocketRoutes().map((route) => ({
+        ...route,
+        session: (ws, req) => {
+          const carried = ['x-api-app-id', 'x-api-access-key', 'x-api-app-key'].filter((h) => req.headers[h] !== undefined);
+          calls.push(`WS ${route.path} (${carried.join(', ')}; resource ${String(req.headers['x-api-resource-id'])})`);
+          route.session(ws, req);
+        },
+      })),
+    );
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
     // Private targets allowed: the recordings a minutes task names are the simulator's, on loopback.
     const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
     const catalogFile = path.join(testTempDir('provider-entries-'), 'catalog.json');
     fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, models: [...catalog.models, ARK_BOT] }));
-    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0', POLL_MIN_INTERVAL_MS_PODCAST: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
   });
   beforeEach(() => {
     calls.length = 0;
@@ -392,6 +403,24 @@ describe("every capability through the channels file's entries, base URLs moved 
       'POST /openspeech/api/v3/auc/bigmodel/submit (X-Api-Access-Key:volc.bigasr.auc)',
       'POST /openspeech/api/v3/auc/bigmodel/query (X-Api-Access-Key:volc.bigasr.auc)',
     ]);
+  });
+
+  it("makes a podcast on Volcengine's podcast synthesis over its WebSocket, with the entry's handshake headers", async () => {
+    const { key } = await funded();
+    const before = await gw.balance(key);
+    const res = await gw.api(key, 'POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: '两位主持人聊聊灯塔的历史 [sim:duration=2]' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await waitFor('the podcast final', async () => {
+      const t = (await gw.api(key, 'GET', `/v1/audio/podcasts/${res.body.id}`)).body;
+      return t.status === 'processing' ? null : t;
+    });
+    expect(task.status, JSON.stringify(task)).to.equal('succeeded');
+    expect(task.audio_duration).to.equal(2);
+    expect(task.usage.output_audio_tokens).to.equal(2 * 25);
+    await expectFile(task.audio_url, 'audio/wav');
+    await waitFor('the podcast settled', async () => (await gw.balance(key)).frozen === 0);
+    expect(before.available - (await gw.balance(key)).available).to.be.greaterThan(0);
+    expect(distinctCalls()).to.deep.equal(['WS /volcengine-podcast/api/v3/sami/podcasttts (x-api-app-id, x-api-access-key, x-api-app-key; resource volc.service_type.10050)']);
   });
 
   it('relays a chat completion to the OpenAI-compatible provider', async () => {

@@ -1,12 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { allProjections } from '../../projections';
-import { runAudit } from '../../src/audit/audit';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import type { Database } from '../../src/db/database';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { arkProvider } from '../../simulator/providers/ark';
 import { mounted } from '../../simulator/providers/provider';
@@ -14,56 +11,10 @@ import { JOB } from '../../src/tasks/process-manager';
 import { createTestDatabase } from '../support/database';
 import { testTempDir } from '../support/temp-dirs';
 import { waitFor as waitWithin } from '../support/wait';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
+import { expectReservationClosedOnceAndAuditClean, RestartableGateway } from '../support/gateway-process';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 
 const ADMIN = 'restart-admin-token';
-
-/**
- * The gateway as an operator runs it: its own process, killed with SIGKILL, started again with
- * the same settings. Each start listens on a port of the system's choosing and reports it in its
- * log (a port picked before the process binds it can be taken meanwhile, as a busy machine showed).
- */
-class RestartableGateway {
-  private running: GatewayProcess | null = null;
-
-  constructor(
-    private readonly name: string,
-    readonly env: Record<string, string>,
-  ) {}
-
-  get url(): string {
-    return this.running!.url;
-  }
-
-  /** The last lines the running process printed (its log at info), for a failed test's report. */
-  lastLines(n: number): string[] {
-    return this.running?.output.slice(-n) ?? [];
-  }
-
-  async start(): Promise<void> {
-    this.running = await startGatewayProcess(this.name, this.env);
-  }
-
-  async kill(): Promise<void> {
-    await this.running?.kill();
-    this.running = null;
-  }
-
-  async stop(): Promise<void> {
-    await this.running?.stop();
-    this.running = null;
-  }
-
-  async call(key: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(this.url + p, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: await res.json() };
-  }
-}
 
 /** Restarts take their time: this suite waits up to 30 s, reading every 50 ms. */
 const waitFor = <T>(what: string, probe: () => Promise<T | null | undefined | false>) => waitWithin(what, probe, 30_000, 50);
@@ -134,23 +85,7 @@ describe('video tasks survive the gateway being killed @integration', function (
       const t = (await gateway.call(key, 'GET', `/v1/videos/generations/${taskId}`)).body;
       return t.billing.status !== 'reserved' ? t : null;
     });
-    const { rows } = await db.pool.query(
-      `SELECT type, count(*)::int AS n FROM es_events WHERE stream_id LIKE 'account-%' AND data->>'reservationId' IN
-         (SELECT data->>'reservationId' FROM es_events WHERE stream_id = $1 AND type = 'TaskSubmitted') GROUP BY type ORDER BY type`,
-      [`video-${taskId}`],
-    );
-    expect(rows).to.deep.equal([
-      { type: 'FundsReserved', n: 1 },
-      { type: task.status === 'succeeded' ? 'ReservationSettled' : 'ReservationReleased', n: 1 },
-    ]);
-    const store = new PostgresEventStore({ pool: db.pool });
-    try {
-      const report = await runAudit(db.pool, store, allProjections, { staleAfterMs: 3_600_000 });
-      expect(report.invariantViolations).to.deep.equal([]);
-      expect(report.mismatches).to.deep.equal([]);
-    } finally {
-      await store.close();
-    }
+    await expectReservationClosedOnceAndAuditClean(db, `video-${taskId}`, task.status === 'succeeded' ? 'settled' : 'released');
   }
 
   it('finishes, bills once and calls back after a kill in the middle of a task', async () => {

@@ -68,7 +68,7 @@ describe('config: every bad setting is refused with a message naming it and what
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
     const one = (entry: Record<string, unknown>) => JSON.stringify([{ name: 'c', base_url: 'https://p.example/v1', ...entry }]);
-    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze, tavily, bocha, tingwu, volcengine_speech');
+    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze, tavily, bocha, tingwu, volcengine_speech, volcengine_podcast');
     expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers, volcengine and alibaba, not api_key and headers');
     expect(refusal({ CHANNELS: one({ protocol: 'tingwu', alibaba: { access_key_id: 'LTAI' } }) })).to.equal('CHANNELS[0].alibaba.access_key_secret must be a non-empty string');
     expect(refusal({ CHANNELS: one({ protocol: 'tingwu', alibaba: 'LTAI:secret' }) })).to.equal('CHANNELS[0].alibaba must be an object with access_key_id, access_key_secret');

@@ -16,6 +16,12 @@ describe('log redaction', () => {
     expect(JSON.stringify(line)).not.to.match(/sk-1|sk-2|S3/);
   });
 
+  it("censors a podcast channel's handshake credentials (Volcengine speech's access token and API key headers)", () => {
+    const [line] = logged((logger) => logger.info({ channel: { headers: { 'X-Api-App-Id': 'app-1', 'X-Api-Access-Key': 'tok-1', 'x-api-key': 'key-1' } } }, 'x'));
+    expect(line).to.deep.include({ channel: { headers: { 'X-Api-App-Id': 'app-1', 'X-Api-Access-Key': REDACTED, 'x-api-key': REDACTED } } });
+    expect(JSON.stringify(line)).not.to.match(/tok-1|key-1/);
+  });
+
   it("censors a child logger's bindings", () => {
     const [line] = logged((logger) => logger.child({ requestId: 'r1', apiKey: 'sk-3' }).info('x'));
     expect(line).to.include({ requestId: 'r1', apiKey: REDACTED });

@@ -45,4 +45,19 @@ describe('provider error mappings (Protocol.errorOf)', () => {
     expect(p.errorOf(answer(400, body('BRK.InvalidLanguage', 'Invalid language.')), 'c')).to.include({ status: 400, code: 'BRK.InvalidLanguage', message: 'Invalid language.' });
     expect(p.errorOf(answer(500, body('ServerError', 'Server error.')), 'c')).to.include({ status: 500, code: 'ServerError' });
   });
+
+  it('volcengine_podcast: a refused WebSocket handshake, its log id kept; a refused key is a credential refusal (the stream\'s codes: volcengine-podcast.test.ts)', () => {
+    const p = protocolNamed('volcengine_podcast');
+    const logid = { 'x-tt-logid': '2025041513355271DF5CF1A0AE0508E78C' };
+    const refused = p.errorOf(answer(401, { error: 'token tok-SECRET… is invalid' }, logid), 'c');
+    expect(refused).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(refused.message).not.to.include('tok-SECRET');
+    expect(p.errorOf(answer(429, { error: 'too many' }, { 'retry-after': '3' }), 'c')).to.include({ status: 429, code: 'upstream_rate_limited', retryAfter: '3' });
+    expect(p.errorOf(answer(400, { error: 'bad resource' }, logid), 'c')).to.include({
+      status: 400,
+      code: 'upstream_rejected',
+      message: 'channel c refused the WebSocket with HTTP 400: {"error":"bad resource"} (logid 2025041513355271DF5CF1A0AE0508E78C)',
+    });
+    expect(p.errorOf(answer(503, 'busy'), 'c')).to.include({ status: 503, code: 'upstream_unavailable' });
+  });
 });

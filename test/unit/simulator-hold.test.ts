@@ -2,7 +2,11 @@ import { expect } from 'chai';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { arkPlaceholderKey, arkReleasePath, ARK_TASKS_PATH } from '../support/simulated-ark';
 
-/** The simulated task providers' `hold`: queued whatever the time, until released (or cancelled). */
+/**
+ * The simulated task providers' `hold`: queued whatever the time, until released (or cancelled).
+ * The podcast synthesis's hold, a held WebSocket session, is tested with its adapter
+ * (volcengine-podcast.test.ts).
+ */
 describe('upstream simulator: held tasks', () => {
   let sim: RunningSimulator;
   before(async () => {
@@ -19,7 +23,6 @@ describe('upstream simulator: held tasks', () => {
   }
 
   const providers = [
-    { name: 'podcasts', create: ['/v1/audio/podcasts', { model: 'podcast-standard', text: 'a held episode [sim:hold]' }], read: '/v1/audio/podcasts/', release: (id: string) => `/sim/podcasts/${id}/release` },
     { name: 'Ark videos', create: [ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a held video [sim:hold]' }] }], read: `${ARK_TASKS_PATH}/`, release: arkReleasePath },
   ] as const;
 
@@ -37,8 +40,8 @@ describe('upstream simulator: held tasks', () => {
   }
 
   it('a task that is not held cannot be released', async () => {
-    const created = await call('POST', '/v1/audio/podcasts', { model: 'podcast-standard', text: 'an episode [sim:delay=60000]' });
-    expect((await call('POST', `/sim/podcasts/${created.body.id}/release`)).status).to.equal(409);
-    expect((await call('GET', `/v1/audio/podcasts/${created.body.id}`)).body.status).to.not.equal('succeeded');
+    const created = await call('POST', '/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=delay=60000' });
+    expect((await call('POST', `/sim/erase/${created.body.id}/release`)).status).to.equal(409);
+    expect((await call('GET', `/v1/videos/erase-subtitle/${created.body.id}`)).body.status).to.not.equal('succeeded');
   });
 });

@@ -3,7 +3,7 @@ import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec, OPEN_DATA, type TaskData } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
-import { billableSeconds, isRefusal, pollBackoff, pricingModel, submitThrough, taskChannel } from '../../tasks/upstream-task';
+import { billableSeconds, isRefusal, pollBackoff, pricingModel, finalRefusals, taskChannel } from '../../tasks/upstream-task';
 import { eraseAdapterOf } from '../../upstreams/erase-adapters';
 import type { EraseTaskAsk } from '../../upstreams/erase-task';
 import type { Upstreams } from '../../upstreams/registry';
@@ -60,7 +60,7 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
 
     async submit(task: EraseTask) {
       const { channel } = taskChannel(deps, task.model);
-      return submitThrough(() => eraseAdapterOf(channel).submit(channel, askOf(task)));
+      return finalRefusals(() => eraseAdapterOf(channel).submit(channel, askOf(task)));
     },
 
     async poll(task: EraseTask): Promise<UpstreamPoll<TaskData, EraseUsage>> {

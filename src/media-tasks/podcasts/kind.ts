@@ -1,20 +1,17 @@
 import type { Catalog } from '../../billing/catalog';
+import { extensionFor } from '../../files/content-types';
+import type { FileStore } from '../../files/store';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
-import { cancelUpstreamTask, pollBackoff, pricingModel, submitUpstreamTask, taskChannel, unsucceededPoll, type UpstreamTaskStatus } from '../../tasks/upstream-task';
+import { isRefusal, pricingModel, taskChannel } from '../../tasks/upstream-task';
+import { podcastAdapterOf } from '../../upstreams/podcast-adapters';
+import type { PodcastAsk } from '../../upstreams/podcast-synthesis';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
-import { podcastCapabilities } from '../model-types';
+import { storePodcastAudio } from './audio-file';
 import { billedPodcastUsage, podcastCharge, type NormalizedPodcastRequest } from './request';
-
-interface UpstreamPodcast extends UpstreamTaskStatus {
-  id: string;
-  audio_url?: string;
-  audio_duration?: number;
-  usage?: { input_text_tokens?: number; output_audio_tokens?: number };
-}
 
 export const PODCAST_TASK_KIND = 'podcast';
 
@@ -53,64 +50,119 @@ type PodcastTask = KindTask<NormalizedPodcastRequest, PodcastResult, PodcastUsag
 
 const CONTENT_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mpeg' };
 
-function count(value: unknown): number | null {
-  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null;
+/** Why a running synthesis was abandoned: its task finished meanwhile (a cancel). */
+class TaskEnded extends Error {
+  override readonly name = 'TaskEnded';
 }
 
 /**
- * Podcasts on a podcast task API (create, poll by id, cancel). The audio is archived into the file
- * store before the task succeeds; `audio_url` is a signed gateway link valid PODCAST_URL_TTL_MS
- * (1 hour) from the read that issued it, refused with 403 afterwards. Billed by input text tokens
- * and output audio tokens, the latter capped at max_duration_seconds × audio_tokens_per_second.
+ * Asks every `everyMs` whether the task is still unfinished, and aborts the synthesis once it is
+ * not (a client's cancel, recorded by whichever gateway process took it). Returns the watch's stop.
  */
-export function podcastKind(deps: { catalog: Catalog; upstreams: Upstreams; audioUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedPodcastRequest, PodcastResult, PodcastUsage> {
-  const taskPath = (task: PodcastTask) => `/audio/podcasts/${encodeURIComponent(task.upstreamId!)}`;
+function abortWhenFinished(unfinished: () => Promise<boolean>, everyMs: number, controller: AbortController): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const again = () => {
+    if (!stopped) timer = setTimeout(check, everyMs);
+  };
+  const check = () => {
+    unfinished().then(
+      (yes) => (yes ? again() : controller.abort(new TaskEnded('the task finished while its podcast was being made'))),
+      // The store not answering (the database away) is no reason to stop: asked again later.
+      again,
+    );
+  };
+  again();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
 
+export interface PodcastKindDeps {
+  readonly catalog: Catalog;
+  readonly upstreams: Upstreams;
+  readonly files: Pick<FileStore, 'put' | 'open' | 'delete'>;
+  /** Whether the task is still unfinished (not cancelled meanwhile), asked while its synthesis runs. */
+  readonly unfinished: (taskId: string) => Promise<boolean>;
+  readonly audioUrlTtlMs: number;
+  /** How often a running synthesis asks whether its task was cancelled. */
+  readonly pollMs: number;
+}
+
+/**
+ * Podcasts on a provider's streamed synthesis (src/upstreams/podcast-synthesis.ts; Volcengine's
+ * podcast WebSocket, docs/providers.md). There is no provider task to create: submission records
+ * the task (its id is its own upstream id), the first poll marks it running, and the next runs the
+ * whole synthesis inside the poll job (whose lease the worker renews while it runs), writing the
+ * audio into the file store as it arrives; the task succeeds once the file is stored and recorded
+ * as its archive. A cancel ends the synthesis within `pollMs` (its connection closed). A
+ * synthesis cut short for good (the provider's failure, the worker's crash) is made again from its
+ * start by the poll job's next run; the gateway settles once, from the succeeded task's usage, so
+ * the client never pays for a synthesis twice. `audio_url` is a signed gateway link valid
+ * PODCAST_URL_TTL_MS (1 hour) from the read that issued it, refused with 403 afterwards. Billed
+ * by input text tokens and output audio tokens, the latter capped at max_duration_seconds ×
+ * audio_tokens_per_second.
+ */
+export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRequest, PodcastResult, PodcastUsage> {
   return {
     ...PODCAST_TASK,
 
     async submit(task: PodcastTask) {
-      const { model, channel } = taskChannel(deps, task.model);
-      const r = task.request;
-      const body = {
-        model: podcastCapabilities(model).upstream_model ?? model.id,
-        ...(r.text !== null ? { text: r.text } : { topic: r.topic }),
-        speakers: r.speakers,
-        language: r.language,
-        format: r.format,
-        max_duration_seconds: r.max_duration_seconds,
-      };
-      return submitUpstreamTask(channel, '/audio/podcasts', body, task);
+      taskChannel(deps, task.model);
+      return { upstreamId: task.taskId };
     },
 
     async poll(task: PodcastTask): Promise<UpstreamPoll<PodcastResult, PodcastUsage>> {
       const { model, channel } = taskChannel(deps, task.model);
-      const t = await channel.json<UpstreamPodcast>('GET', taskPath(task));
-      const unsucceeded = unsucceededPoll(t);
-      if (unsucceeded) return unsucceeded;
-      const duration = typeof t.audio_duration === 'number' && Number.isFinite(t.audio_duration) && t.audio_duration > 0 ? t.audio_duration : null;
-      if (!t.audio_url || duration === null) return { state: 'failed', error: { code: 'task_failed', message: 'the upstream reported success without audio' } };
+      // The first poll shows the task running; the synthesis follows at once (pollDelayMs).
+      if (task.upstreamStatus !== 'running') return { state: 'pending', upstreamStatus: 'running' };
       const r = task.request;
+      const adapter = podcastAdapterOf(channel);
+      const format = r.format === 'mp3' ? 'mp3' : 'wav';
+      const ask: PodcastAsk = {
+        model: task.model,
+        source: r.text !== null ? { text: r.text } : { topic: r.topic ?? '' },
+        voices: r.speakers.map((s) => s.voice),
+        format,
+      };
+      const contentType = CONTENT_TYPES[format]!;
+      const key = `tasks/${task.kind}/${task.taskId}/audio${extensionFor(contentType)}`;
+      const controller = new AbortController();
+      const stopWatching = abortWhenFinished(() => deps.unfinished(task.taskId), deps.pollMs, controller);
+      let made;
+      try {
+        made = await storePodcastAudio(deps.files, key, adapter.encoding(format), (write) => adapter.synthesize(channel, ask, write, controller.signal));
+      } catch (err) {
+        // Cancelled meanwhile: the task is finished already, and this outcome records nothing.
+        if (controller.signal.aborted) return { state: 'failed', error: { code: 'cancelled', message: 'the task was cancelled while its podcast was being made' } };
+        if (isRefusal(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_rejected', message: err.message } };
+        throw err;
+      } finally {
+        stopWatching();
+      }
+      const { result: synthesis, stored } = made;
+      if (!(synthesis.durationSeconds > 0) || stored.bytes === 0) {
+        await deps.files.delete(key);
+        return { state: 'failed', error: { code: 'task_failed', message: 'the upstream finished the podcast without audio' } };
+      }
       // The one place the audio cap applies: the usage recorded here is what is billed and shown.
       const { reported_output_audio_tokens, ...usage } = billedPodcastUsage(
         model,
         r,
-        { input_text_tokens: count(t.usage?.input_text_tokens), output_audio_tokens: count(t.usage?.output_audio_tokens) },
-        duration,
+        { input_text_tokens: synthesis.inputTextTokens, output_audio_tokens: synthesis.outputAudioTokens },
+        synthesis.durationSeconds,
       );
       return {
         state: 'succeeded',
-        result: { audio_duration: duration, reported_output_audio_tokens },
+        result: { audio_duration: synthesis.durationSeconds, reported_output_audio_tokens },
         usage,
-        artifacts: [{ name: 'audio', sourceUrl: t.audio_url, contentType: CONTENT_TYPES[r.format] ?? 'audio/wav' }],
+        artifacts: [{ name: 'audio', stored: { key: stored.key, bytes: stored.bytes, sha256: stored.sha256, contentType } }],
       };
     },
 
-    async cancelUpstream(task: PodcastTask) {
-      await cancelUpstreamTask(taskChannel(deps, task.model).channel, taskPath(task));
-    },
-
-    pollDelayMs: pollBackoff(deps.pollMs, 5_000),
+    // The one pending poll is the first (it shows the task running): the synthesis follows at once.
+    pollDelayMs: () => 0,
 
     succeedsBeforeArchive: () => false,
 

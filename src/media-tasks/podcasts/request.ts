@@ -69,6 +69,7 @@ export function normalizePodcastRequest(model: ModelEntry, body: PodcastRequestB
   if (body.text !== undefined && body.text.length > caps.max_text_chars) throw bad('invalid_request', `text must be at most ${caps.max_text_chars} characters for ${model.id}`, 'text');
   const speakers = body.speakers ?? caps.default_voices.map((voice, i) => ({ name: `Host ${i + 1}`, voice }));
   if (speakers.length > caps.max_speakers) throw bad('invalid_request', `${model.id} takes at most ${caps.max_speakers} speakers`, 'speakers');
+  if (speakers.length < (caps.min_speakers ?? 1)) throw bad('invalid_request', `${model.id} takes at least ${caps.min_speakers} speakers`, 'speakers');
   speakers.forEach((s, i) => {
     if (!caps.voices.includes(s.voice)) throw bad('unsupported_voice', `${model.id} has the voices ${caps.voices.join(', ')}`, `speakers[${i}].voice`);
   });

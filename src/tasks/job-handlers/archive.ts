@@ -7,8 +7,12 @@ import { causedBy, done, streamOf, type TaskJobDeps, type TaskJobEngine, type Ta
 /** How often an archive download is retried before the task gives up on its archive. */
 const MAX_ARCHIVE_ATTEMPTS = 5;
 
-/** Downloads one of the provider's files into the file store, verified whole and not empty. */
+/**
+ * Downloads one of the provider's files into the file store, verified whole and not empty; a file
+ * the gateway already stored (it received the bytes itself) is archived as it is.
+ */
 async function archiveOne(files: TaskJobDeps['files'], task: TaskState, artifact: Artifact): Promise<ArchivedArtifact> {
+  if ('stored' in artifact) return { name: artifact.name, ...artifact.stored };
   const res = await request(artifact.sourceUrl, { method: 'GET', headersTimeout: 30_000, bodyTimeout: 60_000 });
   if (res.statusCode !== 200) {
     await res.body.dump();

@@ -10,11 +10,8 @@ export const openaiProtocol: Protocol = {
   reference: 'https://platform.openai.com/docs/api-reference',
   serves: [
     'chat',
-    // The capabilities below still speak the gateway's own OpenAI-shaped paths (the simulator's
-    // invented wire, docs/providers.md). Each leaves this list when its models move to the
-    // channel of their real protocol.
+    // OpenAI's images API (src/upstreams/openai/images.ts), for token-billed image models.
     'image',
-    'podcast',
   ],
   auth: ['bearer', 'headers', 'none'],
   simulatorPrefix: '',
