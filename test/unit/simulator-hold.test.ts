@@ -40,8 +40,9 @@ describe('upstream simulator: held tasks', () => {
   }
 
   it('a task that is not held cannot be released', async () => {
-    const created = await call('POST', '/v1/videos/erase-subtitle', { model: 'erase-standard', video_url: 'https://videos.example.com/a.mp4?sim=delay=60000' });
-    expect((await call('POST', `/sim/erase/${created.body.id}/release`)).status).to.equal(409);
-    expect((await call('GET', `/v1/videos/erase-subtitle/${created.body.id}`)).body.status).to.not.equal('succeeded');
+    const created = await call('POST', ARK_TASKS_PATH, { model: 'video-ref-2.0', content: [{ type: 'text', text: 'a slow video [sim:delay=60000]' }] });
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    expect((await call('POST', arkReleasePath(created.body.id))).status).to.equal(409);
+    expect((await call('GET', `${ARK_TASKS_PATH}/${created.body.id}`)).body.status).to.not.equal('succeeded');
   });
 });

@@ -16,6 +16,10 @@ type Write = (audio: Uint8Array) => Promise<void>;
 /** Streams what `produce` writes into the file `key`; the file exists once both are done. */
 async function streamInto<T>(files: AudioFiles, key: string, produce: (write: Write) => Promise<T>): Promise<{ result: T; stored: StoredFile }> {
   const body = new PassThrough();
+  // The store reports a broken body through `storing`; a failed synthesis destroys the body with
+  // its error, maybe before the store has begun reading it, and an 'error' nobody listens to
+  // would be thrown out of the process.
+  body.on('error', () => undefined);
   const storing = files.put(key, body);
   // Observed by the race below and awaited after; never left unhandled meanwhile.
   storing.catch(() => undefined);
