@@ -1,4 +1,6 @@
-/** Reading a provider's JSON answer field by field, as the bot-chat adapters do (src/upstreams/<protocol>/). */
+/** Reading a provider's JSON answer field by field, as every protocol's adapters do (src/upstreams/<protocol>/). */
+import { nonPublicHost } from '../http/public-address';
+import { parseHttpUrl } from '../http/urls';
 import { UpstreamError } from './errors';
 
 /** The value as an object's fields; empty for anything else, so a missing member reads as absent. */
@@ -14,4 +16,22 @@ export function isTokenCount(value: unknown): value is number {
 /** An answer that does not read as the provider's protocol: the provider's fault (502). */
 export function protocolError(channel: string, what: string): UpstreamError {
   return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
+}
+
+/**
+ * Whether the gateway may download a link a provider answered (its output file): `https` on a public
+ * host by the address rule of client URLs (src/http/public-address.ts), or a link on the channel's
+ * own origin, which is as trusted as the channel the operator configured (a simulated or private
+ * provider's). Anything else could point the gateway at its own network.
+ */
+export function isFetchableProviderLink(value: string, channelOrigin: string | undefined): boolean {
+  const url = parseHttpUrl(value);
+  if (!url) return false;
+  if (channelOrigin !== undefined && url.origin === channelOrigin) return true;
+  return url.protocol === 'https:' && nonPublicHost(url.hostname) === null;
+}
+
+/** A link a provider answered that the gateway passes to clients (a card's): an http(s) URL as sent, null for any other scheme. */
+export function clientLink(value: unknown): string | null {
+  return typeof value === 'string' && parseHttpUrl(value) ? value : null;
 }

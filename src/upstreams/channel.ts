@@ -57,6 +57,7 @@ interface UpstreamResponse {
 export class Channel implements WireEventTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
+  readonly origin: string;
 
   constructor(
     readonly config: ChannelConfig,
@@ -66,6 +67,7 @@ export class Channel implements WireEventTransport {
   ) {
     const url = new URL(config.base_url);
     this.basePath = url.pathname.replace(/\/$/, '');
+    this.origin = url.origin;
     this.pool = new Pool(url.origin, {
       connections: config.max_concurrency,
       pipelining: 1,
