@@ -35,3 +35,24 @@ export function isFetchableProviderLink(value: string, channelOrigin: string | u
 export function clientLink(value: unknown): string | null {
   return typeof value === 'string' && parseHttpUrl(value) ? value : null;
 }
+
+/** Member names that hold links in a provider's free-form JSON (`url`, `image_url`, `jumpUrl`, `href`, `src`, `link`, `uri`, and their plurals). */
+const LINK_MEMBER = /(url|uri|link|href|src)s?$/i;
+
+/**
+ * A provider's free-form JSON (a card) with every link member a client might open kept only when
+ * it is an http(s) URL: a `javascript:`, `data:` or other scheme's link member is left out, at any
+ * depth. Everything else is kept as the provider sent it.
+ */
+export function withHttpLinksOnly(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withHttpLinksOnly);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).flatMap(([name, member]): [string, unknown][] => {
+      if (!LINK_MEMBER.test(name)) return [[name, withHttpLinksOnly(member)]];
+      if (typeof member === 'string') return clientLink(member) === null ? [] : [[name, member]];
+      if (Array.isArray(member)) return [[name, member.flatMap((item) => (typeof item !== 'string' ? [withHttpLinksOnly(item)] : clientLink(item) === null ? [] : [item]))]];
+      return [[name, withHttpLinksOnly(member)]];
+    }),
+  );
+}

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { BotChatAsk, BotChatEvent } from '../../src/upstreams/bot-chat';
-import { cozeBotChat, cozeChatRequest, readCozeEvents } from '../../src/upstreams/coze/chat';
+import { cardOf, cozeBotChat, cozeChatRequest, readCozeEvents } from '../../src/upstreams/coze/chat';
 import { cozeErrorOf } from '../../src/upstreams/coze/errors';
 import type { SseEvent } from '../../src/upstreams/sse';
 import type { WireAnswer, WireEventTransport, WireRequest, WireTransport } from '../../src/upstreams/wire';
@@ -99,6 +99,22 @@ describe('Coze v3 chat adapter', () => {
     const auth = await upstreamErrorOf(() => collect([event('error', { code: 4100, msg: 'token pat_abc is invalid' })]));
     expect([auth.status, auth.code]).to.deep.equal([401, 'upstream_auth_failed']);
     expect(auth.message).not.to.include('pat_abc');
+  });
+
+  it("keeps a card's link members only as http(s) URLs, at any depth (a client opens them); the rest as Coze sent it", () => {
+    const card = {
+      title: 'Note: tides',
+      url: 'javascript:alert(1)',
+      image_url: 'https://img.example.com/a.png',
+      body: [{ text: 'see', href: 'data:text/html,<script>x</script>', jumpUrl: 'http://docs.example.com/t' }, { src: 'file:///etc/passwd', alt: 'x' }],
+      links: ['javascript:alert(2)', 'https://docs.example.com/u', { url: 'vbscript:x', title: 'y' }],
+    };
+    expect(cardOf(JSON.stringify(card))).to.deep.equal({
+      title: 'Note: tides',
+      image_url: 'https://img.example.com/a.png',
+      body: [{ text: 'see', jumpUrl: 'http://docs.example.com/t' }, { alt: 'x' }],
+      links: ['https://docs.example.com/u', { title: 'y' }],
+    });
   });
 
   it("maps Coze's codes: credentials, rate limits, the operator's bot or account, the client's request", () => {

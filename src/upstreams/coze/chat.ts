@@ -21,7 +21,7 @@
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { BotChatAdapter, BotChatAsk, BotChatEvent, BotChatMessage, BotChatResult, BotChatUsage } from '../bot-chat';
-import { isTokenCount, protocolError, recordOf } from '../answer-fields';
+import { isTokenCount, protocolError, recordOf, withHttpLinksOnly } from '../answer-fields';
 import { UpstreamError } from '../errors';
 import type { SseEvent } from '../sse';
 import type { WireAnswer, WireRequest, WireTransport } from '../wire';
@@ -146,13 +146,14 @@ export function usageOf(value: unknown): BotChatUsage | null {
 
 /**
  * A card message's content: Coze's card JSON (its Card SDK's data), kept as Coze sent it when it is
- * a JSON object; anything else is kept as text.
+ * a JSON object, except for link members that are not http(s) (a client opens them); anything else
+ * is kept as text.
  */
 export function cardOf(content: unknown): Readonly<Record<string, unknown>> {
   if (typeof content === 'string') {
     try {
       const card = JSON.parse(content) as unknown;
-      if (typeof card === 'object' && card !== null && !Array.isArray(card)) return card as Record<string, unknown>;
+      if (typeof card === 'object' && card !== null && !Array.isArray(card)) return withHttpLinksOnly(card) as Record<string, unknown>;
     } catch {
       // not JSON: kept as text below
     }
