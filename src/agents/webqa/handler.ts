@@ -126,7 +126,7 @@ async function keepTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
   try {
     const messages = request.messages.flatMap((m): KeptMessage[] => {
       const content = messageText(m);
-      return content === '' ? [] : [{ role: m.role === 'system' || m.role === 'assistant' ? m.role : 'user', content }];
+      return content === '' ? [] : [{ role: botRole(m), content }];
     });
     await keptConversations(deps).record(authOf(ctx).accountId, plan.keptConversation, plan.bot.id, { messages, answer }, deps.clock());
   } catch (err) {
@@ -220,8 +220,13 @@ function turnsWithinWindow(turns: readonly KeptTurn[], requestTokens: number, ca
 /** The media kind a bot is handed for each media part of a message: the one place the parts map to kinds. */
 const MEDIA_KINDS: Readonly<Record<Exclude<ContentPart['type'], 'text'>, BotMediaKind>> = { image_url: 'image', file_url: 'file', audio_url: 'audio' };
 
+/** A message's role as a bot takes it: system, assistant, or else the user's (a tool's or developer's message included). */
+function botRole(message: WebQaMessage): BotChatMessage['role'] {
+  return message.role === 'system' || message.role === 'assistant' ? message.role : 'user';
+}
+
 function botMessage(message: WebQaMessage): BotChatMessage {
-  const role = message.role === 'system' || message.role === 'assistant' ? message.role : 'user';
+  const role = botRole(message);
   if (typeof message.content === 'string') return { role, content: message.content };
   return {
     role,
