@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { sendBytes } from './files';
-import { HttpError, sendJson } from './http';
+import { HttpError } from './http';
 import { wav } from './media';
 import type { ExtraRoute } from './server';
 
@@ -9,11 +9,11 @@ import type { ExtraRoute } from './server';
  * Simulated speech providers for meeting minutes, deterministic and steered by query parameters
  * of the file URL (a real provider ignores them):
  *
- * - A file-ASR task API (`POST /v1/asr/tasks`, `GET /v1/asr/tasks/{id}`; engine `auc_flash`):
- *   a multi-speaker transcript in Chinese or English, with segment ids, millisecond times and
- *   speaker ids (word times on request).
- * - A partner minutes API (`POST /v1/partner/minutes/tasks`, `GET …/{task_id}`) in its own
- *   vocabulary: the transcript plus the requested extras (summary, chapters, todos, qa, translation).
+ * - The recordings every simulated speech provider transcribes (createTask, used by Volcengine's
+ *   recording recognition, providers/volcengine-speech.ts): a multi-speaker transcript in Chinese
+ *   or English, with segment ids, millisecond times and speaker ids (word times on request).
+ * - The partner minutes provider, Tingwu, is simulated in simulator/providers/tingwu.ts on these
+ *   recordings, transcripts and file URL parameters.
  * - Media files (`GET|HEAD /sim/media/{name}`) to point file URLs at.
  *
  * File URL parameters:
@@ -31,7 +31,7 @@ import type { ExtraRoute } from './server';
 const DEFAULT_DURATION_MS = 180_000;
 const DEFAULT_DELAY_MS = 150;
 
-interface SimSegment {
+export interface SimSegment {
   id: string;
   text: string;
   startMs: number;
@@ -40,14 +40,14 @@ interface SimSegment {
   words?: { text: string; startMs: number; endMs: number }[];
 }
 
-interface SimTranscript {
+export interface SimTranscript {
   durationMs: number;
   language: string;
   segments: SimSegment[];
   speakers: { id: string; name: string }[];
 }
 
-interface SimTask {
+export interface SimTask {
   readonly id: string;
   readonly createdAt: number;
   readonly finishAt: number;
@@ -59,7 +59,7 @@ interface SimTask {
   readonly features: Record<string, unknown> | null;
 }
 
-const EN = [
+export const EN = [
   "Good morning everyone, let's start the weekly project sync.",
   'The first topic is the release schedule for the mobile app.',
   'We finished the payment module last week and testing is in progress.',
@@ -72,7 +72,7 @@ const EN = [
   "Let's review the open risks before we close the meeting.",
 ];
 
-const ZH = [
+export const ZH = [
   '大家早上好，我们开始本周的项目例会。',
   '第一个议题是移动端应用的发布计划。',
   '支付模块上周已经完成，目前正在测试。',
@@ -85,14 +85,14 @@ const ZH = [
   '散会之前我们再过一遍未解决的风险。',
 ];
 
-function intParam(query: URLSearchParams, name: string, fallback: number, max = 24 * 3_600_000): number {
+export function intParam(query: URLSearchParams, name: string, fallback: number, max = 24 * 3_600_000): number {
   const raw = query.get(name);
   if (raw === null || !/^\d{1,10}$/.test(raw)) return fallback;
   return Math.min(Number(raw), max);
 }
 
 /** Words of a text for word timestamps: CJK characters one by one, other words by whitespace. */
-function wordsOf(text: string): string[] {
+export function wordsOf(text: string): string[] {
   return text.match(/[\u3400-\u9fff]|[^\s\u3400-\u9fff]+/g) ?? [];
 }
 
@@ -159,7 +159,7 @@ async function inspect(url: URL): Promise<{ ok: boolean; status: number; duratio
   }
 }
 
-interface SubmitOptions {
+export interface SubmitOptions {
   url: string;
   language: string;
   speakerIdentification: boolean;
@@ -168,7 +168,7 @@ interface SubmitOptions {
   features: Record<string, unknown> | null;
 }
 
-async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
+export async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
   let url: URL;
   try {
     url = new URL(o.url);
@@ -208,189 +208,11 @@ async function createTask(id: string, o: SubmitOptions): Promise<SimTask> {
   };
 }
 
-function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
+export function stateOf(task: SimTask): 'queued' | 'running' | 'done' {
   if (task.held) return 'running';
   const now = Date.now();
   if (now >= task.finishAt) return 'done';
   return now >= task.createdAt + (task.finishAt - task.createdAt) / 5 ? 'running' : 'queued';
-}
-
-// --- partner extras, derived from the transcript -------------------------------------------------
-
-function partnerExtras(t: SimTranscript, features: Record<string, unknown>): Record<string, unknown> {
-  const all = features.all_activate === true;
-  const want = (name: string) => all || features[name] === true;
-  const zh = t.language !== 'en_us';
-  const out: Record<string, unknown> = {};
-  if (want('summary')) {
-    out.summary = { title: zh ? '会议纪要' : 'Meeting minutes', paragraph: t.segments.slice(0, 3).map((s) => s.text).join(' ') };
-  }
-  if (want('chapters')) {
-    const chapters = [];
-    for (let i = 0; i < t.segments.length; i += 4) {
-      const chunk = t.segments.slice(i, i + 4);
-      chapters.push({ title: chunk[0]!.text.slice(0, 24), summary: chunk.map((s) => s.text).join(' '), begin: chunk[0]!.startMs, end: chunk[chunk.length - 1]!.endMs });
-    }
-    out.chapters = chapters;
-  }
-  if (want('todos')) {
-    out.todos = t.segments.filter((s) => /please|follow up|请|负责/i.test(s.text)).map((s) => ({ content: s.text, assignee: s.speakerId, begin: s.startMs }));
-  }
-  if (want('qa')) {
-    out.qa = t.segments
-      .filter((s) => /decided|决定/.test(s.text))
-      .map((s) => ({ question: zh ? '数据迁移采用哪个方案？' : 'Which plan does the data migration follow?', answer: s.text, begin: s.startMs }));
-  }
-  if (want('translate')) {
-    const target = typeof features.target_lang === 'string' ? features.target_lang : zh ? 'en_us' : 'zh_cn';
-    const bankFrom = zh ? ZH : EN;
-    const bankTo = target === 'en_us' ? EN : ZH;
-    out.translation = {
-      target_lang: target,
-      paragraphs: t.segments.map((s) => {
-        const index = bankFrom.findIndex((b) => s.text.endsWith(b));
-        return { id: s.id, text: index >= 0 ? bankTo[index] : s.text, begin: s.startMs, end: s.endMs };
-      }),
-    };
-  }
-  return out;
-}
-
-/** The simulated providers' tasks, by id; a client request id submitted twice names one task. */
-class SimAsrTasks {
-  private readonly tasks = new Map<string, SimTask>();
-  private readonly byClientId = new Map<string, string>();
-  private seq = 0;
-
-  async submit(clientId: unknown, prefix: string, options: SubmitOptions): Promise<string> {
-    if (typeof clientId === 'string' && this.byClientId.has(clientId)) return this.byClientId.get(clientId)!;
-    const task = await createTask(`${prefix}-${++this.seq}`, options);
-    // A concurrent duplicate may have won while this one downloaded the file.
-    if (typeof clientId === 'string' && this.byClientId.has(clientId)) return this.byClientId.get(clientId)!;
-    this.tasks.set(task.id, task);
-    if (typeof clientId === 'string') this.byClientId.set(clientId, task.id);
-    return task.id;
-  }
-
-  find(id: string): SimTask {
-    const task = this.tasks.get(id);
-    if (!task) throw new HttpError(404, `task ${id} not found`, 'ResourceNotFound');
-    return task;
-  }
-}
-
-/** The speech provider's protocol: submit a recording, poll its utterances. */
-function speechRoutes(tasks: SimAsrTasks): ExtraRoute[] {
-  return [
-    {
-      method: 'POST',
-      path: '/v1/asr/tasks',
-      handler: async ({ req, res, body }) => {
-        const b = (body ?? {}) as { engine?: string; audio?: { url?: string }; language?: string; speaker_identification?: boolean; number_of_speakers?: number; word_time_series?: boolean };
-        if (typeof b.audio?.url !== 'string') throw new HttpError(400, 'audio.url is required', 'InvalidParameter.AudioUrl');
-        const id = await tasks.submit(req.headers['x-client-request-id'], 'asr-sim', {
-          url: b.audio.url,
-          language: b.language === 'en_us' ? 'en_us' : 'zh_cn',
-          speakerIdentification: b.speaker_identification !== false,
-          speakers: typeof b.number_of_speakers === 'number' ? b.number_of_speakers : 0,
-          words: b.word_time_series === true,
-          features: null,
-        });
-        sendJson(res, 200, { id, engine: b.engine ?? 'auc_flash' });
-      },
-    },
-    {
-      method: 'GET',
-      path: '/v1/asr/tasks/:id',
-      handler: ({ res, params }) => {
-        const task = tasks.find(params.id!);
-        const state = stateOf(task);
-        if (state !== 'done') return sendJson(res, 200, { id: task.id, status: state, duration_ms: state === 'running' ? task.durationMs : null });
-        if (task.fail) return sendJson(res, 200, { id: task.id, status: 'failed', error: task.fail });
-        const t = task.transcript();
-        sendJson(res, 200, {
-          id: task.id,
-          status: 'succeeded',
-          duration_ms: t.durationMs,
-          result: {
-            language: t.language,
-            duration_ms: t.durationMs,
-            utterances: t.segments.map((s) => ({
-              id: s.id,
-              text: s.text,
-              start_time: s.startMs,
-              end_time: s.endMs,
-              speaker_id: s.speakerId,
-              ...(s.words ? { words: s.words.map((w) => ({ text: w.text, start_time: w.startMs, end_time: w.endMs })) } : {}),
-            })),
-            speakers: t.speakers,
-          },
-        });
-      },
-    },
-  ];
-}
-
-/** The partner minutes provider's protocol: a transcript with the requested extras. */
-function partnerMinutesRoutes(tasks: SimAsrTasks): ExtraRoute[] {
-  return [
-    {
-      method: 'POST',
-      path: '/v1/partner/minutes/tasks',
-      handler: async ({ req, res, body }) => {
-        const b = (body ?? {}) as {
-          file_url?: string;
-          source_lang?: string;
-          speaker_identification?: boolean;
-          number_of_speakers?: number;
-          need_word_time_series?: boolean;
-          all_activate?: boolean;
-          features?: Record<string, unknown>;
-        };
-        if (typeof b.file_url !== 'string') throw new HttpError(400, 'file_url is required', 'InvalidParameter');
-        const id = await tasks.submit(req.headers['x-client-request-id'], 'ptn-sim', {
-          url: b.file_url,
-          language: b.source_lang === 'en_us' ? 'en_us' : 'zh_cn',
-          speakerIdentification: b.speaker_identification !== false,
-          speakers: typeof b.number_of_speakers === 'number' ? b.number_of_speakers : 0,
-          words: b.need_word_time_series === true,
-          features: { ...(b.features ?? {}), all_activate: b.all_activate === true },
-        });
-        sendJson(res, 200, { task_id: id });
-      },
-    },
-    {
-      method: 'GET',
-      path: '/v1/partner/minutes/tasks/:id',
-      handler: ({ res, params }) => {
-        const task = tasks.find(params.id!);
-        const state = stateOf(task);
-        if (state !== 'done') return sendJson(res, 200, { task_id: task.id, status: 'processing', duration_ms: state === 'running' ? task.durationMs : null });
-        if (task.fail) return sendJson(res, 200, { task_id: task.id, status: 'failed', error_code: task.fail.code, error_message: task.fail.message });
-        const t = task.transcript();
-        sendJson(res, 200, {
-          task_id: task.id,
-          status: 'completed',
-          duration_ms: t.durationMs,
-          result: {
-            transcription: {
-              language: t.language,
-              speakers: t.speakers,
-              paragraphs: t.segments.map((s) => ({
-                id: s.id,
-                text: s.text,
-                begin: s.startMs,
-                end: s.endMs,
-                speaker: s.speakerId,
-                ...(s.words ? { words: s.words.map((w) => ({ text: w.text, begin: w.startMs, end: w.endMs })) } : {}),
-              })),
-            },
-            ...partnerExtras(t, task.features ?? {}),
-          },
-        });
-      },
-    },
-  ];
 }
 
 /** Recordings the simulated providers and the gateway's file probe fetch (sizes and types on request). */
@@ -419,6 +241,5 @@ function mediaRoutes(): ExtraRoute[] {
 }
 
 export function asrRoutes(): ExtraRoute[] {
-  const tasks = new SimAsrTasks();
-  return [...speechRoutes(tasks), ...partnerMinutesRoutes(tasks), ...mediaRoutes()];
+  return mediaRoutes();
 }

@@ -72,8 +72,6 @@ export interface Config {
   readonly trustProxyHops: number;
   /** Interval of `: ping` comments on idle event streams. */
   readonly ssePingMs: number;
-  /** Hosts (and their subdomains) whose pages count as official documents for risk identity and cards. */
-  readonly riskOfficialDomains: readonly string[];
   /** The chat model that writes risk report summaries. */
   readonly riskWriterModel: string;
   /** The search model the risk agent queries. */
@@ -134,6 +132,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (eventStore === 'eventstoredb' && !esdbConnectionString) {
     throw new ConfigError('EVENT_STORE=eventstoredb needs ESDB_CONNECTION_STRING');
   }
+  if (nonEmpty(env.RISK_OFFICIAL_DOMAINS) !== undefined) {
+    // Its meaning moved, so a deployment that set it must not start on a different list unawares.
+    throw new ConfigError(
+      "RISK_OFFICIAL_DOMAINS is no longer read: the risk screening's official domains are the catalog's risk-agent capabilities.official_sources, per search (docs/api/agents.md)",
+    );
+  }
   const config: Config = Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
@@ -167,7 +171,6 @@ export function loadConfig(env: Env = process.env): Config {
     authLockoutMaxAddresses: integer(env, 'AUTH_LOCKOUT_MAX_ADDRESSES', 10_000, 1),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 16),
     ssePingMs: integer(env, 'SSE_PING_MS', 15_000, 10),
-    riskOfficialDomains: domainList(env, 'RISK_OFFICIAL_DOMAINS', DEFAULT_RISK_OFFICIAL_DOMAINS),
     riskWriterModel: nonEmpty(env.RISK_WRITER_MODEL) ?? 'chat-fast',
     riskSearchModel: nonEmpty(env.RISK_SEARCH_MODEL) ?? 'web-search',
     riskSearchConcurrency: integer(env, 'RISK_SEARCH_CONCURRENCY', 4, 1, 64),
@@ -251,7 +254,7 @@ function channels(env: Env): ChannelConfig[] | null {
 /**
  * A channels document (CHANNELS, CHANNELS_FILE, the fallback's deploy/channels.example.json): each
  * entry's name, protocol (default `openai`), base URL, one authentication (`api_key` for Bearer,
- * `headers`, or `volcengine` signing) that its protocol accepts, deadline and concurrency.
+ * `headers`, `volcengine` signing or `alibaba` ACS3 signing) that its protocol accepts, deadline and concurrency.
  * Throws ConfigError naming the entry and field; never echoes a credential.
  */
 export function parseChannels(text: string, source: string): ChannelConfig[] {
@@ -306,14 +309,15 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
 
 /** The channel field that selects each authentication strategy, for messages. */
 const AUTH_FIELD = (kind: ChannelAuth['kind']): string =>
-  ({ none: 'no credentials', bearer: 'api_key', headers: 'headers', volcengine: 'volcengine (request signing)' })[kind];
+  ({ none: 'no credentials', bearer: 'api_key', headers: 'headers', volcengine: 'volcengine (request signing)', acs3: 'alibaba (ACS3 request signing)' })[kind];
 
 const VOLCENGINE_FIELDS = ['access_key_id', 'secret_access_key', 'region', 'service'] as const;
+const ALIBABA_FIELDS = ['access_key_id', 'access_key_secret'] as const;
 
-/** The one authentication strategy an entry names: `api_key`, `headers` or `volcengine`, or none. */
+/** The one authentication strategy an entry names: `api_key`, `headers`, `volcengine` or `alibaba`, or none. */
 function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
-  const given = (['api_key', 'headers', 'volcengine'] as const).filter((field) => c[field] !== undefined);
-  if (given.length > 1) throw new ConfigError(`${where}: give one of api_key, headers and volcengine, not ${given.join(' and ')}`);
+  const given = (['api_key', 'headers', 'volcengine', 'alibaba'] as const).filter((field) => c[field] !== undefined);
+  if (given.length > 1) throw new ConfigError(`${where}: give one of api_key, headers, volcengine and alibaba, not ${given.join(' and ')}`);
   if (c.api_key !== undefined) {
     if (typeof c.api_key !== 'string') throw new ConfigError(`${where}.api_key must be a string`);
     return c.api_key === '' ? { kind: 'none' } : { kind: 'bearer', apiKey: c.api_key };
@@ -337,27 +341,19 @@ function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
     const credentials = { accessKeyId: v.access_key_id as string, secretAccessKey: v.secret_access_key as string, region: v.region as string, service: v.service as string };
     return { kind: 'volcengine', credentials: typeof v.session_token === 'string' && v.session_token !== '' ? { ...credentials, sessionToken: v.session_token } : credentials };
   }
+  if (c.alibaba !== undefined) {
+    const a = c.alibaba;
+    if (!isObject(a)) throw new ConfigError(`${where}.alibaba must be an object with ${ALIBABA_FIELDS.join(', ')}`);
+    for (const field of ALIBABA_FIELDS) {
+      if (typeof a[field] !== 'string' || a[field] === '') throw new ConfigError(`${where}.alibaba.${field} must be a non-empty string`);
+    }
+    return { kind: 'acs3', credentials: { accessKeyId: a.access_key_id as string, accessKeySecret: a.access_key_secret as string } };
+  }
   return { kind: 'none' };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/**
- * The court, tax and registry sites of the simulator's fictional corpus (the reserved `.example`
- * TLD). Deployments on a real search provider list the real official domains instead.
- */
-const DEFAULT_RISK_OFFICIAL_DOMAINS = ['court.gov.example', 'tax.gov.example', 'gsxt.gov.example'];
-
-/** A comma-separated list of host names, lower-cased. */
-function domainList(env: Env, name: string, fallback: readonly string[]): readonly string[] {
-  const raw = nonEmpty(env[name]);
-  if (raw === undefined) return fallback;
-  const domains = raw.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
-  const bad = domains.find((d) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(d));
-  if (bad !== undefined || domains.length === 0) throw new ConfigError(`${name} must be a comma-separated list of host names, got "${raw}"`);
-  return domains;
 }
 
 /**

@@ -5,8 +5,10 @@ export type { Logger };
 /**
  * The names of members that can carry a credential, compared in lower case: a request's
  * `authorization` and `cookie`, an API key, an admin token, a password, the database URL, and a
- * channel's authentication (`auth`: a Bearer key, a set of headers or Volcengine's secret; and the
- * raw CHANNELS members `api_key`, `headers` values aside, and `volcengine`).
+ * channel's authentication (`auth`: a Bearer key, a set of headers, Volcengine's or Alibaba Cloud's
+ * secret; and the raw CHANNELS members `api_key`, `headers` values aside, `volcengine` and `alibaba`);
+ * Volcengine speech's key headers (`x-api-access-key`, the new console's `x-api-key`) wherever
+ * request headers are logged.
  */
 const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'authorization',
@@ -22,12 +24,17 @@ const CREDENTIAL_MEMBERS: ReadonlySet<string> = new Set([
   'volcengine',
   'secretaccesskey',
   'secret_access_key',
+  'alibaba',
+  'accesskeysecret',
+  'access_key_secret',
+  'x-api-access-key',
+  'x-api-key',
 ]);
 
 export const REDACTED = '[redacted]';
 
 /** CREDENTIAL_MEMBERS as pino redaction paths of a child's bindings, as they are usually spelt. */
-const TOP_LEVEL_PATHS = ['authorization', 'cookie', 'apiKey', 'api_key', 'key', 'secret', 'adminToken', 'password', 'databaseUrl', 'auth', 'volcengine', 'secretAccessKey', 'secret_access_key'];
+const TOP_LEVEL_PATHS = ['authorization', 'cookie', 'apiKey', 'api_key', 'key', 'secret', 'adminToken', 'password', 'databaseUrl', 'auth', 'volcengine', 'secretAccessKey', 'secret_access_key', 'alibaba', 'accessKeySecret', 'access_key_secret'];
 
 /** How deep a log line's members are looked into: deeper than any object the gateway logs. */
 const MAX_DEPTH = 8;

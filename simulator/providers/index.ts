@@ -1,13 +1,17 @@
 /** Every simulated provider (one line each): mounted by all-routes.ts, listed by `npm run simulator`. */
 import { arkProvider } from './ark';
 import { cozeProvider } from './coze';
+import { bochaProvider } from './bocha';
 import { minimaxProvider } from './minimax';
 import { openaiProvider } from './openai';
 import { mountPath, mounted, type SimulatedProvider } from './provider';
+import { tavilyProvider } from './tavily';
+import { tingwuProvider } from './tingwu';
 import { volcengineOpenapiProvider } from './volcengine-openapi';
+import { volcengineSpeechProvider } from './volcengine-speech';
 import type { ExtraRoute } from '../route';
 
-export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider];
+export const SIMULATED_PROVIDERS: readonly SimulatedProvider[] = [openaiProvider, arkProvider, minimaxProvider, volcengineOpenapiProvider, cozeProvider, tavilyProvider, bochaProvider, tingwuProvider, volcengineSpeechProvider];
 
 /** Every provider's routes at their full paths. */
 export function providerRoutes(): ExtraRoute[] {

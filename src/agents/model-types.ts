@@ -1,15 +1,34 @@
 import { defineModelType, MONEY_SCHEMA, TOKEN_PRICING_SCHEMA, type ModelEntry, type TokenPricing } from '../billing/catalog';
+import { DIMENSIONS, type DimensionType } from './risk/dimensions';
 
 /**
  * The catalog types of the agents: `agent` (the risk screening agent), `search` (a web-search
  * channel sold per query) and `bot` (a web Q&A bot billed by the tokens it reports).
  */
 
+/**
+ * Where the risk screening looks, per search: the identity search's domains (the business
+ * registry) and each dimension's (courts, tax bureaus). Each search asks its provider for pages on
+ * these domains only (a domain filter: Tavily's `include_domains`, Bocha's `include`), and only a
+ * page on one of them (the host or a subdomain) counts as official: it can resolve an identity, or
+ * stand on a dimension's card.
+ */
+export type OfficialSources = Readonly<Record<'identity' | DimensionType, readonly string[]>>;
+
 /** An agent has no price of its own: what it uses (searches, the writer) is billed at those models' rates. */
 export interface AgentCapabilities {
   /** Only the last this many messages of a request are read. */
   readonly max_messages: number;
+  readonly official_sources: OfficialSources;
 }
+
+/** A lower-case host name of at least two labels (`court.gov.cn`), as providers' domain filters take them. */
+const HOST_NAME_SCHEMA = { type: 'string', maxLength: 253, pattern: '^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$' } as const;
+
+/** Every search of the screening names 1 to 20 domains (20: the most Bocha's `include` takes). */
+const DOMAIN_LIST_SCHEMA = { type: 'array', items: HOST_NAME_SCHEMA, minItems: 1, maxItems: 20, uniqueItems: true } as const;
+
+const SOURCE_KEYS = ['identity', ...DIMENSIONS.map((d) => d.data_type)];
 
 export interface SearchPricing {
   /** Charged for every successful search answered by the upstream, an empty answer included. */
@@ -46,8 +65,16 @@ export const agentModelType = defineModelType<Readonly<Record<string, never>>, A
   pricing: { type: 'object', properties: {}, additionalProperties: false },
   capabilities: {
     type: 'object',
-    properties: { max_messages: { type: 'integer', minimum: 1, maximum: 100 } },
-    required: ['max_messages'],
+    properties: {
+      max_messages: { type: 'integer', minimum: 1, maximum: 100 },
+      official_sources: {
+        type: 'object',
+        properties: Object.fromEntries(SOURCE_KEYS.map((key) => [key, DOMAIN_LIST_SCHEMA])),
+        required: SOURCE_KEYS,
+        additionalProperties: false,
+      },
+    },
+    required: ['max_messages', 'official_sources'],
     additionalProperties: false,
   },
 });

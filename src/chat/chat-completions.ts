@@ -8,7 +8,7 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
-import type { OpenAiRelay } from '../upstreams/openai/relay';
+import { chatCompletion, chatCompletionStream, type OpenAiRelay } from '../upstreams/openai/relay';
 import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
 import { checkChatFeatures, jsonTokens } from './request-features';
@@ -123,7 +123,7 @@ async function completeChat(
   plan: TokenPlan,
   charge: RequestCharge,
 ): Promise<void> {
-  const completion = await channel.json<ChatCompletion>('POST', '/chat/completions', upstreamBody(model, request, plan.maxOutput, false), charge.signal);
+  const completion = await chatCompletion<ChatCompletion>(channel, upstreamBody(model, request, plan.maxOutput, false), charge.signal);
   const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => deliveredText(c.message)).join(''));
   await settleChat(charge, model, usage);
   ctx.body = { ...completion, choices: withClientFinishReasons(completion.choices, request), model: model.id, usage };
@@ -169,7 +169,7 @@ async function streamChat(
   // the reservation); one that leaves mid-stream aborts the rest of it (and what was delivered is
   // settled below). Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain
   // JSON error answer.
-  const upstream = await channel.stream('/chat/completions', upstreamBody(model, request, plan.maxOutput, true), charge.signal);
+  const upstream = await chatCompletionStream(channel, upstreamBody(model, request, plan.maxOutput, true), charge.signal);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const includeUsage = request.stream_options?.include_usage === true;
   const delivery = new Delivery(charge.signal);

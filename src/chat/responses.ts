@@ -6,7 +6,7 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
-import type { OpenAiRelay } from '../upstreams/openai/relay';
+import { createResponse, createResponseStream, type OpenAiRelay } from '../upstreams/openai/relay';
 import { Delivery, metered, openClientStream } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
@@ -156,7 +156,7 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
   });
   await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
-    const response = await channel.json<ResponseObject>('POST', '/responses', upstreamBody(model, request, p.maxOutput), charge.signal);
+    const response = await createResponse<ResponseObject>(channel, upstreamBody(model, request, p.maxOutput), charge.signal);
     const usage = response.usage ? completeUsage(response.usage) : counted(model, p.promptTokens, outputText(response));
     await settle(charge, model, usage, response.output);
     await remember(deps, ctx, model, channel, request, response.id, usage);
@@ -174,7 +174,7 @@ async function streamResponses(
   charge: RequestCharge,
 ): Promise<void> {
   // The charge's signal watches the client from the start, not from the first byte (see streamChat).
-  const upstream = await channel.stream('/responses', { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
+  const upstream = await createResponseStream(channel, { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const delivery = new Delivery(charge.signal);
   const output = new DeliveredOutput();

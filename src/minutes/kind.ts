@@ -1,14 +1,17 @@
-import type { Catalog } from '../billing/catalog';
+import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
 import { isRefusal, pollBackoff, startedUnits, taskChannel } from '../tasks/upstream-task';
+import { minutesAdapterOf } from '../upstreams/minutes-adapters';
+import type { MinutesTaskReading } from '../upstreams/minutes-task';
 import type { Upstreams } from '../upstreams/registry';
+import { minutesAsk } from './ask';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
 import type { MinutesResult, MinutesUsage } from './result';
-import type { Segment, Transcript } from './transcript';
+import type { Transcript } from './transcript';
 import { renderMinutes } from './view';
 
 /** The stage a summarising minutes task goes through after its transcription. */
@@ -67,100 +70,22 @@ export function minutesRequestOf(task: { request: Readonly<Record<string, unknow
   return MINUTES_TASK.request.decode(task.request);
 }
 
-// --- the file-ASR protocol (engine auc_flash) ---------------------------------------------------
+// --- the minutes adapters (src/upstreams/minutes-task.ts) ----------------------------------------
 
-interface AsrTask {
-  id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  duration_ms?: number | null;
-  error?: { code?: string; message?: string };
-  result?: {
-    language?: string;
-    duration_ms?: number;
-    utterances?: { id: string; text: string; start_time: number; end_time: number; speaker_id?: string | null; words?: { text: string; start_time: number; end_time: number }[] }[];
-    speakers?: { id: string; name: string }[];
-  };
+/**
+ * A provider's reading of a task as the task's poll: still running (failed early when the length
+ * the provider already knows is over the limit), failed (`transcription_failed`, the provider's
+ * words and code), or the transcript and extras to check and keep.
+ */
+function pollOfReading(reading: MinutesTaskReading, r: NormalizedMinutesRequest): UpstreamPoll<MinutesResult, MinutesUsage> | { transcript: Transcript; extras: Record<string, unknown> } {
+  if (reading.state === 'pending') return durationExceeded(reading.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: reading.upstreamStatus };
+  if (reading.state === 'failed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${reading.error.message} (${reading.error.code})` } };
+  return { transcript: { ...reading.transcript, durationMs: startedUnits(reading.transcript.durationMs) ?? 0 }, extras: { ...reading.extras } };
 }
 
-function asrTranscript(t: AsrTask, language: string): Transcript {
-  const r = t.result ?? {};
-  return {
-    durationMs: startedUnits(r.duration_ms ?? t.duration_ms) ?? 0,
-    language: r.language ?? language,
-    segments: (r.utterances ?? []).map(
-      (u): Segment => ({
-        id: u.id,
-        text: u.text,
-        startMs: u.start_time,
-        endMs: u.end_time,
-        speakerId: u.speaker_id ?? null,
-        ...(u.words ? { words: u.words.map((w) => ({ text: w.text, startMs: w.start_time, endMs: w.end_time })) } : {}),
-      }),
-    ),
-    speakers: (r.speakers ?? []).map((s) => ({ id: s.id, displayName: s.name })),
-  };
-}
-
-// --- the partner minutes protocol ----------------------------------------------------------------
-
-interface PartnerTask {
-  task_id: string;
-  status: 'processing' | 'completed' | 'failed';
-  duration_ms?: number | null;
-  error_code?: string;
-  error_message?: string;
-  result?: {
-    transcription?: {
-      language?: string;
-      speakers?: { id: string; name: string }[];
-      paragraphs?: { id: string; text: string; begin: number; end: number; speaker?: string | null; words?: { text: string; begin: number; end: number }[] }[];
-    };
-    summary?: { title?: string; paragraph?: string };
-    chapters?: { title?: string; summary?: string; begin?: number; end?: number }[];
-    todos?: { content?: string; assignee?: string | null; begin?: number }[];
-    qa?: { question?: string; answer?: string; begin?: number }[];
-    translation?: { target_lang?: string; paragraphs?: { id: string; text: string; begin?: number; end?: number }[] };
-  };
-}
-
-function partnerTranscript(t: PartnerTask, language: string): Transcript {
-  const tr = t.result?.transcription ?? {};
-  return {
-    durationMs: startedUnits(t.duration_ms) ?? 0,
-    language: tr.language ?? language,
-    segments: (tr.paragraphs ?? []).map(
-      (p): Segment => ({
-        id: p.id,
-        text: p.text,
-        startMs: p.begin,
-        endMs: p.end,
-        speakerId: p.speaker ?? null,
-        ...(p.words ? { words: p.words.map((w) => ({ text: w.text, startMs: w.begin, endMs: w.end })) } : {}),
-      }),
-    ),
-    speakers: (tr.speakers ?? []).map((s) => ({ id: s.id, displayName: s.name })),
-  };
-}
-
-/** The partner's extras in the gateway's own vocabulary; only what the task asked for. */
-function partnerExtras(t: PartnerTask, request: NormalizedMinutesRequest, transcript: Transcript): Record<string, unknown> {
-  const r = t.result ?? {};
-  const wants = (f: string) => request.features.includes(f as never);
-  const name = (id: string | null | undefined) => transcript.speakers.find((s) => s.id === id)?.displayName ?? null;
-  const extras: Record<string, unknown> = {};
-  if (wants('summary') && r.summary) extras.summary = { title: r.summary.title ?? '', paragraph: r.summary.paragraph ?? '' };
-  if (wants('chapters') && r.chapters) {
-    extras.chapters = r.chapters.map((c) => ({ title: c.title ?? '', summary: c.summary ?? '', start_time: c.begin ?? 0, end_time: c.end ?? 0 }));
-  }
-  if (wants('todos') && r.todos) extras.todos = r.todos.map((x) => ({ content: x.content ?? '', assignee: name(x.assignee), start_time: x.begin ?? null }));
-  if (wants('qa') && r.qa) extras.qa = r.qa.map((x) => ({ question: x.question ?? '', answer: x.answer ?? '', start_time: x.begin ?? null }));
-  if (wants('translate') && r.translation) {
-    extras.translation = {
-      target_lang: r.translation.target_lang ?? request.target_lang,
-      sentences: (r.translation.paragraphs ?? []).map((p) => ({ id: p.id, content: p.text, start_time: p.begin ?? null, end_time: p.end ?? null })),
-    };
-  }
-  return extras;
+/** The provider's model or resource of a minutes model: the catalog's `upstream_model`, else the gateway's model id. */
+function upstreamModelOf(model: ModelEntry): string {
+  return minutesCapabilities(model).upstream_model ?? model.id;
 }
 
 function durationExceeded(durationMs: number, request: NormalizedMinutesRequest): UpstreamPoll | null {
@@ -185,7 +110,8 @@ export function recordingLength(ms: number): string {
 
 /**
  * Meeting minutes on a file-ASR API (service models: the gateway then writes the summary, see
- * summary-stage.ts) or on a partner minutes API (everything from the partner).
+ * summary-stage.ts) or on a partner minutes API (everything from the partner, through its
+ * protocol's minutes adapter: src/upstreams/minutes-adapters.ts).
  */
 export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<NormalizedMinutesRequest, MinutesResult, MinutesUsage> {
   function settlement(task: MinutesTask) {
@@ -210,43 +136,8 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
 
     async submit(task: MinutesTask) {
       const { model, channel } = taskChannel(deps, task.model);
-      const r = task.request;
-      const upstreamModel = minutesCapabilities(model).upstream_model ?? model.id;
-      const headers = { 'x-client-request-id': task.taskId };
       try {
-        if (r.protocol === 'asr') {
-          const body = {
-            model: upstreamModel,
-            engine: r.engine,
-            audio: { url: r.file_url, format: r.file_type },
-            language: r.source_lang,
-            speaker_identification: r.speaker_identification,
-            number_of_speakers: r.number_of_speakers,
-            ...(r.hot_words ? { hot_words: r.hot_words } : {}),
-            word_time_series: r.need_word_time_series,
-          };
-          return { upstreamId: (await channel.json<{ id: string }>('POST', '/asr/tasks', body, undefined, headers)).id };
-        }
-        const body = {
-          model: upstreamModel,
-          file_url: r.file_url,
-          file_type: r.file_type,
-          source_lang: r.source_lang,
-          speaker_identification: r.speaker_identification,
-          number_of_speakers: r.number_of_speakers,
-          ...(r.hot_words ? { hot_words: r.hot_words } : {}),
-          need_word_time_series: r.need_word_time_series,
-          all_activate: r.all_activate,
-          features: {
-            summary: r.features.includes('summary'),
-            chapters: r.features.includes('chapters'),
-            todos: r.features.includes('todos'),
-            qa: r.features.includes('qa'),
-            translate: r.features.includes('translate'),
-            ...(r.target_lang ? { target_lang: r.target_lang } : {}),
-          },
-        };
-        return { upstreamId: (await channel.json<{ task_id: string }>('POST', '/partner/minutes/tasks', body, undefined, headers)).task_id };
+        return await minutesAdapterOf(channel).submit(channel, minutesAsk(task, upstreamModelOf(model)));
       } catch (err) {
         if (isRefusal(err)) {
           throw new TaskRejected({ code: 'upstream_rejected', message: `the speech provider refused the file: ${err.message}` });
@@ -256,23 +147,11 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     },
 
     async poll(task: MinutesTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
-      const { channel } = taskChannel(deps, task.model);
+      const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
-      const id = encodeURIComponent(task.upstreamId!);
-      let transcript: Transcript;
-      let extras: Record<string, unknown> = {};
-      if (r.protocol === 'asr') {
-        const t = await channel.json<AsrTask>('GET', `/asr/tasks/${id}`);
-        if (t.status === 'queued' || t.status === 'running') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: t.status };
-        if (t.status !== 'succeeded') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error?.message ?? t.status} (${t.error?.code ?? 'unknown'})` } };
-        transcript = asrTranscript(t, r.source_lang);
-      } else {
-        const t = await channel.json<PartnerTask>('GET', `/partner/minutes/tasks/${id}`);
-        if (t.status === 'processing') return durationExceeded(t.duration_ms ?? 0, r) ?? { state: 'pending', upstreamStatus: 'running' };
-        if (t.status !== 'completed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${t.error_message ?? t.status} (${t.error_code ?? 'unknown'})` } };
-        transcript = partnerTranscript(t, r.source_lang);
-        extras = partnerExtras(t, r, transcript);
-      }
+      const read = pollOfReading(await minutesAdapterOf(channel).get(channel, task.upstreamId!, minutesAsk(task, upstreamModelOf(model))), r);
+      if ('state' in read) return read;
+      const { transcript, extras } = read;
       const exceeded = durationExceeded(transcript.durationMs, r);
       if (exceeded) return exceeded;
       if (transcript.segments.length === 0 || transcript.durationMs <= 0) return { state: 'failed', error: { code: 'transcription_failed', message: 'the provider returned an empty transcript' } };

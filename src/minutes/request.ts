@@ -100,14 +100,19 @@ function bad(message: string, param: string): ApiError {
 const AUDIO = new Set(['mp3', 'wav', 'm4a', 'aac', 'flac', 'ogg', 'oga', 'opus', 'amr', 'wma', 'pcm', 'spx', 'weba']);
 const VIDEO = new Set(['mp4', 'mov', 'm4v', 'avi', 'mkv', 'webm', 'flv', 'wmv', '3gp', 'mpeg', 'mpg', 'ts']);
 
+/** The media suffix of a path or file name (`mp3`, `mp4`, …, lower-cased) when it is one the gateway knows; else null. */
+export function mediaSuffix(path: string): string | null {
+  const ext = /\.([A-Za-z0-9]{1,5})$/.exec(path)?.[1]?.toLowerCase();
+  return ext && (AUDIO.has(ext) || VIDEO.has(ext)) ? ext : null;
+}
+
 /**
  * `audio` or `video` from the URL path's suffix, else from the media type the server gave
  * (`audio/*`, `video/*`); null when neither says.
  */
 export function inferFileType(url: URL, mediaType: string | null = null): 'audio' | 'video' | null {
-  const ext = /\.([A-Za-z0-9]{1,5})$/.exec(url.pathname)?.[1]?.toLowerCase();
-  if (ext && AUDIO.has(ext)) return 'audio';
-  if (ext && VIDEO.has(ext)) return 'video';
+  const ext = mediaSuffix(url.pathname);
+  if (ext) return AUDIO.has(ext) ? 'audio' : 'video';
   const topLevel = mediaType?.split('/')[0];
   return topLevel === 'audio' || topLevel === 'video' ? topLevel : null;
 }

@@ -10,7 +10,7 @@ import type { Transcript } from './transcript';
  */
 export type MinutesResult = {
   readonly transcript?: Transcript;
-  /** The partner's summary, chapters, todos, qa and translation, in the gateway's vocabulary. */
+  /** The partner's summary and chapters in the gateway's legacy shapes, its todos, qa and translation in the provider's structure (its adapter says which). */
   readonly extras?: Readonly<Record<string, unknown>>;
   readonly report?: Report;
   readonly transcription_status?: 'succeeded';

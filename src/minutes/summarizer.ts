@@ -3,7 +3,7 @@ import { tokenCharge } from '../billing/money';
 import { countMessageTokens, countTokens, splitTokens, type TokenizerEncoding, type TokenMessage } from '../billing/tokens';
 import { chatCapabilities, chatPricing } from '../chat/model-type';
 import { ajv, compiledOnFirstUse } from '../http/validation';
-import type { OpenAiRelay } from '../upstreams/openai/relay';
+import { chatCompletion, type OpenAiRelay } from '../upstreams/openai/relay';
 import { assembleReport, isDraftObject, ISSUE, type QualityIssue, type Report, type ReportContext } from './report';
 import { DRAFT_SCHEMA, DRAFT_SCHEMA_NAME, REPORT_V2_SCHEMA } from './report-schema';
 import type { Transcript } from './transcript';
@@ -179,7 +179,7 @@ export function expectReportV2(report: Report): void {
  * the tokens it cost.
  */
 export async function writeSummary(channel: OpenAiRelay, plan: SummaryPlan, context: ReportContext, signal?: AbortSignal): Promise<SummaryOutcome> {
-  const completion = await channel.json<Completion>('POST', '/chat/completions', plan.body, signal);
+  const completion = await chatCompletion<Completion>(channel, plan.body, signal);
   const choice = completion.choices?.[0];
   const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';
   const inputTokens = nonNegative(completion.usage?.prompt_tokens) ?? plan.promptTokens;

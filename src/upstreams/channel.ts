@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { signAcs3, type Acs3Credentials } from './auth/acs3-signature';
 import { signVolcengine, type VolcengineCredentials } from './auth/volcengine-signature';
 import { UpstreamError } from './errors';
 import { openaiErrorOf } from './openai/errors';
@@ -10,14 +12,15 @@ export { streamedError } from './openai/errors';
 
 /**
  * How a channel proves itself to its provider: a Bearer key (`api_key`), a fixed set of headers
- * (a provider's own key header), or Volcengine's request signature. Never logged (src/log.ts
- * redacts `auth`) and never returned by an endpoint.
+ * (a provider's own key header), Volcengine's request signature, or Alibaba Cloud's (ACS3, the
+ * channel field `alibaba`). Never logged (src/log.ts redacts `auth`) and never returned by an endpoint.
  */
 export type ChannelAuth =
   | { readonly kind: 'none' }
   | { readonly kind: 'bearer'; readonly apiKey: string }
   | { readonly kind: 'headers'; readonly headers: Readonly<Record<string, string>> }
-  | { readonly kind: 'volcengine'; readonly credentials: VolcengineCredentials };
+  | { readonly kind: 'volcengine'; readonly credentials: VolcengineCredentials }
+  | { readonly kind: 'acs3'; readonly credentials: Acs3Credentials };
 
 /**
  * A provider endpoint: the protocol it speaks (src/upstreams/protocols.ts), its base URL (e.g.
@@ -58,16 +61,21 @@ export class Channel implements WireEventTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
   readonly origin: string;
+  /** The Host the requests carry (`host[:port]`), which an ACS3 signature covers. */
+  private readonly host: string;
 
   constructor(
     readonly config: ChannelConfig,
     private readonly observe: UpstreamObserver = () => undefined,
     /** The signing clock (tests pin it). */
     private readonly now: () => Date = () => new Date(),
+    /** A signature nonce, never the same twice (ACS3 refuses a repeated one; tests pin it). */
+    private readonly nonce: () => string = () => randomBytes(16).toString('hex'),
   ) {
     const url = new URL(config.base_url);
     this.basePath = url.pathname.replace(/\/$/, '');
     this.origin = url.origin;
+    this.host = url.host;
     this.pool = new Pool(url.origin, {
       connections: config.max_concurrency,
       pipelining: 1,
@@ -123,6 +131,11 @@ export class Channel implements WireEventTransport {
         return { ...auth.headers };
       case 'volcengine':
         return signVolcengine({ method, pathname, query, headers, ...(body === undefined ? {} : { body }) }, auth.credentials, this.now());
+      case 'acs3': {
+        // Sent as signed: undici takes an explicit host header for the one it would write.
+        const signed = { ...headers, host: this.host };
+        return { host: this.host, ...signAcs3({ method, pathname, query, headers: signed, ...(body === undefined ? {} : { body }) }, auth.credentials, this.now(), this.nonce()) };
+      }
     }
   }
 

@@ -22,6 +22,7 @@ export interface ChannelEntry {
   readonly api_key?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly volcengine?: Readonly<Record<string, string>>;
+  readonly alibaba?: Readonly<Record<string, string>>;
   readonly timeout_ms?: number;
   readonly max_concurrency?: number;
 }

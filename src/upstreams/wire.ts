@@ -5,7 +5,7 @@
  */
 import type { SseEvent } from './sse';
 
-export type WireMethod = 'GET' | 'POST' | 'DELETE';
+export type WireMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** One request to a provider, relative to its channel's base URL; the channel adds authentication. */
 export interface WireRequest {

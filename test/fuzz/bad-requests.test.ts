@@ -203,13 +203,14 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
 
   it('sees a refusal that moved money: the checks can fail', async () => {
     // A provider's refusal after validation reserves and releases (allowed by the hardening issue,
-    // but exactly what the fuzz checks must notice if the gateway's own validation did it).
+    // but exactly what the fuzz checks must notice if the gateway's own validation did it). Over
+    // 100 MB, the recording goes to the standard recognition, whose submission refuses it inline.
     const target = FUZZ_TARGETS.find((t) => t.route === '/v1/audio/minutes')!;
     const request: FuzzRequest = {
       method: 'POST',
       path: '/v1/audio/minutes',
       headers: { authorization: `Bearer ${credentials.apiKey}`, 'content-type': 'application/json', 'x-request-id': `fuzz-selfcheck-${seed}` },
-      body: JSON.stringify({ model: 'service-minutes', file_url: `${env.simulatorUrl}/sim/media/a.mp3?sim=asr_reject` }),
+      body: JSON.stringify({ model: 'service-minutes', file_url: `${env.simulatorUrl}/sim/media/a.mp3?sim=asr_reject&sim_bytes=150000000` }),
       chunked: false,
       mutation: 'a provider refusal',
       mustRefuse: false,

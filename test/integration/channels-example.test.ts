@@ -6,7 +6,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 
 /**
  * The README's `CHANNELS` example names only `default`, while the catalog's search and agent
- * models use the channels `web-search` and `coze`: the gateway starts as printed, sends the
+ * models use the channels `tavily` and `coze`: the gateway starts as printed, sends the
  * `default` models to the configured provider, and the models of the channels it leaves out are
  * unavailable (never served by the simulator: a real deployment must not sell simulated answers).
  */
@@ -59,7 +59,7 @@ describe("the README's one-channel CHANNELS example @integration", () => {
 
     expect(gw.upstreams.channel('default').config.base_url).to.equal(providerUrl);
     expect(gw.upstreams.fallbackUrl, 'no simulator runs beside real channels').to.equal(null);
-    for (const name of ['web-search', 'coze']) expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
+    for (const name of ['tavily', 'coze']) expect(gw.catalog.channels().has(name), `the catalog names ${name}`).to.equal(true);
     const listed = (await gw.api(key, 'GET', '/v1/models')).body.data.map((m: { id: string }) => m.id);
     expect(listed).to.include('chat-fast').and.not.include('webqa-pro').and.not.include('risk-agent');
     const bot = await gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'hi' }] });

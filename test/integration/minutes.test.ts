@@ -82,6 +82,13 @@ describe('meeting minutes @integration', () => {
   /** A recording served by the simulator; its query parameters steer the simulated providers. */
   const media = (name: string, params: Record<string, string> = {}) => `${gw.simulator.url}/sim/media/${name}?${new URLSearchParams(params)}`;
   const create = (body: Record<string, unknown>, k: string | null = key) => gw.api(k, 'POST', '/v1/audio/minutes', body);
+  /**
+   * A recording over flash's 100 MB as its server announces it: service-minutes sends it to the
+   * standard recognition (submitted, then queried); smaller ones go to the flash recognition.
+   */
+  const STANDARD = { sim_bytes: '150000000' };
+  /** The calls the simulated Volcengine speech provider had for a task, by endpoint (the task id is the request id). */
+  const speechCalls = async (taskId: string) => (await (await fetch(`${gw.simulator.url}/openspeech/api/v3/sim/recognitions/${taskId}`)).json()) as { submit: number; query: number; flash: number };
   const get = (id: string, k: string | null = key) => gw.api(k, 'GET', `/v1/audio/minutes/${id}`);
   const balance = (k = key) => gw.balance(k);
   const finished = (id: string, k = key) =>
@@ -179,6 +186,7 @@ describe('meeting minutes @integration', () => {
     expect(before.available - after.available).to.equal(u.amount);
     const entry = await lastLedgerEntry();
     expect(entry).to.include({ type: 'settlement', amount: u.amount });
+    expect(await speechCalls(res.body.id), 'a recording within 100 MB: one flash call, nothing submitted').to.deep.equal({ submit: 0, query: 0, flash: 1 });
   });
 
   it('Idempotency-Key: concurrent creates make one task and one reservation; in progress is 429 with Retry-After, another body 400, in shape B', async () => {
@@ -211,7 +219,7 @@ describe('meeting minutes @integration', () => {
     await settled(created[0]!.body.id, fresh.key);
   });
 
-  it('runs partner-minutes with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
+  it('runs partner-minutes on Tingwu with the requested features: transcript, summary, todos and a translation, billed by duration', async () => {
     const before = await balance();
     const res = await create({
       model: 'partner-minutes',
@@ -226,16 +234,26 @@ describe('meeting minutes @integration', () => {
     const task = await settled(res.body.id);
     expect(task.status).to.equal('succeeded');
     expect(task.report).to.equal(null);
-    expect(task.transcription.sentences).to.have.length.greaterThan(5);
-    expect(task.transcription.speakers.map((s: any) => s.id)).to.deep.equal(['spk-1', 'spk-2']);
+    const sentences = task.transcription.sentences as any[];
+    expect(sentences).to.have.length.greaterThan(5);
+    // Tingwu's SpeakerIds, named as Tingwu names them in its summaries.
+    expect(task.transcription.speakers).to.deep.equal([{ id: '1', name: '发言人1' }, { id: '2', name: '发言人2' }]);
+    expect(new Set(sentences.map((s) => s.speaker.id))).to.deep.equal(new Set(['1', '2']));
+    expect(sentences[sentences.length - 1].end_time).to.equal(95_000);
     expect(task.summary).to.have.keys(['title', 'paragraph']);
     expect(task.summary.paragraph).to.include('项目例会');
     expect(task.chapters, 'not requested').to.equal(null);
+    // The extraction keeps Tingwu's structure: MeetingAssistance's action items, each naming its sentence.
     expect(task.extraction).to.have.keys(['todos']);
-    expect(task.extraction.todos[0].content).to.include('预算表');
-    expect(task.translation.target_lang).to.equal('en_us');
-    expect(task.translation.sentences).to.have.length(task.transcription.sentences.length);
-    expect(task.translation.sentences[0].content).to.equal("Good morning everyone, let's start the weekly project sync.");
+    const todo = task.extraction.todos[0];
+    expect(todo).to.have.keys(['Id', 'SentenceId', 'Start', 'End', 'Text']);
+    expect(todo.Text).to.include('预算表');
+    expect(sentences.find((s) => s.id === String(todo.SentenceId))).to.deep.include({ content: todo.Text, start_time: todo.Start, end_time: todo.End });
+    // So does the translation: Tingwu's paragraphs of sentences, one for each sentence transcribed.
+    expect(task.translation).to.have.keys(['Paragraphs']);
+    const translated = (task.translation.Paragraphs as any[]).flatMap((p) => p.Sentences);
+    expect(translated.map((s) => String(s.SentenceId))).to.deep.equal(sentences.map((s) => s.id));
+    expect(translated[0].Text).to.equal("Good morning everyone, let's start the weekly project sync.");
     const u = task.usage;
     expect(u).to.have.keys(['duration_ms', 'features', 'all_activate', 'engine', 'rate_per_hour', 'amount', 'flash_input_tokens', 'flash_output_tokens']);
     expect(u).to.deep.equal({
@@ -251,18 +269,25 @@ describe('meeting minutes @integration', () => {
     expect(before.available - (await balance()).available).to.equal(asrAmount(95_000, PARTNER_RATE));
   });
 
-  it('runs partner-minutes with all_activate: every extra, word times on request', async () => {
+  it('runs partner-minutes on Tingwu with all_activate: every extra, word times on request', async () => {
     const res = await create({ model: 'partner-minutes', file_url: media('all-hands.mp4', { sim_duration_ms: '61000' }), source_lang: 'en_us', all_activate: true, need_word_time_series: true });
     expect(res.status).to.equal(200);
     const task = await settled(res.body.id);
     expect(task.status).to.equal('succeeded');
     expect(task.summary.title).to.equal('Meeting minutes');
     expect(task.chapters.chapter_summary).to.have.length.greaterThan(0);
-    expect(task.chapters.chapter_summary[0]).to.include.keys(['title', 'summary', 'start_time', 'end_time']);
+    expect(task.chapters.chapter_summary[0]).to.have.keys(['title', 'summary', 'start_time', 'end_time']);
+    expect(task.chapters.chapter_summary[0].start_time).to.equal(task.transcription.sentences[0].start_time);
     expect(task.extraction).to.have.keys(['todos', 'qa']);
-    expect(task.extraction.qa[0].answer).to.include('plan B');
-    expect(task.translation.target_lang).to.equal('zh_cn');
-    expect(task.transcription.sentences[0].words.length).to.be.greaterThan(3);
+    expect(task.extraction.qa[0]).to.have.keys(['Question', 'SentenceIdsOfQuestion', 'Answer', 'SentenceIdsOfAnswer']);
+    expect(task.extraction.qa[0].Answer).to.include('plan B');
+    expect(task.translation.Paragraphs[0].Sentences[0].Text, 'into the other language').to.equal('大家早上好，我们开始本周的项目例会。');
+    expect(task.transcription.speakers.map((s: any) => s.name)).to.deep.equal(['Speaker 1', 'Speaker 2', 'Speaker 3']);
+    const first = task.transcription.sentences[0];
+    expect(first.words.length).to.be.greaterThan(3);
+    expect(first.words.map((w: any) => w.text).join(' ')).to.equal(first.content);
+    expect(first.words[0].start_time).to.equal(first.start_time);
+    expect(first.words[first.words.length - 1].end_time).to.equal(first.end_time);
     expect(task.usage).to.deep.include({ all_activate: true, features: ['summary', 'chapters', 'todos', 'qa', 'translate'], amount: asrAmount(61_000, PARTNER_RATE) });
   });
 
@@ -315,12 +340,15 @@ describe('meeting minutes @integration', () => {
   }
 
   it('summarises exactly 2 hours in parts on service-minutes, and transcribes 2 hours on partner-minutes', async () => {
-    const zh = await create({ model: 'service-minutes', file_url: media('offsite.mp3', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0' }) });
+    const zh = await create({ model: 'service-minutes', file_url: media('offsite.mp3', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0', ...STANDARD }) });
     const en = await create({ model: 'service-minutes', file_url: media('offsite-en.mp3', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0' }), source_lang: 'en_us' });
     const partner = await create({ model: 'partner-minutes', file_url: media('offsite.m4a', { sim_duration_ms: '7200000', sim_asr_delay_ms: '0' }), all_activate: true });
     for (const r of [zh, en, partner]) expect(r.status).to.equal(200);
 
     const { task, calls } = await expectSummarisedInParts(zh.body.id, 7_200_000, 2);
+    const standard = await speechCalls(zh.body.id);
+    expect([standard.submit, standard.flash], 'over 100 MB: submitted once to the standard recognition').to.deep.equal([1, 0]);
+    expect(standard.query).to.be.at.least(1);
     // 2 hours of the simulator's speech give more chapters than the cap: grouped, not dropped.
     expect(task.chapters.chapter_summary).to.have.length(report(task).chapters.length);
     expect(report(task).chapters.some((c: any) => c.children.length > 1)).to.equal(true);
@@ -368,7 +396,7 @@ describe('meeting minutes @integration', () => {
   it('resumes a summary in parts after a restart at the first part not recorded, without calling or billing a recorded part again', async () => {
     // A task whose transcription never ends by itself: its stream gets the transcription and the
     // first summary part appended, as a process that died after recording that part left them.
-    const res = await create({ model: 'service-minutes', file_url: media('resume.mp3', { sim_asr_delay_ms: '600000' }) });
+    const res = await create({ model: 'service-minutes', file_url: media('resume.mp3', { sim_asr_delay_ms: '600000', ...STANDARD }) });
     expect(res.status).to.equal(200);
     const id = res.body.id as string;
     const stream = `minutes-${id}`;
@@ -407,7 +435,7 @@ describe('meeting minutes @integration', () => {
 
   it('fails a recording one millisecond over 2 hours with an error that shows the millisecond, and releases the money', async () => {
     const before = await balance();
-    const res = await create({ model: 'service-minutes', file_url: media('standup.mp3', { sim_duration_ms: '7200001', sim_asr_delay_ms: '0' }) });
+    const res = await create({ model: 'service-minutes', file_url: media('standup.mp3', { sim_duration_ms: '7200001', sim_asr_delay_ms: '0', ...STANDARD }) });
     expect(res.status).to.equal(200);
     const task = await settled(res.body.id);
     expect([task.status, task.error_code, task.error]).to.deep.equal(['failed', 'duration_exceeded', 'the recording is 120 min 0.001 s long; at most 120 min 0 s are accepted']);
@@ -445,7 +473,7 @@ describe('meeting minutes @integration', () => {
   it('fails a service-minutes recording over 2 hours learned only from the final ASR result, and releases the money', async () => {
     const before = await balance();
     // The ASR finishes at once: no poll ever sees it running, the length comes with the result.
-    const res = await create({ model: 'service-minutes', file_url: media('retreat.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: '0' }) });
+    const res = await create({ model: 'service-minutes', file_url: media('retreat.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: '0', ...STANDARD }) });
     expect(res.status).to.equal(200);
     const task = await settled(res.body.id);
     expect(task.status).to.equal('failed');
@@ -459,6 +487,43 @@ describe('meeting minutes @integration', () => {
     expect(events).not.to.include('TaskUpstreamSucceeded');
     expect(events).to.include('TaskFailed');
     expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+  });
+
+  it('on the flash recognition, fails a recording over 2 hours with the refusal flash answers for it, and releases the money', async () => {
+    const before = await balance();
+    // Within 100 MB, so flash, whose reference refuses recordings over 2 hours: the gateway learns no length, only the refusal.
+    const res = await create({ model: 'service-minutes', file_url: media('retreat-low-bitrate.mp3', { sim_duration_ms: '7300000', sim_asr_delay_ms: '0' }) });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect([task.status, task.error_code, task.error]).to.deep.equal(['failed', 'transcription_failed', 'the transcription failed: the audio is longer than 2 hours: use the standard recognition (45000001)']);
+    expect(task.usage).to.deep.include({ duration_ms: 0, amount: 0 });
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+    expect(await speechCalls(res.body.id)).to.deep.equal({ submit: 0, query: 0, flash: 1 });
+  });
+
+  it("on the flash recognition, learns the provider's refusal of the file or its silence at the first poll (flash has no submission): failed, released", async () => {
+    const before = await balance();
+    const refused = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }) });
+    const silent = await create({ model: 'service-minutes', file_url: media('quiet.mp3', { sim: 'asr_silent' }) });
+    for (const res of [refused, silent]) expect([res.status, res.body.status], JSON.stringify(res.body)).to.deep.equal([200, 'processing']);
+    const r = await settled(refused.body.id);
+    expect([r.status, r.error_code, r.error]).to.deep.equal(['failed', 'transcription_failed', 'the transcription failed: the audio format is not supported (45000151)']);
+    const q = await settled(silent.body.id);
+    expect([q.status, q.error_code, q.error]).to.deep.equal(['failed', 'transcription_failed', 'the transcription failed: the recording is silent: no speech was recognised (20000003)']);
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+  });
+
+  it('calls flash again when its answer was lost (a dropped connection, as a crash mid-call leaves it), and bills the recording once', async () => {
+    const before = await balance();
+    const res = await create({ model: 'service-minutes', file_url: media('dropped.mp3', { sim_duration_ms: '60000', sim: 'asr_drop_once' }), source_lang: 'en_us' });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task).to.include({ status: 'succeeded', error: null });
+    expect(task.transcription.duration_ms).to.equal(60_000);
+    expect(await speechCalls(res.body.id), 'the lost call, then the one that completed the task').to.deep.equal({ submit: 0, query: 0, flash: 2 });
+    const settlement = await settlementOf(res.body.id);
+    expect(settlement.amount).to.equal(asrAmount(60_000, SERVICE_RATE) + settlement.usage.flash_amount);
+    expect(before.available - (await balance()).available, 'charged once').to.equal(settlement.amount);
   });
 
   it('keeps the transcript and bills it when only the summary fails: failed, unavailable report, ASR settled, the rest released', async () => {
@@ -577,7 +642,7 @@ describe('meeting minutes @integration', () => {
     // A task whose transcription runs for minutes: its stream gets a historical ending appended
     // while it waits, the shape results had before the summary stage existed (the report in the
     // upstream's result, stored as succeeded).
-    const res = await create({ model: 'service-minutes', file_url: media('legacy.mp3', { sim_asr_delay_ms: '600000' }), source_lang: 'en_us' });
+    const res = await create({ model: 'service-minutes', file_url: media('legacy.mp3', { sim_asr_delay_ms: '600000', ...STANDARD }), source_lang: 'en_us' });
     expect(res.status).to.equal(200);
     const id = res.body.id as string;
     const stream = `minutes-${id}`;
@@ -825,15 +890,37 @@ describe('meeting minutes @integration', () => {
 
   it('answers 502 in shape B when the speech provider is unavailable at submission, and releases the freeze', async () => {
     const before = await balance();
-    const res = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_unavailable' }) });
+    // Over 100 MB: the standard recognition, whose submission gives the provider's verdict inline.
+    const res = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_unavailable', ...STANDARD }) });
     expect(res.status).to.equal(502);
-    expect(res.body).to.deep.equal({ error: 'upstream: the speech service is temporarily unavailable', type: 'upstream_error' });
+    expect(res.body).to.have.keys(['error', 'type']);
+    expect(res.body.type).to.equal('upstream_error');
+    expect(res.body.error).to.match(/^upstream: the service is busy: the speech service is temporarily unavailable \(55000031, logid [0-9A-F]{34}\)$/);
     await waitFor('the release', async () => (await balance()).frozen === 0);
     expect((await balance()).available).to.equal(before.available);
     // A provider's refusal of the file is a 400.
-    const refused = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }) });
+    const refused = await create({ model: 'service-minutes', file_url: media('a.mp3', { sim: 'asr_reject', ...STANDARD }) });
     expect(refused.status).to.equal(400);
-    expect(refused.body.error).to.equal('the speech provider refused the file: the audio format is not supported');
+    expect(refused.body).to.have.keys(['error', 'type']);
+    expect(refused.body.error).to.match(/^the speech provider refused the file: the audio format is not supported \(45000151, logid [0-9A-F]{34}\)$/);
+    await waitFor('the release', async () => (await balance()).frozen === 0);
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
+  });
+
+  it('answers 502 and 400 in shape B for partner-minutes when Tingwu is unavailable or refuses the file, and fails a task Tingwu failed with its code, releasing every freeze', async () => {
+    const before = await balance();
+    const unavailable = await create({ model: 'partner-minutes', file_url: media('a.mp3', { sim: 'asr_unavailable' }), features: { summary: true } });
+    expect(unavailable.status).to.equal(502);
+    expect(unavailable.body).to.deep.equal({ error: 'upstream: The request has failed due to a temporary failure of the server.', type: 'upstream_error' });
+    const refused = await create({ model: 'partner-minutes', file_url: media('a.mp3', { sim: 'asr_reject' }), features: { summary: true } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body).to.deep.equal({ error: 'the speech provider refused the file: Invalid audio format.', type: 'invalid_request_error' });
+    const broken = await create({ model: 'partner-minutes', file_url: media('broken.mp3', { sim: 'asr_fail' }), features: { qa: true } });
+    expect(broken.status).to.equal(200);
+    const task = await settled(broken.body.id);
+    expect(task).to.include({ status: 'failed', error_code: 'transcription_failed', error: 'the transcription failed: Audio format invalid. (TSC.AudioFormat)' });
+    for (const member of ['transcription', 'summary', 'chapters', 'extraction', 'translation']) expect(task[member], member).to.equal(null);
+    expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
   });
 
   it('lists the caller\'s minutes tasks newest first with a cursor', async () => {

@@ -1,16 +1,17 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { botPricing } from '../../src/agents/model-types';
-import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
-import { tokenCharge } from '../../src/billing/money';
 import { chatRoutes } from '../../simulator/chat';
 import { providerRoutes } from '../../simulator/providers';
 import { startSimulator, type RunningSimulator, type SimContext } from '../../simulator';
+import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { tokenCharge } from '../../src/billing/money';
+import { chatPricing } from '../../src/chat/model-type';
 import { channelConfigs } from '../../src/config';
 import { EXAMPLE_CHANNELS_FILE, simulatedBaseUrl, type ChannelEntry } from '../../src/upstreams/registry';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { testTempDir } from '../support/temp-dirs';
 import { latestSettlement } from '../support/settlements';
 import { expectChatChunkFrames } from '../support/sse-frames';
 import { consentOnPage } from '../support/verification-page';
@@ -23,7 +24,7 @@ import { expectSettledAndAuditClean, waitFor } from '../support/wait';
  */
 
 /** Each protocol's prefix on the simulator (docs/simulator.md, "Simulated providers and their base URLs"). */
-const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze' };
+const SIMULATOR_PREFIX: Readonly<Record<string, string>> = { openai: '', ark: '/ark', minimax: '/minimax', volcengine_openapi: '/volcengine', coze: '/coze', tavily: '/tavily', bocha: '/bocha', tingwu: '', volcengine_speech: '/openspeech' };
 
 /**
  * The catalog's web Q&A bots are on Coze; a bot on Ark's bots API (the `ark-bots` entry) is the
@@ -45,6 +46,9 @@ const PER_SECOND_768P = 350_000; // video-h3 at 768P
 const PER_IMAGE_4_0 = 100_000; // image-4.0
 const VERIFICATION_FEE = 100_000; // asset-verification
 const ERASE_PER_SECOND = 5_000; // subtitle-erase
+const PER_SEARCH = 30_000; // web-search, per answered search
+const PARTNER_MINUTES_PER_HOUR = 2_400_000; // partner-minutes rate_per_hour
+const MINUTES_RATE = 1_200_000; // service-minutes, per hour
 
 /** Fetches a link the gateway answered, as a client would, and expects a file of `type`. */
 async function expectFile(url: string, type: string): Promise<void> {
@@ -62,11 +66,21 @@ function servedBySimulator(entry: ChannelEntry, simulatorUrl: string): ChannelEn
 
 /**
  * A provider call as the simulator's route saw it: method, route path (its prefix included), on the
- * Volcengine OpenAPI the Action, and the authentication scheme (`Bearer`, or Volcengine's `HMAC-SHA256` signature).
+ * Volcengine OpenAPI the Action, and the authentication scheme (`Bearer`, Volcengine's `HMAC-SHA256`
+ * or Alibaba Cloud's `ACS3-HMAC-SHA256` signature; Volcengine speech's key headers, with the
+ * resource the call names).
  */
 function callOf(method: string, path: string, ctx: SimContext, authorization: string): string {
   const action = ctx.query.get('Action');
   return `${method} ${path}${action ? ` ${action}` : ''} (${authorization.split(' ')[0]})`;
+}
+
+/** How a call authenticated, or null for the test's own calls (simulator pages, media files), which carry nothing. */
+function authenticationOf(ctx: SimContext): string | null {
+  const { authorization } = ctx.req.headers;
+  if (authorization) return authorization;
+  const speech = ctx.req.headers['x-api-access-key'] ? ctx.req.headers['x-api-resource-id'] : undefined;
+  return typeof speech === 'string' ? `X-Api-Access-Key:${speech}` : null;
 }
 
 describe("every capability through the channels file's entries, base URLs moved onto the simulated providers @integration", () => {
@@ -86,7 +100,7 @@ describe("every capability through the channels file's entries, base URLs moved 
       [...chatRoutes(), ...providerRoutes()].map((route) => ({
         ...route,
         handler: (ctx: SimContext) => {
-          const { authorization } = ctx.req.headers;
+          const authorization = authenticationOf(ctx);
           if (authorization) calls.push(callOf(route.method, route.path, ctx, authorization));
           return route.handler(ctx);
         },
@@ -94,10 +108,11 @@ describe("every capability through the channels file's entries, base URLs moved 
     );
     sent = fileEntries.map((entry) => servedBySimulator(entry, sim.url));
     // The test gateway's own simulator stays idle: with CHANNELS set, nothing falls back to it.
+    // Private targets allowed: the recordings a minutes task names are the simulator's, on loopback.
     const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
-    const catalogFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'provider-entries-')), 'catalog.json');
+    const catalogFile = path.join(testTempDir('provider-entries-'), 'catalog.json');
     fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, models: [...catalog.models, ARK_BOT] }));
-    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0' });
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: catalogFile, TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000', POLL_MIN_INTERVAL_MS_IMAGE: '0', POLL_MIN_INTERVAL_MS_ERASE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true' });
   });
   beforeEach(() => {
     calls.length = 0;
@@ -291,6 +306,92 @@ describe("every capability through the channels file's entries, base URLs moved 
     expect(distinctCalls()).to.deep.equal(['POST /ark/api/v3/bots/chat/completions (Bearer)']);
     const charged = tokenCharge(pricing, first.body.usage.prompt_tokens, first.body.usage.completion_tokens) + tokenCharge(pricing, second.last.usage.prompt_tokens, second.last.usage.completion_tokens);
     expect(before.available - (await gw.balance(key)).available).to.equal(charged);
+  });
+
+  /** Screens 青峦 with the risk agent of `gateway` and checks the report: matched, nine dimensions searched, cards, billed as used. Returns the account's key. */
+  async function screensQingluan(gateway: TestGateway): Promise<string> {
+    const account = await gateway.fundedAccount(1_000_000_000);
+    const res = await gateway.api(account.key, 'POST', '/v1/agent/risk/chat/completions', { messages: [{ role: 'user', content: '「青峦数据科技有限公司」' }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.company).to.deep.include({ identity_status: 'matched', credit_code: '91110108MA01QL8R3P' });
+    expect(res.body.report.coverage).to.deep.include({ total: 9, queried: 9, failed: 0 });
+    expect(res.body.cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['cpws', 'ktgg', 'sifacdk', 'satparty_qs']);
+    expect(res.body.usage).to.deep.include({ query_calls: 10, query_cached: false });
+    const { settled } = await latestSettlement(gateway, account.accountId);
+    expect(settled.amount).to.equal(10 * PER_SEARCH + tokenCharge(chatPricing(gateway.catalog.get('chat-fast')!), res.body.usage.prompt_tokens, res.body.usage.completion_tokens));
+    return account.key;
+  }
+
+  it('screens a company with the risk agent over Tavily, the report written by the chat provider', async () => {
+    keys.push(await screensQingluan(gw));
+    expect(distinctCalls()).to.deep.equal(['POST /tavily/search (Bearer)', 'POST /v1/chat/completions (Bearer)']);
+  });
+
+  it("screens a company with the risk agent over Bocha, once the catalog's search models name the bocha entry", async () => {
+    const catalog = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+    const onBocha = { models: catalog.models.map((m) => (m.channel === 'tavily' ? { ...m, channel: 'bocha' } : m)) };
+    const file = path.join(testTempDir('bocha-catalog-'), 'catalog.json');
+    fs.writeFileSync(file, JSON.stringify(onBocha));
+    const bochaGateway = await startTestGateway({ CHANNELS: JSON.stringify(sent), CATALOG_FILE: file, RATE_LIMIT_PER_MINUTE: '100000' });
+    try {
+      const key = await screensQingluan(bochaGateway);
+      expect(distinctCalls()).to.deep.equal(['POST /bocha/v1/web-search (Bearer)', 'POST /v1/chat/completions (Bearer)']);
+      await expectSettledAndAuditClean(bochaGateway, [key]);
+    } finally {
+      await bochaGateway.close();
+    }
+  });
+
+  it('runs partner-minutes on Tingwu over the ACS3-signed OpenAPI, its result files read, settled by the length Tingwu reports', async () => {
+    const { key, accountId } = await funded();
+    const res = await gw.api(key, 'POST', '/v1/audio/minutes', {
+      model: 'partner-minutes',
+      file_url: 'https://media.example.com/board.mp3?sim_duration_ms=95000',
+      number_of_speakers: 2,
+      features: { summary: true, todos: true, translate: true },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await waitFor('the minutes settled', async () => {
+      const t = (await gw.api(key, 'GET', `/v1/audio/minutes/${res.body.id}`)).body;
+      return t.status !== 'processing' && (await gw.balance(key)).frozen === 0 ? t : null;
+    });
+    expect(task.status, JSON.stringify(task.error)).to.equal('succeeded');
+    expect(task.transcription.speakers.map((s: { id: string }) => s.id)).to.deep.equal(['1', '2']);
+    expect(task.summary.paragraph).to.include('项目例会');
+    expect(task.extraction.todos[0].Text).to.include('预算表');
+    expect(task.translation.Paragraphs[0].Sentences[0].Text).to.equal("Good morning everyone, let's start the weekly project sync.");
+    const amount = Math.ceil((95_000 * PARTNER_MINUTES_PER_HOUR) / 3_600_000);
+    expect(task.usage).to.deep.include({ duration_ms: 95_000, amount });
+    const { settled } = await latestSettlement(gw, accountId);
+    expect([settled.amount, settled.overrun]).to.deep.equal([amount, 0]);
+    expect(distinctCalls()).to.deep.equal(['PUT /openapi/tingwu/v2/tasks (ACS3-HMAC-SHA256)', 'GET /openapi/tingwu/v2/tasks/:id (ACS3-HMAC-SHA256)']);
+  });
+
+  it("transcribes service-minutes on Volcengine's recording recognition: flash within 100 MB, submit and query beyond", async () => {
+    const { key } = await funded();
+    const media = (name: string, params: Record<string, string>) => `${sim.url}/sim/media/${name}?${new URLSearchParams({ sim_duration_ms: '60000', sim_asr_delay_ms: '0', ...params })}`;
+    const minutes = async (fileUrl: string) => {
+      const res = await gw.api(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: fileUrl, source_lang: 'en_us' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return waitFor('the minutes billed', async () => {
+        const t = (await gw.api(key, 'GET', `/v1/audio/minutes/${res.body.id}`)).body;
+        return t.status !== 'processing' && (await gw.balance(key)).frozen === 0 ? t : null;
+      });
+    };
+    const small = await minutes(media('standup.mp3', {}));
+    expect(small.status, JSON.stringify(small.error)).to.equal('succeeded');
+    expect(small.transcription.sentences[0].speaker).to.deep.equal({ id: 'spk-1', name: 'Speaker 1' });
+    expect(small.usage).to.deep.include({ duration_ms: 60_000, engine: 'auc_flash', asr_amount: MINUTES_RATE / 60 });
+    expect(distinctCalls().filter((c) => c.includes('/openspeech/'))).to.deep.equal(['POST /openspeech/api/v3/auc/bigmodel/recognize/flash (X-Api-Access-Key:volc.bigasr.auc_turbo)']);
+    calls.length = 0;
+
+    const large = await minutes(media('all-hands.mp3', { sim_bytes: '150000000' }));
+    expect(large.status, JSON.stringify(large.error)).to.equal('succeeded');
+    expect(large.usage).to.deep.include({ duration_ms: 60_000, engine: 'auc_flash', asr_amount: MINUTES_RATE / 60 });
+    expect(distinctCalls().filter((c) => c.includes('/openspeech/'))).to.deep.equal([
+      'POST /openspeech/api/v3/auc/bigmodel/submit (X-Api-Access-Key:volc.bigasr.auc)',
+      'POST /openspeech/api/v3/auc/bigmodel/query (X-Api-Access-Key:volc.bigasr.auc)',
+    ]);
   });
 
   it('relays a chat completion to the OpenAI-compatible provider', async () => {

@@ -1,21 +1,28 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Pricing } from '../../src/billing/money';
+import { DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { isOfficialUrl } from '../../src/agents/risk/evidence';
+import { testTempDir } from '../support/temp-dirs';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { isValidCreditCode } from '../../src/agents/risk/credit-code';
 import { extractSubject } from '../../src/agents/risk/extract';
 import { CAVEATS, type RiskUsage } from '../../src/agents/risk/report';
 import { screenCompany } from '../../src/agents/risk/screen-company';
-import { searchPricing } from '../../src/agents/model-types';
+import { agentCapabilities, searchPricing } from '../../src/agents/model-types';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
 import { chatPricing } from '../../src/chat/model-type';
 import { DIMENSIONS, type DimensionType } from '../../src/agents/risk/dimensions';
 import type { Channel } from '../../src/upstreams/channel';
+import type { WireRequest } from '../../src/upstreams/wire';
 import type { Upstreams } from '../../src/upstreams/registry';
 import { chatRoutes } from '../../simulator/chat';
 import { FICTIONAL_COMPANIES as CO } from '../../simulator/corpus';
-import type { ExtraRoute } from '../../simulator';
-import { searchRoutes } from '../../simulator/search';
+import type { ExtraRoute, SimContext } from '../../simulator';
+import { mounted } from '../../simulator/providers/provider';
+import { tavilyProvider } from '../../simulator/providers/tavily';
 import { expectChatChunkFrames } from '../support/sse-frames';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -35,6 +42,10 @@ describe('risk screening agent @integration', () => {
    * writer's prompt (e.g. `[sim:fail]`, `[sim:tokens=6]`, `[sim:stall]`).
    */
   let failingSearches: 'all' | readonly DimensionType[] = [];
+  /** Each search's query and the domains the gateway asked the provider to keep to, in order. */
+  let providerDomains: { query: string; include_domains: string[] | undefined }[] = [];
+  /** The simulated provider answers as if it had no domain filter (the filter is taken out before it searches). */
+  let ignoreDomainFilter = false;
   let writerDirectives = '';
   let perQuery: number;
   let writerPricing: ReturnType<typeof chatPricing>;
@@ -42,7 +53,7 @@ describe('risk screening agent @integration', () => {
   before(async () => {
     gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200', UPSTREAM_TIMEOUT_MS: '1500' }, { clock: () => now });
     // Count what reaches the provider, and steer it: the real simulated routes behind spies.
-    gw.simulator.addRoutes([steeredSearch(searchRoutes()[0]!), steeredWriter(chatRoutes().find((r) => r.path === '/v1/chat/completions')!)]);
+    gw.simulator.addRoutes([steeredSearch(tavilySearchRoute()), steeredWriter(chatRoutes().find((r) => r.path === '/v1/chat/completions')!)]);
     ({ key } = await gw.fundedAccount(1_000_000_000));
     perQuery = searchPricing(gw.catalog.get('web-search')!).per_query;
     writerPricing = chatPricing(gw.catalog.get('chat-fast')!);
@@ -52,6 +63,8 @@ describe('risk screening agent @integration', () => {
     // Every test starts after the previous test's cache entries expired.
     now = new Date(now.getTime() + 2 * DAY);
     providerQueries = [];
+    providerDomains = [];
+    ignoreDomainFilter = false;
     failingSearches = [];
     writerDirectives = '';
   });
@@ -67,16 +80,26 @@ describe('risk screening agent @integration', () => {
   /** The dimension a search query is for (its label ends the query), or undefined for an identity search. */
   const dimensionOf = (query: string): DimensionType | undefined => DIMENSIONS.find((d) => query.endsWith(` ${d.label}`))?.data_type;
 
+  /** The catalog's web-search channel is Tavily's: its simulated search route, at its full path. */
+  const tavilySearchRoute = (): ExtraRoute => mounted(tavilyProvider).find((r) => r.path === '/tavily/search')!;
+
+  /** A search request as the simulated Tavily receives it (raw JSON). */
+  const searchBody = (ctx: SimContext): { query: string; include_domains?: string[] } => JSON.parse(ctx.rawBody!.toString('utf8'));
+
+  /** The simulated search route, handed `body` instead of what the gateway sent. */
+  const withBody = (ctx: SimContext, body: unknown): SimContext => ({ ...ctx, rawBody: Buffer.from(JSON.stringify(body)) });
+
   function steeredSearch(real: ExtraRoute): ExtraRoute {
     return {
       ...real,
       handler: (ctx) => {
-        const body = ctx.body as { query?: unknown };
-        const query = String(body.query);
-        providerQueries.push(query);
-        const dimension = dimensionOf(query);
+        const { include_domains: domains, ...body } = searchBody(ctx);
+        providerQueries.push(body.query);
+        providerDomains.push({ query: body.query, include_domains: domains });
+        const dimension = dimensionOf(body.query);
         const fails = failingSearches === 'all' || (dimension !== undefined && failingSearches.includes(dimension));
-        return real.handler(fails ? { ...ctx, body: { ...body, query: `${query} [sim:fail]` } } : ctx);
+        const query = fails ? `${body.query} [sim:fail]` : body.query;
+        return real.handler(withBody(ctx, { ...body, query, ...(ignoreDomainFilter ? {} : { include_domains: domains }) }));
       },
     };
   }
@@ -165,7 +188,7 @@ describe('risk screening agent @integration', () => {
         credit_code: CO.qingluan.code,
         status: '存续',
         identity_status: 'matched',
-        sources: [{ title: `${CO.qingluan.name} - 企业信用信息公示`, url: `https://www.gsxt.gov.example/corp/${CO.qingluan.code}` }],
+        sources: [{ title: `${CO.qingluan.name} - 企业信用信息公示`, url: `https://www.gsxt.gov.cn/corp/${CO.qingluan.code}` }],
       });
       expect(isValidCreditCode(res.body.company.credit_code)).to.equal(true);
       expectNineUnqueried(res.body.report);
@@ -193,8 +216,8 @@ describe('risk screening agent @integration', () => {
       expect(ambiguous.status).to.equal(200);
       expect(ambiguous.body.company).to.deep.include({ keyword: '松川物流', resolved_name: '', credit_code: '', identity_status: 'user_provided' });
       expect(ambiguous.body.company.sources.map((s: { url: string }) => s.url)).to.have.members([
-        `https://www.gsxt.gov.example/corp/${CO.songchuan.code}`,
-        `https://www.gsxt.gov.example/corp/${CO.songchuanShenzhen.code}`,
+        `https://www.gsxt.gov.cn/corp/${CO.songchuan.code}`,
+        `https://www.gsxt.gov.cn/corp/${CO.songchuanShenzhen.code}`,
       ]);
       expect(ambiguous.body.report.warnings.join('\n')).to.include('fits 2 companies');
       expect(providerQueries).to.have.length(1);
@@ -326,19 +349,27 @@ describe('risk screening agent @integration', () => {
       expect(res.charge).to.equal(expectedCharge(res.body.usage));
     });
 
-    it('shows cards only for official domains whose page names the company exactly', async () => {
+    it('asks the provider for each search on its official domains, and shows cards only for those pages that name the company exactly', async () => {
       const res = await screen(user(`「${CO.qingluan.name}」`));
       expect(res.status).to.equal(200);
+      // Each search is filtered to the catalog's domains of its kind: the registry's, then each dimension's.
+      const sources = agentCapabilities(gw.catalog.get('risk-agent')!).official_sources;
+      expect(providerDomains).to.have.length(10);
+      expect(providerDomains[0]).to.deep.equal({ query: `${CO.qingluan.name} 统一社会信用代码`, include_domains: sources.identity });
+      for (const sent of providerDomains.slice(1)) expect(sent.include_domains, sent.query).to.deep.equal(sources[dimensionOf(sent.query)!]);
+      expect(new Set(providerDomains.slice(1).map((sent) => dimensionOf(sent.query)))).to.have.property('size', 9);
+
       const cards = res.body.cards;
-      // zxgg: an official page about 北京青峦数据科技有限公司 (a longer name); shixin: an unofficial page.
+      // zxgg: an official page about 北京青峦数据科技有限公司 (a longer name): a lead, no card.
       expect(cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['cpws', 'ktgg', 'sifacdk', 'satparty_qs']);
       const dims = Object.fromEntries(res.body.report.dimensions.map((d: { data_type: string }) => [d.data_type, d]));
       expect(dims.zxgg.samples[0]).to.deep.include({ source_type: 'official', title: '被执行人公告：北京青峦数据科技有限公司' });
-      expect(dims.shixin.samples[0]).to.deep.include({ source_type: 'web', source_url: 'https://news.example.com/2025/01/qingluan-rumour' });
+      // The rumour on a news site is not on the court sites the shixin search is filtered to.
+      expect(dims.shixin).to.deep.include({ status: 'unverified', samples: [] });
       for (const card of cards) {
         expect(card).to.deep.include({ card_type: 'risk_summary', rating: 'unknown', score: null, hit_count: null, source: 'web_search', source_type: 'official', credit_code: CO.qingluan.code });
         expect(card.evidence_count).to.equal(card.samples.length);
-        expect(card.samples.every((s: { source_url: string }) => /^https:\/\/[^/]*\.(court|tax)\.gov\.example\//.test(s.source_url))).to.equal(true);
+        expect(card.samples.every((s: { source_url: string }) => isOfficialUrl(s.source_url, sources[card.data_type as DimensionType])), card.data_type).to.equal(true);
         expect(card.samples.every((s: { title: string; excerpt: string }) => `${s.title}${s.excerpt}`.includes(CO.qingluan.name))).to.equal(true);
       }
       // A partial name is never an exact mention of a longer legal name: leads, but no cards.
@@ -346,18 +377,39 @@ describe('risk screening agent @integration', () => {
       expect(partial.body.company.identity_status).to.equal('user_provided');
       expect(partial.body.report.coverage.with_evidence).to.be.greaterThan(0);
       expect(partial.body.cards).to.deep.equal([]);
+    });
 
-      // The official list is configuration: with only the tax site, only the tax card remains.
-      const taxOnly = await startTestGateway({ RISK_OFFICIAL_DOMAINS: 'tax.gov.example', RATE_LIMIT_PER_MINUTE: '100000' });
+    it("does not trust the provider's domain filter: a page off the official domains is a lead, never a card", async () => {
+      ignoreDomainFilter = true;
+      const res = await screen(user(`「${CO.qingluan.name}」`));
+      expect(res.status).to.equal(200);
+      const dims = Object.fromEntries(res.body.report.dimensions.map((d: { data_type: string }) => [d.data_type, d]));
+      // The provider answered the shixin search with an unofficial page naming the company exactly.
+      expect(dims.shixin.samples).to.have.length(1);
+      expect(dims.shixin.samples[0]).to.deep.include({ source_type: 'web', source_url: 'https://news.example.com/2025/01/qingluan-rumour' });
+      expect(`${dims.shixin.samples[0].title}${dims.shixin.samples[0].excerpt}`).to.include(CO.qingluan.name);
+      expect(res.body.cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['cpws', 'ktgg', 'sifacdk', 'satparty_qs']);
+      expect(res.charge).to.equal(expectedCharge(res.body.usage));
+    });
+
+    it("takes the official domains from the catalog: a risk agent whose every search is the tax bureaus' keeps only the tax card", async () => {
+      const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+      const agent = catalog.models.find((m) => m.id === 'risk-agent')!;
+      const taxOnly = Object.fromEntries(['identity', ...NINE].map((key) => [key, ['chinatax.gov.cn']]));
+      const edited = { models: catalog.models.map((m) => (m === agent ? { ...m, capabilities: { ...m.capabilities, official_sources: taxOnly } } : m)) };
+      const dir = testTempDir('risk-catalog-');
+      writeFileSync(join(dir, 'catalog.json'), JSON.stringify(edited));
+      const taxGateway = await startTestGateway({ CATALOG_FILE: join(dir, 'catalog.json'), RATE_LIMIT_PER_MINUTE: '100000' });
       try {
-        const other = await taxOnly.fundedAccount(10_000_000);
-        const r = await taxOnly.api(other.key, 'POST', RISK, user(`「${CO.qingluan.name}」`));
+        const other = await taxGateway.fundedAccount(10_000_000);
+        const r = await taxGateway.api(other.key, 'POST', RISK, user(`「${CO.qingluan.name}」`));
+        expect(r.status).to.equal(200);
         expect(r.body.cards.map((c: { data_type: string }) => c.data_type)).to.deep.equal(['satparty_qs']);
         // The registry is not official there: the identity cannot be matched.
         expect(r.body.company.identity_status).to.equal('user_provided');
-        await taxOnly.expectAuditClean();
+        await taxGateway.expectAuditClean();
       } finally {
-        await taxOnly.close();
+        await taxGateway.close();
       }
     });
 
@@ -422,7 +474,8 @@ describe('risk screening agent @integration', () => {
       expect(res.body.usage).to.deep.include({ query_calls: 10, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
       expect(res.charge).to.equal(10 * perQuery);
       expect(res.body.report.warnings.join('\n')).to.include('the report writer failed');
-      expect(res.body.report.summary).to.match(/^Screening of 青峦数据科技有限公司: 6 of 9 dimensions show unverified web leads/);
+      // cpws, zxgg, ktgg, sifacdk, satparty_qs (the shixin rumour is on no court site: filtered out at the provider).
+      expect(res.body.report.summary).to.match(/^Screening of 青峦数据科技有限公司: 5 of 9 dimensions show unverified web leads/);
       expect(res.body.report.summary).to.include(CAVEATS);
       expect((await gw.api(key, 'GET', `/v1/agent/risk/reports/${res.body.id}`)).body.report.summary).to.equal(res.body.report.summary);
     });
@@ -532,7 +585,7 @@ describe('risk screening agent @integration', () => {
     it('runs the dimension searches at most RISK_SEARCH_CONCURRENCY at a time, and all nine still answer', async () => {
       const bounded = await startTestGateway({ RISK_SEARCH_CONCURRENCY: '2', RATE_LIMIT_PER_MINUTE: '100000' });
       try {
-        const real = searchRoutes()[0]!;
+        const real = tavilySearchRoute();
         let held = 0;
         let peak = 0;
         let dimensionSearches = 0;
@@ -544,7 +597,7 @@ describe('risk screening agent @integration', () => {
           {
             ...real,
             handler: async (ctx) => {
-              if ((ctx.body as { domain?: unknown }).domain !== 'gongshang') {
+              if (dimensionOf(searchBody(ctx).query) !== undefined) {
                 dimensionSearches++;
                 peak = Math.max(peak, ++held);
                 if (held >= 2 || dimensionSearches === NINE.length) {
@@ -587,21 +640,22 @@ describe('risk screening agent @integration', () => {
       const upstreams = Object.assign(Object.create(gw.upstreams) as Upstreams, {
         channel(name: string): Channel {
           const channel = gw.upstreams.channel(name);
-          const json = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> => {
-            const dimension = dimensionOf(String((body as { query?: unknown }).query));
+          const call = async (request: WireRequest, signal?: AbortSignal): ReturnType<Channel['call']> => {
+            const dimension = dimensionOf(String((request.body as { query?: unknown }).query));
             if (dimension === 'ktgg') {
               strike();
               throw bug;
             }
             if (dimension !== undefined) await struck;
-            return channel.json(method, path, body);
+            return channel.call(request, signal);
           };
-          return Object.assign(Object.create(channel) as Channel, { json });
+          return Object.assign(Object.create(channel) as Channel, { call });
         },
       });
       const interrupted = screenCompany({ ...gw, upstreams }, {
         subject: extractSubject([{ role: 'user', content: `「${CO.qingluan.name}」` }]),
         identifyOnly: false,
+        sources: agentCapabilities(gw.catalog.get('risk-agent')!).official_sources,
         search: gw.catalog.get('web-search')!,
         writer: gw.catalog.get('chat-fast')!,
         requestId: 'req_interrupted',

@@ -79,4 +79,17 @@ describe('simulated providers at their own prefixes, served through the fallback
     expect(refused.status).to.equal(401);
     expect(refused.json()).to.deep.include({ ResponseMetadata: { RequestId: 'r-1', Action: 'CreateAssetGroup', Error: { Code: 'SignatureDoesNotMatch', Message: 'the request signature does not match' } } });
   });
+
+  it('signs with ACS3 the channels file’s placeholder AccessKey, which the simulated Tingwu at the simulator’s root verifies; a wrong secret is refused', async () => {
+    const tingwu = served.find((c) => c.name === 'tingwu')!;
+    expect(tingwu.base_url).to.equal(simulator.url);
+    const request = { method: 'GET' as const, path: '/openapi/tingwu/v2/tasks/no-such-task', headers: { 'x-acs-action': 'GetTaskInfo', 'x-acs-version': '2023-09-30' } };
+    const answer = await open(tingwu).call(request);
+    expect(answer.status).to.equal(200);
+    expect(answer.json()).to.deep.include({ Code: '0', Data: { TaskId: 'no-such-task', TaskStatus: 'INVALID' } });
+    if (tingwu.auth.kind !== 'acs3') throw new Error('the tingwu channel signs');
+    const refused = await open({ ...tingwu, auth: { kind: 'acs3', credentials: { ...tingwu.auth.credentials, accessKeySecret: 'guessed' } } }).call(request);
+    expect(refused.status).to.equal(400);
+    expect(refused.json()).to.deep.include({ Code: 'SignatureDoesNotMatch', Message: 'Specified signature is not matched with our calculation.' });
+  });
 });

@@ -68,8 +68,15 @@ describe('config: every bad setting is refused with a message naming it and what
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
     const one = (entry: Record<string, unknown>) => JSON.stringify([{ name: 'c', base_url: 'https://p.example/v1', ...entry }]);
-    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze');
-    expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers and volcengine, not api_key and headers');
+    expect(refusal({ CHANNELS: one({ protocol: 'grpc' }) })).to.equal('CHANNELS[0].protocol must be one of openai, ark, minimax, volcengine_openapi, coze, tavily, bocha, tingwu, volcengine_speech');
+    expect(refusal({ CHANNELS: one({ api_key: 'sk-TOPSECRET', headers: { 'x-api-key': 'k' } }) })).to.equal('CHANNELS[0]: give one of api_key, headers, volcengine and alibaba, not api_key and headers');
+    expect(refusal({ CHANNELS: one({ protocol: 'tingwu', alibaba: { access_key_id: 'LTAI' } }) })).to.equal('CHANNELS[0].alibaba.access_key_secret must be a non-empty string');
+    expect(refusal({ CHANNELS: one({ protocol: 'tingwu', alibaba: 'LTAI:secret' }) })).to.equal('CHANNELS[0].alibaba must be an object with access_key_id, access_key_secret');
+    const keyAtTingwu = refusal({ CHANNELS: one({ protocol: 'tingwu', api_key: 'sk-TOPSECRET' }) });
+    expect(keyAtTingwu).to.equal('CHANNELS[0]: a tingwu channel authenticates with alibaba (ACS3 request signing), not api_key');
+    const signedAtArkByAlibaba = refusal({ CHANNELS: one({ protocol: 'ark', alibaba: { access_key_id: 'LTAI', access_key_secret: 'SK-TOPSECRET' } }) });
+    expect(signedAtArkByAlibaba).to.equal('CHANNELS[0]: a ark channel authenticates with api_key, not alibaba (ACS3 request signing)');
+    expect(keyAtTingwu + signedAtArkByAlibaba).not.to.include('TOPSECRET');
     expect(refusal({ CHANNELS: one({ headers: {} }) })).to.equal('CHANNELS[0].headers must be an object of header names to string values');
     expect(refusal({ CHANNELS: one({ headers: { 'bad name': 'v' } }) })).to.equal('CHANNELS[0].headers: "bad name" is not a header name');
     expect(refusal({ CHANNELS: one({ headers: { 'x-key': 7 } }) })).to.equal('CHANNELS[0].headers.x-key must be a string of printable ASCII');
@@ -82,6 +89,9 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ CHANNELS: one({ protocol: 'volcengine_openapi', api_key: 'sk-TOPSECRET' }) })).to.equal(
       'CHANNELS[0]: a volcengine_openapi channel authenticates with volcengine (request signing), not api_key',
     );
+    const speechWithKey = refusal({ CHANNELS: one({ protocol: 'volcengine_speech', api_key: 'sk-TOPSECRET' }) });
+    expect(speechWithKey).to.equal('CHANNELS[0]: a volcengine_speech channel authenticates with headers, not api_key');
+    expect(speechWithKey).not.to.include('TOPSECRET');
   });
 
   it('CHANNELS entries become channel configs: protocol (openai when absent) and the authentication strategy', () => {
@@ -91,6 +101,7 @@ describe('config: every bad setting is refused with a message naming it and what
         { name: 'ark', protocol: 'ark', base_url: 'https://ark.cn-beijing.volces.com/api/v3', api_key: 'ark-1', timeout_ms: 5000, max_concurrency: 3 },
         { name: 'hdr', base_url: 'https://h.example/v1', headers: { 'X-Api-Key': 'k' } },
         { name: 'assets', protocol: 'volcengine_openapi', base_url: 'https://ark.cn-beijing.volcengineapi.com', volcengine: { access_key_id: 'AK', secret_access_key: 'SK', region: 'cn-beijing', service: 'ark' } },
+        { name: 'tingwu', protocol: 'tingwu', base_url: 'https://tingwu.cn-beijing.aliyuncs.com', alibaba: { access_key_id: 'LTAI', access_key_secret: 'SK' } },
         { name: 'open', base_url: 'http://127.0.0.1:9/v1' },
       ]),
     }).channels!;
@@ -99,6 +110,7 @@ describe('config: every bad setting is refused with a message naming it and what
       ['ark', 'ark', { kind: 'bearer', apiKey: 'ark-1' }],
       ['hdr', 'openai', { kind: 'headers', headers: { 'x-api-key': 'k' } }],
       ['assets', 'volcengine_openapi', { kind: 'volcengine', credentials: { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'cn-beijing', service: 'ark' } }],
+      ['tingwu', 'tingwu', { kind: 'acs3', credentials: { accessKeyId: 'LTAI', accessKeySecret: 'SK' } }],
       ['open', 'openai', { kind: 'none' }],
     ]);
     expect(channels[1]).to.include({ timeout_ms: 5000, max_concurrency: 3 });
@@ -115,5 +127,11 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ SHUTDOWN_GRACE_MS: '-1' })).to.match(/^SHUTDOWN_GRACE_MS must be an integer from 0 /);
     expect(refusal({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).to.equal('WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false, got "yes"');
     expect(refusal({ EVENT_STORE: 'mysql' })).to.equal('EVENT_STORE must be one of postgres, eventstoredb, got "mysql"');
+  });
+
+  it('RISK_OFFICIAL_DOMAINS, whose list moved to the catalog, is refused rather than ignored', () => {
+    expect(refusal({ RISK_OFFICIAL_DOMAINS: 'court.gov.cn' })).to.match(/^RISK_OFFICIAL_DOMAINS is no longer read: .*risk-agent capabilities\.official_sources/);
+    // An empty value sets nothing, as for every setting.
+    expect(() => loadConfig({ RISK_OFFICIAL_DOMAINS: ' ' })).to.not.throw();
   });
 });

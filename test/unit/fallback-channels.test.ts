@@ -30,6 +30,7 @@ describe('the fallback channels (deploy/channels.example.json served by the simu
     expect(byName.get('ark')?.base_url).to.equal('http://127.0.0.1:4000/ark/api/v3');
     expect(byName.get('minimax')?.base_url).to.equal('http://127.0.0.1:4000/minimax');
     expect(byName.get('ark-assets')?.base_url).to.equal('http://127.0.0.1:4000/volcengine');
+    expect(byName.get('tingwu')?.base_url, 'at the root: the official SDK reaches a host, never a path').to.equal('http://127.0.0.1:4000');
     for (const entry of example) {
       const rewritten = byName.get(entry.name)!;
       expect(rewritten).to.deep.equal({ ...entry, base_url: rewritten.base_url, timeout_ms: 1234, max_concurrency: 7 });

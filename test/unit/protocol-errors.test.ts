@@ -51,4 +51,13 @@ describe('provider error mappings (Protocol.errorOf)', () => {
     expect(p.errorOf(answer(400, meta('InvalidParameter', 'Name is required')), 'c')).to.include({ status: 400, code: 'InvalidParameter', message: 'Name is required' });
     expect(p.errorOf(answer(404, meta('NotFound.Asset', 'no such asset')), 'c')).to.include({ status: 404, code: 'NotFound.Asset' });
   });
+
+  it('tingwu: `{RequestId, Code, Message}`; a refused signature, key or AppKey is a credential refusal whatever its status (details: tingwu-offline-tasks.test.ts)', () => {
+    const p = protocolNamed('tingwu');
+    const body = (Code: string, Message: string) => ({ RequestId: 'r', Code, Message });
+    expect(p.errorOf(answer(404, body('InvalidAccessKeyId.NotFound', 'Specified access key is not found.')), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(answer(400, body('BRK.InvalidAppKey', 'Invalid app key.')), 'c')).to.include({ status: 401, code: 'upstream_auth_failed' });
+    expect(p.errorOf(answer(400, body('BRK.InvalidLanguage', 'Invalid language.')), 'c')).to.include({ status: 400, code: 'BRK.InvalidLanguage', message: 'Invalid language.' });
+    expect(p.errorOf(answer(500, body('ServerError', 'Server error.')), 'c')).to.include({ status: 500, code: 'ServerError' });
+  });
 });

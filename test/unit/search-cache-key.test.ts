@@ -4,6 +4,8 @@ import type { ModelEntry } from '../../src/billing/catalog';
 import { mapBounded } from '../../src/agents/concurrency';
 import { normalizeQuery, searchCacheKey, searchCacheStream } from '../../src/agents/search/events';
 import { WebSearch, type WebSearchDeps } from '../../src/agents/search/web-search';
+import type { WireRequest } from '../../src/upstreams/wire';
+import { wireAnswer } from '../support/wire-answer';
 
 describe('search cache key', () => {
   it('normalizes full- and half-width forms, letter case and spacing', () => {
@@ -38,10 +40,12 @@ describe('search cache key', () => {
 });
 
 describe('search cache reads', () => {
-  const model = { id: 'web-search', type: 'search', channel: 'web-search', pricing: { per_query: 30_000 }, capabilities: { max_results: 10 } } as unknown as ModelEntry;
+  const model = { id: 'web-search', type: 'search', channel: 'search-channel', pricing: { per_query: 30_000 }, capabilities: { max_results: 10 } } as unknown as ModelEntry;
+  const ask = { query: '青峦数据科技有限公司 裁判文书', vertical: 'sifa', domains: ['wenshu.court.gov.cn'] };
 
-  it('treat a cache that cannot be read as a miss: the provider answers, uncached', async () => {
-    const asked: unknown[] = [];
+  /** The cached web search over a channel of `protocol` whose provider answers `body`, and a cache that cannot be read. */
+  function searchOver(protocol: string, body: unknown) {
+    const sent: WireRequest[] = [];
     const appended: string[] = [];
     const core = {
       config: { searchCacheTtlMs: 86_400_000 },
@@ -50,15 +54,35 @@ describe('search cache reads', () => {
       store: { append: async (stream: string) => (appended.push(stream), { position: null }) },
       upstreams: {
         channel: (name: string) => {
-          expect(name).to.equal('web-search');
-          return { json: async (_method: string, _path: string, body: unknown) => (asked.push(body), { request_id: 'srch_1', results: [] }) };
+          expect(name).to.equal('search-channel');
+          return { name, config: { protocol }, call: async (request: WireRequest) => (sent.push(request), wireAnswer(200, body)) };
         },
       },
     } as unknown as WebSearchDeps;
-    const answer = await new WebSearch(core, model).search('青峦数据科技有限公司 裁判文书', 'sifa', { requestId: 'req_1', logger: pino({ level: 'silent' }) });
+    return { web: new WebSearch(core, model), sent, appended };
+  }
+
+  it('treat a cache that cannot be read as a miss: the provider answers, uncached', async () => {
+    const { web, sent, appended } = searchOver('tavily', { query: ask.query, answer: null, images: [], results: [], response_time: 0.4, request_id: 'srch_1' });
+    const answer = await web.search(ask, { requestId: 'req_1', logger: pino({ level: 'silent' }) });
     expect(answer).to.deep.include({ cached: false, requestId: 'srch_1', results: [] });
-    expect(asked).to.deep.equal([{ query: '青峦数据科技有限公司 裁判文书', domain: 'sifa', max_results: 10 }]);
-    expect(appended).to.deep.equal([searchCacheStream(searchCacheKey('青峦数据科技有限公司 裁判文书', 'sifa'))]);
+    expect(sent).to.deep.equal([
+      {
+        method: 'POST',
+        path: '/search',
+        body: { query: ask.query, search_depth: 'basic', topic: 'general', max_results: 10, include_domains: ['wenshu.court.gov.cn'] },
+        model: 'web-search',
+      },
+    ]);
+    expect(appended).to.deep.equal([searchCacheStream(searchCacheKey(ask.query, 'sifa'))]);
+  });
+
+  it('keys the cache by the vertical and the query, whichever provider protocol answers', async () => {
+    const bocha = searchOver('bocha', { code: 200, log_id: 'a1b2c3d4e5f60718', msg: null, data: { webPages: { value: [] } } });
+    const answer = await bocha.web.search(ask, { requestId: 'req_2', logger: pino({ level: 'silent' }) });
+    expect(answer).to.deep.include({ cached: false, requestId: 'a1b2c3d4e5f60718', results: [] });
+    expect(bocha.sent.map((r) => [r.path, (r.body as { include?: string }).include])).to.deep.equal([['/web-search', 'wenshu.court.gov.cn']]);
+    expect(bocha.appended).to.deep.equal([searchCacheStream(searchCacheKey(ask.query, 'sifa'))]);
   });
 });
 

@@ -1,16 +1,6 @@
 import { expect } from 'chai';
 import { EMPTY_SHARDED_RECORD, shardedEntry, shardedValues, withoutShardedEntry, withShardedEntry, type ShardedRecord } from '../../src/domain/sharded-record';
-
-/** A small deterministic generator (mulberry32): the same sequence of operations on every run. */
-function generator(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as generator } from '../support/seeded-random';
 
 function sortedValues(record: ShardedRecord<number>): number[] {
   return shardedValues(record).sort((a, b) => a - b);

@@ -1,17 +1,7 @@
 import { expect } from 'chai';
 import Signer from '@volcengine/openapi/lib/base/sign';
 import { signVolcengine, verifyVolcengine, type SignableRequest, type VolcengineCredentials } from '../../src/upstreams/auth/volcengine-signature';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from '../support/seeded-random';
 
 const ALPHABET = "abcXYZ019-_.~ !'()*&=+/?%#:;,@$\t 中文é😀";
 

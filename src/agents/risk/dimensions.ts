@@ -1,10 +1,14 @@
 /**
- * The nine screening dimensions: one web search each, in the search vertical (`domain`) of its
- * source, for the company name plus the dimension's label.
+ * The nine screening dimensions: one web search each, for the company name plus the dimension's
+ * label, on the dimension's official source domains (the risk agent's catalog entry,
+ * `official_sources`, model-types.ts).
  */
 export interface Dimension {
   readonly data_type: DimensionType;
-  /** Search vertical: `sifa` (courts) or `shuiwu` (tax). */
+  /**
+   * The report's `domain`, the search vertical: `sifa` (courts) or `shuiwu` (tax). It keys the
+   * search cache with the query; the provider is sent the dimension's domains instead.
+   */
   readonly domain: string;
   readonly label: string;
 }
@@ -23,7 +27,7 @@ export const DIMENSIONS: readonly Dimension[] = [
   { data_type: 'satparty_fzc', domain: 'shuiwu', label: '非正常户' },
 ];
 
-/** The vertical of the identity search: business registry documents. */
+/** The vertical of the identity search (business registry documents): the cache key's, like a dimension's `domain`. */
 export const IDENTITY_DOMAIN = 'gongshang';
 
 /** The label the identity query adds to a name, so that registry pages rank first. */

@@ -8,7 +8,7 @@ export interface Sample {
   readonly title: string;
   /** The first date the page text shows (YYYY-MM-DD), '' when none. */
   readonly date: string;
-  /** `official` for a page on an official domain (RISK_OFFICIAL_DOMAINS), else `web`. */
+  /** `official` for a page on one of its search's official domains (the catalog's `official_sources`), else `web`. */
   readonly source_type: 'official' | 'web';
   readonly source_url: string;
   readonly excerpt: string;

@@ -46,7 +46,7 @@ export const RISK_AGENT_MODEL = 'risk-agent';
 export async function handleRiskCompletion(deps: RiskDeps, ctx: GatewayContext): Promise<void> {
   const request = parseRiskRequest(await readJson(ctx));
   const agent = configuredModel(deps.catalog, RISK_AGENT_MODEL, 'agent', 'risk agent');
-  const maxMessages = agentCapabilities(agent).max_messages;
+  const { max_messages: maxMessages, official_sources: sources } = agentCapabilities(agent);
   const used = request.messages.slice(-maxMessages);
   const lastUser = [...used].reverse().find((m) => m.role === 'user');
   if (!lastUser) throw new ApiError(400, 'user_message_required', `a user message is required among the last ${maxMessages} messages`, { param: 'messages' });
@@ -65,6 +65,7 @@ export async function handleRiskCompletion(deps: RiskDeps, ctx: GatewayContext):
   const input = {
     subject,
     identifyOnly,
+    sources,
     search,
     writer,
     requestId: ctx.state.requestId,

@@ -28,9 +28,9 @@ export interface Identity {
 }
 
 /** The identity search: the name (with the registry label), else the valid code; null when neither is usable. */
-export function identityQuery(subject: Subject): { query: string; domain: string } | null {
-  if (subject.name) return { query: `${subject.name} ${IDENTITY_LABEL}`, domain: IDENTITY_DOMAIN };
-  if (subject.validCode) return { query: subject.validCode, domain: IDENTITY_DOMAIN };
+export function identityQuery(subject: Subject): { query: string; vertical: string } | null {
+  if (subject.name) return { query: `${subject.name} ${IDENTITY_LABEL}`, vertical: IDENTITY_DOMAIN };
+  if (subject.validCode) return { query: subject.validCode, vertical: IDENTITY_DOMAIN };
   return null;
 }
 
@@ -39,10 +39,10 @@ export function identityQuery(subject: Subject): { query: string; domain: string
  * official document the name search found labels that code: whose code it is decides whether the
  * pair is contradicted (the code is another company's). Null when there is nothing to look up.
  */
-export function codeLookupQuery(subject: Subject, results: readonly SearchResult[], officialDomains: readonly string[]): { query: string; domain: string } | null {
+export function codeLookupQuery(subject: Subject, results: readonly SearchResult[], officialDomains: readonly string[]): { query: string; vertical: string } | null {
   if (!subject.name || !subject.validCode) return null;
   const known = officialDocuments(results, officialDomains).some((d) => d.code === subject.validCode);
-  return known ? null : { query: subject.validCode, domain: IDENTITY_DOMAIN };
+  return known ? null : { query: subject.validCode, vertical: IDENTITY_DOMAIN };
 }
 
 interface IdentityDocument {

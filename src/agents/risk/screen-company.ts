@@ -4,7 +4,7 @@ import { ApiError } from '../../http/errors';
 import type { Logger } from '../../log';
 import { UpstreamError } from '../../upstreams/errors';
 import { mapBounded } from '../concurrency';
-import { searchPricing } from '../model-types';
+import { searchPricing, type OfficialSources } from '../model-types';
 import type { SearchResult } from '../search/events';
 import { WebSearch, type WebSearchDeps } from '../search/web-search';
 import { DIMENSIONS, dimensionQuery } from './dimensions';
@@ -18,12 +18,14 @@ import type { Config } from '../../config';
 /** What a screening uses: the cached web search, the report writer and their settings. */
 export type ScreeningDeps = WebSearchDeps &
   WriterDeps & {
-    readonly config: Pick<Config, 'riskOfficialDomains' | 'riskSearchConcurrency' | 'searchCacheTtlMs'>;
+    readonly config: Pick<Config, 'riskSearchConcurrency' | 'searchCacheTtlMs'>;
   };
 
 export interface ScreeningInput {
   readonly subject: Subject;
   readonly identifyOnly: boolean;
+  /** Where each search looks, and what counts as official (the risk agent's catalog entry). */
+  readonly sources: OfficialSources;
   readonly search: ModelEntry;
   /** null in identify mode. */
   readonly writer: ModelEntry | null;
@@ -99,12 +101,15 @@ async function screen(
   writerUsage: { current: WriterUsage },
 ): Promise<ScreeningOutcome> {
   const web = new WebSearch(deps, input.search);
-  const official = deps.config.riskOfficialDomains;
+  const { sources } = input;
   let attempted = 0;
-  const search = async (query: string, domain: string, target: string): Promise<{ results: readonly SearchResult[]; fetchedAt: Date } | { failure: string }> => {
+  const search = async (
+    ask: { query: string; vertical: string; domains: readonly string[] },
+    target: string,
+  ): Promise<{ results: readonly SearchResult[]; fetchedAt: Date } | { failure: string }> => {
     const slot = attempted++;
     try {
-      const answer = await web.search(query, domain, { requestId: input.requestId, logger: input.logger });
+      const answer = await web.search(ask, { requestId: input.requestId, logger: input.logger });
       answered[slot] = { cached: answer.cached, requestId: answer.requestId };
       return answer;
     } catch (err) {
@@ -119,18 +124,18 @@ async function screen(
   const identitySearch = identityQuery(input.subject);
   let identityResults: readonly SearchResult[] | null = null;
   if (identitySearch) {
-    const answer = await search(identitySearch.query, identitySearch.domain, 'identity');
+    const answer = await search({ ...identitySearch, domains: sources.identity }, 'identity');
     if ('failure' in answer) warnings.push(`the identity search failed (${answer.failure})`);
     else identityResults = answer.results;
   }
   // Identify mode makes at most one search.
-  const lookup = identityResults && !input.identifyOnly ? codeLookupQuery(input.subject, identityResults, official) : null;
+  const lookup = identityResults && !input.identifyOnly ? codeLookupQuery(input.subject, identityResults, sources.identity) : null;
   if (lookup && identityResults) {
-    const answer = await search(lookup.query, lookup.domain, 'identity');
+    const answer = await search({ ...lookup, domains: sources.identity }, 'identity');
     if ('failure' in answer) warnings.push(`the credit code lookup failed (${answer.failure})`);
     else identityResults = [...identityResults, ...answer.results];
   }
-  const identity = resolveIdentity(input.subject, identityResults, official);
+  const identity = resolveIdentity(input.subject, identityResults, sources.identity);
   warnings.push(...identity.warnings);
   const { company } = identity;
 
@@ -143,7 +148,8 @@ async function screen(
 
   const name = identity.screeningName;
   const screened = await mapBounded(DIMENSIONS, deps.config.riskSearchConcurrency, async (dimension) => {
-    const answer = await search(dimensionQuery(name, dimension), dimension.domain, dimension.data_type);
+    const official = sources[dimension.data_type];
+    const answer = await search({ query: dimensionQuery(name, dimension), vertical: dimension.domain, domains: official }, dimension.data_type);
     if ('failure' in answer) return { screened: screenDimension(dimension, null, name, official, deps.clock()), failure: `the ${dimension.data_type} (${dimension.label}) search failed (${answer.failure})` };
     return { screened: screenDimension(dimension, answer, name, official, deps.clock()), failure: null };
   });

@@ -5,6 +5,7 @@ import { chatCapabilities, chatPricing } from '../../chat/model-type';
 import { isAbort } from '../../http/upstream-errors';
 import type { Logger } from '../../log';
 import { UpstreamError } from '../../upstreams/errors';
+import { chatCompletion, chatCompletionStream } from '../../upstreams/openai/relay';
 import type { Company } from './identity';
 import type { DimensionItem } from './screening';
 import type { Upstreams } from '../../upstreams/registry';
@@ -131,13 +132,13 @@ export async function runWriter(
   let opened = false;
   try {
     if (!options.stream) {
-      const completion = await channel.json<Completion>('POST', '/chat/completions', { ...body, stream: false }, options.signal);
+      const completion = await chatCompletion<Completion>(channel, { ...body, stream: false }, options.signal);
       opened = true;
       delivered = completion.choices?.[0]?.message?.content ?? '';
       await options.onText(delivered);
       return { text: delivered, usage: completion.usage ?? counted(writer, promptTokens, delivered), failure: null };
     }
-    const events = await channel.stream('/chat/completions', { ...body, stream: true, stream_options: { include_usage: true } }, options.signal);
+    const events = await chatCompletionStream(channel, { ...body, stream: true, stream_options: { include_usage: true } }, options.signal);
     opened = true;
     let usage: WriterUsage | null = null;
     let done = false;

@@ -2,7 +2,8 @@ import type { ModelEntry } from '../../billing/catalog';
 import { newId } from '../../ids';
 import type { Logger } from '../../log';
 import { READ_MODEL_SCHEMA } from '../../projections-runtime/consumer';
-import { UpstreamError } from '../../upstreams/errors';
+import type { WebSearchHit } from '../../upstreams/web-search';
+import { webSearchAdapterOf } from '../../upstreams/web-search-adapters';
 import { searchCapabilities } from '../model-types';
 import { normalizeQuery, SEARCH_CACHE_EVENT, searchCacheKey, searchCacheStream, type SearchResult, type SearchResultCached } from './events';
 import { recordFact } from '../../domain/facts';
@@ -31,8 +32,9 @@ export interface SearchAnswer {
 }
 
 /**
- * The web-search channel behind a read-through cache. A fresh cached answer (younger than
- * SEARCH_CACHE_TTL_MS by the gateway's clock) is reused; otherwise the provider is asked and its
+ * The web-search model's channel, through its protocol's adapter (src/upstreams/web-search.ts),
+ * behind a read-through cache. A fresh cached answer (younger than SEARCH_CACHE_TTL_MS by the
+ * gateway's clock) is reused; otherwise the provider is asked and its
  * answer, empty or not, is appended as a `SearchResultCached` event. Billing is the caller's: a
  * non-cached answer is one billable search; a failure throws UpstreamError and is neither billed
  * nor cached. The cache is best effort both ways: an unreadable cache is a miss, an answer that
@@ -44,21 +46,25 @@ export class WebSearch {
     readonly model: ModelEntry,
   ) {}
 
-  async search(query: string, domain: string | null, options: { requestId: string; logger: Logger }): Promise<SearchAnswer> {
-    const key = searchCacheKey(query, domain);
+  /**
+   * One search: `query` in the search vertical `vertical` (the cache key's, never sent), asked of
+   * the provider for pages on `domains` only (the channel's protocol turns that into its own
+   * domain filter).
+   */
+  async search(ask: { query: string; vertical: string; domains: readonly string[] }, options: { requestId: string; logger: Logger }): Promise<SearchAnswer> {
+    const { query, vertical } = ask;
+    const key = searchCacheKey(query, vertical);
     const cached = await this.cached(key, options.logger);
     if (cached) return cached;
 
-    const answer = await this.deps.upstreams
-      .channel(this.model.channel)
-      .json<{ request_id?: unknown; results?: unknown }>('POST', '/search', { query, domain, max_results: searchCapabilities(this.model).max_results });
-    if (!Array.isArray(answer.results)) throw new UpstreamError(502, 'the search provider answered without a results array', 'upstream_invalid_answer', 'protocol');
-    const results = answer.results.flatMap(toResult);
-    const requestId = typeof answer.request_id === 'string' && answer.request_id !== '' ? answer.request_id : newId('srch');
+    const channel = this.deps.upstreams.channel(this.model.channel);
+    const reading = await webSearchAdapterOf(channel).search(channel, { query, domains: ask.domains, maxResults: searchCapabilities(this.model).max_results, model: this.model.id });
+    const results = reading.hits.map(toResult);
+    const requestId = reading.requestId ?? newId('srch');
     const fetchedAt = this.deps.clock();
     const event: SearchResultCached = {
       type: SEARCH_CACHE_EVENT,
-      data: { key, query: normalizeQuery(query), domain, results, requestId, fetchedAt: fetchedAt.toISOString() },
+      data: { key, query: normalizeQuery(query), domain: vertical, results, requestId, fetchedAt: fetchedAt.toISOString() },
     };
     try {
       await recordFact(this.deps.store, searchCacheStream(key), event, { expected: 'any', metadata: { requestId: options.requestId } });
@@ -90,19 +96,13 @@ export class WebSearch {
   }
 }
 
-function toResult(raw: unknown): SearchResult[] {
-  if (typeof raw !== 'object' || raw === null) return [];
-  const r = raw as Record<string, unknown>;
-  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-  const url = text(r['url']);
-  if (url === '') return [];
-  let site = text(r['site']);
-  if (site === '') {
-    try {
-      site = new URL(url).hostname;
-    } catch {
-      site = '';
-    }
+/** A provider's page as the cache keeps it; `site` is the page's host. */
+function toResult(hit: WebSearchHit): SearchResult {
+  let site = '';
+  try {
+    site = new URL(hit.url).hostname;
+  } catch {
+    // a URL the platform cannot parse keeps no site
   }
-  return [{ title: text(r['title']), url, snippet: text(r['snippet']), published_at: text(r['published_at']), site }];
+  return { title: hit.title, url: hit.url, snippet: hit.snippet, published_at: hit.publishedAt, site };
 }

@@ -10,7 +10,9 @@
  * carries except the SDK's unsignable ones (`authorization`, `content-type`, `content-length`,
  * `user-agent`, `presigned-expires`, `expect`), and the body's SHA-256.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { hmacSha256 as hmac, rfc3986 as uriEscape, sameSignature, sha256Hex, type SignableRequest } from './signing';
+
+export type { SignableRequest } from './signing';
 
 export interface VolcengineCredentials {
   readonly accessKeyId: string;
@@ -21,17 +23,6 @@ export interface VolcengineCredentials {
   readonly service: string;
   /** An STS session token, sent as X-Security-Token (and signed) when present. */
   readonly sessionToken?: string;
-}
-
-/** A request as it goes on the wire: the full URL path (the base URL's prefix included). */
-export interface SignableRequest {
-  readonly method: string;
-  readonly pathname: string;
-  readonly query?: Readonly<Record<string, string>>;
-  /** The headers sent besides the ones the signature adds. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** The body's exact bytes (a JSON body as the string sent); absent for none. */
-  readonly body?: string | Uint8Array;
 }
 
 const ALGORITHM = 'HMAC-SHA256';
@@ -95,8 +86,7 @@ export function verifyVolcengine(request: SignableRequest, options: VerifyOption
     return { ok: false, code: 'SignatureDoesNotMatch', message: 'the request signature does not match' };
   }
   const expected = signatureOf(request, headers, signed, bodyHash, date, { secretAccessKey: secret, region, service });
-  const matches = expected.length === signature.length && timingSafeEqual(Buffer.from(expected), Buffer.from(signature));
-  return matches ? { ok: true, accessKeyId, region, service } : { ok: false, code: 'SignatureDoesNotMatch', message: 'the request signature does not match' };
+  return sameSignature(expected, signature) ? { ok: true, accessKeyId, region, service } : { ok: false, code: 'SignatureDoesNotMatch', message: 'the request signature does not match' };
 }
 
 /** `20261205T170000Z`: the ISO instant without separators or milliseconds. */
@@ -141,17 +131,4 @@ function canonicalQuery(query: Readonly<Record<string, string>>): string {
   const sorted: Record<string, string> = {};
   for (const key of Object.keys(query).sort()) sorted[key] = query[key]!;
   return Object.keys(sorted).map((key) => `${uriEscape(key)}=${uriEscape(sorted[key]!)}`).join('&');
-}
-
-/** RFC 3986 escaping: encodeURIComponent, plus the five characters it leaves (`!'()*`). */
-function uriEscape(value: string): string {
-  return encodeURIComponent(value).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-function hmac(key: Buffer | string, data: string): Buffer {
-  return createHmac('sha256', key).update(data).digest();
 }

@@ -14,10 +14,7 @@ export const openaiProtocol: Protocol = {
     // invented wire, docs/providers.md). Each leaves this list when its models move to the
     // channel of their real protocol.
     'image',
-    'minutes',
     'podcast',
-    'search',
-    'agent',
   ],
   auth: ['bearer', 'headers', 'none'],
   simulatorPrefix: '',
