@@ -124,6 +124,17 @@ class Refusal extends Error {
   }
 }
 
+/**
+ * What a failed frame is answered with: an unreadable frame is the client's parameter error, any
+ * other failure the provider's own (55000000). Thrown out of an event handler instead, it would
+ * end the simulator's process.
+ */
+function refusalOf(err: unknown): Refusal {
+  if (err instanceof Refusal) return err;
+  if (err instanceof FrameError) return new Refusal(40000010, `PodcastTTS invalid param: ${err.message}`);
+  return new Refusal(55000000);
+}
+
 function serverEvent(event: number, sessionId: string | null, payload: unknown, connectionId: string | null = null): Uint8Array {
   return encodeFrame({
     type: MessageType.FullServerResponse,
@@ -240,6 +251,8 @@ function connection(ws: WebSocket): void {
     send(errorFrame(err.code, err.message));
     ws.close();
   };
+  // A frame that breaks the WebSocket framing (an unmasked client frame, say) ends this connection only.
+  ws.on('error', () => ws.terminate());
   ws.on('close', () => {
     closed = true;
     if (current && (current.log.outcome === 'running' || current.log.outcome === 'held')) current.log.outcome = 'closed';
@@ -249,8 +262,7 @@ function connection(ws: WebSocket): void {
     try {
       frame = decodeFrame(new Uint8Array(data as Buffer));
     } catch (err) {
-      if (!(err instanceof FrameError)) throw err;
-      return refuse(new Refusal(40000010, `PodcastTTS invalid param: ${err.message}`));
+      return refuse(refusalOf(err));
     }
     if (frame.type !== MessageType.FullClientRequest || frame.event === null) return refuse(new Refusal(40000010, 'PodcastTTS invalid param: a client frame is a full-client request with an event'));
     switch (frame.event) {
@@ -290,9 +302,7 @@ function connection(ws: WebSocket): void {
           current = { podcast, sessionId: frame.sessionId, fromRound, log };
           return send(serverEvent(PodcastEvent.SessionStarted, frame.sessionId, {}));
         } catch (err) {
-          if (err instanceof Refusal) return refuse(err);
-          if (err instanceof FrameError) return refuse(new Refusal(40000010, `PodcastTTS invalid param: ${err.message}`));
-          throw err;
+          return refuse(refusalOf(err));
         }
       }
       case PodcastEvent.FinishSession:

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
+import net from 'node:net';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { countTokens } from '../../src/billing/tokens';
 import { isRefusal } from '../../src/tasks/upstream-task';
 import { UpstreamError } from '../../src/upstreams/errors';
 import type { PodcastAsk } from '../../src/upstreams/podcast-synthesis';
 import { volcenginePodcasts } from '../../src/upstreams/volcengine-speech/podcast';
-import { DAYI, expectedTextSession, MIZAI, podcastChannel, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
+import { DAYI, expectedTextSession, MIZAI, podcastChannel, podcastChannelEntry, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
 import { waitFor } from '../support/wait';
 
 /**
@@ -127,5 +129,24 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
     const held = await waitFor('the session held', async () => (await podcastSessions(sim.url, kept)).find((s) => s.outcome === 'held'));
     expect((await releasePodcast(sim.url, held.task_id)).status).to.equal(200);
     expect((await finishing).report.durationSeconds).to.equal(2);
+  });
+  it('survives a client frame that breaks the WebSocket framing (unmasked): that connection ends, the simulator goes on', async () => {
+    const { hostname, port } = new URL(sim.url);
+    const socket = net.connect(Number(port), hostname);
+    await once(socket, 'connect');
+    const headers = Object.entries(podcastChannelEntry().headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(
+      `GET /volcengine-podcast/api/v3/sami/podcasttts HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nX-Api-Resource-Id: volc.service_type.10050\r\n${headers}\r\n`,
+    );
+    const [answer] = (await once(socket, 'data')) as [Buffer];
+    expect(answer.toString('latin1').split('\r\n')[0]).to.equal('HTTP/1.1 101 Switching Protocols');
+    // A binary frame of one byte without the mask every client frame must carry (RFC 6455 §5.1).
+    const closed = once(socket, 'close');
+    socket.on('error', () => undefined);
+    socket.write(Buffer.from([0x82, 0x01, 0x00]));
+    await closed;
+    const { report } = await synthesize(ask('still answering [sim:duration=2]'));
+    expect(report.durationSeconds).to.equal(2);
   });
 });
