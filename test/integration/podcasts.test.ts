@@ -30,7 +30,7 @@ const podcastSchemas = statusSchemas(
     cancelled: {},
     failed: { error: ERROR_MESSAGE },
     succeeded: {
-      audio_url: { type: 'string', pattern: '^http://127\\.0\\.0\\.1:\\d+/files/tasks/podcast/pod_[0-9a-f]+/audio\\.wav\\?expires=\\d+&sig=[0-9a-f]{64}$' },
+      audio_url: { type: 'string', pattern: '^http://127\\.0\\.0\\.1:\\d+/files/tasks/podcast/pod_[0-9a-f]+/audio-[0-9a-f-]{36}\\.wav\\?expires=\\d+&sig=[0-9a-f]{64}$' },
       audio_duration: { type: 'number', exclusiveMinimum: 0 },
       usage: {
         type: 'object',

@@ -10,7 +10,7 @@ import { podcastAdapterOf } from '../../upstreams/podcast-adapters';
 import type { PodcastAsk } from '../../upstreams/podcast-synthesis';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
-import { storePodcastAudio } from './audio-file';
+import { podcastAudioKey, StagedAudioLost, storePodcastAudio } from './audio-file';
 import { billedPodcastUsage, podcastCharge, type NormalizedPodcastRequest } from './request';
 
 export const PODCAST_TASK_KIND = 'podcast';
@@ -127,7 +127,7 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
         format,
       };
       const contentType = CONTENT_TYPES[format]!;
-      const key = `tasks/${task.kind}/${task.taskId}/audio${extensionFor(contentType)}`;
+      const key = podcastAudioKey(task.kind, task.taskId, extensionFor(contentType));
       const controller = new AbortController();
       const stopWatching = abortWhenFinished(() => deps.unfinished(task.taskId), deps.pollMs, controller);
       let made;
@@ -137,6 +137,8 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
         // Cancelled meanwhile: the task is finished already, and this outcome records nothing.
         if (controller.signal.aborted) return { state: 'failed', error: { code: 'cancelled', message: 'the task was cancelled while its podcast was being made' } };
         if (isRefusal(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_rejected', message: err.message } };
+        // Made again, the run would likely lose it again: failed once (the reservation released), not retried for ever.
+        if (err instanceof StagedAudioLost) return { state: 'failed', error: { code: 'task_failed', message: 'the podcast\'s audio could not be stored' } };
         throw err;
       } finally {
         stopWatching();
