@@ -25,7 +25,8 @@
  * after SessionStarted until `POST /volcengine-podcast/api/v3/sim/podcasts/{task id}/release` (or
  * the client leaves), `[sim:gate=NAME]` the first round waits after its first audio at the gate
  * NAME (simulator/gates.ts), `[sim:cut=R]` the connection is cut inside round R after its first
- * audio, for the first `[sim:cuts=K]` (default 1) connections of that text, `[sim:round-error=R]`
+ * audio, for the first `[sim:cuts=K]` (default 1) connections of that text (with `[sim:cut-usage]`
+ * after a UsageResponse of that round's audio tokens), `[sim:round-error=R]`
  * round R ends `{is_error: true}` the first time. `GET …/sim/podcasts/sessions` lists every session
  * (its task, its StartSession payload, `retry_info`, the rounds it finished, their audio's length,
  * the usage it reported, how it ended), for tests.
@@ -351,6 +352,7 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
   const cutRound = roundDirective(podcast.source, 'cut');
   const cuts = roundDirective(podcast.source, 'cuts') ?? 1;
   const errorRound = roundDirective(podcast.source, 'round-error');
+  const cutUsage = d.raw['cut-usage'] !== undefined;
   let reportedTokens = Math.ceil(secondsOf(podcast, podcast.rounds[s.fromRound - 1]?.to ?? 0) * AUDIO_TOKENS_PER_SECOND);
   for (let r = s.fromRound; r < podcast.rounds.length; r++) {
     const round = podcast.rounds[r]!;
@@ -360,6 +362,8 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     send(audioFrame(sessionId, audio.subarray(0, step)));
     if (r === cutRound && (cutsByText.get(podcast.source) ?? 0) < cuts) {
       remember(cutsByText, podcast.source, (cutsByText.get(podcast.source) ?? 0) + 1);
+      // As if the provider counted the round before the connection broke: the resumed session makes it again, and reports it again.
+      if (cutUsage) usage(0, Math.ceil(secondsOf(podcast, round.to) * AUDIO_TOKENS_PER_SECOND) - reportedTokens);
       log.outcome = 'cut';
       ws.terminate();
       return;

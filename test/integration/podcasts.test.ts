@@ -251,6 +251,23 @@ describe('podcast tasks @integration', () => {
     expect(await settledOnce(fresh.key)).to.equal(charge(countTokens(plainOf(text)), 5 * AUDIO_TOKENS_PER_SECOND));
   });
 
+  it('bills no audio tokens a cut session reported for the round made again: at most the delivered seconds × audio_tokens_per_second', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const text = 'a talk whose cut round was counted [sim:duration=5] [sim:cut=1] [sim:cut-usage]';
+    const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.status).to.equal('succeeded');
+    const [cut, resumed, ...more] = await podcastSessions(gw.simulator.url, text);
+    expect(more).to.deep.equal([]);
+    expect([cut!.outcome, cut!.rounds, resumed!.outcome]).to.deep.equal(['cut', [0], 'finished']);
+    // The provider reported round 1's tokens in both sessions: more than the 5 s delivered.
+    const reported = cut!.usage.output_audio_tokens + resumed!.usage.output_audio_tokens;
+    expect(reported).to.be.above(5 * AUDIO_TOKENS_PER_SECOND);
+    expect(final.audio_duration).to.equal(5);
+    expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plainOf(text)), output_audio_tokens: 5 * AUDIO_TOKENS_PER_SECOND });
+    expect(await settledOnce(fresh.key)).to.equal(charge(countTokens(plainOf(text)), 5 * AUDIO_TOKENS_PER_SECOND));
+  });
+
   it('makes a synthesis again from its start when the provider cuts it more often than it is resumed: settled once', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
     const text = 'a talk the provider keeps cutting [sim:duration=3] [sim:cut=0] [sim:cuts=5]';
