@@ -216,7 +216,10 @@ describe('podcast tasks @integration', () => {
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
     expect(final.status).to.equal('failed');
     // The provider's script model refused it for good (the reference's error 50302102): not retried.
-    expect(final.error).to.equal('channel volc-podcast: podcast synthesis error 50302102: NLP RespError(50000001/FangzhouPodcastNLPFailed:content filter)');
+    // The client is told the provider's code; the channel's name and the provider's words stay in the logs.
+    expect(final.error).to.equal('the podcast provider refused the text (50302102)');
+    expect(final.error).to.not.include('volc-podcast');
+    expect(final.error).to.not.include('FangzhouPodcastNLPFailed');
     expect((await podcastSessions(gw.simulator.url, 'this one breaks')).map((s) => s.outcome)).to.deep.equal(['failed']);
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
