@@ -25,9 +25,10 @@
  * after SessionStarted until `POST /volcengine-podcast/api/v3/sim/podcasts/{task id}/release` (or
  * the client leaves), `[sim:gate=NAME]` the first round waits after its first audio at the gate
  * NAME (simulator/gates.ts), `[sim:cut=R]` the connection is cut inside round R after its first
- * audio, for the first `[sim:cuts=K]` (default 1) connections of that text (with `[sim:cut-usage]`
- * after a UsageResponse of that round's audio tokens), `[sim:round-error=R]`
- * round R ends `{is_error: true}` the first time. `GET …/sim/podcasts/sessions` lists every session
+ * audio, for the first `[sim:cuts=K]` (default 1) connections of each task (of the first
+ * `[sim:cut-tasks=N]` tasks of that text only, when given; with `[sim:cut-usage]` after a
+ * UsageResponse of that round's audio tokens), `[sim:round-error=R]` round R ends
+ * `{is_error: true}` the first time in each task. `GET …/sim/podcasts/sessions` lists every session
  * (its task, its StartSession payload, `retry_info`, the rounds it finished, their audio's length,
  * the usage it reported, how it ended), for tests.
  */
@@ -105,9 +106,14 @@ export interface SimPodcastSession {
 
 const tasks = new Map<string, SimPodcast>();
 const sessions: SimPodcastSession[] = [];
-/** Cuts and round errors already made, by the text that asked for them. */
-const cutsByText = new Map<string, number>();
-const roundErrorsByText = new Set<string>();
+/**
+ * Cuts and round errors already made, by the provider task (the first session's id, which a
+ * resumed session names in `retry_info`): a new synthesis of the same text (a test run again) is
+ * cut again. `[sim:cut-tasks=N]` counts the tasks cut by their text.
+ */
+const cutsByTask = new Map<string, number>();
+const roundErrorsByTask = new Set<string>();
+const tasksCutByText = new Map<string, number>();
 /** Keeps a long-running simulator's memory bounded. */
 const MAX_REMEMBERED = 10_000;
 
@@ -320,6 +326,20 @@ function connection(ws: WebSocket): void {
   });
 }
 
+/**
+ * Whether this connection of the task is cut (`[sim:cut=R]`): its first `cuts` connections are,
+ * in every task of the text, or in its first `[sim:cut-tasks=N]` tasks only. Counts the cut.
+ */
+function mayCut(podcast: SimPodcast, cuts: number): boolean {
+  const made = cutsByTask.get(podcast.id);
+  const cutTasks = roundDirective(podcast.source, 'cut-tasks');
+  if (made === undefined && cutTasks !== null && (tasksCutByText.get(podcast.source) ?? 0) >= cutTasks) return false;
+  if ((made ?? 0) >= cuts) return false;
+  if (made === undefined) remember(tasksCutByText, podcast.source, (tasksCutByText.get(podcast.source) ?? 0) + 1);
+  remember(cutsByTask, podcast.id, (made ?? 0) + 1);
+  return true;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends the episode from `fromRound` on, as the directives of its text say. */
@@ -360,8 +380,7 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     const step = Math.ceil(audio.length / CHUNKS_PER_ROUND);
     send(serverEvent(PodcastEvent.PodcastRoundStart, sessionId, { text_type: 'dialogue', speaker: round.speaker, round_id: r, text: round.text }));
     send(audioFrame(sessionId, audio.subarray(0, step)));
-    if (r === cutRound && (cutsByText.get(podcast.source) ?? 0) < cuts) {
-      remember(cutsByText, podcast.source, (cutsByText.get(podcast.source) ?? 0) + 1);
+    if (r === cutRound && mayCut(podcast, cuts)) {
       // As if the provider counted the round before the connection broke: the resumed session makes it again, and reports it again.
       if (cutUsage) usage(0, Math.ceil(secondsOf(podcast, round.to) * AUDIO_TOKENS_PER_SECOND) - reportedTokens);
       log.outcome = 'cut';
@@ -372,8 +391,9 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     await sleep(podcast.delayMs / podcast.rounds.length);
     if (gone()) return;
     for (let at = step; at < audio.length; at += step) send(audioFrame(sessionId, audio.subarray(at, at + step)));
-    if (r === errorRound && !roundErrorsByText.has(podcast.source)) {
-      roundErrorsByText.add(podcast.source);
+    if (r === errorRound && !roundErrorsByTask.has(podcast.id)) {
+      if (roundErrorsByTask.size >= MAX_REMEMBERED) roundErrorsByTask.clear();
+      roundErrorsByTask.add(podcast.id);
       log.outcome = 'round_error';
       send(serverEvent(PodcastEvent.PodcastRoundEnd, sessionId, { is_error: true, error_msg: 'simulated round failure' }));
       return;

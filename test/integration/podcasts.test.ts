@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
@@ -273,7 +274,8 @@ describe('podcast tasks @integration', () => {
 
   it('makes a synthesis again from its start when the provider cuts it more often than it is resumed: settled once', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
-    const text = 'a talk the provider keeps cutting [sim:duration=3] [sim:cut=0] [sim:cuts=5]';
+    // Only this synthesis's first task is cut (cut-tasks counts by text): a text of its own, so a rerun is cut again.
+    const text = `a talk the provider keeps cutting ${randomUUID()} [sim:duration=3] [sim:cut=0] [sim:cuts=5] [sim:cut-tasks=1]`;
     const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
     expect(final.status).to.equal('succeeded');

@@ -81,6 +81,11 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
       const [first, second] = await podcastSessions(sim.url, text);
       expect(second!.retry_info, directive).to.deep.equal({ retry_task_id: first!.session_id, last_finished_round_id: 0 });
       expect(second!.request, directive).to.deep.include({ input_text: text });
+      // The cut and the failed round are the task's: the same text synthesized again (a test run again) is cut again.
+      expect((await synthesize(ask(text))).audio.equals(whole), directive).to.equal(true);
+      const again = (await podcastSessions(sim.url, text)).slice(2);
+      expect(again.map((s) => s.outcome), directive).to.deep.equal([directive === '[sim:cut=1]' ? 'cut' : 'round_error', 'finished']);
+      expect(again[1]!.retry_info, directive).to.deep.equal({ retry_task_id: again[0]!.session_id, last_finished_round_id: 0 });
     }
   });
 
