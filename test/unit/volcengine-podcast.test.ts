@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import net from 'node:net';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { countTokens } from '../../src/billing/tokens';
@@ -74,7 +74,10 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
     const whole = (await synthesize(ask('rounds whole [sim:duration=5]'))).audio;
     for (const directive of ['[sim:cut=1]', '[sim:round-error=1]']) {
       const text = `rounds resumed ${directive} [sim:duration=5]`;
-      const { report, audio } = await synthesize(ask(text));
+      const signal = new AbortController().signal;
+      const { report, audio } = await synthesize(ask(text), signal);
+      // The task's signal outlives the synthesis's connections: none of them left a listener on it.
+      expect(getEventListeners(signal, 'abort'), directive).to.deep.equal([]);
       expect(audio.equals(whole), directive).to.equal(true);
       // The text's tokens, reported by both sessions, once; the audio tokens of every round once.
       expect(report, directive).to.deep.equal({ durationSeconds: 5, inputTextTokens: countTokens(text.replace(/\[sim:[^\]]*\]/g, ' ')), outputAudioTokens: 125 });
