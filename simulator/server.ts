@@ -194,6 +194,9 @@ function fail(res: http.ServerResponse, err: unknown): void {
 
 /** An upgrade request: its endpoint's session, its refusal, or 404 for a path no endpoint has. */
 function upgrade(sockets: ReadonlyMap<string, SocketRoute>, upgrades: WebSocketServer, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  // A client that resets the connection (during a refusal, or before the handshake ends) must
+  // not take the simulator down: the socket's 'error' would otherwise have no listener.
+  socket.on('error', () => socket.destroy());
   const route = sockets.get(pathOf(req));
   const refusal = route ? (route.refuse?.(req) ?? null) : { status: 404, body: { error: { message: 'no WebSocket endpoint at this path', code: 'not_found' } } };
   if (!route || refusal) {

@@ -25,8 +25,10 @@
  * after SessionStarted until `POST /volcengine-podcast/api/v3/sim/podcasts/{task id}/release` (or
  * the client leaves), `[sim:gate=NAME]` the first round waits after its first audio at the gate
  * NAME (simulator/gates.ts), `[sim:cut=R]` the connection is cut inside round R after its first
- * audio, for the first `[sim:cuts=K]` (default 1) connections of that text, `[sim:round-error=R]`
- * round R ends `{is_error: true}` the first time. `GET …/sim/podcasts/sessions` lists every session
+ * audio, for the first `[sim:cuts=K]` (default 1) connections of each task (of the first
+ * `[sim:cut-tasks=N]` tasks of that text only, when given; with `[sim:cut-usage]` after a
+ * UsageResponse of that round's audio tokens), `[sim:round-error=R]` round R ends
+ * `{is_error: true}` the first time in each task. `GET …/sim/podcasts/sessions` lists every session
  * (its task, its StartSession payload, `retry_info`, the rounds it finished, their audio's length,
  * the usage it reported, how it ended), for tests.
  */
@@ -104,9 +106,14 @@ export interface SimPodcastSession {
 
 const tasks = new Map<string, SimPodcast>();
 const sessions: SimPodcastSession[] = [];
-/** Cuts and round errors already made, by the text that asked for them. */
-const cutsByText = new Map<string, number>();
-const roundErrorsByText = new Set<string>();
+/**
+ * Cuts and round errors already made, by the provider task (the first session's id, which a
+ * resumed session names in `retry_info`): a new synthesis of the same text (a test run again) is
+ * cut again. `[sim:cut-tasks=N]` counts the tasks cut by their text.
+ */
+const cutsByTask = new Map<string, number>();
+const roundErrorsByTask = new Set<string>();
+const tasksCutByText = new Map<string, number>();
 /** Keeps a long-running simulator's memory bounded. */
 const MAX_REMEMBERED = 10_000;
 
@@ -122,6 +129,17 @@ class Refusal extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * What a failed frame is answered with: an unreadable frame is the client's parameter error, any
+ * other failure the provider's own (55000000). Thrown out of an event handler instead, it would
+ * end the simulator's process.
+ */
+function refusalOf(err: unknown): Refusal {
+  if (err instanceof Refusal) return err;
+  if (err instanceof FrameError) return new Refusal(40000010, `PodcastTTS invalid param: ${err.message}`);
+  return new Refusal(55000000);
 }
 
 function serverEvent(event: number, sessionId: string | null, payload: unknown, connectionId: string | null = null): Uint8Array {
@@ -240,6 +258,8 @@ function connection(ws: WebSocket): void {
     send(errorFrame(err.code, err.message));
     ws.close();
   };
+  // A frame that breaks the WebSocket framing (an unmasked client frame, say) ends this connection only.
+  ws.on('error', () => ws.terminate());
   ws.on('close', () => {
     closed = true;
     if (current && (current.log.outcome === 'running' || current.log.outcome === 'held')) current.log.outcome = 'closed';
@@ -249,8 +269,7 @@ function connection(ws: WebSocket): void {
     try {
       frame = decodeFrame(new Uint8Array(data as Buffer));
     } catch (err) {
-      if (!(err instanceof FrameError)) throw err;
-      return refuse(new Refusal(40000010, `PodcastTTS invalid param: ${err.message}`));
+      return refuse(refusalOf(err));
     }
     if (frame.type !== MessageType.FullClientRequest || frame.event === null) return refuse(new Refusal(40000010, 'PodcastTTS invalid param: a client frame is a full-client request with an event'));
     switch (frame.event) {
@@ -290,9 +309,7 @@ function connection(ws: WebSocket): void {
           current = { podcast, sessionId: frame.sessionId, fromRound, log };
           return send(serverEvent(PodcastEvent.SessionStarted, frame.sessionId, {}));
         } catch (err) {
-          if (err instanceof Refusal) return refuse(err);
-          if (err instanceof FrameError) return refuse(new Refusal(40000010, `PodcastTTS invalid param: ${err.message}`));
-          throw err;
+          return refuse(refusalOf(err));
         }
       }
       case PodcastEvent.FinishSession:
@@ -307,6 +324,20 @@ function connection(ws: WebSocket): void {
         return refuse(new Refusal(40000010, `PodcastTTS invalid param: event ${frame.event}`));
     }
   });
+}
+
+/**
+ * Whether this connection of the task is cut (`[sim:cut=R]`): its first `cuts` connections are,
+ * in every task of the text, or in its first `[sim:cut-tasks=N]` tasks only. Counts the cut.
+ */
+function mayCut(podcast: SimPodcast, cuts: number): boolean {
+  const made = cutsByTask.get(podcast.id);
+  const cutTasks = roundDirective(podcast.source, 'cut-tasks');
+  if (made === undefined && cutTasks !== null && (tasksCutByText.get(podcast.source) ?? 0) >= cutTasks) return false;
+  if ((made ?? 0) >= cuts) return false;
+  if (made === undefined) remember(tasksCutByText, podcast.source, (tasksCutByText.get(podcast.source) ?? 0) + 1);
+  remember(cutsByTask, podcast.id, (made ?? 0) + 1);
+  return true;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -341,6 +372,7 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
   const cutRound = roundDirective(podcast.source, 'cut');
   const cuts = roundDirective(podcast.source, 'cuts') ?? 1;
   const errorRound = roundDirective(podcast.source, 'round-error');
+  const cutUsage = d.raw['cut-usage'] !== undefined;
   let reportedTokens = Math.ceil(secondsOf(podcast, podcast.rounds[s.fromRound - 1]?.to ?? 0) * AUDIO_TOKENS_PER_SECOND);
   for (let r = s.fromRound; r < podcast.rounds.length; r++) {
     const round = podcast.rounds[r]!;
@@ -348,8 +380,9 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     const step = Math.ceil(audio.length / CHUNKS_PER_ROUND);
     send(serverEvent(PodcastEvent.PodcastRoundStart, sessionId, { text_type: 'dialogue', speaker: round.speaker, round_id: r, text: round.text }));
     send(audioFrame(sessionId, audio.subarray(0, step)));
-    if (r === cutRound && (cutsByText.get(podcast.source) ?? 0) < cuts) {
-      remember(cutsByText, podcast.source, (cutsByText.get(podcast.source) ?? 0) + 1);
+    if (r === cutRound && mayCut(podcast, cuts)) {
+      // As if the provider counted the round before the connection broke: the resumed session makes it again, and reports it again.
+      if (cutUsage) usage(0, Math.ceil(secondsOf(podcast, round.to) * AUDIO_TOKENS_PER_SECOND) - reportedTokens);
       log.outcome = 'cut';
       ws.terminate();
       return;
@@ -358,8 +391,9 @@ async function episode(ws: WebSocket, s: { podcast: SimPodcast; sessionId: strin
     await sleep(podcast.delayMs / podcast.rounds.length);
     if (gone()) return;
     for (let at = step; at < audio.length; at += step) send(audioFrame(sessionId, audio.subarray(at, at + step)));
-    if (r === errorRound && !roundErrorsByText.has(podcast.source)) {
-      roundErrorsByText.add(podcast.source);
+    if (r === errorRound && !roundErrorsByTask.has(podcast.id)) {
+      if (roundErrorsByTask.size >= MAX_REMEMBERED) roundErrorsByTask.clear();
+      roundErrorsByTask.add(podcast.id);
       log.outcome = 'round_error';
       send(serverEvent(PodcastEvent.PodcastRoundEnd, sessionId, { is_error: true, error_msg: 'simulated round failure' }));
       return;

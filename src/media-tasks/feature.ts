@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import type { FeatureFactory } from '../feature-types';
 import type { FileStore } from '../files/store';
+import type { Logger } from '../log';
 import { isTerminal } from '../tasks/decider';
 import { taskStream } from '../tasks/events';
 import type { Upstreams } from '../upstreams/registry';
@@ -19,13 +20,15 @@ export type MediaTasksDeps = MediaTaskDeps & {
   /** Podcasts also read back the audio they stage (src/media-tasks/podcasts/audio-file.ts). */
   readonly files: Pick<FileStore, 'put' | 'open' | 'delete'>;
   readonly config: Pick<Config, 'taskPollMs' | 'imageUrlTtlMs' | 'podcastUrlTtlMs' | 'eraseUrlTtlMs'>;
+  /** Podcasts log what a provider's refusal said, which the client is not told. */
+  readonly logger: Logger;
 };
 
 export const mediaTasksFeature: FeatureFactory<MediaTasksDeps> = (deps) => {
   const common = { catalog: deps.catalog, upstreams: deps.upstreams, pollMs: deps.config.taskPollMs };
   deps.tasks.register(imageTaskKind({ ...common, imageUrlTtlMs: deps.config.imageUrlTtlMs }));
   const unfinished = async (taskId: string) => !isTerminal((await deps.tasks.load(taskStream(PODCAST_TASK_KIND, taskId))).status);
-  deps.tasks.register(podcastKind({ ...common, files: deps.files, unfinished, audioUrlTtlMs: deps.config.podcastUrlTtlMs }));
+  deps.tasks.register(podcastKind({ ...common, files: deps.files, unfinished, audioUrlTtlMs: deps.config.podcastUrlTtlMs, logger: deps.logger }));
   deps.tasks.register(eraseKind({ ...common, videoUrlTtlMs: deps.config.eraseUrlTtlMs }));
   return { routers: [mediaTaskRouter(deps)] };
 };

@@ -5,6 +5,7 @@
  * named here. The podcast feature (src/media-tasks/podcasts) picks the adapter by its channel's
  * protocol (podcast-adapters.ts) and keeps validation, pricing, the file store and rendering.
  */
+import { UpstreamError } from './errors';
 import type { WireSocketTransport } from './wire';
 
 /** A podcast as the gateway asks a provider for it (every default of the request applied). */
@@ -46,4 +47,22 @@ export interface PodcastSynthesis {
 export interface PodcastSynthesisAdapter {
   encoding(format: PodcastAsk['format']): PodcastAudioEncoding;
   synthesize(transport: WireSocketTransport, ask: PodcastAsk, write: (audio: Uint8Array) => Promise<void>, signal: AbortSignal): Promise<PodcastSynthesis>;
+}
+
+/**
+ * A podcast provider's error with what a client may be told of it: `clientMessage` names the
+ * provider's code (or HTTP status) only; the channel's name and the provider's own words stay in
+ * `message`, for the gateway's logs.
+ */
+export class PodcastProviderError extends UpstreamError {
+  constructor(
+    status: number,
+    message: string,
+    code: string | null,
+    readonly clientMessage: string,
+    kind: UpstreamError['kind'] = 'http',
+    retryAfter: string | null = null,
+  ) {
+    super(status, message, code, kind, retryAfter);
+  }
 }

@@ -83,14 +83,22 @@ class OpenSocket implements WireSocket {
     });
     ws.on('close', () => {
       this.closed = true;
+      this.forgetSignal();
       this.notify();
     });
     // An error is followed by `close`; the reader learns of it as the connection's end.
     ws.on('error', () => undefined);
-    signal?.addEventListener('abort', () => {
-      ws.terminate();
-      this.notify();
-    }, { once: true });
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  private readonly onAbort = (): void => {
+    this.ws.terminate();
+    this.notify();
+  };
+
+  /** One signal may outlive many connections (a synthesis's resumptions): none keeps a listener on it once closed. */
+  private forgetSignal(): void {
+    this.signal?.removeEventListener('abort', this.onAbort);
   }
 
   private notify(): void {
@@ -129,6 +137,8 @@ class OpenSocket implements WireSocket {
   }
 
   close(): void {
+    // The closing handshake may take a while; the reader has left already.
+    this.forgetSignal();
     if (this.ws.readyState === WebSocket.OPEN) this.ws.close(1000);
     else this.ws.terminate();
   }

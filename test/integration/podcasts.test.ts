@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
@@ -30,7 +31,7 @@ const podcastSchemas = statusSchemas(
     cancelled: {},
     failed: { error: ERROR_MESSAGE },
     succeeded: {
-      audio_url: { type: 'string', pattern: '^http://127\\.0\\.0\\.1:\\d+/files/tasks/podcast/pod_[0-9a-f]+/audio\\.wav\\?expires=\\d+&sig=[0-9a-f]{64}$' },
+      audio_url: { type: 'string', pattern: '^http://127\\.0\\.0\\.1:\\d+/files/tasks/podcast/pod_[0-9a-f]+/audio-[0-9a-f-]{36}\\.wav\\?expires=\\d+&sig=[0-9a-f]{64}$' },
       audio_duration: { type: 'number', exclusiveMinimum: 0 },
       usage: {
         type: 'object',
@@ -216,7 +217,10 @@ describe('podcast tasks @integration', () => {
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
     expect(final.status).to.equal('failed');
     // The provider's script model refused it for good (the reference's error 50302102): not retried.
-    expect(final.error).to.equal('channel volc-podcast: podcast synthesis error 50302102: NLP RespError(50000001/FangzhouPodcastNLPFailed:content filter)');
+    // The client is told the provider's code; the channel's name and the provider's words stay in the logs.
+    expect(final.error).to.equal('the podcast provider refused the text (50302102)');
+    expect(final.error).to.not.include('volc-podcast');
+    expect(final.error).to.not.include('FangzhouPodcastNLPFailed');
     expect((await podcastSessions(gw.simulator.url, 'this one breaks')).map((s) => s.outcome)).to.deep.equal(['failed']);
     await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
     expect((await balance(fresh.key)).available).to.equal(100_000_000);
@@ -251,9 +255,27 @@ describe('podcast tasks @integration', () => {
     expect(await settledOnce(fresh.key)).to.equal(charge(countTokens(plainOf(text)), 5 * AUDIO_TOKENS_PER_SECOND));
   });
 
+  it('bills no audio tokens a cut session reported for the round made again: at most the delivered seconds × audio_tokens_per_second', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    const text = 'a talk whose cut round was counted [sim:duration=5] [sim:cut=1] [sim:cut-usage]';
+    const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect(final.status).to.equal('succeeded');
+    const [cut, resumed, ...more] = await podcastSessions(gw.simulator.url, text);
+    expect(more).to.deep.equal([]);
+    expect([cut!.outcome, cut!.rounds, resumed!.outcome]).to.deep.equal(['cut', [0], 'finished']);
+    // The provider reported round 1's tokens in both sessions: more than the 5 s delivered.
+    const reported = cut!.usage.output_audio_tokens + resumed!.usage.output_audio_tokens;
+    expect(reported).to.be.above(5 * AUDIO_TOKENS_PER_SECOND);
+    expect(final.audio_duration).to.equal(5);
+    expect(final.usage).to.deep.equal({ input_text_tokens: countTokens(plainOf(text)), output_audio_tokens: 5 * AUDIO_TOKENS_PER_SECOND });
+    expect(await settledOnce(fresh.key)).to.equal(charge(countTokens(plainOf(text)), 5 * AUDIO_TOKENS_PER_SECOND));
+  });
+
   it('makes a synthesis again from its start when the provider cuts it more often than it is resumed: settled once', async () => {
     const fresh = await gw.fundedAccount(100_000_000);
-    const text = 'a talk the provider keeps cutting [sim:duration=3] [sim:cut=0] [sim:cuts=5]';
+    // Only this synthesis's first task is cut (cut-tasks counts by text): a text of its own, so a rerun is cut again.
+    const text = `a talk the provider keeps cutting ${randomUUID()} [sim:duration=3] [sim:cut=0] [sim:cuts=5] [sim:cut-tasks=1]`;
     const res = await create({ model: 'podcast-standard', text }, undefined, fresh.key);
     const { final } = await pollUntilFinal(res.body.id, fresh.key);
     expect(final.status).to.equal('succeeded');

@@ -86,7 +86,7 @@ describe('task list: GET /v1/tasks @integration', () => {
     expect(Date.parse(done.finished_at)).to.be.at.least(Date.parse(done.created_at));
     expect(done.billing.amount).to.be.a('number').and.above(0).and.at.most(done.billing.reserved);
     expect(done.error).to.equal(null);
-    expect(done.detail.audio_url).to.match(/\/files\/tasks\/podcast\/pod_[0-9a-f]+\/audio\.wav\?expires=\d+&sig=[0-9a-f]{64}$/);
+    expect(done.detail.audio_url).to.match(/\/files\/tasks\/podcast\/pod_[0-9a-f]+\/audio-[0-9a-f-]{36}\.wav\?expires=\d+&sig=[0-9a-f]{64}$/);
     const audio = await fetch(done.detail.audio_url);
     expect(audio.status).to.equal(200);
   });

@@ -72,6 +72,8 @@ describe('provider error mappings (Protocol.errorOf)', () => {
       status: 400,
       code: 'upstream_rejected',
       message: 'channel c refused the WebSocket with HTTP 400: {"error":"bad resource"} (logid 2025041513355271DF5CF1A0AE0508E78C)',
+      // What a client is told: the status, not the channel's name nor the provider's body.
+      clientMessage: 'the podcast provider refused the connection (HTTP 400)',
     });
     expect(p.errorOf(answer(503, 'busy'), 'c')).to.include({ status: 503, code: 'upstream_unavailable' });
   });

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
+import { getEventListeners, once } from 'node:events';
+import net from 'node:net';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { countTokens } from '../../src/billing/tokens';
 import { isRefusal } from '../../src/tasks/upstream-task';
 import { UpstreamError } from '../../src/upstreams/errors';
 import type { PodcastAsk } from '../../src/upstreams/podcast-synthesis';
 import { volcenginePodcasts } from '../../src/upstreams/volcengine-speech/podcast';
-import { DAYI, expectedTextSession, MIZAI, podcastChannel, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
+import { DAYI, expectedTextSession, MIZAI, podcastChannel, podcastChannelEntry, podcastSessions, releasePodcast } from '../support/simulated-podcasts';
 import { waitFor } from '../support/wait';
 
 /**
@@ -72,13 +74,21 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
     const whole = (await synthesize(ask('rounds whole [sim:duration=5]'))).audio;
     for (const directive of ['[sim:cut=1]', '[sim:round-error=1]']) {
       const text = `rounds resumed ${directive} [sim:duration=5]`;
-      const { report, audio } = await synthesize(ask(text));
+      const signal = new AbortController().signal;
+      const { report, audio } = await synthesize(ask(text), signal);
+      // The task's signal outlives the synthesis's connections: none of them left a listener on it.
+      expect(getEventListeners(signal, 'abort'), directive).to.deep.equal([]);
       expect(audio.equals(whole), directive).to.equal(true);
       // The text's tokens, reported by both sessions, once; the audio tokens of every round once.
       expect(report, directive).to.deep.equal({ durationSeconds: 5, inputTextTokens: countTokens(text.replace(/\[sim:[^\]]*\]/g, ' ')), outputAudioTokens: 125 });
       const [first, second] = await podcastSessions(sim.url, text);
       expect(second!.retry_info, directive).to.deep.equal({ retry_task_id: first!.session_id, last_finished_round_id: 0 });
       expect(second!.request, directive).to.deep.include({ input_text: text });
+      // The cut and the failed round are the task's: the same text synthesized again (a test run again) is cut again.
+      expect((await synthesize(ask(text))).audio.equals(whole), directive).to.equal(true);
+      const again = (await podcastSessions(sim.url, text)).slice(2);
+      expect(again.map((s) => s.outcome), directive).to.deep.equal([directive === '[sim:cut=1]' ? 'cut' : 'round_error', 'finished']);
+      expect(again[1]!.retry_info, directive).to.deep.equal({ retry_task_id: again[0]!.session_id, last_finished_round_id: 0 });
     }
   });
 
@@ -127,5 +137,24 @@ describe('Volcengine podcast synthesis adapter, against the simulated provider',
     const held = await waitFor('the session held', async () => (await podcastSessions(sim.url, kept)).find((s) => s.outcome === 'held'));
     expect((await releasePodcast(sim.url, held.task_id)).status).to.equal(200);
     expect((await finishing).report.durationSeconds).to.equal(2);
+  });
+  it('survives a client frame that breaks the WebSocket framing (unmasked): that connection ends, the simulator goes on', async () => {
+    const { hostname, port } = new URL(sim.url);
+    const socket = net.connect(Number(port), hostname);
+    await once(socket, 'connect');
+    const headers = Object.entries(podcastChannelEntry().headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(
+      `GET /volcengine-podcast/api/v3/sami/podcasttts HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nX-Api-Resource-Id: volc.service_type.10050\r\n${headers}\r\n`,
+    );
+    const [answer] = (await once(socket, 'data')) as [Buffer];
+    expect(answer.toString('latin1').split('\r\n')[0]).to.equal('HTTP/1.1 101 Switching Protocols');
+    // A binary frame of one byte without the mask every client frame must carry (RFC 6455 §5.1).
+    const closed = once(socket, 'close');
+    socket.on('error', () => undefined);
+    socket.write(Buffer.from([0x82, 0x01, 0x00]));
+    await closed;
+    const { report } = await synthesize(ask('still answering [sim:duration=2]'));
+    expect(report.durationSeconds).to.equal(2);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FileStore, StoredFile } from '../../files/store';
@@ -9,6 +10,20 @@ import type { PodcastAudioEncoding } from '../../upstreams/podcast-synthesis';
  * header holds the length of the whole episode, known only at the end). A synthesis that fails
  * or is abandoned leaves no file: the store's write is atomic, the staging file is deleted.
  */
+
+/**
+ * The file one synthesis run writes: unique to the run, so that two runs of one task (a worker
+ * that lost its job's lease while the next took the job over) never write, or delete, each
+ * other's file or staging file. The task's artifact records the key of the run that succeeded.
+ */
+export function podcastAudioKey(taskKind: string, taskId: string, extension: string, run: string = randomUUID()): string {
+  return `tasks/${taskKind}/${taskId}/audio-${run}${extension}`;
+}
+
+/** The staged samples were gone when the WAV file was to be made of them: the store lost them. */
+export class StagedAudioLost extends Error {
+  override readonly name = 'StagedAudioLost';
+}
 
 type AudioFiles = Pick<FileStore, 'put' | 'open' | 'delete'>;
 type Write = (audio: Uint8Array) => Promise<void>;
@@ -64,7 +79,7 @@ async function* headed(header: Buffer, body: Readable): AsyncGenerator<Uint8Arra
 
 /**
  * Runs `produce`, storing the audio it writes, encoded as `encoding` says, as the file `key`
- * (`…/audio.wav` for PCM, `…/audio.mp3` for MP3); resolves with what `produce` resolved and the
+ * (`…/audio-<run>.wav` for PCM, `…/audio-<run>.mp3` for MP3); resolves with what `produce` resolved and the
  * stored file.
  */
 export async function storePodcastAudio<T>(files: AudioFiles, key: string, encoding: PodcastAudioEncoding, produce: (write: Write) => Promise<T>): Promise<{ result: T; stored: StoredFile }> {
@@ -73,7 +88,7 @@ export async function storePodcastAudio<T>(files: AudioFiles, key: string, encod
   try {
     const { result, stored: pcm } = await streamInto(files, staging, produce);
     const samples = await files.open(staging);
-    if (!samples) throw new Error(`the staged audio ${staging} vanished`);
+    if (!samples) throw new StagedAudioLost(`the staged audio ${staging} vanished`);
     return { result, stored: await files.put(key, headed(wavHeader(pcm.bytes, encoding), samples)) };
   } finally {
     await files.delete(staging);

@@ -7,10 +7,11 @@ import { objectCodec } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
 import { isRefusal, pricingModel, taskChannel } from '../../tasks/upstream-task';
 import { podcastAdapterOf } from '../../upstreams/podcast-adapters';
-import type { PodcastAsk } from '../../upstreams/podcast-synthesis';
+import { PodcastProviderError, type PodcastAsk } from '../../upstreams/podcast-synthesis';
+import type { Logger } from '../../log';
 import type { Upstreams } from '../../upstreams/registry';
 import { archivedUrl, renderProcessingTask } from '../common';
-import { storePodcastAudio } from './audio-file';
+import { podcastAudioKey, StagedAudioLost, storePodcastAudio } from './audio-file';
 import { billedPodcastUsage, podcastCharge, type NormalizedPodcastRequest } from './request';
 
 export const PODCAST_TASK_KIND = 'podcast';
@@ -88,6 +89,7 @@ export interface PodcastKindDeps {
   readonly audioUrlTtlMs: number;
   /** How often a running synthesis asks whether its task was cancelled. */
   readonly pollMs: number;
+  readonly logger: Logger;
 }
 
 /**
@@ -127,7 +129,7 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
         format,
       };
       const contentType = CONTENT_TYPES[format]!;
-      const key = `tasks/${task.kind}/${task.taskId}/audio${extensionFor(contentType)}`;
+      const key = podcastAudioKey(task.kind, task.taskId, extensionFor(contentType));
       const controller = new AbortController();
       const stopWatching = abortWhenFinished(() => deps.unfinished(task.taskId), deps.pollMs, controller);
       let made;
@@ -136,7 +138,13 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
       } catch (err) {
         // Cancelled meanwhile: the task is finished already, and this outcome records nothing.
         if (controller.signal.aborted) return { state: 'failed', error: { code: 'cancelled', message: 'the task was cancelled while its podcast was being made' } };
-        if (isRefusal(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_rejected', message: err.message } };
+        if (isRefusal(err)) {
+          // The channel's name and the provider's words are the operator's: logged, not shown to the client.
+          deps.logger.warn({ err, taskId: task.taskId }, 'the podcast provider refused a podcast');
+          return { state: 'failed', error: { code: err.code ?? 'upstream_rejected', message: err instanceof PodcastProviderError ? err.clientMessage : 'the podcast provider refused the request' } };
+        }
+        // Made again, the run would likely lose it again: failed once (the reservation released), not retried for ever.
+        if (err instanceof StagedAudioLost) return { state: 'failed', error: { code: 'task_failed', message: 'the podcast\'s audio could not be stored' } };
         throw err;
       } finally {
         stopWatching();

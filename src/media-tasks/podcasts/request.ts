@@ -115,9 +115,12 @@ export function podcastEstimate(model: ModelEntry, request: NormalizedPodcastReq
 
 /**
  * The usage a succeeded podcast is billed (and reported) by: the provider's figures (or, missing,
- * the text's tokens and the audio's duration × audio_tokens_per_second), with the audio tokens
- * capped at `max_duration_seconds` × audio_tokens_per_second: a provider that runs over the cap
- * is not charged to the customer beyond what was frozen for it.
+ * the text's tokens and the audio's duration × audio_tokens_per_second). The audio tokens are at
+ * most the delivered audio's duration × audio_tokens_per_second: the provider's figure sums every
+ * session's reports, and a session cut inside a round may have reported that round's tokens
+ * before it was made again; the client pays for the audio it got. They are capped too at
+ * `max_duration_seconds` × audio_tokens_per_second: a provider that runs over the cap is not
+ * charged to the customer beyond what was frozen for it.
  */
 export function billedPodcastUsage(
   model: ModelEntry,
@@ -125,10 +128,11 @@ export function billedPodcastUsage(
   reported: { input_text_tokens: number | null; output_audio_tokens: number | null },
   durationSeconds: number,
 ): { input_text_tokens: number; output_audio_tokens: number; reported_output_audio_tokens: number } {
-  const audio = reported.output_audio_tokens ?? Math.ceil(durationSeconds * podcastCapabilities(model).audio_tokens_per_second);
+  const delivered = Math.ceil(durationSeconds * podcastCapabilities(model).audio_tokens_per_second);
+  const audio = reported.output_audio_tokens ?? delivered;
   return {
     input_text_tokens: reported.input_text_tokens ?? request.input_tokens,
-    output_audio_tokens: Math.min(audio, maxAudioTokens(model, request)),
+    output_audio_tokens: Math.min(audio, delivered, maxAudioTokens(model, request)),
     reported_output_audio_tokens: audio,
   };
 }

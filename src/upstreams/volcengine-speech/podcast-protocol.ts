@@ -10,6 +10,7 @@
  * session's `status_code` (the reference's §3 codes), read by `podcastCodeError`.
  */
 import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { PodcastProviderError } from '../podcast-synthesis';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
 
@@ -31,8 +32,9 @@ function excerpt(text: string): string {
 function handshakeError(answer: WireAnswer, channel: string): UpstreamError {
   if (answer.status === 401 || answer.status === 403) return credentialRefusal(answer.status, channel);
   const message = `channel ${channel} refused the WebSocket with HTTP ${answer.status}: ${excerpt(answer.text()) || 'no reason given'}${logIdOf(answer.headers)}`;
-  if (answer.status === 429) return new UpstreamError(429, message, 'upstream_rate_limited', 'http', retryAfterOf(answer.headers));
-  return new UpstreamError(answer.status, message, answer.status >= 500 ? 'upstream_unavailable' : 'upstream_rejected');
+  const told = `the podcast provider refused the connection (HTTP ${answer.status})`;
+  if (answer.status === 429) return new PodcastProviderError(429, message, 'upstream_rate_limited', told, 'http', retryAfterOf(answer.headers));
+  return new PodcastProviderError(answer.status, message, answer.status >= 500 ? 'upstream_unavailable' : 'upstream_rejected', told);
 }
 
 /** The reference's success code (a session's `status_code`). */
@@ -47,10 +49,12 @@ export const PODCAST_OK = 20_000_000;
  */
 export function podcastCodeError(code: number, message: string, channel: string): UpstreamError {
   const text = `channel ${channel}: podcast synthesis error ${code}: ${excerpt(message) || 'no message'}`;
-  if (code === 45_000_000) return new UpstreamError(429, text, 'upstream_rate_limited');
-  if (code === 40_000_022) return new UpstreamError(400, text, 'input_sensitive_content');
-  if (code === 50_302_102 || (code >= 40_000_000 && code < 50_000_000)) return new UpstreamError(400, text, 'upstream_rejected');
-  return new UpstreamError(502, text, 'upstream_unavailable');
+  if (code === 45_000_000) return new PodcastProviderError(429, text, 'upstream_rate_limited', `the podcast provider is busy (${code})`);
+  // The audit (40000022) and the script model's filter (50302102) judge the text; the rest of 4xxxxxxx a parameter.
+  if (code === 40_000_022) return new PodcastProviderError(400, text, 'input_sensitive_content', `the podcast provider refused the text (${code})`);
+  if (code === 50_302_102) return new PodcastProviderError(400, text, 'upstream_rejected', `the podcast provider refused the text (${code})`);
+  if (code >= 40_000_000 && code < 50_000_000) return new PodcastProviderError(400, text, 'upstream_rejected', `the podcast provider refused the request (${code})`);
+  return new PodcastProviderError(502, text, 'upstream_unavailable', `the podcast provider failed (${code})`);
 }
 
 export const volcenginePodcastProtocol: Protocol = {

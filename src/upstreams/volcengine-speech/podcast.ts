@@ -16,6 +16,7 @@
  * again from its start.
  */
 import { randomUUID } from 'node:crypto';
+import { isTokenCount, protocolError, recordOf } from '../answer-fields';
 import { UpstreamError } from '../errors';
 import type { PodcastAsk, PodcastAudioEncoding, PodcastSynthesis, PodcastSynthesisAdapter } from '../podcast-synthesis';
 import type { WireSocket, WireSocketTransport } from '../wire';
@@ -66,12 +67,8 @@ function startSessionPayload(ask: PodcastAsk, progress: Progress): Record<string
   };
 }
 
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
 function count(value: unknown): number | null {
-  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null;
+  return isTokenCount(value) ? value : null;
 }
 
 function seconds(value: unknown): number | null {
@@ -82,16 +79,12 @@ function add(total: number | null, value: number | null): number | null {
   return value === null ? total : (total ?? 0) + value;
 }
 
-function protocolError(channel: string, message: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel}: ${message}`, null, 'protocol');
-}
-
 /** A frame's JSON payload as an object; a protocol error when it is not JSON. */
-function payloadOf(frame: SpeechFrame, channel: string): Record<string, unknown> {
+function payloadOf(frame: SpeechFrame, channel: string): Readonly<Record<string, unknown>> {
   try {
-    return record(jsonPayload(frame));
+    return recordOf(jsonPayload(frame));
   } catch (err) {
-    if (err instanceof FrameError) throw protocolError(channel, `event ${frame.event}: ${err.message}`);
+    if (err instanceof FrameError) throw protocolError(channel, `an unreadable payload of event ${frame.event}: ${err.message}`);
     throw err;
   }
 }
@@ -100,7 +93,7 @@ function payloadOf(frame: SpeechFrame, channel: string): Record<string, unknown>
 function errorMessageOf(payload: Uint8Array): string {
   const text = UTF8.decode(payload);
   try {
-    const value = record(JSON.parse(text));
+    const value = recordOf(JSON.parse(text));
     const message = value.error ?? value.message;
     if (typeof message === 'string') return message;
   } catch {
@@ -117,7 +110,7 @@ async function nextFrame(socket: WireSocket, channel: string): Promise<SpeechFra
   try {
     frame = decodeFrame(bytes);
   } catch (err) {
-    if (err instanceof FrameError) throw protocolError(channel, `unreadable frame: ${err.message}`);
+    if (err instanceof FrameError) throw protocolError(channel, `an unreadable frame: ${err.message}`);
     throw err;
   }
   if (frame.type === MessageType.Error) throw podcastCodeError(frame.errorCode ?? 0, errorMessageOf(frame.payload), channel);
@@ -133,7 +126,7 @@ async function nextFrame(socket: WireSocket, channel: string): Promise<SpeechFra
 async function expectEvent(socket: WireSocket, event: number, what: string, channel: string): Promise<void> {
   const frame = await nextFrame(socket, channel);
   if (frame === null) throw new UpstreamError(0, `channel ${channel} closed the WebSocket before ${what}`, 'upstream_unreachable', 'network');
-  if (frame.event !== event) throw protocolError(channel, `expected ${what} (event ${event}), got event ${frame.event}`);
+  if (frame.event !== event) throw protocolError(channel, `event ${frame.event} where ${what} (event ${event}) was expected`);
 }
 
 /**
@@ -175,12 +168,12 @@ async function runSession(transport: WireSocketTransport, ask: PodcastAsk, progr
           break;
         }
         case PodcastEvent.PodcastRoundResponse:
-          if (!round) throw protocolError(channel, 'audio arrived outside a round');
+          if (!round) throw protocolError(channel, 'audio outside a round');
           round.audio.push(frame.payload);
           break;
         case PodcastEvent.PodcastRoundEnd: {
           const end = payloadOf(frame, channel);
-          if (!round) throw protocolError(channel, 'a round ended that never began');
+          if (!round) throw protocolError(channel, 'the end of a round that never began');
           if (end.is_error === true) {
             settleUsage();
             return 'cut';
@@ -194,7 +187,7 @@ async function runSession(transport: WireSocketTransport, ask: PodcastAsk, progr
           break;
         }
         case PodcastEvent.UsageResponse: {
-          const usage = record(payloadOf(frame, channel).usage);
+          const usage = recordOf(payloadOf(frame, channel).usage);
           input = add(input, count(usage.input_text_tokens));
           output = add(output, count(usage.output_audio_tokens));
           break;
