@@ -59,6 +59,8 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** How long a web Q&A request over its key's rate waits for a turn before answering 502 `gateway_busy` (that endpoint has no 429). */
   readonly webQaRateWaitMs: number;
+  /** How long the gateway keeps a web Q&A conversation it keeps itself (Ark's bots) after its last turn; then it is deleted. */
+  readonly webQaHistoryTtlMs: number;
   /** Failed credentials (API keys, admin tokens) from one client address within authFailureWindowMs that lock it out; 0 disables. */
   readonly authFailureLimit: number;
   readonly authFailureWindowMs: number;
@@ -162,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     catalogFile: readableFile(env, 'CATALOG_FILE'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     webQaRateWaitMs: integer(env, 'WEBQA_RATE_WAIT_MS', 2_000, 0, 30_000),
+    webQaHistoryTtlMs: integer(env, 'WEBQA_HISTORY_TTL_MS', 7 * 86_400_000, 1000),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 20, 0),
     authFailureWindowMs: integer(env, 'AUTH_FAILURE_WINDOW_MS', 60_000, 1),
     authLockoutMs: integer(env, 'AUTH_LOCKOUT_MS', 300_000, 1),

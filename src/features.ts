@@ -20,7 +20,7 @@ export function defaultFeatures(): GatewayFeature[] {
   return [
     { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'config', 'metrics', 'pool', 'store', 'progress', 'clock')) },
     { build: (s) => videoFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'accounts', 'rateLimiter', 'signer', 'clock', 'config')) },
-    { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config')) },
+    { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config', 'logger')) },
     {
       build: (s) =>
         mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config')),

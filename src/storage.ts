@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { AUDIT_REPLAY_SCHEMA } from './audit/audit';
+import { keptConversationMigrations } from './agents/webqa/kept-conversations';
 import { migrate } from './db/migrations';
 import { auditRunMigrations } from './audit-runs/schema';
 import type { Config } from './config';
@@ -12,7 +13,7 @@ import { runtimeMigrations } from './projections-runtime/schema';
 import { ensureProjectionTables } from './projections-runtime/tables';
 
 /** Every schema migration of the gateway's own tables; the gateway and the CLI tools apply them. */
-export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations];
+export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations, ...keptConversationMigrations];
 
 /**
  * Brings a database to the schema this code expects: the migrations, then the read models' tables,

@@ -8,6 +8,7 @@
  * SDK, `@coze/api`, sends it as a POST, so both are served),
  * https://www.coze.cn/open/docs/developer_guides/list_chat_messages (`GET /v3/chat/message/list`),
  * https://www.coze.cn/open/docs/developer_guides/create_conversation (`POST /v1/conversation/create`),
+ * https://docs.coze.cn/developer_guides/chat_cancel (`POST /v3/chat/cancel`),
  * https://www.coze.cn/open/docs/developer_guides/coze_error_codes.
  *
  * Every answer is Coze's envelope `{code, msg, data, detail: {logid}}` with an `x-tt-logid` header;
@@ -25,6 +26,13 @@
  * code NNNN (status 200), `[sim:status=NNN]` with status NNN and the code Coze gives it, and
  * `[sim:stream-error=NNNN]` fails the chat with `last_error.code` NNNN after two tokens.
  * Conversations remember their user questions (the newest 1000 conversations, 20 questions each).
+ *
+ * A chat runs on when its stream is left, as Coze's do: a stalled one (`[sim:stall]`, streamed or
+ * not) stays `in_progress`, and its conversation refuses a next chat (4016), until
+ * `POST /v3/chat/cancel {conversation_id, chat_id}` makes it `canceled` and drops its question from
+ * the conversation's memory (Coze keeps a cancelled turn out of the context); a chat that is
+ * completed, failed or requires_action is not cancelled (4000: Coze's code for it is not checked
+ * against the provider).
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -63,6 +71,9 @@ interface SimConversation {
 interface SimChat {
   readonly id: string;
   readonly conversation: SimConversation;
+  /** The question the conversation remembered for this chat; null when it remembered none. */
+  readonly question: string | null;
+  canceled: boolean;
   readonly botId: string;
   readonly createdAt: number;
   readonly turn: SimTurn;
@@ -184,8 +195,8 @@ function cozeRoutes(): ExtraRoute[] {
   const chatData = (chat: SimChat): Record<string, unknown> => {
     const { directives } = chat.turn;
     const failed = directives.streamError !== undefined;
-    const over = !directives.stall && chat.retrievals >= FINISHED_AT_RETRIEVAL;
-    const status = !over ? 'in_progress' : failed ? 'failed' : 'completed';
+    const over = !chat.canceled && !directives.stall && chat.retrievals >= FINISHED_AT_RETRIEVAL;
+    const status = chat.canceled ? 'canceled' : !over ? 'in_progress' : failed ? 'failed' : 'completed';
     if (over) chat.conversation.running = false;
     const usage = status === 'completed' ? { token_count: chat.turn.usage.input + chat.turn.usage.output, output_count: chat.turn.usage.output, input_count: chat.turn.usage.input } : { token_count: 0, output_count: 0, input_count: 0 };
     return {
@@ -262,20 +273,39 @@ function cozeRoutes(): ExtraRoute[] {
           followUps: true,
           cards: request.cards,
         });
-        const question = questionOf(request.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-        if (request.saveHistory && question !== '') {
+        const asked = questionOf(request.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+        const question = request.saveHistory && asked !== '' ? asked : null;
+        if (question !== null) {
           conversation.questions.push(question);
           if (conversation.questions.length > MAX_QUESTIONS) conversation.questions.shift();
         }
         const id = newId();
-        const chat = keep(chats, id, { id, conversation, botId: request.botId, createdAt: Math.floor(Date.now() / 1000), turn, cards: request.cards, retrievals: 0 });
+        const chat = keep(chats, id, { id, conversation, question, canceled: false, botId: request.botId, createdAt: Math.floor(Date.now() / 1000), turn, cards: request.cards, retrievals: 0 });
         conversation.running = true;
         if (!request.stream) return sendCoze(ctx.res, chatData(chat));
         try {
           await streamChat(ctx.res, chat, chatData, messagesOf);
         } finally {
-          conversation.running = false;
+          // A stalled chat runs on after its stream is left, until cancelled.
+          if (!turn.directives.stall || chat.canceled) conversation.running = false;
         }
+      }),
+    },
+    {
+      method: 'POST',
+      path: '/v3/chat/cancel',
+      body: 'raw',
+      handler: authed(({ res, rawBody }) => {
+        const body = jsonObject(rawBody);
+        const chat = chats.get(String(body['chat_id'] ?? ''));
+        if (!chat || chat.conversation.id !== body['conversation_id']) throw new CozeRefusal(4001, 'invalid chat');
+        const status = chatData(chat)['status'];
+        if (status !== 'in_progress' && status !== 'created') throw new CozeRefusal(4000, `a ${String(status)} chat cannot be canceled`);
+        chat.canceled = true;
+        chat.conversation.running = false;
+        const remembered = chat.question === null ? -1 : chat.conversation.questions.lastIndexOf(chat.question);
+        if (remembered >= 0) chat.conversation.questions.splice(remembered, 1);
+        sendCoze(res, chatData(chat));
       }),
     },
     { method: 'GET', path: '/v3/chat/retrieve', handler: retrieve },

@@ -18,11 +18,16 @@ import { compactTime, OpenApiError, type ServiceActions } from './volcengine-act
  *
  * - `UploadMediaByUrl` (2020-08-01) `{SpaceName, URLSets}` (URLSets a JSON array, as text in a
  *   query) → `{Data: [{JobId, SourceUrl}]}`: the pull is `process` for ~30 ms, then `success` with a
- *   new Vid; `QueryUploadTaskInfo` (2020-08-01) `{JobIds}` (comma separated) →
- *   `{Data: {MediaInfoList: [{JobId, SourceUrl, State, Vid, SpaceName}], NotExistJobIds}}`.
- * - `StartExecution` (2025-01-01) `{Input: {Type: Vid, Vid}, Operation: {Type: Task, Task: {Type:
- *   Erase, Erase: {Mode: Auto | Manual, Auto?: {Type, Locations?}, Manual?: {Locations}}}}, Control?}`
- *   → `{RunId}`; `GetExecution` (2025-01-01) `{RunId}` → `{RunId, Status: PendingStart | Running |
+ *   new Vid (every call a new pull: VOD documents no idempotency for it); `QueryUploadTaskInfo`
+ *   (2020-08-01) `{JobIds}` (comma separated) → `{Data: {MediaInfoList: [{JobId, SourceUrl, State,
+ *   Vid, SpaceName, SourceInfo?: {Duration, Format, …}}], NotExistJobIds}}`.
+ * - `StartExecution` (2025-01-01) `{SpaceName?, Input: {Type: Vid, Vid}, Operation: {Type: Task,
+ *   Task: {Type: Erase, Erase: {Mode: Auto | Manual, Auto?: {Type, Locations?}, Manual?:
+ *   {Locations}}}}, Control?}` → `{RunId}`; a Vid of another space than `SpaceName` is not found.
+ *   Idempotent as VOD documents it (https://www.volcengine.com/docs/4/1218689): a request whose
+ *   space, Input, Operation and `Control.ClientToken` (or its absence) equal an unfinished run's
+ *   answers that run's RunId; once it has finished, the same request starts a new run.
+ *   `GetExecution` (2025-01-01) `{RunId}` → `{RunId, Status: PendingStart | Running |
  *   Success | Failed, Code?, SpaceName, Meta, Input, Operation, Control, Output?: {Type: Task, Task:
  *   {Type: Erase, Erase: {Duration, File: {Vid, FileName, Size}}}}}`. No Action stops an execution.
  * - `GetPlayInfo` (2020-08-01) `{Vid}` → `{Vid, Duration, PlayInfoList: [{Format: mp4, MainPlayUrl,
@@ -61,6 +66,7 @@ interface SimUpload {
 
 interface SimExecution extends SimTask {
   readonly source: SimMedia;
+  readonly space: string;
   readonly operation: Record<string, unknown>;
   readonly control: Record<string, unknown>;
   /** GetExecution calls so far. */
@@ -102,6 +108,16 @@ function checkLocations(value: unknown, name: string): void {
   });
 }
 
+/** JSON text with every object's keys sorted: equal values, equal text, whatever order their members came in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
 function checkErase(operation: Record<string, unknown>): void {
   const task = objectAt(operation.Task, 'Operation.Task');
   if (operation.Type !== 'Task' || task.Type !== 'Erase') throw invalid('the simulated VOD runs Operation.Type Task of Task.Type Erase only');
@@ -131,6 +147,8 @@ export function simulatedVod(): SimulatedVod {
   const media = new Map<string, SimMedia>();
   const uploads = new Map<string, SimUpload>();
   const executions = new SimTaskStore<SimExecution>('vod', 'execution', () => hex(16));
+  /** The RunId of each StartExecution request by what VOD's idempotency compares. */
+  const runsByRequest = new Map<string, string>();
 
   const fileUrl = (req: IncomingMessage, vid: string) => `${originOf(req.headers)}${volcengineOpenapiProtocol.simulatorPrefix}${FILES_ROUTE}/${vid}.mp4`;
 
@@ -139,7 +157,7 @@ export function simulatedVod(): SimulatedVod {
     const vid = `v0${execution.id.slice(0, 18)}erase`;
     let output = media.get(vid);
     if (!output) {
-      output = { vid, space: execution.source.space, sourceUrl: execution.source.sourceUrl, seconds: execution.source.seconds, createdAt: execution.finishAt };
+      output = { vid, space: execution.space, sourceUrl: execution.source.sourceUrl, seconds: execution.source.seconds, createdAt: execution.finishAt };
       media.set(vid, output);
     }
     return output;
@@ -184,7 +202,9 @@ export function simulatedVod(): SimulatedVod {
         const list = known.map((id) => {
           const upload = uploads.get(id)!;
           const state = uploadState(upload);
-          return { JobId: id, SourceUrl: upload.sourceUrl, State: state, Vid: state === 'success' ? upload.vid : '', SpaceName: upload.space };
+          const stored = state === 'success' ? media.get(upload.vid)! : null;
+          const sourceInfo = stored ? { SourceInfo: { FileType: 'video', Format: 'mp4', Codec: 'h264', Width: 1280, Height: 720, Duration: stored.seconds, Size: mp4(stored.seconds, stored.createdAt).length } } : {};
+          return { JobId: id, SourceUrl: upload.sourceUrl, State: state, Vid: stored ? upload.vid : '', SpaceName: upload.space, ...sourceInfo };
         });
         return { Data: { MediaInfoList: list, NotExistJobIds: ids.filter((id) => !uploads.has(id)) } };
       },
@@ -195,11 +215,17 @@ export function simulatedVod(): SimulatedVod {
         const input = objectAt(p.Input, 'Input');
         if (input.Type !== 'Vid') throw invalid('the simulated VOD takes Input.Type Vid only');
         const source = typeof input.Vid === 'string' ? media.get(input.Vid) : undefined;
-        if (!source) throw new OpenApiError(404, 'NotFound.Vid', `no media ${String(input.Vid)} in this account`);
+        if (p.SpaceName !== undefined && typeof p.SpaceName !== 'string') throw invalid('SpaceName must be a string');
+        const space = p.SpaceName ?? source?.space;
+        if (!source || source.space !== space) throw new OpenApiError(404, 'NotFound.Vid', `no media ${String(input.Vid)} in space ${String(space)}`);
         const operation = objectAt(p.Operation, 'Operation');
         checkErase(operation);
         const control = p.Control === undefined ? {} : objectAt(p.Control, 'Control');
-        const execution = executions.add(req, 'erase', directivesOfUrl(source.sourceUrl), (task) => ({ ...task, source, operation, control, reads: 0 }));
+        const request = canonicalJson([space, input, operation, control.ClientToken ?? null]);
+        const earlier = executions.get(runsByRequest.get(request) ?? '');
+        if (earlier && ['queued', 'running'].includes(simTaskPhase(earlier))) return { RunId: earlier.id };
+        const execution = executions.add(req, 'erase', directivesOfUrl(source.sourceUrl), (task) => ({ ...task, source, space, operation, control, reads: 0 }));
+        runsByRequest.set(request, execution.id);
         return { RunId: execution.id };
       },
     },
@@ -217,9 +243,9 @@ export function simulatedVod(): SimulatedVod {
           RunId: execution.id,
           Status: status,
           ...(phase === 'failed' ? { Code: 'SubtitleEraseFailed' } : {}),
-          SpaceName: execution.source.space,
+          SpaceName: execution.space,
           Meta: {
-            SpaceName: execution.source.space,
+            SpaceName: execution.space,
             Trigger: 'API',
             CreateTime: beijingTime(execution.createdAt),
             ...(phase !== 'queued' ? { StartTime: beijingTime(execution.createdAt + (execution.finishAt - execution.createdAt) / 5) } : {}),

@@ -4,13 +4,17 @@ import type { GatewayState } from '../http/context';
 import { shapedRouter } from '../http/error-shape';
 import { specStatuses } from '../http/routing';
 import { getRiskReport, handleRiskCompletion, type RiskDeps } from './risk/handler';
+import type { Logger } from '../log';
 import { handleWebQa, type WebQaDeps } from './webqa/handler';
+import { KeptConversations, PURGE_INTERVAL_MS, purgeExpiredPeriodically } from './webqa/kept-conversations';
 
-export type AgentsDeps = RiskDeps & WebQaDeps;
+export type AgentsDeps = RiskDeps & WebQaDeps & { readonly logger: Pick<Logger, 'error'> };
 
 /**
  * The agents: public-information risk screening over the web-search channel (errors in shape A)
- * and the web Q&A agent proxied to the upstream agent channel.
+ * and the web Q&A agent, whose turns go to the bot's provider through its channel's protocol
+ * adapter (src/upstreams/bot-chat.ts); the conversations the gateway keeps itself are purged
+ * once expired.
  */
 export const agentsFeature: FeatureFactory<AgentsDeps> = (deps) => {
   // The spec lists no 429 for web Q&A, and none at all for risk, which is treated like it.
@@ -20,5 +24,19 @@ export const agentsFeature: FeatureFactory<AgentsDeps> = (deps) => {
   risk.get('/reports/:id', (ctx) => getRiskReport(deps, ctx, ctx.params.id!));
   const webQa = new Router<GatewayState>({ sensitive: true });
   for (const path of ['/v1/agent/chat/completions', '/v1/agent/chat/completion', '/v1/agents/chat/completions']) webQa.post(path, agentStatuses, (ctx) => handleWebQa(deps, ctx));
-  return { routers: [risk, webQa] };
+  let purging: { stop(): Promise<void> } | null = null;
+  return {
+    routers: [risk, webQa],
+    start() {
+      const conversations = new KeptConversations(deps.pool, deps.config.webQaHistoryTtlMs);
+      purging = purgeExpiredPeriodically(conversations, {
+        everyMs: Math.min(PURGE_INTERVAL_MS, deps.config.webQaHistoryTtlMs),
+        clock: deps.clock,
+        onError: (err) => deps.logger.error({ err }, 'could not purge expired web Q&A conversations'),
+      });
+    },
+    async stop() {
+      await purging?.stop();
+    },
+  };
 };

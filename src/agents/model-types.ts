@@ -49,7 +49,12 @@ export interface BotCapabilities {
   readonly tier: BotTier;
   readonly max_output_tokens: number;
   readonly context_window: number;
-  /** Models a request may ask the bot to answer with (`model`); empty: the bot's own only. */
+  /**
+   * Models a request's `model` may name besides the bot's own id (empty: the bot's id only). The
+   * spec lists `model` without saying what it does; neither Coze nor Ark's bots take a model per
+   * turn (a bot answers with the model it is configured with), so a named model is checked
+   * (known, offered, allowed to the key) and not sent: docs/api/agents.md.
+   */
   readonly models: readonly string[];
   /** The provider's id of the bot, when it differs from the gateway's id (hidden from clients). */
   readonly upstream_model?: string;

@@ -41,6 +41,8 @@ export interface BotChatAsk {
 export interface BotChatUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Why these were read from a fallback of the provider's report (its breakdown unreadable): the feature logs it. */
+  readonly warning?: string;
 }
 
 /**

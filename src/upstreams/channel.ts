@@ -61,6 +61,7 @@ interface UpstreamResponse {
 export class Channel implements WireEventTransport, WireSocketTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
+  readonly origin: string;
   /** The Host the requests carry (`host[:port]`), which an ACS3 signature covers. */
   private readonly host: string;
 
@@ -74,6 +75,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
   ) {
     const url = new URL(config.base_url);
     this.basePath = url.pathname.replace(/\/$/, '');
+    this.origin = url.origin;
     this.host = url.host;
     this.pool = new Pool(url.origin, {
       connections: config.max_concurrency,

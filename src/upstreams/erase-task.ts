@@ -25,6 +25,8 @@ export interface EraseTaskAsk {
   readonly videoUrl: string;
   /** Where the subtitles sit; null: the provider finds them. */
   readonly regions: readonly EraseRegion[] | null;
+  /** The longest video the model erases (its `max_duration_seconds`): a longer one fails `video_too_long` before the provider erases it. */
+  readonly maxSeconds: number;
 }
 
 /** The provider's work as the gateway reads it. */

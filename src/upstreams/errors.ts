@@ -41,3 +41,13 @@ export function retryAfterOf(headers: Readonly<Record<string, string>>): string 
   const value = headers['retry-after'];
   return typeof value === 'string' && PASSABLE_HEADER.test(value) ? value : null;
 }
+
+/**
+ * The message of an error answer that is not in the provider's error format (a proxy's HTML page,
+ * plain text): its status and content type only. Its body is not passed on: it may quote anything,
+ * the request and its credentials included, and a client is no wiser for a page of HTML.
+ */
+export function unreadableErrorMessage(status: number, headers: Readonly<Record<string, string>>, channel: string): string {
+  const type = headers['content-type'];
+  return `channel ${channel}: the provider answered HTTP ${status}${type ? ` (${type.split(';')[0]!.trim()})` : ''} without an error it documents`;
+}

@@ -42,6 +42,8 @@ export interface WireAnswer {
 export interface WireTransport {
   /** The channel's name, for error messages. */
   readonly name: string;
+  /** The origin of the channel's base URL: links a provider answers there are the channel's own (isFetchableProviderLink). */
+  readonly origin?: string;
   call(request: WireRequest, signal?: AbortSignal): Promise<WireAnswer>;
 }
 

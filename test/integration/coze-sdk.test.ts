@@ -66,6 +66,24 @@ describe('the simulated Coze, driven by the official @coze/api SDK @integration'
     expect(second.messages!.find((m) => m.type === 'answer')!.content).to.equal('webqa-pro answers: And a neap tide? (earlier in this conversation you asked: "What is a spring tide?")');
   });
 
+  it('cancels a chat that runs on (chat.cancel): canceled, its turn kept out of the conversation, the next chat taken; a running chat refuses the next one (4016)', async () => {
+    const conversation = await client.conversations.create({ bot_id: 'webqa-pro' });
+    const ask = (content: string) => client.chat.create({ bot_id: 'webqa-pro', user_id: 'u-3', conversation_id: conversation.id, additional_messages: question(content) });
+    await client.chat.createAndPoll({ bot_id: 'webqa-pro', user_id: 'u-3', conversation_id: conversation.id, additional_messages: question('What is a spring tide?') });
+    const stalled = await ask('Never finish [sim:stall]');
+    expect(stalled.status).to.equal('in_progress');
+    const busy = await ask('And a neap tide?').catch((e: unknown) => e);
+    expect([busy instanceof APIError, (busy as APIError).code], 'a chat runs in the conversation').to.deep.equal([true, 4016]);
+
+    const cancelled = await client.chat.cancel(conversation.id, stalled.id);
+    expect([cancelled.id, cancelled.status]).to.deep.equal([stalled.id, 'canceled']);
+    expect((await client.chat.retrieve(conversation.id, stalled.id)).status).to.equal('canceled');
+    const next = await client.chat.createAndPoll({ bot_id: 'webqa-pro', user_id: 'u-3', conversation_id: conversation.id, additional_messages: question('And a neap tide?') });
+    expect(next.messages!.find((m) => m.type === 'answer')!.content, 'the cancelled question is not remembered').to.equal('webqa-pro answers: And a neap tide? (earlier in this conversation you asked: "What is a spring tide?")');
+    const again = await client.chat.cancel(conversation.id, next.chat.id).catch((e: unknown) => e);
+    expect([again instanceof APIError, (again as APIError).code], 'a completed chat is not cancelled').to.deep.equal([true, 4000]);
+  });
+
   it("answers Coze's codes as the SDK reads them: a wrong token, an unknown bot, a conversation that does not exist", async () => {
     const stranger = new CozeAPI({ token: 'pat_not-the-placeholder', baseURL: `${sim.url}/coze` });
     const refusals = [

@@ -113,6 +113,7 @@ describe('subtitle erase tasks @integration', () => {
     expect(JSON.parse(upload.URLSets as string)).to.deep.equal([{ SourceUrl: video_url, FileExtension: '.mp4', CallbackArgs: res.body.id }]);
     const start = vodCalls.find((c) => c.action === 'StartExecution')!.parameters;
     expect(start.Control).to.deep.equal({ ClientToken: res.body.id });
+    expect(start.SpaceName, 'the space VOD\'s idempotency compares').to.equal('subtitle-erase');
     const erase = (start.Operation as { Task: { Erase: { Mode: string; Auto: { Locations: unknown } } } }).Task.Erase;
     expect(erase.Mode).to.equal('Auto');
     expect(erase.Auto.Locations).to.deep.equal([
@@ -213,6 +214,20 @@ describe('subtitle erase tasks @integration', () => {
       ['reservation', 'release'],
       ['reservation', 'release'],
     ]);
+  });
+
+  it('fails a video longer than the model takes (VOD reports its length after the pull) with video_too_long before erasing it, released', async () => {
+    const fresh = await gw.fundedAccount(100_000_000);
+    // Declared short (the freeze), 9000 s in fact: more than subtitle-erase's max_duration_seconds (7200).
+    const res = await create({ video_url: `${VIDEO}?sim=duration=9000`, duration_seconds: 30 }, undefined, fresh.key);
+    expect((await balance(fresh.key)).frozen).to.equal(30 * PER_SECOND);
+    const { final } = await pollUntilFinal(res.body.id, fresh.key);
+    expect([final.status, final.error]).to.deep.equal(['failed', 'the video at video_url lasts 9000 s; at most 7200 s can be erased']);
+    expect(vodCalls.map((c) => c.action)).to.include('QueryUploadTaskInfo').and.not.include('StartExecution');
+    const task = await gw.tasks.read('erase', res.body.id, fresh.accountId);
+    expect(task?.error).to.deep.include({ code: 'video_too_long' });
+    await waitFor('released', async () => (await balance(fresh.key)).frozen === 0);
+    expect((await balance(fresh.key)).available).to.equal(100_000_000);
   });
 
   it('cancels an unfinished task: released, the gateway stops reading it (VOD has no cancel: its erase runs on); a finished one answers 409', async () => {

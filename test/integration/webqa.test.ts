@@ -1,10 +1,16 @@
+import fs from 'node:fs';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { botPricing } from '../../src/agents/model-types';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countTokens } from '../../src/billing/tokens';
+import { EXAMPLE_CHANNELS_FILE, type ChannelEntry } from '../../src/upstreams/registry';
 import { expectChatChunkFrames } from '../support/sse-frames';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { waitFor } from '../support/wait';
+
+/** The channels file's placeholder Coze token: the one the simulated Coze takes. */
+const cozeToken = (JSON.parse(fs.readFileSync(EXAMPLE_CHANNELS_FILE, 'utf8')) as ChannelEntry[]).find((e) => e.protocol === 'coze')!.api_key!;
 
 describe('web Q&A agent @integration', () => {
   let gw: TestGateway;
@@ -159,6 +165,41 @@ describe('web Q&A agent @integration', () => {
     const other = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'And a neap tide?' }] });
     expect(other.body.conversation_id).to.not.equal(conversation);
     expect(other.body.choices[0].message.content).not.to.include('earlier in this conversation');
+  });
+
+  it('cancels the Coze chat it gives up on (its timeout, a client that leaves a stream), so the conversation takes the next turn', async () => {
+    const turn = (content: string, conversation: string) => ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content }], extension_options: { conversation_id: conversation } });
+    const first = await ask({ bot_id: 'webqa-pro', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    const conversation = first.body.conversation_id as string;
+    // Polled until the channel's timeout (UPSTREAM_TIMEOUT_MS): 502, and the chat cancelled before the answer.
+    const timedOut = await turn('Never finish [sim:stall]', conversation);
+    expect([timedOut.status, timedOut.body.error.code]).to.deep.equal([502, 'upstream_timeout']);
+    // Coze refuses a chat in a conversation where one runs (4016): this one is taken.
+    const next = await turn('And a neap tide?', conversation);
+    expect(next.status, JSON.stringify(next.body)).to.equal(200);
+    expect(next.body.choices[0].message.content, 'the cancelled turn is not in the conversation').to.equal('webqa-pro answers: And a neap tide? (earlier in this conversation you asked: "What is a spring tide?")');
+
+    // Streamed: the client leaves after the first chunk, which names the chat.
+    const leaving = new AbortController();
+    const res = await fetch(`${gw.url}/v1/agent/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ bot_id: 'webqa-pro', stream: true, messages: [{ role: 'user', content: 'Never finish either [sim:stall]' }], extension_options: { conversation_id: conversation } }),
+      signal: leaving.signal,
+    });
+    const reader = res.body!.getReader();
+    let received = '';
+    while (!received.includes('\n\n')) received += new TextDecoder().decode((await reader.read()).value);
+    const chatId = JSON.parse(received.slice(received.indexOf('data: ') + 6, received.indexOf('\n\n'))).id as string;
+    leaving.abort();
+    const retrieved = async () => {
+      const query = new URLSearchParams({ conversation_id: conversation.split('.')[0]!, chat_id: chatId });
+      const answer = await fetch(`${gw.simulator.url}/coze/v3/chat/retrieve?${query}`, { headers: { authorization: `Bearer ${cozeToken}` } });
+      return ((await answer.json()) as { data: { status: string } }).data.status;
+    };
+    await waitFor('the chat cancelled', async () => (await retrieved()) === 'canceled');
+    const after = await turn('Which is higher?', conversation);
+    expect(after.body.choices[0].message.content).to.include('earlier in this conversation you asked: "And a neap tide?"');
   });
 
   it('needs a restricted key to allow the model a request names besides the bot', async () => {

@@ -46,7 +46,7 @@ const COMPLETION = {
 };
 
 describe("Ark's bots API adapter", () => {
-  it('asks with the bot id as model, OpenAI messages (images as image_url), max_tokens within 4096, usage asked of a stream', () => {
+  it('asks with the bot id as model, OpenAI messages (images as image_url), max_tokens the bot\'s output limit as it is, usage asked of a stream', () => {
     const plain = arkBotChatRequest(ask, false);
     expect([plain.method, plain.path]).to.deep.equal(['POST', '/bots/chat/completions']);
     expect(plain.body).to.deep.equal({
@@ -56,7 +56,8 @@ describe("Ark's bots API adapter", () => {
         { role: 'user', content: [{ type: 'text', text: '图片主要讲了什么?' }, { type: 'image_url', image_url: { url: 'https://ark-project.tos-cn-beijing.volces.com/doc_image/ark_demo_img_1.png' } }] },
       ],
       stream: false,
-      max_tokens: 4096,
+      // Above the reference's default of 4096: the range is the model's, not capped by the gateway.
+      max_tokens: 8192,
     });
     expect((arkBotChatRequest({ ...ask, maxOutputTokens: 1024 }, true).body as Record<string, unknown>)).to.deep.include({ stream: true, stream_options: { include_usage: true }, max_tokens: 1024 });
     expect(() => arkBotChatRequest({ ...ask, messages: [{ role: 'user', content: [{ type: 'file', url: 'https://x.example/a.pdf' }] }] }, false)).to.throw(/images, not file/);
@@ -73,6 +74,17 @@ describe("Ark's bots API adapter", () => {
     });
     const { bot_usage: _omitted, ...openaiOnly } = COMPLETION;
     expect(readArkBotChat(wireAnswer(200, openaiOnly), 'ark-bots').usage, "OpenAI's usage without bot_usage").to.deep.equal({ inputTokens: 999, outputTokens: 999 });
+    const unreadable = { ...COMPLETION, bot_usage: { model_usage: [COMPLETION.bot_usage.model_usage[0], { name: 'doubao-lite-4k', total_tokens: 35 }] } };
+    expect(readArkBotChat(wireAnswer(200, unreadable), 'ark-bots').usage, 'an unreadable breakdown: usage, with a warning to log').to.deep.equal({
+      inputTokens: 999,
+      outputTokens: 999,
+      warning: 'bot_usage.model_usage entries 1 have no token counts: read from usage instead',
+    });
+    const { usage: _usage, ...unreadableOnly } = unreadable;
+    expect(readArkBotChat(wireAnswer(200, unreadableOnly), 'ark-bots').usage, 'nothing readable: the gateway counts').to.equal(null);
+    // A client opens a card's link: references whose url is not http(s) make no card.
+    const schemes = { ...COMPLETION, references: ['javascript:alert(1)', 'data:text/html,x', 'ftp://files.example.com/a', 'HTTP://Weather.example.com/b'].map((url) => ({ url, title: url })) };
+    expect(readArkBotChat(wireAnswer(200, schemes), 'ark-bots').cards.map((c) => c['url'])).to.deep.equal(['HTTP://Weather.example.com/b']);
     const refused = thrown(() => readArkBotChat(wireAnswer(404, { error: { code: 'InvalidEndpointOrModel.NotFound', message: 'no such bot', param: '', type: 'NotFound' } }), 'ark-bots'));
     expect([refused.status, refused.code]).to.deep.equal([404, 'InvalidEndpointOrModel.NotFound']);
   });

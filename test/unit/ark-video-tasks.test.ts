@@ -150,7 +150,7 @@ describe('Ark video tasks: answers', () => {
     const limited = thrown(() => readCreatedSeedanceTask(answer(429, { error: { code: 'RateLimitExceeded.EndpointRPMExceeded', message: 'slow down', param: '', type: 'TooManyRequests' } }, { 'retry-after': '3' }), 'ark'));
     expect([limited.status, limited.code, limited.retryAfter]).to.deep.equal([429, 'RateLimitExceeded.EndpointRPMExceeded', '3']);
     const broken = thrown(() => readSeedanceTask(answer(502, '<html>bad gateway</html>'), 'ark'));
-    expect([broken.status, broken.code, broken.message]).to.deep.equal([502, null, '<html>bad gateway</html>']);
+    expect([broken.status, broken.code, broken.message]).to.deep.equal([502, null, 'channel ark: the provider answered HTTP 502 without an error it documents']);
   });
 
   it('reads the documented succeeded task: video, 24 h validity from its last update, duration, resolution and tokens', () => {

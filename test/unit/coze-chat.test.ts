@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { BotChatAsk, BotChatEvent } from '../../src/upstreams/bot-chat';
-import { cozeBotChat, cozeChatRequest, readCozeEvents } from '../../src/upstreams/coze/chat';
+import { cardOf, cozeBotChat, cozeChatRequest, readCozeEvents } from '../../src/upstreams/coze/chat';
 import { cozeErrorOf } from '../../src/upstreams/coze/errors';
 import type { SseEvent } from '../../src/upstreams/sse';
-import type { WireAnswer, WireRequest, WireTransport } from '../../src/upstreams/wire';
+import type { WireAnswer, WireEventTransport, WireRequest, WireTransport } from '../../src/upstreams/wire';
 import { thrown, upstreamErrorOf, wireAnswer } from '../support/wire-answer';
 
 /**
@@ -101,6 +101,22 @@ describe('Coze v3 chat adapter', () => {
     expect(auth.message).not.to.include('pat_abc');
   });
 
+  it("keeps a card's link members only as http(s) URLs, at any depth (a client opens them); the rest as Coze sent it", () => {
+    const card = {
+      title: 'Note: tides',
+      url: 'javascript:alert(1)',
+      image_url: 'https://img.example.com/a.png',
+      body: [{ text: 'see', href: 'data:text/html,<script>x</script>', jumpUrl: 'http://docs.example.com/t' }, { src: 'file:///etc/passwd', alt: 'x' }],
+      links: ['javascript:alert(2)', 'https://docs.example.com/u', { url: 'vbscript:x', title: 'y' }],
+    };
+    expect(cardOf(JSON.stringify(card))).to.deep.equal({
+      title: 'Note: tides',
+      image_url: 'https://img.example.com/a.png',
+      body: [{ text: 'see', jumpUrl: 'http://docs.example.com/t' }, { alt: 'x' }],
+      links: ['https://docs.example.com/u', { title: 'y' }],
+    });
+  });
+
   it("maps Coze's codes: credentials, rate limits, the operator's bot or account, the client's request", () => {
     const of = (code: number, status = 200) => thrown(() => { throw cozeErrorOf(wireAnswer(status, { code, msg: `m${code}` }), 'coze'); });
     expect([4100, 4101].map((c) => [of(c).status, of(c).code])).to.deep.equal([[401, 'upstream_auth_failed'], [403, 'upstream_auth_failed']]);
@@ -169,5 +185,82 @@ describe('Coze v3 chat adapter', () => {
     expect(action.code).to.equal('upstream_requires_action');
     const refused = await upstreamErrorOf(() => cozeBotChat.chat(scripted([wireAnswer(200, { code: 4016, msg: 'a chat is running' })]), ask, { waitMs: 1000 }));
     expect([refused.status, refused.code]).to.deep.equal([400, '4016']);
+  });
+  const CANCEL = 'POST /v3/chat/cancel {"conversation_id":"738136585609548","chat_id":"738137187639794"}';
+  const calls = (transport: { readonly sent: WireRequest[] }) => transport.sent.map((r) => `${r.method} ${r.path} ${JSON.stringify(r.body ?? r.query ?? {})}`);
+
+  it('cancels a chat it stops polling, best effort: after its timeout, and when the client leaves (the cancel without the aborted signal)', async () => {
+    const running = scripted([chatData('in_progress'), ...Array.from({ length: 5 }, () => chatData('in_progress'))]);
+    const timeout = await upstreamErrorOf(() => cozeBotChat.chat(running, ask, { waitMs: 1000, sleep: async () => undefined }));
+    expect(timeout.code).to.equal('upstream_timeout');
+    expect(calls(running).at(-1)).to.equal(CANCEL);
+    expect(running.sent.at(-1)!.model, 'the bot, for the metrics').to.equal('webqa-pro');
+
+    const left = new AbortController();
+    const signals: (AbortSignal | undefined)[] = [];
+    const answers = [chatData('in_progress'), chatData('in_progress'), chatData('canceled')];
+    const transport: WireTransport & { sent: WireRequest[] } = { name: 'coze', sent: [], call: async (request, signal) => (transport.sent.push(request), signals.push(signal), answers.shift()!) };
+    const sleep = async (_ms: number, signal?: AbortSignal) => {
+      left.abort();
+      signal?.throwIfAborted();
+    };
+    const aborted = await cozeBotChat.chat(transport, ask, { waitMs: 60_000, signal: left.signal, sleep }).then(() => null, (e: unknown) => e);
+    expect((aborted as Error).name).to.equal('AbortError');
+    expect(calls(transport)[0]).to.match(/^POST \/v3\/chat \{/);
+    expect(calls(transport).slice(1), 'the chat cancelled, not polled again').to.deep.equal([CANCEL]);
+    expect(signals[1], 'not the aborted signal').to.equal(undefined);
+
+    // A cancel Coze refuses (the chat ended meanwhile) or that fails changes nothing: the turn's own error stands.
+    const refusing = scripted([chatData('in_progress'), chatData('in_progress'), wireAnswer(200, { code: 4000, msg: 'a completed chat cannot be canceled' })]);
+    const still = await upstreamErrorOf(() => cozeBotChat.chat(refusing, ask, { waitMs: 150, sleep: async () => undefined }));
+    expect([still.code, calls(refusing).at(-1)]).to.deep.equal(['upstream_timeout', CANCEL]);
+  });
+
+  /** An event transport whose chat stream sends `events`, then ends (or throws `end`), recording the calls. */
+  function streaming(events: SseEvent[], end?: Error): WireEventTransport & { readonly sent: WireRequest[] } {
+    const sent: WireRequest[] = [];
+    return {
+      name: 'coze',
+      sent,
+      call: async (request) => (sent.push(request), wireAnswer(200, { code: 0, msg: '', data: {} })),
+      openEvents: async (request) => {
+        sent.push(request);
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          events: async function* () {
+            yield* events;
+            if (end) throw end;
+          },
+          whole: async () => wireAnswer(200, ''),
+        };
+      },
+    };
+  }
+
+  it('cancels a streamed chat left before Coze completed it (the client gone, the stream broken off), and only then', async () => {
+    const created = BASIC_STREAM.slice(0, 3);
+    const cancelOf = '{"conversation_id":"7381473525342978089","chat_id":"7382159487131697202"}';
+
+    const gone = streaming(BASIC_STREAM);
+    for await (const e of await cozeBotChat.stream(gone, ask)) if (e.type === 'text') break;
+    expect(calls(gone).slice(1)).to.deep.equal([`POST /v3/chat/cancel ${cancelOf}`]);
+
+    const broken = streaming(created, Object.assign(new Error('the channel timed out'), { name: 'UpstreamError' }));
+    const read = await cozeBotChat.stream(broken, ask);
+    const failure = await (async () => {
+      for await (const _ of read) void _;
+    })().then(() => null, (e: unknown) => e);
+    expect((failure as Error).message).to.equal('the channel timed out');
+    expect(calls(broken).slice(1)).to.deep.equal([`POST /v3/chat/cancel ${cancelOf}`]);
+
+    const whole = streaming(BASIC_STREAM);
+    for await (const _ of await cozeBotChat.stream(whole, ask)) void _;
+    expect(calls(whole), 'completed: nothing to cancel').to.have.length(1);
+    const beforeStart = streaming([], new Error('cut'));
+    await (async () => {
+      for await (const _ of await cozeBotChat.stream(beforeStart, ask)) void _;
+    })().catch(() => undefined);
+    expect(calls(beforeStart), 'no chat id yet: nothing to cancel').to.have.length(1);
   });
 });

@@ -14,8 +14,23 @@ describe('provider error mappings (Protocol.errorOf)', () => {
       const refused = p.errorOf(answer(401, { error: { message: 'key sk-abc… is wrong' } }), 'c');
       expect(refused).to.include({ status: 401, code: 'upstream_auth_failed' });
       expect(refused.message).not.to.include('sk-abc');
-      expect(p.errorOf(answer(502, 'Bad Gateway'), 'c')).to.include({ status: 502, message: 'Bad Gateway' });
+      // Not the provider's error format: its status and content type, never its body.
+      expect(p.errorOf(answer(502, '<html>Bad Gateway at 10.0.0.7, request Authorization: Bearer sk-x</html>', { 'content-type': 'text/html; charset=utf-8' }), 'c')).to.include({
+        status: 502,
+        code: null,
+        message: 'channel c: the provider answered HTTP 502 (text/html) without an error it documents',
+      });
     }
+  });
+
+  it('every protocol answers an error body not in its format by status and content type alone, echoing none of it', () => {
+    const page = answer(503, 'upstream connect error: 10.1.2.3:443 token=pat_secret', { 'content-type': 'text/plain' });
+    for (const name of ['openai', 'ark', 'coze', 'volcengine_openapi']) {
+      const err = protocolNamed(name).errorOf(page, 'c');
+      expect(err.message, name).to.equal('channel c: the provider answered HTTP 503 (text/plain) without an error it documents');
+      expect(err.status, name).to.be.oneOf([502, 503]);
+    }
+    expect(protocolNamed('coze').errorOf(answer(404, 'not found'), 'c').message, 'no content type').to.equal('channel c: the provider answered HTTP 404 without an error it documents');
   });
 
   it('minimax: v2’s error body by its type, and `base_resp` codes, also inside an HTTP 200 answer (details: minimax-video.test.ts)', () => {

@@ -110,7 +110,8 @@ describe('Volcengine OpenAPI adapter: Ark asset library and real-person verifica
     }
     const throttled = refusalOf(() => readAsset(answer(429, { ResponseMetadata: { ...metadata('GetAsset'), Error: { Code: 'FlowLimitExceeded', Message: 'slow down' } } }, { 'retry-after': '3' }), 'assets'));
     expect(throttled).to.deep.include({ status: 429, code: 'FlowLimitExceeded', retryAfter: '3' });
-    expect(refusalOf(() => readAsset(answer(502, '<html>bad gateway</html>'), 'assets'))).to.deep.include({ status: 502, message: '<html>bad gateway</html>' });
+    // A body not in the OpenAPI's format (a proxy's page) is not echoed: its status and content type.
+    expect(refusalOf(() => readAsset(answer(502, '<html>bad gateway</html>', { 'content-type': 'text/html' }), 'assets'))).to.deep.include({ status: 502, message: 'channel assets: the provider answered HTTP 502 (text/html) without an error it documents' });
     expect(refusalOf(() => readAsset(answer(200, 'not json'), 'assets'))).to.deep.include({ status: 502, kind: 'protocol' });
     expect(refusalOf(() => readAsset(answer(200, { ResponseMetadata: metadata('GetAsset') }), 'assets'))).to.deep.include({ status: 502, kind: 'protocol' });
   });

@@ -3,8 +3,11 @@ import { expect } from 'chai';
 import { vodOpenapi } from '@volcengine/openapi';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { volcengineOpenapiProvider } from '../../simulator/providers/volcengine-openapi';
-import type { EraseTaskAsk } from '../../src/upstreams/erase-task';
+import { TaskRejected } from '../../src/tasks/kind';
+import { Channel } from '../../src/upstreams/channel';
+import type { EraseTaskAsk, EraseTaskReading } from '../../src/upstreams/erase-task';
 import { EXAMPLE_CHANNELS_FILE, type ChannelEntry } from '../../src/upstreams/registry';
+import type { WireTransport } from '../../src/upstreams/wire';
 import {
   executionRequest,
   playInfoRequest,
@@ -52,7 +55,18 @@ const ASK: EraseTaskAsk = {
     { x: 0, y: 0.8, width: 1, height: 0.2 },
     { x: 0.1, y: 0.7, width: 0.3, height: 0.1 },
   ],
+  maxSeconds: 7200,
 };
+
+/** What a call to `fn` threw or rejected with (it must fail). */
+async function failureOf(fn: () => unknown): Promise<unknown> {
+  try {
+    await fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
 
 describe('Volcengine VOD subtitle erase adapter', () => {
   it('pulls the video into the space by URL, as the Node SDK sends UploadMediaByUrl (GET, URLSets as JSON text)', () => {
@@ -77,7 +91,10 @@ describe('Volcengine VOD subtitle erase adapter', () => {
     const list = (State: string, Vid = '') => ok({ Data: { MediaInfoList: [{ JobId: 'j1', SourceUrl: ASK.videoUrl, State, Vid, SpaceName: 'docspace' }], NotExistJobIds: [] } });
     expect(readUploadJobState(list('init'), 'vod', 'j1')).to.deep.equal({ state: 'pending' });
     expect(readUploadJobState(list('process'), 'vod', 'j1')).to.deep.equal({ state: 'pending' });
-    expect(readUploadJobState(list('success', 'v0abc'), 'vod', 'j1')).to.deep.equal({ state: 'stored', vid: 'v0abc' });
+    expect(readUploadJobState(list('success', 'v0abc'), 'vod', 'j1'), 'no SourceInfo: length unknown').to.deep.equal({ state: 'stored', vid: 'v0abc', seconds: null });
+    // The Node SDK's VodURLSet.SourceInfo (VodSourceInfo.Duration, seconds).
+    const withSource = ok({ Data: { MediaInfoList: [{ JobId: 'j1', State: 'success', Vid: 'v0abc', SourceInfo: { FileType: 'video', Format: 'mp4', Duration: 9000.04, Size: 1 } }], NotExistJobIds: [] } });
+    expect(readUploadJobState(withSource, 'vod', 'j1')).to.deep.equal({ state: 'stored', vid: 'v0abc', seconds: 9000.04 });
     expect(readUploadJobState(list('fail'), 'vod', 'j1').state).to.equal('failed');
     expect(readUploadJobState(ok({ Data: { MediaInfoList: [], NotExistJobIds: ['j1'] } }), 'vod', 'j1').state).to.equal('failed');
     expect(thrown(() => readUploadJobState(list('success'), 'vod', 'j1')).kind, 'success without a Vid').to.equal('protocol');
@@ -90,6 +107,7 @@ describe('Volcengine VOD subtitle erase adapter', () => {
       path: '/',
       query: { Action: 'StartExecution', Version: '2025-01-01' },
       body: {
+        SpaceName: 'docspace',
         Input: { Type: 'Vid', Vid: 'v0abc' },
         Operation: {
           Type: 'Task',
@@ -137,6 +155,27 @@ describe('Volcengine VOD subtitle erase adapter', () => {
     expect(readPlayUrl(ok({ Vid: 'v0out', PlayInfoList: [item('hls', 'https://cdn.example.com/a.m3u8'), item('mp4', 'https://cdn.example.com/a.mp4')] }), 'vod')).to.equal('https://cdn.example.com/a.mp4');
     expect(readPlayUrl(ok({ Vid: 'v0out', PlayInfoList: [item('hls', 'https://cdn.example.com/a.m3u8')] }), 'vod')).to.equal('https://cdn.example.com/a.m3u8');
     expect(readPlayUrl(ok({ Vid: 'v0out', PlayInfoList: [] }), 'vod')).to.equal(null);
+  });
+
+  it('downloads only https links on public hosts, or links on the channel\'s own origin; play links all of another kind fail the task', async () => {
+    const item = (MainPlayUrl: string, Format = 'mp4') => ({ FileId: 'f', FileType: 'video', Format, MainPlayUrl });
+    const links = (...urls: string[]) => ok({ Vid: 'v0out', PlayInfoList: urls.map((u) => item(u)) });
+    expect(readPlayUrl(links('http://127.0.0.1:9000/a.mp4', 'https://cdn.example.com/a.mp4'), 'vod'), 'the fetchable one').to.equal('https://cdn.example.com/a.mp4');
+    expect(readPlayUrl(links('http://127.0.0.1:9000/sim/a.mp4'), 'vod', 'http://127.0.0.1:9000'), "the channel's own origin").to.equal('http://127.0.0.1:9000/sim/a.mp4');
+    for (const url of ['http://cdn.example.com/a.mp4', 'https://127.0.0.1/a.mp4', 'https://10.0.0.8/a.mp4', 'https://169.254.169.254/latest', 'https://localhost/a.mp4', 'file:///etc/passwd', 'http://127.0.0.1:9001/a.mp4']) {
+      const err = await failureOf(() => readPlayUrl(links(url), 'vod', 'http://127.0.0.1:9000'));
+      expect(err, url).to.be.instanceOf(TaskRejected);
+      expect((err as TaskRejected).error.code, url).to.equal('upstream_link_refused');
+    }
+  });
+
+  it('fails a task whose upstream id it never recorded (TaskRejected: failed at once, released), without calling VOD', async () => {
+    const sent: unknown[] = [];
+    const transport: WireTransport = { name: 'vod', call: async (request) => (sent.push(request), ok({})) };
+    const err = await failureOf(() => vodSubtitleErase.get(transport, 'job:123', ASK));
+    expect(err).to.be.instanceOf(TaskRejected);
+    expect((err as TaskRejected).error.code).to.equal('upstream_id_unknown');
+    expect(sent).to.deep.equal([]);
   });
 
   it('maps the OpenAPI error envelope: a credential refusal hides the provider\'s words, a refusal keeps its Code', () => {
@@ -227,6 +266,79 @@ describe('simulated Volcengine VOD through the official @volcengine/openapi SDK'
     const jobId = (await vod.UploadMediaByUrl({ SpaceName: 'space-a', URLSets: [{ SourceUrl: 'https://cdn.example.com/d.mp4?sim=upload-fail' }] })).Result!.Data![0]!.JobId!;
     await waitFor('the pull failed', async () => (await vod.QueryUploadTaskInfo({ JobIds: jobId })).Result!.Data!.MediaInfoList![0]!.State === 'fail');
     expect((await vod.QueryUploadTaskInfo({ JobIds: 'no-such-job' })).Result!.Data!.NotExistJobIds).to.deep.equal(['no-such-job']);
+  });
+
+  it('reports the stored video\'s length in SourceInfo.Duration (`sim=duration`), as the SDK types QueryUploadTaskInfo', async () => {
+    const jobId = (await vod.UploadMediaByUrl({ SpaceName: 'space-a', URLSets: [{ SourceUrl: 'https://cdn.example.com/long.mp4?sim=duration=9000' }] })).Result!.Data![0]!.JobId!;
+    const info = await waitFor('the pull stored', async () => {
+      const item = (await vod.QueryUploadTaskInfo({ JobIds: jobId })).Result!.Data!.MediaInfoList![0]!;
+      return item.State === 'success' ? item : null;
+    });
+    expect(info.SourceInfo?.Duration).to.equal(9000);
+  });
+
+  it('answers a repeated StartExecution with the unfinished run\'s RunId, as VOD documents its idempotency; a new run once that one finished', async () => {
+    const vid = await storedVid('https://cdn.example.com/f.mp4?sim=hold');
+    const operation = { Type: 'Task', Task: { Type: 'Erase', Erase: { Mode: 'Auto', Auto: { Type: 'Subtitle', SubtitleFilter: {} }, NewVid: true } } };
+    const start = async (params: Record<string, unknown>) => ((await startExecution()(params)).Result as { RunId: string }).RunId;
+    const params = { SpaceName: 'space-a', Input: { Type: 'Vid', Vid: vid }, Operation: operation, Control: { ClientToken: 'ers_same' } };
+    const first = await start(params);
+    expect(await start(params), 'the same request while the run is unfinished').to.equal(first);
+    // Members in another order are the same request.
+    expect(await start({ Control: { ClientToken: 'ers_same' }, Operation: operation, Input: { Vid: vid, Type: 'Vid' }, SpaceName: 'space-a' })).to.equal(first);
+    const otherToken = await start({ ...params, Control: { ClientToken: 'ers_other' } });
+    const otherOperation = await start({ ...params, Operation: { Type: 'Task', Task: { Type: 'Erase', Erase: { Mode: 'Auto', Auto: { Type: 'Text' }, NewVid: true } } } });
+    expect(new Set([first, otherToken, otherOperation]).size, 'another ClientToken or Operation is another run').to.equal(3);
+    const otherSpace = await startExecution()({ ...params, SpaceName: 'space-b' });
+    expect(otherSpace.ResponseMetadata.Error, "a Vid of another space than SpaceName").to.deep.include({ Code: 'NotFound.Vid' });
+
+    expect((await fetch(`${sim.url}/volcengine/sim/vod/executions/${first}/release`, { method: 'POST' })).status).to.equal(200);
+    expect((await getExecution()({ RunId: first })).Result!.Status).to.equal('Success');
+    expect(await start(params), 'after the first run finished: a second run (billed again)').to.not.equal(first);
+  });
+
+  describe('the adapter over a signed channel', () => {
+    let channel: Channel;
+    before(() => {
+      const { accessKeyId, secretKey } = vodKey();
+      channel = new Channel({ name: 'vod', protocol: 'volcengine_openapi', base_url: `${sim.url}/volcengine`, auth: { kind: 'volcengine', credentials: { accessKeyId, secretAccessKey: secretKey, region: 'cn-north-1', service: 'vod' } }, timeout_ms: 10_000, max_concurrency: 4 });
+    });
+    after(async () => channel.close());
+
+    /** The channel, recording the Action of every call. */
+    const recorded = (actions: string[]): WireTransport => ({ name: channel.name, origin: channel.origin, call: (request, signal) => (actions.push(request.query!.Action!), channel.call(request, signal)) });
+
+    /** Submits the ask and polls the pull until VOD has stored the video: the reading that follows it. */
+    async function pulled(ask: EraseTaskAsk, transport: WireTransport): Promise<{ upstreamId: string; reading: EraseTaskReading }> {
+      const { upstreamId } = await vodSubtitleErase.submit(transport, ask);
+      const reading = await waitFor('the pull stored', async () => {
+        const r = await vodSubtitleErase.get(transport, upstreamId, ask);
+        return r.state === 'pending' && r.upstreamId === undefined ? null : r;
+      });
+      return { upstreamId, reading };
+    }
+
+    it('starts one run for a crash\'s repeat: the poll of the stored upload, made twice, gets one RunId', async () => {
+      const actions: string[] = [];
+      const ask = { ...ASK, taskId: 'ers_crash', space: 'space-a', videoUrl: 'https://cdn.example.com/g.mp4?sim=hold' };
+      const { upstreamId, reading } = await pulled(ask, recorded(actions));
+      expect(reading).to.deep.include({ state: 'pending', upstreamStatus: 'queued' });
+      const runId = (reading as { upstreamId: string }).upstreamId;
+      expect(runId).to.match(/^run:[0-9a-f]{32}$/);
+      // The gateway crashed before recording the RunId: the next poll reads the upload again.
+      expect(await vodSubtitleErase.get(recorded(actions), upstreamId, ask)).to.deep.equal(reading);
+      expect(actions.filter((a) => a === 'StartExecution')).to.have.length(2);
+      expect(((await (await fetch(`${sim.url}/volcengine/sim/vod/executions/${runId.slice(4)}`)).json()) as { Phase: string }).Phase).to.equal('queued');
+    });
+
+    it('fails a video longer than the model takes with video_too_long once VOD reports its length, never starting the erase', async () => {
+      const actions: string[] = [];
+      const { reading } = await pulled({ ...ASK, taskId: 'ers_long', space: 'space-a', videoUrl: 'https://cdn.example.com/h.mp4?sim=duration=9000' }, recorded(actions));
+      expect(reading).to.deep.equal({ state: 'failed', error: { code: 'video_too_long', message: 'the video at video_url lasts 9000 s; at most 7200 s can be erased' } });
+      expect(actions).to.not.include('StartExecution');
+      const { reading: fits } = await pulled({ ...ASK, taskId: 'ers_fits', space: 'space-a', videoUrl: 'https://cdn.example.com/i.mp4?sim=duration=7200' }, recorded(actions));
+      expect(fits.state, 'exactly the most').to.equal('pending');
+    });
   });
 
   it('refuses a box outside the frame, an unknown Vid, a wrong secret, and a request signed for another service', async () => {

@@ -21,7 +21,8 @@ import type { ExtraRoute } from '../../route';
 import { ARK_STATUS_CODES, arkJsonBody, arkRoute, sendArk } from './common';
 
 export const SIM_ARK_BOTS: Readonly<Record<string, SimBot>> = { 'bot-20260520000000-wqpro': SIM_BOTS['webqa-pro']!, 'bot-20260520000000-wqbas': SIM_BOTS['webqa-basic']! };
-const ARK_MAX_TOKENS = 4096;
+/** `max_tokens` when a request has none (the reference's default; its range is the model's, not checked here). */
+const ARK_DEFAULT_MAX_TOKENS = 4096;
 /** The model a simulated bot reports it called. */
 const BOT_MODEL = 'doubao-seed-1-6-250615';
 
@@ -80,8 +81,8 @@ export function arkBotRoutes(): ExtraRoute[] {
       const bot = Object.hasOwn(SIM_ARK_BOTS, botId) ? SIM_ARK_BOTS[botId]! : null;
       if (!bot) throw new HttpError(404, `The model or endpoint ${botId} does not exist or you do not have access to it.`, 'InvalidEndpointOrModel.NotFound');
       const { messages, mediaParts } = readMessages(b['messages']);
-      const maxTokens = b['max_tokens'] ?? ARK_MAX_TOKENS;
-      if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > ARK_MAX_TOKENS) throw invalid('max_tokens', `expected an integer from 1 to ${ARK_MAX_TOKENS}`);
+      const maxTokens = b['max_tokens'] ?? ARK_DEFAULT_MAX_TOKENS;
+      if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) throw invalid('max_tokens', 'expected a positive integer');
       const stream = b['stream'] === true;
       const includeUsage = stream && (b['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true;
 

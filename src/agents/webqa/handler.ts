@@ -15,12 +15,12 @@ import { botChatAdapterOf } from '../../upstreams/bot-adapters';
 import type { BotChatAdapter, BotChatAsk, BotChatMessage, BotChatUsage, BotMediaKind } from '../../upstreams/bot-chat';
 import { requireAllowed } from '../access';
 import { botCapabilities, botPricing } from '../model-types';
-import { ConversationHistory } from './conversation-history';
 import { ConversationIds } from './conversation-ids';
-import { mediaParts, messageText, parseWebQaRequest, type ContentPart, type WebQaMessage, type WebQaRequest } from './schemas';
+import { KeptConversations, type KeptMessage, type KeptTurn } from './kept-conversations';
+import { mediaParts, mediaUrlOf, messageText, parseWebQaRequest, type ContentPart, type WebQaMessage, type WebQaRequest } from './schemas';
+import type { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { Clock } from '../../feature-types';
-import type { EventStore } from '../../eventstore/port';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { RateLimiter } from '../../http/rate-limit';
 import type { Upstreams } from '../../upstreams/registry';
@@ -33,9 +33,9 @@ export type WebQaDeps = MeteringDeps & {
   /** Signs the conversation ids handed to clients. */
   readonly signer: UrlSigner;
   readonly clock: Clock;
-  /** Where the gateway keeps the conversations of bots whose provider keeps none. */
-  readonly store: Pick<EventStore, 'append' | 'readStream' | 'streamHead'>;
-  readonly config: Pick<Config, 'webQaRateWaitMs' | 'ssePingMs' | 'fileUrlAllowPrivateTargets'>;
+  /** Where the gateway keeps the conversations of bots whose provider keeps none (KeptConversations). */
+  readonly pool: Pick<Pool, 'query'>;
+  readonly config: Pick<Config, 'webQaRateWaitMs' | 'ssePingMs' | 'fileUrlAllowPrivateTargets' | 'webQaHistoryTtlMs'>;
 };
 
 interface Usage {
@@ -52,13 +52,14 @@ interface Plan {
   /** Whether the client gets follow-ups and cards (a Pro bot, unless asked not to). */
   readonly followUps: boolean;
   readonly cards: boolean;
-  /** For a provider that keeps no conversation: the gateway's conversation, whose turns it keeps (ConversationHistory). */
+  /** For a provider that keeps no conversation: the gateway's conversation, whose turns it keeps (KeptConversations). */
   readonly keptConversation: string | null;
   readonly promptTokens: number;
   readonly estimate: number;
 }
 
 const conversationIds = (deps: WebQaDeps): ConversationIds => new ConversationIds(deps.signer);
+const keptConversations = (deps: WebQaDeps): KeptConversations => new KeptConversations(deps.pool, deps.config.webQaHistoryTtlMs);
 
 /**
  * POST /v1/agent/chat/completions: a web Q&A turn proxied to the bot's provider (src/upstreams/bot-chat.ts), billed by
@@ -91,7 +92,7 @@ async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest,
     const channel = deps.upstreams.channel(plan.bot.channel);
     const chat = await plan.adapter.chat(channel, plan.ask, { signal: charge.signal, waitMs: channel.config.timeout_ms });
     const followUps = plan.followUps ? chat.followUps : [];
-    const usage = toUsage(chat.usage) ?? counted(plan.promptTokens, chat.answer, followUps);
+    const usage = reportedUsage(ctx, plan, chat.usage) ?? counted(plan.promptTokens, chat.answer, followUps);
     await settle(charge, plan.bot, usage);
     await keepTurn(deps, ctx, request, plan, chat.answer);
     ctx.body = {
@@ -116,14 +117,18 @@ function clientConversationId(deps: WebQaDeps, ctx: GatewayContext, plan: Plan, 
 }
 
 /**
- * A completed turn of a conversation the gateway keeps is recorded for the next one. Best effort:
- * the answer was paid for and is good; a turn that could not be kept only leaves the next turn
- * without it.
+ * A completed turn of a conversation the gateway keeps is recorded for the next one, as text.
+ * Best effort: the answer was paid for and is good; a turn that could not be kept only leaves the
+ * next turn without it.
  */
 async function keepTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan, answer: string): Promise<void> {
   if (plan.keptConversation === null) return;
   try {
-    await new ConversationHistory(deps.store).record(plan.keptConversation, plan.bot.id, request.messages, answer, ctx.state.requestId);
+    const messages = request.messages.flatMap((m): KeptMessage[] => {
+      const content = messageText(m);
+      return content === '' ? [] : [{ role: botRole(m), content }];
+    });
+    await keptConversations(deps).record(authOf(ctx).accountId, plan.keptConversation, plan.bot.id, { messages, answer }, deps.clock());
   } catch (err) {
     ctx.state.logger.warn({ err }, 'could not keep a web Q&A turn for its conversation');
   }
@@ -179,10 +184,10 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
   // A conversation id names the provider's conversation, or the gateway's own where the provider keeps none.
   const continued = ext.conversation_id ? conversationIds(deps).fromClient(auth.accountId, ext.conversation_id) : null;
   const keptConversation = adapter.keepsConversations ? null : (continued ?? newId('conv'));
-  const earlier = keptConversation !== null && continued !== null ? await new ConversationHistory(deps.store).earlierMessages(keptConversation) : [];
-  const messages = [...earlier, ...request.messages];
+  const kept = keptConversation !== null && continued !== null ? await keptConversations(deps).recentTurns(auth.accountId, keptConversation, deps.clock()) : [];
+  const earlier = turnsWithinWindow(kept, requestTokens, caps).flatMap((t): BotChatMessage[] => [...t.messages, { role: 'assistant', content: t.answer }]);
   // What the provider reads: the earlier turns it is sent count towards the reservation too.
-  const promptTokens = countMessageTokens(textMessages(messages));
+  const promptTokens = countMessageTokens([...earlier, ...textMessages(request.messages)]);
   const cards = pro && ext.cards !== false;
   const ask: BotChatAsk = {
     bot: caps.upstream_model ?? bot.id,
@@ -190,32 +195,42 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
     // Every account's users share the gateway's provider account: keep them apart there.
     user: ext.user_id ? `${auth.accountId}/${ext.user_id}` : auth.accountId,
     conversationId: adapter.keepsConversations ? continued : null,
-    messages: messages.map(botMessage),
+    messages: [...earlier, ...request.messages.map(botMessage)],
     maxOutputTokens: caps.max_output_tokens,
     cards,
   };
   return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
 }
 
+/**
+ * The most recent kept turns that fit the bot's context window beside the new messages and the
+ * output reserved for: the oldest are dropped first, so the provider is never sent more than its
+ * window holds. A turn's cost is its messages' and answer's tokens (countMessageTokens adds per
+ * message, plus one reply priming, counted once in `requestTokens`).
+ */
+function turnsWithinWindow(turns: readonly KeptTurn[], requestTokens: number, caps: ReturnType<typeof botCapabilities>): KeptTurn[] {
+  const priming = countMessageTokens([]);
+  const costs = turns.map((t) => countMessageTokens([...t.messages, { role: 'assistant', content: t.answer }]) - priming);
+  let room = caps.context_window - caps.max_output_tokens - requestTokens;
+  let first = turns.length;
+  while (first > 0 && costs[first - 1]! <= room) room -= costs[--first]!;
+  return turns.slice(first);
+}
+
+/** The media kind a bot is handed for each media part of a message: the one place the parts map to kinds. */
 const MEDIA_KINDS: Readonly<Record<Exclude<ContentPart['type'], 'text'>, BotMediaKind>> = { image_url: 'image', file_url: 'file', audio_url: 'audio' };
 
+/** A message's role as a bot takes it: system, assistant, or else the user's (a tool's or developer's message included). */
+function botRole(message: WebQaMessage): BotChatMessage['role'] {
+  return message.role === 'system' || message.role === 'assistant' ? message.role : 'user';
+}
+
 function botMessage(message: WebQaMessage): BotChatMessage {
-  const role = message.role === 'system' || message.role === 'assistant' ? message.role : 'user';
+  const role = botRole(message);
   if (typeof message.content === 'string') return { role, content: message.content };
   return {
     role,
-    content: message.content.map((part) => {
-      switch (part.type) {
-        case 'text':
-          return { type: 'text', text: part.text };
-        case 'image_url':
-          return { type: 'image', url: part.image_url.url };
-        case 'file_url':
-          return { type: 'file', url: part.file_url.url };
-        case 'audio_url':
-          return { type: 'audio', url: part.audio_url.url };
-      }
-    }),
+    content: message.content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : { type: MEDIA_KINDS[part.type], url: mediaUrlOf(part) })),
   };
 }
 
@@ -271,7 +286,7 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
           break;
         case 'completed':
           completed = true;
-          usage = toUsage(event.usage);
+          usage = reportedUsage(ctx, plan, event.usage);
           break;
       }
     }
@@ -296,7 +311,9 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
   }
 }
 
-function toUsage(usage: BotChatUsage | null): Usage | null {
+/** The usage the provider reported, as the answer's; a fallback its adapter had to read it by is logged. */
+function reportedUsage(ctx: GatewayContext, plan: Plan, usage: BotChatUsage | null): Usage | null {
+  if (usage?.warning) ctx.state.logger.warn({ channel: plan.bot.channel, bot: plan.bot.id, warning: usage.warning }, 'web Q&A usage read from a fallback of the provider\'s report');
   if (!usage) return null;
   return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
 }

@@ -103,10 +103,21 @@ export function mediaParts(request: WebQaRequest): { type: Exclude<ContentPart['
       : m.content.flatMap((p, j) => {
           if (p.type === 'text') return [];
           const param = `messages[${i}].content[${j}]`;
-          const url = p.type === 'image_url' ? p.image_url.url : p.type === 'file_url' ? p.file_url.url : p.audio_url.url;
-          return [{ type: p.type, param, url, urlParam: `${param}.${p.type}.url` }];
+          return [{ type: p.type, param, url: mediaUrlOf(p), urlParam: `${param}.${p.type}.url` }];
         }),
   );
+}
+
+/** The URL a media part names. */
+export function mediaUrlOf(part: Exclude<ContentPart, { type: 'text' }>): string {
+  switch (part.type) {
+    case 'image_url':
+      return part.image_url.url;
+    case 'file_url':
+      return part.file_url.url;
+    case 'audio_url':
+      return part.audio_url.url;
+  }
 }
 
 /** The text of a message, for token counting: its text parts joined by newlines. */

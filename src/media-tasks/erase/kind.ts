@@ -52,7 +52,8 @@ type EraseTask = KindTask<NormalizedEraseRequest, TaskData, EraseUsage>;
 export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedEraseRequest, TaskData, EraseUsage> {
   const askOf = (task: EraseTask): EraseTaskAsk => {
     const model = pricingModel(deps.catalog, task);
-    return { taskId: task.taskId, space: eraseCapabilities(model).upstream_space ?? model.id, videoUrl: task.request.video_url, regions: task.request.regions };
+    const caps = eraseCapabilities(model);
+    return { taskId: task.taskId, space: caps.upstream_space ?? model.id, videoUrl: task.request.video_url, regions: task.request.regions, maxSeconds: caps.max_duration_seconds };
   };
 
   return {

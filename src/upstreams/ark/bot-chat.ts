@@ -3,7 +3,8 @@
  * completions at `POST {base}/bots/chat/completions`, the bot id (`bot-…`) as `model`.
  *
  * References: https://www.volcengine.com/docs/82379/1285207 (应用(Bot) API: `model` the bot id,
- * `messages`, `stream`, `stream_options`, `max_tokens` up to 4096); the answer and its chunks as
+ * `messages`, `stream`, `stream_options`, `max_tokens`: 4096 when absent, its range the model's);
+ * the answer and its chunks as
  * the official Python SDK types them (volcengine-python-sdk, `volcenginesdkarkruntime/types/bot_chat`:
  * OpenAI's completion plus `references` [{url, title, summary, site_name, publish_time, cover_image,
  * logo_url, doc_id, doc_name, …}], `bot_usage {model_usage: [{name, prompt_tokens,
@@ -12,14 +13,11 @@
  * sends a conversation's earlier turns with each one (keepsConversations false).
  */
 import type { BotChatAdapter, BotChatAsk, BotChatEvent, BotChatMessage, BotChatUsage } from '../bot-chat';
-import { isTokenCount, protocolError, recordOf } from '../answer-fields';
+import { clientLink, isTokenCount, protocolError, recordOf } from '../answer-fields';
 import { streamedError } from '../openai/errors';
 import type { SseEvent } from '../sse';
 import type { WireAnswer, WireRequest } from '../wire';
 import { arkProtocol } from './protocol';
-
-/** Ark's most output tokens of a bot call (the reference's range of `max_tokens`). */
-export const ARK_BOT_MAX_TOKENS = 4096;
 
 /** A message in OpenAI's form: text, or parts (`text`, `image_url`: the only media Ark's bots take). */
 function openaiMessage(message: BotChatMessage): Record<string, unknown> {
@@ -35,9 +33,10 @@ function openaiMessage(message: BotChatMessage): Record<string, unknown> {
 }
 
 /**
- * `POST /bots/chat/completions`. `max_tokens` is the bot's output limit (at most Ark's 4096), so
- * Ark never bills more output than the gateway reserved for; a stream asks `include_usage`, for its
- * last chunk's usage.
+ * `POST /bots/chat/completions`. `max_tokens` is the bot's output limit, what the gateway reserved
+ * for, as it is (its range is the model's, which the operator chose: an Ark refusal is theirs to
+ * mend); it bounds each model call, so a bot that calls several models may report more in sum
+ * (docs/providers.md). A stream asks `include_usage`, for its last chunk's usage.
  */
 export function arkBotChatRequest(ask: BotChatAsk, stream: boolean): WireRequest {
   return {
@@ -49,22 +48,25 @@ export function arkBotChatRequest(ask: BotChatAsk, stream: boolean): WireRequest
       messages: ask.messages.map(openaiMessage),
       stream,
       ...(stream ? { stream_options: { include_usage: true } } : {}),
-      max_tokens: Math.min(ask.maxOutputTokens, ARK_BOT_MAX_TOKENS),
+      max_tokens: ask.maxOutputTokens,
     },
   };
 }
 
 /**
  * The tokens a turn used: the sum of `bot_usage.model_usage` (each model the bot called) when Ark
- * reports it, else OpenAI's `usage`; null when neither is readable.
+ * reports it, else OpenAI's `usage`; null when neither is readable. A breakdown with an entry it
+ * cannot read falls back to `usage`, with a warning the feature logs (its sum may differ).
  */
 export function arkBotUsage(body: Readonly<Record<string, unknown>>): BotChatUsage | null {
   const perModel = recordOf(body['bot_usage'])['model_usage'];
-  if (Array.isArray(perModel) && perModel.length > 0) {
-    const read = perModel.map((u) => tokensOf(u));
-    if (read.every((u): u is BotChatUsage => u !== null)) return read.reduce((a, b) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }));
-  }
-  return tokensOf(body['usage']);
+  if (!Array.isArray(perModel) || perModel.length === 0) return tokensOf(body['usage']);
+  const read = perModel.map((u) => tokensOf(u));
+  if (read.every((u): u is BotChatUsage => u !== null)) return read.reduce((a, b) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }));
+  const usage = tokensOf(body['usage']);
+  const unread = read.flatMap((u, i) => (u === null ? [i] : []));
+  const warning = `bot_usage.model_usage entries ${unread.join(', ')} have no token counts: ${usage ? 'read from usage instead' : 'and usage has none either'}`;
+  return usage ? { ...usage, warning } : null;
 }
 
 function tokensOf(value: unknown): BotChatUsage | null {
@@ -76,13 +78,14 @@ function tokensOf(value: unknown): BotChatUsage | null {
 
 /**
  * A reference the bot's web search or knowledge base answered from, as a card: a page
- * (`url`) is a `link` card with its title, summary and site; a reference without a URL (a
- * knowledge-base chunk) is not shown.
+ * (`url`, http or https) is a `link` card with its title, summary and site; a reference without
+ * such a URL (a knowledge-base chunk) is not shown.
  */
 export function referenceCard(value: unknown): Readonly<Record<string, unknown>> | null {
   const reference = recordOf(value);
-  const url = reference['url'];
-  if (typeof url !== 'string' || url === '') return null;
+  // A client opens the link: an http(s) one only (no `javascript:` or `data:`).
+  const url = clientLink(reference['url']);
+  if (url === null) return null;
   const text = (key: string): string | null => (typeof reference[key] === 'string' && reference[key] !== '' ? (reference[key] as string) : null);
   const [summary, site, published] = [text('summary'), text('site_name'), text('publish_time')];
   return {

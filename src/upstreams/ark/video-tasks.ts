@@ -12,7 +12,7 @@
  *   queued task becomes `cancelled`; a finished one is deleted; a running one cannot be)
  * - errors: https://www.volcengine.com/docs/82379/1299023 (read by the protocol's errorOf, protocol.ts)
  */
-import { UpstreamError } from '../errors';
+import { protocolError, recordOf } from '../answer-fields';
 import type { VideoTaskAdapter, VideoTaskAsk, VideoTaskReading } from '../video-task';
 import type { WireAnswer, WireRequest } from '../wire';
 import { arkProtocol } from './protocol';
@@ -171,18 +171,9 @@ function okBody(answer: WireAnswer, channel: string): Readonly<Record<string, un
   return body as Readonly<Record<string, unknown>>;
 }
 
-function recordOf(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-/** An answer that does not read as Ark's: the provider's fault (502), retried like any other. */
 /** Ark's video tasks as the video feature runs them, through a channel of the `ark` protocol. */
 export const arkVideoTasks: VideoTaskAdapter = {
   create: async (transport, ask, taskId) => readCreatedSeedanceTask(await transport.call(createSeedanceTask(ask, taskId)), transport.name),
   get: async (transport, upstreamId) => readSeedanceTask(await transport.call(getSeedanceTask(upstreamId)), transport.name),
   cancel: async (transport, upstreamId) => readCancelledSeedanceTask(await transport.call(cancelSeedanceTask(upstreamId)), transport.name),
 };
-
-function protocolError(channel: string, what: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
-}

@@ -13,14 +13,18 @@
  *   the SDK sends it as a POST)
  * - messages: https://www.coze.cn/open/docs/developer_guides/list_chat_messages (`GET /v3/chat/message/list`)
  * - conversations: https://www.coze.cn/open/docs/developer_guides/create_conversation (`POST /v1/conversation/create`)
+ * - cancel: https://docs.coze.cn/developer_guides/chat_cancel (the SDK's `chat.cancel`: `POST
+ *   /v3/chat/cancel {conversation_id, chat_id}`; the chat turns `canceled`, its turn is not kept as
+ *   the conversation's context, a completed, failed or requires_action chat cannot be cancelled,
+ *   and it does not end a stream: the client closes it)
  * - errors: https://www.coze.cn/open/docs/developer_guides/coze_error_codes (errors.ts)
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { BotChatAdapter, BotChatAsk, BotChatEvent, BotChatMessage, BotChatResult, BotChatUsage } from '../bot-chat';
-import { isTokenCount, protocolError, recordOf } from '../answer-fields';
+import { isTokenCount, protocolError, recordOf, withHttpLinksOnly } from '../answer-fields';
 import { UpstreamError } from '../errors';
 import type { SseEvent } from '../sse';
-import type { WireAnswer, WireRequest } from '../wire';
+import type { WireAnswer, WireRequest, WireTransport } from '../wire';
 import { cozeErrorOf, cozeFailure, errorFields } from './errors';
 
 /** Coze's EnterMessage. */
@@ -81,6 +85,25 @@ export function cozeRetrieveRequest(conversationId: string, chatId: string, mode
   return { method: 'GET', path: '/v3/chat/retrieve', query: { conversation_id: conversationId, chat_id: chatId }, model };
 }
 
+/** `POST /v3/chat/cancel`, the body as the SDK's `chat.cancel` sends it. */
+export function cozeCancelRequest(conversationId: string, chatId: string, model: string): WireRequest {
+  return { method: 'POST', path: '/v3/chat/cancel', body: { conversation_id: conversationId, chat_id: chatId }, model };
+}
+
+/**
+ * Cancels a chat the gateway gave up on (its timeout, the client gone, a stream that broke off):
+ * Coze would run it on, and refuses a new chat in its conversation while it runs (4016). Best
+ * effort, without the turn's signal (it may be the abort that brought us here): a refusal (the
+ * chat ended meanwhile) or a failure leaves nothing the gateway could do.
+ */
+async function cancelChat(transport: WireTransport, conversationId: string, chatId: string, model: string): Promise<void> {
+  try {
+    await transport.call(cozeCancelRequest(conversationId, chatId, model));
+  } catch {
+    // best effort: see above
+  }
+}
+
 export function cozeMessagesRequest(conversationId: string, chatId: string, model: string): WireRequest {
   return { method: 'GET', path: '/v3/chat/message/list', query: { conversation_id: conversationId, chat_id: chatId }, model };
 }
@@ -123,13 +146,14 @@ export function usageOf(value: unknown): BotChatUsage | null {
 
 /**
  * A card message's content: Coze's card JSON (its Card SDK's data), kept as Coze sent it when it is
- * a JSON object; anything else is kept as text.
+ * a JSON object, except for link members that are not http(s) (a client opens them); anything else
+ * is kept as text.
  */
 export function cardOf(content: unknown): Readonly<Record<string, unknown>> {
   if (typeof content === 'string') {
     try {
       const card = JSON.parse(content) as unknown;
-      if (typeof card === 'object' && card !== null && !Array.isArray(card)) return card as Record<string, unknown>;
+      if (typeof card === 'object' && card !== null && !Array.isArray(card)) return withHttpLinksOnly(card) as Record<string, unknown>;
     } catch {
       // not JSON: kept as text below
     }
@@ -182,19 +206,19 @@ async function conversationOf(transport: Parameters<BotChatAdapter['chat']>[0], 
 /**
  * A turn read whole: the chat is created (`in_progress`), polled through `/v3/chat/retrieve` until
  * it is final, and its messages read through `/v3/chat/message/list`. A chat still running after
- * `waitMs` of polling is a timeout.
+ * `waitMs` of polling is a timeout; one the gateway stops polling (that timeout, the client gone)
+ * is cancelled.
  */
 async function chat(...[transport, ask, options]: Parameters<BotChatAdapter['chat']>): Promise<BotChatResult> {
-  const { signal, waitMs } = options;
-  const sleep = options.sleep ?? ((ms: number, s?: AbortSignal) => sleepFor(ms, undefined, { signal: s }));
+  const { signal } = options;
   const conversationId = await conversationOf(transport, ask, signal);
-  let chat = readCozeChat(cozeData(await transport.call(cozeChatRequest(ask, conversationId, false), signal), transport.name), transport.name);
-  for (let waited = 0, polls = 0; !FINAL.has(chat.status); polls++) {
-    const delay = POLL_DELAYS_MS[polls] ?? POLL_MAX_DELAY_MS;
-    if (waited + delay > waitMs) throw new UpstreamError(0, `channel ${transport.name}: the Coze chat was still ${chat.status} after ${waited} ms`, 'upstream_timeout', 'timeout');
-    await sleep(delay, signal);
-    waited += delay;
-    chat = readCozeChat(cozeData(await transport.call(cozeRetrieveRequest(chat.conversationId, chat.id, ask.catalogModel), signal), transport.name), transport.name);
+  const created = readCozeChat(cozeData(await transport.call(cozeChatRequest(ask, conversationId, false), signal), transport.name), transport.name);
+  let chat: CozeChatReading;
+  try {
+    chat = await pollToEnd(transport, created, ask.catalogModel, options);
+  } catch (err) {
+    await cancelChat(transport, created.conversationId, created.id, ask.catalogModel);
+    throw err;
   }
   if (chat.status !== 'completed') throw endedChat(chat, transport.name);
   const listed = cozeData(await transport.call(cozeMessagesRequest(chat.conversationId, chat.id, ask.catalogModel), signal), transport.name);
@@ -210,6 +234,21 @@ async function chat(...[transport, ask, options]: Parameters<BotChatAdapter['cha
   };
 }
 
+/** Retrieves the chat until it is final; at most `waitMs` of waiting, then a timeout. */
+async function pollToEnd(transport: WireTransport, created: CozeChatReading, model: string, options: Parameters<BotChatAdapter['chat']>[2]): Promise<CozeChatReading> {
+  const { signal, waitMs } = options;
+  const sleep = options.sleep ?? ((ms: number, s?: AbortSignal) => sleepFor(ms, undefined, { signal: s }));
+  let chat = created;
+  for (let waited = 0, polls = 0; !FINAL.has(chat.status); polls++) {
+    const delay = POLL_DELAYS_MS[polls] ?? POLL_MAX_DELAY_MS;
+    if (waited + delay > waitMs) throw new UpstreamError(0, `channel ${transport.name}: the Coze chat was still ${chat.status} after ${waited} ms`, 'upstream_timeout', 'timeout');
+    await sleep(delay, signal);
+    waited += delay;
+    chat = readCozeChat(cozeData(await transport.call(cozeRetrieveRequest(chat.conversationId, chat.id, model), signal), transport.name), transport.name);
+  }
+  return chat;
+}
+
 /** A streamed turn: the conversation (created when new), then the chat's event stream, or Coze's refusal of it. */
 async function stream(...[transport, ask, signal]: Parameters<BotChatAdapter['stream']>): Promise<AsyncGenerator<BotChatEvent>> {
   const conversationId = await conversationOf(transport, ask, signal);
@@ -219,7 +258,26 @@ async function stream(...[transport, ask, signal]: Parameters<BotChatAdapter['st
     const answer = await opened.whole();
     throw answer.status >= 400 ? cozeErrorOf(answer, transport.name) : failureOrProtocol(answer, transport.name);
   }
-  return readCozeEvents(opened.events(), transport.name);
+  return cancelledUnlessCompleted(readCozeEvents(opened.events(), transport.name), transport, ask.catalogModel);
+}
+
+/**
+ * The stream's events, and a cancel of its chat when the stream is left before Coze completed it
+ * (the client gone, the stream broken off or timed out): closing the connection alone does not stop
+ * a Coze chat. Once Coze failed it, the cancel is refused, harmlessly.
+ */
+async function* cancelledUnlessCompleted(events: AsyncGenerator<BotChatEvent>, transport: WireTransport, model: string): AsyncGenerator<BotChatEvent> {
+  let chat: { readonly id: string; readonly conversationId: string } | null = null;
+  let completed = false;
+  try {
+    for await (const event of events) {
+      if (event.type === 'started' && event.conversationId !== null) chat = { id: event.chatId, conversationId: event.conversationId };
+      if (event.type === 'completed') completed = true;
+      yield event;
+    }
+  } finally {
+    if (chat !== null && !completed) await cancelChat(transport, chat.conversationId, chat.id, model);
+  }
 }
 
 function failureOrProtocol(answer: WireAnswer, channel: string): UpstreamError {

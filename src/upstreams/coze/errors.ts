@@ -5,7 +5,7 @@
  * official SDK, `@coze/api`, reads the code from a 200 as from any other status); a stream reports
  * a failure as `{code, msg}` in its `error` event, or as the chat's `last_error` when the chat fails.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { WireAnswer } from '../wire';
 
 /** Coze's codes by what they mean for the gateway (the error code page; 5000 is Coze's internal error). */
@@ -36,19 +36,15 @@ export function cozeFailure(code: number | null, message: string | null, channel
 
 /** The gateway's error for an answer that is not Coze's success (an error status, or a non-zero `code`). */
 export function cozeErrorOf(answer: WireAnswer, channel: string): UpstreamError {
-  const { code, msg } = envelopeError(answer.text());
-  return cozeFailure(code, msg, channel, answer.status, retryAfterOf(answer.headers));
-}
-
-/** `{code, msg}` of a Coze error body (also a stream's `error` event, a chat's `last_error`); nulls for what is missing. */
-export function envelopeError(text: string): { code: number | null; msg: string | null } {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(answer.text());
   } catch {
-    return { code: null, msg: text.trim() === '' ? null : text.slice(0, 500) };
+    // Not Coze's envelope: its status and content type tell what little there is.
+    return cozeFailure(null, unreadableErrorMessage(answer.status, answer.headers, channel), channel, answer.status, retryAfterOf(answer.headers));
   }
-  return errorFields(body);
+  const { code, msg } = errorFields(body);
+  return cozeFailure(code, msg, channel, answer.status, retryAfterOf(answer.headers));
 }
 
 export function errorFields(value: unknown): { code: number | null; msg: string | null } {

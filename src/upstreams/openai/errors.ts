@@ -3,7 +3,7 @@
  * (the body `{"error": {"message", "type", "param", "code"}}`). The OpenAI protocol is a relay
  * (docs/providers.md): its errors are read here, in one place.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { WireAnswer } from '../wire';
 
 /** The gateway's error for an OpenAI-shaped error answer (status ≥ 400). */
@@ -19,9 +19,9 @@ export function openaiErrorOf(answer: WireAnswer, channel: string): UpstreamErro
     const reported = reportedError(error);
     if (reported) return new UpstreamError(status, reported.message, reported.code, 'http', retryAfter);
   } catch {
-    // not JSON: use the text itself
+    // not JSON: not the provider's error format
   }
-  return new UpstreamError(status, text.slice(0, 500) || `upstream answered HTTP ${status}`, null, 'http', retryAfter);
+  return new UpstreamError(status, unreadableErrorMessage(status, answer.headers, channel), null, 'http', retryAfter);
 }
 
 /** The message and code of an OpenAI error object (`{message, code, …}`), or null when it has no message. */

@@ -5,7 +5,7 @@
  * VOD's subtitle erase (service `vod`) are served this way. Every answer carries
  * `ResponseMetadata`; a refusal its `Error: {Code, Message}`.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
 
@@ -35,7 +35,7 @@ function volcengineErrorOf(answer: WireAnswer, channel: string): UpstreamError {
   }
   const status = answer.status >= 400 ? answer.status : 502;
   if (reported) return new UpstreamError(status, reported.message, reported.code, 'http', retryAfterOf(answer.headers));
-  return new UpstreamError(status, answer.text().slice(0, 500) || `upstream answered HTTP ${answer.status}`, null, 'http', retryAfterOf(answer.headers));
+  return new UpstreamError(status, unreadableErrorMessage(answer.status, answer.headers, channel), null, 'http', retryAfterOf(answer.headers));
 }
 
 export const volcengineOpenapiProtocol: Protocol = {

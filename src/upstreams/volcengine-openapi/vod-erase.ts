@@ -6,13 +6,15 @@
  * 1. `UploadMediaByUrl` (Version 2020-08-01, GET, `SpaceName` and `URLSets` as JSON text) pulls the
  *    client's video into the operator's space → `Result.Data[].JobId`; `QueryUploadTaskInfo`
  *    (`JobIds`) reads it → `Result.Data.MediaInfoList[] {JobId, State: init | process | success |
- *    fail, Vid}`.
- * 2. `StartExecution` (Version 2025-01-01, POST JSON) with `Input {Type: Vid}` and
+ *    fail, Vid, SourceInfo {Duration, …}}`. The pull is not idempotent: a repeat pulls a second copy.
+ * 2. `StartExecution` (Version 2025-01-01, POST JSON) with `SpaceName`, `Input {Type: Vid}` and
  *    `Operation.Task {Type: Erase, Erase {Mode, Auto {Type, SubtitleFilter, Locations[].RatioLocation
  *    {TopLeftX, TopLeftY, BottomRightX, BottomRightY}}, NewVid}}`, `Control.ClientToken` →
  *    `Result.RunId`; `GetExecution` (`RunId`, GET) → `Result.Status` (PendingStart, Running,
  *    Success, Failed, Terminated), `Result.Code`, `Result.Output.Task.Erase {Duration, File {Vid,
- *    FileName, Size}, Info}`: the seconds of video output, which VOD bills by.
+ *    FileName, Size}, Info}`: the seconds of video output, which VOD bills by. VOD's idempotency
+ *    (幂等行为说明): a StartExecution whose SpaceName, input, Operation and ClientToken all match an
+ *    earlier one's answers that one's RunId while it has not finished, and starts a new run after.
  *
  * The erased copy is a new media (`NewVid`), fetched through `GetPlayInfo` (Version 2020-08-01,
  * `Vid`, `NeedOriginal=1`, `Ssl=1`) → `Result.PlayInfoList[].MainPlayUrl`. VOD publishes no way to
@@ -20,18 +22,22 @@
  *
  * References: 精细化字幕擦除 https://www.volcengine.com/docs/4/1555155 (billed by the output's
  * duration; the output keeps the input's resolution, at most 1080p), StartExecution
- * https://www.volcengine.com/docs/4/2124630 and its erase task page, GetExecution
- * https://www.volcengine.com/docs/4/1477170 (statuses), the request and answer structures of the
- * official Go SDK (github.com/volcengine/volcengine-go-sdk, service/vod20250101:
+ * https://www.volcengine.com/docs/4/2124630 and its erase task page (BytePlus:
+ * https://docs.byteplus.com/en/docs/byteplus-vod/reference-startexecution, `SpaceName`), 幂等行为说明
+ * https://www.volcengine.com/docs/4/1218689, GetExecution https://www.volcengine.com/docs/4/1477170
+ * (statuses), the request and answer structures of the official Go SDK
+ * (github.com/volcengine/volcengine-go-sdk, service/vod20250101: StartExecutionInput with SpaceName,
  * EraseForStartExecutionInput, ConvertEraseForGetExecutionOutput), GetPlayInfo
  * https://www.volcengine.com/docs/4/2918, and the official Node SDK `@volcengine/openapi` (its VOD
- * service's UploadMediaByUrl, QueryUploadTaskInfo and GetPlayInfo, types and Versions); ByteDance's
- * own VOD erase sample (github.com/bytedance/agentkit-samples, byted-byteplus-vod-precision-erasure)
- * sends `Auto {Type: Subtitle, SubtitleFilter: {}}` as this adapter does. What none of these settles
- * is listed in docs/providers.md as not checked against the provider.
+ * service's UploadMediaByUrl, QueryUploadTaskInfo with `SourceInfo`, and GetPlayInfo, types and
+ * Versions); ByteDance's own VOD erase sample (github.com/bytedance/agentkit-samples,
+ * byted-byteplus-vod-precision-erasure) sends `Auto {Type: Subtitle, SubtitleFilter: {}}` as this
+ * adapter does. What none of these settles is listed in docs/providers.md as not checked against
+ * the provider.
  */
+import { TaskRejected } from '../../tasks/kind';
+import { isFetchableProviderLink, protocolError, recordOf } from '../answer-fields';
 import type { EraseRegion, EraseTaskAdapter, EraseTaskAsk, EraseTaskReading } from '../erase-task';
-import { UpstreamError } from '../errors';
 import type { WireAnswer, WireRequest, WireTransport } from '../wire';
 import { actionRequest, queryActionRequest, resultOf, stringField } from './envelope';
 
@@ -68,9 +74,13 @@ export function uploadJobRequest(jobId: string): WireRequest {
   return queryActionRequest('QueryUploadTaskInfo', VOD_MEDIA_VERSION, { JobIds: jobId });
 }
 
-export type UploadJob = { readonly state: 'pending' } | { readonly state: 'stored'; readonly vid: string } | { readonly state: 'failed'; readonly message: string };
+export type UploadJob =
+  | { readonly state: 'pending' }
+  /** `seconds`: the stored video's length (`SourceInfo.Duration`), null when VOD reports none. */
+  | { readonly state: 'stored'; readonly vid: string; readonly seconds: number | null }
+  | { readonly state: 'failed'; readonly message: string };
 
-/** The pull of one job: pending while `init` or `process`, stored with its Vid on `success`, failed on `fail` or an unknown job. */
+/** The pull of one job: pending while `init` or `process`, stored with its Vid and length on `success`, failed on `fail` or an unknown job. */
 export function readUploadJobState(answer: WireAnswer, channel: string, jobId: string): UploadJob {
   const data = resultOf(answer, channel).Data as { MediaInfoList?: unknown; NotExistJobIds?: unknown } | undefined;
   if (Array.isArray(data?.NotExistJobIds) && data.NotExistJobIds.includes(jobId)) return { state: 'failed', message: `the provider knows no upload job ${jobId}` };
@@ -80,14 +90,20 @@ export function readUploadJobState(answer: WireAnswer, channel: string, jobId: s
   if (state === 'init' || state === 'process') return { state: 'pending' };
   if (state === 'fail') return { state: 'failed', message: 'the provider could not fetch the video from video_url' };
   const vid = stringField(job, 'Vid');
-  if (state === 'success' && vid) return { state: 'stored', vid };
+  if (state === 'success' && vid) return { state: 'stored', vid, seconds: secondsOf(recordOf(job.SourceInfo)['Duration']) };
   throw protocolError(channel, `an upload state it does not document: ${String(state)}`);
+}
+
+function secondsOf(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
 }
 
 /** The erase of a stored video: VOD's OCR finds the subtitles, within the regions when the client gave them. */
 export function startEraseRequest(vid: string, ask: EraseTaskAsk): WireRequest {
   const auto = { Type: 'Subtitle', SubtitleFilter: {}, ...(ask.regions ? { Locations: ask.regions.map(ratioLocation) } : {}) };
   return actionRequest('StartExecution', VOD_EXECUTION_VERSION, {
+    // The space is part of what VOD's idempotency compares (with the input, Operation and ClientToken).
+    SpaceName: ask.space,
     Input: { Type: 'Vid', Vid: vid },
     Operation: { Type: 'Task', Task: { Type: 'Erase', Erase: { Mode: 'Auto', Auto: auto, NewVid: true } } },
     Control: { ClientToken: ask.taskId },
@@ -136,20 +152,33 @@ export function playInfoRequest(vid: string): WireRequest {
   return queryActionRequest('GetPlayInfo', VOD_MEDIA_VERSION, { Vid: vid, NeedOriginal: '1', Ssl: '1' });
 }
 
-/** A link to the erased video (an MP4 first), or null while VOD has none to play yet. */
-export function readPlayUrl(answer: WireAnswer, channel: string): string | null {
+/**
+ * A link to the erased video (an MP4 first), or null while VOD has none to play yet. The gateway
+ * downloads it, so only a link it may fetch is taken (https on a public host, or the channel's own
+ * origin); links that are all of another kind fail the task.
+ */
+export function readPlayUrl(answer: WireAnswer, channel: string, channelOrigin?: string): string | null {
   const list = resultOf(answer, channel).PlayInfoList;
-  const items = (Array.isArray(list) ? list : []) as Record<string, unknown>[];
-  const playable = items.filter((item) => typeof item?.MainPlayUrl === 'string' && item.MainPlayUrl !== '');
-  const chosen = playable.find((item) => String(item.Format).toLowerCase() === 'mp4') ?? playable[0];
-  return chosen ? (chosen.MainPlayUrl as string) : null;
+  const items = (Array.isArray(list) ? list : []).map(recordOf);
+  const playable = items.filter((item) => typeof item['MainPlayUrl'] === 'string' && item['MainPlayUrl'] !== '');
+  const fetchable = playable.filter((item) => isFetchableProviderLink(item['MainPlayUrl'] as string, channelOrigin));
+  if (playable.length > 0 && fetchable.length === 0) {
+    throw new TaskRejected({ code: 'upstream_link_refused', message: `channel ${channel} answered play links the gateway does not fetch (https on a public host only)` });
+  }
+  const chosen = fetchable.find((item) => String(item['Format']).toLowerCase() === 'mp4') ?? fetchable[0];
+  return chosen ? (chosen['MainPlayUrl'] as string) : null;
 }
 
 async function readUpload(transport: WireTransport, jobId: string, ask: EraseTaskAsk): Promise<EraseTaskReading> {
   const job = readUploadJobState(await transport.call(uploadJobRequest(jobId)), transport.name, jobId);
   if (job.state === 'pending') return { state: 'pending', upstreamStatus: 'queued' };
   if (job.state === 'failed') return { state: 'failed', error: { code: 'video_fetch_failed', message: job.message } };
-  // The same ClientToken on a repeat after a crash: whether VOD then starts no second execution is not checked against it.
+  // VOD bills the erase by the output's length: a video longer than the model takes is not erased.
+  if (job.seconds !== null && job.seconds > ask.maxSeconds) {
+    return { state: 'failed', error: { code: 'video_too_long', message: `the video at video_url lasts ${Math.ceil(job.seconds)} s; at most ${ask.maxSeconds} s can be erased` } };
+  }
+  // A repeat after a crash (the RunId not recorded) sends the same request: VOD answers the first
+  // run's RunId while that run is unfinished (幂等行为说明), and starts a second run after it.
   const runId = readRunId(await transport.call(startEraseRequest(job.vid, ask)), transport.name);
   return { state: 'pending', upstreamStatus: 'queued', upstreamId: `${RUN}${runId}` };
 }
@@ -157,7 +186,7 @@ async function readUpload(transport: WireTransport, jobId: string, ask: EraseTas
 async function readRun(transport: WireTransport, runId: string): Promise<EraseTaskReading> {
   const execution = readExecution(await transport.call(executionRequest(runId)), transport.name);
   if (execution.state !== 'succeeded') return execution;
-  const videoUrl = readPlayUrl(await transport.call(playInfoRequest(execution.outputVid)), transport.name);
+  const videoUrl = readPlayUrl(await transport.call(playInfoRequest(execution.outputVid)), transport.name, transport.origin);
   // Erased but not yet playable: read again on the next poll.
   if (!videoUrl) return { state: 'pending', upstreamStatus: 'running' };
   return { state: 'succeeded', videoUrl, durationSeconds: execution.erase.Duration, result: execution.erase };
@@ -168,11 +197,8 @@ export const vodSubtitleErase: EraseTaskAdapter = {
   get: async (transport, upstreamId, ask) => {
     if (upstreamId.startsWith(UPLOAD)) return readUpload(transport, upstreamId.slice(UPLOAD.length), ask);
     if (upstreamId.startsWith(RUN)) return readRun(transport, upstreamId.slice(RUN.length));
-    throw new Error(`${upstreamId} is not an id of VOD's subtitle erase`);
+    // Not an id this adapter recorded: nothing to read, ever.
+    throw new TaskRejected({ code: 'upstream_id_unknown', message: `${upstreamId} is not an id of VOD's subtitle erase` });
   },
   cancel: null,
 };
-
-function protocolError(channel: string, what: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
-}
