@@ -78,7 +78,9 @@ export function minutesRequestOf(task: { request: Readonly<Record<string, unknow
  * words and code), or the transcript and extras to check and keep.
  */
 function pollOfReading(reading: MinutesTaskReading, r: NormalizedMinutesRequest): UpstreamPoll<MinutesResult, MinutesUsage> | { transcript: Transcript; extras: Record<string, unknown> } {
-  if (reading.state === 'pending') return durationExceeded(reading.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: reading.upstreamStatus };
+  if (reading.state === 'pending') {
+    return durationExceeded(reading.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: reading.upstreamStatus, ...(reading.upstreamId === undefined ? {} : { upstreamId: reading.upstreamId }) };
+  }
   if (reading.state === 'failed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${reading.error.message} (${reading.error.code})` } };
   return { transcript: { ...reading.transcript, durationMs: startedUnits(reading.transcript.durationMs) ?? 0 }, extras: { ...reading.extras } };
 }

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { MinutesTaskAsk } from '../../src/upstreams/minutes-task';
 import { fetchResultJson } from '../../src/upstreams/result-files';
-import { createOfflineTask, getTaskInfo, readingOf, readTask, transcriptOf } from '../../src/upstreams/tingwu/offline-tasks';
+import { createOfflineTask, getTaskInfo, readingOf, readTask, tingwuMinutes, tingwuTaskOf, transcriptOf } from '../../src/upstreams/tingwu/offline-tasks';
+import type { WireTransport } from '../../src/upstreams/wire';
 import { tingwuProtocol } from '../../src/upstreams/tingwu/protocol';
 import { wireAnswer as answer, thrown, upstreamErrorOf } from '../support/wire-answer';
 
@@ -260,7 +261,32 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(noChapters.state === 'succeeded' && noChapters.extras).to.deep.equal({});
       expect(await readingOf(completedWith([]), ASK, 'tingwu')).to.deep.equal({ state: 'failed', error: { code: 'task_failed', message: 'Tingwu completed the task without a transcription' } });
       const ongoing = readTask(answer(200, { Code: '0', Data: { TaskId: 't', TaskStatus: 'ONGOING', Result: { Transcription: `${base}/t_Transcription.json?Expires=1` } } }), 'tingwu');
-      expect(await readingOf(ongoing, ASK, 'tingwu')).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394 });
+      expect(await readingOf(ongoing, ASK, 'tingwu')).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394, upstreamId: 'length-read:t' });
+    });
+
+    it('reads the transcription of an ONGOING task once over many polls: the id it is polled by from then on says its length was read', async () => {
+      const asked: string[] = [];
+      const transport: WireTransport = {
+        name: 'tingwu',
+        call: async (request) => {
+          asked.push(request.path);
+          return answer(200, { Code: '0', Data: { TaskId: 't', TaskStatus: 'ONGOING', Result: { Transcription: `${base}/t_Transcription.json?Expires=1` } } });
+        },
+      };
+      // As the task engine polls: each reading's new upstream id is the one the next poll uses.
+      let upstreamId = 't';
+      const readings = [];
+      for (let poll = 0; poll < 4; poll++) {
+        const reading = await tingwuMinutes.get(transport, upstreamId, ASK);
+        readings.push(reading);
+        if (reading.state === 'pending' && reading.upstreamId !== undefined) upstreamId = reading.upstreamId;
+      }
+      expect(fetched, 'the 32 MiB-capped file is downloaded on the first poll only').to.deep.equal(['/t_Transcription.json?Expires=1']);
+      expect(asked, 'every poll asks GetTaskInfo of Tingwu’s own TaskId').to.deep.equal(Array(4).fill('/openapi/tingwu/v2/tasks/t'));
+      expect(readings[0]).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394, upstreamId: 'length-read:t' });
+      for (const later of readings.slice(1)) expect(later).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: null });
+      expect(tingwuTaskOf('length-read:t')).to.deep.equal({ taskId: 't', lengthRead: true });
+      expect(tingwuTaskOf('t')).to.deep.equal({ taskId: 't', lengthRead: false });
     });
 
     it('refuses a file that is not 200, larger than the cap, not JSON, late, or behind a link that is not http(s): the provider’s failure, retried', async () => {

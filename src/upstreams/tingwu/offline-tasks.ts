@@ -125,18 +125,33 @@ export function readTask(answer: WireAnswer, channel: string): TingwuTask {
 export type ResultReader = (url: string, channel: string, what: string) => Promise<unknown>;
 
 /**
- * The task as the gateway reads it. ONGOING is running, its recording's length known once Tingwu
- * links the transcription (it does while its large-model steps still run), so that an over-long
- * recording fails early. FAILED keeps Tingwu's `ErrorCode` and `ErrorMessage`; INVALID (no such
- * task) fails `upstream_task_invalid`. COMPLETED reads the transcription and the files of the
+ * The gateway's upstream id of a Tingwu task whose recording length was read: its TaskId behind
+ * this prefix. The transcription file may be 32 MiB; read on the first ONGOING poll that links
+ * it, it is not read again until the task completes (a length over the limit fails the task then).
+ */
+const LENGTH_READ_PREFIX = 'length-read:';
+
+/** Tingwu's TaskId of a gateway upstream id, and whether the recording's length was read already. */
+export function tingwuTaskOf(upstreamId: string): { taskId: string; lengthRead: boolean } {
+  const lengthRead = upstreamId.startsWith(LENGTH_READ_PREFIX);
+  return { taskId: lengthRead ? upstreamId.slice(LENGTH_READ_PREFIX.length) : upstreamId, lengthRead };
+}
+
+/**
+ * The task as the gateway reads it. ONGOING is running; the first time it links the transcription
+ * (Tingwu does while its large-model steps still run), the recording's length is read from it,
+ * so that an over-long recording fails early, and the reading names the task by an id that says
+ * so (`lengthRead` is then true). FAILED keeps Tingwu's `ErrorCode` and `ErrorMessage`; INVALID (no
+ * such task) fails `upstream_task_invalid`. COMPLETED reads the transcription and the files of the
  * extras asked; a COMPLETED task without a transcription failed at Tingwu.
  */
-export async function readingOf(task: TingwuTask, ask: MinutesTaskAsk, channel: string, read: ResultReader = fetchResultJson): Promise<MinutesTaskReading> {
+export async function readingOf(task: TingwuTask, ask: MinutesTaskAsk, channel: string, read: ResultReader = fetchResultJson, lengthRead = false): Promise<MinutesTaskReading> {
   switch (task.status) {
     case 'ONGOING': {
       const link = task.results.Transcription;
-      const durationMs = link ? audioDurationMs(recordOf(recordOf(await read(link, channel, 'Transcription'))['Transcription'])) : null;
-      return { state: 'pending', upstreamStatus: 'running', durationMs };
+      if (!link || lengthRead) return { state: 'pending', upstreamStatus: 'running', durationMs: null };
+      const durationMs = audioDurationMs(recordOf(recordOf(await read(link, channel, 'Transcription'))['Transcription']));
+      return { state: 'pending', upstreamStatus: 'running', durationMs, upstreamId: `${LENGTH_READ_PREFIX}${task.taskId}` };
     }
     case 'FAILED':
       return { state: 'failed', error: { code: task.errorCode ?? 'task_failed', message: task.errorMessage ?? 'the Tingwu task failed' } };
@@ -253,7 +268,10 @@ function translationOf(translation: unknown): Record<string, unknown> {
 /** Tingwu's offline tasks as the minutes feature runs them, through a channel of the `tingwu` protocol. */
 export const tingwuMinutes: MinutesTaskAdapter = {
   submit: async (transport, ask, signal) => ({ upstreamId: readTask(await transport.call(createOfflineTask(ask), signal), transport.name).taskId }),
-  get: async (transport, upstreamId, ask) => readingOf(readTask(await transport.call(getTaskInfo(upstreamId)), transport.name), ask, transport.name),
+  async get(transport, upstreamId, ask) {
+    const { taskId, lengthRead } = tingwuTaskOf(upstreamId);
+    return readingOf(readTask(await transport.call(getTaskInfo(taskId)), transport.name), ask, transport.name, fetchResultJson, lengthRead);
+  },
 };
 
 function recordOf(value: unknown): Readonly<Record<string, unknown>> {
