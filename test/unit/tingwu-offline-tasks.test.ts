@@ -131,6 +131,12 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(JSON.stringify(createOfflineTask(ASK).body), 'hot words are a vocabulary id at Tingwu, not words').not.to.include('Kubernetes');
     });
 
+    it('asks SpeakerCount 2 for exactly two expected speakers and 0 (undetermined) for any other count: the only values the SDK documents', () => {
+      const diarization = (numberOfSpeakers: number | null) => (createOfflineTask({ ...ASK, numberOfSpeakers }).body as { Parameters: { Transcription: unknown } }).Parameters.Transcription;
+      expect(diarization(2)).to.deep.equal({ DiarizationEnabled: true, Diarization: { SpeakerCount: 2 } });
+      for (const count of [null, 1, 3, 5, 100]) expect(diarization(count), String(count)).to.deep.equal({ DiarizationEnabled: true, Diarization: { SpeakerCount: 0 } });
+    });
+
     it('reads the created task from the documented answer; a language Tingwu is not asked in is refused before sending', () => {
       expect(readTask(answer(200, DOCUMENTED_CREATED), 'tingwu')).to.deep.include({ taskId: 'c5394c6ee0fb474899d42215a3925c7e', status: 'ONGOING' });
       expect(thrown(() => createOfflineTask({ ...ASK, language: 'ja_jp' }))).to.include({ status: 400, code: 'unsupported_by_provider' });

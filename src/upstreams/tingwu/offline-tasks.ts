@@ -51,11 +51,18 @@ function asked(ask: MinutesTaskAsk): ReadonlySet<MinutesFeature> {
   return new Set<MinutesFeature>(ask.extras.all ? ['summary', 'chapters', 'todos', 'qa', 'translate'] : ask.extras.features);
 }
 
+/** `Diarization.SpeakerCount`: 2 for exactly two speakers, else 0 (undetermined), the two values the SDK documents. */
+function speakerCount(expected: number | null): 0 | 2 {
+  return expected === 2 ? 2 : 0;
+}
+
 /**
  * `PUT /openapi/tingwu/v2/tasks?type=offline`. The AppKey is the Tingwu project's (the catalog's
  * `upstream_model`); the gateway's task id is the `TaskKey` Tingwu keeps with the task (it is not
  * a deduplication key: a resubmission after a crash makes a second task). Speaker diarization
- * follows `speaker_identification`, with the expected count (`SpeakerCount`, 0 lets Tingwu decide).
+ * follows `speaker_identification`, with the expected count (`SpeakerCount`): the official SDK's
+ * CreateTaskRequest documents only 0 (undetermined) and 2, so 2 is sent when the client expects
+ * exactly 2 speakers and 0 for any other count.
  * The extras: summary → `Summarization.Types` `Paragraph`, qa → `QuestionsAnswering` (the Q&A
  * review), chapters → `AutoChaptersEnabled`, todos → `MeetingAssistance.Types` `Actions`, translate
  * → `Translation.TargetLanguages` with the one target. Hot words are not sent: Tingwu takes a
@@ -66,7 +73,7 @@ export function createOfflineTask(ask: MinutesTaskAsk): WireRequest {
   const summaryTypes = [...(extras.has('summary') ? ['Paragraph'] : []), ...(extras.has('qa') ? ['QuestionsAnswering'] : [])];
   const target = ask.extras?.targetLang;
   const parameters = {
-    Transcription: ask.speakerIdentification ? { DiarizationEnabled: true, Diarization: { SpeakerCount: ask.numberOfSpeakers ?? 0 } } : { DiarizationEnabled: false },
+    Transcription: ask.speakerIdentification ? { DiarizationEnabled: true, Diarization: { SpeakerCount: speakerCount(ask.numberOfSpeakers) } } : { DiarizationEnabled: false },
     ...(summaryTypes.length > 0 ? { SummarizationEnabled: true, Summarization: { Types: summaryTypes } } : {}),
     ...(extras.has('chapters') ? { AutoChaptersEnabled: true } : {}),
     ...(extras.has('todos') ? { MeetingAssistanceEnabled: true, MeetingAssistance: { Types: ['Actions'] } } : {}),
