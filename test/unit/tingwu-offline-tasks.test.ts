@@ -333,7 +333,7 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(tingwuProtocol.errorOf(answer(400, { Code: 'Throttling.User', Message: 'Request was denied due to user flow control.' }, { 'retry-after': '2' }), 'tingwu')).to.include({ status: 429, code: 'Throttling.User', retryAfter: '2' });
       expect(errorOf(400, { Code: 'BRK.InvalidLanguage', Message: 'Invalid language.' })).to.include({ status: 400, code: 'BRK.InvalidLanguage', message: 'Invalid language.' });
       expect(errorOf(500, { Code: 'ServerError', Message: 'Server error.' })).to.include({ status: 500, code: 'ServerError' });
-      expect(errorOf(503, '<html>busy</html>')).to.include({ status: 503, code: null, message: '<html>busy</html>' });
+      expect(errorOf(503, '<html>busy</html>')).to.include({ status: 503, code: null, message: 'channel tingwu: the provider answered HTTP 503 without an error it documents' });
       expect(thrown(() => readTask(answer(200, { Code: 'BRK.InvalidRoleSplitNum', Message: 'Invalid roleSplitNum.' }), 'tingwu'))).to.include({ status: 400, code: 'BRK.InvalidRoleSplitNum' });
     });
   });
