@@ -48,10 +48,13 @@ export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, MinutesResult
 };
 
 /**
- * Submitted inline, to answer with the provider's verdict on the file: a provider out of reach
- * fails the task at once (nothing is left pending, the reservation is released) and answers 502;
- * a refusal answers 400 with the provider's code, naming file_url. The rate limit is taken before
- * the file's URL is probed, which it protects too.
+ * Submitted inline, to answer with the provider's verdict on the file where submitting asks the
+ * provider (Tingwu's CreateTask, Volcengine's standard recognition): a provider out of reach fails
+ * the task at once (nothing is left pending, the reservation is released) and answers 502; a
+ * refusal answers 400 with the provider's code, naming file_url. A `service-minutes` recording of
+ * 100 MB or less goes to Volcengine's flash recognition, which submission only records: the
+ * provider sees the file on the first poll, and its verdict fails the task then, not the POST. The
+ * rate limit is taken before the file's URL is probed, which it protects too.
  */
 export const MINUTES_CREATION: CreationPolicy = {
   endpoint: 'POST /v1/audio/minutes',
