@@ -21,6 +21,7 @@
  *   (one target language for a file: `Paragraphs[{ParagraphId, Sentences[{SentenceId, Start, End, Text}]}]`)
  * - errors (the protocol's errorOf, protocol.ts): https://help.aliyun.com/zh/tingwu/error-information-query
  */
+import { protocolError, recordOf } from '../answer-fields';
 import { UpstreamError } from '../errors';
 import type { MinutesFeature, MinutesSegment, MinutesTaskAdapter, MinutesTaskAsk, MinutesTaskReading, MinutesTranscriptReading } from '../minutes-task';
 import { fetchResultJson } from '../result-files';
@@ -281,10 +282,6 @@ export const tingwuMinutes: MinutesTaskAdapter = {
   },
 };
 
-function recordOf(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
 function arrayOf(value: unknown): readonly unknown[] {
   return Array.isArray(value) ? value : [];
 }
@@ -295,9 +292,4 @@ function stringOf(value: unknown): string | null {
 
 function numberOf(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-/** An answer that does not read as Tingwu's: the provider's fault (502), retried like any other. */
-function protocolError(channel: string, what: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
 }
