@@ -30,7 +30,9 @@ import type { SimulatedProvider } from './provider';
  * `sim=asr_fail` (FAILED, `TSC.AudioFormat`), `sim=asr_hold` (transcribed, its Transcription
  * linked, never COMPLETED), `sim=asr_unavailable` (CreateTask answers 503 `ServiceUnavailable`),
  * `sim=asr_reject` (400 `BRK.InvalidAudioFormat`); a loopback file it cannot download fails the
- * task (`TSC.AudioFileLink`).
+ * task (`TSC.AudioFileLink`). `GET /sim/tingwu/calls/{TaskKey}` counts, for the task of that
+ * TaskKey (the gateway's task id), the ONGOING answers that linked its Transcription and the
+ * downloads of each result file.
  */
 
 const VERSION = '2023-09-30';
@@ -95,8 +97,21 @@ function requestId(): string {
   return randomUUID().toUpperCase();
 }
 
+/** What a task was asked for, counted for tests: ONGOING answers that linked its Transcription, downloads by result file. */
+interface TaskCalls {
+  ongoingLinked: number;
+  downloads: Partial<Record<ResultName, number>>;
+}
+
 function tingwuRoutes(): ExtraRoute[] {
   const tasks = new Map<string, TingwuTask>();
+  const calls = new Map<string, TaskCalls>();
+  const callsOf = (task: TingwuTask): TaskCalls => {
+    const key = task.key ?? task.id;
+    const found = calls.get(key) ?? { ongoingLinked: 0, downloads: {} };
+    calls.set(key, found);
+    return found;
+  };
 
   /** Answers the operation, or Alibaba Cloud's refusal of it: the signature and the operation's headers first. */
   async function answer(ctx: SimContext, action: 'CreateTask' | 'GetTaskInfo', run: () => Promise<Record<string, unknown>>): Promise<void> {
@@ -185,7 +200,10 @@ function tingwuRoutes(): ExtraRoute[] {
     }
     // Transcribed once running (a held task stays there): the large-model results come after.
     if (state === 'queued' || task.sim.fail) return { ...head, TaskStatus: 'ONGOING' };
-    if (state === 'running') return { ...head, TaskStatus: 'ONGOING', Result: { Transcription: link(ctx, task, 'Transcription') } };
+    if (state === 'running') {
+      callsOf(task).ongoingLinked++;
+      return { ...head, TaskStatus: 'ONGOING', Result: { Transcription: link(ctx, task, 'Transcription') } };
+    }
     const names: ResultName[] = [
       'Transcription',
       ...(task.summaryTypes.length > 0 ? (['Summarization'] as const) : []),
@@ -206,6 +224,8 @@ function tingwuRoutes(): ExtraRoute[] {
     if (!task || !name || name[1] !== task.id) return sendOssError(res, 404, 'NoSuchKey', 'The specified key does not exist.');
     const file = resultOf(task, name[2] as ResultName);
     if (!file) return sendOssError(res, 404, 'NoSuchKey', 'The specified key does not exist.');
+    const downloads = callsOf(task).downloads;
+    downloads[name[2] as ResultName] = (downloads[name[2] as ResultName] ?? 0) + 1;
     sendJson(res, 200, file);
   }
 
@@ -213,6 +233,7 @@ function tingwuRoutes(): ExtraRoute[] {
     { method: 'PUT', path: TASKS, body: 'raw', handler: (ctx) => answer(ctx, 'CreateTask', () => create(ctx)) },
     { method: 'GET', path: `${TASKS}/:id`, body: 'raw', handler: (ctx) => answer(ctx, 'GetTaskInfo', () => info(ctx)) },
     { method: 'GET', path: `${OUTPUT}/:task/:file`, handler: resultFile },
+    { method: 'GET', path: '/sim/tingwu/calls/:key', handler: ({ res, params }) => sendJson(res, 200, calls.get(params.key!) ?? { ongoingLinked: 0, downloads: {} }) },
   ];
 }
 

@@ -48,10 +48,13 @@ export const MINUTES_TASK: TaskKindCodec<NormalizedMinutesRequest, MinutesResult
 };
 
 /**
- * Submitted inline, to answer with the provider's verdict on the file: a provider out of reach
- * fails the task at once (nothing is left pending, the reservation is released) and answers 502;
- * a refusal answers 400 with the provider's code, naming file_url. The rate limit is taken before
- * the file's URL is probed, which it protects too.
+ * Submitted inline, to answer with the provider's verdict on the file where submitting asks the
+ * provider (Tingwu's CreateTask, Volcengine's standard recognition): a provider out of reach fails
+ * the task at once (nothing is left pending, the reservation is released) and answers 502; a
+ * refusal answers 400 with the provider's code, naming file_url. A `service-minutes` recording of
+ * 100 MB or less goes to Volcengine's flash recognition, which submission only records: the
+ * provider sees the file on the first poll, and its verdict fails the task then, not the POST. The
+ * rate limit is taken before the file's URL is probed, which it protects too.
  */
 export const MINUTES_CREATION: CreationPolicy = {
   endpoint: 'POST /v1/audio/minutes',
@@ -78,7 +81,9 @@ export function minutesRequestOf(task: { request: Readonly<Record<string, unknow
  * words and code), or the transcript and extras to check and keep.
  */
 function pollOfReading(reading: MinutesTaskReading, r: NormalizedMinutesRequest): UpstreamPoll<MinutesResult, MinutesUsage> | { transcript: Transcript; extras: Record<string, unknown> } {
-  if (reading.state === 'pending') return durationExceeded(reading.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: reading.upstreamStatus };
+  if (reading.state === 'pending') {
+    return durationExceeded(reading.durationMs ?? 0, r) ?? { state: 'pending', upstreamStatus: reading.upstreamStatus, ...(reading.upstreamId === undefined ? {} : { upstreamId: reading.upstreamId }) };
+  }
   if (reading.state === 'failed') return { state: 'failed', error: { code: 'transcription_failed', message: `the transcription failed: ${reading.error.message} (${reading.error.code})` } };
   return { transcript: { ...reading.transcript, durationMs: startedUnits(reading.transcript.durationMs) ?? 0 }, extras: { ...reading.extras } };
 }

@@ -68,6 +68,11 @@ export type MinutesTaskReading =
       readonly upstreamStatus: 'queued' | 'running';
       /** The recording's length when the provider already knows it (a too-long file fails early); null otherwise. */
       readonly durationMs: number | null;
+      /**
+       * The id to read the task by from now on, when the adapter changes it: Tingwu's marks the
+       * recording's length as read, so that later polls do not download its transcription again.
+       */
+      readonly upstreamId?: string;
     }
   | {
       readonly state: 'succeeded';

@@ -456,6 +456,19 @@ describe('meeting minutes @integration', () => {
     expect(await balance()).to.deep.equal({ ...before, currency: 'CNY' });
   });
 
+  it('downloads the transcription of a partner task Tingwu runs for a while once for its length, not on every poll, and once more for the result', async () => {
+    // Tingwu links the transcription from 1.2 s (a fifth of the 6 s it takes) until it completes:
+    // the polls at about 20 ms × 2ⁿ see it ONGOING and linked several times.
+    const res = await create({ model: 'partner-minutes', file_url: media('standup.mp3', { sim_duration_ms: '30000', sim_asr_delay_ms: '6000' }), features: { summary: true } });
+    expect(res.status).to.equal(200);
+    const task = await settled(res.body.id);
+    expect(task.status).to.equal('succeeded');
+    expect(task.usage.duration_ms).to.equal(30000);
+    const calls = (await (await fetch(`${gw.simulator.url}/sim/tingwu/calls/${res.body.id}`)).json()) as { ongoingLinked: number; downloads: Record<string, number> };
+    expect(calls.ongoingLinked, 'polls that saw the transcription linked while ONGOING').to.be.at.least(2);
+    expect(calls.downloads).to.deep.equal({ Transcription: 2, Summarization: 1 });
+  });
+
   it('fails a recording over 2 hours with a clear error, as soon as the ASR reports its length, and releases the money', async () => {
     const before = await balance();
     // The simulated ASR reports the length while running and never finishes (asr_hold): the task

@@ -33,6 +33,25 @@ describe('provider error mappings (Protocol.errorOf)', () => {
     expect(protocolNamed('coze').errorOf(answer(404, 'not found'), 'c').message, 'no content type').to.equal('channel c: the provider answered HTTP 404 without an error it documents');
   });
 
+  it('tingwu, tavily and bocha: a body not in their format (a page, plain text, JSON naming no error) is reported by status and content type, its text not echoed', () => {
+    const bodies = [
+      answer(503, '<html>upstream 10.1.2.3 Authorization: Bearer tvly-SECRET</html>', { 'content-type': 'text/html; charset=utf-8' }),
+      answer(500, { trace: 'at 10.1.2.3 key=tvly-SECRET' }, { 'content-type': 'application/json' }),
+    ];
+    for (const name of ['tingwu', 'tavily', 'bocha']) {
+      for (const body of bodies) {
+        const err = protocolNamed(name).errorOf(body, 'c');
+        expect(err.message, name).to.equal(`channel c: the provider answered HTTP ${body.status} (${body.headers['content-type']!.split(';')[0]}) without an error it documents`);
+        expect(err.message, name).not.to.include('SECRET');
+        expect(err.status, name).to.equal(body.status);
+      }
+    }
+    // Their own error formats still give the provider's words.
+    expect(protocolNamed('tavily').errorOf(answer(400, { detail: { error: 'Query is too long.' } }), 'c').message).to.equal('Query is too long.');
+    expect(protocolNamed('bocha').errorOf(answer(400, { code: '400', message: 'Missing parameter query', log_id: 'l' }), 'c').message).to.equal('Missing parameter query');
+    expect(protocolNamed('tingwu').errorOf(answer(400, { Code: 'BRK.InvalidLanguage', Message: 'Invalid language.' }), 'c').message).to.equal('Invalid language.');
+  });
+
   it('minimax: v2’s error body by its type, and `base_resp` codes, also inside an HTTP 200 answer (details: minimax-video.test.ts)', () => {
     const p = protocolNamed('minimax');
     const v2 = (status: number, type: string) => answer(status, { type: 'error', error: { type, message: `${type} happened`, http_code: status }, request_id: 'r' });

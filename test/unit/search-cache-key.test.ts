@@ -8,6 +8,8 @@ import type { WireRequest } from '../../src/upstreams/wire';
 import { wireAnswer } from '../support/wire-answer';
 
 describe('search cache key', () => {
+  const COURTS = ['court.gov.cn', 'wenshu.court.gov.cn'];
+
   it('normalizes full- and half-width forms, letter case and spacing', () => {
     expect(normalizeQuery('松川物流（深圳）有限公司')).to.equal('松川物流(深圳)有限公司');
     expect(normalizeQuery('  Qingluan   DATA\tＣｏ．，Ｌｔｄ． ')).to.equal('qingluan data co.,ltd.');
@@ -22,7 +24,7 @@ describe('search cache key', () => {
       '  松川物流（深圳）有限公司   裁判文书\u3000Abc  ',
       '松川物流(深圳)有限公司\n裁判文书 ＡＢＣ',
     ];
-    const keys = new Set(variants.map((q) => searchCacheKey(q, 'sifa')));
+    const keys = new Set(variants.map((q) => searchCacheKey(q, 'sifa', COURTS)));
     expect(keys.size).to.equal(1);
     expect([...keys][0]).to.match(/^[0-9a-f]{64}$/);
     expect(searchCacheStream([...keys][0]!)).to.equal(`search-${[...keys][0]}`);
@@ -30,12 +32,23 @@ describe('search cache key', () => {
 
   it('gives different keys to different verticals and different queries', () => {
     const query = '松川物流（深圳）有限公司 裁判文书';
-    const sifa = searchCacheKey(query, 'sifa');
-    expect(searchCacheKey(query, 'shuiwu')).to.not.equal(sifa);
-    expect(searchCacheKey(query, null), 'the general web').to.not.equal(sifa);
-    expect(searchCacheKey('松川物流有限公司 裁判文书', 'sifa')).to.not.equal(sifa);
+    const sifa = searchCacheKey(query, 'sifa', COURTS);
+    expect(searchCacheKey(query, 'shuiwu', COURTS)).to.not.equal(sifa);
+    expect(searchCacheKey(query, null, COURTS), 'the general web').to.not.equal(sifa);
+    expect(searchCacheKey('松川物流有限公司 裁判文书', 'sifa', COURTS)).to.not.equal(sifa);
     // The vertical and the query cannot run into each other.
-    expect(searchCacheKey('b c', 'a')).to.not.equal(searchCacheKey('c', 'a b'));
+    expect(searchCacheKey('b c', 'a', COURTS)).to.not.equal(searchCacheKey('c', 'a b', COURTS));
+  });
+
+  it('keys by the set of domains the provider filters on: another set is another key, their order and repeats are not', () => {
+    const query = '松川物流（深圳）有限公司 裁判文书';
+    const sifa = searchCacheKey(query, 'sifa', COURTS);
+    expect(searchCacheKey(query, 'sifa', ['wenshu.court.gov.cn', 'court.gov.cn', 'court.gov.cn'])).to.equal(sifa);
+    expect(searchCacheKey(query, 'sifa', ['court.gov.cn']), 'a domain removed').to.not.equal(sifa);
+    expect(searchCacheKey(query, 'sifa', [...COURTS, 'chinacourt.org']), 'a domain added').to.not.equal(sifa);
+    expect(searchCacheKey(query, 'sifa', []), 'no filter').to.not.equal(sifa);
+    // The domains and the vertical or query cannot run into each other.
+    expect(searchCacheKey('q', 'a', ['b.cn'])).to.not.equal(searchCacheKey('q', 'a\nb.cn', []));
   });
 });
 
@@ -74,7 +87,7 @@ describe('search cache reads', () => {
         model: 'web-search',
       },
     ]);
-    expect(appended).to.deep.equal([searchCacheStream(searchCacheKey(ask.query, 'sifa'))]);
+    expect(appended).to.deep.equal([searchCacheStream(searchCacheKey(ask.query, 'sifa', ask.domains))]);
   });
 
   it('keys the cache by the vertical and the query, whichever provider protocol answers', async () => {
@@ -82,7 +95,46 @@ describe('search cache reads', () => {
     const answer = await bocha.web.search(ask, { requestId: 'req_2', logger: pino({ level: 'silent' }) });
     expect(answer).to.deep.include({ cached: false, requestId: 'a1b2c3d4e5f60718', results: [] });
     expect(bocha.sent.map((r) => [r.path, (r.body as { include?: string }).include])).to.deep.equal([['/web-search', 'wenshu.court.gov.cn']]);
-    expect(bocha.appended).to.deep.equal([searchCacheStream(searchCacheKey(ask.query, 'sifa'))]);
+    expect(bocha.appended).to.deep.equal([searchCacheStream(searchCacheKey(ask.query, 'sifa', ask.domains))]);
+  });
+
+  it('answers a search on another set of domains from the provider, not from the answer cached for the old set (an edit of official_sources)', async () => {
+    const sent: WireRequest[] = [];
+    // The cache as its projection keeps it: the newest answer appended under each key.
+    const cache = new Map<string, { results: unknown[]; request_id: string; fetched_at: Date }>();
+    const deps = {
+      config: { searchCacheTtlMs: 86_400_000 },
+      clock: () => new Date('2026-03-01T08:00:00Z'),
+      pool: {
+        query: async (_sql: string, [key]: [string, Date]) => ({ rows: cache.has(key) ? [cache.get(key)] : [] }),
+      },
+      store: {
+        append: async (_stream: string, events: { data: { key: string; results: unknown[]; requestId: string; fetchedAt: string } }[]) => {
+          for (const { data } of events) cache.set(data.key, { results: data.results, request_id: data.requestId, fetched_at: new Date(data.fetchedAt) });
+          return { position: null };
+        },
+      },
+      upstreams: {
+        channel: (name: string) => ({
+          name,
+          config: { protocol: 'tavily' },
+          call: async (request: WireRequest) => {
+            sent.push(request);
+            const only = (request.body as { include_domains: string[] }).include_domains;
+            return wireAnswer(200, { query: ask.query, results: only.map((d) => ({ title: d, url: `https://${d}/case`, content: 'c', score: 0.9 })), response_time: 0.4, request_id: `srch_${sent.length}` });
+          },
+        }),
+      },
+    } as unknown as WebSearchDeps;
+    const web = new WebSearch(deps, model);
+    const logger = pino({ level: 'silent' });
+    const first = await web.search(ask, { requestId: 'req_1', logger });
+    const again = await web.search({ ...ask, domains: [...ask.domains] }, { requestId: 'req_2', logger });
+    expect([first.cached, again.cached, again.requestId], 'the same set: cached').to.deep.equal([false, true, 'srch_1']);
+    const edited = await web.search({ ...ask, domains: ['court.gov.cn'] }, { requestId: 'req_3', logger });
+    expect(edited).to.deep.include({ cached: false, requestId: 'srch_2' });
+    expect(edited.results.map((r) => r.url), 'pages of the new filter only').to.deep.equal(['https://court.gov.cn/case']);
+    expect(sent.map((r) => (r.body as { include_domains: string[] }).include_domains)).to.deep.equal([['wenshu.court.gov.cn'], ['court.gov.cn']]);
   });
 });
 

@@ -100,9 +100,9 @@ describe('Tavily search adapter (the reference’s examples)', () => {
       [433, 403, 'upstream_account_balance', false, null],
       [500, 500, 'upstream_error', true, '7'],
     ]);
-    // A body that is not Tavily's still gives its status's error, with its text.
-    const plain = tavilyProtocol.errorOf(answer(502, 'Bad Gateway'), 'tavily');
-    expect([plain.status, plain.code, plain.message]).to.deep.equal([502, 'upstream_error', 'Bad Gateway']);
+    // A body that is not Tavily's still gives its status's error, by status and content type, its text not echoed.
+    const plain = tavilyProtocol.errorOf(answer(502, 'Bad Gateway', { 'content-type': 'text/plain' }), 'tavily');
+    expect([plain.status, plain.code, plain.message]).to.deep.equal([502, 'upstream_error', 'channel tavily: the provider answered HTTP 502 (text/plain) without an error it documents']);
   });
 });
 

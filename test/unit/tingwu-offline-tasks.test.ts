@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { MinutesTaskAsk } from '../../src/upstreams/minutes-task';
 import { fetchResultJson } from '../../src/upstreams/result-files';
-import { createOfflineTask, getTaskInfo, readingOf, readTask, transcriptOf } from '../../src/upstreams/tingwu/offline-tasks';
+import { createOfflineTask, getTaskInfo, readingOf, readTask, tingwuMinutes, tingwuTaskOf, transcriptOf } from '../../src/upstreams/tingwu/offline-tasks';
+import type { WireTransport } from '../../src/upstreams/wire';
 import { tingwuProtocol } from '../../src/upstreams/tingwu/protocol';
 import { wireAnswer as answer, thrown, upstreamErrorOf } from '../support/wire-answer';
 
@@ -128,6 +129,12 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(parameters({ all: false, features: ['chapters'], targetLang: null })).to.deep.equal({ Transcription: { DiarizationEnabled: false }, AutoChaptersEnabled: true });
       expect(parameters(null), 'a transcription only').to.deep.equal({ Transcription: { DiarizationEnabled: false } });
       expect(JSON.stringify(createOfflineTask(ASK).body), 'hot words are a vocabulary id at Tingwu, not words').not.to.include('Kubernetes');
+    });
+
+    it('asks SpeakerCount 2 for exactly two expected speakers and 0 (undetermined) for any other count: the only values the SDK documents', () => {
+      const diarization = (numberOfSpeakers: number | null) => (createOfflineTask({ ...ASK, numberOfSpeakers }).body as { Parameters: { Transcription: unknown } }).Parameters.Transcription;
+      expect(diarization(2)).to.deep.equal({ DiarizationEnabled: true, Diarization: { SpeakerCount: 2 } });
+      for (const count of [null, 1, 3, 5, 100]) expect(diarization(count), String(count)).to.deep.equal({ DiarizationEnabled: true, Diarization: { SpeakerCount: 0 } });
     });
 
     it('reads the created task from the documented answer; a language Tingwu is not asked in is refused before sending', () => {
@@ -260,7 +267,32 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(noChapters.state === 'succeeded' && noChapters.extras).to.deep.equal({});
       expect(await readingOf(completedWith([]), ASK, 'tingwu')).to.deep.equal({ state: 'failed', error: { code: 'task_failed', message: 'Tingwu completed the task without a transcription' } });
       const ongoing = readTask(answer(200, { Code: '0', Data: { TaskId: 't', TaskStatus: 'ONGOING', Result: { Transcription: `${base}/t_Transcription.json?Expires=1` } } }), 'tingwu');
-      expect(await readingOf(ongoing, ASK, 'tingwu')).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394 });
+      expect(await readingOf(ongoing, ASK, 'tingwu')).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394, upstreamId: 'length-read:t' });
+    });
+
+    it('reads the transcription of an ONGOING task once over many polls: the id it is polled by from then on says its length was read', async () => {
+      const asked: string[] = [];
+      const transport: WireTransport = {
+        name: 'tingwu',
+        call: async (request) => {
+          asked.push(request.path);
+          return answer(200, { Code: '0', Data: { TaskId: 't', TaskStatus: 'ONGOING', Result: { Transcription: `${base}/t_Transcription.json?Expires=1` } } });
+        },
+      };
+      // As the task engine polls: each reading's new upstream id is the one the next poll uses.
+      let upstreamId = 't';
+      const readings = [];
+      for (let poll = 0; poll < 4; poll++) {
+        const reading = await tingwuMinutes.get(transport, upstreamId, ASK);
+        readings.push(reading);
+        if (reading.state === 'pending' && reading.upstreamId !== undefined) upstreamId = reading.upstreamId;
+      }
+      expect(fetched, 'the 32 MiB-capped file is downloaded on the first poll only').to.deep.equal(['/t_Transcription.json?Expires=1']);
+      expect(asked, 'every poll asks GetTaskInfo of Tingwu’s own TaskId').to.deep.equal(Array(4).fill('/openapi/tingwu/v2/tasks/t'));
+      expect(readings[0]).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: 10394, upstreamId: 'length-read:t' });
+      for (const later of readings.slice(1)) expect(later).to.deep.equal({ state: 'pending', upstreamStatus: 'running', durationMs: null });
+      expect(tingwuTaskOf('length-read:t')).to.deep.equal({ taskId: 't', lengthRead: true });
+      expect(tingwuTaskOf('t')).to.deep.equal({ taskId: 't', lengthRead: false });
     });
 
     it('refuses a file that is not 200, larger than the cap, not JSON, late, or behind a link that is not http(s): the provider’s failure, retried', async () => {
@@ -301,7 +333,7 @@ describe('Tingwu offline tasks (the tingwu protocol’s minutes adapter)', () =>
       expect(tingwuProtocol.errorOf(answer(400, { Code: 'Throttling.User', Message: 'Request was denied due to user flow control.' }, { 'retry-after': '2' }), 'tingwu')).to.include({ status: 429, code: 'Throttling.User', retryAfter: '2' });
       expect(errorOf(400, { Code: 'BRK.InvalidLanguage', Message: 'Invalid language.' })).to.include({ status: 400, code: 'BRK.InvalidLanguage', message: 'Invalid language.' });
       expect(errorOf(500, { Code: 'ServerError', Message: 'Server error.' })).to.include({ status: 500, code: 'ServerError' });
-      expect(errorOf(503, '<html>busy</html>')).to.include({ status: 503, code: null, message: '<html>busy</html>' });
+      expect(errorOf(503, '<html>busy</html>')).to.include({ status: 503, code: null, message: 'channel tingwu: the provider answered HTTP 503 without an error it documents' });
       expect(thrown(() => readTask(answer(200, { Code: 'BRK.InvalidRoleSplitNum', Message: 'Invalid roleSplitNum.' }), 'tingwu'))).to.include({ status: 400, code: 'BRK.InvalidRoleSplitNum' });
     });
   });

@@ -38,9 +38,15 @@ export function normalizeQuery(query: string): string {
   return query.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** The cache key of a query in a search vertical: sha256 over the vertical and the normalized query. */
-export function searchCacheKey(query: string, domain: string | null): string {
-  return createHash('sha256').update(`${domain ?? ''}\n${normalizeQuery(query)}`).digest('hex');
+/**
+ * The cache key of a query in a search vertical on a set of domains: sha256 over the vertical, the
+ * domains (sorted, each once: their order does not change the provider's answer) and the normalized
+ * query. The domains are in it because the provider's answer depends on its domain filter: an edit
+ * of `official_sources` must not be answered with pages filtered by the old set.
+ */
+export function searchCacheKey(query: string, domain: string | null, domains: readonly string[]): string {
+  const filter = [...new Set(domains.map((d) => d.toLowerCase()))].sort();
+  return createHash('sha256').update(JSON.stringify([domain ?? '', filter, normalizeQuery(query)])).digest('hex');
 }
 
 export function searchCacheStream(key: string): string {

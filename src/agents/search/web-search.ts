@@ -53,7 +53,7 @@ export class WebSearch {
    */
   async search(ask: { query: string; vertical: string; domains: readonly string[] }, options: { requestId: string; logger: Logger }): Promise<SearchAnswer> {
     const { query, vertical } = ask;
-    const key = searchCacheKey(query, vertical);
+    const key = searchCacheKey(query, vertical, ask.domains);
     const cached = await this.cached(key, options.logger);
     if (cached) return cached;
 

@@ -8,7 +8,7 @@
  * 403 `You do not have enough money` (the account's balance), 429 `You have reached the request
  * limit`, 500. A success carries `"code": 200` in its body as well.
  */
-import { retryAfterOf, type UpstreamError } from '../errors';
+import { retryAfterOf, unreadableErrorMessage, type UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import { isObject, searchRefusal, text, type SearchRefusal } from '../web-search';
 import type { WireAnswer } from '../wire';
@@ -47,7 +47,7 @@ export function bochaErrorOf(answer: WireAnswer, channel: string): UpstreamError
   const code = isObject(body) ? bochaCode(body) : null;
   const status = answer.status >= 400 ? answer.status : (code ?? 502);
   const reported = isObject(body) ? text(body['message']) || text(body['msg']) : '';
-  const message = reported || answer.text().slice(0, 500) || `Bocha answered HTTP ${status}`;
+  const message = reported || unreadableErrorMessage(answer.status, answer.headers, channel);
   return searchRefusal(channel, refusalOf(status, reported), status, message, retryAfterOf(answer.headers));
 }
 

@@ -6,7 +6,7 @@
  * 400 bad request, 401 missing or invalid key, 429 rate limit, 432 plan or key limit, 433
  * pay-as-you-go limit, 500. The official SDK (`@tavily/core`) reads `detail.error` the same way.
  */
-import { retryAfterOf, type UpstreamError } from '../errors';
+import { retryAfterOf, unreadableErrorMessage, type UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import { isObject, searchRefusal, type SearchRefusal } from '../web-search';
 import type { WireAnswer } from '../wire';
@@ -28,9 +28,9 @@ function tavilyErrorOf(answer: WireAnswer, channel: string): UpstreamError {
     if (isObject(detail) && typeof detail['error'] === 'string') message = detail['error'];
     else if (typeof detail === 'string') message = detail;
   } catch {
-    // not JSON: the text itself, below
+    // not JSON (a proxy's page): its status and content type, below
   }
-  if (message === '') message = answer.text().slice(0, 500) || `Tavily answered HTTP ${answer.status}`;
+  if (message === '') message = unreadableErrorMessage(answer.status, answer.headers, channel);
   return searchRefusal(channel, refusalOf(answer.status), answer.status, message, retryAfterOf(answer.headers));
 }
 

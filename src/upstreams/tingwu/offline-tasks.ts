@@ -21,6 +21,7 @@
  *   (one target language for a file: `Paragraphs[{ParagraphId, Sentences[{SentenceId, Start, End, Text}]}]`)
  * - errors (the protocol's errorOf, protocol.ts): https://help.aliyun.com/zh/tingwu/error-information-query
  */
+import { protocolError, recordOf } from '../answer-fields';
 import { UpstreamError } from '../errors';
 import type { MinutesFeature, MinutesSegment, MinutesTaskAdapter, MinutesTaskAsk, MinutesTaskReading, MinutesTranscriptReading } from '../minutes-task';
 import { fetchResultJson } from '../result-files';
@@ -51,11 +52,18 @@ function asked(ask: MinutesTaskAsk): ReadonlySet<MinutesFeature> {
   return new Set<MinutesFeature>(ask.extras.all ? ['summary', 'chapters', 'todos', 'qa', 'translate'] : ask.extras.features);
 }
 
+/** `Diarization.SpeakerCount`: 2 for exactly two speakers, else 0 (undetermined), the two values the SDK documents. */
+function speakerCount(expected: number | null): 0 | 2 {
+  return expected === 2 ? 2 : 0;
+}
+
 /**
  * `PUT /openapi/tingwu/v2/tasks?type=offline`. The AppKey is the Tingwu project's (the catalog's
  * `upstream_model`); the gateway's task id is the `TaskKey` Tingwu keeps with the task (it is not
  * a deduplication key: a resubmission after a crash makes a second task). Speaker diarization
- * follows `speaker_identification`, with the expected count (`SpeakerCount`, 0 lets Tingwu decide).
+ * follows `speaker_identification`, with the expected count (`SpeakerCount`): the official SDK's
+ * CreateTaskRequest documents only 0 (undetermined) and 2, so 2 is sent when the client expects
+ * exactly 2 speakers and 0 for any other count.
  * The extras: summary → `Summarization.Types` `Paragraph`, qa → `QuestionsAnswering` (the Q&A
  * review), chapters → `AutoChaptersEnabled`, todos → `MeetingAssistance.Types` `Actions`, translate
  * → `Translation.TargetLanguages` with the one target. Hot words are not sent: Tingwu takes a
@@ -66,7 +74,7 @@ export function createOfflineTask(ask: MinutesTaskAsk): WireRequest {
   const summaryTypes = [...(extras.has('summary') ? ['Paragraph'] : []), ...(extras.has('qa') ? ['QuestionsAnswering'] : [])];
   const target = ask.extras?.targetLang;
   const parameters = {
-    Transcription: ask.speakerIdentification ? { DiarizationEnabled: true, Diarization: { SpeakerCount: ask.numberOfSpeakers ?? 0 } } : { DiarizationEnabled: false },
+    Transcription: ask.speakerIdentification ? { DiarizationEnabled: true, Diarization: { SpeakerCount: speakerCount(ask.numberOfSpeakers) } } : { DiarizationEnabled: false },
     ...(summaryTypes.length > 0 ? { SummarizationEnabled: true, Summarization: { Types: summaryTypes } } : {}),
     ...(extras.has('chapters') ? { AutoChaptersEnabled: true } : {}),
     ...(extras.has('todos') ? { MeetingAssistanceEnabled: true, MeetingAssistance: { Types: ['Actions'] } } : {}),
@@ -125,18 +133,33 @@ export function readTask(answer: WireAnswer, channel: string): TingwuTask {
 export type ResultReader = (url: string, channel: string, what: string) => Promise<unknown>;
 
 /**
- * The task as the gateway reads it. ONGOING is running, its recording's length known once Tingwu
- * links the transcription (it does while its large-model steps still run), so that an over-long
- * recording fails early. FAILED keeps Tingwu's `ErrorCode` and `ErrorMessage`; INVALID (no such
- * task) fails `upstream_task_invalid`. COMPLETED reads the transcription and the files of the
+ * The gateway's upstream id of a Tingwu task whose recording length was read: its TaskId behind
+ * this prefix. The transcription file may be 32 MiB; read on the first ONGOING poll that links
+ * it, it is not read again until the task completes (a length over the limit fails the task then).
+ */
+const LENGTH_READ_PREFIX = 'length-read:';
+
+/** Tingwu's TaskId of a gateway upstream id, and whether the recording's length was read already. */
+export function tingwuTaskOf(upstreamId: string): { taskId: string; lengthRead: boolean } {
+  const lengthRead = upstreamId.startsWith(LENGTH_READ_PREFIX);
+  return { taskId: lengthRead ? upstreamId.slice(LENGTH_READ_PREFIX.length) : upstreamId, lengthRead };
+}
+
+/**
+ * The task as the gateway reads it. ONGOING is running; the first time it links the transcription
+ * (Tingwu does while its large-model steps still run), the recording's length is read from it,
+ * so that an over-long recording fails early, and the reading names the task by an id that says
+ * so (`lengthRead` is then true). FAILED keeps Tingwu's `ErrorCode` and `ErrorMessage`; INVALID (no
+ * such task) fails `upstream_task_invalid`. COMPLETED reads the transcription and the files of the
  * extras asked; a COMPLETED task without a transcription failed at Tingwu.
  */
-export async function readingOf(task: TingwuTask, ask: MinutesTaskAsk, channel: string, read: ResultReader = fetchResultJson): Promise<MinutesTaskReading> {
+export async function readingOf(task: TingwuTask, ask: MinutesTaskAsk, channel: string, read: ResultReader = fetchResultJson, lengthRead = false): Promise<MinutesTaskReading> {
   switch (task.status) {
     case 'ONGOING': {
       const link = task.results.Transcription;
-      const durationMs = link ? audioDurationMs(recordOf(recordOf(await read(link, channel, 'Transcription'))['Transcription'])) : null;
-      return { state: 'pending', upstreamStatus: 'running', durationMs };
+      if (!link || lengthRead) return { state: 'pending', upstreamStatus: 'running', durationMs: null };
+      const durationMs = audioDurationMs(recordOf(recordOf(await read(link, channel, 'Transcription'))['Transcription']));
+      return { state: 'pending', upstreamStatus: 'running', durationMs, upstreamId: `${LENGTH_READ_PREFIX}${task.taskId}` };
     }
     case 'FAILED':
       return { state: 'failed', error: { code: task.errorCode ?? 'task_failed', message: task.errorMessage ?? 'the Tingwu task failed' } };
@@ -253,12 +276,11 @@ function translationOf(translation: unknown): Record<string, unknown> {
 /** Tingwu's offline tasks as the minutes feature runs them, through a channel of the `tingwu` protocol. */
 export const tingwuMinutes: MinutesTaskAdapter = {
   submit: async (transport, ask, signal) => ({ upstreamId: readTask(await transport.call(createOfflineTask(ask), signal), transport.name).taskId }),
-  get: async (transport, upstreamId, ask) => readingOf(readTask(await transport.call(getTaskInfo(upstreamId)), transport.name), ask, transport.name),
+  async get(transport, upstreamId, ask) {
+    const { taskId, lengthRead } = tingwuTaskOf(upstreamId);
+    return readingOf(readTask(await transport.call(getTaskInfo(taskId)), transport.name), ask, transport.name, fetchResultJson, lengthRead);
+  },
 };
-
-function recordOf(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
 
 function arrayOf(value: unknown): readonly unknown[] {
   return Array.isArray(value) ? value : [];
@@ -270,9 +292,4 @@ function stringOf(value: unknown): string | null {
 
 function numberOf(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-/** An answer that does not read as Tingwu's: the provider's fault (502), retried like any other. */
-function protocolError(channel: string, what: string): UpstreamError {
-  return new UpstreamError(502, `channel ${channel} answered with ${what}`, null, 'protocol');
 }

@@ -7,7 +7,7 @@
  * `Code` "0" for success; a refusal is an HTTP error status whose body names Alibaba Cloud's or
  * Tingwu's `Code` (e.g. `SignatureDoesNotMatch`, `BRK.InvalidAppKey`) and `Message`.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
 
@@ -66,8 +66,9 @@ function bodyOf(answer: WireAnswer): unknown {
  * The gateway's error for one of Tingwu's error answers (or a 200 naming a code other than "0"):
  * a refusal of the gateway's standing is `upstream_auth_failed` (Alibaba Cloud's words, which may
  * quote the AccessKey id, are not passed on), an overdue account `upstream_account_balance`,
- * flow control a 429, a replayed nonce a 502 (sent again, it has a new one), any other code the provider's refusal with its status (400 for a 200 that
- * carries one), and an answer naming no code the HTTP status alone.
+ * flow control a 429, a replayed nonce a 502 (sent again, it has a new one), any other code the
+ * provider's refusal with its status (400 for a 200 that carries one), and an answer naming no
+ * code its HTTP status and content type alone (its body, a proxy's page, is not passed on).
  */
 function tingwuErrorOf(answer: WireAnswer, channel: string): UpstreamError {
   const reported = tingwuErrorIn(bodyOf(answer));
@@ -79,7 +80,7 @@ function tingwuErrorOf(answer: WireAnswer, channel: string): UpstreamError {
   if (reported?.code === REPLAYED_NONCE) return new UpstreamError(502, `channel ${channel}: Tingwu refused a signature nonce it had seen`, reported.code, 'http');
   const errorStatus = status >= 400 ? status : 400;
   if (reported) return new UpstreamError(errorStatus, reported.message, reported.code, 'http', retryAfter);
-  return new UpstreamError(status >= 400 ? status : 502, answer.text().slice(0, 500) || `Tingwu answered HTTP ${status}`, null, 'http', retryAfter);
+  return new UpstreamError(status >= 400 ? status : 502, unreadableErrorMessage(status, answer.headers, channel), null, 'http', retryAfter);
 }
 
 export const tingwuProtocol: Protocol = {

@@ -21,6 +21,7 @@
  *   examples show none; open-source clients read it there (docs/providers.md).
  * The errors are read by the protocol's errorOf (protocol.ts).
  */
+import { recordOf } from '../answer-fields';
 import type { UpstreamError } from '../errors';
 import type { MinutesSegment, MinutesTaskAdapter, MinutesTaskAsk, MinutesTaskReading, MinutesTranscriptReading, MinutesWord } from '../minutes-task';
 import type { WireAnswer, WireRequest } from '../wire';
@@ -120,10 +121,6 @@ function knowsTask(answer: WireAnswer): boolean {
 /** The refusal a submit's answer carries (its empty body is not read), or null when the task was submitted (20000000). */
 export function submitRefusal(answer: WireAnswer, channel: string): UpstreamError | null {
   return speechStatusOf(answer).code === SPEECH_STATUS.done ? null : volcengineSpeechErrorOf(answer, channel);
-}
-
-function recordOf(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 function millis(value: unknown): number | null {
