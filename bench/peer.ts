@@ -161,7 +161,9 @@ export async function startGatewayProcess(
   runPrestart(where.root);
   const port = await freePort();
   const adminToken = randomBytes(16).toString('hex');
-  const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 });
+  // The tree's own channels file: a base revision refuses a protocol that landed after it.
+  const channelsFile = path.join(where.root, 'deploy', 'channels.example.json');
+  const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 }, channelsFile);
   const gateway = startProcess(
     name,
     [...(where.nodeArgs ?? []), ...npmStartArgs(where.root)],
