@@ -39,7 +39,7 @@ async function reachStore<T>(ctx: GatewayContext, call: () => Promise<T>): Promi
   try {
     return await call();
   } catch (err) {
-    ctx.logger.error({ err }, 'the file store could not be read');
+    ctx.state.logger.error({ err }, 'the file store could not be read');
     throw new ApiError(503, 'file_store_unavailable', 'the file cannot be read right now; retry later', { headers: { 'retry-after': '5' } });
   }
 }
