@@ -29,9 +29,14 @@ export interface RunningObjectStore {
  * which a gateway must send when an upload fails: this server answers it as S3 does, dropping the
  * upload's parts, so a test can see that nothing was left behind.
  */
-export async function startObjectStore(buckets: readonly string[] = []): Promise<RunningObjectStore> {
+export async function startObjectStore(
+  buckets: readonly string[] = [],
+  /** Where it listens: loopback and a free port unless a test of several hosts (network namespaces) needs another address. */
+  listen: { address?: string; port?: number } = {},
+): Promise<RunningObjectStore> {
   const dir = testTempDir('object-store-');
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory: dir, silent: true, configureBuckets: buckets.map((name) => ({ name })) });
+  const host = listen.address ?? '127.0.0.1';
+  const server = new S3rver({ address: host, port: listen.port ?? 0, directory: dir, silent: true, configureBuckets: buckets.map((name) => ({ name })) });
   const uploadsDir = (bucket: string): string => (server as unknown as S3rverInternals).store.getResourcePath(bucket, undefined, 'uploads');
   server.middleware.unshift(async (ctx: { method: string; path: string; query: Record<string, unknown>; status: number }, next: () => Promise<void>) => {
     const uploadId = ctx.query.uploadId;
@@ -43,7 +48,7 @@ export async function startObjectStore(buckets: readonly string[] = []): Promise
   const address = (await server.run()) as AddressInfo;
   // A server shared by a test process's gateways (sharedObjectStore) must not keep it alive.
   (server as unknown as S3rverInternals).httpServer.unref();
-  const endpoint = `http://127.0.0.1:${address.port}`;
+  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: ACCESS_KEY } });
   return {
     endpoint,
