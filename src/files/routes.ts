@@ -23,25 +23,15 @@ async function serveSignedFile(ctx: GatewayContext, files: FileStore, signer: Ur
   const verdict = signer.verify(key, ctx.query.expires as string | undefined, ctx.query.sig as string | undefined);
   if (verdict === 'expired') throw new ApiError(403, 'link_expired', 'this download link has expired');
   if (verdict !== 'ok') throw new ApiError(403, 'invalid_signature', 'this download link is not valid');
-  const stat = await reachStore(ctx, () => files.stat(key));
+  const stat = await files.stat(key);
   // A HEAD needs the size only: opening the object would start a download from the store for nothing.
-  const body = stat && ctx.method === 'GET' ? await reachStore(ctx, () => files.open(key)) : null;
+  const body = stat && ctx.method === 'GET' ? await files.open(key) : null;
   if (!stat || (ctx.method === 'GET' && !body)) throw new ApiError(404, 'file_not_found', 'the file no longer exists');
   ctx.set('cache-control', 'private, max-age=300');
   ctx.type = contentTypeOf(key);
   ctx.status = 200;
   ctx.length = stat.bytes;
   if (body) ctx.body = body;
-}
-
-/** A store that cannot be reached (an object store down) is the service's trouble, not the link's: 503. */
-async function reachStore<T>(ctx: GatewayContext, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    ctx.state.logger.error({ err }, 'the file store could not be read');
-    throw new ApiError(503, 'file_store_unavailable', 'the file cannot be read right now; retry later', { headers: { 'retry-after': '5' } });
-  }
 }
 
 /** The store key a link names, or null when the path cannot name one (bad escapes, NUL...). */

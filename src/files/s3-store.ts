@@ -4,7 +4,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3S
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Logger } from '../log';
 import { contentTypeOf } from './content-types';
-import { asReadable, BodyMeter, checkedKey, type FileStore, type StoredFile } from './store';
+import { asReadable, BodyMeter, checkedKey, FileStoreUnavailableError, type FileStore, type StoredFile } from './store';
 
 /** Where the S3 store keeps files: FILE_STORE=s3 and the S3_* settings (docs/configuration.md). */
 export interface S3StoreSettings {
@@ -80,9 +80,10 @@ export class S3FileStore implements FileStore {
       // An upload that failed on its own stops reading: the body is ended here, or feeding never settles.
       meter.destroy();
       const fed = await feeding;
-      // The limit is the caller's answer (413), whatever the upload or its abort reported after it.
+      // The limit is the caller's answer (413), whatever the upload or its abort reported after it;
+      // a body that failed (a client gone) is the caller's too; anything else is the store's.
       if (meter.tooLarge) throw meter.tooLarge;
-      throw fed instanceof Error ? fed : err;
+      throw fed instanceof Error ? fed : new FileStoreUnavailableError(err);
     }
     const fed = await feeding;
     if (fed instanceof Error) {
@@ -100,7 +101,7 @@ export class S3FileStore implements FileStore {
       return object.Body;
     } catch (err) {
       if (isNotFound(err)) return null;
-      throw err;
+      throw new FileStoreUnavailableError(err);
     }
   }
 
@@ -110,13 +111,18 @@ export class S3FileStore implements FileStore {
       return { bytes: head.ContentLength ?? 0 };
     } catch (err) {
       if (isNotFound(err)) return null;
-      throw err;
+      throw new FileStoreUnavailableError(err);
     }
   }
 
   async delete(key: string): Promise<void> {
     // S3 answers a delete of a missing key 204, as the local store ignores a missing file.
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.objectKey(key) }));
+    const objectKey = this.objectKey(key);
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: objectKey }));
+    } catch (err) {
+      throw new FileStoreUnavailableError(err);
+    }
   }
 
   close(): void {

@@ -33,6 +33,18 @@ export class FileTooLargeError extends Error {
   }
 }
 
+/**
+ * The store could not do what was asked (an object store unreachable, refusing the gateway's
+ * keys, missing its bucket): the service's trouble, not the request's, answered 503. `cause` says
+ * what happened, for the log.
+ */
+export class FileStoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the file store cannot be reached', { cause });
+    this.name = 'FileStoreUnavailableError';
+  }
+}
+
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
 /** `key` when every store may use it: relative path segments of letters, digits, `.`, `_` and `-`, never `..`. */

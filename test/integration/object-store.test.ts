@@ -133,7 +133,7 @@ describe('files on an S3-compatible store (s3rver) @integration', () => {
     expect(((await gone.json()) as { error: { code: string } }).error.code).to.equal('file_not_found');
   });
 
-  it('answers 503 file_store_unavailable, not 500, while the object store cannot be reached', async () => {
+  it('answers 503 file_store_unavailable, not 500, while the object store cannot be reached, and records no upload', async () => {
     const stopped = await startObjectStore(['gateway-files']);
     await stopped.close();
     const elsewhere = await startTestGateway({ ...stopped.env('gateway-files') });
@@ -142,6 +142,12 @@ describe('files on an S3-compatible store (s3rver) @integration', () => {
       expect(res.status).to.equal(503);
       expect(res.headers.get('retry-after')).to.equal('5');
       expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('file_store_unavailable');
+      const { key: uploader } = await elsewhere.fundedAccount(0);
+      const refused = await upload(elsewhere.url, uploader, randomBytes(1000), 'small.bin');
+      expect(refused.status).to.equal(503);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).to.equal('file_store_unavailable');
+      expect((await elsewhere.api(uploader, 'GET', '/v1/files')).body.data).to.deep.equal([]);
+      await elsewhere.expectAuditClean();
     } finally {
       await elsewhere.close();
     }
@@ -195,6 +201,10 @@ describe('two gateway processes with their own DATA_DIRs on one bucket @integrat
 
     expect((await callJson(`${b.url}/v1/files/${uploaded.id}`, apiKey, 'DELETE')).status).to.equal(200);
     expect((await fetch(uploaded.url)).status, 'gone at gateway a too').to.equal(404);
-    for (const g of gateways) expect(g.output.join('\n'), `${g.name} never logs the S3 secret`).to.not.include('"S3RVER"');
+    for (const g of gateways) {
+      const log = g.output.join('\n');
+      expect(log, `${g.name} logs where its files are`).to.include('files are kept in an S3 bucket');
+      expect(log, `${g.name} never logs the S3 secret`).to.not.include(objects.credentials.secretAccessKey);
+    }
   });
 });

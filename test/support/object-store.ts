@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -6,13 +7,27 @@ import S3rver from 's3rver';
 import type { Config } from '../../src/config';
 import { removeTestTempDir, testTempDir } from './temp-dirs';
 
-/** s3rver's one key pair: it checks request signatures against it. */
-const ACCESS_KEY = 'S3RVER';
+/**
+ * s3rver knows one account, with the key pair S3RVER/S3RVER. It refuses an unknown access key but
+ * checks no SigV4 signature (3.7.1's lib/middleware/authentication.js: "Signature version 4
+ * calculation is unimplemented"), so a wrong secret goes unnoticed here. Each server adds a pair
+ * of its own, so that a test can search logs and answers for a secret that appears nowhere else.
+ */
+function addKeyPair(): { accessKeyId: string; secretAccessKey: string } {
+  const pair = { accessKeyId: `test-${randomBytes(6).toString('hex')}`, secretAccessKey: `s3-secret-${randomBytes(12).toString('hex')}` };
+  // s3rver keeps its key pairs in this registry (lib/models/account.js): no option sets one.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
+  DUMMY_ACCOUNT.createKeyPair(pair.accessKeyId, pair.secretAccessKey);
+  return pair;
+}
 
 /** An S3-compatible server for tests: s3rver, in this process, on an ephemeral port, its data in a temporary directory. */
 export interface RunningObjectStore {
   /** http://127.0.0.1:<port> */
   readonly endpoint: string;
+  /** The key pair of this server (s3rver checks the key id, not the signature); the secret appears nowhere else. */
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
   /** Where s3rver keeps its buckets (a folder per bucket). */
   readonly dir: string;
   /** A new empty bucket, made through the S3 API. */
@@ -49,9 +64,11 @@ export async function startObjectStore(
   // A server shared by a test process's gateways (sharedObjectStore) must not keep it alive.
   (server as unknown as S3rverInternals).httpServer.unref();
   const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: ACCESS_KEY } });
+  const credentials = addKeyPair();
+  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
   return {
     endpoint,
+    credentials,
     dir,
     async createBucket(name) {
       await client.send(new CreateBucketCommand({ Bucket: name }));
@@ -61,8 +78,8 @@ export async function startObjectStore(
       S3_ENDPOINT: endpoint,
       S3_REGION: 'us-east-1',
       S3_BUCKET: bucket,
-      S3_ACCESS_KEY_ID: ACCESS_KEY,
-      S3_SECRET_ACCESS_KEY: ACCESS_KEY,
+      S3_ACCESS_KEY_ID: credentials.accessKeyId,
+      S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       S3_FORCE_PATH_STYLE: 'true',
       // The least S3 allows, so that a test of a few MB makes a multipart upload.
       S3_PART_BYTES: String(5 * 1_048_576),

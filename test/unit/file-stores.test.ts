@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { S3FileStore } from '../../src/files/s3-store';
-import { FileTooLargeError, LocalFileStore, type FileStore } from '../../src/files/store';
+import { FileStoreUnavailableError, FileTooLargeError, LocalFileStore, type FileStore } from '../../src/files/store';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { startObjectStore, storedKeys, type RunningObjectStore } from '../support/object-store';
@@ -55,6 +55,33 @@ const s3: StoreSetup = {
     };
   },
 };
+
+describe('S3 file store: credentials', () => {
+  let objects: RunningObjectStore;
+  before(async () => {
+    objects = await startObjectStore(['signed']);
+  });
+  after(async () => objects.close());
+
+  // s3rver checks the access key, not the signature: a wrong secret cannot be shown refused here.
+  it('is refused by the store when its access key is unknown, and the error carries no secret', async () => {
+    const config = loadConfig({ ...objects.env('signed'), S3_ACCESS_KEY_ID: 'unknown-key', S3_SECRET_ACCESS_KEY: 'sk-never-shown' });
+    if (config.fileStore.kind !== 's3') throw new Error('objects.env names an S3 store');
+    const store = new S3FileStore(config.fileStore, createLogger('silent'));
+    try {
+      const err = await store.put('a.bin', Readable.from([Buffer.from('x')])).then(
+        () => expect.fail('expected a rejection'),
+        (e: unknown) => e as Error,
+      );
+      expect(err).to.be.instanceOf(FileStoreUnavailableError);
+      const cause = err.cause as Error;
+      expect(cause.name).to.equal('InvalidAccessKeyId');
+      expect(JSON.stringify(cause) + cause.message + cause.stack).to.not.include('sk-never-shown');
+    } finally {
+      store.close();
+    }
+  });
+});
 
 for (const setup of [local, s3]) describe(setup.name, () => {
   let store: FileStore;
