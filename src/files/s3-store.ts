@@ -77,13 +77,14 @@ export class S3FileStore implements FileStore {
     try {
       await upload.done();
     } catch (err) {
+      // A body that failed (past the limit, a client gone) destroyed the meter with its error
+      // before the upload saw it: that is the caller's answer (413, 400), whatever the upload or
+      // its abort reported after. Otherwise the store failed.
+      const bodyError = meter.tooLarge ?? meter.errored;
       // An upload that failed on its own stops reading: the body is ended here, or feeding never settles.
       meter.destroy();
-      const fed = await feeding;
-      // The limit is the caller's answer (413), whatever the upload or its abort reported after it;
-      // a body that failed (a client gone) is the caller's too; anything else is the store's.
-      if (meter.tooLarge) throw meter.tooLarge;
-      throw fed instanceof Error ? fed : new FileStoreUnavailableError(err);
+      await feeding;
+      throw bodyError ?? new FileStoreUnavailableError(err);
     }
     const fed = await feeding;
     if (fed instanceof Error) {

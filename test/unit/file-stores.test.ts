@@ -8,6 +8,7 @@ import { FileStoreUnavailableError, FileTooLargeError, LocalFileStore, type File
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { startObjectStore, storedKeys, type RunningObjectStore } from '../support/object-store';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 /** A store under test, fresh for each test, and what it holds under a prefix, read from the store itself. */
 interface StoreSetup {
@@ -56,7 +57,7 @@ const s3: StoreSetup = {
   },
 };
 
-describe('S3 file store: credentials', () => {
+describe('S3 file store: failures of the store', () => {
   let objects: RunningObjectStore;
   before(async () => {
     objects = await startObjectStore(['signed']);
@@ -79,6 +80,30 @@ describe('S3 file store: credentials', () => {
       expect(JSON.stringify(cause) + cause.message + cause.stack).to.not.include('sk-never-shown');
     } finally {
       store.close();
+    }
+  });
+
+  it('reports a store lost in the middle of an upload as FileStoreUnavailableError, not as a failure of the body', async () => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(objects.endpoint).port) });
+    const config = loadConfig({ ...objects.env('signed'), S3_ENDPOINT: `http://127.0.0.1:${proxy.port}` });
+    if (config.fileStore.kind !== 's3') throw new Error('objects.env names an S3 store');
+    const store = new S3FileStore(config.fileStore, createLogger('silent'));
+    // The first 5 MiB part is on its way when the store goes away.
+    async function* cutAfterTheFirstPart(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 14; i++) {
+        if (i === 11) proxy.cut();
+        yield Buffer.alloc(512 * 1024, i);
+      }
+    }
+    try {
+      const err = await store.put('lost.bin', cutAfterTheFirstPart()).then(
+        () => expect.fail('expected a rejection'),
+        (e: unknown) => e as Error,
+      );
+      expect(err).to.be.instanceOf(FileStoreUnavailableError);
+    } finally {
+      store.close();
+      await proxy.close();
     }
   });
 });
