@@ -185,7 +185,8 @@ async function buildServices(database: Database, config: Config, options: Gatewa
 function openFileStore(config: Config, logger: Logger): FileStore {
   const settings = config.fileStore;
   if (settings.kind === 'local') return new LocalFileStore(path.join(config.dataDir, 'files'));
-  logger.info({ bucket: settings.bucket, endpoint: settings.endpoint ?? 'AWS', keyPrefix: settings.keyPrefix }, 'files are kept in an S3 bucket');
+  // The endpoint's origin only: a URL may carry a user and password.
+  logger.info({ bucket: settings.bucket, endpoint: settings.endpoint ? new URL(settings.endpoint).origin : 'AWS', keyPrefix: settings.keyPrefix }, 'files are kept in an S3 bucket');
   if (!config.urlSigningSecret) {
     // The secret generated into this DATA_DIR is this gateway's alone: another gateway on the same bucket refuses its links.
     logger.warn('FILE_STORE=s3 without URL_SIGNING_SECRET: download links signed here are valid only at gateways sharing this DATA_DIR');
