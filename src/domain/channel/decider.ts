@@ -1,4 +1,5 @@
 import { DomainError, type Decider } from '../decider';
+import { withChanges } from '../with-changes';
 import { SETTING_FIELDS, type AuthKind, type ChannelActor, type ChannelEvent, type ChannelSettings, type SealedCredentials } from './events';
 
 /**
@@ -58,24 +59,24 @@ function decide(command: ChannelCommand, state: ChannelState): ChannelEvent[] {
   if (command.kind === 'create') {
     if (command.ifAbsent && state.everCreated) return [];
     if (state.live) throw new DomainError('channel_exists', `channel ${command.name} exists`, { param: 'name' });
-    const created: ChannelEvent = { type: 'ChannelCreated', data: { ...acted, ...command.settings, auth_kind: command.auth.authKind, credentials: command.auth.credentials } };
-    return command.enabled ? [created] : [created, { type: 'ChannelDisabled', data: { ...acted, reason: 'created disabled' } }];
+    const created: ChannelEvent = { type: 'ChannelCreated', data: Object.assign({}, acted, command.settings, { auth_kind: command.auth.authKind, credentials: command.auth.credentials }) };
+    return command.enabled ? [created] : [created, { type: 'ChannelDisabled', data: Object.assign({}, acted, { reason: 'created disabled' }) }];
   }
   if (!state.live) throw new DomainError('channel_not_found', `no channel ${command.name}`);
   switch (command.kind) {
     case 'update': {
       const events: ChannelEvent[] = [];
       const changes = changedSettings(state.settings!, command.settings);
-      if (Object.keys(changes).length > 0) events.push({ type: 'ChannelChanged', data: { ...acted, changes } });
-      if (command.auth) events.push({ type: 'ChannelCredentialsRotated', data: { ...acted, auth_kind: command.auth.authKind, credentials: command.auth.credentials } });
+      if (Object.keys(changes).length > 0) events.push({ type: 'ChannelChanged', data: Object.assign({}, acted, { changes }) });
+      if (command.auth) events.push({ type: 'ChannelCredentialsRotated', data: Object.assign({}, acted, { auth_kind: command.auth.authKind, credentials: command.auth.credentials }) });
       const enabled = command.enabled;
       if (enabled && enabled.value && !state.enabled) events.push({ type: 'ChannelEnabled', data: acted });
-      if (enabled && !enabled.value && (state.enabled || state.disabledReason !== enabled.reason)) events.push({ type: 'ChannelDisabled', data: { ...acted, reason: enabled.reason } });
+      if (enabled && !enabled.value && (state.enabled || state.disabledReason !== enabled.reason)) events.push({ type: 'ChannelDisabled', data: Object.assign({}, acted, { reason: enabled.reason }) });
       return events;
     }
     case 'reEncrypt':
       if (!state.credentials || state.credentials.key_id === command.credentials.key_id) return [];
-      return [{ type: 'ChannelCredentialsReEncrypted', data: { ...acted, credentials: command.credentials } }];
+      return [{ type: 'ChannelCredentialsReEncrypted', data: Object.assign({}, acted, { credentials: command.credentials }) }];
     case 'delete':
       return [{ type: 'ChannelDeleted', data: acted }];
   }
@@ -105,17 +106,17 @@ function evolve(state: ChannelState, event: ChannelEvent): ChannelState {
       };
     }
     case 'ChannelChanged':
-      return { ...state, settings: { ...state.settings!, ...event.data.changes } };
+      return withChanges(state, { settings: Object.assign({}, state.settings!, event.data.changes) });
     case 'ChannelCredentialsRotated':
-      return { ...state, authKind: event.data.auth_kind, credentials: event.data.credentials, credentialsRotatedAt: event.data.at };
+      return withChanges(state, { authKind: event.data.auth_kind, credentials: event.data.credentials, credentialsRotatedAt: event.data.at });
     case 'ChannelCredentialsReEncrypted':
-      return { ...state, credentials: event.data.credentials };
+      return withChanges(state, { credentials: event.data.credentials });
     case 'ChannelEnabled':
-      return { ...state, enabled: true, disabledReason: null };
+      return withChanges(state, { enabled: true, disabledReason: null });
     case 'ChannelDisabled':
-      return { ...state, enabled: false, disabledReason: event.data.reason };
+      return withChanges(state, { enabled: false, disabledReason: event.data.reason });
     case 'ChannelDeleted':
-      return { ...initialState(), everCreated: true };
+      return withChanges(initialState(), { everCreated: true });
   }
 }
 
