@@ -63,9 +63,10 @@ export class ChannelService {
   ) {}
 
   /** Runs a command and waits for the channels read model to fold what it appended. */
-  private async run(name: string, command: ChannelCommand): Promise<void> {
+  private async run(name: string, command: ChannelCommand): Promise<{ appended: boolean }> {
     const result = await this.commands.handle(channelStream(name), command);
     if (result.position) await this.readYourWrites.progress.waitFor(result.position, ['channels'], this.readYourWrites.waitMs);
+    return { appended: result.events.length > 0 };
   }
 
   /** Creates a channel from an entry in CHANNELS' format, checked as CHANNELS is. */
@@ -133,8 +134,8 @@ export class ChannelService {
         unreadable.push(name);
         continue;
       }
-      const result = await this.commands.handle(channelStream(name), { kind: 'reEncrypt', name, actor, at: this.now(), credentials: this.cipher.seal(name, plaintext) });
-      if (result.events.length > 0) reEncrypted.push(name);
+      const { appended } = await this.run(name, { kind: 'reEncrypt', name, actor, at: this.now(), credentials: this.cipher.seal(name, plaintext) });
+      if (appended) reEncrypted.push(name);
     }
     return { reEncrypted, unreadable };
   }

@@ -46,6 +46,13 @@ describe('rotating CHANNEL_SECRETS_KEY @integration', function () {
     const oldKeyId = (await first.admin('GET', '/admin/v1/channels/default')).body.credentials_key_id as string;
     await first.stopProcess();
 
+    // The new key alone before the re-encryption cannot open the credentials: a change that needs them is refused.
+    const early = await start({ CHANNEL_SECRETS_KEY: NEW_KEY });
+    const refused = await early.admin('PATCH', '/admin/v1/channels/default', { timeout_ms: 30_000 });
+    expect(refused.status).to.equal(409);
+    expect(refused.body.error.code).to.equal('credentials_unreadable');
+    await early.stopProcess();
+
     const rotating = await start({ CHANNEL_SECRETS_KEY: NEW_KEY, CHANNEL_SECRETS_PREVIOUS_KEYS: OLD_KEY });
     const outcome = await rotating.admin('POST', '/admin/v1/channels/re-encrypt');
     expect(outcome.body).to.deep.equal({ re_encrypted: ['default'], unreadable: [] });
@@ -56,14 +63,14 @@ describe('rotating CHANNEL_SECRETS_KEY @integration', function () {
     expect(history[history.length - 1]).to.deep.include({ type: 'ChannelCredentialsReEncrypted', actor: 'admin-token', changes: { credentials_key_id: newKeyId } });
     await rotating.stopProcess();
 
-    // The new key alone: the channel's credentials open, and a chat call reaches the provider with them.
+    // The new key alone: the channel's credentials open (a change that needs them passes), and a chat call reaches the provider with them.
     const retired = await start({ CHANNEL_SECRETS_KEY: NEW_KEY });
+    expect((await retired.admin('PATCH', '/admin/v1/channels/default', { timeout_ms: 30_000 })).status).to.equal(200);
     const { key } = await retired.fundedAccount(10_000_000);
     const seen = provider.seen.length;
     const chat = await retired.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
     expect(chat.status).to.equal(200);
     expect(provider.seen.slice(seen).map((r) => r.headers.authorization)).to.deep.equal([`Bearer ${PROVIDER_KEY}`]);
-    // Seeding compared CHANNELS with the log (credentials included, opened with the new key) and found them equal.
     await retired.expectAuditClean();
   });
 });
