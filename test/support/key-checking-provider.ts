@@ -1,4 +1,5 @@
 import { recordingServer, type RecordingServer } from './recording-server';
+import { completion } from './scripted-chat';
 
 /** A provider that answers OpenAI's chat completions and model list to a Bearer key it accepts, and records each request. */
 export async function keyCheckingOpenAiProvider(accepted: () => readonly string[]): Promise<RecordingServer> {
@@ -15,15 +16,6 @@ export async function keyCheckingOpenAiProvider(accepted: () => readonly string[
       res.end(JSON.stringify({ object: 'list', data: [] }));
       return;
     }
-    res.end(
-      JSON.stringify({
-        id: 'chatcmpl-runtime',
-        object: 'chat.completion',
-        created: 1,
-        model: 'upstream',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
-      }),
-    );
+    res.end(JSON.stringify(completion([[{ content: 'ok' }, 'stop']], { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 })));
   });
 }
