@@ -52,7 +52,7 @@ import { ChannelDirectory } from './channels/directory';
 import { channelsRouter } from './channels/routes';
 import { ChannelService } from './channels/service';
 import { channelDecider } from './domain/channel/decider';
-import { probeChannel } from './upstreams/probe';
+import { probeChannelConfig } from './upstreams/probe';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore, prepareSchema } from './storage';
@@ -265,7 +265,7 @@ function buildHttp(
   audits: AuditRuns,
   channels: ChannelService,
 ) {
-  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, upstreams } = services;
+  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer } = services;
   return createApp({
     logger,
     accounts,
@@ -282,10 +282,7 @@ function buildHttp(
       channelsRouter({
         channels,
         modelsOn: (name) => catalog.all().filter((m) => m.channel === name).map((m) => m.id),
-        probe: (name) => {
-          const channel = upstreams.channel(name);
-          return probeChannel((request) => channel.call(request), channel.config.protocol);
-        },
+        probe: async (name) => probeChannelConfig(await channels.currentConfig(name)),
       }),
     ],
     apiRouters: [

@@ -61,7 +61,7 @@ export interface ChannelRoutesDeps {
   readonly channels: ChannelService;
   /** The catalog models that name a channel (a deletion is refused while any does). */
   readonly modelsOn: (channel: string) => readonly string[];
-  /** One small call through the channel as this process holds it (src/channels/probe.ts). */
+  /** One small call through the channel as the log records it (src/upstreams/probe.ts). */
   readonly probe: (channel: string) => Promise<ProbeResult>;
 }
 
@@ -120,8 +120,8 @@ export function channelsRouter(deps: ChannelRoutesDeps): Router<GatewayState> {
   });
 
   router.post('/channels/:id/test', async (ctx) => {
-    const channel = await current(ctx.params.id!);
-    ctx.body = { object: 'channel_test', channel: channel.id, ...(await deps.probe(channel.id)) };
+    const name = ctx.params.id!;
+    ctx.body = { object: 'channel_test', channel: name, ...(await deps.probe(name)) };
   });
 
   router.get('/channels/:id/events', async (ctx) => {

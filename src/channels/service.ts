@@ -177,7 +177,12 @@ export class ChannelService {
     return this.commands.load(channelStream(name));
   }
 
-  /** The config a live channel serves with, its credentials opened (CredentialsUnreadableError when they cannot be). */
+  /** A live channel's config as the log records it now (404 and 409 `credentials_unreadable` as DomainErrors). */
+  async currentConfig(name: string): Promise<ChannelConfig> {
+    return this.configOf(name, await this.live(name));
+  }
+
+  /** The config a live channel serves with, its credentials opened (a DomainError `credentials_unreadable` when they cannot be). */
   configOf(name: string, state: ChannelState): ChannelConfig {
     return { name, ...state.settings!, auth: this.authOf(name, state) };
   }

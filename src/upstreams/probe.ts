@@ -1,3 +1,4 @@
+import { Channel, type ChannelConfig } from './channel';
 import { UpstreamError } from './errors';
 import type { WireAnswer, WireRequest } from './wire';
 
@@ -48,4 +49,18 @@ function classify(status: number): { outcome: ProbeOutcome; error: string | null
   if (status === 401 || status === 403) return { outcome: 'credentials_refused', error: `the provider refused the channel's credentials (HTTP ${status})` };
   if (status >= 500) return { outcome: 'provider_error', error: `the provider failed (HTTP ${status})` };
   return { outcome: 'answered_with_error', error: `the provider answered HTTP ${status} (reachable; the credentials are not proven)` };
+}
+
+/**
+ * Tests a channel as the log records it, on a pool of its own closed afterwards: the answer does
+ * not depend on whether this process has applied the latest change yet, and a disabled channel can
+ * be tested before it is enabled again.
+ */
+export async function probeChannelConfig(config: ChannelConfig): Promise<ProbeResult> {
+  const channel = new Channel(config);
+  try {
+    return await probeChannel((request) => channel.call(request), config.protocol);
+  } finally {
+    await channel.close();
+  }
 }
