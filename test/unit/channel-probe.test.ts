@@ -1,17 +1,8 @@
-import net from 'node:net';
 import { expect } from 'chai';
 import type { ChannelConfig } from '../../src/upstreams/channel';
 import { probeChannelConfig } from '../../src/upstreams/probe';
 import { recordingServer, type RecordingServer } from '../support/recording-server';
-
-/** A port nothing listens on: one the system gave a server that is closed again. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from '../support/closed-port';
 
 describe("a channel's test call", () => {
   let provider: RecordingServer;
