@@ -301,6 +301,8 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
     const protocol = typeof protocolName === 'string' ? PROTOCOLS.get(protocolName) : undefined;
     if (!protocol) throw new ConfigError(`${where}.protocol must be one of ${[...PROTOCOLS.keys()].join(', ')}`);
     if (typeof c.base_url !== 'string' || !isHttpUrl(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
+    // The base URL is shown to operators and logged; credentials go where they are kept sealed.
+    if (hasUserInfo(c.base_url)) throw new ConfigError(`${where}.base_url must not carry a user or password; give credentials as api_key, headers, volcengine or alibaba`);
     const auth = channelAuth(c, where);
     if (!protocol.auth.includes(auth.kind)) {
       throw new ConfigError(`${where}: a ${protocol.name} channel authenticates with ${protocol.auth.map(AUTH_FIELD).join(' or ')}, not ${AUTH_FIELD(auth.kind)}`);
@@ -407,6 +409,11 @@ function httpUrl(env: Env, name: string): string | undefined {
   const raw = nonEmpty(env[name]);
   if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http(s) URL such as https://gateway.example.com, got "${raw}"`);
   return raw;
+}
+
+function hasUserInfo(value: string): boolean {
+  const url = new URL(value);
+  return url.username !== '' || url.password !== '';
 }
 
 function isHttpUrl(value: string): boolean {

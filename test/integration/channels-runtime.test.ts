@@ -115,6 +115,9 @@ describe('channels managed at run time, across two gateway processes @integratio
     const refused = await admin(g1, 'POST', '/channels', { name: 'bad', protocol: 'openai', base_url: 'ftp://nowhere', api_key: SECRETS.refused });
     expect(refused.status).to.equal(400);
     expect(refused.body.error).to.include({ param: 'base_url', message: 'base_url must be an http(s) URL' });
+    const inUrl = await admin(g1, 'POST', '/channels', { name: 'bad', base_url: `http://user:${SECRETS.refused}@127.0.0.1/v1` });
+    expect(inUrl.status).to.equal(400);
+    expect(inUrl.body.error.param).to.equal('base_url');
     const wrongAuth = await admin(g1, 'POST', '/channels', { name: 'bad', protocol: 'tavily', base_url: 'https://api.tavily.com', headers: { 'x-key': SECRETS.refused } });
     expect(wrongAuth.status).to.equal(400);
 
