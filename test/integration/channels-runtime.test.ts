@@ -111,6 +111,21 @@ describe('channels managed at run time, across two gateway processes @integratio
     await chat(g2);
     expect(lastKeySent()).to.equal(`Bearer ${SECRETS.rotated}`);
 
+    // Disabled through g1: g2 sends the channel nothing from the next call on; enabled again, it serves.
+    await admin(g1, 'PATCH', '/channels/default', { enabled: false, reason: 'provider incident' });
+    await applied(g2, 'default', await lastRevision(g1, 'default'));
+    const sent = provider.seen.length;
+    const refusedCall = await chat(g2).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refusedCall, 'a call for a model whose only channel is disabled fails').to.be.instanceOf(OpenAI.APIError);
+    expect(provider.seen.length, 'nothing reached the provider').to.equal(sent);
+    await admin(g1, 'PATCH', '/channels/default', { enabled: true });
+    await applied(g2, 'default', await lastRevision(g1, 'default'));
+    await chat(g2);
+    expect(lastKeySent()).to.equal(`Bearer ${SECRETS.rotated}`);
+
     // A refused entry is answered 400 naming the field, and echoes no credential.
     const refused = await admin(g1, 'POST', '/channels', { name: 'bad', protocol: 'openai', base_url: 'ftp://nowhere', api_key: SECRETS.refused });
     expect(refused.status).to.equal(400);
@@ -175,7 +190,7 @@ describe('channels managed at run time, across two gateway processes @integratio
     expect(found(provider.seen.map((r) => JSON.stringify(r.headers)).join('\n'))).to.include.members([SECRETS.seeded, SECRETS.rotated, SECRETS.created, SECRETS.createdRotated]);
 
     const log = await readToEnd(new PostgresEventStore({ pool: database.pool }));
-    expect(log.filter(isChannelEvent).length, 'the channel events the test made').to.equal(10);
+    expect(log.filter(isChannelEvent).length, 'the channel events the test made').to.equal(12);
     expect(found(log.map((e) => JSON.stringify({ stream: e.streamId, type: e.type, data: e.data, metadata: e.metadata })).join('\n')), 'the event log').to.deep.equal([]);
     expect(found(await everyTableAsText(database)), 'the database').to.deep.equal([]);
     expect(found([...g1.output, ...g2.output].join('\n')), 'the processes\' logs').to.deep.equal([]);
