@@ -83,9 +83,6 @@ export type FallbackUpstream = () => Promise<string>;
  * whose channel's protocol cannot serve its type is unavailable likewise, said loudly at start.
  */
 export class Upstreams {
-  /** The simulator's channels, when the fallback serves (no CHANNELS): they stay out of the log, and a channel of the log of the same name replaces one. */
-  fallbackConfigs: readonly ChannelConfig[] = [];
-
   /** Channels an operator disabled, with the reason (src/channels/directory.ts). */
   private readonly disabled = new Map<string, string>();
 
@@ -95,6 +92,8 @@ export class Upstreams {
     readonly fallbackUrl: string | null,
     private readonly fallbackTimeoutMs: number,
     private readonly observe: UpstreamObserver,
+    /** The simulator's channels, when the fallback serves (no CHANNELS): they stay out of the log, and a channel of the log of the same name replaces one. */
+    readonly fallbackConfigs: readonly ChannelConfig[],
   ) {}
 
   static async start(config: Config, catalog: Catalog, logger: Logger, observe: UpstreamObserver = () => undefined, fallback?: FallbackUpstream): Promise<Upstreams> {
@@ -115,8 +114,7 @@ export class Upstreams {
       logger.info({ url: fallbackUrl }, 'no CHANNELS configured: serving every model from the simulated providers');
       configs = channelConfigs(channelsServedBy(fallbackUrl, catalog, { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: FALLBACK_CONCURRENCY }), 'the fallback channels');
     }
-    const upstreams = new Upstreams(new Map(configs.map((c) => [c.name, new Channel(c, observe)])), fallbackUrl, config.upstreamTimeoutMs, observe);
-    upstreams.fallbackConfigs = fallbackUrl === null ? [] : configs;
+    const upstreams = new Upstreams(new Map(configs.map((c) => [c.name, new Channel(c, observe)])), fallbackUrl, config.upstreamTimeoutMs, observe, fallbackUrl === null ? [] : configs);
     const mismatched = catalog.all().filter((m) => upstreams.hasChannel(m.channel) && !upstreams.canServe(m.channel, m.type));
     if (mismatched.length > 0) {
       logger.warn(
