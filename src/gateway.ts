@@ -329,7 +329,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
   const keyCacheFollower = keyCache.follow(store, logger);
   const channelFollower = channels.directory.follow(store, {
     reached: (position, timeoutMs) => services.progress.waitFor(position, ['channels'], timeoutMs),
-    names: () => channels.service.names(),
+    names: () => channels.service.namesFolded(),
   });
   const inFlight = new InFlightRequests();
   const server = port.server;

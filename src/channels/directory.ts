@@ -72,13 +72,22 @@ export class ChannelDirectory {
       while (head && !this.closed && !(await readModel.reached(head, 1000)));
       if (!this.closed) await this.refresh(await readModel.names(), 'start');
     };
-    const started = start(null, true);
+    const begin = (): Promise<void> =>
+      start(null, true).catch((err: unknown) => {
+        if (this.closed) return;
+        // Not fatal: the channels seeded here are loaded already. Without a subscription yet, begin again.
+        this.logger.error({ err }, 'channel directory: could not load the channels created before this process started');
+        if (subscription) return;
+        retry = setTimeout(() => void begin(), 1000);
+        retry.unref();
+      });
+    const started = begin();
     return {
       started,
       close: async () => {
         this.closed = true;
         if (retry) clearTimeout(retry);
-        await started.catch(() => undefined);
+        await started;
         await subscription?.close();
         await this.queue;
       },

@@ -6,7 +6,7 @@ import { channelStream, SETTING_FIELDS, type ChannelEvent, type ChannelSettings 
 import { DomainError } from '../domain/decider';
 import type { CommandHandler } from '../domain/command-handler';
 import type { EventStore } from '../eventstore/port';
-import type { ConsumerProgress } from '../projections-runtime/progress';
+import { ReadModelBehindError, type ConsumerProgress } from '../projections-runtime/progress';
 import type { ChannelAuth, ChannelConfig } from '../upstreams/channel';
 import { CredentialsUnreadableError, type CredentialCipher } from './credential-cipher';
 
@@ -187,8 +187,18 @@ export class ChannelService {
     return { name, ...state.settings!, auth: this.authOf(name, state) };
   }
 
-  /** Every channel the read model knows, deleted ones included. */
+  /**
+   * Every channel the log holds, deleted ones included, from the read model once it has folded the
+   * log's head (a channel seeded at start is not waited for, so the read model may lag behind it).
+   */
   async names(): Promise<string[]> {
+    const head = await this.store.headPosition();
+    if (head && !(await this.readYourWrites.progress.waitFor(head, ['channels'], this.readYourWrites.waitMs))) throw new ReadModelBehindError('the channel list');
+    return this.namesFolded();
+  }
+
+  /** The channels the read model has folded so far, deleted ones included (its caller knows how far it is). */
+  async namesFolded(): Promise<string[]> {
     const { rows } = await this.pool.query<{ name: string }>('SELECT name FROM rm.channels ORDER BY name');
     return rows.map((r) => r.name);
   }

@@ -3,6 +3,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { keyCheckingOpenAiProvider } from '../support/key-checking-provider';
 import type { RecordingServer } from '../support/recording-server';
 import { testTempDir, removeTestTempDir } from '../support/temp-dirs';
+import { waitFor } from '../support/wait';
 
 const OLD_KEY = 'rotation-old-channel-secrets-key-0123456789';
 const NEW_KEY = 'rotation-new-channel-secrets-key-9876543210';
@@ -43,7 +44,12 @@ describe('rotating CHANNEL_SECRETS_KEY @integration', function () {
 
   it('re-encrypts every channel under the new key, after which the old key can be retired', async () => {
     const first = await start({ CHANNEL_SECRETS_KEY: OLD_KEY });
-    const oldKeyId = (await first.admin('GET', '/admin/v1/channels/default')).body.credentials_key_id as string;
+    // Seeded at start: the channels view shows it once it has folded the seeding.
+    const seeded = await waitFor('the seeded channel in the channels view', async () => {
+      const answer = await first.admin('GET', '/admin/v1/channels/default');
+      return answer.status === 200 && answer.body;
+    });
+    const oldKeyId = seeded.credentials_key_id as string;
     await first.stopProcess();
 
     // The new key alone before the re-encryption cannot open the credentials: a change that needs them is refused.
