@@ -11,8 +11,11 @@ import { validator } from '../http/validation';
 /** Who acts through the admin API today; a later issue adds named operators. */
 const ADMIN_ACTOR = 'admin-token';
 
-/** The API's channel names: they become a stream id and a URL path segment. */
-const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+/**
+ * The API's channel names: they become a stream id (`channel-<name>`) and a URL path segment. Not
+ * `health-…`: the routing's health streams are `channel-health-<name>`.
+ */
+const NAME_PATTERN = '^(?!health-)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 /** The fields of a channels entry, as CHANNELS spells them; their rules are channelConfigs' (src/config.ts). */
 const ENTRY_PROPERTIES = {

@@ -133,6 +133,7 @@ describe('channels managed at run time, across two gateway processes @integratio
     const inUrl = await admin(g1, 'POST', '/channels', { name: 'bad', base_url: `http://user:${SECRETS.refused}@127.0.0.1/v1` });
     expect(inUrl.status).to.equal(400);
     expect(inUrl.body.error.param).to.equal('base_url');
+    expect((await admin(g1, 'POST', '/channels', { name: 'health-x', base_url: `${provider.url}/v1` })).body.error.param).to.equal('name');
     const wrongAuth = await admin(g1, 'POST', '/channels', { name: 'bad', protocol: 'tavily', base_url: 'https://api.tavily.com', headers: { 'x-key': SECRETS.refused } });
     expect(wrongAuth.status).to.equal(400);
 

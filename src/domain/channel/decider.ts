@@ -117,6 +117,9 @@ function evolve(state: ChannelState, event: ChannelEvent): ChannelState {
       return withChanges(state, { enabled: false, disabledReason: event.data.reason });
     case 'ChannelDeleted':
       return withChanges(initialState(), { everCreated: true });
+    default:
+      // Another writer's event on a stream of this name (none is expected) changes nothing of the channel.
+      return state;
   }
 }
 
