@@ -88,6 +88,10 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Key of signed download links; unset: generated once and kept in DATA_DIR (share it between instances). */
   readonly urlSigningSecret: string | undefined;
+  /** Key that encrypts provider credentials in the log (src/channels/credential-cipher.ts); unset: generated once and kept in DATA_DIR. */
+  readonly channelSecretsKey: string | undefined;
+  /** Earlier channel secrets keys, still read (never written) while a rotation of CHANNEL_SECRETS_KEY is under way. */
+  readonly channelSecretsPreviousKeys: readonly string[];
   /** Delays before webhook attempts 2, 3 and 4. */
   readonly webhookRetryDelaysMs: readonly number[];
   /** A webhook attempt fails without a 2xx within this. */
@@ -183,6 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
     searchCacheTtlMs: integer(env, 'SEARCH_CACHE_TTL_MS', 86_400_000, 0),
     publicBaseUrl: httpUrl(env, 'PUBLIC_BASE_URL')?.replace(/\/$/, ''),
     urlSigningSecret: nonEmpty(env.URL_SIGNING_SECRET),
+    channelSecretsKey: secretKey(env, 'CHANNEL_SECRETS_KEY'),
+    channelSecretsPreviousKeys: secretKeyList(env, 'CHANNEL_SECRETS_PREVIOUS_KEYS'),
     webhookRetryDelaysMs: integerList(env, 'WEBHOOK_RETRY_DELAYS_MS', [5_000, 30_000, 300_000], 3),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
@@ -302,6 +308,8 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
     const protocol = typeof protocolName === 'string' ? PROTOCOLS.get(protocolName) : undefined;
     if (!protocol) throw new ConfigError(`${where}.protocol must be one of ${[...PROTOCOLS.keys()].join(', ')}`);
     if (typeof c.base_url !== 'string' || !isHttpUrl(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
+    // The base URL is shown to operators and logged; credentials go where they are kept sealed.
+    if (hasUserInfo(c.base_url)) throw new ConfigError(`${where}.base_url must not carry a user or password; give credentials as api_key, headers, volcengine or alibaba`);
     const auth = channelAuth(c, where);
     if (!protocol.auth.includes(auth.kind)) {
       throw new ConfigError(`${where}: a ${protocol.name} channel authenticates with ${protocol.auth.map(AUTH_FIELD).join(' or ')}, not ${AUTH_FIELD(auth.kind)}`);
@@ -424,10 +432,36 @@ function postgresUrl(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** The least length of a channel secrets key: 32 characters of `openssl rand -base64 32` carry 192 bits. */
+export const CHANNEL_SECRETS_KEY_MIN_LENGTH = 32;
+
+/** A key of at least CHANNEL_SECRETS_KEY_MIN_LENGTH characters; the value is never echoed. */
+function secretKey(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw !== undefined && raw.length < CHANNEL_SECRETS_KEY_MIN_LENGTH) {
+    throw new ConfigError(`${name} must be at least ${CHANNEL_SECRETS_KEY_MIN_LENGTH} characters (e.g. the output of openssl rand -base64 32)`);
+  }
+  return raw;
+}
+
+/** Comma-separated keys, each as secretKey checks it. */
+function secretKeyList(env: Env, name: string): string[] {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return [];
+  const keys = raw.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  keys.forEach((key, i) => secretKey({ [`${name}[${i}]`]: key }, `${name}[${i}]`));
+  return keys;
+}
+
 function httpUrl(env: Env, name: string): string | undefined {
   const raw = nonEmpty(env[name]);
   if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http(s) URL such as https://gateway.example.com, got "${raw}"`);
   return raw;
+}
+
+function hasUserInfo(value: string): boolean {
+  const url = new URL(value);
+  return url.username !== '' || url.password !== '';
 }
 
 function isHttpUrl(value: string): boolean {

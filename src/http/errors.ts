@@ -61,10 +61,16 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   key_not_found: 404,
   reservation_not_found: 404,
   task_not_found: 404,
+  channel_not_found: 404,
   credit_reference_conflict: 409,
   refund_reference_conflict: 409,
   reservation_exists: 409,
   account_exists: 409,
+  channel_exists: 409,
+  /** A catalog model names the channel: deleting it would leave the model unserved. */
+  channel_in_use: 409,
+  /** A channel's credentials are sealed under a key this process lacks (CHANNEL_SECRETS_PREVIOUS_KEYS). */
+  credentials_unreadable: 409,
   /** Only an unfinished task can be cancelled. */
   task_finished: 409,
   /** An earlier request with the same Idempotency-Key is still being processed. */
