@@ -2,10 +2,11 @@ import { Pool } from 'undici';
 
 /**
  * Child-process entry of the `streams` section's load: opens `streams` streamed chat requests,
- * `batch` at a time (the next batch once every stream of this one has its first byte, so the
- * gateway's listen backlog never overflows), each over a connection of its own, and reads every
- * one to its end. Reports `{ open }` once every stream has its first byte (or failed), `{ ended }`
- * (epoch ms) when the first stream ends, then `{ result }`, and exits. Runs in its own process so that the bench measures the gateway's
+ * at most `batch` waiting for their first byte at a time (so the gateway's listen backlog never
+ * overflows), each over a connection of its own, and reads every one to its end. Reports
+ * `{ open }` once every stream has its first byte (or failed), answers `'count'` with
+ * `{ openNow }` (streams between their first and their last byte), then sends `{ result }` and
+ * exits. Runs in its own process so that the bench measures the gateway's
  * memory and event loop, not the client's.
  */
 
@@ -43,6 +44,10 @@ async function run(job: StreamsJob): Promise<StreamsResult> {
   let firstError: string | null = null;
   const lifetimesMs: number[] = [];
   const firstBytes: number[] = [];
+  let openNow = 0;
+  process.on('message', (message: unknown) => {
+    if (message === 'count') process.send!({ openNow });
+  });
   const fail = (message: string): void => {
     failed++;
     firstError ??= message;
@@ -53,6 +58,7 @@ async function run(job: StreamsJob): Promise<StreamsResult> {
     let reached!: () => void;
     const firstByte = new Promise<void>((resolve) => (reached = resolve));
     const started = performance.now();
+    let first = true;
     const done = (async () => {
       try {
         const res = await pool.request({
@@ -62,10 +68,10 @@ async function run(job: StreamsJob): Promise<StreamsResult> {
           body: job.body,
         });
         let tail = '';
-        let first = true;
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
           if (first) {
             first = false;
+            openNow++;
             firstBytes.push(Date.now());
             reached();
           }
@@ -74,13 +80,13 @@ async function run(job: StreamsJob): Promise<StreamsResult> {
         if (res.statusCode !== 200) fail(`HTTP ${res.statusCode}: ${tail}`);
         else if (!tail.includes('[DONE]')) fail(`stream ended without [DONE]: ...${tail}`);
         else {
-          if (completed === 0) process.send!({ ended: Date.now() });
           completed++;
           lifetimesMs.push(performance.now() - started);
         }
       } catch (err) {
         fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
       } finally {
+        if (!first) openNow--;
         reached();
       }
     })();
@@ -89,11 +95,16 @@ async function run(job: StreamsJob): Promise<StreamsResult> {
 
   try {
     const all: Promise<void>[] = [];
-    for (let from = 0; from < job.streams; from += job.batch) {
-      const batch = Array.from({ length: Math.min(job.batch, job.streams - from) }, (_, i) => open(from + i));
-      all.push(...batch.map((b) => b.done));
-      await Promise.all(batch.map((b) => b.firstByte));
-    }
+    let next = 0;
+    // `batch` openers, each opening its next stream once the one before has its first byte.
+    const opener = async (): Promise<void> => {
+      while (next < job.streams) {
+        const stream = open(next++);
+        all.push(stream.done);
+        await stream.firstByte;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(job.batch, job.streams) }, opener));
     firstBytes.sort((a, b) => a - b);
     const report: StreamsOpen = { open: firstBytes.length, firstAt: firstBytes[0] ?? NaN, lastAt: firstBytes[firstBytes.length - 1] ?? NaN };
     process.send!({ open: report });
@@ -107,6 +118,7 @@ async function run(job: StreamsJob): Promise<StreamsResult> {
 
 if (process.send) {
   process.once('message', (job: StreamsJob) => {
+    // The job is the first message; 'count' queries come later, to run's own listener.
     run(job).then(
       (result) => process.send!({ result }, () => process.exit(0)),
       (err: unknown) => process.send!({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) }, () => process.exit(1)),

@@ -124,11 +124,11 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     await new Promise((resolve) => setTimeout(resolve, STEADY_AFTER_MS));
 
     progress(`streams: first byte of ${o.probes} short streams with ${open.open} streams open`);
+    const openAtStart = await load.openNow();
     const loadedLoop = await eventLoopDelayDuring(url, () => probeFirstByte(gateway.contender, o.probes, `first byte, ${open.open} streams open`));
     const loaded = loadedLoop.result;
     const busy = await memoryOf(inspector, pid);
-    // Every stream was open through the measurements when none had ended by their end.
-    const allOpenThroughout = load.firstEnd() === null;
+    const openAtEnd = await load.openNow();
     if (o.snapshotDir) await snapshot(inspector, o.snapshotDir, `${open.open}-streams`);
 
     progress(`streams: waiting for the ${o.streams} streams to end`);
@@ -136,7 +136,8 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     const settled = await sanity(url, accounts, db, o.streams, result.failed);
     const audit = await auditLog(db);
 
-    const perStream = (bytes: number): number => bytes / Math.max(1, open.open);
+    // Divided by the streams open at the end of the measurements: the fewest while they ran (none opens after the ramp).
+    const perStream = (bytes: number): number => bytes / Math.max(1, openAtEnd);
     const rssPerStream = perStream(busy.memory.rss - idle.memory.rss);
     const heapPerStream = perStream(busy.memory.heapUsed - idle.memory.heapUsed);
     const externalPerStream = perStream(busy.memory.external - idle.memory.external);
@@ -148,15 +149,16 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     const notes = [
       `goal (under ${kb(GOAL_BYTES_PER_STREAM)} per open stream): ${rssPerStream < GOAL_BYTES_PER_STREAM ? 'met' : 'NOT met'} (RSS ${kb(rssPerStream)} a stream)`,
       `goal (first byte within ${GOAL_FIRST_BYTE_ADDED_MS} ms of the unloaded figure at p50): ${addedFirstByte <= GOAL_FIRST_BYTE_ADDED_MS ? 'met' : 'NOT met'} (adds ${fmt(addedFirstByte)} ms)`,
-      `gateway memory after a full collection, idle -> ${open.open} streams open: RSS ${mb(idle.memory.rss)} -> ${mb(busy.memory.rss)} (${kb(rssPerStream)} a stream), ` +
+      `gateway memory after a full collection, idle -> ${openAtEnd} streams open: RSS ${mb(idle.memory.rss)} -> ${mb(busy.memory.rss)} (${kb(rssPerStream)} a stream), ` +
         `V8 heap in use ${mb(idle.memory.heapUsed)} -> ${mb(busy.memory.heapUsed)} (${kb(heapPerStream)} a stream), ` +
         `external ${mb(idle.memory.external)} -> ${mb(busy.memory.external)} (${kb(externalPerStream)} a stream); RSS before that collection ${mb(busy.rssBeforeGc)}`,
       `gateway open files: ${idle.openFiles} idle, ${busy.openFiles} with the streams open (a client and an upstream socket each); soft limit raised to ${fileLimit} where the hard limit allows`,
       `gateway event-loop delay over each probe run (prom-client's monitorEventLoopDelay, sampled every ${LOOP_RESOLUTION_MS} ms, which an idle loop reads): ` +
         `unloaded ${loop(unloadedLoop.delay)}; ${open.open} streams open ${loop(loadedLoop.delay)}`,
       `${o.streams} streams of ${tokens} tokens, ${o.paceMs} ms apart (${o.seconds} s), over ${o.accounts} accounts, from a client in its own process; ` +
-        `opened ${o.batch} at a time, first bytes over ${(rampMs / 1000).toFixed(1)} s; measured ${STEADY_AFTER_MS} ms after the last first byte` +
-        (allOpenThroughout ? '; no stream had ended when the measurements ended' : '; a stream HAD ENDED before the measurements ended (the ramp and the probes took longer than a stream lives)'),
+        `at most ${o.batch} waiting for their first byte at a time, first bytes over ${(rampMs / 1000).toFixed(1)} s; measured ${STEADY_AFTER_MS} ms after the last first byte` +
+        `; streams open: ${openAtStart} when the measurements began, ${openAtEnd} when they ended` +
+        (openAtEnd < o.streams ? ` (NOT all: the ramp and the measurements took longer than a stream lives; BENCH_STREAMS_SECONDS makes them longer)` : ''),
       `streams: ${result.completed} ended with [DONE]` +
         (result.lifetimesMs.length > 0 ? ` (lifetime p50 ${(percentile(result.lifetimesMs, 50) / 1000).toFixed(1)} s, max ${(result.lifetimesMs[result.lifetimesMs.length - 1]! / 1000).toFixed(1)} s)` : '') +
         (result.failed > 0 ? `; ${result.failed} FAILED (first: ${result.firstError})` : '') +
@@ -166,6 +168,7 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
       `first byte: a sequential client in its own process, one keep-alive connection, short streamed chat (${STREAM_BODY.length} bytes, 20 tokens) on an account of its own; ` +
         `${o.probes} to warm up, then ${o.probes} measured before the load and ${o.probes} under it, the first ${PROBES_SKIPPED} of each run (a new connection) not counted` +
         (unloaded.failed + loaded.failed > 0 ? `; probes FAILED: ${unloaded.failed} unloaded, ${loaded.failed} loaded` : ''),
+      ...(o.snapshotDir ? ['heap snapshots were taken (BENCH_STREAMS_SNAPSHOT_DIR): the idle one left the gateway with more RSS, so the RSS figures are not those of a run without them'] : []),
       `${os.cpus().length} CPUs; the gateway run as \`npm start\` runs it, with --inspect for the collections; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     ];
     const table: Table = {
@@ -249,7 +252,7 @@ async function auditLog(db: BenchDatabase): Promise<string[]> {
 }
 
 /** streams-client.ts in its own process, with the soft limit of open files raised for its sockets. */
-function startStreams(job: StreamsJob, fileLimit: number): { open: Promise<StreamsOpen>; firstEnd: () => number | null; result: Promise<StreamsResult> } {
+function startStreams(job: StreamsJob, fileLimit: number): { open: Promise<StreamsOpen>; openNow: () => Promise<number>; result: Promise<StreamsResult> } {
   const [command, argv] = nodeCommand([...TSX, path.join(__dirname, 'streams-client.ts')], fileLimit);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let opened: (open: StreamsOpen) => void;
@@ -271,10 +274,10 @@ function startStreams(job: StreamsJob, fileLimit: number): { open: Promise<Strea
   open.catch(() => undefined);
   result.catch(() => undefined);
   let done = false;
-  let firstEnd: number | null = null;
-  child.on('message', (message: { open?: StreamsOpen; ended?: number; result?: StreamsResult; error?: string }) => {
+  const counts: ((n: number) => void)[] = [];
+  child.on('message', (message: { open?: StreamsOpen; openNow?: number; result?: StreamsResult; error?: string }) => {
     if (message.open) opened(message.open);
-    if (message.ended !== undefined) firstEnd = message.ended;
+    if (message.openNow !== undefined) counts.shift()?.(message.openNow);
     if (message.result) {
       done = true;
       finished(message.result);
@@ -289,5 +292,10 @@ function startStreams(job: StreamsJob, fileLimit: number): { open: Promise<Strea
     if (!done) failed(new Error(`streams client exited (${signal ?? code}) without a result`));
   });
   child.send(job);
-  return { open, firstEnd: () => firstEnd, result };
+  const openNow = (): Promise<number> =>
+    new Promise((resolve) => {
+      counts.push(resolve);
+      child.send('count');
+    });
+  return { open, openNow, result };
 }
