@@ -92,7 +92,7 @@ export const SECTIONS: readonly BenchSection[] = [
   },
   {
     name: 'streams',
-    title: 'Many long streams: 2,000 streams of 30 s through one gateway; memory per stream, event-loop delay, first byte of a new request meanwhile',
+    title: 'Many long streams through one gateway (2,000 of 30 s unless BENCH_STREAMS_*): memory per open stream, event-loop delay, first byte of a new request meanwhile',
     optIn: true,
     run: async (ctx) => {
       await benchStreams(ctx.db, ctx.report, streamsOptionsFromEnv());

@@ -72,7 +72,11 @@ interface EventLoopDelay {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
+  /** Collections as prom-client counts them (`nodejs_gc_duration_seconds`), by kind: how many and their time. */
+  readonly gc: ReadonlyMap<string, { readonly count: number; readonly ms: number }>;
 }
+
+const GC_KINDS = ['major', 'minor', 'incremental'] as const;
 
 interface Probe {
   readonly row: Measurement;
@@ -145,7 +149,10 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
     const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const fmt = (ms: number): string => ms.toFixed(2);
-    const loop = (d: EventLoopDelay): string => `p50 ${fmt(d.p50Ms)}, p99 ${fmt(d.p99Ms)}, max ${fmt(d.maxMs)} ms`;
+    const loop = (d: EventLoopDelay): string =>
+      `p50 ${fmt(d.p50Ms)}, p99 ${fmt(d.p99Ms)}, max ${fmt(d.maxMs)} ms (collections: ` +
+      [...d.gc].map(([kind, g]) => `${kind} ${g.count} taking ${Math.round(g.ms)} ms`).join(', ') +
+      ')';
     const notes = [
       `goal (under ${kb(GOAL_BYTES_PER_STREAM)} per open stream): ${rssPerStream < GOAL_BYTES_PER_STREAM ? 'met' : 'NOT met'} (RSS ${kb(rssPerStream)} a stream)`,
       `goal (first byte within ${GOAL_FIRST_BYTE_ADDED_MS} ms of the unloaded figure at p50): ${addedFirstByte <= GOAL_FIRST_BYTE_ADDED_MS ? 'met' : 'NOT met'} (adds ${fmt(addedFirstByte)} ms)`,
@@ -189,11 +196,14 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
 
 /** `measure` between two scrapes of /metrics: the first empties prom-client's event-loop histogram, the second reads what `measure` left in it. */
 async function eventLoopDelayDuring<T>(url: string, measure: () => Promise<T>): Promise<{ result: T; delay: EventLoopDelay }> {
-  await scrapeMetrics(url);
+  const before = await scrapeMetrics(url);
   const result = await measure();
-  const value = await scrapeMetrics(url);
-  const ms = (name: string): number => value(name) * 1000;
-  return { result, delay: { p50Ms: ms('nodejs_eventloop_lag_p50_seconds'), p99Ms: ms('nodejs_eventloop_lag_p99_seconds'), maxMs: ms('nodejs_eventloop_lag_max_seconds') } };
+  const after = await scrapeMetrics(url);
+  const ms = (name: string): number => after(name) * 1000;
+  // A kind that has not run yet has no series: none of it.
+  const grown = (series: string): number => (after(series) || 0) - (before(series) || 0);
+  const gc = new Map(GC_KINDS.map((kind) => [kind, { count: grown(`nodejs_gc_duration_seconds_count{kind="${kind}"}`), ms: grown(`nodejs_gc_duration_seconds_sum{kind="${kind}"}`) * 1000 }]));
+  return { result, delay: { p50Ms: ms('nodejs_eventloop_lag_p50_seconds'), p99Ms: ms('nodejs_eventloop_lag_p99_seconds'), maxMs: ms('nodejs_eventloop_lag_max_seconds'), gc } };
 }
 
 /**
