@@ -159,7 +159,8 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
       `gateway memory after a full collection, idle -> ${openAtEnd} streams open: RSS ${mb(idle.memory.rss)} -> ${mb(busy.memory.rss)} (${kb(rssPerStream)} a stream), ` +
         `V8 heap in use ${mb(idle.memory.heapUsed)} -> ${mb(busy.memory.heapUsed)} (${kb(heapPerStream)} a stream), ` +
         `external ${mb(idle.memory.external)} -> ${mb(busy.memory.external)} (${kb(externalPerStream)} a stream); RSS before that collection ${mb(busy.rssBeforeGc)}`,
-      `gateway open files: ${idle.openFiles} idle, ${busy.openFiles} with the streams open (a client and an upstream socket each); soft limit raised to ${fileLimit} where the hard limit allows`,
+      `gateway open files: ${idle.openFiles} idle, ${busy.openFiles} with the streams open (a client and an upstream socket each, and the keep-alive sockets of ended ones); ` +
+        `its soft limit ${openFileLimit(pid)} (asked for ${fileLimit}, at most the hard limit)`,
       `gateway event-loop delay over each probe run (prom-client's monitorEventLoopDelay, sampled every ${LOOP_RESOLUTION_MS} ms, which an idle loop reads): ` +
         `unloaded ${loop(unloadedLoop.delay)}; ${open.open} streams open ${loop(loadedLoop.delay)}`,
       `${o.streams} streams of ${tokens} tokens, ${o.paceMs} ms apart (${o.seconds} s), over ${o.accounts} accounts, from a client in its own process; ` +
@@ -241,6 +242,11 @@ async function memoryOf(inspector: Inspector, pid: number): Promise<{ memory: Pr
   const rssBeforeGc = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
   const memory = await inspector.memoryAfterGc();
   return { memory, rssBeforeGc, openFiles: fs.readdirSync(`/proc/${pid}/fd`).length };
+}
+
+/** The soft limit of open files of a process, from /proc. */
+function openFileLimit(pid: number): string {
+  return /^Max open files\s+(\S+)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1] ?? '?';
 }
 
 async function snapshot(inspector: Inspector, dir: string, label: string): Promise<void> {
