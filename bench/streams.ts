@@ -80,7 +80,6 @@ const GC_KINDS = ['major', 'minor', 'incremental'] as const;
 
 interface Probe {
   readonly row: Measurement;
-  readonly p50Ms: number;
   readonly failed: number;
 }
 
@@ -92,6 +91,7 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
   const started: Running[] = [];
   const dataDir = tempDir('gateway-bench-streams-');
   let inspector: Inspector | null = null;
+  let load: Streams | null = null;
   try {
     const simUrl = await startSimulatorProcess(started, fileLimit);
     const inspectPort = await freePort();
@@ -120,8 +120,8 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
       stream: true,
       stream_options: { include_usage: true },
     });
-    progress(`streams: opening ${o.streams} streams of ${tokens} tokens ${o.paceMs} ms apart (${o.seconds} s), ${o.batch} at a time`);
-    const load = startStreams({ origin: url, keys: accounts.map((a) => a.key), body, streams: o.streams, batch: o.batch }, fileLimit);
+    progress(`streams: opening ${o.streams} streams of ${tokens} tokens ${o.paceMs} ms apart (${o.seconds} s), at most ${o.batch} waiting for a first byte`);
+    load = startStreams({ origin: url, keys: accounts.map((a) => a.key), body, streams: o.streams, batch: o.batch }, fileLimit);
     const open = await load.open;
     const rampMs = open.lastAt - open.firstAt;
     progress(`streams: ${open.open} open (first bytes over ${rampMs} ms); steady after ${STEADY_AFTER_MS} ms more`);
@@ -145,7 +145,7 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     const rssPerStream = perStream(busy.memory.rss - idle.memory.rss);
     const heapPerStream = perStream(busy.memory.heapUsed - idle.memory.heapUsed);
     const externalPerStream = perStream(busy.memory.external - idle.memory.external);
-    const addedFirstByte = loaded.p50Ms - unloaded.p50Ms;
+    const addedFirstByte = loaded.row.p50Ms - unloaded.row.p50Ms;
     const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
     const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const fmt = (ms: number): string => ms.toFixed(2);
@@ -189,6 +189,7 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     report(table);
     return [table];
   } finally {
+    load?.stop();
     await inspector?.close();
     for (const running of started.reverse()) await stopProcess(running);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -234,7 +235,7 @@ async function probeFirstByte(target: Contender, probes: number, name: string): 
     maxMs: firstByte[firstByte.length - 1] ?? NaN,
     concurrency: 1,
   };
-  return { row, p50Ms: row.p50Ms, failed: result.failed[0]! };
+  return { row, failed: result.failed[0]! };
 }
 
 /** The gateway's memory after a full collection, its RSS just before it, and its open files. */
@@ -267,8 +268,18 @@ async function auditLog(db: BenchDatabase): Promise<string[]> {
   }
 }
 
+interface Streams {
+  /** Every stream has its first byte (or failed). */
+  readonly open: Promise<StreamsOpen>;
+  /** The streams between their first and their last byte now. */
+  openNow(): Promise<number>;
+  readonly result: Promise<StreamsResult>;
+  /** Kills the client unless it has exited (a bench that failed half-way). */
+  stop(): void;
+}
+
 /** streams-client.ts in its own process, with the soft limit of open files raised for its sockets. */
-function startStreams(job: StreamsJob, fileLimit: number): { open: Promise<StreamsOpen>; openNow: () => Promise<number>; result: Promise<StreamsResult> } {
+function startStreams(job: StreamsJob, fileLimit: number): Streams {
   const [command, argv] = nodeCommand([...TSX, path.join(__dirname, 'streams-client.ts')], fileLimit);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let opened: (open: StreamsOpen) => void;
@@ -313,5 +324,8 @@ function startStreams(job: StreamsJob, fileLimit: number): { open: Promise<Strea
       counts.push(resolve);
       child.send('count');
     });
-  return { open, openNow, result };
+  const stop = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  return { open, openNow, result, stop };
 }
