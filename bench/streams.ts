@@ -22,7 +22,8 @@ import { integerFromEnv, percentile, printTable, progress, scrapeMetrics, type B
  * the gateway's memory (RSS and V8 heap after a full collection, through its inspector) against
  * the same process idle before them, divided by the open streams; its event-loop delay (prom-client's
  * monitorEventLoopDelay in /metrics); and the time to the first byte of new short streamed
- * requests from a sequential client against the same client's figure before the load. Afterwards,
+ * requests from a sequential client, against the same gateway's figure before the load and against
+ * an idle twin's (another gateway process) measured in alternated blocks meanwhile. Afterwards,
  * every stream settled (the read models, then an audit of the log). The issue's goals (printed,
  * never asserted): under 64 KB per open stream, the first byte within 2 ms of the unloaded figure.
  */
@@ -63,8 +64,9 @@ const GOAL_BYTES_PER_STREAM = 64 * 1024;
 const GOAL_FIRST_BYTE_ADDED_MS = 2;
 /** How long after the last stream's first byte the load counts as steady (a token or more of each has passed). */
 const STEADY_AFTER_MS = 3000;
-/** Probes not counted at the start of a run. */
-const PROBES_SKIPPED = 20;
+/** Probes to one gateway before the client turns to the other, and how many at the start of each are not counted (it was idle meanwhile). */
+const PROBE_BLOCK = 25;
+const PROBE_SKIP = 5;
 /** prom-client samples the event loop every 10 ms: an idle loop reads about that. */
 const LOOP_RESOLUTION_MS = 10;
 
@@ -90,6 +92,7 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
   const fileLimit = 2 * o.streams + 1024;
   const started: Running[] = [];
   const dataDir = tempDir('gateway-bench-streams-');
+  const twinDataDir = tempDir('gateway-bench-streams-twin-');
   let inspector: Inspector | null = null;
   let load: Streams | null = null;
   try {
@@ -106,10 +109,29 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     const accounts: BenchAccount[] = [];
     for (let a = 0; a < o.accounts; a++) accounts.push(await fundedAccount(url, gateway.adminToken, `bench streams ${a}`));
 
+    // An idle twin, measured in alternated blocks with the gateway before the load and under it:
+    // its figure under the load is the unloaded one at the same moment, which a drift of the
+    // machine's speed (on a shared machine) touches as much as the loaded gateway's.
+    const twin = (await startGatewayProcess('idle twin', { root: ROOT, databaseUrl: await db.sibling({ migrated: false }), dataDir: twinDataDir, simUrl }, started)).contender;
+
     progress(`streams: first byte of ${o.probes} short streams, unloaded (after as many to warm up)`);
-    await probeFirstByte(gateway.contender, o.probes, 'warm-up');
-    const unloadedLoop = await eventLoopDelayDuring(url, () => probeFirstByte(gateway.contender, o.probes, 'first byte, unloaded'));
-    const unloaded = unloadedLoop.result;
+    await probeFirstByte(
+      [
+        { gateway: gateway.contender, name: 'warm-up' },
+        { gateway: twin, name: 'warm-up, twin' },
+      ],
+      o.probes,
+    );
+    const unloadedLoop = await eventLoopDelayDuring(url, () =>
+      probeFirstByte(
+        [
+          { gateway: gateway.contender, name: 'first byte, unloaded' },
+          { gateway: twin, name: 'first byte, idle twin, before the load' },
+        ],
+        o.probes,
+      ),
+    );
+    const [unloaded, twinBefore] = unloadedLoop.result as [Probe, Probe];
     const idle = await memoryOf(inspector, pid);
     if (o.snapshotDir) await snapshot(inspector, o.snapshotDir, 'idle');
 
@@ -129,8 +151,16 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
 
     progress(`streams: first byte of ${o.probes} short streams with ${open.open} streams open`);
     const openAtStart = await load.openNow();
-    const loadedLoop = await eventLoopDelayDuring(url, () => probeFirstByte(gateway.contender, o.probes, `first byte, ${open.open} streams open`));
-    const loaded = loadedLoop.result;
+    const loadedLoop = await eventLoopDelayDuring(url, () =>
+      probeFirstByte(
+        [
+          { gateway: gateway.contender, name: `first byte, ${openAtStart} streams open` },
+          { gateway: twin, name: 'first byte, idle twin, meanwhile' },
+        ],
+        o.probes,
+      ),
+    );
+    const [loaded, twinMeanwhile] = loadedLoop.result as [Probe, Probe];
     const busy = await memoryOf(inspector, pid);
     const openAtEnd = await load.openNow();
     if (o.snapshotDir) await snapshot(inspector, o.snapshotDir, `${open.open}-streams`);
@@ -145,17 +175,21 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     const rssPerStream = perStream(busy.memory.rss - idle.memory.rss);
     const heapPerStream = perStream(busy.memory.heapUsed - idle.memory.heapUsed);
     const externalPerStream = perStream(busy.memory.external - idle.memory.external);
+    const fmt = (ms: number): string => ms.toFixed(2);
+    const probes = [unloaded, twinBefore, loaded, twinMeanwhile];
     const addedFirstByte = loaded.row.p50Ms - unloaded.row.p50Ms;
+    const addedOverTwin = loaded.row.p50Ms - twinMeanwhile.row.p50Ms;
+    const firstByteGoal = (added: number): string => `${added <= GOAL_FIRST_BYTE_ADDED_MS ? 'met' : 'NOT met'} (adds ${fmt(added)} ms)`;
     const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
     const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-    const fmt = (ms: number): string => ms.toFixed(2);
     const loop = (d: EventLoopDelay): string =>
       `p50 ${fmt(d.p50Ms)}, p99 ${fmt(d.p99Ms)}, max ${fmt(d.maxMs)} ms (collections: ` +
       [...d.gc].map(([kind, g]) => `${kind} ${g.count} taking ${Math.round(g.ms)} ms`).join(', ') +
       ')';
     const notes = [
       `goal (under ${kb(GOAL_BYTES_PER_STREAM)} per open stream): ${rssPerStream < GOAL_BYTES_PER_STREAM ? 'met' : 'NOT met'} (RSS ${kb(rssPerStream)} a stream)`,
-      `goal (first byte within ${GOAL_FIRST_BYTE_ADDED_MS} ms of the unloaded figure at p50): ${addedFirstByte <= GOAL_FIRST_BYTE_ADDED_MS ? 'met' : 'NOT met'} (adds ${fmt(addedFirstByte)} ms)`,
+      `goal (first byte within ${GOAL_FIRST_BYTE_ADDED_MS} ms of the unloaded figure at p50): against the same gateway before the load ${firstByteGoal(addedFirstByte)}; ` +
+        `against the idle twin meanwhile ${firstByteGoal(addedOverTwin)} (the twin itself moved ${fmt(twinMeanwhile.row.p50Ms - twinBefore.row.p50Ms)} ms: the machine's drift)`,
       `gateway memory after a full collection, idle -> ${openAtEnd} streams open: RSS ${mb(idle.memory.rss)} -> ${mb(busy.memory.rss)} (${kb(rssPerStream)} a stream), ` +
         `V8 heap in use ${mb(idle.memory.heapUsed)} -> ${mb(busy.memory.heapUsed)} (${kb(heapPerStream)} a stream), ` +
         `external ${mb(idle.memory.external)} -> ${mb(busy.memory.external)} (${kb(externalPerStream)} a stream); RSS before that collection ${mb(busy.rssBeforeGc)}`,
@@ -173,15 +207,16 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
         (open.open < o.streams ? `; only ${open.open} had a first byte` : ''),
       `ledger: every stream settled and nothing frozen: ${settled ? 'yes' : 'NO'}; audit (invariants, read models against a replay): ` +
         (audit.length === 0 ? 'clean' : `${audit.length} findings, first: ${audit[0]}`),
-      `first byte: a sequential client in its own process, one keep-alive connection, short streamed chat (${STREAM_BODY.length} bytes, 20 tokens) on an account of its own; ` +
-        `${o.probes} to warm up, then ${o.probes} measured before the load and ${o.probes} under it, the first ${PROBES_SKIPPED} of each run (a new connection) not counted` +
-        (unloaded.failed + loaded.failed > 0 ? `; probes FAILED: ${unloaded.failed} unloaded, ${loaded.failed} loaded` : ''),
+      `first byte: a sequential client in its own process, one keep-alive connection to each gateway, short streamed chat (${STREAM_BODY.length} bytes, 20 tokens) on an account of its own; ` +
+        `blocks of ${PROBE_BLOCK} to the gateway and to an idle twin (another gateway process on a database of its own) in turn, the first ${PROBE_SKIP} of each block and a first round not counted; ` +
+        `${o.probes} to each to warm up, then ${o.probes} measured to each before the load and again under it` +
+        (probes.some((p) => p.failed > 0) ? `; probes FAILED: ${probes.map((p) => `${p.row.name} ${p.failed}`).join(', ')}` : ''),
       ...(o.snapshotDir ? ['heap snapshots were taken (BENCH_STREAMS_SNAPSHOT_DIR): the idle one left the gateway with more RSS, so the RSS figures are not those of a run without them'] : []),
       `${os.cpus().length} CPUs; the gateway run as \`npm start\` runs it, with --inspect for the collections; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     ];
     const table: Table = {
       title: `Many long streams: ${o.streams} streams of ${o.seconds} s open through one gateway, and the first byte of a new request meanwhile`,
-      rows: [unloaded.row, loaded.row],
+      rows: probes.map((p) => p.row),
       baseline: unloaded.row.name,
       unit: 'req/s',
       notes,
@@ -192,7 +227,7 @@ export async function benchStreams(db: BenchDatabase, report: (table: Table) => 
     load?.stop();
     await inspector?.close();
     for (const running of started.reverse()) await stopProcess(running);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of [dataDir, twinDataDir]) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -209,33 +244,36 @@ async function eventLoopDelayDuring<T>(url: string, measure: () => Promise<T>): 
 }
 
 /**
- * Sequential short streams to `target` (bench ab's client, one target): their time to the first
- * byte, the first few (the client's new connection) not counted.
+ * Sequential short streams to each target in turn (bench ab's client: blocks of PROBE_BLOCK, the
+ * first PROBE_SKIP of each and a first round not counted), `probes` measured for each: their time
+ * to the first byte. Alternated blocks spread what else the machine does over every target alike.
  */
-async function probeFirstByte(target: Contender, probes: number, name: string): Promise<Probe> {
+async function probeFirstByte(targets: readonly { readonly gateway: Contender; readonly name: string }[], probes: number): Promise<Probe[]> {
   const result = await runAlternatingInChild({
-    targets: [{ name, origin: target.url, headers: target.headers }],
+    targets: targets.map((t) => ({ name: t.name, origin: t.gateway.url, headers: t.gateway.headers })),
     body: STREAM_BODY,
     stream: true,
     requests: probes,
-    block: probes + PROBES_SKIPPED,
-    skip: PROBES_SKIPPED,
-    warmupRounds: 0,
+    block: PROBE_BLOCK,
+    skip: PROBE_SKIP,
+    warmupRounds: 1,
   });
-  const firstByte = [...result.firstByteMs[0]!].sort((a, b) => a - b);
-  const latency = result.latencyMs[0]!;
-  const elapsedMs = latency.reduce((a, b) => a + b, 0);
-  const row: Measurement = {
-    name,
-    ops: firstByte.length,
-    elapsedMs,
-    opsPerSec: (latency.length * 1000) / elapsedMs,
-    p50Ms: percentile(firstByte, 50),
-    p99Ms: percentile(firstByte, 99),
-    maxMs: firstByte[firstByte.length - 1] ?? NaN,
-    concurrency: 1,
-  };
-  return { row, failed: result.failed[0]! };
+  return targets.map(({ name }, i): Probe => {
+    const firstByte = [...result.firstByteMs[i]!].sort((a, b) => a - b);
+    const latency = result.latencyMs[i]!;
+    const elapsedMs = latency.reduce((a, b) => a + b, 0);
+    const row: Measurement = {
+      name,
+      ops: firstByte.length,
+      elapsedMs,
+      opsPerSec: (latency.length * 1000) / elapsedMs,
+      p50Ms: percentile(firstByte, 50),
+      p99Ms: percentile(firstByte, 99),
+      maxMs: firstByte[firstByte.length - 1] ?? NaN,
+      concurrency: 1,
+    };
+    return { row, failed: result.failed[i]! };
+  });
 }
 
 /** The gateway's memory after a full collection, its RSS just before it, and its open files. */
