@@ -92,53 +92,56 @@ describe('fleet across hosts: gateways, database and providers in network namesp
     const reachable = new Set(gateways);
     const sampler = new ConsumerSampler(() => [...reachable]);
     const sampling = sampler.run();
-
-    const videos = await Promise.all(gateways.flatMap((gateway) => [1, 2].map((i) => createVideo(gateway, key, `fleet ${gateway.name} ${i} [sim:delay=1500]`, receiver.url))));
-
-    // Requests that gw1 has reserved and sent upstream when its host is cut off: held at a gate of
-    // the simulator, so that they are in flight for certain, with no guessing of delays.
-    const gate = `fleet-hosts-${process.pid}`;
-    const gw1Client = new AbortController();
-    const held = [false, true, false].map((stream, i) => chat(gw1, key, `held ${i} [sim:gate=${gate}] [sim:tokens=10]`, stream, gw1Client.signal).then(() => 'answered', (err: unknown) => String(err)));
-
+    const videos: string[] = [];
     const files: string[] = [];
-    const firstWave = traffic([gw1, gw2, gw3], key, files, { gw1: gw1Client.signal });
-    await waitFor('the held requests at the gate and some load done', async () => (await gateWaiting(provider1, gate)) === 3 && firstWave.completed() >= 6, DEADLINE_MS, 100);
+    try {
+      videos.push(...await Promise.all(gateways.flatMap((gateway) => [1, 2].map((i) => createVideo(gateway, key, `fleet ${gateway.name} ${i} [sim:delay=1500]`, receiver.url)))));
 
-    // gw1's host drops off the network: its clients give up on it, as a load balancer would.
-    sampler.pause();
-    await fleet.network.cut('gw1');
-    reachable.delete(gw1);
-    sampler.resume();
-    gw1Client.abort();
-    const first = await firstWave.done;
-    expect(first.filter((o) => !o.ok && o.gateway !== 'gw1'), 'requests to the other gateways').to.deep.equal([]);
-    expect(await Promise.all(held), 'requests in flight on the cut-off host fail').to.satisfy((outcomes: string[]) => outcomes.every((o) => o !== 'answered'));
+      // Requests that gw1 has reserved and sent upstream when its host is cut off: held at a gate of
+      // the simulator, so that they are in flight for certain, with no guessing of delays.
+      const gate = `fleet-hosts-${process.pid}`;
+      const gw1Client = new AbortController();
+      const held = [false, true, false].map((stream, i) => chat(gw1, key, `held ${i} [sim:gate=${gate}] [sim:tokens=10]`, stream, gw1Client.signal).then(() => 'answered', (err: unknown) => String(err)));
 
-    // Traffic moves to the others, and all of it succeeds.
-    const second = await traffic([gw2, gw3], key, files).done;
-    expect(second.filter((o) => !o.ok), 'requests after the cut').to.deep.equal([]);
+      const firstWave = traffic([gw1, gw2, gw3], key, files, { gw1: gw1Client.signal });
+      await waitFor('the held requests at the gate and some load done', async () => (await gateWaiting(provider1, gate)) === 3 && firstWave.completed() >= 6, DEADLINE_MS, 100);
 
-    // gw1's consumer leases go to the others once the database has given its sessions up.
-    await waitFor('every consumer run by exactly one of gw2 and gw3', () => everyConsumerRunOnce([gw2, gw3]), DEADLINE_MS, 200);
-    // Its video jobs too, once their leases run out: every task finishes and is billed.
-    for (const id of videos) {
-      await waitFor(`video ${id} billed`, async () => {
-        const task = (await callJson(`${gw2.url}/v1/videos/generations/${id}`, key)).body;
-        return task.status === 'succeeded' && task.billing.status === 'settled' ? task : null;
-      }, DEADLINE_MS, 200);
+      // gw1's host drops off the network: its clients give up on it, as a load balancer would.
+      sampler.pause();
+      await fleet.network.cut('gw1');
+      reachable.delete(gw1);
+      sampler.resume();
+      gw1Client.abort();
+      const first = await firstWave.done;
+      expect(first.filter((o) => !o.ok && o.gateway !== 'gw1'), 'requests to the other gateways').to.deep.equal([]);
+      expect(await Promise.all(held), 'requests in flight on the cut-off host fail').to.satisfy((outcomes: string[]) => outcomes.every((o) => o !== 'answered'));
+
+      // Traffic moves to the others, and all of it succeeds.
+      const second = await traffic([gw2, gw3], key, files).done;
+      expect(second.filter((o) => !o.ok), 'requests after the cut').to.deep.equal([]);
+
+      // gw1's consumer leases go to the others once the database has given its sessions up.
+      await waitFor('every consumer run by exactly one of gw2 and gw3', () => everyConsumerRunOnce([gw2, gw3]), DEADLINE_MS, 200);
+      // Its video jobs too, once their leases run out: every task finishes and is billed.
+      for (const id of videos) {
+        await waitFor(`video ${id} billed`, async () => {
+          const task = (await callJson(`${gw2.url}/v1/videos/generations/${id}`, key)).body;
+          return task.status === 'succeeded' && task.billing.status === 'settled' ? task : null;
+        }, DEADLINE_MS, 200);
+      }
+
+      // gw1 comes back, believing what it believed when it was cut off; the held requests get their answers.
+      sampler.pause();
+      await fleet.network.restore('gw1');
+      reachable.add(gw1);
+      sampler.resume();
+      await openGate(provider1, gate);
+      await waitFor('gw1 ready again', async () => (await fetch(`${gw1.url}/readyz`).catch(() => null))?.status === 200, DEADLINE_MS, 200);
+      await waitFor('every consumer run by exactly one gateway of three', () => everyConsumerRunOnce(gateways), DEADLINE_MS, 200);
+    } finally {
+      sampler.stop();
+      await sampling;
     }
-
-    // gw1 comes back, believing what it believed when it was cut off; the held requests get their answers.
-    sampler.pause();
-    await fleet.network.restore('gw1');
-    reachable.add(gw1);
-    sampler.resume();
-    await openGate(provider1, gate);
-    await waitFor('gw1 ready again', async () => (await fetch(`${gw1.url}/readyz`).catch(() => null))?.status === 200, DEADLINE_MS, 200);
-    await waitFor('every consumer run by exactly one gateway of three', () => everyConsumerRunOnce(gateways), DEADLINE_MS, 200);
-    sampler.stop();
-    await sampling;
     expect(sampler.doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
 
     // Every webhook delivered once per task, signed with the account's secret.
@@ -221,7 +224,7 @@ async function chat(gateway: GatewayProcess, key: string, content: string, strea
 }
 
 async function createVideo(gateway: GatewayProcess, key: string, text: string, callbackUrl: string): Promise<string> {
-  const res = await callJson(`${gateway.url}/v1/videos/generations`, key, 'POST', { model: 'video-ref-2.0', content: [{ type: 'text', text }], duration: 4, callback_url: callbackUrl });
+  const res = await callJson(`${gateway.url}/v1/videos/generations`, key, 'POST', { model: 'video-ref-2.0', content: [{ type: 'text', text }], duration: 4, callback_url: callbackUrl, video_url_mode: 'tos' });
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
   return res.body.id as string;
 }
