@@ -1,15 +1,13 @@
 import { expect } from 'chai';
-import OpenAI from 'openai';
-import { allProjections } from '../../projections';
-import { runAudit } from '../../src/audit/audit';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { createPool } from '../../src/db/database';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { verifyWebhook } from '../../src/webhooks/signing';
+import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectSettledAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
 import { callJson, type GatewayProcess } from '../support/gateway-process';
 import { Fleet, FLEET_HOSTS, GATEWAY_HOSTS, type FleetHostName } from '../support/netns/fleet';
+import { traffic, chat } from '../support/netns/traffic';
 import { recordingServer, type RecordingServer } from '../support/recording-server';
 import { waitFor } from '../support/wait';
 
@@ -44,24 +42,15 @@ describe('fleet across hosts: gateways, database and providers in network namesp
     receiver = await recordingServer((_, res) => res.writeHead(200).end('ok'), fleet.network.runnerAddress);
     const channels = channelsServedBy(provider1, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 });
     const env = {
+      ...FLEET_SETTINGS,
       DATABASE_URL: databaseUrl,
       // Shared by the gateways until the object store lands (issue 43, part 4): every gateway
       // host sees this machine's disk.
       DATA_DIR: fleet.dataDir,
       ADMIN_TOKEN,
-      URL_SIGNING_SECRET: 'fleet-hosts-signing-secret',
       CHANNELS: JSON.stringify(channels),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_RETRY_DELAYS_MS: '200,400,800',
-      WEBHOOK_TIMEOUT_MS: '1000',
-      // Work leased by the gateway cut off is taken over once its lease runs out.
-      JOB_LEASE_MS: '3000',
-      TASK_POLL_MS: '50',
-      SUBSCRIPTION_POLL_MS: '200',
-      RECONCILE_INTERVAL_MS: '500',
       // Longer than the cut lasts, so the held requests of the cut-off gateway settle once it is back.
       REQUEST_RESERVATION_TTL_MS: '120000',
-      SETTLEMENT_JOURNAL_HORIZON_MS: '0',
     };
     for (const name of GATEWAY_HOSTS) gateways.push(await fleet.startGateway(name, env));
   });
@@ -90,8 +79,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
 
     // Which gateways the runner can reach; a consumer run by two of them at once is recorded.
     const reachable = new Set(gateways);
-    const sampler = new ConsumerSampler(() => [...reachable]);
-    const sampling = sampler.run();
+    const sampler = new ConsumerSampler(() => [...reachable], ADMIN_TOKEN);
     const videos: string[] = [];
     const files: string[] = [];
     try {
@@ -121,7 +109,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
       expect(second.filter((o) => !o.ok), 'requests after the cut').to.deep.equal([]);
 
       // gw1's consumer leases go to the others once the database has given its sessions up.
-      await waitFor('every consumer run by exactly one of gw2 and gw3', () => everyConsumerRunOnce([gw2, gw3]), DEADLINE_MS, 200);
+      await waitFor('every consumer run by exactly one of gw2 and gw3', () => everyConsumerRunOnce([gw2, gw3], ADMIN_TOKEN), DEADLINE_MS, 200);
       // Its video jobs too, once their leases run out: every task finishes and is billed.
       for (const id of videos) {
         await waitFor(`video ${id} billed`, async () => {
@@ -137,10 +125,9 @@ describe('fleet across hosts: gateways, database and providers in network namesp
       sampler.resume();
       await openGate(provider1, gate);
       await waitFor('gw1 ready again', async () => (await fetch(`${gw1.url}/readyz`).catch(() => null))?.status === 200, DEADLINE_MS, 200);
-      await waitFor('every consumer run by exactly one gateway of three', () => everyConsumerRunOnce(gateways), DEADLINE_MS, 200);
+      await waitFor('every consumer run by exactly one gateway of three', () => everyConsumerRunOnce(gateways, ADMIN_TOKEN), DEADLINE_MS, 200);
     } finally {
-      sampler.stop();
-      await sampling;
+      await sampler.stop();
     }
     expect(sampler.doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
 
@@ -166,62 +153,15 @@ describe('fleet across hosts: gateways, database and providers in network namesp
       expect(new Set(bodies).size, `${link}: the same bytes from every gateway`).to.equal(1);
     }
 
-    await expectLedgerExact(databaseUrl, gw2, key, videos.length);
+    const pool = createPool(databaseUrl, 2);
+    try {
+      await expectSettledAndAuditClean(pool, gw2, key, ADMIN_TOKEN, DEADLINE_MS);
+      await expectEachTaskFinishedAndBilledOnce(pool, 'video-', videos.length);
+    } finally {
+      await pool.end();
+    }
   });
 });
-
-interface Outcome {
-  readonly gateway: string;
-  readonly ok: boolean;
-  readonly error?: string;
-}
-
-/**
- * Chat (plain and streamed) and sync images on each gateway at once; image links are added to
- * `files`. A gateway's requests carry its abort signal, if any.
- */
-function traffic(targets: readonly GatewayProcess[], key: string, files: string[], signals: Record<string, AbortSignal> = {}): { done: Promise<Outcome[]>; completed: () => number } {
-  let completed = 0;
-  const outcomes: Outcome[] = [];
-  const work = targets.flatMap((gateway) => {
-    const signal = signals[gateway.name];
-    const chats = Array.from({ length: 8 }, (_, i) => chat(gateway, key, `hello ${i} [sim:tokens=20] [sim:delay=${50 * (i % 4)}]`, i % 2 === 1, signal));
-    const images = [1, 2].map(async () => {
-      const res = await fetch(`${gateway.url}/v1/images/generations`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'image-5.0', prompt: 'a lighthouse' }),
-        signal,
-      });
-      const body: any = await res.json();
-      expect(res.status, JSON.stringify(body)).to.equal(200);
-      expect(body.data).to.have.length(1);
-      files.push(body.data[0].url);
-    });
-    return [...chats, ...images].map((p) =>
-      p.then(
-        () => outcomes.push({ gateway: gateway.name, ok: true }),
-        (err: unknown) => outcomes.push({ gateway: gateway.name, ok: false, error: String(err) }),
-      ).finally(() => completed++),
-    );
-  });
-  return { done: Promise.all(work).then(() => outcomes), completed: () => completed };
-}
-
-/** One chat completion through the official client, streamed or not; rejects unless it is answered whole. */
-async function chat(gateway: GatewayProcess, key: string, content: string, stream: boolean, signal?: AbortSignal): Promise<void> {
-  const client = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-  const messages = [{ role: 'user' as const, content }];
-  if (!stream) {
-    const answer = await client.chat.completions.create({ model: 'chat-fast', messages, max_tokens: 64 }, { signal });
-    expect(answer.choices[0]?.message.content).to.not.equal('');
-    return;
-  }
-  const answer = await client.chat.completions.create({ model: 'chat-fast', messages, max_tokens: 64, stream: true }, { signal });
-  let text = '';
-  for await (const chunk of answer) text += chunk.choices[0]?.delta?.content ?? '';
-  expect(text).to.not.equal('');
-}
 
 async function createVideo(gateway: GatewayProcess, key: string, text: string, callbackUrl: string): Promise<string> {
   const res = await callJson(`${gateway.url}/v1/videos/generations`, key, 'POST', { model: 'video-ref-2.0', content: [{ type: 'text', text }], duration: 4, callback_url: callbackUrl, video_url_mode: 'tos' });
@@ -241,75 +181,4 @@ async function openGate(simulatorUrl: string, gate: string): Promise<void> {
 function onGateway(link: string, gateway: GatewayProcess): string {
   const url = new URL(link);
   return new URL(url.pathname + url.search, gateway.url).toString();
-}
-
-/** True once every consumer any of `live` knows runs in exactly one of them. */
-async function everyConsumerRunOnce(live: readonly GatewayProcess[]): Promise<boolean> {
-  const statuses = await Promise.all(live.map((g) => callJson(`${g.url}/admin/v1/consumers`, ADMIN_TOKEN)));
-  const names = new Set<string>(statuses.flatMap((s) => s.body.consumers.map((c: { name: string }) => c.name)));
-  return [...names].every((name) => statuses.filter((s) => s.body.consumers.some((c: { name: string; active_here: boolean }) => c.name === name && c.active_here)).length === 1);
-}
-
-/**
- * Asks the reachable gateways, round after round, which consumers each runs. A round that a cut or
- * a restore interrupts would join answers from before and after it, so those rounds are dropped.
- */
-class ConsumerSampler {
-  readonly doubleRuns: string[] = [];
-  private running = true;
-  private paused = false;
-  private changes = 0;
-
-  constructor(private readonly live: () => readonly GatewayProcess[]) {}
-
-  pause(): void {
-    this.paused = true;
-    this.changes++;
-  }
-
-  resume(): void {
-    this.paused = false;
-  }
-
-  stop(): void {
-    this.running = false;
-  }
-
-  async run(): Promise<void> {
-    while (this.running) {
-      if (!this.paused) {
-        const changesBefore = this.changes;
-        const owners = new Map<string, string[]>();
-        for (const gateway of this.live()) {
-          const status = await callJson(`${gateway.url}/admin/v1/consumers`, ADMIN_TOKEN, 'GET', undefined, AbortSignal.timeout(5000)).catch(() => null);
-          for (const consumer of status?.body?.consumers ?? []) if (consumer.active_here) owners.set(consumer.name, [...(owners.get(consumer.name) ?? []), gateway.name]);
-        }
-        if (this.changes === changesBefore) for (const [name, holders] of owners) if (holders.length > 1) this.doubleRuns.push(`${name}: ${holders.join(', ')}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
-
-/** Nothing frozen, every task finished and billed once, and the audit (ledger invariants, every read model against a replay) clean. */
-async function expectLedgerExact(databaseUrl: string, reader: GatewayProcess, key: string, tasks: number): Promise<void> {
-  await waitFor('nothing frozen', async () => (await callJson(`${reader.url}/v1/account`, key)).body.balance.frozen === 0, DEADLINE_MS, 200);
-  await waitFor('read models caught up', async () => (await callJson(`${reader.url}/admin/v1/consumers`, ADMIN_TOKEN)).body.consumers.every((c: { behind: number }) => c.behind === 0), DEADLINE_MS, 100);
-  const pool = createPool(databaseUrl, 2);
-  const store = new PostgresEventStore({ pool });
-  try {
-    const { rows } = await pool.query<{ stream_id: string; finished: string; billed: string }>(
-      `SELECT stream_id, count(*) FILTER (WHERE type IN ('TaskSucceeded', 'TaskFailed', 'TaskCancelled'))::text AS finished,
-              count(*) FILTER (WHERE type = 'TaskBilled')::text AS billed
-         FROM es_events WHERE stream_id LIKE 'video-%' GROUP BY stream_id`,
-    );
-    expect(rows).to.have.length(tasks);
-    for (const row of rows) expect([row.stream_id, row.finished, row.billed]).to.deep.equal([row.stream_id, '1', '1']);
-    const report = await runAudit(pool, store, allProjections, { staleAfterMs: 3_600_000 });
-    expect(report.invariantViolations, 'ledger invariants').to.deep.equal([]);
-    expect(report.mismatches, 'read models against a replay of the log').to.deep.equal([]);
-  } finally {
-    await store.close();
-    await pool.end();
-  }
 }

@@ -25,7 +25,7 @@ export interface GatewayProcess {
 
 /** Starts `src/main.ts` with `env` (PORT=0) and resolves with its URL once it logs that it listens (LOG_LEVEL must let info through). */
 export async function startGatewayProcess(name: string, env: Record<string, string>, options: ProcessOptions = {}): Promise<GatewayProcess> {
-  return startLoggingProcess(name, ['src/main.ts'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, 'gateway listening', options);
+  return startLoggingProcess(name, ['src/main.ts'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, loggedUrl('gateway listening'), options);
 }
 
 export interface ProcessOptions {
@@ -33,11 +33,22 @@ export interface ProcessOptions {
   readonly launcher?: readonly string[];
 }
 
+/** Reads a process's URL from its pino line `msg` (`{"msg": msg, "url": ...}`). */
+export function loggedUrl(msg: string): (line: Record<string, unknown>) => string | null {
+  return (line) => (line.msg === msg && typeof line.url === 'string' ? line.url : null);
+}
+
 /**
- * Runs `script` (TypeScript, through tsx) as its own process and resolves once it logs `readyMessage`
- * (a pino line) with a `url`: a gateway, or the upstream simulator's entry point.
+ * Runs `script` (TypeScript, through tsx) as its own process and resolves once a JSON line it
+ * prints gives `readyUrl` its URL: a gateway, the upstream simulator's entry point, an object store.
  */
-export async function startLoggingProcess(name: string, script: readonly string[], env: Record<string, string>, readyMessage: string, options: ProcessOptions = {}): Promise<GatewayProcess> {
+export async function startLoggingProcess(
+  name: string,
+  script: readonly string[],
+  env: Record<string, string>,
+  readyUrl: (line: Record<string, unknown>) => string | null,
+  options: ProcessOptions = {},
+): Promise<GatewayProcess> {
   const argv = [...(options.launcher ?? []), process.execPath, '-r', 'tsx/cjs', ...script];
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
@@ -56,9 +67,10 @@ export async function startLoggingProcess(name: string, script: readonly string[
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       const parsed = parseJson(line);
-      if (parsed?.msg !== readyMessage || typeof parsed.url !== 'string') return;
+      const url = parsed && readyUrl(parsed);
+      if (!url) return;
       clearTimeout(timer);
-      resolve(parsed.url);
+      resolve(url);
     });
     void exited.then(() => {
       clearTimeout(timer);

@@ -4,7 +4,7 @@ import { createPool } from '../../../src/db/database';
 import { startEmbeddedServer, type EmbeddedServer } from '../../../src/db/embedded-postgres';
 import { createLogger } from '../../../src/log';
 import { prepareSchema } from '../../../src/storage';
-import { startGatewayProcess, startLoggingProcess, type GatewayProcess } from '../gateway-process';
+import { loggedUrl, startGatewayProcess, startLoggingProcess, type GatewayProcess } from '../gateway-process';
 import { testTempDir } from '../temp-dirs';
 import { HostNetwork, type Host, type HostSpec } from './hosts';
 
@@ -28,6 +28,7 @@ export const PROVIDER_HOSTS = ['provider1', 'provider2'] as const satisfies read
 
 const POSTGRES_PORT = 5432;
 const SIMULATOR_PORT = 8090;
+const OBJECT_STORE_PORT = 9000;
 
 /**
  * PostgreSQL's side of a partition: a client host cut off never says goodbye, and its sessions, with
@@ -45,6 +46,7 @@ export const PARTITION_AWARE_POSTGRES_SETTINGS = {
 
 export class Fleet {
   private readonly gateways = new Map<string, GatewayProcess>();
+  /** The other programs on the hosts: simulators, the object store. */
   private readonly providers = new Map<string, GatewayProcess>();
   private database: EmbeddedServer | null = null;
 
@@ -90,7 +92,7 @@ export class Fleet {
   /** The upstream simulator (every simulated provider) on a provider host; answers its URL. */
   async startProvider(name: (typeof PROVIDER_HOSTS)[number]): Promise<string> {
     const host = this.host(name);
-    const simulator = await startLoggingProcess(name, ['simulator/main.ts'], { HOST: host.address, SIMULATOR_PORT: String(SIMULATOR_PORT) }, 'upstream simulator listening', {
+    const simulator = await startLoggingProcess(name, ['simulator/main.ts'], { HOST: host.address, SIMULATOR_PORT: String(SIMULATOR_PORT) }, loggedUrl('upstream simulator listening'), {
       launcher: host.launcher,
     });
     this.providers.set(name, simulator);
@@ -101,6 +103,24 @@ export class Fleet {
     const provider = this.providers.get(name);
     if (!provider) throw new Error(`${name} runs no simulator`);
     return provider.url;
+  }
+
+  /**
+   * An S3-compatible server (s3rver) on the object-store host with one bucket; answers the gateway
+   * settings (FILE_STORE=s3, S3_*) that keep files there. Runs the object store's process entry
+   * point, test/support/object-store-process.ts, which the object-storage branch (issue 43,
+   * part 4) adds: until it is merged this fails, and nothing calls it.
+   */
+  async startObjectStore(bucket: string): Promise<Record<string, string>> {
+    const host = this.host('objects');
+    let settings: Record<string, string> | null = null;
+    const store = await startLoggingProcess('objects', ['test/support/object-store-process.ts', host.address, String(OBJECT_STORE_PORT), bucket], {}, (line) => {
+      if (typeof line.endpoint !== 'string' || !line.env || typeof line.env !== 'object') return null;
+      settings = line.env as Record<string, string>;
+      return line.endpoint;
+    }, { launcher: host.launcher });
+    this.providers.set('objects', store);
+    return settings!;
   }
 
   /** A gateway process on a gateway host, listening on the host's address. */
