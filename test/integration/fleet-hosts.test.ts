@@ -4,7 +4,7 @@ import { createPool } from '../../src/db/database';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { verifyWebhook } from '../../src/webhooks/signing';
-import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectSettledAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
+import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
 import { callJson, type GatewayProcess } from '../support/gateway-process';
 import { Fleet, FLEET_HOSTS, GATEWAY_HOSTS, type FleetHostName } from '../support/netns/fleet';
 import { traffic, chat } from '../support/netns/traffic';
@@ -155,7 +155,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
 
     const pool = createPool(databaseUrl, 2);
     try {
-      await expectSettledAndAuditClean(pool, gw2, key, ADMIN_TOKEN, DEADLINE_MS);
+      await expectNothingFrozenAndAuditClean(pool, gw2, key, ADMIN_TOKEN, DEADLINE_MS);
       await expectEachTaskFinishedAndBilledOnce(pool, 'video-', videos.length);
     } finally {
       await pool.end();

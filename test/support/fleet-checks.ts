@@ -101,7 +101,7 @@ export async function expectEachTaskFinishedAndBilledOnce(pool: Pool, prefix: st
  * Nothing frozen on the key's account and every read model caught up (read through `reader`), then
  * the audit: the ledger invariants and every read model against a replay of the log.
  */
-export async function expectSettledAndAuditClean(pool: Pool, reader: GatewayProcess, key: string, adminToken: string, timeoutMs: number): Promise<void> {
+export async function expectNothingFrozenAndAuditClean(pool: Pool, reader: GatewayProcess, key: string, adminToken: string, timeoutMs: number): Promise<void> {
   await waitFor('nothing frozen', async () => (await callJson(`${reader.url}/v1/account`, key)).body.balance.frozen === 0, timeoutMs, 200);
   await waitFor('read models caught up', async () => (await callJson(`${reader.url}/admin/v1/consumers`, adminToken)).body.consumers.every((c: { behind: number }) => c.behind === 0), timeoutMs, 100);
   const store = new PostgresEventStore({ pool });
