@@ -4,7 +4,7 @@ import { createPool } from '../../src/db/database';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { verifyWebhook } from '../../src/webhooks/signing';
-import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
+import { ConsumerSampler, everyConsumerRunOnce, fundedAccountAcross, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
 import { callJson, type GatewayProcess } from '../support/gateway-process';
 import { Fleet, FLEET_HOSTS, GATEWAY_HOSTS, type FleetHostName } from '../support/netns/fleet';
 import { traffic, chat } from '../support/netns/traffic';
@@ -71,11 +71,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
   it('keeps the ledger exact, finishes every task once, delivers every webhook and serves every file from every gateway, and hands the cut-off host\'s leases over', async () => {
     const [gw1, gw2, gw3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
     const provider1 = fleet.providerUrl('provider1');
-    const account = await callJson(`${gw2.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'fleet-hosts' });
-    const accountId = account.body.id as string;
-    expect((await callJson(`${gw3.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 1_000_000_000, reference: 'fleet-hosts-funding' })).status).to.equal(201);
-    const key = (await callJson(`${gw1.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
-    const secret = (await callJson(`${gw2.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
+    const { key, secret } = await fundedAccountAcross(gateways, ADMIN_TOKEN, 'fleet-hosts');
 
     // Which gateways the runner can reach; a consumer run by two of them at once is recorded.
     const reachable = new Set(gateways);

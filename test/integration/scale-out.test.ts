@@ -10,7 +10,7 @@ import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { createTestDatabase } from '../support/database';
-import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
+import { ConsumerSampler, everyConsumerRunOnce, fundedAccountAcross, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
 import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { waitFor } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
@@ -81,11 +81,7 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
 
   it('keeps the ledger exact, finishes every task once, delivers every webhook, and runs each consumer in one process at a time', async () => {
     const [g1, g2, g3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
-    const account = await callJson(`${g2.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'scale-out' });
-    const accountId = account.body.id as string;
-    expect((await callJson(`${g3.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 1_000_000_000, reference: 'scale-out-funding' })).status).to.equal(201);
-    const key = (await callJson(`${g1.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
-    const secret = (await callJson(`${g2.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
+    const { key, secret } = await fundedAccountAcross(gateways, ADMIN_TOKEN, 'scale-out');
 
     // No consumer may run in two of the live gateways at once.
     const live = new Set(gateways);
