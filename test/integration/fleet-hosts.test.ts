@@ -4,10 +4,10 @@ import { createPool } from '../../src/db/database';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { verifyWebhook } from '../../src/webhooks/signing';
-import { ConsumerSampler, everyConsumerRunOnce, fundedAccountAcross, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
+import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS, fundedAccountAcross } from '../support/fleet-checks';
 import { callJson, type GatewayProcess } from '../support/gateway-process';
 import { Fleet, FLEET_HOSTS, GATEWAY_HOSTS, type FleetHostName } from '../support/netns/fleet';
-import { traffic, chat } from '../support/netns/traffic';
+import { chat, traffic } from '../support/netns/traffic';
 import { recordingServer, type RecordingServer } from '../support/recording-server';
 import { waitFor } from '../support/wait';
 
@@ -62,9 +62,10 @@ describe('fleet across hosts: gateways, database and providers in network namesp
 
   it('gives no host a route off the machine', async () => {
     for (const name of Object.keys(FLEET_HOSTS) as FleetHostName[]) {
-      const { routes, outside } = await fleet.network.routes(name);
+      const { routes, outside, forwarding } = await fleet.network.exits(name);
       expect(routes, `${name}'s routes`).to.deep.equal([`${fleet.network.subnet}.0/24 dev eth0 proto kernel scope link src ${fleet.host(name).address}`]);
       expect(outside, `${name} reaching 1.1.1.1`).to.match(/Network is unreachable/);
+      expect(forwarding, `${name} forwarding`).to.equal('0');
     }
   });
 
@@ -127,7 +128,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
     }
     expect(sampler.doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
 
-    // Every webhook delivered once per task, signed with the account's secret.
+    // A webhook for every task (delivery is at least once), each signed with the account's secret.
     await waitFor('a webhook for every task', async () => videos.every((id) => receiver.seen.some((d) => JSON.parse(d.body.toString()).task_id === id)), DEADLINE_MS, 100);
     for (const delivery of receiver.seen) {
       const body = delivery.body.toString();

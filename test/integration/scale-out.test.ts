@@ -10,7 +10,7 @@ import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { createTestDatabase } from '../support/database';
-import { ConsumerSampler, everyConsumerRunOnce, fundedAccountAcross, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS } from '../support/fleet-checks';
+import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS, fundedAccountAcross } from '../support/fleet-checks';
 import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { waitFor } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';

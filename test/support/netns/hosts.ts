@@ -96,17 +96,19 @@ export class HostNetwork {
   }
 
   /**
-   * Each host's routes, as `ip route` prints them, and whether it could reach an address outside
-   * the machine: the proof that the hosts are closed.
+   * A host's ways out: its routes as `ip route` prints them, what the kernel says of an address
+   * outside the machine, and whether it forwards packets (a router would be a way out for the others).
    */
-  async routes(name: string): Promise<{ routes: string[]; outside: string }> {
+  async exits(name: string): Promise<{ routes: string[]; outside: string; forwarding: string }> {
     const { namespace } = this.host(name);
     const routes = (await ip('-n', namespace, 'route', 'show', 'table', 'all')).split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/^(local|broadcast|multicast|fe80|ff00|::1|anycast)\b/.test(line));
     const outside = await ip('-n', namespace, 'route', 'get', '1.1.1.1').then(
       (route) => `routed: ${route.trim()}`,
       (err: Error) => err.message,
     );
-    return { routes, outside };
+    // /proc/sys/net shows the namespace of the process that reads it.
+    const forwarding = (await run('nsenter', [`--net=/run/netns/${namespace}`, '--', 'cat', '/proc/sys/net/ipv4/ip_forward'])).stdout.trim();
+    return { routes, outside, forwarding };
   }
 
   /** Deletes every namespace of this run; the links inside go with them, the runner's included. */
