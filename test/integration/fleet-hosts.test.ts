@@ -52,7 +52,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
       // Longer than the cut lasts, so the held requests of the cut-off gateway settle once it is back.
       REQUEST_RESERVATION_TTL_MS: '120000',
     };
-    for (const name of GATEWAY_HOSTS) gateways.push(await fleet.startGateway(name, env));
+    gateways.push(...(await Promise.all(GATEWAY_HOSTS.map((name) => fleet.startGateway(name, env)))));
   });
 
   after(async () => {
