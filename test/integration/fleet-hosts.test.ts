@@ -7,8 +7,10 @@ import { verifyWebhook } from '../../src/webhooks/signing';
 import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS, fundedAccountAcross } from '../support/fleet-checks';
 import { callJson, type GatewayProcess } from '../support/gateway-process';
 import { Fleet, FLEET_HOSTS, GATEWAY_HOSTS, type FleetHostName } from '../support/netns/fleet';
+import { settingsWithObjectStore } from '../support/netns/legs';
 import { chat, traffic } from '../support/netns/traffic';
 import { recordingServer, type RecordingServer } from '../support/recording-server';
+import { testTempDir } from '../support/temp-dirs';
 import { waitFor } from '../support/wait';
 
 const ADMIN_TOKEN = 'fleet-hosts-admin-token';
@@ -22,10 +24,10 @@ const DEADLINE_MS = 90_000;
  * running: its clients, its database and its providers all lose it at once, and it comes back
  * later believing what it believed before. Needs root; fails (never skips) without it.
  *
- * Issue 43's other parts add legs here as they land: a provider host cut off while the model's
- * second channel on the other provider host takes over (routing), and files kept on the
- * object-store host instead of a DATA_DIR the gateways share (object storage). See
- * test/support/netns/legs.ts for what each expects.
+ * The gateways share no disk: each has a DATA_DIR of its own and keeps every file on the
+ * object-store host (FILE_STORE=s3 on s3rver). Routing (issue 43, part 1) adds a leg here when it
+ * lands: a provider host cut off while each model's standby channel on the other provider host
+ * serves (providerHostCutLeg in test/support/netns/legs.ts says what it expects).
  */
 describe('fleet across hosts: gateways, database and providers in network namespaces, one gateway host cut off mid-load @integration', function () {
   this.timeout(300_000);
@@ -44,15 +46,14 @@ describe('fleet across hosts: gateways, database and providers in network namesp
     const env = {
       ...FLEET_SETTINGS,
       DATABASE_URL: databaseUrl,
-      // Shared by the gateways until the object store lands (issue 43, part 4): every gateway
-      // host sees this machine's disk.
-      DATA_DIR: fleet.dataDir,
       ADMIN_TOKEN,
       CHANNELS: JSON.stringify(channels),
       // Longer than the cut lasts, so the held requests of the cut-off gateway settle once it is back.
       REQUEST_RESERVATION_TTL_MS: '120000',
     };
-    gateways.push(...(await Promise.all(GATEWAY_HOSTS.map((name) => fleet.startGateway(name, env)))));
+    // No disk shared: each gateway its own DATA_DIR, every file on the object-store host.
+    const own = await settingsWithObjectStore(fleet, GATEWAY_HOSTS, () => testTempDir('gateway-fleet-data-'));
+    gateways.push(...(await Promise.all(GATEWAY_HOSTS.map((name) => fleet.startGateway(name, { ...env, ...own.get(name) })))));
   });
 
   after(async () => {

@@ -8,11 +8,7 @@ import { loggedUrl, startGatewayProcess, startLoggingProcess, type GatewayProces
 import { testTempDir } from '../temp-dirs';
 import { HostNetwork, type Host, type HostSpec } from './hosts';
 
-/**
- * The fleet's hosts and their last octets. `objects` is the object-store host: the S3-compatible
- * server runs there once the gateway can use one (issue 43, part 4); until then it stays empty and
- * the gateways share DATA_DIR on this machine's disk.
- */
+/** The fleet's hosts and their last octets; `objects` is the object-store host. */
 export const FLEET_HOSTS = {
   db: 2,
   objects: 3,
@@ -49,9 +45,6 @@ export class Fleet {
   /** The other programs on the hosts: simulators, the object store. */
   private readonly providers = new Map<string, GatewayProcess>();
   private database: EmbeddedServer | null = null;
-
-  /** The gateways' DATA_DIR, on this machine's disk, which every host sees (the hosts share the file system). */
-  readonly dataDir = testTempDir('gateway-fleet-data-');
 
   private constructor(readonly network: HostNetwork) {}
 
@@ -107,9 +100,7 @@ export class Fleet {
 
   /**
    * An S3-compatible server (s3rver) on the object-store host with one bucket; answers the gateway
-   * settings (FILE_STORE=s3, S3_*) that keep files there. Runs the object store's process entry
-   * point, test/support/object-store-process.ts, which the object-storage branch (issue 43,
-   * part 4) adds: until it is merged this fails, and nothing calls it.
+   * settings (FILE_STORE=s3, S3_*) that keep files there. Runs test/support/object-store-process.ts.
    */
   async startObjectStore(bucket: string): Promise<Record<string, string>> {
     const host = this.host('objects');

@@ -9,9 +9,9 @@ import type { Fleet } from './fleet';
 import { traffic } from './traffic';
 
 /**
- * The legs of the multi-host test (test/integration/fleet-hosts.test.ts) that need parts of
- * issue 43 not merged when it was written. Nothing calls them yet; each says what it expects, and
- * the test calls it once that part is on main.
+ * The legs of the multi-host test (test/integration/fleet-hosts.test.ts) that depend on other parts
+ * of issue 43: object storage (used) and routing (not merged when this was written: nothing calls
+ * its leg yet; it says what it expects, and the test calls it once routing is on main).
  */
 
 /** The name of a channel's copy on the second provider host. */
@@ -90,8 +90,7 @@ async function settledChannelsSince(pool: Pool, position: string | null): Promis
 /**
  * Object storage (issue 43, part 4): each gateway keeps its own DATA_DIR and every file on the
  * object-store host, so that "every file served by every gateway" holds without a shared disk.
- * Expects the object-storage branch's FILE_STORE=s3 settings and its object store process
- * (Fleet.startObjectStore). Returns each gateway's settings.
+ * Returns each gateway's settings.
  */
 export async function settingsWithObjectStore(fleet: Fleet, gatewayNames: readonly string[], makeDataDir: (name: string) => string): Promise<Map<string, Record<string, string>>> {
   const storeSettings = await fleet.startObjectStore('fleet-files');
