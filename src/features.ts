@@ -18,7 +18,7 @@ function pick<K extends keyof Services>(services: Services, ...names: K[]): Pick
 /** The capabilities `npm start` serves, in the order their routes are mounted, each wired to the services it uses. */
 export function defaultFeatures(): GatewayFeature[] {
   return [
-    { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'config', 'metrics', 'pool', 'store', 'progress', 'clock')) },
+    { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'router', 'rateLimiter', 'accounts', 'settlements', 'config', 'metrics', 'pool', 'store', 'progress', 'clock')) },
     { build: (s) => videoFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'accounts', 'rateLimiter', 'signer', 'clock', 'config')) },
     { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config', 'logger')) },
     {
