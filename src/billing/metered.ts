@@ -157,13 +157,19 @@ function abortOnDisconnect(ctx: GatewayContext): AbortController {
   return controller;
 }
 
+/** What a metered call that picks its channel uses. */
+export interface RoutingDeps {
+  /** Picks the model's channel for each attempt, failing over before the first byte (src/upstreams/routing). */
+  readonly router: Pick<Router, 'attempt'>;
+}
+
 /**
  * Runs `call` on the model's channels as the router orders them (failover before the first byte)
  * and names the channel that served on the request's one charge: however many channels were
  * tried, the request holds one reservation, settled once, by the channel that served.
  */
 export async function routedCall<T>(
-  deps: { readonly router: Pick<Router, 'attempt'> },
+  deps: RoutingDeps,
   model: ModelEntry,
   charge: RequestCharge,
   call: (channel: Channel) => Promise<T>,

@@ -9,7 +9,7 @@ import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import { chatCompletion, chatCompletionStream } from '../upstreams/openai/relay';
-import { Delivery, metered, openClientStream, routedCall, type MeteringDeps } from '../billing/metered';
+import { Delivery, metered, openClientStream, routedCall, type MeteringDeps, type RoutingDeps } from '../billing/metered';
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
 import { checkChatFeatures, jsonTokens } from './request-features';
 import { deliveredText, withClientFinishReasons, type ChatChoice, type ChatOutput } from './chat-answers';
@@ -17,16 +17,13 @@ import { planTokens, type TokenAsk, type TokenPlan } from './token-plan';
 import { withChanges } from '../domain/with-changes';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
-import type { Router } from '../upstreams/routing/router';
 
 /** What the chat endpoints (chat completions, Responses) use. */
-export type ChatDeps = MeteringDeps & {
+export type ChatDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
   /** The chat feature's memory of the prompt texts it counted, per account. */
   readonly promptTokens: PromptTokenMemo;
   readonly upstreams: Pick<Upstreams, 'channel'>;
-  /** Picks the model's channel for each attempt, failing over before the first byte (src/upstreams/routing). */
-  readonly router: Pick<Router, 'attempt'>;
   readonly config: Pick<Config, 'ssePingMs'>;
 };
 

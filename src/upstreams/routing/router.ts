@@ -51,6 +51,11 @@ export interface AttemptOptions {
   readonly only?: string;
 }
 
+/** The options of a call that only the request's abort ties (no `only`, outcome not at stake). */
+export function routeOptions(signal: AbortSignal | undefined): AttemptOptions {
+  return signal === undefined ? {} : { signal };
+}
+
 /** A call's value and the channel that served it (the settlement names it; a task records it). */
 export interface Served<T> {
   readonly value: T;
