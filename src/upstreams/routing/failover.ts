@@ -56,7 +56,8 @@ export function retryAfterMs(value: string | null, now: number, capMs: number): 
   let ms: number;
   if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
   else {
-    const at = Date.parse(trimmed);
+    // An HTTP date names its weekday and month; Date.parse alone would take "-5" as a year.
+    const at = /[A-Za-z]/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
     if (Number.isNaN(at)) return null;
     ms = Math.max(0, at - now);
   }

@@ -104,19 +104,20 @@ export class Router {
     let lastError: unknown = null;
     const routes = model.channels;
     if (options.only !== undefined) {
-      const served = await this.tryChannel(options.only, null, call, options);
+      const served = await this.tryChannel(options.only, 'pinned', model.type, call, options);
       if (served.ok) return served.served;
       throw served.error;
     }
     if (routes.length === 1) {
-      // The one-channel model, as cheap as before routing: no generator, no array.
-      const name = routes[0]!.name;
-      const served = await this.tryChannel(name, model.type, call, options);
+      // The one-channel model, as cheap as before routing: no generator, no array. Its channel is
+      // asked whatever its health (its outcome still counts): with nowhere else to go, a refusal
+      // made here would only be staler than the provider's own answer, and its Retry-After.
+      const served = await this.tryChannel(routes[0]!.name, 'sole', model.type, call, options);
       if (served.ok) return served.served;
       lastError = served.error;
     } else {
       for (const name of attemptOrder(routes, this.random)) {
-        const served = await this.tryChannel(name, model.type, call, options);
+        const served = await this.tryChannel(name, 'routed', model.type, call, options);
         if (served.ok) return served.served;
         if (served.error !== SKIPPED) lastError = served.error;
       }
@@ -128,15 +129,18 @@ export class Router {
   /** One attempt on one channel, unless the channel is not to be asked now (SKIPPED). */
   private async tryChannel<T>(
     name: string,
-    /** The model's type, to skip a channel that cannot serve it; null: a pinned channel, asked as it is. */
-    type: string | null,
+    /**
+     * `routed`: one of several channels, skipped unless enabled, able to serve the type and
+     * admitted by its health; `sole`: a model's only channel, skipped only when an operator
+     * disabled it; `pinned`: the channel holding the call's provider state, asked as it is.
+     */
+    how: 'routed' | 'sole' | 'pinned',
+    type: string,
     call: (channel: Channel) => Promise<T>,
     options: AttemptOptions,
   ): Promise<{ ok: true; served: Served<T> } | { ok: false; error: unknown }> {
-    if (type !== null) {
-      if (!this.upstreams.isEnabled(name) || !this.upstreams.canServe(name, type)) return SKIP;
-      if (this.book.admit(name) === 'no') return SKIP;
-    }
+    if (how !== 'pinned' && !this.upstreams.isEnabled(name)) return SKIP;
+    if (how === 'routed' && (!this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
     const started = performance.now();
     try {
       const value = await call(this.upstreams.channel(name));
