@@ -32,6 +32,8 @@ describe('routing a model over several channels @integration', function () {
   let primary: ScriptedUpstream;
   let backup: ScriptedUpstream;
   let second: ScriptedUpstream;
+  let cozeA: ScriptedUpstream;
+  let cozeB: ScriptedUpstream;
   let key: string;
   let accountId: string;
   let client: OpenAI;
@@ -42,6 +44,7 @@ describe('routing a model over several channels @integration', function () {
     [primary, backup, second] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
     const original = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: CatalogFileEntry[] };
     const fast = original.models.find((m) => m.id === 'chat-fast')!;
+    const { channel: _botChannel, ...bot } = original.models.find((m) => m.id === 'webqa-pro')!;
     const routed = (id: string, channels: object[]): CatalogFileEntry => {
       const { channel: _channel, ...rest } = fast;
       return { ...rest, id, channels, capabilities: { ...fast.capabilities, upstream_model: 'chat-fast' } } as CatalogFileEntry;
@@ -55,12 +58,17 @@ describe('routing a model over several channels @integration', function () {
           routed('chat-routed', [{ name: 'primary', priority: 10 }, { name: 'backup' }]),
           routed('chat-dead-first', [{ name: 'dead', priority: 10 }, { name: 'backup' }]),
           routed('chat-pair', [{ name: 'primary', priority: 5 }, { name: 'second', priority: 5 }]),
+          { ...bot, id: 'webqa-routed', channels: [{ name: 'coze-a' }, { name: 'coze-b' }], capabilities: { ...bot.capabilities, upstream_model: 'webqa-pro' } },
         ],
       }),
     );
-    const [openai] = channelsServedBy(simulator.url, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 16 }).filter((c) => c.name === 'default');
-    const front = (name: string, url: string) => ({ ...openai!, name, base_url: `${url}/v1` });
-    const channels = [{ ...openai! }, front('primary', primary.url), front('backup', backup.url), front('second', second.url), front('dead', await closedPortUrl())];
+    const served = channelsServedBy(simulator.url, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 16 });
+    const openai = served.find((c) => c.name === 'default')!;
+    const coze = served.find((c) => c.name === 'coze')!;
+    const front = (name: string, url: string) => ({ ...openai, name, base_url: `${url}/v1` });
+    const cozeFront = (name: string, url: string) => ({ ...coze, name, base_url: `${url}${new URL(coze.base_url).pathname.replace(/\/$/, '')}` });
+    [cozeA, cozeB] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
+    const channels = [openai, coze, front('primary', primary.url), front('backup', backup.url), front('second', second.url), front('dead', await closedPortUrl()), cozeFront('coze-a', cozeA.url), cozeFront('coze-b', cozeB.url)];
     gw = await startTestGateway(
       { CHANNELS: JSON.stringify(channels), CATALOG_FILE: catalogFile, CHANNEL_CIRCUIT_FAILURES: '3', CHANNEL_CIRCUIT_OPEN_MS: '10000', CHANNEL_COOLDOWN_MS: '4000' },
       { clock: clock.now },
@@ -72,9 +80,9 @@ describe('routing a model over several channels @integration', function () {
   beforeEach(() => {
     clock.release();
     clock.setOffset(0);
-    for (const upstream of [primary, backup, second]) upstream.act = 'forward';
+    for (const upstream of [primary, backup, second, cozeA, cozeB]) upstream.act = 'forward';
     // Each test starts with every channel healthy (an operator's enable mends a channel).
-    for (const name of ['primary', 'backup', 'second', 'dead']) gw.upstreams.setEnabled(name, true);
+    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b']) gw.upstreams.setEnabled(name, true);
   });
 
   afterEach(async () => {
@@ -83,7 +91,7 @@ describe('routing a model over several channels @integration', function () {
 
   after(async () => {
     await gw?.close();
-    await Promise.all([primary, backup, second].map((u) => u?.close()));
+    await Promise.all([primary, backup, second, cozeA, cozeB].map((u) => u?.close()));
     await simulator?.close();
     if (dir) removeTestTempDir(dir);
   });
@@ -173,6 +181,28 @@ describe('routing a model over several channels @integration', function () {
     // The HTTP date had 9 s (less the sub-second part it cannot carry) when set; 2.5 s have passed.
     expect(Number(res.headers.get('retry-after'))).to.be.within(6, 7);
     expect({ primary: primary.seen, second: second.seen }).to.deep.equal(seen);
+  });
+
+  it('answers web Q&A, whose contract has no 429, with 502 gateway_busy and the shortest wait when every channel of the bot is cooling down', async () => {
+    clock.hold();
+    cozeA.act = { status: 429, headers: { 'retry-after': '20' } };
+    cozeB.act = { status: 429, headers: { 'retry-after': '8' } };
+    const turn = () => gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-routed', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    const first = await turn();
+    expect(first.status, 'the provider\'s own 429, as web Q&A answers it').to.equal(502);
+    const seen = cozeA.seen + cozeB.seen;
+    expect(seen).to.equal(2);
+    const busy = await turn();
+    expect(busy.status).to.equal(502);
+    expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
+    expect(busy.headers.get('retry-after')).to.equal('8');
+    expect(cozeA.seen + cozeB.seen, 'nothing sent').to.equal(seen);
+    // Once the shorter cooldown is over, the bot answers again from that channel.
+    cozeB.act = 'forward';
+    clock.advance(8_000);
+    const answered = await turn();
+    expect(answered.status, JSON.stringify(answered.body)).to.equal(200);
+    expect(answered.body.conversation_id).to.match(/@coze-b\./);
   });
 
   it('fails a refused connection over (a closed port)', async () => {
