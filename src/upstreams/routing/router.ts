@@ -168,7 +168,7 @@ export class Router {
   private unavailable(model: ModelEntry): UpstreamError {
     let shortest: number | null = null;
     for (const route of model.channels) {
-      if (!this.upstreams.isEnabled(route.name)) continue;
+      if (!this.upstreams.isEnabled(route.name) || !this.upstreams.canServe(route.name, model.type)) continue;
       const wait = this.book.waitMs(route.name);
       if (wait !== null && (shortest === null || wait < shortest)) shortest = wait;
     }
