@@ -2,6 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChannelAuth, ChannelConfig } from './upstreams/channel';
 import { PROTOCOLS } from './upstreams/protocols';
+import type { S3StoreSettings } from './files/s3-store';
+
+/** Where files live: DATA_DIR/files (the default), or an S3-compatible bucket. */
+export type FileStoreConfig = { readonly kind: 'local' } | ({ readonly kind: 's3' } & S3StoreSettings);
 
 /**
  * Every setting the gateway reads from its environment, in one place. Names are part of the
@@ -134,6 +138,8 @@ export interface Config {
   readonly uploadUrlTtlMs: number;
   /** Let the minutes file-size probe (a HEAD on file_url, its redirects, or a ranged GET) reach loopback and private addresses, and subtitle erase take a video_url on such a host (tests, trusted networks only). */
   readonly fileUrlAllowPrivateTargets: boolean;
+  /** FILE_STORE and, for `s3`, the S3_* settings. */
+  readonly fileStore: FileStoreConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -215,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 1_073_741_824, 1),
     uploadUrlTtlMs: integer(env, 'UPLOAD_URL_TTL_MS', 24 * 3_600_000, 1000),
     fileUrlAllowPrivateTargets: boolean(env, 'FILE_URL_ALLOW_PRIVATE_TARGETS', false),
+    fileStore: fileStore(env),
   });
   checkJobLease(config);
   return config;
@@ -373,6 +380,47 @@ function channelAuth(c: Record<string, unknown>, where: string): ChannelAuth {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * FILE_STORE=local (the default) or s3 with S3_BUCKET and the optional S3_* settings. The keys go
+ * in both or neither: neither leaves them to the AWS SDK's own chain (AWS_ACCESS_KEY_ID..., roles).
+ * No message echoes a key.
+ */
+function fileStore(env: Env): FileStoreConfig {
+  const kind = oneOf(env, 'FILE_STORE', ['local', 's3'] as const, 'local');
+  const s3Names = ['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_KEY_PREFIX', 'S3_PART_BYTES'];
+  if (kind === 'local') {
+    const stray = s3Names.filter((name) => nonEmpty(env[name]) !== undefined);
+    // Set without FILE_STORE=s3 they would be ignored, and files written to a disk the operator meant to leave.
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but FILE_STORE is not s3`);
+    return { kind };
+  }
+  const bucket = nonEmpty(env.S3_BUCKET);
+  // The rules of S3 bucket names, which S3-compatible stores share.
+  if (!bucket || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('FILE_STORE=s3 needs S3_BUCKET: 3 to 63 lower-case letters, digits, dots and hyphens');
+  }
+  const accessKeyId = nonEmpty(env.S3_ACCESS_KEY_ID);
+  const secretAccessKey = nonEmpty(env.S3_SECRET_ACCESS_KEY);
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS SDK\'s own credentials');
+  }
+  const keyPrefix = nonEmpty(env.S3_KEY_PREFIX) ?? '';
+  if (keyPrefix !== '' && !/^([A-Za-z0-9][A-Za-z0-9._-]*\/)+$/.test(keyPrefix.replace(/\/?$/, '/'))) {
+    throw new ConfigError('S3_KEY_PREFIX must be path segments of letters, digits, ".", "_" and "-", such as gateway/prod');
+  }
+  return {
+    kind,
+    bucket,
+    endpoint: httpUrl(env, 'S3_ENDPOINT'),
+    region: nonEmpty(env.S3_REGION) ?? 'us-east-1',
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+    forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', false),
+    keyPrefix: keyPrefix === '' ? '' : keyPrefix.replace(/\/?$/, '/'),
+    // S3 refuses parts under 5 MiB (but the last) and allows 10,000 of them: 8 MiB parts reach 80 GB.
+    partBytes: integer(env, 'S3_PART_BYTES', 8 * 1_048_576, 5 * 1_048_576, 512 * 1_048_576),
+  };
 }
 
 /**

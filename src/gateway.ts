@@ -6,6 +6,7 @@ import { allProjections } from '../projections';
 import { persistentSecret, resolveAdminToken } from './secrets';
 import { UrlSigner } from './files/signed-urls';
 import { LocalFileStore, type FileStore } from './files/store';
+import { S3FileStore } from './files/s3-store';
 import { signedFiles } from './files/routes';
 import { JobWorker } from './jobs/queue';
 import { TaskEngine } from './tasks/engine';
@@ -181,7 +182,7 @@ async function buildServices(database: Database, config: Config, options: Gatewa
       return CHANNEL_STATES.map((s) => ({ labels: { channel, state: s }, value: s === state ? 1 : 0 }));
     }),
   );
-  const files = new LocalFileStore(path.join(config.dataDir, 'files'));
+  const files = openFileStore(config, logger);
   // Links name the public base URL, else the address the server listens on once it is known.
   const listening = { url: '' };
   const signer = new UrlSigner(persistentSecret(config.urlSigningSecret, config.dataDir, 'url-signing-secret', 'sig_'), () => config.publicBaseUrl ?? listening.url, clock);
@@ -202,6 +203,18 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
   const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, router, channelHealth, rateLimiter, files, signer, tasks, metrics, settlements };
   return { services, runners, accountCommands, keyCache, listening };
+}
+
+function openFileStore(config: Config, logger: Logger): FileStore {
+  const settings = config.fileStore;
+  if (settings.kind === 'local') return new LocalFileStore(path.join(config.dataDir, 'files'));
+  // The endpoint's origin only: a URL may carry a user and password.
+  logger.info({ bucket: settings.bucket, endpoint: settings.endpoint ? new URL(settings.endpoint).origin : 'AWS', keyPrefix: settings.keyPrefix }, 'files are kept in an S3 bucket');
+  if (!config.urlSigningSecret) {
+    // The secret generated into this DATA_DIR is this gateway's alone: another gateway on the same bucket refuses its links.
+    logger.warn('FILE_STORE=s3 without URL_SIGNING_SECRET: download links signed here are valid only at gateways sharing this DATA_DIR');
+  }
+  return new S3FileStore(settings, logger);
 }
 
 /** The background side: consumers, the reconciler, and the job worker with every job kind. */
@@ -357,6 +370,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await keyCacheFollower.close();
       await channelHealthFollower.close();
       await upstreams.close();
+      services.files.close?.();
       await store.close();
       if (!options.database) await database.close();
     },

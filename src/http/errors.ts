@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { isDatabaseUnavailable } from '../db/unavailable';
+import { FileStoreUnavailableError } from '../files/store';
 import { DomainError } from '../domain/decider';
 import { ReadModelBehindError } from '../projections-runtime/progress';
 
@@ -108,6 +109,9 @@ export function toApiError(err: unknown): ApiError | null {
     return new ApiError(503, 'read_model_behind', err.message, { headers: { 'retry-after': '1' } });
   }
   if (isDatabaseUnavailable(err)) return databaseUnavailable();
+  if (err instanceof FileStoreUnavailableError) {
+    return new ApiError(503, 'file_store_unavailable', 'the service cannot reach its file store right now; retry later', { headers: { 'retry-after': '5' } });
+  }
   return null;
 }
 
@@ -154,6 +158,7 @@ export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
     const apiError = toApiError(err);
     if (apiError) {
       if (apiError.code === 'database_unavailable') ctx.state.logger?.warn({ err }, 'database unreachable: answered 503');
+      if (apiError.code === 'file_store_unavailable') ctx.state.logger?.error({ err }, 'file store unreachable: answered 503');
       renderError(ctx, apiError);
       return;
     }
