@@ -58,7 +58,7 @@ describe('routing a model over several channels @integration', function () {
           routed('chat-routed', [{ name: 'primary', priority: 10 }, { name: 'backup' }]),
           routed('chat-dead-first', [{ name: 'dead', priority: 10 }, { name: 'backup' }]),
           routed('chat-pair', [{ name: 'primary', priority: 5 }, { name: 'second', priority: 5 }]),
-          { ...bot, id: 'webqa-routed', channels: [{ name: 'coze-a' }, { name: 'coze-b' }], capabilities: { ...bot.capabilities, upstream_model: 'webqa-pro' } },
+          { ...bot, id: 'webqa-routed', channels: [{ name: 'coze-a', priority: 1 }, { name: 'coze-b' }], capabilities: { ...bot.capabilities, upstream_model: 'webqa-pro' } },
         ],
       }),
     );
@@ -202,7 +202,23 @@ describe('routing a model over several channels @integration', function () {
     clock.advance(8_000);
     const answered = await turn();
     expect(answered.status, JSON.stringify(answered.body)).to.equal(200);
-    expect(answered.body.conversation_id).to.match(/@coze-b\./);
+    // The id names its channel by a digest, never by the operator's name.
+    expect(answered.body.conversation_id).not.to.include('coze-b');
+    // The conversation lives on coze-b: its next turn goes there, though coze-a (first by priority) is well again.
+    gw.upstreams.setEnabled('coze-a', true);
+    cozeA.act = 'forward';
+    const before = { a: cozeA.seen, b: cozeB.seen };
+    const continued = await gw.api(key, 'POST', '/v1/agent/chat/completions', {
+      bot_id: 'webqa-routed',
+      messages: [{ role: 'user', content: 'And a neap tide?' }],
+      extension_options: { conversation_id: answered.body.conversation_id },
+    });
+    expect(continued.status, JSON.stringify(continued.body)).to.equal(200);
+    expect(cozeA.seen).to.equal(before.a);
+    expect(cozeB.seen).to.be.greaterThan(before.b);
+    // A new conversation goes to coze-a again.
+    await turn();
+    expect(cozeA.seen).to.be.greaterThan(before.a);
   });
 
   it('fails a refused connection over (a closed port)', async () => {

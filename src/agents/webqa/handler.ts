@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AuthenticatedKey } from '../../accounts/service';
 import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
@@ -116,24 +117,36 @@ async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest,
 
 /**
  * The conversation id the client gets: the gateway's own where the gateway keeps the conversation,
- * else the provider's with the channel holding it (`<provider id>@<channel>`), so that its next
- * turns go to that channel only.
+ * else the provider's with a mark of the channel that holds it (`<provider id>@<mark>`), so that
+ * its next turns go to that channel only.
  */
 function clientConversationId(deps: WebQaDeps, ctx: GatewayContext, plan: Plan, providerConversation: string | null, channel: string): string | null {
-  const id = plan.keptConversation ?? (providerConversation === null ? null : `${providerConversation}${CHANNEL_MARK}${channel}`);
+  const id = plan.keptConversation ?? (providerConversation === null ? null : `${providerConversation}${CHANNEL_MARK}${channelMark(channel)}`);
   return id === null ? null : conversationIds(deps).forClient(authOf(ctx).accountId, id);
 }
 
-/** Between a provider's conversation id and the channel that holds it, inside the signed id. */
+/** Between a provider's conversation id and the mark of the channel that holds it, inside the signed id. */
 const CHANNEL_MARK = '@';
 
 /**
- * A continued provider conversation's id and channel; an id handed out before ids named their
- * channel is held by the bot's first channel, which was then its only one.
+ * A channel as a conversation id names it: a short digest of its name, so that the operator's
+ * channel names (which may say which provider account serves whom) never reach a client.
+ */
+function channelMark(channel: string): string {
+  return createHash('sha256').update(channel).digest('hex').slice(0, 10);
+}
+
+/**
+ * A continued provider conversation's id and the channel holding it: the bot's channel whose mark
+ * the id carries. An id handed out before ids named their channel is held by the bot's first
+ * channel, which was then its only one; so is one whose channel the bot no longer lists (the
+ * provider then answers that it has no such conversation).
  */
 function providerConversation(bot: ModelEntry, signed: string): { id: string; channel: string } {
-  const mark = signed.lastIndexOf(CHANNEL_MARK);
-  return mark > 0 ? { id: signed.slice(0, mark), channel: signed.slice(mark + 1) } : { id: signed, channel: bot.channel };
+  const at = signed.lastIndexOf(CHANNEL_MARK);
+  if (at <= 0) return { id: signed, channel: bot.channel };
+  const mark = signed.slice(at + 1);
+  return { id: signed.slice(0, at), channel: bot.channels.find((c) => channelMark(c.name) === mark)?.name ?? bot.channel };
 }
 
 /**
