@@ -50,7 +50,7 @@ export interface CircuitOptions {
 }
 
 /** One channel's mutable record; `probing` is this process's one half-open probe in flight. */
-interface Record_ {
+interface HealthRecord {
   failures: number;
   cooldownUntil: number;
   circuit: 'closed' | 'open' | 'half_open';
@@ -69,7 +69,7 @@ interface Record_ {
  * comes back through `apply`.
  */
 export class ChannelHealthBook {
-  private readonly records = new Map<string, Record_>();
+  private readonly records = new Map<string, HealthRecord>();
 
   constructor(
     private readonly options: CircuitOptions,
@@ -77,7 +77,7 @@ export class ChannelHealthBook {
     private readonly onTransition: (event: ChannelHealthEvent) => void,
   ) {}
 
-  private record(name: string): Record_ {
+  private record(name: string): HealthRecord {
     let r = this.records.get(name);
     if (!r) {
       r = { failures: 0, cooldownUntil: 0, circuit: 'closed', openUntil: 0, pauseMs: this.options.openMs, probing: false, openReason: null, disabled: null, latencyMs: null };
@@ -176,7 +176,7 @@ export class ChannelHealthBook {
     }
   }
 
-  private open(name: string, r: Record_, reason: FailoverReason, now: number): void {
+  private open(name: string, r: HealthRecord, reason: FailoverReason, now: number): void {
     r.circuit = 'open';
     r.openUntil = now + r.pauseMs;
     r.openReason = reason;
