@@ -57,6 +57,18 @@ export interface Config {
   readonly channels: readonly ChannelConfig[] | null;
   /** Deadline of the built-in simulator channel (headers, and each gap in a stream). */
   readonly upstreamTimeoutMs: number;
+  /** How a model's channels are failed over and paused (docs/operations.md, Routing). */
+  readonly routing: {
+    /** The cooldown of a channel that answered 429 without a Retry-After. */
+    readonly cooldownMs: number;
+    /** The longest cooldown a Retry-After may ask for. */
+    readonly maxCooldownMs: number;
+    /** Consecutive failures of a channel that open its circuit. */
+    readonly failureThreshold: number;
+    /** The first pause of an open circuit; each failed probe doubles it, up to maxOpenMs. */
+    readonly openMs: number;
+    readonly maxOpenMs: number;
+  };
   /** The model catalog; unset: the built-in src/billing/catalog.json. */
   readonly catalogFile: string | undefined;
   /** Requests per minute one API key may make to the metered endpoints; 0 disables the limit. */
@@ -171,6 +183,13 @@ export function loadConfig(env: Env = process.env): Config {
     subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 50, 0, 1000),
     channels: channels(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
+    routing: {
+      cooldownMs: integer(env, 'CHANNEL_COOLDOWN_MS', 30_000, 0),
+      maxCooldownMs: integer(env, 'CHANNEL_MAX_COOLDOWN_MS', 600_000, 0),
+      failureThreshold: integer(env, 'CHANNEL_CIRCUIT_FAILURES', 5, 1),
+      openMs: integer(env, 'CHANNEL_CIRCUIT_OPEN_MS', 30_000, 1),
+      maxOpenMs: integer(env, 'CHANNEL_CIRCUIT_MAX_OPEN_MS', 600_000, 1),
+    },
     catalogFile: readableFile(env, 'CATALOG_FILE'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     webQaRateWaitMs: integer(env, 'WEBQA_RATE_WAIT_MS', 2_000, 0, 30_000),

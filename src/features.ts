@@ -18,15 +18,15 @@ function pick<K extends keyof Services>(services: Services, ...names: K[]): Pick
 /** The capabilities `npm start` serves, in the order their routes are mounted, each wired to the services it uses. */
 export function defaultFeatures(): GatewayFeature[] {
   return [
-    { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'config', 'metrics', 'pool', 'store', 'progress', 'clock')) },
-    { build: (s) => videoFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'accounts', 'rateLimiter', 'signer', 'clock', 'config')) },
-    { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config', 'logger')) },
+    { build: (s) => chatFeature(pick(s, 'catalog', 'upstreams', 'router', 'rateLimiter', 'accounts', 'settlements', 'config', 'metrics', 'pool', 'store', 'progress', 'clock')) },
+    { build: (s) => videoFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'accounts', 'rateLimiter', 'signer', 'clock', 'config')) },
+    { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'router', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config', 'logger')) },
     {
       build: (s) =>
-        mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'rateLimiter', 'accounts', 'settlements', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config', 'logger')),
+        mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'rateLimiter', 'accounts', 'settlements', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config', 'logger')),
     },
-    { consumers: minutesConsumers, build: (s) => minutesFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'rateLimiter', 'logger', 'files', 'signer', 'config')) },
+    { consumers: minutesConsumers, build: (s) => minutesFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'rateLimiter', 'logger', 'files', 'signer', 'config')) },
     { build: (s) => filesFeature(pick(s, 'pool', 'store', 'logger', 'progress', 'files', 'signer', 'clock', 'config')) },
-    { build: (s) => assetsFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'pool', 'progress', 'rateLimiter', 'signer', 'clock', 'config')) },
+    { build: (s) => assetsFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'pool', 'progress', 'rateLimiter', 'signer', 'clock', 'config')) },
   ];
 }

@@ -30,6 +30,9 @@ import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
+import { Router } from './upstreams/routing/router';
+import { ChannelHealthLog } from './upstreams/routing/health-log';
+import { CHANNEL_STATES } from './upstreams/routing/health';
 import { createLogger, type Logger } from './log';
 import { Reconciler } from './processes/reconciler';
 import { SettlementJournal } from './billing/settlement-journal';
@@ -75,6 +78,10 @@ export interface Services {
   readonly clock: () => Date;
   readonly catalog: Catalog;
   readonly upstreams: Upstreams;
+  /** Picks a model's channel for each attempt and fails over (src/upstreams/routing). */
+  readonly router: Router;
+  /** Shares the router's channel health with the other processes through the log. */
+  readonly channelHealth: ChannelHealthLog;
   readonly rateLimiter: RateLimiter;
   /** Where generated and archived files live, and the signer of their download links. */
   readonly files: FileStore;
@@ -165,6 +172,22 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
+  const channelHealth = new ChannelHealthLog(store, logger);
+  const router = new Router(
+    upstreams,
+    { ...config.routing, clock },
+    {
+      failover: (channel, reason) => metrics.countFailover(channel, reason),
+      transition: (event) => metrics.countChannelTransition(event.data.channel, event.type),
+    },
+    (event) => channelHealth.record(event),
+  );
+  metrics.gauge('gateway_channel_state', 'Each channel\'s health in this process: 1 for its state (closed, cooling_down, open, half_open, disabled), 0 for the others.', ['channel', 'state'], async () =>
+    upstreams.names().flatMap((channel) => {
+      const { state } = router.health(channel);
+      return CHANNEL_STATES.map((s) => ({ labels: { channel, state: s }, value: s === state ? 1 : 0 }));
+    }),
+  );
   const channels = await startChannels(config, { store, pool, progress, clock, logger, upstreams });
   const files = openFileStore(config, logger);
   // Links name the public base URL, else the address the server listens on once it is known.
@@ -185,7 +208,7 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   });
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
-  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics, settlements };
+  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, router, channelHealth, rateLimiter, files, signer, tasks, metrics, settlements };
   return { services, runners, accountCommands, keyCache, listening, channels };
 }
 
@@ -278,7 +301,7 @@ function buildHttp(
   audits: AuditRuns,
   channels: ChannelService,
 ) {
-  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer } = services;
+  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, router } = services;
   return createApp({
     logger,
     accounts,
@@ -294,8 +317,9 @@ function buildHttp(
       auditRouter(audits),
       channelsRouter({
         channels,
-        modelsOn: (name) => catalog.all().filter((m) => m.channel === name).map((m) => m.id),
+        modelsOn: (name) => catalog.all().filter((m) => m.channels.some((c) => c.name === name)).map((m) => m.id),
         probe: async (name) => probeChannelConfig(await channels.currentConfig(name)),
+        health: (name) => router.health(name),
       }),
     ],
     apiRouters: [
@@ -344,6 +368,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     reached: (position, timeoutMs) => services.progress.waitFor(position, ['channels'], timeoutMs),
     names: () => channels.service.namesFolded(),
   });
+  const channelHealthFollower = services.channelHealth.follow((event) => services.router.apply(event));
   const inFlight = new InFlightRequests();
   const server = port.server;
   server.keepAliveTimeout = 65_000;
@@ -392,6 +417,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await leases.close();
       await keyCacheFollower.close();
       await channelFollower.close();
+      await channelHealthFollower.close();
       await upstreams.close();
       services.files.close?.();
       await store.close();

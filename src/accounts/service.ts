@@ -402,9 +402,13 @@ export class AccountService {
     return reservationIds.some((id) => shardedEntry(state.open, id) !== undefined);
   }
 
-  /** Charges what `pricing` comes to; a repeated settle or release returns the first outcome. */
-  async settle(accountId: string, reservationId: string, pricing: Pricing, usage: Record<string, unknown>, metadata: EventMetadata = {}): Promise<ClosedOutcome> {
-    return this.close(accountId, reservationId, { type: 'Settle', reservationId, pricing, usage, now: this.now() }, metadata);
+  /**
+   * Charges what `pricing` comes to; a repeated settle or release returns the first outcome.
+   * `channel`: the upstream channel that served, recorded on the settlement.
+   */
+  async settle(accountId: string, reservationId: string, pricing: Pricing, usage: Record<string, unknown>, metadata: EventMetadata = {}, channel?: string): Promise<ClosedOutcome> {
+    const command: AccountCommand = { type: 'Settle', reservationId, pricing, usage, ...(channel === undefined ? {} : { channel }), now: this.now() };
+    return this.close(accountId, reservationId, command, metadata);
   }
 
   async release(accountId: string, reservationId: string, reason: string, metadata: EventMetadata = {}): Promise<ClosedOutcome> {

@@ -3,7 +3,7 @@ import type { Catalog } from '../billing/catalog';
 import { NO_DATA, objectCodec, type NoData } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
-import { finalRefusals, pollBackoff, taskChannel } from '../tasks/upstream-task';
+import { pollBackoff, submitOnChannels, taskChannel, type TaskRouter } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
 import { createAssetRequest, getAssetRequest, readAsset, readCreatedAsset } from '../upstreams/volcengine-openapi/ark-assets';
@@ -39,18 +39,17 @@ export const ASSET_TASK: TaskKindCodec<AssetRequest, NoData, NoData> = {
 
 type AssetTask = KindTask<AssetRequest, NoData, NoData>;
 
-export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<AssetRequest, NoData, NoData> {
+export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; router: TaskRouter; pollMs: number }): TaskKind<AssetRequest, NoData, NoData> {
   return {
     ...ASSET_TASK,
 
     async submit(task: AssetTask) {
-      const { channel } = taskChannel(deps, task.model);
       const request = createAssetRequest({ groupId: task.request.upstream_group_id, url: task.request.url });
-      return { upstreamId: await finalRefusals(async () => readCreatedAsset(await channel.call(request), channel.name)) };
+      return submitOnChannels(deps, task, async (_model, channel) => ({ upstreamId: readCreatedAsset(await channel.call(request), channel.name) }));
     },
 
     async poll(task: AssetTask): Promise<UpstreamPoll<NoData, NoData>> {
-      const { channel } = taskChannel(deps, task.model);
+      const { channel } = taskChannel(deps, task);
       const asset = readAsset(await channel.call(getAssetRequest(task.upstreamId!)), channel.name);
       if (asset.status === 'active') return { state: 'succeeded', result: {}, usage: {}, artifacts: [] };
       if (asset.status === 'failed') return { state: 'failed', error: asset.error };

@@ -1,4 +1,5 @@
 import type { Upstreams } from '../upstreams/registry';
+import type { TaskRouter } from '../tasks/upstream-task';
 import type { Config } from '../config';
 import type { Clock, FeatureFactory } from '../feature-types';
 import { assetKind } from './asset-kind';
@@ -11,12 +12,13 @@ import { sessionKind } from './session-kind';
  */
 export type AssetsDeps = AssetGroupsDeps & {
   readonly upstreams: Upstreams;
+  readonly router: TaskRouter;
   readonly clock: Clock;
   readonly config: Pick<Config, 'taskPollMs'>;
 };
 
 export const assetsFeature: FeatureFactory<AssetsDeps> = (deps) => {
-  const common = { catalog: deps.catalog, upstreams: deps.upstreams, pollMs: deps.config.taskPollMs };
+  const common = { catalog: deps.catalog, upstreams: deps.upstreams, router: deps.router, pollMs: deps.config.taskPollMs };
   deps.tasks.register(sessionKind({ ...common, clock: deps.clock }));
   deps.tasks.register(assetKind(common));
   return { routers: [assetGroupsRouter(deps)] };

@@ -2,7 +2,7 @@ import type { Catalog } from '../billing/catalog';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
-import { finalRefusals, isRefusal, pollBackoff, pricingModel, taskChannel } from '../tasks/upstream-task';
+import { isRefusal, pollBackoff, pricingModel, submitOnChannels, taskChannel, type TaskRouter } from '../tasks/upstream-task';
 import type { TaskRow } from '../tasks/view-row';
 import type { Upstreams } from '../upstreams/registry';
 import { createValidateSessionRequest, readValidateResult, readValidateSession, validateResultRequest } from '../upstreams/volcengine-openapi/ark-assets';
@@ -68,19 +68,20 @@ export const SESSION_TASK: TaskKindCodec<SessionRequest, SessionResult, SessionU
 
 type SessionTask = KindTask<SessionRequest, SessionResult, SessionUsage>;
 
-export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; pollMs: number }): TaskKind<SessionRequest, SessionResult, SessionUsage> {
+export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; router: TaskRouter; clock: () => Date; pollMs: number }): TaskKind<SessionRequest, SessionResult, SessionUsage> {
   return {
     ...SESSION_TASK,
 
     async submit(task: SessionTask) {
-      const { channel } = taskChannel(deps, task.model);
       // The provider's session takes no group nor name: each verification names a group of its own.
-      const session = await finalRefusals(async () => readValidateSession(await channel.call(createValidateSessionRequest()), channel.name));
-      return { upstreamId: session.token, details: { verification_url: session.pageUrl } };
+      return submitOnChannels(deps, task, async (_model, channel) => {
+        const session = readValidateSession(await channel.call(createValidateSessionRequest()), channel.name);
+        return { upstreamId: session.token, details: { verification_url: session.pageUrl } };
+      });
     },
 
     async poll(task: SessionTask): Promise<UpstreamPoll<SessionResult, SessionUsage>> {
-      const { channel } = taskChannel(deps, task.model);
+      const { channel } = taskChannel(deps, task);
       const outcome = await channel
         .call(validateResultRequest(task.upstreamId!))
         .then((answer) => readValidateResult(answer, channel.name))

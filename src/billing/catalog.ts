@@ -14,8 +14,17 @@ import { TOKENIZER_ENCODINGS, type TokenizerEncoding } from './tokens';
 export interface ModelEntry {
   readonly id: string;
   readonly type: string;
-  /** The upstream channel that serves it (see CHANNELS). */
+  /**
+   * The channel tried first: the file's `channel`, or the first of its `channels` with the highest
+   * priority. Calls tied to no provider state go through the router (src/upstreams/routing), which
+   * reads `channels`; this one is the fallback of a task recorded before tasks kept their channel.
+   */
   readonly channel: string;
+  /**
+   * The channels that serve it, highest priority first (a file's `channel: "x"` is the one route
+   * `{ name: "x", priority: 0, weight: 1 }`); see CHANNELS and docs/operations.md, Routing.
+   */
+  readonly channels: readonly ChannelRoute[];
   readonly owned_by: string;
   /** Unix seconds, as in the OpenAI model object. */
   readonly created: number;
@@ -29,6 +38,13 @@ export interface ModelEntry {
   /** Prices in minor units (1 = 0.000001 CNY); the members depend on the type. */
   readonly pricing: Readonly<Record<string, unknown>>;
   readonly capabilities: Readonly<Record<string, unknown>>;
+}
+
+/** One channel of a model: a higher priority is tried first; within one priority, picked in proportion to `weight`. */
+export interface ChannelRoute {
+  readonly name: string;
+  readonly priority: number;
+  readonly weight: number;
 }
 
 export const MONEY_SCHEMA = { type: 'integer', minimum: 0 } as const;
@@ -103,6 +119,21 @@ const validateFile = ajv.compile({
           id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$' },
           type: { type: 'string', minLength: 1 },
           channel: { type: 'string', minLength: 1 },
+          channels: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 32,
+            items: {
+              type: 'object',
+              properties: {
+                name: { type: 'string', minLength: 1 },
+                priority: { type: 'integer', minimum: -1000, maximum: 1000 },
+                weight: { type: 'integer', minimum: 1, maximum: 1000 },
+              },
+              required: ['name'],
+              additionalProperties: false,
+            },
+          },
           owned_by: { type: 'string' },
           created: { type: 'integer', minimum: 0 },
           description: { type: 'string' },
@@ -110,7 +141,9 @@ const validateFile = ajv.compile({
           pricing: { type: 'object' },
           capabilities: { type: 'object' },
         },
-        required: ['id', 'type', 'channel', 'owned_by', 'created', 'pricing', 'capabilities'],
+        required: ['id', 'type', 'owned_by', 'created', 'pricing', 'capabilities'],
+        // One way of naming the channels: `channel` (the one-channel case) or `channels`.
+        oneOf: [{ required: ['channel'] }, { required: ['channels'] }],
         additionalProperties: false,
       },
     },
@@ -142,12 +175,14 @@ export function validateCatalog(doc: unknown, source: string, modelTypes: readon
     const e = validateFile.errors![0]!;
     throw new CatalogError(`${source}: ${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
   }
-  const models = (doc as { models: ModelEntry[] }).models;
+  const models = (doc as { models: CatalogFileEntry[] }).models.map(withRoutes);
   const typeValidators = new Map(modelTypes.map((t) => [t.type, t]));
   const seen = new Set<string>();
   for (const m of models) {
     if (seen.has(m.id)) throw new CatalogError(`${source}: model ${m.id} is listed twice`);
     seen.add(m.id);
+    const names = new Set(m.channels.map((c) => c.name));
+    if (names.size !== m.channels.length) throw new CatalogError(`${source}: model ${m.id} lists a channel twice`);
     const v = typeValidators.get(m.type);
     if (v && !v.pricing(m.pricing)) throw new CatalogError(`${source}: model ${m.id} pricing${v.pricing.errors![0]!.instancePath} ${v.pricing.errors![0]!.message}`);
     if (v && !v.capabilities(m.capabilities)) {
@@ -155,6 +190,16 @@ export function validateCatalog(doc: unknown, source: string, modelTypes: readon
     }
   }
   return models;
+}
+
+/** A model as the file spells it: `channel` or `channels`, as the schema allows. */
+export type CatalogFileEntry = Omit<ModelEntry, 'channel' | 'channels'> & { channel?: string; channels?: { name: string; priority?: number; weight?: number }[] };
+
+/** The model with its routes in trying order (stable: equal priorities keep the file's order), and its first channel. */
+function withRoutes(model: CatalogFileEntry): ModelEntry {
+  const listed = model.channels ?? [{ name: model.channel! }];
+  const channels = listed.map((c) => ({ name: c.name, priority: c.priority ?? 0, weight: c.weight ?? 1 })).sort((a, b) => b.priority - a.priority);
+  return { ...model, channel: channels[0]!.name, channels };
 }
 
 /** Parses a catalog file's text and checks it with validateCatalog. */
@@ -169,8 +214,8 @@ export function parseCatalog(text: string, source: string, modelTypes: readonly 
 }
 
 /**
- * The models the gateway sells. A model whose channel is not configured (CHANNELS names only some
- * of the catalog's channels) is unavailable: `get` and `list` do not see it, so a request for it is
+ * The models the gateway sells. A model none of whose channels is configured (CHANNELS names only
+ * some of the catalog's channels) is unavailable: `get` and `list` do not see it, so a request for it is
  * a 400 `model_not_found` and nothing is charged. It is never served by anything else: a real
  * deployment that forgot a channel must not sell simulated answers.
  */
@@ -209,16 +254,21 @@ export class Catalog {
 
   get(id: string): ModelEntry | undefined {
     const model = this.models.get(id);
-    return model && this.isChannelConfigured(model.channel, model.type) ? model : undefined;
+    return model && this.isServed(model) ? model : undefined;
   }
 
   list(type?: string): ModelEntry[] {
-    return [...this.models.values()].filter((m) => (type === undefined || m.type === type) && this.isChannelConfigured(m.channel, m.type));
+    return [...this.models.values()].filter((m) => (type === undefined || m.type === type) && this.isServed(m));
   }
 
-  /** Models of the file whose channel is not configured, or speaks a protocol that cannot serve them: not sold. */
+  /** Models of the file none of whose channels is configured, or speaks a protocol that cannot serve them: not sold. */
   unavailable(): ModelEntry[] {
-    return [...this.models.values()].filter((m) => !this.isChannelConfigured(m.channel, m.type));
+    return [...this.models.values()].filter((m) => !this.isServed(m));
+  }
+
+  /** A model is sold while at least one of its channels is configured and can serve its type. */
+  private isServed(model: ModelEntry): boolean {
+    return model.channels.some((c) => this.isChannelConfigured(c.name, model.type));
   }
 
   /** Every model of the file, available or not. */
@@ -228,7 +278,7 @@ export class Catalog {
 
   /** Every channel the file names, configured or not. */
   channels(): Set<string> {
-    return new Set([...this.models.values()].map((m) => m.channel));
+    return new Set([...this.models.values()].flatMap((m) => m.channels.map((c) => c.name)));
   }
 }
 

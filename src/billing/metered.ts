@@ -7,6 +7,8 @@ import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-err
 import type { Config } from '../config';
 import type { RateLimiter } from '../http/rate-limit';
 import { SseResponse } from '../http/sse';
+import type { Channel } from '../upstreams/channel';
+import type { Router } from '../upstreams/routing/router';
 
 /** What the billing frame of a metered call uses. */
 export interface MeteringDeps {
@@ -153,4 +155,28 @@ function abortOnDisconnect(ctx: GatewayContext): AbortController {
   if (res.destroyed) onClose();
   else res.once('close', onClose);
   return controller;
+}
+
+/** What a metered call that picks its channel uses. */
+export interface RoutingDeps {
+  /** Picks the model's channel for each attempt, failing over before the first byte (src/upstreams/routing). */
+  readonly router: Pick<Router, 'attempt'>;
+}
+
+/**
+ * Runs `call` on the model's channels as the router orders them (failover before the first byte)
+ * and names the channel that served on the request's one charge: however many channels were
+ * tried, the request holds one reservation, settled once, by the channel that served.
+ */
+export async function routedCall<T>(
+  deps: RoutingDeps,
+  model: ModelEntry,
+  charge: RequestCharge,
+  call: (channel: Channel) => Promise<T>,
+  /** The channel holding the provider state the call continues (AttemptOptions.only). */
+  only?: string,
+): Promise<{ readonly value: T; readonly channel: string }> {
+  const served = await deps.router.attempt(model, call, only === undefined ? { signal: charge.signal } : { signal: charge.signal, only });
+  charge.servedBy(served.channel);
+  return served;
 }

@@ -33,6 +33,8 @@ export interface ReserveInput {
  */
 export class RequestCharge {
   private closing: Promise<void> | null = null;
+  /** The channel that served the request, once one did (servedBy). */
+  private channel: string | undefined = undefined;
   private failed: { readonly cause: unknown } | null = null;
 
   private constructor(
@@ -101,10 +103,22 @@ export class RequestCharge {
     return this.committed;
   }
 
+  /**
+   * Names the upstream channel that served the request (the router's pick, after any failover):
+   * the settlement records it. Attempts on other channels before it cost nothing: they add no
+   * reservation and no settlement, the one reservation is settled once.
+   */
+  servedBy(channel: string): void {
+    this.channel = channel;
+  }
+
   /** Charges what `pricing` comes to, for `usage`, once the reservation is durable. Later settle or release calls are no-ops. */
   settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
     const { accountId, requestId } = this.input;
-    this.closing ??= this.committed.then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId })).then(() => undefined);
+    const channel = this.channel;
+    this.closing ??= this.committed
+      .then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId, ...(channel === undefined ? {} : { channel }) }))
+      .then(() => undefined);
     return this.closing;
   }
 

@@ -13,10 +13,17 @@ export interface JournaledSettlement {
   readonly pricing: Pricing;
   readonly usage: Record<string, unknown>;
   readonly requestId: string;
+  /** The upstream channel that served (Router), recorded on the settlement. */
+  readonly channel?: string;
   readonly journaledAt: string;
 }
 
 export type SettleOutcome = 'settled' | 'journaled';
+
+/** One settlement, now or from the journal, as the ledger takes it. */
+function settleEntry(accounts: Pick<AccountService, 'settle'>, entry: Omit<JournaledSettlement, 'journaledAt'>): ReturnType<AccountService['settle']> {
+  return accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId }, entry.channel);
+}
 
 /** How often an idle process looks for settlements other processes on its data directory left. */
 const IDLE_SCAN_MS = 30_000;
@@ -58,7 +65,7 @@ export class SettlementJournal {
   /** Settles now; when the database cannot be reached, keeps the settlement on disk and settles it later. */
   async settle(entry: Omit<JournaledSettlement, 'journaledAt'>): Promise<SettleOutcome> {
     try {
-      await this.accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId });
+      await settleEntry(this.accounts, entry);
       return 'settled';
     } catch (err) {
       if (!isDatabaseUnavailable(err)) throw err;
@@ -163,7 +170,7 @@ export class SettlementJournal {
     }
     let refused: string | null;
     try {
-      const outcome = await this.accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId });
+      const outcome = await settleEntry(this.accounts, entry);
       refused = outcome.kind === 'released' ? `the reservation was released first (${outcome.reason})` : null;
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { ChannelService, ChannelView } from './service';
 import type { ProbeResult } from '../upstreams/probe';
+import type { ChannelHealth } from '../upstreams/routing/health';
 import { ReadModelBehindError } from '../projections-runtime/progress';
 import type { GatewayState } from '../http/context';
 import { readJson } from '../http/body';
@@ -52,12 +53,8 @@ const parsePatch = validator<Parameters<ChannelService['update']>[1]>(PATCH_CHAN
  * and its reason. The lead joins the routing's health snapshot here (issue 43 part 1's
  * `router.health(name)`: cooling down, circuit open, credentials refused).
  */
-export function channelHealthOf(channel: Pick<ChannelView, 'enabled' | 'disabled_reason'>): { state: 'enabled' | 'disabled'; reason: string | null } {
-  return channel.enabled ? { state: 'enabled', reason: null } : { state: 'disabled', reason: channel.disabled_reason };
-}
-
-function rendered(channel: ChannelView) {
-  return { object: 'channel', id: channel.name, ...channel, health: channelHealthOf(channel) };
+function rendered(channel: ChannelView, health: (name: string) => ChannelHealth) {
+  return { object: 'channel', id: channel.name, ...channel, health: health(channel.name) };
 }
 
 export interface ChannelRoutesDeps {
@@ -66,6 +63,8 @@ export interface ChannelRoutesDeps {
   readonly modelsOn: (channel: string) => readonly string[];
   /** One small call through the channel as the log records it (src/upstreams/probe.ts). */
   readonly probe: (channel: string) => Promise<ProbeResult>;
+  /** The channel's health as the router of this process sees it (src/upstreams/routing/). */
+  readonly health: (channel: string) => ChannelHealth;
 }
 
 /** `/admin/v1/channels`: channels managed at run time (docs/operations.md). Mounted behind the admin token. */
@@ -75,12 +74,12 @@ export function channelsRouter(deps: ChannelRoutesDeps): Router<GatewayState> {
   const current = async (name: string) => {
     const channel = await channels.get(name);
     if (!channel) throw new ApiError(404, 'channel_not_found', `no channel ${name}`);
-    return rendered(channel);
+    return rendered(channel, deps.health);
   };
   const written = async (name: string) => {
     const channel = await channels.get(name);
     if (!channel) throw new ReadModelBehindError(`channel ${name}`);
-    return rendered(channel);
+    return rendered(channel, deps.health);
   };
 
   router.post('/channels', async (ctx) => {
@@ -93,7 +92,7 @@ export function channelsRouter(deps: ChannelRoutesDeps): Router<GatewayState> {
   router.get('/channels', async (ctx) => {
     const { after, limit } = pageParams(ctx.query);
     const page = await channels.list(after, limit);
-    ctx.body = listBody(page.channels.map(rendered), page.hasMore, (c) => c.id);
+    ctx.body = listBody(page.channels.map((c) => rendered(c, deps.health)), page.hasMore, (c) => c.id);
   });
 
   /**

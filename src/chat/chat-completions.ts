@@ -8,8 +8,8 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
-import { chatCompletion, chatCompletionStream, type OpenAiRelay } from '../upstreams/openai/relay';
-import { Delivery, metered, openClientStream, type MeteringDeps } from '../billing/metered';
+import { chatCompletion, chatCompletionStream } from '../upstreams/openai/relay';
+import { Delivery, metered, openClientStream, routedCall, type MeteringDeps, type RoutingDeps } from '../billing/metered';
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
 import { checkChatFeatures, jsonTokens } from './request-features';
 import { deliveredText, withClientFinishReasons, type ChatChoice, type ChatOutput } from './chat-answers';
@@ -19,7 +19,7 @@ import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
 
 /** What the chat endpoints (chat completions, Responses) use. */
-export type ChatDeps = MeteringDeps & {
+export type ChatDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
   /** The chat feature's memory of the prompt texts it counted, per account. */
   readonly promptTokens: PromptTokenMemo;
@@ -109,21 +109,21 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
     choices: request.n,
     prompt: { param: 'messages', count: () => chatPromptTokens(request, count, caps.part_allowances ?? NO_PART_TOKENS) },
   });
-  const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
-    request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
+    request.stream ? streamChat(deps, ctx, model, request, plan, charge) : completeChat(deps, ctx, model, request, plan, charge),
   );
 }
 
 async function completeChat(
+  deps: ChatDeps,
   ctx: GatewayContext,
-  channel: OpenAiRelay,
   model: ModelEntry,
   request: ChatRequest,
   plan: TokenPlan,
   charge: RequestCharge,
 ): Promise<void> {
-  const completion = await chatCompletion<ChatCompletion>(channel, upstreamBody(model, request, plan.maxOutput, false), charge.signal);
+  const body = upstreamBody(model, request, plan.maxOutput, false);
+  const { value: completion } = await routedCall(deps, model, charge, (channel) => chatCompletion<ChatCompletion>(channel, body, charge.signal));
   const usage = completion.usage ?? countedUsage(model, plan.promptTokens, completion.choices.map((c) => deliveredText(c.message)).join(''));
   await settleChat(charge, model, usage);
   ctx.body = { ...completion, choices: withClientFinishReasons(completion.choices, request), model: model.id, usage };
@@ -158,7 +158,6 @@ function countedUsage(model: ModelEntry, promptTokens: number, delivered: string
 async function streamChat(
   deps: ChatDeps,
   ctx: GatewayContext,
-  channel: OpenAiRelay,
   model: ModelEntry,
   request: ChatRequest,
   plan: TokenPlan,
@@ -168,8 +167,11 @@ async function streamChat(
   // leaves while the upstream is still being asked aborts that call too (and the frame releases
   // the reservation); one that leaves mid-stream aborts the rest of it (and what was delivered is
   // settled below). Opening the upstream stream first: a refusal (4xx/5xx) still becomes a plain
-  // JSON error answer.
-  const upstream = await chatCompletionStream(channel, upstreamBody(model, request, plan.maxOutput, true), charge.signal);
+  // JSON error answer, and a refusal, a 5xx, a 429 or no connection is failed over to the model's
+  // next channel (routedCall) while nothing has reached the client; once the stream is open here,
+  // a break is never failed over (the client has had part of an answer).
+  const body = upstreamBody(model, request, plan.maxOutput, true);
+  const { value: upstream, channel } = await routedCall(deps, model, charge, (relay) => chatCompletionStream(relay, body, charge.signal));
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const includeUsage = request.stream_options?.include_usage === true;
   const delivery = new Delivery(charge.signal);
@@ -179,7 +181,7 @@ async function streamChat(
     for await (const event of events) {
       if (event.data === '[DONE]') break;
       const chunk = JSON.parse(event.data) as ChatChunk;
-      if (chunk.error !== undefined) throw streamedError(chunk.error, channel.name);
+      if (chunk.error !== undefined) throw streamedError(chunk.error, channel);
       lastChunk = chunk;
       if (chunk.usage) usage = chunk.usage;
       for (const choice of chunk.choices) delivery.add(deliveredText(choice.delta));

@@ -6,8 +6,8 @@ import { readJson } from '../http/body';
 import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
-import { createResponse, createResponseStream, type OpenAiRelay } from '../upstreams/openai/relay';
-import { Delivery, metered, openClientStream } from '../billing/metered';
+import { createResponse, createResponseStream } from '../upstreams/openai/relay';
+import { Delivery, metered, openClientStream, routedCall } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
 import { planTokens, type TokenPlan } from './token-plan';
@@ -113,12 +113,12 @@ function settle(charge: RequestCharge, model: ModelEntry, usage: ResponsesUsage,
  * the context a continuation carries. The answer is delivered and charged by then: a record that
  * fails is logged, and the Response is one the gateway will not find.
  */
-async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: OpenAiRelay, request: ResponsesRequest, responseId: string | undefined, usage: ResponsesUsage): Promise<void> {
+async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, channel: string, request: ResponsesRequest, responseId: string | undefined, usage: ResponsesUsage): Promise<void> {
   if (request.store === false || responseId === undefined) return;
   const auth = authOf(ctx);
   try {
     const totalTokens = usage.input_tokens + usage.output_tokens;
-    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel: channel.name, at: deps.clock().toISOString(), totalTokens };
+    const data = { responseId, accountId: auth.accountId, keyId: auth.keyId, model: model.id, channel, at: deps.clock().toISOString(), totalTokens };
     if (!(await deps.stored.record(data, ctx.state.requestId))) ctx.state.logger.warn({ responseId }, 'response id not recordable or already recorded: not stored');
   } catch (err) {
     ctx.state.logger.warn({ err, responseId }, 'the response is answered but not recorded as stored');
@@ -129,14 +129,14 @@ async function remember(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEn
  * The channel a request goes to and the context it carries: for a `previous_response_id`, the
  * channel that made that response and its input plus output tokens, which the provider bills again
  * as this request's input (only a Response of the caller's account continues; any other id is
- * refused before anything is reserved); else the model's channel and no context.
+ * refused before anything is reserved); else no channel (the router picks among the model's) and no context.
  */
-async function continuation(deps: ResponsesDeps, ctx: GatewayContext, model: ModelEntry, request: ResponsesRequest): Promise<{ channel: OpenAiRelay; contextTokens: number }> {
+async function continuation(deps: ResponsesDeps, ctx: GatewayContext, request: ResponsesRequest): Promise<{ channel: string | undefined; contextTokens: number }> {
   const previousId = request.previous_response_id;
-  if (previousId === undefined) return { channel: deps.upstreams.channel(model.channel), contextTokens: 0 };
+  if (previousId === undefined) return { channel: undefined, contextTokens: 0 };
   const previous = await deps.stored.find(authOf(ctx).accountId, previousId);
   if (!previous) throw new ApiError(400, 'previous_response_not_found', `Previous response with id '${previousId}' not found`, { param: 'previous_response_id' });
-  return { channel: deps.upstreams.channel(previous.channel), contextTokens: previous.totalTokens };
+  return { channel: previous.channel, contextTokens: previous.totalTokens };
 }
 
 /**
@@ -149,14 +149,15 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
   const model = resolveModel(deps.catalog, auth, request.model, ['chat']);
   const count = deps.promptTokens.counter(auth.accountId, model.tokenizer);
   const ask = askOfResponses(model, request, count);
-  const { channel, contextTokens } = await continuation(deps, ctx, model, request);
+  const { channel: pinned, contextTokens } = await continuation(deps, ctx, request);
   const p = planTokens(model, {
     maxOutput: request.max_output_tokens === undefined ? undefined : { value: request.max_output_tokens, param: 'max_output_tokens' },
     prompt: { param: 'input', count: () => ask.promptTokens() + contextTokens },
   });
   await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, early: true }, async (charge) => {
-    if (request.stream) return streamResponses(deps, ctx, channel, model, request, p, charge);
-    const response = await createResponse<ResponseObject>(channel, upstreamBody(model, request, p.maxOutput), charge.signal);
+    if (request.stream) return streamResponses(deps, ctx, pinned, model, request, p, charge);
+    const body = upstreamBody(model, request, p.maxOutput);
+    const { value: response, channel } = await routedCall(deps, model, charge, (relay) => createResponse<ResponseObject>(relay, body, charge.signal), pinned);
     const usage = response.usage ? completeUsage(response.usage) : counted(model, p.promptTokens, outputText(response));
     await settle(charge, model, usage, response.output);
     await remember(deps, ctx, model, channel, request, response.id, usage);
@@ -167,14 +168,17 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
 async function streamResponses(
   deps: ResponsesDeps,
   ctx: GatewayContext,
-  channel: OpenAiRelay,
+  /** The channel of a `previous_response_id`; undefined: the router picks. */
+  pinned: string | undefined,
   model: ModelEntry,
   request: ResponsesRequest,
   p: TokenPlan,
   charge: RequestCharge,
 ): Promise<void> {
-  // The charge's signal watches the client from the start, not from the first byte (see streamChat).
-  const upstream = await createResponseStream(channel, { ...upstreamBody(model, request, p.maxOutput), stream: true }, charge.signal);
+  // The charge's signal watches the client from the start, not from the first byte; failover only
+  // until the stream is open (see streamChat).
+  const body = { ...upstreamBody(model, request, p.maxOutput), stream: true };
+  const { value: upstream, channel } = await routedCall(deps, model, charge, (relay) => createResponseStream(relay, body, charge.signal), pinned);
   const { sse, events } = await openClientStream(charge, ctx, deps.config.ssePingMs, upstream);
   const delivery = new Delivery(charge.signal);
   const output = new DeliveredOutput();
@@ -185,7 +189,7 @@ async function streamResponses(
   try {
     for await (const raw of events) {
       const event = JSON.parse(raw.data) as StreamEvent;
-      if (event.type === 'error') throw streamedError(event, channel.name);
+      if (event.type === 'error') throw streamedError(event, channel);
       sequence = event.sequence_number;
       output.observe(event);
       if (event.response) {

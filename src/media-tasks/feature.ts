@@ -25,7 +25,7 @@ export type MediaTasksDeps = MediaTaskDeps & {
 };
 
 export const mediaTasksFeature: FeatureFactory<MediaTasksDeps> = (deps) => {
-  const common = { catalog: deps.catalog, upstreams: deps.upstreams, pollMs: deps.config.taskPollMs };
+  const common = { catalog: deps.catalog, upstreams: deps.upstreams, router: deps.router, pollMs: deps.config.taskPollMs };
   deps.tasks.register(imageTaskKind({ ...common, imageUrlTtlMs: deps.config.imageUrlTtlMs }));
   const unfinished = async (taskId: string) => !isTerminal((await deps.tasks.load(taskStream(PODCAST_TASK_KIND, taskId))).status);
   deps.tasks.register(podcastKind({ ...common, files: deps.files, unfinished, audioUrlTtlMs: deps.config.podcastUrlTtlMs, logger: deps.logger }));

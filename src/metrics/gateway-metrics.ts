@@ -36,6 +36,18 @@ export class GatewayMetrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
+  private readonly failovers = new Counter({
+    name: 'gateway_channel_failovers_total',
+    help: 'Attempts given up on a channel for the next one (or for the answer, when none was left), by channel and reason (connect, timeout, network, server_error, rate_limited, credentials_refused).',
+    labelNames: ['channel', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly channelTransitions = new Counter({
+    name: 'gateway_channel_transitions_total',
+    help: 'Channel health transitions this process decided, by channel and event (ChannelCooldownStarted, ChannelCircuitOpened, ChannelCircuitHalfOpened, ChannelCircuitClosed, ChannelCredentialsRefused).',
+    labelNames: ['channel', 'event'] as const,
+    registers: [this.registry],
+  });
   private readonly money = new Counter({
     name: 'gateway_money_minor_units_total',
     help: 'Money moved by this process, in minor units (1/1,000,000 CNY), by movement (reserved, settled, released, refunded, credited) and model.',
@@ -171,6 +183,14 @@ export class GatewayMetrics {
       this.appendedEvents.inc({ category }, events);
       this.appendDuration.observe({ category }, seconds);
     });
+  }
+
+  countFailover(channel: string, reason: string): void {
+    this.later(() => this.failovers.inc({ channel, reason }));
+  }
+
+  countChannelTransition(channel: string, event: string): void {
+    this.later(() => this.channelTransitions.inc({ channel, event }));
   }
 
   countJobRun(kind: string, outcome: JobOutcome): void {

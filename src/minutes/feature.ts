@@ -5,6 +5,7 @@ import type { FileStore } from '../files/store';
 import type { Logger } from '../log';
 import type { Consumer } from '../projections-runtime/consumer';
 import type { Upstreams } from '../upstreams/registry';
+import type { Router } from '../upstreams/routing/router';
 import { FileProbe } from './file-probe';
 import { minutesKind } from './kind';
 import { minutesRouter, summariesRouter, type MinutesRouteDeps } from './routes';
@@ -19,6 +20,8 @@ import { summaryKind } from './summary-kind';
  */
 export type MinutesDeps = MinutesRouteDeps & {
   readonly upstreams: Upstreams;
+  /** Picks the summary model's channel, failing over before an answer (src/upstreams/routing). */
+  readonly router: Pick<Router, 'attempt'>;
   readonly logger: Logger;
   readonly files: FileStore;
   readonly signer: UrlSigner;
@@ -31,15 +34,15 @@ export function minutesConsumers(config: Pick<Config, 'minutesSummaryTimeoutMs'>
 }
 
 export const minutesFeature: FeatureFactory<MinutesDeps> = (deps) => {
-  deps.tasks.register(minutesKind({ catalog: deps.catalog, upstreams: deps.upstreams, pollMs: deps.config.taskPollMs }));
-  deps.tasks.register(summaryKind({ catalog: deps.catalog, upstreams: deps.upstreams, loadTask: (stream) => deps.tasks.load(stream), pollMs: deps.config.taskPollMs }));
+  deps.tasks.register(minutesKind({ catalog: deps.catalog, upstreams: deps.upstreams, router: deps.router, pollMs: deps.config.taskPollMs }));
+  deps.tasks.register(summaryKind({ catalog: deps.catalog, router: deps.router, loadTask: (stream) => deps.tasks.load(stream), pollMs: deps.config.taskPollMs }));
   const probe = new FileProbe({ files: deps.files, signer: deps.signer, allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets });
   return {
     routers: [minutesRouter(deps, probe), summariesRouter(deps)],
     jobHandlers: minutesJobHandlers({
       engine: deps.tasks,
       catalog: deps.catalog,
-      upstreams: deps.upstreams,
+      router: deps.router,
       logger: deps.logger,
       summaryTimeoutMs: deps.config.minutesSummaryTimeoutMs,
     }),

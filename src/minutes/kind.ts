@@ -3,10 +3,11 @@ import type { UrlSigner } from '../files/signed-urls';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { TaskRejected, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
-import { isRefusal, pollBackoff, startedUnits, taskChannel } from '../tasks/upstream-task';
+import { isRefusal, pollBackoff, startedUnits, submitOnChannels, taskChannel } from '../tasks/upstream-task';
 import { minutesAdapterOf } from '../upstreams/minutes-adapters';
 import type { MinutesTaskReading } from '../upstreams/minutes-task';
 import type { Upstreams } from '../upstreams/registry';
+import type { Router } from '../upstreams/routing/router';
 import { minutesAsk } from './ask';
 import { minutesCapabilities } from './model-type';
 import { minutesCharges, type NormalizedMinutesRequest } from './request';
@@ -118,7 +119,7 @@ export function recordingLength(ms: number): string {
  * summary-stage.ts) or on a partner minutes API (everything from the partner, through its
  * protocol's minutes adapter: src/upstreams/minutes-adapters.ts).
  */
-export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; pollMs: number }): TaskKind<NormalizedMinutesRequest, MinutesResult, MinutesUsage> {
+export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; router: Pick<Router, 'attempt'>; pollMs: number }): TaskKind<NormalizedMinutesRequest, MinutesResult, MinutesUsage> {
   function settlement(task: MinutesTask) {
     const r = task.request;
     const c = minutesCharges(r, task.usage);
@@ -140,19 +141,20 @@ export function minutesKind(deps: { catalog: Catalog; upstreams: Upstreams; poll
     ...MINUTES_TASK,
 
     async submit(task: MinutesTask) {
-      const { model, channel } = taskChannel(deps, task.model);
-      try {
-        return await minutesAdapterOf(channel).submit(channel, minutesAsk(task, upstreamModelOf(model)));
-      } catch (err) {
-        if (isRefusal(err)) {
-          throw new TaskRejected({ code: 'upstream_rejected', message: `the speech provider refused the file: ${err.message}` });
+      return submitOnChannels(deps, task, async (model, channel) => {
+        try {
+          return await minutesAdapterOf(channel).submit(channel, minutesAsk(task, upstreamModelOf(model)));
+        } catch (err) {
+          if (isRefusal(err)) {
+            throw new TaskRejected({ code: 'upstream_rejected', message: `the speech provider refused the file: ${err.message}` });
+          }
+          throw err;
         }
-        throw err;
-      }
+      });
     },
 
     async poll(task: MinutesTask): Promise<UpstreamPoll<MinutesResult, MinutesUsage>> {
-      const { model, channel } = taskChannel(deps, task.model);
+      const { model, channel } = taskChannel(deps, task);
       const r = task.request;
       const read = pollOfReading(await minutesAdapterOf(channel).get(channel, task.upstreamId!, minutesAsk(task, upstreamModelOf(model))), r);
       if ('state' in read) return read;

@@ -7,7 +7,7 @@ import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import type { KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../tasks/kind';
 import { isRefusal } from '../tasks/upstream-task';
-import type { Upstreams } from '../upstreams/registry';
+import type { Router } from '../upstreams/routing/router';
 import { minutesRequestOf } from './kind';
 import { authoritativeOf, ISSUE, unavailableReport } from './report';
 import { reportContext } from './summary-stage';
@@ -53,7 +53,7 @@ type SummaryTask = KindTask<SummaryRequest, MinutesResult, MinutesUsage>;
  * An answer that cannot be used is stored as the upstream's result with an `unavailable` report
  * (its tokens are billed, they were spent); such a summary reads as `failed`.
  */
-export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; loadTask: (stream: string) => Promise<TaskState>; pollMs: number }): TaskKind<SummaryRequest, MinutesResult, MinutesUsage> {
+export function summaryKind(deps: { catalog: Catalog; router: Pick<Router, 'attempt'>; loadTask: (stream: string) => Promise<TaskState>; pollMs: number }): TaskKind<SummaryRequest, MinutesResult, MinutesUsage> {
   return {
     ...SUMMARY_TASK,
 
@@ -77,7 +77,7 @@ export function summaryKind(deps: { catalog: Catalog; upstreams: Upstreams; load
       for (const part of parts) {
         let outcome;
         try {
-          outcome = await writeSummary(deps.upstreams.channel(chat.channel), part, context);
+          outcome = (await deps.router.attempt(chat, (channel) => writeSummary(channel, part, context))).value;
         } catch (err) {
           // A refusal is final; anything transient is retried by the poll job, then fails (released).
           if (isRefusal(err)) {

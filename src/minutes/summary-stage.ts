@@ -7,7 +7,7 @@ import { isTerminal, type TaskState } from '../tasks/decider';
 import type { TaskEngine } from '../tasks/engine';
 import type { TaskEvent } from '../tasks/events';
 import { UpstreamError } from '../upstreams/errors';
-import type { Upstreams } from '../upstreams/registry';
+import type { Router } from '../upstreams/routing/router';
 import { minutesRequestOf, SUMMARY_STAGE } from './kind';
 import { authoritativeOf, ISSUE, unavailableReport, type QualityIssue, type ReportContext } from './report';
 import type { NormalizedMinutesRequest } from './request';
@@ -66,7 +66,7 @@ function recordedCalls(task: TaskState): SummaryCall[] {
   return [...task.stageSteps].sort((a, b) => a.step - b.step).map((s) => ({ input_tokens: Number(s.usage.flash_input_tokens ?? 0), output_tokens: Number(s.usage.flash_output_tokens ?? 0) }));
 }
 
-export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog; upstreams: Upstreams; logger: Logger; summaryTimeoutMs: number }): Record<string, JobHandler> {
+export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog; router: Pick<Router, 'attempt'>; logger: Logger; summaryTimeoutMs: number }): Record<string, JobHandler> {
   const { engine } = deps;
   const done: JobOutcome = { done: true };
   const meta = (job: Job) => ({ causationId: `job:${job.kind}:${job.key}` });
@@ -118,7 +118,8 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
         const deadline = AbortSignal.timeout(remaining);
         let outcome;
         try {
-          outcome = await writeSummary(deps.upstreams.channel(chat.channel), plan.parts[next]!, context, deadline);
+          const part = plan.parts[next]!;
+          outcome = (await deps.router.attempt(chat, (channel) => writeSummary(channel, part, context, deadline), { signal: deadline })).value;
         } catch (err) {
           if (deadline.aborted) return done; // the timer records summary_timeout
           if (!(err instanceof UpstreamError)) throw err;

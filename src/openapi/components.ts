@@ -196,9 +196,22 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
         type: 'array',
         items: {
           type: 'object',
-          description: 'A catalog model as the file states it (pricing in minor units), with `available`.',
-          properties: { id: str, type: str, channel: str, owned_by: str, created: int, pricing: { type: 'object' }, capabilities: { type: 'object' }, available: { type: 'boolean' } },
-          required: ['id', 'type', 'channel', 'pricing', 'capabilities', 'available'],
+          description:
+            'A catalog model as the file states it (pricing in minor units), with `available`; `channel` is the channel tried first and `channels` every channel that serves it, highest priority first (a file\'s `channel` is one route of priority 0, weight 1).',
+          properties: {
+            id: str,
+            type: str,
+            channel: str,
+            channels: {
+              type: 'array',
+              items: { type: 'object', properties: { name: str, priority: int, weight: int }, required: ['name', 'priority', 'weight'] },
+            },
+            owned_by: str, created: int,
+            pricing: { type: 'object' },
+            capabilities: { type: 'object' },
+            available: { type: 'boolean' },
+          },
+          required: ['id', 'type', 'channel', 'channels', 'pricing', 'capabilities', 'available'],
         },
       },
     },

@@ -24,6 +24,8 @@ export interface TaskState {
   readonly modelAtSubmission: ModelEntry | null;
   readonly callback: Callback | null;
   readonly upstreamId: string | null;
+  /** The channel the upstream accepted the task on (polls and cancels go there only); null before, and for tasks accepted before it was recorded. */
+  readonly upstreamChannel: string | null;
   /**
    * The upstream's status and progress as last recorded (TaskProgressed, or `succeeded` with
    * TaskUpstreamSucceeded); null until the first report. A poll that reports the same again
@@ -57,7 +59,7 @@ export const MAX_WEBHOOK_ATTEMPTS = 4;
 
 export type TaskCommand =
   | { type: 'Submit'; data: Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'] }
-  | { type: 'AcceptUpstream'; upstreamId: string; details?: Record<string, unknown>; now: string }
+  | { type: 'AcceptUpstream'; upstreamId: string; details?: Record<string, unknown>; channel?: string; now: string }
   | { type: 'Progress'; upstreamStatus: string; progress: number | null; now: string }
   /**
    * `succeedNow`: the task succeeds with the upstream result, before its files are archived.
@@ -103,6 +105,7 @@ function initialState(): TaskState {
     modelAtSubmission: null,
     callback: null,
     upstreamId: null,
+    upstreamChannel: null,
     upstreamStatus: null,
     progress: null,
     upstreamSucceeded: false,
@@ -144,7 +147,13 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       // A task cancelled while its submission was in flight still records the upstream id, so
       // that its poll job can tell the upstream to cancel it too.
       if ((terminal && state.status !== 'cancelled') || state.upstreamId === command.upstreamId) return [];
-      return [{ type: 'TaskUpstreamAccepted', data: { upstreamId: command.upstreamId, ...(command.details ? { details: command.details } : {}), at: command.now } }];
+      const data = {
+        upstreamId: command.upstreamId,
+        ...(command.details ? { details: command.details } : {}),
+        ...(command.channel === undefined ? {} : { channel: command.channel }),
+        at: command.now,
+      };
+      return [{ type: 'TaskUpstreamAccepted', data }];
     case 'Progress':
       // Only a change is recorded: a task polled for hours while its upstream says the same
       // thing keeps a short stream.
@@ -250,7 +259,7 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
       });
     }
     case 'TaskUpstreamAccepted':
-      return withChanges(state, { upstreamId: event.data.upstreamId });
+      return withChanges(state, { upstreamId: event.data.upstreamId, upstreamChannel: event.data.channel ?? null });
     case 'TaskProgressed':
       return withChanges(state, {
         upstreamStatus: event.data.upstreamStatus,

@@ -219,8 +219,9 @@ export class TaskEngine {
     const task = await this.load(stream);
     if (isTerminal(task.status) || task.upstreamId) return { outcome: 'skipped' };
     try {
-      const { upstreamId, details } = await this.kind(task.kind).submit(task);
-      const accepted = await this.run(stream, { type: 'AcceptUpstream', upstreamId, ...(details ? { details } : {}), now: this.now() }, metadata);
+      const { upstreamId, details, channel } = await this.kind(task.kind).submit(task);
+      const command = { type: 'AcceptUpstream', upstreamId, ...(details ? { details } : {}), ...(channel === undefined ? {} : { channel }), now: this.now() } as const;
+      const accepted = await this.run(stream, command, metadata);
       const event = accepted.events.find((e) => e.type === 'TaskUpstreamAccepted');
       return { outcome: 'accepted', accepted: event?.type === 'TaskUpstreamAccepted' ? event.data : null };
     } catch (err) {

@@ -67,7 +67,11 @@ export type TaskEvent =
         at: string;
       };
     }
-  | { type: 'TaskUpstreamAccepted'; data: { upstreamId: string; details?: Record<string, unknown>; at: string } }
+  | {
+      type: 'TaskUpstreamAccepted';
+      /** `channel`: the upstream channel the task was submitted to, which alone is polled and cancelled; absent on tasks accepted before routing (their model's first channel). */
+      data: { upstreamId: string; details?: Record<string, unknown>; channel?: string; at: string };
+    }
   | { type: 'TaskProgressed'; data: { upstreamStatus: string; progress: number | null; at: string } }
   | {
       type: 'TaskUpstreamSucceeded';

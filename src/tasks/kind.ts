@@ -5,6 +5,13 @@ import type { TaskState } from './decider';
 import type { Artifact, TaskError } from './events';
 import type { TaskRow } from './view-row';
 
+/** What a submit answers: the provider's id of the task, details for the client, and the channel that took it. */
+export interface Submitted {
+  readonly upstreamId: string;
+  readonly details?: Record<string, unknown>;
+  readonly channel?: string;
+}
+
 /** What the upstream says about a task when polled (`Result`, `Usage`: the kind's types of them). */
 export type UpstreamPoll<Result = TaskData, Usage = TaskData> =
   | {
@@ -93,7 +100,8 @@ export interface TaskKind<Request, Result, Usage> extends TaskKindCodec<Request,
    * `details`: what the upstream's acceptance tells the client beyond its id (e.g. the URL of a
    * verification page); recorded with the acceptance and shown in the task's `result`.
    */
-  submit(task: KindTask<Request, Result, Usage>): Promise<{ upstreamId: string; details?: Record<string, unknown> }>;
+  /** `channel`: the channel that accepted it (submitOnChannels), recorded for its polls and cancels. */
+  submit(task: KindTask<Request, Result, Usage>): Promise<Submitted>;
   poll(task: KindTask<Request, Result, Usage>): Promise<UpstreamPoll<Result, Usage>>;
   /** Delay before the next poll, by how many polls came before. */
   pollDelayMs(polls: number): number;
@@ -125,7 +133,7 @@ export interface TaskKind<Request, Result, Usage> extends TaskKindCodec<Request,
 export interface EngineKind {
   readonly kind: string;
   readonly idPrefix: string;
-  submit(task: TaskState): Promise<{ upstreamId: string; details?: Record<string, unknown> }>;
+  submit(task: TaskState): Promise<Submitted>;
   poll(task: TaskState): Promise<UpstreamPoll<Record<string, unknown>, Record<string, unknown>>>;
   pollDelayMs(polls: number): number;
   succeedsBeforeArchive(task: TaskState): boolean;

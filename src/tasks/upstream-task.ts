@@ -2,8 +2,9 @@ import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { Channel } from '../upstreams/channel';
 import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
+import type { Router } from '../upstreams/routing/router';
 import type { TaskState } from './decider';
-import { TaskRejected } from './kind';
+import { TaskRejected, type Submitted } from './kind';
 
 /**
  * What task kinds share in talking to a provider through their protocol's adapter: the task's
@@ -11,11 +12,54 @@ import { TaskRejected } from './kind';
  * is priced by.
  */
 
-/** A task's model and the upstream channel it runs on; a model gone from the catalog fails the task for good. */
-export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, modelId: string): { model: ModelEntry; channel: Channel } {
-  const model = deps.catalog.get(modelId);
+/** What a task kind's submit routes with (Router.attempt). */
+export type TaskRouter = Pick<Router, 'attempt'>;
+
+/** A task's model; a model gone from the catalog fails the task for good. */
+function taskModel(catalog: Catalog, modelId: string): ModelEntry {
+  const model = catalog.get(modelId);
   if (!model) throw new TaskRejected({ code: 'model_not_found', message: `model ${modelId} is no longer in the catalog` });
-  return { model, channel: deps.upstreams.channel(model.channel) };
+  return model;
+}
+
+/**
+ * A task's model and the upstream channel it runs on: the channel that accepted it (only that one
+ * knows the provider's task: polls and cancels go there), else, for a task accepted before
+ * channels were recorded or one whose kind submits nothing upstream, the model's first channel.
+ */
+export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, task: Pick<TaskState, 'model' | 'upstreamChannel'>): { model: ModelEntry; channel: Channel } {
+  const model = taskModel(deps.catalog, task.model);
+  return { model, channel: deps.upstreams.channel(task.upstreamChannel ?? model.channel) };
+}
+
+/**
+ * Submits a task on the model's channels as the router orders them, and names the channel that
+ * accepted it. A refusal of the request fails the task for good (finalRefusals); no connection,
+ * a 5xx, a 429 or refused credentials fail over to the next channel. A submit whose outcome is
+ * unknown (a timeout or a broken connection after the request was written) is never sent to
+ * another channel: on a one-channel model it is thrown, and the submit job retries it on that
+ * channel (with the same idempotency key where the protocol has one); on a model of several, where
+ * a retry could be routed elsewhere, the task fails and its reservation is released.
+ */
+export async function submitOnChannels(
+  deps: { catalog: Catalog; router: TaskRouter },
+  task: Pick<TaskState, 'model'>,
+  create: (model: ModelEntry, channel: Channel) => Promise<Submitted>,
+): Promise<Submitted> {
+  const model = taskModel(deps.catalog, task.model);
+  try {
+    const { value, channel } = await deps.router.attempt(model, (ch) => finalRefusals(() => create(model, ch)), { outcomeMatters: true });
+    return { ...value, channel };
+  } catch (err) {
+    if (model.channels.length > 1 && isOutcomeUnknown(err)) {
+      throw new TaskRejected({ code: 'upstream_outcome_unknown', message: `the provider did not answer the submission (${(err as Error).message}); the task was not sent elsewhere` });
+    }
+    throw err;
+  }
+}
+
+function isOutcomeUnknown(err: unknown): boolean {
+  return err instanceof UpstreamError && (err.kind === 'timeout' || err.kind === 'network');
 }
 
 /**

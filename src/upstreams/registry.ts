@@ -83,8 +83,9 @@ export type FallbackUpstream = () => Promise<string>;
  * whose channel's protocol cannot serve its type is unavailable likewise, said loudly at start.
  */
 export class Upstreams {
-  /** Channels an operator disabled, with the reason (src/channels/directory.ts). */
+  /** Channels an operator disabled (setEnabled, from src/channels/directory.ts), with the reason given. */
   private readonly disabled = new Map<string, string>();
+  private readonly mendListeners: ((name: string) => void)[] = [];
 
   private constructor(
     private readonly channels: Map<string, Channel>,
@@ -105,8 +106,8 @@ export class Upstreams {
       if (missing.length > 0) {
         // The README's one-channel example names only `default`; the catalog's search and agent
         // models use channels of their own. Their models are not sold (Catalog), said loudly once.
-        const models = catalog.all().filter((m) => missing.includes(m.channel)).map((m) => m.id);
-        logger.warn({ channels: missing, models }, 'channels the catalog names are missing from CHANNELS: their models are unavailable until those channels are configured');
+        const models = catalog.all().filter((m) => m.channels.some((c) => missing.includes(c.name))).map((m) => m.id);
+        logger.warn({ channels: missing, models }, 'channels the catalog names are missing from CHANNELS: their models are unavailable (or, with other channels, served by those alone) until those channels are configured');
       }
     } else {
       if (!fallback) throw new Error('no CHANNELS configured and no fallback provider to serve the models');
@@ -115,10 +116,10 @@ export class Upstreams {
       configs = channelConfigs(channelsServedBy(fallbackUrl, catalog, { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: FALLBACK_CONCURRENCY }), 'the fallback channels');
     }
     const upstreams = new Upstreams(new Map(configs.map((c) => [c.name, new Channel(c, observe)])), fallbackUrl, config.upstreamTimeoutMs, observe, fallbackUrl === null ? [] : configs);
-    const mismatched = catalog.all().filter((m) => upstreams.hasChannel(m.channel) && !upstreams.canServe(m.channel, m.type));
+    const mismatched = catalog.all().flatMap((m) => m.channels.filter((c) => upstreams.hasChannel(c.name) && !upstreams.canServe(c.name, m.type)).map((c) => ({ model: m, channel: c.name })));
     if (mismatched.length > 0) {
       logger.warn(
-        { models: mismatched.map((m) => ({ model: m.id, type: m.type, channel: m.channel, protocol: upstreams.channel(m.channel).config.protocol })) },
+        { models: mismatched.map(({ model: m, channel }) => ({ model: m.id, type: m.type, channel, protocol: upstreams.channel(channel).config.protocol })) },
         "models whose channel's protocol cannot serve their type are unavailable: name a channel of a protocol that serves it (docs/providers.md)",
       );
     }
@@ -131,32 +132,9 @@ export class Upstreams {
     return this.channels.has(name) || this.fallbackUrl !== null;
   }
 
-  /**
-   * The whole channel set becomes `configs` (channels managed at run time, src/channels/): a
-   * channel whose config is unchanged keeps its pool; a changed or removed one is replaced and its
-   * pool closed once its calls in flight end (undici's Pool.close waits for them).
-   * Interim: the routing branch (issue 43 part 1) owns this method; it replaces this body.
-   */
-  update(configs: readonly ChannelConfig[]): void {
-    const wanted = new Map(configs.map((c) => [c.name, c]));
-    for (const [name, channel] of this.channels) {
-      const next = wanted.get(name);
-      if (next && JSON.stringify(next) === JSON.stringify(channel.config)) continue;
-      this.channels.delete(name);
-      void channel.close().catch(() => undefined);
-    }
-    for (const config of configs) if (!this.channels.has(config.name)) this.channels.set(config.name, new Channel(config, this.observe));
-  }
-
-  /** An operator's enable or disable (interim, as `update`): a disabled channel serves nothing. */
-  setEnabled(name: string, enabled: boolean, reason = 'disabled by an operator'): void {
-    if (enabled) this.disabled.delete(name);
-    else this.disabled.set(name, reason);
-  }
-
   /** Whether a model of `type` on channel `name` can be sold: the channel answers and its protocol serves the type. */
   canServe(name: string, type: string): boolean {
-    if (!this.hasChannel(name) || this.disabled.has(name)) return false;
+    if (!this.hasChannel(name)) return false;
     const protocol = this.channels.get(name)?.config.protocol ?? 'openai';
     return PROTOCOLS.get(protocol)?.serves.includes(type) ?? false;
   }
@@ -173,7 +151,76 @@ export class Upstreams {
     return channel;
   }
 
+  /** The names of the channels configured now (the fallback's included once asked for). */
+  names(): string[] {
+    return [...this.channels.keys()];
+  }
+
+  /** Whether an operator left the channel enabled (a channel is, until setEnabled says otherwise). */
+  isEnabled(name: string): boolean {
+    return this.disabled.size === 0 || !this.disabled.has(name);
+  }
+
+  /** Why an operator disabled the channel; null when enabled. */
+  disabledReason(name: string): string | null {
+    return this.disabled.get(name) ?? null;
+  }
+
+  /**
+   * An operator's enable or disable. Enabling a disabled channel also mends it: what the router
+   * learnt of it (a refusal of its credentials, an open circuit, a cooldown) is forgotten.
+   */
+  setEnabled(name: string, enabled: boolean, reason = 'disabled by an operator'): void {
+    if (enabled) {
+      // Only a change mends: the directory says every channel's state whenever any channel changes.
+      if (this.disabled.delete(name)) this.mended(name);
+    } else {
+      this.disabled.set(name, reason);
+    }
+  }
+
+  /** Called with a channel's name whenever it is mended (new configuration, or enabled): the router clears its health. */
+  onMended(listener: (name: string) => void): void {
+    this.mendListeners.push(listener);
+  }
+
+  private mended(name: string): void {
+    for (const listener of this.mendListeners) listener(name);
+  }
+
+  /**
+   * Replaces the whole set of channels (the channels feature calls it when the log changes them).
+   * A channel whose configuration is unchanged keeps its object and its pool; a changed one gets a
+   * new object (and is mended: its credentials may be the rotated ones a refusal asked for); a
+   * removed or replaced one's pool is closed once the calls in flight on it have ended (undici's
+   * close waits for them). Calls that already hold the old object finish on it.
+   */
+  update(configs: readonly ChannelConfig[]): Promise<void> {
+    const next = new Map<string, Channel>();
+    const retired: Channel[] = [];
+    for (const config of configs) {
+      const current = this.channels.get(config.name);
+      if (current && sameConfig(current.config, config)) {
+        next.set(config.name, current);
+      } else {
+        next.set(config.name, new Channel(config, this.observe));
+        if (current) retired.push(current);
+        this.mended(config.name);
+      }
+    }
+    for (const [name, channel] of this.channels) if (!next.has(name)) retired.push(channel);
+    this.channels.clear();
+    for (const [name, channel] of next) this.channels.set(name, channel);
+    // A pool that fails to close is nobody's to handle: its calls have ended and the object is dropped.
+    return Promise.all(retired.map((c) => c.close().catch(() => undefined))).then(() => undefined);
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.channels.values()].map((c) => c.close()));
   }
+}
+
+/** Two configurations alike in everything a call uses (credentials included): JSON of plain data. */
+function sameConfig(a: ChannelConfig, b: ChannelConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -1,11 +1,12 @@
 import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { UrlSigner } from '../files/signed-urls';
 import type { Upstreams } from '../upstreams/registry';
+import type { Router } from '../upstreams/routing/router';
 import { videoTaskAdapterOf } from '../upstreams/video-adapters';
 import { objectCodec } from '../tasks/codec';
 import type { CreationPolicy } from '../tasks/creation';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../tasks/kind';
-import { billableSeconds, pollBackoff, pricingModel, finalRefusals, taskChannel } from '../tasks/upstream-task';
+import { billableSeconds, pollBackoff, pricingModel, submitOnChannels, taskChannel } from '../tasks/upstream-task';
 import { videoCapabilities } from './model-type';
 import { assetIdOf, billedResolution, videoCharge, type ContentItem, type NormalizedVideoRequest } from './request';
 
@@ -101,7 +102,7 @@ function billedUsage(
  * archives every finished video; `video_url_mode` decides which URL a client sees and whether the
  * task waits for the archive (`tos`).
  */
-export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock: () => Date; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedVideoRequest, VideoResult, VideoUsage> {
+export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; router: Pick<Router, 'attempt'>; clock: () => Date; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedVideoRequest, VideoResult, VideoUsage> {
   /** The URL a client gets for the video, by mode: native while usable, else the archive's signed link. */
   function videoUrl(row: Pick<VideoTask, 'result' | 'archived' | 'request'>, signer: UrlSigner, name = 'video') {
     const mode = row.request.video_url_mode;
@@ -121,14 +122,15 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; clock:
     ...VIDEO_TASK,
 
     async submit(task: VideoTask) {
-      const { model, channel } = taskChannel(deps, task.model);
       const r = task.request;
-      const ask = { ...r, model: videoCapabilities(model).upstream_model ?? model.id, content: r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids)) };
-      return finalRefusals(() => videoTaskAdapterOf(channel).create(channel, ask, task.taskId));
+      return submitOnChannels(deps, task, (model, channel) => {
+        const ask = { ...r, model: videoCapabilities(model).upstream_model ?? model.id, content: r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids)) };
+        return videoTaskAdapterOf(channel).create(channel, ask, task.taskId);
+      });
     },
 
     async poll(task: VideoTask): Promise<UpstreamPoll<VideoResult, VideoUsage>> {
-      const { channel } = taskChannel(deps, task.model);
+      const { channel } = taskChannel(deps, task);
       const t = await videoTaskAdapterOf(channel).get(channel, task.upstreamId!);
       if (t.state !== 'succeeded') return t;
       const artifacts = [{ name: 'video', sourceUrl: t.video_url, contentType: 'video/mp4' }];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Catalog, DEFAULT_CATALOG_FILE, type ModelEntry } from '../../src/billing/catalog';
+import { Catalog, DEFAULT_CATALOG_FILE, type CatalogFileEntry, type ModelEntry } from '../../src/billing/catalog';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
@@ -21,11 +21,11 @@ import { ALL_MODEL_TYPES } from '../../src/model-types';
  * gateway here reads a temporary copy of the built-in catalog, never the real file.
  */
 
-const ORIGINAL = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: ModelEntry[] };
+const ORIGINAL = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: CatalogFileEntry[] };
 /** Prices no shipped model has, so a charge at another model's prices cannot pass for this one's. */
 const RELOADED_PRICING = { input_per_million: 3_000_000, output_per_million: 11_000_000 };
 
-function chatModel(id: string, channel: string): ModelEntry {
+function chatModel(id: string, channel: string): CatalogFileEntry {
   return {
     id,
     type: 'chat',
@@ -43,7 +43,7 @@ function catalogCopy(): string {
   return file;
 }
 
-function writeCatalog(file: string, models: readonly ModelEntry[]): void {
+function writeCatalog(file: string, models: readonly CatalogFileEntry[]): void {
   fs.writeFileSync(file, JSON.stringify({ models }, null, 2));
 }
 
@@ -195,7 +195,7 @@ describe('reloading the model catalog @integration', () => {
     await expectCatalogInForce(inForce, 'chat-broken');
 
     // A member the file schema does not know.
-    writeCatalog(catalogFile, [...ORIGINAL.models, { ...chatModel('chat-broken', 'default'), colour: 'blue' } as ModelEntry]);
+    writeCatalog(catalogFile, [...ORIGINAL.models, { ...chatModel('chat-broken', 'default'), colour: 'blue' } as CatalogFileEntry]);
     expectRefused(await reload(), ['additional properties']);
     await expectCatalogInForce(inForce, 'chat-broken');
   });
@@ -211,7 +211,7 @@ describe('reloading the model catalog @integration', () => {
     const viewed = view.body.data as (ModelEntry & { available: boolean })[];
     expect(viewed.map((m) => m.id)).to.deep.equal([...ORIGINAL.models.map((m) => m.id), 'chat-elsewhere'].sort());
     expect(viewed.filter((m) => !m.available).map((m) => m.id)).to.deep.equal(['chat-elsewhere']);
-    expect(viewed.find((m) => m.id === 'chat-elsewhere')).to.deep.equal({ ...chatModel('chat-elsewhere', 'nowhere'), available: false });
+    expect(viewed.find((m) => m.id === 'chat-elsewhere')).to.deep.equal({ ...chatModel('chat-elsewhere', 'nowhere'), channels: [{ name: 'nowhere', priority: 0, weight: 1 }], available: false });
     // Before channels were checked, this reload made the model callable and a completion answered 500.
     expect(await listedIds()).to.have.members(ORIGINAL.models.map((m) => m.id));
     await expectCatalogInForce(await listedIds(), 'chat-elsewhere');

@@ -17,7 +17,7 @@ import { chatPricing } from '../../src/chat/model-type';
 import { DIMENSIONS, type DimensionType } from '../../src/agents/risk/dimensions';
 import type { Channel } from '../../src/upstreams/channel';
 import type { WireRequest } from '../../src/upstreams/wire';
-import type { Upstreams } from '../../src/upstreams/registry';
+import type { Router } from '../../src/upstreams/routing/router';
 import { chatRoutes } from '../../simulator/chat';
 import { FICTIONAL_COMPANIES as CO } from '../../simulator/corpus';
 import type { ExtraRoute, SimContext } from '../../simulator';
@@ -637,22 +637,20 @@ describe('risk screening agent @integration', () => {
       // before it wait for it to strike, so none finishes (and frees a slot for a fifth) first.
       let strike!: () => void;
       const struck = new Promise<void>((resolve) => (strike = resolve));
-      const upstreams = Object.assign(Object.create(gw.upstreams) as Upstreams, {
-        channel(name: string): Channel {
-          const channel = gw.upstreams.channel(name);
-          const call = async (request: WireRequest, signal?: AbortSignal): ReturnType<Channel['call']> => {
-            const dimension = dimensionOf(String((request.body as { query?: unknown }).query));
-            if (dimension === 'ktgg') {
-              strike();
-              throw bug;
-            }
-            if (dimension !== undefined) await struck;
-            return channel.call(request, signal);
-          };
-          return Object.assign(Object.create(channel) as Channel, { call });
-        },
-      });
-      const interrupted = screenCompany({ ...gw, upstreams }, {
+      const wrapped = (channel: Channel): Channel => {
+        const call = async (request: WireRequest, signal?: AbortSignal): ReturnType<Channel['call']> => {
+          const dimension = dimensionOf(String((request.body as { query?: unknown }).query));
+          if (dimension === 'ktgg') {
+            strike();
+            throw bug;
+          }
+          if (dimension !== undefined) await struck;
+          return channel.call(request, signal);
+        };
+        return Object.assign(Object.create(channel) as Channel, { call });
+      };
+      const router: Pick<Router, 'attempt'> = { attempt: (model, call, options) => gw.router.attempt(model, (channel) => call(wrapped(channel)), options) };
+      const interrupted = screenCompany({ ...gw, router }, {
         subject: extractSubject([{ role: 'user', content: `「${CO.qingluan.name}」` }]),
         identifyOnly: false,
         sources: agentCapabilities(gw.catalog.get('risk-agent')!).official_sources,

@@ -1,265 +1,325 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
-import type { RouteInfo } from '../../src/http/routing';
-import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
+import OpenAI from 'openai';
+import { Catalog, DEFAULT_CATALOG_FILE, type CatalogFileEntry } from '../../src/billing/catalog';
+import { accountStream } from '../../src/domain/account/events';
+import type { RecordedEvent } from '../../src/eventstore/port';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
+import { channelsServedBy } from '../../src/upstreams/registry';
+import { channelHealthStream } from '../../src/upstreams/routing/health-log';
+import { startSimulator, type RunningSimulator } from '../../simulator';
+import { TestClock } from '../support/clock';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { sample, scrapeMetrics } from '../support/metrics';
+import { closedPortUrl, scriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream';
+import { testTempDir, removeTestTempDir } from '../support/temp-dirs';
+import { waitFor } from '../support/wait';
 
-/** A request path for a route pattern: every `:param` filled with a plausible id. */
-function concretePath(route: RouteInfo): string {
-  return route.path.replace(/:[A-Za-z_]+/g, 'x1');
-}
-
-/** The path in other cases: all upper case, and each literal segment upper-cased on its own. */
-function caseVariants(path: string): string[] {
-  const segments = path.split('/');
-  const variants = new Set<string>([path.toUpperCase()]);
-  segments.forEach((segment, i) => {
-    if (segment === '' || segment === 'x1' || segment.toUpperCase() === segment) return;
-    const changed = [...segments];
-    changed[i] = segment.toUpperCase();
-    variants.add(changed.join('/'));
-    changed[i] = segment[0]!.toUpperCase() + segment.slice(1);
-    variants.add(changed.join('/'));
-  });
-  variants.delete(path);
-  return [...variants];
-}
-
-/** Whether a concrete path is one a route pattern matches (`:param` takes any one segment). */
-function matchesPattern(pattern: string, path: string): boolean {
-  const want = pattern.split('/');
-  const have = path.split('/');
-  return want.length === have.length && want.every((segment, i) => (segment.startsWith(':') ? have[i] !== '' : segment === have[i]));
-}
+const FAIL_503 = { status: 503 } as const;
 
 /**
- * What a path in another case must answer with valid credentials: 404, unless it happens to be a
- * path another route serves (`/v1/asset-groups/VALIDATE-SESSION` is a group id to
- * `GET /v1/asset-groups/:groupId`): then 405 when only other methods serve it.
+ * Several channels per model (docs/operations.md, Routing), end to end: a real gateway whose
+ * channels are scripted fronts of the simulator, each failing as a test tells it.
  */
-function expectedForVariant(routes: readonly RouteInfo[], method: string, variant: string): number {
-  const serving = routes.filter((r) => matchesPattern(r.path, variant));
-  return serving.length > 0 && !serving.some((r) => r.method === method) ? 405 : 404;
-}
+describe('routing a model over several channels @integration', function () {
+  this.timeout(120_000);
 
-/** Whatever shape the endpoint group uses, an error body names its error. */
-function expectErrorBody(body: unknown, what: string): void {
-  expect(body, what).to.be.an('object');
-  expect((body as { error?: unknown }).error, what).to.not.equal(undefined);
-}
-
-async function eventCount(gw: TestGateway): Promise<number> {
-  const { rows } = await gw.pool.query<{ n: string }>('SELECT count(*) AS n FROM es_events');
-  return Number(rows[0]!.n);
-}
-
-describe('routing: case-sensitive paths, per-route credentials, 404/405 in JSON @integration', () => {
+  let simulator: RunningSimulator;
+  let dir: string;
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ AUTH_FAILURE_LIMIT: '0' });
-  });
-  after(async () => gw.close());
-
-  it('reads its routes from the routers, admin and /v1 alike', () => {
-    const keys = gw.routes.map((r) => `${r.method} ${r.path} ${r.access}`);
-    for (const expected of [
-      'POST /admin/v1/accounts admin',
-      'POST /admin/v1/accounts/:id/credits admin',
-      'POST /admin/v1/catalog/reload admin',
-      'GET /v1/account api_key',
-      'POST /v1/chat/completions api_key',
-      'GET /v1/audio/minutes/:id api_key',
-      'POST /v1/agent/risk/chat/completions api_key',
-      'GET /healthz public',
-    ]) {
-      expect(keys).to.include(expected);
-    }
-    for (const route of gw.routes) {
-      expect(route.access === 'admin', `${route.method} ${route.path}`).to.equal(route.path.startsWith('/admin/'));
-      if (route.path.startsWith('/v1/')) expect(route.access, `${route.method} ${route.path}`).to.equal('api_key');
-    }
-  });
-
-  it('refuses every admin route without the token or with a wrong one, in any case of its path', async () => {
-    const accountsBefore = await eventCount(gw);
-    const admin = gw.routes.filter((r) => r.access === 'admin' && r.method !== 'HEAD');
-    expect(admin.length).to.be.greaterThan(10);
-    for (const route of admin) {
-      const path = concretePath(route);
-      for (const auth of [null, 'wrong-token', `${TEST_ADMIN_TOKEN}x`]) {
-        const own = await gw.api(auth, route.method, path);
-        expect([own.status, own.body?.error?.code], `${route.method} ${path} with ${auth}`).to.deep.equal([401, 'invalid_admin_token']);
-        for (const variant of caseVariants(path)) {
-          const res = await gw.api(auth, route.method, variant);
-          const what = `${route.method} ${variant} with ${auth}: ${res.status} ${JSON.stringify(res.body)}`;
-          expect([401, expectedForVariant(gw.routes, route.method, variant)], what).to.include(res.status);
-          expectErrorBody(res.body, what);
-        }
-      }
-    }
-    expect(await eventCount(gw), 'nothing appended').to.equal(accountsBefore);
-  });
-
-  it('routes by exact case: with valid credentials, a path in another case is a 404 in JSON', async () => {
-    const { key } = await gw.fundedAccount(0);
-    const before = await eventCount(gw);
-    for (const route of gw.routes.filter((r) => r.method !== 'HEAD')) {
-      const credential = route.access === 'admin' ? TEST_ADMIN_TOKEN : route.access === 'api_key' ? key : null;
-      for (const variant of caseVariants(concretePath(route))) {
-        const res = await gw.api(credential, route.method, variant);
-        const what = `${route.method} ${variant}: ${res.status} ${JSON.stringify(res.body)}`;
-        expect(res.status, what).to.equal(expectedForVariant(gw.routes, route.method, variant));
-        expectErrorBody(res.body, what);
-      }
-    }
-    expect(await eventCount(gw), 'nothing appended').to.equal(before);
-  });
-
-  it('refuses every /v1 route without an API key, in any case of its path, and never with a 5xx', async () => {
-    const v1 = gw.routes.filter((r) => r.access === 'api_key' && r.method !== 'HEAD');
-    expect(v1.length).to.be.greaterThan(20);
-    for (const route of v1) {
-      const path = concretePath(route);
-      for (const auth of [null, 'tr-not-a-key', TEST_ADMIN_TOKEN]) {
-        const own = await gw.api(auth, route.method, path);
-        expect(own.status, `${route.method} ${path} with ${auth}: ${JSON.stringify(own.body)}`).to.equal(401);
-        expectErrorBody(own.body, `${route.method} ${path}`);
-        for (const variant of caseVariants(path)) {
-          const res = await gw.api(auth, route.method, variant);
-          const what = `${route.method} ${variant} with ${auth}: ${res.status} ${JSON.stringify(res.body)}`;
-          expect([401, expectedForVariant(gw.routes, route.method, variant)], what).to.include(res.status);
-          expectErrorBody(res.body, what);
-        }
-      }
-    }
-  });
-
-  it('answers the issue\'s cases: an upper-case admin path is 404 and appends nothing; /V1/account is 404, not 500', async () => {
-    const before = await eventCount(gw);
-    const created = await gw.api(null, 'POST', '/ADMIN/v1/accounts', { name: 'intruder' });
-    expect([created.status, created.body.error.code]).to.deep.equal([404, 'not_found']);
-    const v1 = await gw.api(null, 'GET', '/V1/account');
-    expect([v1.status, v1.body.error.type]).to.deep.equal([404, 'not_found_error']);
-    expect(await eventCount(gw)).to.equal(before);
-    const health = await gw.api(null, 'GET', '/HEALTHZ');
-    expect(health.status).to.equal(404);
-  });
-
-  it('answers 405 and 404 in the error shape of the endpoint group, keeping Allow', async () => {
-    const { key } = await gw.fundedAccount(0);
-    const chat = await gw.api(key, 'PUT', '/v1/chat/completions');
-    expect(chat.status).to.equal(405);
-    expect(chat.body.error).to.include({ code: 'method_not_allowed', type: 'invalid_request_error' });
-    expect(chat.headers.get('allow')).to.include('POST');
-
-    const minutes = await gw.api(key, 'DELETE', '/v1/audio/minutes/x1');
-    expect(minutes.status).to.equal(405);
-    expect(Object.keys(minutes.body).sort()).to.deep.equal(['error', 'type']);
-    expect(minutes.body.error).to.be.a('string');
-
-    const risk = await gw.api(key, 'GET', '/v1/agent/risk/chat/completions');
-    expect(risk.status).to.equal(405);
-    expect(risk.body.error).to.have.keys('message', 'code');
-    expect(risk.body.request_id).to.be.a('string');
-
-    const unknownMethod = await gw.api(key, 'PROPFIND', '/v1/models');
-    expect([unknownMethod.status, unknownMethod.body.error.code]).to.deep.equal([405, 'method_not_allowed']);
-
-    const minutesMissing = await gw.api(key, 'GET', '/v1/audio/minutes/x1/y');
-    expect(minutesMissing.status).to.equal(404);
-    expect(minutesMissing.body).to.have.keys('error', 'type');
-    const missing = await gw.api(key, 'GET', '/v1/nothing-here');
-    expect([missing.status, missing.body.error.code]).to.deep.equal([404, 'not_found']);
-  });
-});
-
-describe('the text rule at the edge: no NUL, no lone surrogate @integration', () => {
-  let gw: TestGateway;
+  const clock = new TestClock();
+  let primary: ScriptedUpstream;
+  let backup: ScriptedUpstream;
+  let second: ScriptedUpstream;
+  let cozeA: ScriptedUpstream;
+  let cozeB: ScriptedUpstream;
   let key: string;
   let accountId: string;
+  let client: OpenAI;
+
   before(async () => {
-    gw = await startTestGateway({ AUTH_FAILURE_LIMIT: '0' });
-    ({ key, accountId } = await gw.fundedAccount(1_000_000));
+    simulator = await startSimulator();
+    dir = testTempDir('routing-');
+    [primary, backup, second] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
+    const original = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: CatalogFileEntry[] };
+    const fast = original.models.find((m) => m.id === 'chat-fast')!;
+    const { channel: _botChannel, ...bot } = original.models.find((m) => m.id === 'webqa-pro')!;
+    const routed = (id: string, channels: object[]): CatalogFileEntry => {
+      const { channel: _channel, ...rest } = fast;
+      return { ...rest, id, channels, capabilities: { ...fast.capabilities, upstream_model: 'chat-fast' } } as CatalogFileEntry;
+    };
+    const catalogFile = path.join(dir, 'catalog.json');
+    fs.writeFileSync(
+      catalogFile,
+      JSON.stringify({
+        models: [
+          ...original.models,
+          routed('chat-routed', [{ name: 'primary', priority: 10 }, { name: 'backup' }]),
+          routed('chat-dead-first', [{ name: 'dead', priority: 10 }, { name: 'backup' }]),
+          routed('chat-pair', [{ name: 'primary', priority: 5 }, { name: 'second', priority: 5 }]),
+          { ...bot, id: 'webqa-routed', channels: [{ name: 'coze-a', priority: 1 }, { name: 'coze-b' }], capabilities: { ...bot.capabilities, upstream_model: 'webqa-pro' } },
+        ],
+      }),
+    );
+    const served = channelsServedBy(simulator.url, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 16 });
+    const openai = served.find((c) => c.name === 'default')!;
+    const coze = served.find((c) => c.name === 'coze')!;
+    const front = (name: string, url: string) => ({ ...openai, name, base_url: `${url}/v1` });
+    const cozeFront = (name: string, url: string) => ({ ...coze, name, base_url: `${url}${new URL(coze.base_url).pathname.replace(/\/$/, '')}` });
+    [cozeA, cozeB] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
+    const channels = [openai, coze, front('primary', primary.url), front('backup', backup.url), front('second', second.url), front('dead', await closedPortUrl()), cozeFront('coze-a', cozeA.url), cozeFront('coze-b', cozeB.url)];
+    gw = await startTestGateway(
+      { CHANNELS: JSON.stringify(channels), CATALOG_FILE: catalogFile, CHANNEL_CIRCUIT_FAILURES: '3', CHANNEL_CIRCUIT_OPEN_MS: '10000', CHANNEL_COOLDOWN_MS: '4000' },
+      { clock: clock.now },
+    );
+    ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
+    client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
-  after(async () => gw.close());
 
-  /** Sends a body as written (JSON escapes included), so lone surrogates reach the gateway intact. */
-  const raw = (auth: string | null, method: string, path: string, body: string) => gw.api(auth, method, path, body, { 'content-type': 'application/json' });
+  beforeEach(() => {
+    clock.release();
+    clock.setOffset(0);
+    for (const upstream of [primary, backup, second, cozeA, cozeB]) upstream.act = 'forward';
+    // Each test starts with every channel healthy (an operator's enable mends a channel).
+    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b']) gw.upstreams.setEnabled(name, true);
+  });
 
-  it('refuses bad text in any body field or key with 400 naming it, before any money moves', async () => {
-    const before = await eventCount(gw);
-    const cases: [string, string, string | null, string, string][] = [
-      ['POST', '/v1/images/generations', key, '{"model":"image-5.0","prompt":"a\\u0000b"}', 'prompt'],
-      ['POST', '/v1/images/async', key, '{"model":"image-5.0","prompt":"a\\ud800b"}', 'prompt'],
-      ['POST', '/v1/audio/podcasts', key, '{"model":"podcast-standard","topic":"\\udc00"}', 'topic'],
-      ['POST', '/v1/videos/generations', key, '{"model":"video-2.5","content":[{"type":"text","text":"x\\u0000"}]}', 'content[0].text'],
-      ['POST', '/v1/chat/completions', key, '{"model":"chat-fast","messages":[{"role":"user","content":"hi"}],"\\ud800":1}', '\uFFFD'],
-      ['POST', '/v1/summaries', key, '{"task_id":"task\\u0000"}', 'task_id'],
-      ['POST', '/v1/responses', key, '{"model":"chat-fast","input":[{"role":"user","content":"\\ud83d"}]}', 'input[0].content'],
-      ['POST', '/v1/audio/minutes', key, '{"model":"service-minutes","file_url":"https://example.com/a.mp3","hot_words":["\\u0000"]}', 'hot_words[0]'],
-      ['POST', '/v1/videos/erase-subtitle', key, '{"video_url":"https://example.com/v\\u0000.mp4"}', 'video_url'],
-      ['POST', '/v1/agent/risk/chat/completions', key, '{"messages":[{"role":"user","content":"「青峦数据科技有限公司」\\u0000"}]}', 'messages[0].content'],
-      ['POST', '/v1/agent/chat/completions', key, '{"bot_id":"webqa-basic","messages":[{"role":"user","content":"hi\\udfff"}]}', 'messages[0].content'],
-      ['POST', '/admin/v1/accounts', TEST_ADMIN_TOKEN, '{"name":"bad\\u0000name"}', 'name'],
-      ['POST', `/admin/v1/accounts/${accountId}/credits`, TEST_ADMIN_TOKEN, '{"amount":5,"reference":"r\\ud834"}', 'reference'],
-      ['POST', `/admin/v1/accounts/${accountId}/refunds`, TEST_ADMIN_TOKEN, '{"reservation_id":"r\\u0000","amount":1,"reference":"x","reason":"y"}', 'reservation_id'],
-      ['POST', `/admin/v1/accounts/${accountId}/keys`, TEST_ADMIN_TOKEN, '{"allowed_models":["chat-fast","\\u0000"]}', 'allowed_models[1]'],
-    ];
-    for (const [method, path, auth, body, field] of cases) {
-      const res = await raw(auth, method, path, body);
-      const what = `${method} ${path} ${body}: ${JSON.stringify(res.body)}`;
-      expect(res.status, what).to.equal(400);
-      const message = typeof res.body.error === 'string' ? res.body.error : res.body.error.message;
-      expect(message, what).to.include(field);
-      if (typeof res.body.error === 'object' && 'param' in res.body.error) expect(res.body.error.param, what).to.equal(field);
-    }
-    expect(await eventCount(gw), 'nothing appended').to.equal(before);
-    expect(await gw.balance(key)).to.deep.include({ available: 1_000_000, frozen: 0 });
+  afterEach(async () => {
     await gw.expectAuditClean();
   });
 
-  it('refuses bad text in a query parameter with 400, and a path id that cannot exist with 404', async () => {
-    const query = await gw.api(key, 'GET', '/v1/gallery?limit=%00');
-    expect([query.status, query.body.error.param]).to.deep.equal([400, 'limit']);
-    const queryKey = await gw.api(key, 'GET', '/v1/account/ledger?a%00=1');
-    expect([queryKey.status, queryKey.body.error.param]).to.deep.equal([400, 'a\uFFFD']);
-    for (const path of ['/v1/images/async/%00', '/v1/audio/podcasts/a%00b', '/v1/videos/erase-subtitle/%00', '/v1/videos/generations/%00', '/v1/summaries/%00']) {
-      const res = await gw.api(key, 'GET', path);
-      expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(404);
-    }
-    const minutes = await gw.api(key, 'GET', '/v1/audio/minutes/%00?x=%00');
-    expect(minutes.status, 'a status endpoint stays within 401 and 404').to.equal(404);
-    expect(minutes.body).to.have.keys('error', 'type');
-    const cancel = await gw.api(key, 'POST', '/v1/audio/podcasts/%00/cancel');
-    expect(cancel.status).to.equal(404);
-    const adminAccount = await gw.admin('GET', '/admin/v1/accounts/%00');
-    expect(adminAccount.status).to.equal(404);
+  after(async () => {
+    await gw?.close();
+    await Promise.all([primary, backup, second, cozeA, cozeB].map((u) => u?.close()));
+    await simulator?.close();
+    if (dir) removeTestTempDir(dir);
   });
 
-  it('refuses minutes file_url values that are not URLs with 400 in shape B, appending nothing', async () => {
-    const before = await eventCount(gw);
-    for (const url of ['http://127.0.0.1:99999/a.mp3', 'http://user@/a.mp3', 'http://[::1/a.mp3']) {
-      const res = await gw.api(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: url });
-      expect(res.status, `${url}: ${JSON.stringify(res.body)}`).to.equal(400);
-      expect(res.body.type).to.equal('invalid_request_error');
-    }
-    expect(await eventCount(gw)).to.equal(before);
+  const ask = (model = 'chat-routed', content = 'hello') => client.chat.completions.create({ model, messages: [{ role: 'user', content }], max_tokens: 8 });
+
+  /** The account's reservations and settlements since `from` (its stream revision), once every reservation is closed. */
+  async function moneySince(from: number): Promise<{ reserved: RecordedEvent[]; settled: RecordedEvent[]; released: RecordedEvent[] }> {
+    return waitFor('every reservation closed', async () => {
+      const events = (await gw.store.readStream(accountStream(accountId))).filter((e) => e.revision >= from);
+      const reserved = events.filter((e) => e.type === 'FundsReserved');
+      const settled = events.filter((e) => e.type === 'ReservationSettled');
+      const released = events.filter((e) => e.type === 'ReservationReleased');
+      return reserved.length === settled.length + released.length ? { reserved, settled, released } : null;
+    });
+  }
+
+  async function revision(): Promise<number> {
+    return ((await gw.store.streamHead(accountStream(accountId)))?.revision ?? -1) + 1;
+  }
+
+  async function healthEvents(channel: string): Promise<string[]> {
+    return (await gw.store.readStream(channelHealthStream(channel))).map((e) => e.type);
+  }
+
+  it('fails a 5xx over to the next channel: one reservation, settled once, naming the channel that served', async () => {
+    const from = await revision();
+    primary.act = FAIL_503;
+    const before = { primary: primary.seen, backup: backup.seen };
+    const answer = await ask();
+    expect(answer.choices[0]!.message.content).to.be.a('string');
+    expect(primary.seen - before.primary).to.equal(1);
+    expect(backup.seen - before.backup).to.equal(1);
+    const money = await moneySince(from);
+    expect(money.reserved).to.have.length(1);
+    expect(money.settled).to.have.length(1);
+    expect((money.settled[0]!.data as { channel?: string }).channel).to.equal('backup');
+    const metrics = await scrapeMetrics(gw.url);
+    expect(sample(metrics, 'gateway_channel_failovers_total', { channel: 'primary', reason: 'server_error' })).to.be.greaterThan(0);
   });
 
-  it('cuts a long upload filename between characters, never inside a surrogate pair', async () => {
-    const name = `${'a'.repeat(254)}😀.mp3`;
-    const form = new FormData();
-    form.append('purpose', 'minutes');
-    form.append('file', new Blob([Buffer.from('abc')], { type: 'audio/mpeg' }), name);
-    const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
-    const body = (await res.json()) as { filename: string };
-    expect(res.status, JSON.stringify(body)).to.equal(200);
-    expect(body.filename).to.equal(`${'a'.repeat(254)}😀`);
+  it('serves from the highest priority when it answers, and names it', async () => {
+    const from = await revision();
+    const before = backup.seen;
+    await ask();
+    expect(backup.seen).to.equal(before);
+    const money = await moneySince(from);
+    expect((money.settled[0]!.data as { channel?: string }).channel).to.equal('primary');
   });
 
-  it('answers a signed-file link with a malformed escape with 404 JSON, not 500', async () => {
-    for (const path of ['/files/%ZZ?expires=1&sig=abc', '/files/a%00b?expires=1&sig=abc', '/files/%E0%A4%A?expires=1&sig=abc']) {
-      const res = await gw.api(null, 'GET', path);
-      expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(404);
-      expect(res.body.error.code).to.equal('file_not_found');
-    }
+  it('cools a channel down for its Retry-After after a 429, and asks it again once the clock has passed it', async () => {
+    clock.hold();
+    primary.act = { status: 429, headers: { 'retry-after': '17' } };
+    await ask();
+    const seen = primary.seen;
+    // Cooling down: not asked at all.
+    await ask();
+    expect(primary.seen).to.equal(seen);
+    const metrics = await scrapeMetrics(gw.url);
+    expect(sample(metrics, 'gateway_channel_state', { channel: 'primary', state: 'cooling_down' })).to.equal(1);
+    expect(sample(metrics, 'gateway_channel_failovers_total', { channel: 'primary', reason: 'rate_limited' })).to.be.greaterThan(0);
+    expect(await healthEvents('primary')).to.include('ChannelCooldownStarted');
+    clock.advance(16_000);
+    await ask();
+    expect(primary.seen, 'still cooling down a second before the end').to.equal(seen);
+    primary.act = 'forward';
+    clock.advance(1_000);
+    await ask();
+    expect(primary.seen).to.equal(seen + 1);
+  });
+
+  it('answers 429 with the shortest cooldown left when every channel is cooling down, sending nothing', async () => {
+    clock.hold();
+    primary.act = { status: 429, headers: { 'retry-after': '30' } };
+    second.act = { status: 429, headers: { 'retry-after': new Date(clock.now().getTime() + 9_000).toUTCString() } };
+    const first = await ask('chat-pair').then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(first).to.be.instanceOf(OpenAI.APIError);
+    expect((first as InstanceType<typeof OpenAI.APIError>).status).to.equal(429);
+    const seen = { primary: primary.seen, second: second.seen };
+    clock.advance(2_500);
+    const res = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-pair', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 });
+    expect(res.status).to.equal(429);
+    expect(res.body.error.type).to.be.a('string');
+    // The HTTP date had 9 s (less the sub-second part it cannot carry) when set; 2.5 s have passed.
+    expect(Number(res.headers.get('retry-after'))).to.be.within(6, 7);
+    expect({ primary: primary.seen, second: second.seen }).to.deep.equal(seen);
+  });
+
+  it('answers web Q&A, whose contract has no 429, with 502 gateway_busy and the shortest wait when every channel of the bot is cooling down', async () => {
+    clock.hold();
+    cozeA.act = { status: 429, headers: { 'retry-after': '20' } };
+    cozeB.act = { status: 429, headers: { 'retry-after': '8' } };
+    const turn = () => gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-routed', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+    const first = await turn();
+    expect(first.status, 'the provider\'s own 429, as web Q&A answers it').to.equal(502);
+    const seen = cozeA.seen + cozeB.seen;
+    expect(seen).to.equal(2);
+    const busy = await turn();
+    expect(busy.status).to.equal(502);
+    expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
+    expect(busy.headers.get('retry-after')).to.equal('8');
+    expect(cozeA.seen + cozeB.seen, 'nothing sent').to.equal(seen);
+    // Once the shorter cooldown is over, the bot answers again from that channel.
+    cozeB.act = 'forward';
+    clock.advance(8_000);
+    const answered = await turn();
+    expect(answered.status, JSON.stringify(answered.body)).to.equal(200);
+    // The id names its channel by a digest, never by the operator's name.
+    expect(answered.body.conversation_id).not.to.include('coze-b');
+    // The conversation lives on coze-b: its next turn goes there, though coze-a (first by priority) is well again.
+    gw.upstreams.setEnabled('coze-a', true);
+    cozeA.act = 'forward';
+    const before = { a: cozeA.seen, b: cozeB.seen };
+    const continued = await gw.api(key, 'POST', '/v1/agent/chat/completions', {
+      bot_id: 'webqa-routed',
+      messages: [{ role: 'user', content: 'And a neap tide?' }],
+      extension_options: { conversation_id: answered.body.conversation_id },
+    });
+    expect(continued.status, JSON.stringify(continued.body)).to.equal(200);
+    expect(cozeA.seen).to.equal(before.a);
+    expect(cozeB.seen).to.be.greaterThan(before.b);
+    // A new conversation goes to coze-a again.
+    await turn();
+    expect(cozeA.seen).to.be.greaterThan(before.a);
+  });
+
+  it('fails a refused connection over (a closed port)', async () => {
+    const from = await revision();
+    await ask('chat-dead-first');
+    const money = await moneySince(from);
+    expect((money.settled[0]!.data as { channel?: string }).channel).to.equal('backup');
+    expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_failovers_total', { channel: 'dead', reason: 'connect' })).to.be.greaterThan(0);
+  });
+
+  it('disables a channel whose provider refuses the gateway\'s credentials, says why, and asks it again once mended', async () => {
+    primary.act = { status: 401, body: { error: { message: 'Incorrect API key provided: sk-***123', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
+    await ask();
+    const seen = primary.seen;
+    await ask();
+    await ask();
+    expect(primary.seen).to.equal(seen);
+    expect(gw.router.health('primary')).to.deep.include({ state: 'disabled' });
+    expect(gw.router.health('primary').reason).to.match(/refused the gateway's credentials/).and.not.match(/sk-/);
+    const events = await gw.store.readStream(channelHealthStream('primary'));
+    const refused = events.filter((e) => e.type === 'ChannelCredentialsRefused').pop();
+    expect(refused?.data).to.deep.include({ channel: 'primary' });
+    expect(JSON.stringify(refused?.data)).not.to.match(/sk-/);
+    expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_state', { channel: 'primary', state: 'disabled' })).to.equal(1);
+    primary.act = 'forward';
+    gw.upstreams.setEnabled('primary', true);
+    await ask();
+    expect(primary.seen).to.equal(seen + 1);
+  });
+
+  it('never fails over a refusal of the request itself (400): the client gets it, the backup is not asked', async () => {
+    primary.act = { status: 400, body: { error: { message: 'bad temperature', type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } } };
+    const from = await revision();
+    const before = backup.seen;
+    const res = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-routed', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 });
+    expect(res.status).to.equal(400);
+    expect(backup.seen).to.equal(before);
+    const money = await moneySince(from);
+    expect(money.settled).to.have.length(0);
+    expect(money.released).to.have.length(1);
+    expect(gw.router.health('primary').state).to.equal('closed');
+  });
+
+  it('never fails a stream over once its first bytes reached the client: the break is the client\'s answer, charged for what was delivered', async () => {
+    const from = await revision();
+    const before = backup.seen;
+    const stream = await client.chat.completions.create({ model: 'chat-routed', messages: [{ role: 'user', content: 'count [sim:stream-error=server_error]' }], max_tokens: 8, stream: true });
+    const failure = await (async () => {
+      for await (const _chunk of stream);
+    })().then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure, 'the stream ends with the provider\'s error').to.be.instanceOf(Error);
+    expect(backup.seen).to.equal(before);
+    const money = await moneySince(from);
+    expect(money.settled).to.have.length(1);
+    expect(money.settled[0]!.data).to.deep.include({ channel: 'primary' });
+  });
+
+  it('fails a stream over while nothing reached the client (a 503 before the first byte)', async () => {
+    primary.act = FAIL_503;
+    const from = await revision();
+    const stream = await client.chat.completions.create({ model: 'chat-routed', messages: [{ role: 'user', content: 'hello' }], max_tokens: 8, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).not.to.equal('');
+    const money = await moneySince(from);
+    expect(money.reserved).to.have.length(1);
+    expect(money.settled.map((e) => (e.data as { channel?: string }).channel)).to.deep.equal(['backup']);
+  });
+
+  it('opens the circuit after consecutive failures, lets one probe through after the pause, and closes it when the probe succeeds', async () => {
+    clock.hold();
+    primary.act = FAIL_503;
+    for (let i = 0; i < 3; i++) await ask();
+    expect(gw.router.health('primary')).to.deep.include({ state: 'open', consecutive_failures: 3 });
+    const seen = primary.seen;
+    await ask();
+    expect(primary.seen, 'an open circuit takes no traffic').to.equal(seen);
+    expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_state', { channel: 'primary', state: 'open' })).to.equal(1);
+
+    // The pause is over: one probe, which fails, opens it again for twice the pause.
+    clock.advance(10_000);
+    await ask();
+    expect(primary.seen).to.equal(seen + 1);
+    expect(gw.router.health('primary').state).to.equal('open');
+    clock.advance(10_000);
+    await ask();
+    expect(primary.seen, 'the second pause is twice the first').to.equal(seen + 1);
+
+    primary.act = 'forward';
+    clock.advance(10_000);
+    await ask();
+    expect(primary.seen).to.equal(seen + 2);
+    expect(gw.router.health('primary').state).to.equal('closed');
+    const events = await healthEvents('primary');
+    const episode = events.slice(events.lastIndexOf('ChannelCircuitOpened') - 2);
+    expect(episode).to.deep.equal(['ChannelCircuitOpened', 'ChannelCircuitHalfOpened', 'ChannelCircuitOpened', 'ChannelCircuitHalfOpened', 'ChannelCircuitClosed']);
+    const metrics = await scrapeMetrics(gw.url);
+    expect(sample(metrics, 'gateway_channel_transitions_total', { channel: 'primary', event: 'ChannelCircuitClosed' })).to.be.greaterThan(0);
+    expect(sample(metrics, 'gateway_channel_state', { channel: 'primary', state: 'closed' })).to.equal(1);
   });
 });

@@ -193,7 +193,8 @@ describe('web Q&A agent @integration', () => {
     const chatId = JSON.parse(received.slice(received.indexOf('data: ') + 6, received.indexOf('\n\n'))).id as string;
     leaving.abort();
     const retrieved = async () => {
-      const query = new URLSearchParams({ conversation_id: conversation.split('.')[0]!, chat_id: chatId });
+      // The client's id is `<provider id>@<channel digest>.<tag>`.
+      const query = new URLSearchParams({ conversation_id: conversation.split('.')[0]!.split('@')[0]!, chat_id: chatId });
       const answer = await fetch(`${gw.simulator.url}/coze/v3/chat/retrieve?${query}`, { headers: { authorization: `Bearer ${cozeToken}` } });
       return ((await answer.json()) as { data: { status: string } }).data.status;
     };

@@ -29,7 +29,9 @@ function resultAnswer(provider: Record<string, unknown> | readonly [number, stri
 
 function kindWith(provider: Record<string, unknown> | readonly [number, string, string], now: Date) {
   const upstreams = { channel: () => ({ name: 'ark-assets', call: async () => resultAnswer(provider) }) } as unknown as Upstreams;
-  return sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), upstreams, clock: () => now, pollMs: 1000 });
+  // Only polls here: a submit would route, and no test of this file submits.
+  const router = { attempt: () => Promise.reject(new Error('no submit in this test')) };
+  return sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), upstreams, router, clock: () => now, pollMs: 1000 });
 }
 
 describe('asset verification sessions: the provider read against the 30-minute window', () => {

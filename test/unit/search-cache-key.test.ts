@@ -52,6 +52,13 @@ describe('search cache key', () => {
   });
 });
 
+/** A router of one channel per model: each call goes to the fake channel of the model's name. */
+function routerOver(channel: (name: string) => unknown) {
+  return {
+    attempt: async (model: ModelEntry, call: (channel: never) => Promise<unknown>) => ({ value: await call(channel(model.channel) as never), channel: model.channel }),
+  };
+}
+
 describe('search cache reads', () => {
   const model = { id: 'web-search', type: 'search', channel: 'search-channel', pricing: { per_query: 30_000 }, capabilities: { max_results: 10 } } as unknown as ModelEntry;
   const ask = { query: '青峦数据科技有限公司 裁判文书', vertical: 'sifa', domains: ['wenshu.court.gov.cn'] };
@@ -65,12 +72,10 @@ describe('search cache reads', () => {
       clock: () => new Date('2026-03-01T08:00:00Z'),
       pool: { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) },
       store: { append: async (stream: string) => (appended.push(stream), { position: null }) },
-      upstreams: {
-        channel: (name: string) => {
-          expect(name).to.equal('search-channel');
-          return { name, config: { protocol }, call: async (request: WireRequest) => (sent.push(request), wireAnswer(200, body)) };
-        },
-      },
+      router: routerOver((name: string) => {
+        expect(name).to.equal('search-channel');
+        return { name, config: { protocol }, call: async (request: WireRequest) => (sent.push(request), wireAnswer(200, body)) };
+      }),
     } as unknown as WebSearchDeps;
     return { web: new WebSearch(core, model), sent, appended };
   }
@@ -114,17 +119,15 @@ describe('search cache reads', () => {
           return { position: null };
         },
       },
-      upstreams: {
-        channel: (name: string) => ({
-          name,
-          config: { protocol: 'tavily' },
-          call: async (request: WireRequest) => {
-            sent.push(request);
-            const only = (request.body as { include_domains: string[] }).include_domains;
-            return wireAnswer(200, { query: ask.query, results: only.map((d) => ({ title: d, url: `https://${d}/case`, content: 'c', score: 0.9 })), response_time: 0.4, request_id: `srch_${sent.length}` });
-          },
-        }),
-      },
+      router: routerOver((name: string) => ({
+        name,
+        config: { protocol: 'tavily' },
+        call: async (request: WireRequest) => {
+          sent.push(request);
+          const only = (request.body as { include_domains: string[] }).include_domains;
+          return wireAnswer(200, { query: ask.query, results: only.map((d) => ({ title: d, url: `https://${d}/case`, content: 'c', score: 0.9 })), response_time: 0.4, request_id: `srch_${sent.length}` });
+        },
+      })),
     } as unknown as WebSearchDeps;
     const web = new WebSearch(deps, model);
     const logger = pino({ level: 'silent' });

@@ -8,11 +8,12 @@ import { UpstreamError } from '../../upstreams/errors';
 import { chatCompletion, chatCompletionStream } from '../../upstreams/openai/relay';
 import type { Company } from './identity';
 import type { DimensionItem } from './screening';
-import type { Upstreams } from '../../upstreams/registry';
+import { routeOptions, type Router } from '../../upstreams/routing/router';
 
 /** What the report writer uses. */
 export interface WriterDeps {
-  readonly upstreams: Pick<Upstreams, 'channel'>;
+  /** Picks the writer model's channel, failing over before its first byte (src/upstreams/routing). */
+  readonly router: Pick<Router, 'attempt'>;
 }
 
 /**
@@ -125,20 +126,20 @@ export async function runWriter(
   messages: readonly TokenMessage[],
   options: { stream: boolean; onText: (piece: string) => Promise<void>; signal?: AbortSignal; logger: Logger },
 ): Promise<WriterOutcome> {
-  const channel = deps.upstreams.channel(writer.channel);
   const promptTokens = countMessageTokens(messages, writer.tokenizer);
   const body = { model: chatCapabilities(writer).upstream_model ?? writer.id, messages, max_tokens: writerMaxTokens(writer) };
   let delivered = '';
   let opened = false;
   try {
     if (!options.stream) {
-      const completion = await chatCompletion<Completion>(channel, { ...body, stream: false }, options.signal);
+      const { value: completion } = await deps.router.attempt(writer, (channel) => chatCompletion<Completion>(channel, { ...body, stream: false }, options.signal), routeOptions(options.signal));
       opened = true;
       delivered = completion.choices?.[0]?.message?.content ?? '';
       await options.onText(delivered);
       return { text: delivered, usage: completion.usage ?? counted(writer, promptTokens, delivered), failure: null };
     }
-    const events = await chatCompletionStream(channel, { ...body, stream: true, stream_options: { include_usage: true } }, options.signal);
+    const streamed = { ...body, stream: true, stream_options: { include_usage: true } };
+    const { value: events } = await deps.router.attempt(writer, (channel) => chatCompletionStream(channel, streamed, options.signal), routeOptions(options.signal));
     opened = true;
     let usage: WriterUsage | null = null;
     let done = false;

@@ -11,11 +11,12 @@ import type { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { EventStore } from '../../eventstore/port';
 import type { Clock } from '../../feature-types';
-import type { Upstreams } from '../../upstreams/registry';
+import type { Router } from '../../upstreams/routing/router';
 
 /** What the cached web search uses. */
 export interface WebSearchDeps {
-  readonly upstreams: Pick<Upstreams, 'channel'>;
+  /** Picks the search model's channel, failing over before an answer (src/upstreams/routing). */
+  readonly router: Pick<Router, 'attempt'>;
   readonly clock: Clock;
   readonly store: Pick<EventStore, 'append'>;
   readonly pool: Pick<Pool, 'query'>;
@@ -57,8 +58,8 @@ export class WebSearch {
     const cached = await this.cached(key, options.logger);
     if (cached) return cached;
 
-    const channel = this.deps.upstreams.channel(this.model.channel);
-    const reading = await webSearchAdapterOf(channel).search(channel, { query, domains: ask.domains, maxResults: searchCapabilities(this.model).max_results, model: this.model.id });
+    const searched = { query, domains: ask.domains, maxResults: searchCapabilities(this.model).max_results, model: this.model.id };
+    const { value: reading } = await this.deps.router.attempt(this.model, (channel) => webSearchAdapterOf(channel).search(channel, searched));
     const results = reading.hits.map(toResult);
     const requestId = reading.requestId ?? newId('srch');
     const fetchedAt = this.deps.clock();

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { AuthenticatedKey } from '../../accounts/service';
 import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { countMessageTokens, countTokens } from '../../billing/tokens';
-import { metered, type MeteringDeps } from '../../billing/metered';
+import { metered, routedCall, type MeteringDeps, type RoutingDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError } from '../../http/errors';
@@ -26,7 +27,7 @@ import type { RateLimiter } from '../../http/rate-limit';
 import type { Upstreams } from '../../upstreams/registry';
 
 /** What the web Q&A agent uses. */
-export type WebQaDeps = MeteringDeps & {
+export type WebQaDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
   readonly upstreams: Pick<Upstreams, 'channel'>;
   readonly rateLimiter: Pick<RateLimiter, 'waitTurn'>;
@@ -54,6 +55,8 @@ interface Plan {
   readonly cards: boolean;
   /** For a provider that keeps no conversation: the gateway's conversation, whose turns it keeps (KeptConversations). */
   readonly keptConversation: string | null;
+  /** The channel holding the provider's conversation a turn continues; undefined: the router picks. */
+  readonly channel: string | undefined;
   readonly promptTokens: number;
   readonly estimate: number;
 }
@@ -74,14 +77,17 @@ export async function handleWebQa(deps: WebQaDeps, ctx: GatewayContext): Promise
 
 /**
  * The spec lists no 429 for web Q&A: a key over its rate waits up to WEBQA_RATE_WAIT_MS for its
- * turn (then 502 `gateway_busy`), and the upstream's own rate limit is a 502 `upstream_rate_limited`.
+ * turn (then 502 `gateway_busy`), the upstream's own rate limit is a 502 `upstream_rate_limited`,
+ * and a bot whose every channel is cooling down (the gateway's own `rate_limit_exceeded`) is a 502
+ * `gateway_busy` with the same Retry-After.
  */
 async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 429) throw err;
-    throw new ApiError(502, err.code, err.message, { type: 'upstream_error', headers: err.options.headers });
+    const code = err.code === 'rate_limit_exceeded' ? 'gateway_busy' : err.code;
+    throw new ApiError(502, code, err.message, { type: 'upstream_error', headers: err.options.headers });
   }
 }
 
@@ -89,8 +95,7 @@ async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest,
   const admit = (auth: AuthenticatedKey) => deps.rateLimiter.waitTurn(auth.keyId, deps.config.webQaRateWaitMs, auth.rateLimitPerMinute);
   await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
     if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
-    const channel = deps.upstreams.channel(plan.bot.channel);
-    const chat = await plan.adapter.chat(channel, plan.ask, { signal: charge.signal, waitMs: channel.config.timeout_ms });
+    const { value: chat, channel } = await routedCall(deps, plan.bot, charge, (ch) => plan.adapter.chat(ch, plan.ask, { signal: charge.signal, waitMs: ch.config.timeout_ms }), plan.channel);
     const followUps = plan.followUps ? chat.followUps : [];
     const usage = reportedUsage(ctx, plan, chat.usage) ?? counted(plan.promptTokens, chat.answer, followUps);
     await settle(charge, plan.bot, usage);
@@ -101,7 +106,7 @@ async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest,
       created: Math.floor(deps.clock().getTime() / 1000),
       model: plan.bot.id,
       bot_id: plan.bot.id,
-      conversation_id: clientConversationId(deps, ctx, plan, chat.conversationId),
+      conversation_id: clientConversationId(deps, ctx, plan, chat.conversationId, channel),
       choices: [{ index: 0, message: { role: 'assistant', content: chat.answer }, finish_reason: 'stop' }],
       follow_ups: followUps,
       cards: plan.cards ? chat.cards : [],
@@ -110,10 +115,38 @@ async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest,
   });
 }
 
-/** The conversation id the client gets: the provider's, or the gateway's own where the gateway keeps the conversation. */
-function clientConversationId(deps: WebQaDeps, ctx: GatewayContext, plan: Plan, providerConversation: string | null): string | null {
-  const id = plan.keptConversation ?? providerConversation;
+/**
+ * The conversation id the client gets: the gateway's own where the gateway keeps the conversation,
+ * else the provider's with a mark of the channel that holds it (`<provider id>@<mark>`), so that
+ * its next turns go to that channel only.
+ */
+function clientConversationId(deps: WebQaDeps, ctx: GatewayContext, plan: Plan, providerConversation: string | null, channel: string): string | null {
+  const id = plan.keptConversation ?? (providerConversation === null ? null : `${providerConversation}${CHANNEL_MARK}${channelMark(channel)}`);
   return id === null ? null : conversationIds(deps).forClient(authOf(ctx).accountId, id);
+}
+
+/** Between a provider's conversation id and the mark of the channel that holds it, inside the signed id. */
+const CHANNEL_MARK = '@';
+
+/**
+ * A channel as a conversation id names it: a short digest of its name, so that the operator's
+ * channel names (which may say which provider account serves whom) never reach a client.
+ */
+function channelMark(channel: string): string {
+  return createHash('sha256').update(channel).digest('hex').slice(0, 10);
+}
+
+/**
+ * A continued provider conversation's id and the channel holding it: the bot's channel whose mark
+ * the id carries. An id handed out before ids named their channel is held by the bot's first
+ * channel, which was then its only one; so is one whose channel the bot no longer lists (the
+ * provider then answers that it has no such conversation).
+ */
+function providerConversation(bot: ModelEntry, signed: string): { id: string; channel: string } {
+  const at = signed.lastIndexOf(CHANNEL_MARK);
+  if (at <= 0) return { id: signed, channel: bot.channel };
+  const mark = signed.slice(at + 1);
+  return { id: signed.slice(0, at), channel: bot.channels.find((c) => channelMark(c.name) === mark)?.name ?? bot.channel };
 }
 
 /**
@@ -183,6 +216,7 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
   }
   // A conversation id names the provider's conversation, or the gateway's own where the provider keeps none.
   const continued = ext.conversation_id ? conversationIds(deps).fromClient(auth.accountId, ext.conversation_id) : null;
+  const held = adapter.keepsConversations && continued !== null ? providerConversation(bot, continued) : null;
   const keptConversation = adapter.keepsConversations ? null : (continued ?? newId('conv'));
   const kept = keptConversation !== null && continued !== null ? await keptConversations(deps).recentTurns(auth.accountId, keptConversation, deps.clock()) : [];
   const earlier = turnsWithinWindow(kept, requestTokens, caps).flatMap((t): BotChatMessage[] => [...t.messages, { role: 'assistant', content: t.answer }]);
@@ -194,12 +228,12 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
     catalogModel: bot.id,
     // Every account's users share the gateway's provider account: keep them apart there.
     user: ext.user_id ? `${auth.accountId}/${ext.user_id}` : auth.accountId,
-    conversationId: adapter.keepsConversations ? continued : null,
+    conversationId: held?.id ?? null,
     messages: [...earlier, ...request.messages.map(botMessage)],
     maxOutputTokens: caps.max_output_tokens,
     cards,
   };
-  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
+  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, channel: held?.channel, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
 }
 
 /**
@@ -245,8 +279,9 @@ function textMessages(messages: readonly WebQaMessage[]): { role: string; conten
  */
 async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan, charge: RequestCharge): Promise<void> {
   const upstreamAbort = new AbortController();
-  // Opened first: a refusal (4xx/5xx) is still a plain JSON error answer.
-  const events = await plan.adapter.stream(deps.upstreams.channel(plan.bot.channel), plan.ask, upstreamAbort.signal);
+  // Opened first: a refusal (4xx/5xx) is still a plain JSON error answer, and failed over to the
+  // bot's next channel while nothing reached the client.
+  const { value: events, channel } = await routedCall(deps, plan.bot, charge, (ch) => plan.adapter.stream(ch, plan.ask, upstreamAbort.signal), plan.channel);
   const sse = new SseResponse(ctx, deps.config.ssePingMs);
   sse.clientGone.addEventListener('abort', () => upstreamAbort.abort());
   const base = { id: '', object: 'chat.completion.chunk', created: Math.floor(deps.clock().getTime() / 1000), model: plan.bot.id, bot_id: plan.bot.id };
@@ -255,7 +290,7 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageSlot });
   let delivered = '';
   let started = false;
-  let conversationId: string | null = clientConversationId(deps, ctx, plan, null);
+  let conversationId: string | null = clientConversationId(deps, ctx, plan, null, channel);
   const followUps: string[] = [];
   const cards: Readonly<Record<string, unknown>>[] = [];
   let usage: Usage | null = null;
@@ -270,7 +305,7 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
       switch (event.type) {
         case 'started':
           base.id = event.chatId;
-          conversationId = clientConversationId(deps, ctx, plan, event.conversationId);
+          conversationId = clientConversationId(deps, ctx, plan, event.conversationId, channel);
           await start();
           break;
         case 'text':

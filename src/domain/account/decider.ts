@@ -88,7 +88,7 @@ export type AccountCommand =
   | { type: 'OpenAccount'; accountId: string; name: string; now: string }
   | { type: 'AddCredit'; entryId: string; amount: number; reference: string; note: string | null; now: string }
   | { type: 'Reserve'; reservationId: string; amount: number; purpose: ReservationPurpose; expiresAt: string; now: string }
-  | { type: 'Settle'; reservationId: string; pricing: Pricing; usage: Record<string, unknown>; now: string }
+  | { type: 'Settle'; reservationId: string; pricing: Pricing; usage: Record<string, unknown>; channel?: string; now: string }
   | { type: 'Release'; reservationId: string; reason: string; now: string }
   | {
       type: 'Refund';
@@ -215,6 +215,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
             usage: command.usage,
             context: chargeContextOf(reservation.purpose),
             pricing: command.pricing,
+            ...(command.channel === undefined ? {} : { channel: command.channel }),
             at: command.now,
           },
         },

@@ -55,6 +55,12 @@ export type AccountEvent =
         context: ChargeContext | null;
         /** The units and unit prices the amount was computed from (see billing/money); null on settlements recorded before this was kept. */
         pricing: Pricing | null;
+        /**
+         * The upstream channel that served the request, when a router picked one among the
+         * model's channels (src/upstreams/routing); absent on other charges and on settlements
+         * recorded before routing.
+         */
+        channel?: string;
         at: string;
       };
     }

@@ -3,7 +3,7 @@ import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec, OPEN_DATA, type TaskData } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
-import { billableSeconds, isRefusal, pollBackoff, pricingModel, finalRefusals, taskChannel } from '../../tasks/upstream-task';
+import { billableSeconds, isRefusal, pollBackoff, pricingModel, submitOnChannels, taskChannel, type TaskRouter } from '../../tasks/upstream-task';
 import { eraseAdapterOf } from '../../upstreams/erase-adapters';
 import type { EraseTaskAsk } from '../../upstreams/erase-task';
 import type { Upstreams } from '../../upstreams/registry';
@@ -49,7 +49,7 @@ type EraseTask = KindTask<NormalizedEraseRequest, TaskData, EraseUsage>;
  * frozen for the declared duration (or the model's default), settled for the seconds the provider
  * reports it output. A refusal of the client's video fails the task and releases the freeze.
  */
-export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedEraseRequest, TaskData, EraseUsage> {
+export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; router: TaskRouter; videoUrlTtlMs: number; pollMs: number }): TaskKind<NormalizedEraseRequest, TaskData, EraseUsage> {
   const askOf = (task: EraseTask): EraseTaskAsk => {
     const model = pricingModel(deps.catalog, task);
     const caps = eraseCapabilities(model);
@@ -60,12 +60,11 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
     ...ERASE_TASK,
 
     async submit(task: EraseTask) {
-      const { channel } = taskChannel(deps, task.model);
-      return finalRefusals(() => eraseAdapterOf(channel).submit(channel, askOf(task)));
+      return submitOnChannels(deps, task, (_model, channel) => eraseAdapterOf(channel).submit(channel, askOf(task)));
     },
 
     async poll(task: EraseTask): Promise<UpstreamPoll<TaskData, EraseUsage>> {
-      const { channel } = taskChannel(deps, task.model);
+      const { channel } = taskChannel(deps, task);
       let reading;
       try {
         reading = await eraseAdapterOf(channel).get(channel, task.upstreamId!, askOf(task));
@@ -85,7 +84,7 @@ export function eraseKind(deps: { catalog: Catalog; upstreams: Upstreams; videoU
     },
 
     async cancelUpstream(task: EraseTask) {
-      const { channel } = taskChannel(deps, task.model);
+      const { channel } = taskChannel(deps, task);
       // A provider without a cancel (VOD): the gateway only stops polling; the reservation is released all the same.
       await eraseAdapterOf(channel).cancel?.(channel, task.upstreamId!);
     },

@@ -95,12 +95,12 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
     ...IMAGE_TASK,
 
     async submit(task: ImageTask) {
-      taskChannel(deps, task.model);
+      taskChannel(deps, task);
       return { upstreamId: task.taskId };
     },
 
     async poll(task: ImageTask): Promise<UpstreamPoll<ImageTaskResult, ImageTaskUsage>> {
-      const { model, channel } = taskChannel(deps, task.model);
+      const { model, channel } = taskChannel(deps, task);
       if (task.upstreamStatus !== 'running') return { state: 'pending', upstreamStatus: 'running' };
       const r = task.request;
       let answer: ImageGenerationAnswer;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { request as httpRequest } from 'undici';
-import { metered, type MeteringDeps } from '../../billing/metered';
+import { metered, routedCall, type MeteringDeps, type RoutingDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { resolveModel } from '../../http/models-access';
@@ -20,12 +20,10 @@ import type { Clock } from '../../feature-types';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { FileStore } from '../../files/store';
 import type { ConsumerProgress } from '../../projections-runtime/progress';
-import type { Upstreams } from '../../upstreams/registry';
 
 /** What synchronous image generation uses. */
-export type ImageGenerationDeps = MeteringDeps & {
+export type ImageGenerationDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
-  readonly upstreams: Pick<Upstreams, 'channel'>;
   readonly files: Pick<FileStore, 'put' | 'delete'>;
   readonly signer: UrlSigner;
   readonly store: Pick<EventStore, 'append'>;
@@ -77,10 +75,11 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
   const model = resolveModel(deps.catalog, auth, body.model, ['image']);
   const request = normalizeImageRequest(model, body, 'sync');
   const tokenBilled = imagePricing(model).billing === 'tokens';
-  const channel = deps.upstreams.channel(model.channel);
   await metered(deps, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
-    // The images the provider generated and bills, never more than asked (none is its failure).
-    const upstream = await generateImages(channel, imageCall(model, request, 'b64_json'), charge.signal);
+    // The images the provider generated and bills, never more than asked (none is its failure),
+    // from the first of the model's channels that answers (failover before any answer).
+    const call = imageCall(model, request, 'b64_json');
+    const { value: upstream } = await routedCall(deps, model, charge, (channel) => generateImages(channel, call, charge.signal));
     const items = upstream.images;
 
     const generationId = newId('igen');

@@ -111,12 +111,12 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
     ...PODCAST_TASK,
 
     async submit(task: PodcastTask) {
-      taskChannel(deps, task.model);
+      taskChannel(deps, task);
       return { upstreamId: task.taskId };
     },
 
     async poll(task: PodcastTask): Promise<UpstreamPoll<PodcastResult, PodcastUsage>> {
-      const { model, channel } = taskChannel(deps, task.model);
+      const { model, channel } = taskChannel(deps, task);
       // The first poll shows the task running; the synthesis follows at once (pollDelayMs).
       if (task.upstreamStatus !== 'running') return { state: 'pending', upstreamStatus: 'running' };
       const r = task.request;

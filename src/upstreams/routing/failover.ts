@@ -1,0 +1,65 @@
+import { isCredentialRefusal, UpstreamError } from '../errors';
+
+/** Why an attempt on one channel was given up for the next: the label of the failover metric too. */
+export type FailoverReason = 'connect' | 'timeout' | 'network' | 'server_error' | 'rate_limited' | 'credentials_refused';
+
+/** What a failed attempt means for the request: try another channel (and why), or stop and answer with this error. */
+export type AttemptVerdict = { readonly failover: true; readonly reason: FailoverReason } | { readonly failover: false };
+
+const FINAL: AttemptVerdict = { failover: false };
+const VERDICTS: Readonly<Record<FailoverReason, AttemptVerdict>> = {
+  connect: { failover: true, reason: 'connect' },
+  timeout: { failover: true, reason: 'timeout' },
+  network: { failover: true, reason: 'network' },
+  server_error: { failover: true, reason: 'server_error' },
+  rate_limited: { failover: true, reason: 'rate_limited' },
+  credentials_refused: { failover: true, reason: 'credentials_refused' },
+};
+
+/**
+ * The failover rule of docs/operations.md (Routing), for an error raised before any byte reached
+ * the client. `outcomeMatters`: the call creates provider state the gateway must not make twice (an
+ * async task's submit); there a request that may have been sent (a timeout, a broken connection)
+ * is never tried elsewhere, only a refused connection is. A synchronous call that may have been
+ * sent is tried elsewhere: the client is charged once, by the channel that served.
+ */
+export function classifyFailure(err: unknown, outcomeMatters: boolean): AttemptVerdict {
+  if (!(err instanceof UpstreamError)) return FINAL;
+  switch (err.kind) {
+    case 'connect':
+      return VERDICTS.connect;
+    case 'timeout':
+      return outcomeMatters ? FINAL : VERDICTS.timeout;
+    case 'network':
+      return outcomeMatters ? FINAL : VERDICTS.network;
+    case 'protocol':
+      return FINAL;
+    case 'http':
+      break;
+  }
+  if (err.status === 429) return VERDICTS.rate_limited;
+  if (isCredentialRefusal(err)) return VERDICTS.credentials_refused;
+  // A stream's in-band error (status 502, set by the protocol) is not an HTTP 5xx of the provider;
+  // the caller classifies only failures before the first byte, where it counts as one.
+  if (err.status >= 500) return VERDICTS.server_error;
+  return FINAL;
+}
+
+/**
+ * A Retry-After as milliseconds from `now`: delta-seconds or an HTTP date (RFC 9110 §10.2.3);
+ * null when absent or unreadable. A date in the past is 0. Capped, so that a provider (or a proxy)
+ * that sends a year cannot take a channel away for a year.
+ */
+export function retryAfterMs(value: string | null, now: number, capMs: number): number | null {
+  if (value === null) return null;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    // An HTTP date names its weekday and month; Date.parse alone would take "-5" as a year.
+    const at = /[A-Za-z]/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
+    if (Number.isNaN(at)) return null;
+    ms = Math.max(0, at - now);
+  }
+  return Math.min(ms, capMs);
+}

@@ -1,0 +1,195 @@
+import type { ModelEntry } from '../../billing/catalog';
+import type { Channel } from '../channel';
+import { credentialRefusal, UpstreamError } from '../errors';
+import type { Upstreams } from '../registry';
+import { classifyFailure, retryAfterMs, type FailoverReason } from './failover';
+import { ChannelHealthBook, type ChannelHealth, type ChannelHealthEvent, type CircuitOptions } from './health';
+import { attemptOrder, type Random } from './order';
+
+/**
+ * Every channel of the model is cooling down or has an open circuit: the request was sent nowhere.
+ * An UpstreamError of status 429 so that every endpoint answers it as a provider's rate limit
+ * (upstreamToApiError: 429 with this Retry-After); web Q&A, whose contract has no 429, answers it
+ * as 502 `gateway_busy`.
+ */
+export class ChannelsBusyError extends UpstreamError {
+  constructor(
+    model: string,
+    /** Whole seconds until the first channel may be asked again, rounded up. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, `every channel of model ${model} is cooling down or paused after failures; retry in ${retryAfterSeconds} s`, 'rate_limit_exceeded', 'http', String(retryAfterSeconds));
+    this.name = 'ChannelsBusyError';
+  }
+}
+
+/** Every channel of the model is disabled (an operator's, or its credentials were refused): only an operator mends that. */
+function allDisabled(model: string): UpstreamError {
+  return new UpstreamError(502, `every channel of model ${model} is disabled; the operator has been told why (channel health)`, 'upstream_unavailable');
+}
+
+/** What the router tells the metrics (src/metrics): each failover, and each transition this process decided. */
+export interface RoutingObserver {
+  failover(channel: string, reason: FailoverReason): void;
+  transition(event: ChannelHealthEvent): void;
+}
+
+export interface AttemptOptions {
+  /**
+   * The call makes provider state the gateway must not make twice (an async task's submit): a
+   * timeout or a broken connection after the request was written is not failed over (outcome
+   * unknown), only a refused connection and a provider's error answer are.
+   */
+  readonly outcomeMatters?: boolean;
+  /** The request's own abort (the client left): an abort is never a channel's failure. */
+  readonly signal?: AbortSignal;
+  /**
+   * The one channel that holds the provider state the call is tied to (a `previous_response_id`,
+   * a conversation, a task): asked whatever its health, never failed over; its failure still
+   * counts towards its health.
+   */
+  readonly only?: string;
+}
+
+/** The options of a call that only the request's abort ties (no `only`, outcome not at stake). */
+export function routeOptions(signal: AbortSignal | undefined): AttemptOptions {
+  return signal === undefined ? {} : { signal };
+}
+
+/** A call's value and the channel that served it (the settlement names it; a task records it). */
+export interface Served<T> {
+  readonly value: T;
+  readonly channel: string;
+}
+
+export interface RouterOptions extends CircuitOptions {
+  readonly clock: () => Date;
+  readonly random?: Random;
+}
+
+/**
+ * Picks a model's channel for each attempt and fails over by the rule of classifyFailure: highest
+ * priority first, weighted within a priority, skipping channels disabled, cooling down or with an
+ * open circuit (docs/operations.md, Routing). It owns no money: a caller holds one reservation for
+ * the whole request, and settles it with the channel that served.
+ */
+export class Router {
+  private readonly book: ChannelHealthBook;
+  private readonly random: Random;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly upstreams: Upstreams,
+    options: RouterOptions,
+    private readonly observer: RoutingObserver,
+    /** Where a transition of this process goes: the log (health-log.ts). */
+    private readonly record: (event: ChannelHealthEvent) => void = () => undefined,
+  ) {
+    this.random = options.random ?? Math.random;
+    this.now = () => options.clock().getTime();
+    this.book = new ChannelHealthBook(options, this.now, (event) => {
+      this.observer.transition(event);
+      this.record(event);
+    });
+    upstreams.onMended((name) => this.book.mend(name));
+  }
+
+  /**
+   * Runs `call` on the model's channels in attempt order until one answers or a failure is not
+   * one to fail over; the caller's `call` must raise before any byte reaches the client (what it
+   * does after that is past failover). Throws the last channel's error when every channel tried
+   * failed, ChannelsBusyError when none could be tried.
+   */
+  async attempt<T>(model: ModelEntry, call: (channel: Channel) => Promise<T>, options: AttemptOptions = {}): Promise<Served<T>> {
+    let lastError: unknown = null;
+    const routes = model.channels;
+    if (options.only !== undefined) {
+      const served = await this.tryChannel(options.only, 'pinned', model.type, call, options);
+      if (served.ok) return served.served;
+      throw served.error;
+    }
+    if (routes.length === 1) {
+      // The one-channel model, as cheap as before routing: no generator, no array. Its channel is
+      // asked whatever its health (its outcome still counts): with nowhere else to go, a refusal
+      // made here would only be staler than the provider's own answer, and its Retry-After.
+      const served = await this.tryChannel(routes[0]!.name, 'sole', model.type, call, options);
+      if (served.ok) return served.served;
+      lastError = served.error;
+    } else {
+      for (const name of attemptOrder(routes, this.random)) {
+        const served = await this.tryChannel(name, 'routed', model.type, call, options);
+        if (served.ok) return served.served;
+        if (served.error !== SKIPPED) lastError = served.error;
+      }
+    }
+    if (lastError !== null && lastError !== SKIPPED) throw lastError;
+    throw this.unavailable(model);
+  }
+
+  /** One attempt on one channel, unless the channel is not to be asked now (SKIPPED). */
+  private async tryChannel<T>(
+    name: string,
+    /**
+     * `routed`: one of several channels, skipped unless enabled, able to serve the type and
+     * admitted by its health; `sole`: a model's only channel, skipped only when an operator
+     * disabled it; `pinned`: the channel holding the call's provider state, asked as it is.
+     */
+    how: 'routed' | 'sole' | 'pinned',
+    type: string,
+    call: (channel: Channel) => Promise<T>,
+    options: AttemptOptions,
+  ): Promise<{ ok: true; served: Served<T> } | { ok: false; error: unknown }> {
+    if (how !== 'pinned' && !this.upstreams.isEnabled(name)) return SKIP;
+    if (how === 'routed' && (!this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
+    const started = performance.now();
+    try {
+      const value = await call(this.upstreams.channel(name));
+      this.book.succeeded(name, Math.round(performance.now() - started));
+      return { ok: true, served: { value, channel: name } };
+    } catch (err) {
+      if (options.signal?.aborted || isAbortError(err)) {
+        this.book.released(name);
+        throw err;
+      }
+      const verdict = classifyFailure(err, options.outcomeMatters === true);
+      if (!verdict.failover) {
+        // The provider answered (a refusal of the request is an answer): the channel is fine.
+        if (err instanceof UpstreamError && err.kind === 'http') this.book.succeeded(name);
+        else this.book.released(name);
+        throw err;
+      }
+      const retryAfter = err instanceof UpstreamError ? retryAfterMs(err.retryAfter, this.now(), Number.MAX_SAFE_INTEGER) : null;
+      this.book.failed(name, verdict.reason, retryAfter, verdict.reason === 'credentials_refused' ? credentialRefusal((err as UpstreamError).status as 401 | 403, name).message : undefined);
+      this.observer.failover(name, verdict.reason);
+      return { ok: false, error: err };
+    }
+  }
+
+  private unavailable(model: ModelEntry): UpstreamError {
+    let shortest: number | null = null;
+    for (const route of model.channels) {
+      if (!this.upstreams.isEnabled(route.name) || !this.upstreams.canServe(route.name, model.type)) continue;
+      const wait = this.book.waitMs(route.name);
+      if (wait !== null && (shortest === null || wait < shortest)) shortest = wait;
+    }
+    if (shortest === null) return allDisabled(model.id);
+    return new ChannelsBusyError(model.id, Math.max(1, Math.ceil(shortest / 1000)));
+  }
+
+  /** The channel's health in this process (GET /admin/v1/channels shows it). */
+  health(name: string): ChannelHealth {
+    return this.book.health(name, this.upstreams.disabledReason(name));
+  }
+
+  /** A transition another process appended (health-log.ts follows the log). */
+  apply(event: ChannelHealthEvent): void {
+    this.book.apply(event);
+  }
+}
+
+const SKIPPED = Symbol('skipped');
+const SKIP = { ok: false, error: SKIPPED } as const;
+
+function isAbortError(err: unknown): boolean {
+  return (err as { name?: string } | null)?.name === 'AbortError' || (err as { code?: string } | null)?.code === 'UND_ERR_ABORTED';
+}
