@@ -28,6 +28,8 @@ import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
+import { fleetLimiter } from './limits/gateway-limits';
+import type { FleetLimiter } from './limits/fleet-limiter';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
 import { createLogger, type Logger } from './log';
 import { Reconciler } from './processes/reconciler';
@@ -69,6 +71,8 @@ export interface Services {
   readonly catalog: Catalog;
   readonly upstreams: Upstreams;
   readonly rateLimiter: RateLimiter;
+  /** The limits every gateway process counts together (rates, tokens per minute, polls). */
+  readonly limits: FleetLimiter;
   /** Where generated and archived files live, and the signer of their download links. */
   readonly files: FileStore;
   readonly signer: UrlSigner;
@@ -175,9 +179,10 @@ async function buildServices(database: Database, config: Config, options: Gatewa
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
     },
   });
-  const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
+  const limits = fleetLimiter(config, database.url, metrics, logger, () => clock().getTime());
+  const rateLimiter = new RateLimiter(config.rateLimitPerMinute, limits);
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
-  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, files, signer, tasks, metrics, settlements };
+  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, limits, files, signer, tasks, metrics, settlements };
   return { services, runners, accountCommands, keyCache, listening };
 }
 
@@ -332,6 +337,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await leases.close();
       await keyCacheFollower.close();
       await upstreams.close();
+      await services.limits.close();
       await store.close();
       if (!options.database) await database.close();
     },

@@ -34,6 +34,7 @@ export interface ReserveInput {
 export class RequestCharge {
   private closing: Promise<void> | null = null;
   private failed: { readonly cause: unknown } | null = null;
+  private usage: Readonly<Record<string, unknown>> | null = null;
 
   private constructor(
     private readonly accounts: AccountService,
@@ -101,9 +102,15 @@ export class RequestCharge {
     return this.committed;
   }
 
+  /** The usage of the settlement, once `settle` closed the reservation; null while open or when released. */
+  get settledUsage(): Readonly<Record<string, unknown>> | null {
+    return this.usage;
+  }
+
   /** Charges what `pricing` comes to, for `usage`, once the reservation is durable. Later settle or release calls are no-ops. */
   settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
     const { accountId, requestId } = this.input;
+    if (this.closing === null) this.usage = usage;
     this.closing ??= this.committed.then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId })).then(() => undefined);
     return this.closing;
   }

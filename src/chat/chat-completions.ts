@@ -13,7 +13,7 @@ import { Delivery, metered, openClientStream, type MeteringDeps } from '../billi
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
 import { checkChatFeatures, jsonTokens } from './request-features';
 import { deliveredText, withClientFinishReasons, type ChatChoice, type ChatOutput } from './chat-answers';
-import { planTokens, type TokenAsk, type TokenPlan } from './token-plan';
+import { plannedTokens, planTokens, type TokenAsk, type TokenPlan } from './token-plan';
 import { withChanges } from '../domain/with-changes';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
@@ -110,7 +110,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
     prompt: { param: 'messages', count: () => chatPromptTokens(request, count, caps.part_allowances ?? NO_PART_TOKENS) },
   });
   const channel = deps.upstreams.channel(model.channel);
-  await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
+  await metered(deps, ctx, { model, estimate: plan.estimate, tokens: plannedTokens(plan, request.n), early: true }, (charge) =>
     request.stream ? streamChat(deps, ctx, channel, model, request, plan, charge) : completeChat(ctx, channel, model, request, plan, charge),
   );
 }

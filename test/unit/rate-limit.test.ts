@@ -1,20 +1,23 @@
 import { expect } from 'chai';
 import { ApiError } from '../../src/http/errors';
 import { RateLimiter } from '../../src/http/rate-limit';
+import { FleetLimiter } from '../../src/limits/fleet-limiter';
+import { MemoryLimitStore } from '../../src/limits/memory-store';
 
 /** The per-key token bucket: refusal with 429 (take) and the bounded wait of web Q&A (waitTurn). */
 describe('rate limiter', () => {
-  /** A limiter on a hand-moved clock whose sleeps only record their length and move the clock. */
+  const limiters: FleetLimiter[] = [];
+  after(() => Promise.all(limiters.map((l) => l.close())));
+
+  /** A limiter on a hand-moved clock whose sleeps only record their length, counting in a store of its own without leases (exactly). */
   function limiter(perMinute: number) {
     let now = 1_000_000;
     const slept: number[] = [];
-    const rl = new RateLimiter(
-      perMinute,
-      () => now,
-      async (ms) => {
-        slept.push(ms);
-      },
-    );
+    const limits = new FleetLimiter(new MemoryLimitStore(), { now: () => now, leaseMs: 0, probeMs: 60_000, sweepMs: 60_000, logger: { warn() {}, info() {} } });
+    limiters.push(limits);
+    const rl = new RateLimiter(perMinute, limits, async (ms) => {
+      slept.push(ms);
+    });
     return { rl, slept, advance: (ms: number) => (now += ms) };
   }
 
@@ -30,11 +33,11 @@ describe('rate limiter', () => {
 
   it('take: a full bucket of perMinute requests, then 429 with Retry-After', async () => {
     const { rl } = limiter(60);
-    for (let i = 0; i < 60; i++) rl.take('k');
+    for (let i = 0; i < 60; i++) await rl.take('k');
     const err = await refusal(() => rl.take('k'));
     expect(err.status).to.equal(429);
     expect(err.options.headers).to.deep.equal({ 'retry-after': '1' });
-    rl.take('other');
+    await rl.take('other');
   });
 
   it('waitTurn: waits for the next token when it is due within the bound, queueing waiters in order', async () => {
@@ -54,7 +57,7 @@ describe('rate limiter', () => {
 
   it('waitTurn: a refusal leaves the bucket as it was, and time frees turns again', async () => {
     const { rl, slept, advance } = limiter(60);
-    for (let i = 0; i < 60; i++) rl.take('k');
+    for (let i = 0; i < 60; i++) await rl.take('k');
     await refusal(() => rl.waitTurn('k', 500));
     advance(600);
     await rl.waitTurn('k', 500);
@@ -66,20 +69,20 @@ describe('rate limiter', () => {
 
   it('a limit of 0 disables both', async () => {
     const { rl, slept } = limiter(0);
-    for (let i = 0; i < 1000; i++) rl.take('k');
+    for (let i = 0; i < 1000; i++) await rl.take('k');
     await rl.waitTurn('k', 0);
     expect(slept).to.deep.equal([]);
   });
 
   it("a key's own rate replaces the gateway's, for take and waitTurn alike", async () => {
     const { rl, slept, advance } = limiter(600);
-    rl.take('slow', 2);
-    rl.take('slow', 2);
+    await rl.take('slow', 2);
+    await rl.take('slow', 2);
     const err = await refusal(() => rl.take('slow', 2));
     expect(err.status).to.equal(429);
     expect(err.message).to.contain('rate limit of 2 requests per minute');
     expect(err.options.headers).to.deep.equal({ 'retry-after': '30' });
-    for (let i = 0; i < 100; i++) rl.take('fast');
+    for (let i = 0; i < 100; i++) await rl.take('fast');
     advance(30_000);
     await rl.waitTurn('slow', 30_000, 2);
     await rl.waitTurn('slow', 30_000, 2);

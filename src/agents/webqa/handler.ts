@@ -1,4 +1,3 @@
-import type { AuthenticatedKey } from '../../accounts/service';
 import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
@@ -29,7 +28,7 @@ import type { Upstreams } from '../../upstreams/registry';
 export type WebQaDeps = MeteringDeps & {
   readonly catalog: Catalog;
   readonly upstreams: Pick<Upstreams, 'channel'>;
-  readonly rateLimiter: Pick<RateLimiter, 'waitTurn'>;
+  readonly rateLimiter: Pick<RateLimiter, 'admit' | 'settleTokens'>;
   /** Signs the conversation ids handed to clients. */
   readonly signer: UrlSigner;
   readonly clock: Clock;
@@ -56,6 +55,8 @@ interface Plan {
   readonly keptConversation: string | null;
   readonly promptTokens: number;
   readonly estimate: number;
+  /** The tokens the turn may use at most: its prompt and the bot's output limit (what a key's tokens-per-minute limit counts at admission). */
+  readonly tokens: number;
 }
 
 const conversationIds = (deps: WebQaDeps): ConversationIds => new ConversationIds(deps.signer);
@@ -86,8 +87,7 @@ async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
 }
 
 async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
-  const admit = (auth: AuthenticatedKey) => deps.rateLimiter.waitTurn(auth.keyId, deps.config.webQaRateWaitMs, auth.rateLimitPerMinute);
-  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
+  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, tokens: plan.tokens, waitForTurnMs: deps.config.webQaRateWaitMs }, async (charge) => {
     if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
     const channel = deps.upstreams.channel(plan.bot.channel);
     const chat = await plan.adapter.chat(channel, plan.ask, { signal: charge.signal, waitMs: channel.config.timeout_ms });
@@ -199,7 +199,7 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
     maxOutputTokens: caps.max_output_tokens,
     cards,
   };
-  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
+  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens), tokens: promptTokens + caps.max_output_tokens };
 }
 
 /**
