@@ -59,7 +59,7 @@ export function given(bucket: Bucket, rate: number, units: number): Bucket {
   return { tokens: Math.min(rate, bucket.tokens + units), at: bucket.at };
 }
 
-/** Milliseconds until a bucket holding `free` units holds `need`. */
+/** Milliseconds until a bucket holding `free` units holds `need` (to the microsecond first: a refill's rounding error is no extra millisecond). */
 export function msUntil(free: number, need: number, rate: number): number {
-  return free >= need ? 0 : Math.ceil(((need - free) * 60_000) / rate);
+  return free >= need ? 0 : Math.ceil(Math.round(((need - free) * 60_000 * 1000) / rate) / 1000);
 }

@@ -142,7 +142,9 @@ export class FleetLimiter {
     this.probing = setInterval(() => void this.probe(), this.options.probeMs).unref();
   }
 
-  private async probe(): Promise<void> {
+  /** Asks the store whether it answers again (the probe timer's step; a test calls it instead of waiting for the timer). */
+  async probe(): Promise<void> {
+    if (!this.down) return;
     try {
       await this.store.probe();
     } catch {

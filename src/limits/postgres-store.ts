@@ -8,7 +8,7 @@ import type { LimitStore } from './store';
  * The shared limits in PostgreSQL: UNLOGGED tables (no write-ahead log, so a take costs about
  * what a `SELECT 1` does; a crash of the server empties them, which only refills every bucket)
  * and one function call per step, so that a step is one round trip and atomic under the row's
- * lock. `limit_take` is src/limits/bucket.ts's `refilled` then `take`, in SQL.
+ * lock. `limit_take` and `limit_give` are src/limits/bucket.ts's `refilled` then `take` or `given`, in SQL.
  */
 export const limitStoreMigrations: readonly Migration[] = [
   {
@@ -43,11 +43,17 @@ export const limitStoreMigrations: readonly Migration[] = [
         ELSIF free >= p_need THEN
           granted := GREATEST(p_need, floor(free));
         ELSE
-          wait_ms := ceil((p_need - free) * 60000.0 / p_rate);
+          wait_ms := ceil(round((p_need - free) * 60000.0 * 1000 / p_rate) / 1000);
           IF wait_ms <= p_max_wait_ms THEN granted := p_need; END IF;
         END IF;
         UPDATE limit_buckets SET tokens = free - granted, at = GREATEST(last, p_now), rate = p_rate WHERE bucket = p_bucket;
       END $$;
+      CREATE FUNCTION limit_give(p_bucket text, p_rate double precision, p_units double precision, p_now bigint) RETURNS void
+      LANGUAGE sql AS $$
+        INSERT INTO limit_buckets AS b (bucket, tokens, at, rate) VALUES (p_bucket, LEAST(p_rate, p_rate + p_units), p_now, p_rate)
+        ON CONFLICT (bucket) DO UPDATE
+          SET tokens = LEAST(p_rate, LEAST(p_rate, b.tokens + GREATEST(0, p_now - b.at) * p_rate / 60000.0) + p_units), at = GREATEST(b.at, p_now), rate = p_rate;
+      $$;
       CREATE FUNCTION limit_poll(p_id text, p_min_interval_ms bigint, p_now bigint) RETURNS bigint
       LANGUAGE plpgsql AS $$
       DECLARE
@@ -87,8 +93,7 @@ export class PostgresLimitStore implements LimitStore {
   async give(bucket: string, rate: number, units: number, now: number): Promise<void> {
     await this.pool.query({
       name: 'limit-give',
-      text: `UPDATE limit_buckets SET tokens = LEAST($2::float8, tokens + GREATEST(0, $4::bigint - at) * $2::float8 / 60000.0 + $3::float8), at = GREATEST(at, $4::bigint)
-             WHERE bucket = $1`,
+      text: 'SELECT limit_give($1, $2, $3, $4)',
       values: [bucket, rate, units, now],
     });
   }
