@@ -39,7 +39,7 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
         const d = event.data;
         await tx.query(
           `INSERT INTO api_keys (key_id, account_id, key_hash, key_prefix, created_at, name, allowed_models, budget, expires_at, rate_limit_per_minute, tokens_per_minute)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
           [d.keyId, accountId, d.keyHash, d.keyPrefix, d.at, ...settingsColumns(d)],
         );
       } else if (event.type === 'ApiKeyChanged') {
