@@ -1,4 +1,5 @@
 import type { Logger } from '../log';
+import type { Grant } from './bucket';
 import { MemoryLimitStore } from './memory-store';
 import type { LimitStore } from './store';
 
@@ -42,6 +43,8 @@ interface Lease {
  */
 export class FleetLimiter {
   private readonly leases = new Map<string, Lease>();
+  /** The store call under way for a bucket, by bucket. */
+  private readonly asking = new Map<string, Promise<void>>();
   private readonly local = new MemoryLimitStore();
   private down = false;
   private probing: NodeJS.Timeout | null = null;
@@ -61,34 +64,50 @@ export class FleetLimiter {
 
   /**
    * Takes `need` units of `bucket` (refilling at `rate` a minute): now, or promised within
-   * `maxWaitMs`. A refusal takes nothing.
+   * `maxWaitMs`. A refusal takes nothing. One call at a time asks the store for a bucket: the
+   * others of this process wait for its lease rather than each asking, and being refused, while
+   * it is on its way.
    */
   async take(bucket: string, rate: number, need: number, maxWaitMs: number): Promise<Admission> {
+    for (let asking = this.asking.get(bucket); asking !== undefined && !this.down; asking = this.asking.get(bucket)) await asking;
     const now = this.options.now();
     if (this.down) return admission(this.local.takeNow(bucket, { rate, need, want: need, maxWaitMs, returned: 0 }, now));
     const lease = this.leases.get(bucket);
-    const live = lease !== undefined && lease.until > now;
-    const held = live ? lease.units : 0;
-    if (live && held >= need) {
+    if (lease !== undefined && lease.until > now && lease.units >= need) {
       lease.units -= need;
       return { admitted: true, waitMs: 0 };
     }
+    const asked = this.askStore(bucket, rate, need, maxWaitMs, now);
+    const settled = asked.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.asking.set(bucket, settled);
+    try {
+      return await asked;
+    } finally {
+      if (this.asking.get(bucket) === settled) this.asking.delete(bucket);
+    }
+  }
+
+  private async askStore(bucket: string, rate: number, need: number, maxWaitMs: number, now: number): Promise<Admission> {
     // The lease goes into this take: what it still holds counts towards `need`, an expired one goes back.
+    const lease = this.leases.get(bucket);
+    const live = lease !== undefined && lease.until > now;
+    const held = live ? lease.units : 0;
     this.leases.delete(bucket);
     const short = need - held;
     const spare = Math.floor((rate * this.options.leaseMs) / 60_000);
+    let grant: Grant;
     try {
-      const grant = await this.store.take(bucket, { rate, need: short, want: short + spare, maxWaitMs, returned: live ? 0 : (lease?.units ?? 0) }, now);
-      if (grant.granted === 0) {
-        if (held !== 0) this.lease(bucket, held, now);
-        return { admitted: false, retryAfterMs: grant.waitMs };
-      }
-      this.lease(bucket, grant.granted - short, now);
-      return { admitted: true, waitMs: grant.waitMs };
+      grant = await this.store.take(bucket, { rate, need: short, want: short + spare, maxWaitMs, returned: live ? 0 : (lease?.units ?? 0) }, now);
     } catch (err) {
       this.outage(err);
-      return this.take(bucket, rate, need, maxWaitMs);
+      return admission(this.local.takeNow(bucket, { rate, need, want: need, maxWaitMs, returned: 0 }, now));
     }
+    if (grant.granted > 0) this.lease(bucket, grant.granted - short, now);
+    else if (held !== 0) this.lease(bucket, held, now);
+    return admission(grant);
   }
 
   /** Hands `units` back to `bucket` (usage under what was taken), or, negative, charges them (usage over it). */
@@ -168,6 +187,6 @@ export class FleetLimiter {
   }
 }
 
-function admission(grant: { granted: number; waitMs: number }): Admission {
+function admission(grant: Grant): Admission {
   return grant.granted > 0 ? { admitted: true, waitMs: grant.waitMs } : { admitted: false, retryAfterMs: grant.waitMs };
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Grant, TakeAsk } from '../../src/limits/bucket';
-import { FleetLimiter, type Admission } from '../../src/limits/fleet-limiter';
+import { FleetLimiter, type Admission, type FleetLimiterOptions } from '../../src/limits/fleet-limiter';
 import { MemoryLimitStore } from '../../src/limits/memory-store';
 import type { LimitStore } from '../../src/limits/store';
 
@@ -60,7 +60,10 @@ describe('fleet limiter', () => {
           leaseMs,
           probeMs: 3_600_000,
           sweepMs: 3_600_000,
-          logger: { warn: (_o: unknown, msg: string) => logged.push({ level: 'warn', msg }), info: (_o: unknown, msg: string) => logged.push({ level: 'info', msg }) },
+          logger: {
+            warn: (_o: unknown, msg: string) => void logged.push({ level: 'warn', msg }),
+            info: (_o: unknown, msg: string) => void logged.push({ level: 'info', msg }),
+          } as unknown as FleetLimiterOptions['logger'],
           onStoreState: (up) => states.push(up),
         }),
     );
@@ -94,6 +97,16 @@ describe('fleet limiter', () => {
       // 30 s refill 30 units; a process may still hold a lease (at most one lease each) from before the refusal.
       expect(later.reduce((a, b) => a + b), `lease ${leaseMs} ms, refilled`).to.equal(30);
     }
+  });
+
+  it('lets concurrent requests of one process wait for the lease one of them is fetching, rather than each ask the store', async () => {
+    const store = new FlakyStore();
+    const [a, b] = processes(store, 2, 60_000) as [FleetLimiter, FleetLimiter];
+    // 2 a minute, leases of a minute: a's first take leases both units; its second waits for that lease.
+    const both = await Promise.all([a.take('rpm:k', 2, 1, 0), a.take('rpm:k', 2, 1, 0), a.take('rpm:k', 2, 1, 0)]);
+    expect(both.map((x) => x.admitted)).to.deep.equal([true, true, false]);
+    expect((await b.take('rpm:k', 2, 1, 0)).admitted).to.equal(false);
+    expect(store.calls, 'a asked the store once for its lease, once when it was spent; b once').to.equal(3);
   });
 
   it('refuses with the time until the next unit is due, and takes nothing', async () => {
