@@ -53,7 +53,8 @@ export class RateLimiter {
     if (limit === null || tokens <= 0) return null;
     const counted = Math.min(tokens, limit);
     try {
-      await this.pass(await this.limits.take(tokenBucket(key.keyId), limit, counted, over?.waitMs ?? 0), over, `tokens-per-minute limit of ${limit}`);
+      const named = `tokens-per-minute limit of ${limit}`;
+      await this.pass(await this.limits.take(tokenBucket(key.keyId), limit, counted, over?.waitMs ?? 0), over, { limit: named, over: named });
     } catch (err) {
       // A request refused for its tokens was not made: its turn goes back to the key's rate.
       const rate = key.rateLimitPerMinute ?? this.perMinute;
@@ -72,17 +73,18 @@ export class RateLimiter {
   private async takeRequest(key: string, ownRate: number | null, over: OverLimit): Promise<void> {
     const rate = ownRate ?? this.perMinute;
     if (rate <= 0) return;
-    await this.pass(await this.limits.take(requestBucket(key), rate, 1, over?.waitMs ?? 0), over, `rate limit of ${rate} requests per minute`);
+    await this.pass(await this.limits.take(requestBucket(key), rate, 1, over?.waitMs ?? 0), over, { limit: `rate limit of ${rate} requests per minute`, over: `rate of ${rate} requests per minute` });
   }
 
-  private async pass(admission: Admission, over: OverLimit, limit: string): Promise<void> {
+  /** Sleeps out an admission's wait, or throws its refusal naming the limit (`limit` in a 429, what the key is `over` in a 502). */
+  private async pass(admission: Admission, over: OverLimit, named: { limit: string; over: string }): Promise<void> {
     if (admission.admitted) {
       if (admission.waitMs > 0) await this.sleep(admission.waitMs);
       return;
     }
     const headers = { 'retry-after': String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))) };
-    if (over === null) throw new ApiError(429, 'rate_limit_exceeded', `${limit} exceeded for this key`, { headers });
-    throw new ApiError(502, 'gateway_busy', `this key is over its ${limit} and no turn came within ${over.waitMs} ms; retry later`, { type: 'upstream_error', headers });
+    if (over === null) throw new ApiError(429, 'rate_limit_exceeded', `${named.limit} exceeded for this key`, { headers });
+    throw new ApiError(502, 'gateway_busy', `this key is over its ${named.over} and no turn came within ${over.waitMs} ms; retry later`, { type: 'upstream_error', headers });
   }
 }
 
