@@ -173,7 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     limitsDatabaseUrl: postgresUrl(env, 'LIMITS_DATABASE_URL'),
     limitsLeaseMs: integer(env, 'LIMITS_LEASE_MS', 1_000, 0, 60_000),
-    limitsStoreTimeoutMs: integer(env, 'LIMITS_STORE_TIMEOUT_MS', 250, 10, 10_000),
+    limitsStoreTimeoutMs: integer(env, 'LIMITS_STORE_TIMEOUT_MS', 1_000, 10, 60_000),
     limitsProbeMs: integer(env, 'LIMITS_PROBE_MS', 1_000, 10, 60_000),
     webQaRateWaitMs: integer(env, 'WEBQA_RATE_WAIT_MS', 2_000, 0, 30_000),
     webQaHistoryTtlMs: integer(env, 'WEBQA_HISTORY_TTL_MS', 7 * 86_400_000, 1000),

@@ -55,6 +55,8 @@ export class FleetLimiter {
     private readonly options: FleetLimiterOptions,
   ) {
     this.sweeping = setInterval(() => void this.sweep(), options.sweepMs).unref();
+    // A connection opened now is one the first request need not wait for.
+    void store.probe().catch((err: unknown) => this.outage(err));
   }
 
   /** Whether the shared store answered its last call. */

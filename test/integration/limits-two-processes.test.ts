@@ -1,17 +1,10 @@
-import fs from 'node:fs';
 import { expect } from 'chai';
 import { allProjections } from '../../projections';
 import { runAudit } from '../../src/audit/audit';
-import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { countMessageTokens } from '../../src/billing/tokens';
-import { tempDir, type Database } from '../../src/db/database';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store';
-import { ALL_MODEL_TYPES } from '../../src/model-types';
-import { channelsServedBy } from '../../src/upstreams/registry';
-import { allSimulatorRoutes } from '../../simulator/all-routes';
-import { createSimulator, type Simulator } from '../../simulator/server';
-import { createTestDatabase } from '../support/database';
-import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
+import { callJson, type GatewayProcess } from '../support/gateway-process';
+import { startProcessFleet, type ProcessFleet } from '../support/process-fleet';
 import { sample, scrapeMetrics } from '../support/metrics';
 import { startTcpProxy, tcpTargetOf, throughProxy, type TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
@@ -40,40 +33,29 @@ function selfDescribingCall(completion: number, maxTokens: number) {
 describe('limits across two gateway processes @integration', function () {
   this.timeout(180_000);
 
-  let database: Database;
-  let simulator: Simulator;
+  let fleet: ProcessFleet;
   let proxy: TcpProxy;
-  let dataDir: string;
   let gateways: GatewayProcess[] = [];
 
   before(async () => {
-    database = await createTestDatabase(20, { withSchema: true });
-    simulator = createSimulator({ routes: allSimulatorRoutes() });
-    const simulatorUrl = await simulator.listen(0, '127.0.0.1');
+    fleet = await startProcessFleet('limits', ADMIN_TOKEN);
     // The limits reach the database through a relay the test can cut; everything else directly.
-    proxy = await startTcpProxy(tcpTargetOf(database.url));
-    dataDir = tempDir('gateway-limits-');
+    proxy = await startTcpProxy(tcpTargetOf(fleet.database.url));
     const env = {
-      DATABASE_URL: database.url,
-      LIMITS_DATABASE_URL: throughProxy(database.url, proxy),
+      LIMITS_DATABASE_URL: throughProxy(fleet.database.url, proxy),
       LIMITS_LEASE_MS: '60000',
       LIMITS_PROBE_MS: '50',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
-      URL_SIGNING_SECRET: 'limits-signing-secret',
-      CHANNELS: JSON.stringify(channelsServedBy(simulatorUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 })),
+      // A store that is slow to answer on a loaded machine is not out of reach: only the cut is.
+      LIMITS_STORE_TIMEOUT_MS: '10000',
       RATE_LIMIT_PER_MINUTE: '100000',
       POLL_MIN_INTERVAL_MS_IMAGE: '600000',
     };
-    gateways = await Promise.all(['g1', 'g2'].map((name) => startGatewayProcess(name, env)));
+    gateways = await Promise.all(['g1', 'g2'].map((name) => fleet.start(name, env)));
   });
 
   after(async () => {
-    await Promise.all(gateways.map((g) => g.stop()));
+    await fleet?.close();
     await proxy?.close();
-    await simulator?.close();
-    await database?.close();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A funded account and a key with `settings`, made through g1. */
@@ -103,7 +85,7 @@ describe('limits across two gateway processes @integration', function () {
   }
 
   async function expectLedgerExact(): Promise<void> {
-    const pool = database.pool;
+    const pool = fleet.database.pool;
     const report = await runAudit(pool, new PostgresEventStore({ pool }), allProjections, { staleAfterMs: 3_600_000 });
     expect(report.invariantViolations).to.deep.equal([]);
     expect(report.mismatches).to.deep.equal([]);
