@@ -89,4 +89,48 @@ describe('rate limiter', () => {
     expect(slept).to.deep.equal([30_000]);
     expect((await refusal(() => rl.waitTurn('slow', 30_000, 2))).code).to.equal('gateway_busy');
   });
+
+  describe('tokens per minute', () => {
+    const key = (tokensPerMinute: number | null, rateLimitPerMinute: number | null = null) => ({ keyId: 'k', rateLimitPerMinute, tokensPerMinute });
+
+    it('counts the estimate at admission (at most the whole limit), corrected by the tokens used', async () => {
+      const { rl } = limiter(600);
+      const first = await rl.admit(key(1_000), 700, null);
+      expect(first).to.deep.equal({ keyId: 'k', tokensPerMinute: 1_000, counted: 700 });
+      const over = await refusal(() => rl.admit(key(1_000), 400, null));
+      expect(over.status).to.equal(429);
+      expect(over.code).to.equal('rate_limit_exceeded');
+      expect(over.message).to.contain('tokens-per-minute limit of 1000');
+      expect(over.options.headers).to.deep.equal({ 'retry-after': '6' }); // 100 tokens short at 1,000 a minute: 6 s
+      await rl.settleTokens(first, 0); // used none (released): all 700 given back, the bucket is full again
+      expect(await rl.admit(key(1_000), 5_000, null), 'a request larger than the limit counts the whole limit').to.deep.equal({ keyId: 'k', tokensPerMinute: 1_000, counted: 1_000 });
+    });
+
+    it('charges usage beyond the count, and counts nothing for a key without the limit', async () => {
+      const { rl } = limiter(600);
+      const first = await rl.admit(key(1_000), 500, null);
+      await rl.settleTokens(first, 900); // 400 more than counted: 100 left
+      await refusal(() => rl.admit(key(1_000), 200, null));
+      expect(await rl.admit(key(null), 1_000_000, null)).to.equal(null);
+      await rl.settleTokens(null, 5);
+    });
+
+    it('gives the request its turn back when its tokens are refused', async () => {
+      const { rl } = limiter(600);
+      await rl.admit(key(100, 2), 100, null);
+      await refusal(() => rl.admit(key(100, 2), 100, null)); // the rate's second turn is given back
+      const err = await refusal(() => rl.admit(key(null, 2), 0, null).then(() => rl.admit(key(null, 2), 0, null)));
+      expect(err.message, 'two turns of 2 a minute: the first request and this one').to.contain('rate limit of 2 requests per minute');
+    });
+
+    it('waits for its turn of tokens, or answers 502 gateway_busy, for endpoints without a 429', async () => {
+      const { rl, slept } = limiter(600);
+      await rl.admit(key(600), 600, { waitMs: 2_000 });
+      await rl.admit(key(600), 10, { waitMs: 2_000 }); // 10 tokens at 600 a minute: 1 s
+      expect(slept).to.deep.equal([1_000]);
+      const busy = await refusal(() => rl.admit(key(600), 100, { waitMs: 2_000 }));
+      expect([busy.status, busy.code]).to.deep.equal([502, 'gateway_busy']);
+      expect(busy.message).to.contain('over its tokens-per-minute limit of 600');
+    });
+  });
 });
