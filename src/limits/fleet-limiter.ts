@@ -108,7 +108,8 @@ export class FleetLimiter {
       return admission(this.local.takeNow(bucket, { rate, need, want: need, maxWaitMs, returned: 0 }, now));
     }
     if (grant.granted > 0) this.lease(bucket, grant.granted - short, now);
-    else if (held !== 0) this.lease(bucket, held, now);
+    // Refused: the lease stays as it was (one call at a time asks for a bucket, so nothing replaced it).
+    else if (live) this.leases.set(bucket, lease);
     return admission(grant);
   }
 
