@@ -18,6 +18,7 @@ const LONGEST_FIRST = [
   'test/e2e/dashboard.test.ts',
   'test/integration/assets.test.ts',
   'test/integration/scale-out.test.ts',
+  'test/integration/fleet-hosts.test.ts',
 ];
 const ALL = ['test/fuzz', 'test/integration', 'test/e2e', 'test/unit'].flatMap((dir) =>
   fs

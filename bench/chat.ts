@@ -185,8 +185,12 @@ function comparison(title: string, direct: LoadResult, floor: LoadResult, viaGat
  * Setup and the after-run check
  * ---------------------------------------------------------------------------------------------- */
 
-/** Waits for the read models to catch up, then prints frozen (summed over the accounts) and the fate of every reservation. */
-async function sanity(url: string, accounts: readonly BenchAccount[], db: BenchDatabase, sent: number, failed: number): Promise<void> {
+/**
+ * Waits for the read models to catch up, then prints frozen (summed over the accounts) and the
+ * fate of every reservation; true when every request that did not fail settled and nothing stays
+ * frozen or open.
+ */
+export async function sanity(url: string, accounts: readonly BenchAccount[], db: BenchDatabase, sent: number, failed: number): Promise<boolean> {
   const started = Date.now();
   const deadline = started + 10_000;
   let frozen: number | null = null;
@@ -215,4 +219,5 @@ async function sanity(url: string, accounts: readonly BenchAccount[], db: BenchD
       `frozen ${frozen ?? '? (GET /v1/account failed)'}, available ${available ?? '?'} -> ${ok ? 'OK' : 'MISMATCH'}; ` +
       `read models caught up ${ok ? `${Date.now() - started} ms after the load` : 'NOT within 10 s'}\n`,
   );
+  return ok;
 }

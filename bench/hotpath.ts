@@ -3,7 +3,7 @@ import os from 'node:os';
 import { Pool } from 'pg';
 import { tempDir } from '../src/db/database';
 import { autocannon, ROOT, startBareProxy, startGatewayProcess, startSimulatorProcess, stopProcess, type AutocannonResult, type Contender, type Running } from './peer';
-import { machineBusyMs, printTable, processCpuMs, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { machineBusyMs, printTable, processCpuMs, progress, scrapeMetrics, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
  * The cost of one non-streamed chat request through the gateway, in resources rather than in
@@ -37,8 +37,7 @@ export function hotPathOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Hot
 
 /** The V8 heap in use, from the gateway's /metrics (prom-client's default metrics), MB. */
 async function heapUsedMb(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1]) / 1024 / 1024;
+  return (await scrapeMetrics(url))('nodejs_heap_size_used_bytes') / 1024 / 1024;
 }
 
 /**

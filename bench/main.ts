@@ -7,13 +7,14 @@ import { benchHotPath, hotPathOptionsFromEnv } from './hotpath';
 import { benchLimits } from './limits';
 import { benchPeer, peerOptionsFromEnv } from './peer';
 import { benchReplay, replayOptionsFromEnv } from './replay';
+import { benchStreams, streamsOptionsFromEnv } from './streams';
 import { benchTokens } from './tokens';
 import { benchVideo, videoOptionsFromEnv } from './video';
 import { openBenchDatabase, printHeader, printTable, serverVersion, type BenchDatabase, type Table } from './support';
 
 /**
- * `npm run bench [-- section...]`: runs the benchmark sections (all, or those whose name contains
- * one of the arguments) against a fresh database and prints one table per comparison. Every
+ * `npm run bench [-- section...]`: runs the benchmark sections (all but the opt-in ones, or those
+ * whose name contains one of the arguments) against a fresh database and prints one table per comparison. Every
  * comparison has a baseline measured in the same run; speeds are printed, never asserted.
  */
 
@@ -27,6 +28,8 @@ export interface BenchContext {
 export interface BenchSection {
   readonly name: string;
   readonly title: string;
+  /** Runs only when an argument names it: too long (or too demanding of the host) for every `npm run bench`. */
+  readonly optIn?: boolean;
   run(ctx: BenchContext): Promise<void>;
 }
 
@@ -95,10 +98,18 @@ export const SECTIONS: readonly BenchSection[] = [
       await benchVideo(ctx.db, ctx.report, videoOptionsFromEnv());
     },
   },
+  {
+    name: 'streams',
+    title: 'Many long streams through one gateway (2,000 of 30 s unless BENCH_STREAMS_*): memory per open stream, event-loop delay, first byte of a new request meanwhile',
+    optIn: true,
+    run: async (ctx) => {
+      await benchStreams(ctx.db, ctx.report, streamsOptionsFromEnv());
+    },
+  },
 ];
 
 function selectSections(filters: readonly string[]): BenchSection[] {
-  if (filters.length === 0) return [...SECTIONS];
+  if (filters.length === 0) return SECTIONS.filter((s) => !s.optIn);
   const chosen = SECTIONS.filter((s) => filters.some((f) => s.name.includes(f.toLowerCase())));
   if (chosen.length === 0) {
     throw new Error(`no bench section matches ${filters.join(', ')}; sections: ${SECTIONS.map((s) => s.name).join(', ')}`);

@@ -76,9 +76,22 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * The command and arguments that run `node ARGS`; with `fileLimit`, through a shell that first
+ * raises the soft limit of open files to it (or to the hard limit, when that is lower) and then
+ * execs node, which keeps the shell's pid: a process holding thousands of sockets needs more
+ * than the 1,024 many systems give by default.
+ */
+export function nodeCommand(args: readonly string[], fileLimit?: number): [string, string[]] {
+  if (fileLimit === undefined) return [process.execPath, [...args]];
+  const script = 'ulimit -n "$1" 2>/dev/null || ulimit -n "$(ulimit -Hn)"; shift; exec "$@"';
+  return ['/bin/sh', ['-c', script, 'sh', String(fileLimit), process.execPath, ...args]];
+}
+
 /** `node ARGS` in `cwd` (this tree by default), its output kept for the error when it dies. */
-export function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>, cwd = ROOT): Running {
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+export function startProcess(name: string, args: readonly string[], env: Readonly<Record<string, string>>, cwd = ROOT, fileLimit?: number): Running {
+  const [command, argv] = nodeCommand(args, fileLimit);
+  const child = spawn(command, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
   let tail = '';
   const keep = (chunk: Buffer): void => {
     tail = (tail + chunk.toString('utf8')).slice(-2000);
@@ -107,11 +120,14 @@ export async function startBareProxy(name: string, upstreamUrl: string, database
   return { running, url };
 }
 
-/** The standalone simulator in its own process, serving once it answers the chat body; its URL. Added to `started`. */
-export async function startSimulatorProcess(started: Running[]): Promise<string> {
+/**
+ * The standalone simulator in its own process, serving once it answers the chat body; its URL.
+ * Added to `started`. `fileLimit` as for startProcess.
+ */
+export async function startSimulatorProcess(started: Running[], fileLimit?: number): Promise<string> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(port), HOST: '127.0.0.1' });
+  const sim = startProcess('simulator', [...TSX, SIMULATOR_MAIN], { SIMULATOR_PORT: String(port), HOST: '127.0.0.1' }, ROOT, fileLimit);
   started.push(sim);
   await waitUntilServing(sim, `${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }, (s) => s === 200);
   return url;
@@ -151,19 +167,28 @@ export function npmStartArgs(root: string): string[] {
  * The gateway of the tree at `root` (run as its `npm start` runs it) in its own process on `databaseUrl`, every
  * channel going to the simulator, with one funded account; added to `started` as soon as it runs,
  * so that the caller stops it whatever happens next. The contender sends that account's key.
- * `nodeArgs` go before those of `npm start` (the CPU profiler's flags).
+ * `nodeArgs` go before those of `npm start` (the CPU profiler's flags). Every channel may hold
+ * `channelConcurrency` upstream connections (256 by default); `fileLimit` as for startProcess.
  */
 export async function startGatewayProcess(
   name: string,
-  where: { readonly root: string; readonly databaseUrl: string; readonly dataDir: string; readonly simUrl: string; readonly nodeArgs?: readonly string[] },
+  where: {
+    readonly root: string;
+    readonly databaseUrl: string;
+    readonly dataDir: string;
+    readonly simUrl: string;
+    readonly nodeArgs?: readonly string[];
+    readonly channelConcurrency?: number;
+    readonly fileLimit?: number;
+  },
   started: Running[],
-): Promise<{ readonly contender: Contender; readonly running: Running }> {
+): Promise<{ readonly contender: Contender; readonly running: Running; readonly adminToken: string }> {
   runPrestart(where.root);
   const port = await freePort();
   const adminToken = randomBytes(16).toString('hex');
   // The tree's own channels file: a base revision refuses a protocol that landed after it.
   const channelsFile = path.join(where.root, 'deploy', 'channels.example.json');
-  const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: 256 }, channelsFile);
+  const channels = channelsServedBy(where.simUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 60_000, maxConcurrency: where.channelConcurrency ?? 256 }, channelsFile);
   const gateway = startProcess(
     name,
     [...(where.nodeArgs ?? []), ...npmStartArgs(where.root)],
@@ -178,12 +203,13 @@ export async function startGatewayProcess(
       ...benchRateLimitEnv(),
     },
     where.root,
+    where.fileLimit,
   );
   started.push(gateway);
   const url = `http://127.0.0.1:${port}`;
   await waitUntilServing(gateway, `${url}/readyz`, {}, (s) => s === 200);
   const account = await fundedAccount(url, adminToken, name);
-  return { contender: { name, url, headers: { authorization: `Bearer ${account.key}` } }, running: gateway };
+  return { contender: { name, url, headers: { authorization: `Bearer ${account.key}` } }, running: gateway, adminToken };
 }
 
 export async function stopProcess(running: Running): Promise<void> {

@@ -308,6 +308,21 @@ export function printHeader(text: string): void {
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * A gateway's /metrics
+ * ---------------------------------------------------------------------------------------------- */
+
+/**
+ * One scrape of `url`'s /metrics: the value of a series by name, its labels as written
+ * (`nodejs_gc_duration_seconds_sum{kind="major"}`), NaN when absent.
+ */
+export async function scrapeMetrics(url: string): Promise<(series: string) => number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const values = new Map<string, number>();
+  for (const match of text.matchAll(/^([a-zA-Z0-9_:]+(?:\{[^}]*\})?) (\S+)$/gm)) values.set(match[1]!, Number(match[2]));
+  return (series) => values.get(series) ?? NaN;
+}
+
+/* ------------------------------------------------------------------------------------------------
  * CPU time (meaningful on a busy machine, where wall time is not)
  * ---------------------------------------------------------------------------------------------- */
 

@@ -3,6 +3,7 @@ import { accountsProjection } from './accounts';
 import { apiKeysProjection } from './api-keys';
 import { assetGroupsProjection } from './asset-groups';
 import { balancesProjection } from './balances';
+import { channelsProjection } from './channels';
 import { filesProjection } from './files';
 import { galleryProjection } from './gallery';
 import { ledgerProjection } from './ledger';
@@ -29,4 +30,5 @@ export const allProjections: readonly Projection[] = [
   assetGroupsProjection,
   usageProjection,
   storedResponsesProjection,
+  channelsProjection,
 ];

@@ -109,7 +109,7 @@ async function handleChatCompletions(ctx: SimContext, seq: number): Promise<void
   // `[sim:no-usage]`: an upstream that reports no usage at all, plain or streamed.
   const usage = directives.noUsage ? null : chatUsage(request, replies, directives);
   const id = `chatcmpl-sim-${seq}`;
-  if (request.stream) await streamChat(ctx.res, request, replies, usage, id, streamEnd(directives));
+  if (request.stream) await streamChat(ctx.res, request, replies, usage, id, streamEnd(directives), directives.paceMs);
   else sendJson(ctx.res, 200, chatCompletion(request, replies, usage, id));
 }
 
@@ -332,8 +332,17 @@ interface Frame {
  * releases it. A stream error sends, after them, the item OpenAI sends when a stream fails,
  * `data: {"error": {…}}`, and ends without `[DONE]`.
  * Without usage (`[sim:no-usage]`) it behaves as an upstream that ignores `include_usage`.
+ * With `paceMs` (`[sim:pace=MS]`), each body chunk after the first goes out MS after the one before.
  */
-async function streamChat(res: ServerResponse, request: ChatRequest, replies: readonly Reply[], usage: ChatUsage | null, id: string, end: StreamEnd): Promise<void> {
+async function streamChat(
+  res: ServerResponse,
+  request: ChatRequest,
+  replies: readonly Reply[],
+  usage: ChatUsage | null,
+  id: string,
+  end: StreamEnd,
+  paceMs: number | undefined,
+): Promise<void> {
   const base = { id, object: 'chat.completion.chunk', created: nowSeconds(), model: request.model };
   const includeUsage = request.includeUsage && usage !== null;
 
@@ -344,7 +353,10 @@ async function streamChat(res: ServerResponse, request: ChatRequest, replies: re
   for (const frame of chatFrames(request, replies, base, includeUsage)) {
     const cut = end.kind !== 'whole' && (frame.kind === 'finish' || (frame.kind === 'body' && bodySent === STALL_AFTER_TOKENS));
     if (cut) break;
-    if (frame.kind === 'body') bodySent++;
+    if (frame.kind === 'body') {
+      if (paceMs !== undefined && bodySent > 0 && !(await out.pause(paceMs))) return;
+      bodySent++;
+    }
     if (!(await out.push(frame.data))) return;
     // The first chunk goes out at once: time-to-first-token is what callers measure.
     if (first && !(await out.flush())) return;

@@ -21,6 +21,11 @@ export interface SimDirectives {
   readonly streamError?: string;
   /** `[sim:delay=MS]`: wait MS milliseconds before the first byte of the answer. */
   readonly delayMs?: number;
+  /**
+   * `[sim:pace=MS]`: a stream sends each token (or argument fragment) after its first MS after
+   * the one before, each in a write of its own: a stream that lasts as long as a real one.
+   */
+  readonly paceMs?: number;
   /** `[sim:stall]`: a stream sends its first chunk(s) then nothing more, without ending. */
   readonly stall: boolean;
   /** `[sim:no-responses]`: the Responses path answers 404, as an upstream without it would. */
@@ -83,6 +88,7 @@ export function parseDirectives(text: string): SimDirectives {
     retryAfter: nonEmptyValue(raw['retry-after']),
     streamError: nonEmptyValue(raw['stream-error']),
     delayMs: intInRange(raw['delay'], 0, MAX_DELAY_MS),
+    paceMs: intInRange(raw['pace'], 0, MAX_DELAY_MS),
     stall: raw['stall'] !== undefined,
     noResponses: raw['no-responses'] !== undefined,
     noUsage: raw['no-usage'] !== undefined,

@@ -217,6 +217,11 @@ export class SseWriter {
     return drained(this.res);
   }
 
+  /** Sends what is queued, then waits `ms` (a paced stream). Returns false once the client is gone. */
+  async pause(ms: number): Promise<boolean> {
+    return (await this.flush()) && waitUnlessGone(this.res, ms);
+  }
+
   /** Writes what is left and ends the response. */
   end(): void {
     if (isGone(this.res)) return;

@@ -143,7 +143,7 @@ async function handleResponses(ctx: SimContext, seq: number, store: ResponseStor
     if (request.store) store.put(ids.id, storedOf(request, plan, response, seq));
   };
   if (request.stream) {
-    await streamResponse(ctx.res, request, plan, ids, streamEnd(directives), keep);
+    await streamResponse(ctx.res, request, plan, ids, streamEnd(directives), directives.paceMs, keep);
     return;
   }
   const response = responseObject(request, ids, plan.status, plan.output, plan.usage);
@@ -431,9 +431,18 @@ interface Frame {
  * `output_item.done`, then completed (or incomplete when cut by max_output_tokens). A stall stops
  * after two deltas; a stream error sends, after them, an `error` event with its code, then
  * `response.failed` with the output delivered (its error code `server_error`, ResponseErrorCode's
- * one for a failure of the provider), and ends.
+ * one for a failure of the provider), and ends. With `paceMs` (`[sim:pace=MS]`), each delta after
+ * the first goes out MS after the one before.
  */
-async function streamResponse(res: ServerResponse, request: ResponsesRequest, plan: Plan, ids: ResponseIds, end: StreamEnd, keep: (response: object) => void): Promise<void> {
+async function streamResponse(
+  res: ServerResponse,
+  request: ResponsesRequest,
+  plan: Plan,
+  ids: ResponseIds,
+  end: StreamEnd,
+  paceMs: number | undefined,
+  keep: (response: object) => void,
+): Promise<void> {
   let sequence = 0;
   const event = (type: string, fields: object): string => eventFrame(type, { type, sequence_number: sequence++, ...fields });
   const started = responseObject(request, ids, 'in_progress', [], null);
@@ -451,6 +460,7 @@ async function streamResponse(res: ServerResponse, request: ResponsesRequest, pl
     // Everything before the first delta goes out at once: time-to-first-token is what callers measure.
     if (first && frame.kind === 'body' && !(await out.flush())) return;
     first = first && frame.kind !== 'body';
+    if (paceMs !== undefined && frame.kind === 'body' && bodySent > 0 && !(await out.pause(paceMs))) return;
     if (!(await out.push(frame.build(sequence++)))) return;
     if (frame.kind === 'body') {
       bodySent++;

@@ -2,6 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChannelAuth, ChannelConfig } from './upstreams/channel';
 import { PROTOCOLS } from './upstreams/protocols';
+import type { S3StoreSettings } from './files/s3-store';
+
+/** Where files live: DATA_DIR/files (the default), or an S3-compatible bucket. */
+export type FileStoreConfig = { readonly kind: 'local' } | ({ readonly kind: 's3' } & S3StoreSettings);
 
 /**
  * Every setting the gateway reads from its environment, in one place. Names are part of the
@@ -92,6 +96,10 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Key of signed download links; unset: generated once and kept in DATA_DIR (share it between instances). */
   readonly urlSigningSecret: string | undefined;
+  /** Key that encrypts provider credentials in the log (src/channels/credential-cipher.ts); unset: generated once and kept in DATA_DIR. */
+  readonly channelSecretsKey: string | undefined;
+  /** Earlier channel secrets keys, still read (never written) while a rotation of CHANNEL_SECRETS_KEY is under way. */
+  readonly channelSecretsPreviousKeys: readonly string[];
   /** Delays before webhook attempts 2, 3 and 4. */
   readonly webhookRetryDelaysMs: readonly number[];
   /** A webhook attempt fails without a 2xx within this. */
@@ -130,6 +138,8 @@ export interface Config {
   readonly uploadUrlTtlMs: number;
   /** Let the minutes file-size probe (a HEAD on file_url, its redirects, or a ranged GET) reach loopback and private addresses, and subtitle erase take a video_url on such a host (tests, trusted networks only). */
   readonly fileUrlAllowPrivateTargets: boolean;
+  /** FILE_STORE and, for `s3`, the S3_* settings. */
+  readonly fileStore: FileStoreConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -189,6 +199,8 @@ export function loadConfig(env: Env = process.env): Config {
     searchCacheTtlMs: integer(env, 'SEARCH_CACHE_TTL_MS', 86_400_000, 0),
     publicBaseUrl: httpUrl(env, 'PUBLIC_BASE_URL')?.replace(/\/$/, ''),
     urlSigningSecret: nonEmpty(env.URL_SIGNING_SECRET),
+    channelSecretsKey: secretKey(env, 'CHANNEL_SECRETS_KEY'),
+    channelSecretsPreviousKeys: secretKeyList(env, 'CHANNEL_SECRETS_PREVIOUS_KEYS'),
     webhookRetryDelaysMs: integerList(env, 'WEBHOOK_RETRY_DELAYS_MS', [5_000, 30_000, 300_000], 3),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
@@ -208,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 1_073_741_824, 1),
     uploadUrlTtlMs: integer(env, 'UPLOAD_URL_TTL_MS', 24 * 3_600_000, 1000),
     fileUrlAllowPrivateTargets: boolean(env, 'FILE_URL_ALLOW_PRIVATE_TARGETS', false),
+    fileStore: fileStore(env),
   });
   checkJobLease(config);
   return config;
@@ -307,6 +320,8 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
     const protocol = typeof protocolName === 'string' ? PROTOCOLS.get(protocolName) : undefined;
     if (!protocol) throw new ConfigError(`${where}.protocol must be one of ${[...PROTOCOLS.keys()].join(', ')}`);
     if (typeof c.base_url !== 'string' || !isHttpUrl(c.base_url)) throw new ConfigError(`${where}.base_url must be an http(s) URL`);
+    // The base URL is shown to operators and logged; credentials go where they are kept sealed.
+    if (hasUserInfo(c.base_url)) throw new ConfigError(`${where}.base_url must not carry a user or password; give credentials as api_key, headers, volcengine or alibaba`);
     const auth = channelAuth(c, where);
     if (!protocol.auth.includes(auth.kind)) {
       throw new ConfigError(`${where}: a ${protocol.name} channel authenticates with ${protocol.auth.map(AUTH_FIELD).join(' or ')}, not ${AUTH_FIELD(auth.kind)}`);
@@ -369,6 +384,47 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * FILE_STORE=local (the default) or s3 with S3_BUCKET and the optional S3_* settings. The keys go
+ * in both or neither: neither leaves them to the AWS SDK's own chain (AWS_ACCESS_KEY_ID..., roles).
+ * No message echoes a key.
+ */
+function fileStore(env: Env): FileStoreConfig {
+  const kind = oneOf(env, 'FILE_STORE', ['local', 's3'] as const, 'local');
+  const s3Names = ['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_KEY_PREFIX', 'S3_PART_BYTES'];
+  if (kind === 'local') {
+    const stray = s3Names.filter((name) => nonEmpty(env[name]) !== undefined);
+    // Set without FILE_STORE=s3 they would be ignored, and files written to a disk the operator meant to leave.
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but FILE_STORE is not s3`);
+    return { kind };
+  }
+  const bucket = nonEmpty(env.S3_BUCKET);
+  // The rules of S3 bucket names, which S3-compatible stores share.
+  if (!bucket || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('FILE_STORE=s3 needs S3_BUCKET: 3 to 63 lower-case letters, digits, dots and hyphens');
+  }
+  const accessKeyId = nonEmpty(env.S3_ACCESS_KEY_ID);
+  const secretAccessKey = nonEmpty(env.S3_SECRET_ACCESS_KEY);
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS SDK\'s own credentials');
+  }
+  const keyPrefix = nonEmpty(env.S3_KEY_PREFIX) ?? '';
+  if (keyPrefix !== '' && !/^([A-Za-z0-9][A-Za-z0-9._-]*\/)+$/.test(keyPrefix.replace(/\/?$/, '/'))) {
+    throw new ConfigError('S3_KEY_PREFIX must be path segments of letters, digits, ".", "_" and "-", such as gateway/prod');
+  }
+  return {
+    kind,
+    bucket,
+    endpoint: httpUrl(env, 'S3_ENDPOINT'),
+    region: nonEmpty(env.S3_REGION) ?? 'us-east-1',
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+    forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', false),
+    keyPrefix: keyPrefix === '' ? '' : keyPrefix.replace(/\/?$/, '/'),
+    // S3 refuses parts under 5 MiB (but the last) and allows 10,000 of them: 8 MiB parts reach 80 GB.
+    partBytes: integer(env, 'S3_PART_BYTES', 8 * 1_048_576, 5 * 1_048_576, 512 * 1_048_576),
+  };
+}
+
+/**
  * A PostgreSQL connection URL. Without this check a value like `notaurl` reached the driver,
  * which read it as a host name and failed with `getaddrinfo ENOTFOUND base`. The value is not
  * echoed: it usually carries a password.
@@ -388,10 +444,36 @@ function postgresUrl(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** The least length of a channel secrets key: 32 characters of `openssl rand -base64 32` carry 192 bits. */
+export const CHANNEL_SECRETS_KEY_MIN_LENGTH = 32;
+
+/** A key of at least CHANNEL_SECRETS_KEY_MIN_LENGTH characters; the value is never echoed. */
+function secretKey(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw !== undefined && raw.length < CHANNEL_SECRETS_KEY_MIN_LENGTH) {
+    throw new ConfigError(`${name} must be at least ${CHANNEL_SECRETS_KEY_MIN_LENGTH} characters (e.g. the output of openssl rand -base64 32)`);
+  }
+  return raw;
+}
+
+/** Comma-separated keys, each as secretKey checks it. */
+function secretKeyList(env: Env, name: string): string[] {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return [];
+  const keys = raw.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  keys.forEach((key, i) => secretKey({ [`${name}[${i}]`]: key }, `${name}[${i}]`));
+  return keys;
+}
+
 function httpUrl(env: Env, name: string): string | undefined {
   const raw = nonEmpty(env[name]);
   if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http(s) URL such as https://gateway.example.com, got "${raw}"`);
   return raw;
+}
+
+function hasUserInfo(value: string): boolean {
+  const url = new URL(value);
+  return url.username !== '' || url.password !== '';
 }
 
 function isHttpUrl(value: string): boolean {

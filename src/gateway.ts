@@ -6,6 +6,7 @@ import { allProjections } from '../projections';
 import { persistentSecret, resolveAdminToken } from './secrets';
 import { UrlSigner } from './files/signed-urls';
 import { LocalFileStore, type FileStore } from './files/store';
+import { S3FileStore } from './files/s3-store';
 import { signedFiles } from './files/routes';
 import { JobWorker } from './jobs/queue';
 import { TaskEngine } from './tasks/engine';
@@ -49,6 +50,12 @@ import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
 import { auditRouter } from './http/routes/audit';
 import { AuditRuns } from './audit-runs/service';
+import { CredentialCipher } from './channels/credential-cipher';
+import { ChannelDirectory } from './channels/directory';
+import { channelsRouter } from './channels/routes';
+import { ChannelService } from './channels/service';
+import { channelDecider } from './domain/channel/decider';
+import { probeChannelConfig } from './upstreams/probe';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore, prepareSchema } from './storage';
@@ -162,7 +169,8 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
   const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
-  const files = new LocalFileStore(path.join(config.dataDir, 'files'));
+  const channels = await startChannels(config, { store, pool, progress, clock, logger, upstreams });
+  const files = openFileStore(config, logger);
   // Links name the public base URL, else the address the server listens on once it is known.
   const listening = { url: '' };
   const signer = new UrlSigner(persistentSecret(config.urlSigningSecret, config.dataDir, 'url-signing-secret', 'sig_'), () => config.publicBaseUrl ?? listening.url, clock);
@@ -183,7 +191,46 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute, limits);
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
   const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, rateLimiter, limits, files, signer, tasks, metrics, settlements };
-  return { services, runners, accountCommands, keyCache, listening };
+  return { services, runners, accountCommands, keyCache, listening, channels };
+}
+
+/**
+ * Channels managed at run time (src/channels/): their credentials' cipher, the service the admin
+ * API calls, and this process's directory, loaded with what CHANNELS seeded into the log.
+ */
+async function startChannels(
+  config: Config,
+  deps: { store: EventStore; pool: Pool; progress: ConsumerProgress; clock: () => Date; logger: Logger; upstreams: Upstreams },
+): Promise<{ service: ChannelService; directory: ChannelDirectory }> {
+  const { logger } = deps;
+  const key = persistentSecret(config.channelSecretsKey, config.dataDir, 'channel-secrets-key', 'csk_', (_secret, file) =>
+    logger.warn({ file }, 'CHANNEL_SECRETS_KEY is unset: generated one into DATA_DIR; gateways that do not share DATA_DIR must all be given the same CHANNEL_SECRETS_KEY'),
+  );
+  const cipher = new CredentialCipher(key, config.channelSecretsPreviousKeys);
+  const commands = new CommandHandler(deps.store, new PostgresSnapshotStore(deps.pool), channelDecider, logger);
+  const service = new ChannelService(commands, deps.store, deps.pool, cipher, deps.clock, { progress: deps.progress, waitMs: config.projectionWaitMs });
+  const directory = new ChannelDirectory(service, deps.upstreams, logger);
+  if (config.channels) {
+    // The log is the record: CHANNELS only creates what it has never held.
+    for (const kept of await service.seed(config.channels)) {
+      if (kept.deleted) logger.warn({ channel: kept.name }, 'CHANNELS lists a channel deleted through the admin API: it stays deleted');
+      else logger.warn({ channel: kept.name, differing: kept.differing }, 'CHANNELS differs from the channel the log records: the log\'s version serves (change it through /admin/v1/channels)');
+    }
+    await directory.load(config.channels.map((c) => c.name));
+  }
+  return { service, directory };
+}
+
+function openFileStore(config: Config, logger: Logger): FileStore {
+  const settings = config.fileStore;
+  if (settings.kind === 'local') return new LocalFileStore(path.join(config.dataDir, 'files'));
+  // The endpoint's origin only: a URL may carry a user and password.
+  logger.info({ bucket: settings.bucket, endpoint: settings.endpoint ? new URL(settings.endpoint).origin : 'AWS', keyPrefix: settings.keyPrefix }, 'files are kept in an S3 bucket');
+  if (!config.urlSigningSecret) {
+    // The secret generated into this DATA_DIR is this gateway's alone: another gateway on the same bucket refuses its links.
+    logger.warn('FILE_STORE=s3 without URL_SIGNING_SECRET: download links signed here are valid only at gateways sharing this DATA_DIR');
+  }
+  return new S3FileStore(settings, logger);
 }
 
 /** The background side: consumers, the reconciler, and the job worker with every job kind. */
@@ -234,6 +281,7 @@ function buildHttp(
   readiness: () => Promise<Readiness>,
   runners: ReadonlyMap<string, ConsumerRunner>,
   audits: AuditRuns,
+  channels: ChannelService,
 ) {
   const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer } = services;
   return createApp({
@@ -246,7 +294,15 @@ function buildHttp(
     consumerStatus: () => consumerStatuses(pool, store, runners),
     metrics,
     metricsToken: config.metricsToken,
-    adminRouters: [droppedWebhooksRouter(pool), auditRouter(audits)],
+    adminRouters: [
+      droppedWebhooksRouter(pool),
+      auditRouter(audits),
+      channelsRouter({
+        channels,
+        modelsOn: (name) => catalog.all().filter((m) => m.channel === name).map((m) => m.id),
+        probe: async (name) => probeChannelConfig(await channels.currentConfig(name)),
+      }),
+    ],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
@@ -267,7 +323,7 @@ function buildHttp(
 
 async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
   await prepareSchema(database.pool, allProjections);
-  const { services, runners, accountCommands, keyCache, listening } = await buildServices(database, config, options, logger);
+  const { services, runners, accountCommands, keyCache, listening, channels } = await buildServices(database, config, options, logger);
   const { pool, store, upstreams } = services;
   const features = (options.features ?? []).map((feature) => feature.build(services));
   const { leases, reconciler, webhooks, jobs } = startWorkers(services, runners, features);
@@ -287,8 +343,12 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       },
       jobsProblem: () => jobs.problem,
     });
-  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners, audits);
+  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners, audits, channels.service);
   const keyCacheFollower = keyCache.follow(store, logger);
+  const channelFollower = channels.directory.follow(store, {
+    reached: (position, timeoutMs) => services.progress.waitFor(position, ['channels'], timeoutMs),
+    names: () => channels.service.namesFolded(),
+  });
   const inFlight = new InFlightRequests();
   const server = port.server;
   server.keepAliveTimeout = 65_000;
@@ -336,8 +396,10 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await Promise.all([...runners.values()].map((r) => r.stop()));
       await leases.close();
       await keyCacheFollower.close();
+      await channelFollower.close();
       await upstreams.close();
       await services.limits.close();
+      services.files.close?.();
       await store.close();
       if (!options.database) await database.close();
     },

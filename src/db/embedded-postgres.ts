@@ -50,23 +50,44 @@ function logFile(dir: string): string {
   return `${dir}.log`;
 }
 
+export interface EmbeddedServerOptions {
+  readonly dir: string;
+  readonly port: number;
+  readonly logger: Logger;
+  /**
+   * Where the server listens and its URL points, 127.0.0.1 by default. Any other address gets TCP
+   * only: a Unix socket would let a client on this machine bypass the network being tested.
+   */
+  readonly listenAddress?: string;
+  /** A network namespace (`ip netns` name) to run the server in: the multi-host test's database host. */
+  readonly networkNamespace?: string;
+  /** The network (CIDR) whose clients may connect by password besides this machine's own; with listenAddress. */
+  readonly clientNetwork?: string;
+  /** Further server settings (`-c name=value`). */
+  readonly settings?: Readonly<Record<string, string>>;
+}
+
 /** Starts the server of `dir` (initialising it first if new) in a session of its own. */
-export async function startEmbeddedServer(options: { dir: string; port: number; logger: Logger }): Promise<EmbeddedServer> {
+export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const bin = await binaries();
   const owner = runningAsRoot() ? passwdEntry(USER) : null;
   if (runningAsRoot() && !owner) throw new Error(`PostgreSQL refuses to run as root and there is no \`${USER}\` system user to run it as: create one, or set DATABASE_URL`);
   if (!fs.existsSync(path.join(options.dir, 'PG_VERSION'))) await initialise(bin, options.dir, owner, options.logger);
+  if (options.clientNetwork !== undefined) allowClients(options.dir, options.clientNetwork);
   removeStalePid(options.dir);
-  const socketDir = unixSocketDir(options.dir, options.port);
+  const listenAddress = options.listenAddress ?? '127.0.0.1';
+  const socketDir = listenAddress === '127.0.0.1' ? unixSocketDir(options.dir, options.port) : null;
   const log = fs.openSync(logFile(options.dir), 'a');
   let child: ChildProcess;
   try {
-    const args = ['-D', options.dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'];
-    child = spawn(bin.postgres, [...args, '-c', `unix_socket_directories=${socketDir ?? ''}`], {
+    const settings = { listen_addresses: listenAddress, max_connections: '200', unix_socket_directories: socketDir ?? '', ...options.settings };
+    const args = ['-D', options.dir, '-p', String(options.port), ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
+    const [file, argv, asOwner] = inNamespace(options.networkNamespace, owner, [bin.postgres, ...args]);
+    child = spawn(file, argv, {
       detached: true,
       stdio: ['ignore', log, log],
       env: { ...process.env, LC_MESSAGES: 'C' },
-      ...(owner ?? {}),
+      ...(asOwner ?? {}),
     });
   } finally {
     fs.closeSync(log);
@@ -74,7 +95,7 @@ export async function startEmbeddedServer(options: { dir: string; port: number; 
   child.unref();
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(`exited (${signal ?? `code ${code}`})`)));
   child.once('error', () => undefined);
-  const url = serverUrl(options.port, socketDir);
+  const url = serverUrl(listenAddress, options.port, socketDir);
   const outcome = await Promise.race([waitUntilAnswering(url, START_TIMEOUT_MS), exited]);
   if (outcome !== 'up') {
     if (outcome === 'not answering') child.kill('SIGQUIT');
@@ -97,9 +118,27 @@ export function unixSocketDir(dir: string, port: number): string | null {
 }
 
 /** The connection URL: the Unix socket when there is one (the `host` parameter), else loopback TCP. */
-function serverUrl(port: number, socketDir: string | null): string {
-  const tcp = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+function serverUrl(address: string, port: number, socketDir: string | null): string {
+  const tcp = `postgres://${USER}:${PASSWORD}@${address}:${port}/postgres`;
   return socketDir === null ? tcp : `${tcp}?host=${encodeURIComponent(socketDir)}`;
+}
+
+/**
+ * The command that runs `argv` in a network namespace: nsenter enters it (root only) and then
+ * becomes the owner itself, so the postmaster is the spawned process (nsenter execs, it does not
+ * fork) and its pid is the one the caller stops. Without a namespace, spawn itself sets the owner.
+ */
+function inNamespace(namespace: string | undefined, owner: { uid: number; gid: number } | null, argv: string[]): [string, string[], { uid: number; gid: number } | null] {
+  if (namespace === undefined) return [argv[0]!, argv.slice(1), owner];
+  const become = owner ? [`--setuid=${owner.uid}`, `--setgid=${owner.gid}`] : [];
+  return ['nsenter', [`--net=/run/netns/${namespace}`, ...become, '--', ...argv], null];
+}
+
+/** Lets clients of `network` in by password (initdb's pg_hba.conf admits this machine only); once. */
+function allowClients(dir: string, network: string): void {
+  const file = path.join(dir, 'pg_hba.conf');
+  const line = `host all all ${network} scram-sha-256`;
+  if (!fs.readFileSync(file, 'utf8').split('\n').includes(line)) fs.appendFileSync(file, `${line}\n`);
 }
 
 /** The server of `dir` that answers now: one started by an earlier process (a gateway, a CLI). */

@@ -24,12 +24,14 @@ async function serveSignedFile(ctx: GatewayContext, files: FileStore, signer: Ur
   if (verdict === 'expired') throw new ApiError(403, 'link_expired', 'this download link has expired');
   if (verdict !== 'ok') throw new ApiError(403, 'invalid_signature', 'this download link is not valid');
   const stat = await files.stat(key);
-  const body = stat ? await files.open(key) : null;
-  if (!stat || !body) throw new ApiError(404, 'file_not_found', 'the file no longer exists');
+  // A HEAD needs the size only: opening the object would start a download from the store for nothing.
+  const body = stat && ctx.method === 'GET' ? await files.open(key) : null;
+  if (!stat || (ctx.method === 'GET' && !body)) throw new ApiError(404, 'file_not_found', 'the file no longer exists');
   ctx.set('cache-control', 'private, max-age=300');
   ctx.type = contentTypeOf(key);
+  ctx.status = 200;
   ctx.length = stat.bytes;
-  ctx.body = body;
+  if (body) ctx.body = body;
 }
 
 /** The store key a link names, or null when the path cannot name one (bad escapes, NUL...). */

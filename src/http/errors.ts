@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { isDatabaseUnavailable } from '../db/unavailable';
+import { FileStoreUnavailableError } from '../files/store';
 import { DomainError } from '../domain/decider';
 import { ReadModelBehindError } from '../projections-runtime/progress';
 
@@ -60,10 +61,16 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   key_not_found: 404,
   reservation_not_found: 404,
   task_not_found: 404,
+  channel_not_found: 404,
   credit_reference_conflict: 409,
   refund_reference_conflict: 409,
   reservation_exists: 409,
   account_exists: 409,
+  channel_exists: 409,
+  /** A catalog model names the channel: deleting it would leave the model unserved. */
+  channel_in_use: 409,
+  /** A channel's credentials are sealed under a key this process lacks (CHANNEL_SECRETS_PREVIOUS_KEYS). */
+  credentials_unreadable: 409,
   /** Only an unfinished task can be cancelled. */
   task_finished: 409,
   /** An earlier request with the same Idempotency-Key is still being processed. */
@@ -108,6 +115,9 @@ export function toApiError(err: unknown): ApiError | null {
     return new ApiError(503, 'read_model_behind', err.message, { headers: { 'retry-after': '1' } });
   }
   if (isDatabaseUnavailable(err)) return databaseUnavailable();
+  if (err instanceof FileStoreUnavailableError) {
+    return new ApiError(503, 'file_store_unavailable', 'the service cannot reach its file store right now; retry later', { headers: { 'retry-after': '5' } });
+  }
   return null;
 }
 
@@ -154,6 +164,7 @@ export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
     const apiError = toApiError(err);
     if (apiError) {
       if (apiError.code === 'database_unavailable') ctx.state.logger?.warn({ err }, 'database unreachable: answered 503');
+      if (apiError.code === 'file_store_unavailable') ctx.state.logger?.error({ err }, 'file store unreachable: answered 503');
       renderError(ctx, apiError);
       return;
     }

@@ -2,6 +2,7 @@ import { ACCOUNT_DOCS } from './operations/account';
 import { ADMIN_DOCS } from './operations/admin';
 import { AGENT_DOCS } from './operations/agents';
 import { ASSET_GROUP_DOCS } from './operations/asset-groups';
+import { CHANNEL_DOCS } from './operations/channels';
 import { CHAT_DOCS } from './operations/chat';
 import { DASHBOARD_DOCS } from './operations/dashboard';
 import { FILE_DOCS } from './operations/files';
@@ -22,6 +23,7 @@ import type { OperationDocs, RouteKey } from './types';
 export const ROUTE_DOCS: OperationDocs = {
   ...SERVICE_DOCS,
   ...ADMIN_DOCS,
+  ...CHANNEL_DOCS,
   ...ACCOUNT_DOCS,
   ...CHAT_DOCS,
   ...AGENT_DOCS,

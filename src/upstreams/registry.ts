@@ -83,12 +83,17 @@ export type FallbackUpstream = () => Promise<string>;
  * whose channel's protocol cannot serve its type is unavailable likewise, said loudly at start.
  */
 export class Upstreams {
+  /** Channels an operator disabled, with the reason (src/channels/directory.ts). */
+  private readonly disabled = new Map<string, string>();
+
   private constructor(
     private readonly channels: Map<string, Channel>,
     /** The fallback provider's base URL, when it serves. */
     readonly fallbackUrl: string | null,
     private readonly fallbackTimeoutMs: number,
     private readonly observe: UpstreamObserver,
+    /** The simulator's channels, when the fallback serves (no CHANNELS): they stay out of the log, and a channel of the log of the same name replaces one. */
+    readonly fallbackConfigs: readonly ChannelConfig[],
   ) {}
 
   static async start(config: Config, catalog: Catalog, logger: Logger, observe: UpstreamObserver = () => undefined, fallback?: FallbackUpstream): Promise<Upstreams> {
@@ -109,7 +114,7 @@ export class Upstreams {
       logger.info({ url: fallbackUrl }, 'no CHANNELS configured: serving every model from the simulated providers');
       configs = channelConfigs(channelsServedBy(fallbackUrl, catalog, { timeoutMs: config.upstreamTimeoutMs, maxConcurrency: FALLBACK_CONCURRENCY }), 'the fallback channels');
     }
-    const upstreams = new Upstreams(new Map(configs.map((c) => [c.name, new Channel(c, observe)])), fallbackUrl, config.upstreamTimeoutMs, observe);
+    const upstreams = new Upstreams(new Map(configs.map((c) => [c.name, new Channel(c, observe)])), fallbackUrl, config.upstreamTimeoutMs, observe, fallbackUrl === null ? [] : configs);
     const mismatched = catalog.all().filter((m) => upstreams.hasChannel(m.channel) && !upstreams.canServe(m.channel, m.type));
     if (mismatched.length > 0) {
       logger.warn(
@@ -126,9 +131,32 @@ export class Upstreams {
     return this.channels.has(name) || this.fallbackUrl !== null;
   }
 
+  /**
+   * The whole channel set becomes `configs` (channels managed at run time, src/channels/): a
+   * channel whose config is unchanged keeps its pool; a changed or removed one is replaced and its
+   * pool closed once its calls in flight end (undici's Pool.close waits for them).
+   * Interim: the routing branch (issue 43 part 1) owns this method; it replaces this body.
+   */
+  update(configs: readonly ChannelConfig[]): void {
+    const wanted = new Map(configs.map((c) => [c.name, c]));
+    for (const [name, channel] of this.channels) {
+      const next = wanted.get(name);
+      if (next && JSON.stringify(next) === JSON.stringify(channel.config)) continue;
+      this.channels.delete(name);
+      void channel.close().catch(() => undefined);
+    }
+    for (const config of configs) if (!this.channels.has(config.name)) this.channels.set(config.name, new Channel(config, this.observe));
+  }
+
+  /** An operator's enable or disable (interim, as `update`): a disabled channel serves nothing. */
+  setEnabled(name: string, enabled: boolean, reason = 'disabled by an operator'): void {
+    if (enabled) this.disabled.delete(name);
+    else this.disabled.set(name, reason);
+  }
+
   /** Whether a model of `type` on channel `name` can be sold: the channel answers and its protocol serves the type. */
   canServe(name: string, type: string): boolean {
-    if (!this.hasChannel(name)) return false;
+    if (!this.hasChannel(name) || this.disabled.has(name)) return false;
     const protocol = this.channels.get(name)?.config.protocol ?? 'openai';
     return PROTOCOLS.get(protocol)?.serves.includes(type) ?? false;
   }

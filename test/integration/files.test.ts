@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { storedKeys } from '../support/object-store';
 
 const MAX = 256 * 1024;
 
@@ -39,11 +39,9 @@ describe('files: POST /v1/files and the owner\'s reads @integration', () => {
   let gw: TestGateway;
   let key: string;
   let other: string;
-  let dataDir: string;
 
   before(async () => {
     gw = await startTestGateway({ UPLOAD_MAX_BYTES: String(MAX), UPLOAD_URL_TTL_MS: '600000' });
-    dataDir = gw.config.dataDir;
     ({ key } = await gw.fundedAccount(0));
     ({ key: other } = await gw.fundedAccount(0));
   });
@@ -52,10 +50,7 @@ describe('files: POST /v1/files and the owner\'s reads @integration', () => {
 
   const upload = (body: RequestInit['body'], headers: Record<string, string>, k = key) =>
     fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${k}`, ...headers }, body, duplex: 'half' } as RequestInit);
-  const uploadsOnDisk = () => {
-    const dir = path.join(dataDir, 'files', 'uploads');
-    return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
-  };
+  const uploadsStored = () => storedKeys(gw.config, 'uploads/');
 
   it('uploads a file, lists it, serves it by signed link and to its owner, and deletes it', async () => {
     const bytes = randomBytes(100_000);
@@ -132,7 +127,7 @@ describe('files: POST /v1/files and the owner\'s reads @integration', () => {
   });
 
   it('refuses files over the cap with 413, streamed or announced, and keeps nothing', async () => {
-    const before = uploadsOnDisk();
+    const before = await uploadsStored();
     const listed = (await gw.api(key, 'GET', '/v1/files?limit=100')).body.data.length;
     const boundary = 'cap-boundary';
     const body = multipart(boundary, [
@@ -158,13 +153,13 @@ describe('files: POST /v1/files and the owner\'s reads @integration', () => {
     const exactFile = (await exact.json()) as any;
     expect(exactFile.bytes).to.equal(MAX);
 
-    const after = uploadsOnDisk();
-    expect(after.filter((f) => !before.includes(f))).to.deep.equal([path.basename(new URL(exactFile.url).pathname)]);
+    const after = await uploadsStored();
+    expect(after.filter((f) => !before.includes(f))).to.deep.equal([`uploads/${path.basename(new URL(exactFile.url).pathname)}`]);
     expect((await gw.api(key, 'GET', '/v1/files?limit=100')).body.data.length).to.equal(listed + 1);
   });
 
   it('refuses malformed uploads with 400 or 415 and keeps nothing', async () => {
-    const before = uploadsOnDisk();
+    const before = await uploadsStored();
     const boundary = 'b0undary';
     const type = { 'content-type': `multipart/form-data; boundary=${boundary}` };
     const cases: [Buffer, number, RegExp][] = [
@@ -184,7 +179,7 @@ describe('files: POST /v1/files and the owner\'s reads @integration', () => {
     }
     const json = await upload(JSON.stringify({ purpose: 'minutes' }), { 'content-type': 'application/json' });
     expect(json.status).to.equal(415);
-    expect(uploadsOnDisk()).to.deep.equal(before);
+    expect(await uploadsStored()).to.deep.equal(before);
   });
 
   it('answers a signed link whose key names a directory 404 file_not_found, as it answers a missing file', async () => {

@@ -1,6 +1,4 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
-import path from 'node:path';
 import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countTokens } from '../../src/billing/tokens';
@@ -8,6 +6,7 @@ import { arkProvider } from '../../simulator/providers/ark';
 import { mountPath } from '../../simulator/providers/provider';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { storedKeys } from '../support/object-store';
 import { pngText } from '../support/png-text';
 import { arkPlaceholderKey } from '../support/simulated-ark';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
@@ -647,8 +646,7 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
       return read.body.data.length >= 2 ? read : null;
     });
     expect(gallery.body.data.map((i: { prompt: string }) => i.prompt)).to.deep.equal(['never paid for', 'never paid for']);
-    const stored = path.join(gw.config.dataDir, 'files', 'images', fresh.accountId);
-    expect(fs.readdirSync(stored)).to.have.length(2);
+    expect(await storedKeys(gw.config, `images/${fresh.accountId}/`)).to.have.length(2);
     // The reservation the failed settlement left open (the reconciler's job in production) is closed here.
     const reservation = (await ledgerOf(fresh.key)).find((e) => e.type === 'reservation')!;
     expect(reservation.amount).to.equal(2 * PER_IMAGE['image-5.0']);

@@ -3,16 +3,14 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { allProjections } from '../../projections';
-import { runAudit } from '../../src/audit/audit';
 import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { tempDir, type Database } from '../../src/db/database';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store';
 import { channelsServedBy } from '../../src/upstreams/registry';
 import { allSimulatorRoutes } from '../../simulator/all-routes';
 import { createSimulator, type Simulator } from '../../simulator/server';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { createTestDatabase } from '../support/database';
+import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS, fundedAccountAcross } from '../support/fleet-checks';
 import { callJson, startGatewayProcess, type GatewayProcess } from '../support/gateway-process';
 import { waitFor } from '../support/wait';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
@@ -61,23 +59,13 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     dataDir = tempDir('gateway-scale-out-');
     const channels = channelsServedBy(simulatorUrl, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 });
     const env = {
+      ...FLEET_SETTINGS,
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
       ADMIN_TOKEN,
-      URL_SIGNING_SECRET: 'scale-out-signing-secret',
       CHANNELS: JSON.stringify(channels),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_RETRY_DELAYS_MS: '200,400,800',
-      WEBHOOK_TIMEOUT_MS: '1000',
-      // Work leased by the killed process is taken over once its lease runs out.
-      JOB_LEASE_MS: '3000',
-      TASK_POLL_MS: '50',
-      SUBSCRIPTION_POLL_MS: '200',
       // The reservations of requests the kill cut off are released when they expire.
-      RECONCILE_INTERVAL_MS: '500',
       REQUEST_RESERVATION_TTL_MS: '15000',
-      // No settlement is journaled here (the database stays up): released as soon as they expire.
-      SETTLEMENT_JOURNAL_HORIZON_MS: '0',
     };
     gateways = await Promise.all(['g1', 'g2', 'g3'].map((name) => startGatewayProcess(name, env)));
   });
@@ -93,36 +81,11 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
 
   it('keeps the ledger exact, finishes every task once, delivers every webhook, and runs each consumer in one process at a time', async () => {
     const [g1, g2, g3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
-    const account = await callJson(`${g2.url}/admin/v1/accounts`, ADMIN_TOKEN, 'POST', { name: 'scale-out' });
-    const accountId = account.body.id as string;
-    expect((await callJson(`${g3.url}/admin/v1/accounts/${accountId}/credits`, ADMIN_TOKEN, 'POST', { amount: 1_000_000_000, reference: 'scale-out-funding' })).status).to.equal(201);
-    const key = (await callJson(`${g1.url}/admin/v1/accounts/${accountId}/keys`, ADMIN_TOKEN, 'POST', {})).body.key as string;
-    const secret = (await callJson(`${g2.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
+    const { key, secret } = await fundedAccountAcross(gateways, ADMIN_TOKEN, 'scale-out');
 
-    // Every round asks each live gateway which consumers it runs; no consumer may run in two.
+    // No consumer may run in two of the live gateways at once.
     const live = new Set(gateways);
-    const doubleRuns: string[] = [];
-    let sampling = true;
-    let paused = false;
-    // A round asks the gateways one after another, so a round that a kill interrupts would join
-    // the dead process's answer to a survivor's later one: such a round is discarded.
-    let kills = 0;
-    const sampler = (async () => {
-      while (sampling) {
-        if (!paused) {
-          const killsBefore = kills;
-          const owners = new Map<string, string[]>();
-          for (const gateway of live) {
-            const status = await callJson(`${gateway.url}/admin/v1/consumers`, ADMIN_TOKEN).catch(() => null);
-            for (const consumer of status?.body?.consumers ?? []) {
-              if (consumer.active_here) owners.set(consumer.name, [...(owners.get(consumer.name) ?? []), gateway.name]);
-            }
-          }
-          if (kills === killsBefore) for (const [name, holders] of owners) if (holders.length > 1) doubleRuns.push(`${name}: ${holders.join(', ')}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    })();
+    const sampler = new ConsumerSampler(() => [...live], ADMIN_TOKEN);
 
     // Video tasks with webhooks, two per gateway; they are still rendering when g1 dies.
     const videos = await Promise.all(
@@ -183,11 +146,10 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     );
 
     await waitFor('some of the load to complete and the stream on g1 to deliver', async () => completed >= 6 && streaming, 60_000);
-    paused = true;
-    kills += 1;
+    sampler.pause();
     await g1.kill();
     live.delete(g1);
-    paused = false;
+    sampler.resume();
     await Promise.all(work);
     expect(await cutOff).to.equal('cut off');
 
@@ -213,32 +175,14 @@ describe('scale-out: three gateway processes on one database, one killed mid-loa
     }
 
     // Each task finished and was billed exactly once.
-    const { rows } = await database.pool.query<{ stream_id: string; finished: string; billed: string }>(
-      `SELECT stream_id, count(*) FILTER (WHERE type IN ('TaskSucceeded', 'TaskFailed', 'TaskCancelled'))::text AS finished,
-              count(*) FILTER (WHERE type = 'TaskBilled')::text AS billed
-         FROM es_events WHERE stream_id LIKE 'video-%' GROUP BY stream_id`,
-    );
-    expect(rows).to.have.length(videos.length);
-    for (const row of rows) expect([row.stream_id, row.finished, row.billed]).to.deep.equal([row.stream_id, '1', '1']);
+    await expectEachTaskFinishedAndBilledOnce(database.pool, 'video-', videos.length);
 
     // The survivors took over every consumer g1 held: each runs in exactly one of them.
-    await waitFor('every consumer run by exactly one survivor', async () => {
-      const statuses = await Promise.all([g2, g3].map((g) => callJson(`${g.url}/admin/v1/consumers`, ADMIN_TOKEN)));
-      const names = new Set<string>(statuses.flatMap((s) => s.body.consumers.map((c: { name: string }) => c.name)));
-      return [...names].every((name) => statuses.filter((s) => s.body.consumers.some((c: { name: string; active_here: boolean }) => c.name === name && c.active_here)).length === 1);
-    }, 30_000, 200);
-    sampling = false;
-    await sampler;
-    expect(doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
+    await waitFor('every consumer run by exactly one survivor', () => everyConsumerRunOnce([g2, g3], ADMIN_TOKEN), 30_000, 200);
+    await sampler.stop();
+    expect(sampler.doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
 
     // The reservations of the requests the kill cut off are released; nothing stays frozen.
-    await waitFor('nothing frozen', async () => (await callJson(`${g3.url}/v1/account`, key)).body.balance.frozen === 0, 60_000, 200);
-    await waitFor('read models caught up', async () => {
-      const status = (await callJson(`${g2.url}/admin/v1/consumers`, ADMIN_TOKEN)).body;
-      return status.consumers.every((c: { behind: number }) => c.behind === 0);
-    }, 30_000, 100);
-    const report = await runAudit(database.pool, new PostgresEventStore({ pool: database.pool }), allProjections, { staleAfterMs: 3_600_000 });
-    expect(report.invariantViolations, 'ledger invariants').to.deep.equal([]);
-    expect(report.mismatches, 'read models against a replay of the log').to.deep.equal([]);
+    await expectNothingFrozenAndAuditClean(database.pool, g3, key, ADMIN_TOKEN, 60_000);
   });
 });

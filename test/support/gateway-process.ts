@@ -24,10 +24,35 @@ export interface GatewayProcess {
 }
 
 /** Starts `src/main.ts` with `env` (PORT=0) and resolves with its URL once it logs that it listens (LOG_LEVEL must let info through). */
-export async function startGatewayProcess(name: string, env: Record<string, string>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', 'src/main.ts'], {
+export async function startGatewayProcess(name: string, env: Record<string, string>, options: ProcessOptions = {}): Promise<GatewayProcess> {
+  return startLoggingProcess(name, ['src/main.ts'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, loggedUrl('gateway listening'), options);
+}
+
+export interface ProcessOptions {
+  /** A command that runs the program in another place, e.g. `nsenter --net=/run/netns/NAME --` (the multi-host test's hosts); it must exec the program, not fork it, so that signals reach it. */
+  readonly launcher?: readonly string[];
+}
+
+/** Reads a process's URL from its pino line `msg` (`{"msg": msg, "url": ...}`). */
+export function loggedUrl(msg: string): (line: Record<string, unknown>) => string | null {
+  return (line) => (line.msg === msg && typeof line.url === 'string' ? line.url : null);
+}
+
+/**
+ * Runs `script` (TypeScript, through tsx) as its own process and resolves once a JSON line it
+ * prints gives `readyUrl` its URL: a gateway, the upstream simulator's entry point, an object store.
+ */
+export async function startLoggingProcess(
+  name: string,
+  script: readonly string[],
+  env: Record<string, string>,
+  readyUrl: (line: Record<string, unknown>) => string | null,
+  options: ProcessOptions = {},
+): Promise<GatewayProcess> {
+  const argv = [...(options.launcher ?? []), process.execPath, '-r', 'tsx/cjs', ...script];
+  const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -37,18 +62,19 @@ export async function startGatewayProcess(name: string, env: Record<string, stri
     // A process that neither listens nor exits in time is killed, not left running behind the test.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`gateway ${name} did not listen within ${WAIT_LIMIT_MS} ms:\n${output.slice(-20).join('\n')}`));
+      reject(new Error(`${name} did not listen within ${WAIT_LIMIT_MS} ms:\n${output.slice(-20).join('\n')}`));
     }, WAIT_LIMIT_MS);
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       const parsed = parseJson(line);
-      if (parsed?.msg !== 'gateway listening' || typeof parsed.url !== 'string') return;
+      const url = parsed && readyUrl(parsed);
+      if (!url) return;
       clearTimeout(timer);
-      resolve(parsed.url);
+      resolve(url);
     });
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`gateway ${name} exited before listening:\n${output.slice(-20).join('\n')}`));
+      reject(new Error(`${name} exited before listening:\n${output.slice(-20).join('\n')}`));
     });
   });
   const gone = () => child.exitCode !== null || child.signalCode !== null;
@@ -69,9 +95,10 @@ export async function startGatewayProcess(name: string, env: Record<string, stri
 }
 
 /** Calls a gateway process (or any JSON API) with a bearer token; answers the status and the parsed body (null when empty). */
-export async function callJson(url: string, token: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
+export async function callJson(url: string, token: string, method = 'GET', body?: unknown, signal?: AbortSignal): Promise<{ status: number; body: any }> {
   const res = await fetch(url, {
     method,
+    signal,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });

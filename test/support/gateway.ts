@@ -10,6 +10,7 @@ import { startGateway, type GatewayFeature, type Gateway } from '../../src/gatew
 import { createLogger } from '../../src/log';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { createTestDatabase } from './database';
+import { testFileStoreEnv } from './object-store';
 import { removeTestTempDir, testTempDir } from './temp-dirs';
 
 export interface TestGateway extends Gateway {
@@ -51,6 +52,8 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const database = options.database ?? (options.reuseDatabaseOf ? (options.reuseDatabaseOf as TestGatewayInternal).database : await createTestDatabase(20, { withSchema: true }));
   const ownDataDir = env.DATA_DIR ? null : testTempDir('gateway-test-data-');
+  // TEST_FILE_STORE=s3 runs a suite's gateways on s3rver, unless a test chose its store itself.
+  const fileStoreEnv = env.FILE_STORE ? {} : await testFileStoreEnv(env.DATA_DIR ?? ownDataDir!);
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -64,6 +67,7 @@ export async function startTestGateway(
     // A write waits this long for its read model before answering 503 (default 5 s): a busy
     // machine may need longer. read-model-behind.test.ts sets it short on purpose.
     PROJECTION_WAIT_MS: '30000',
+    ...fileStoreEnv,
     ...env,
   });
   const logger = createLogger(config.logLevel);

@@ -10,15 +10,15 @@ export interface RecordedRequest {
 }
 
 export interface RecordingServer {
-  /** `http://127.0.0.1:PORT` */
+  /** `http://HOST:PORT` */
   readonly url: string;
   /** Every request received, in order. */
   readonly seen: RecordedRequest[];
   close(): Promise<void>;
 }
 
-/** An HTTP server on an ephemeral port that records each request and answers it as `answer` says. */
-export async function recordingServer(answer: (request: RecordedRequest, res: http.ServerResponse) => void): Promise<RecordingServer> {
+/** An HTTP server on an ephemeral port of `host` that records each request and answers it as `answer` says. */
+export async function recordingServer(answer: (request: RecordedRequest, res: http.ServerResponse) => void, host = '127.0.0.1'): Promise<RecordingServer> {
   const seen: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -29,9 +29,9 @@ export async function recordingServer(answer: (request: RecordedRequest, res: ht
       answer(request, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://${host}:${(server.address() as AddressInfo).port}`,
     seen,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -33,12 +33,14 @@ describe('docker-compose.yml validates with docker-compose config', function () 
   it('names two gateways behind the load balancer, sharing the secrets, with readiness health checks', async () => {
     const { stdout } = await compose(['config', '--services']);
     const services = stdout.trim().split('\n').sort();
-    expect(services).to.include.members(['gateway-1', 'gateway-2', 'lb', 'postgres']);
+    expect(services).to.include.members(['gateway-1', 'gateway-2', 'lb', 'postgres', 'object-store', 'object-store-bucket']);
     const { stdout: resolved } = await compose(['config'], { ADMIN_TOKEN: 'shared-admin', URL_SIGNING_SECRET: 'shared-signing' });
     for (const gateway of ['gateway-1', 'gateway-2']) {
       const block = resolved.slice(resolved.indexOf(`  ${gateway}:`));
       const body = block.slice(0, nextService(block));
       expect(body).to.include('ADMIN_TOKEN: shared-admin').and.include('URL_SIGNING_SECRET: shared-signing').and.include('/readyz');
+      // Files in the object store, whose bucket exists before the gateway starts.
+      expect(body).to.include('FILE_STORE: s3').and.include('S3_ENDPOINT: http://object-store:9000').and.match(/object-store-bucket:\n\s+condition: service_completed_successfully/);
     }
     const esdb = resolved.slice(resolved.indexOf('  eventstoredb:'));
     expect(esdb.slice(0, nextService(esdb)), 'EventStoreDB only with its profile').to.match(/profiles:\n\s+- eventstoredb/);

@@ -134,4 +134,39 @@ describe('config: every bad setting is refused with a message naming it and what
     // An empty value sets nothing, as for every setting.
     expect(() => loadConfig({ RISK_OFFICIAL_DOMAINS: ' ' })).to.not.throw();
   });
+
+  it('FILE_STORE: local by default; s3 needs a bucket, both keys or neither, and is never half-configured', () => {
+    expect(loadConfig({}).fileStore).to.deep.equal({ kind: 'local' });
+    expect(refusal({ FILE_STORE: 'gcs' })).to.equal('FILE_STORE must be one of local, s3, got "gcs"');
+    expect(refusal({ FILE_STORE: 's3' })).to.match(/^FILE_STORE=s3 needs S3_BUCKET/);
+    expect(refusal({ FILE_STORE: 's3', S3_BUCKET: 'Bad_Bucket' })).to.match(/^FILE_STORE=s3 needs S3_BUCKET: 3 to 63 lower-case/);
+    const oneKey = refusal({ FILE_STORE: 's3', S3_BUCKET: 'files', S3_SECRET_ACCESS_KEY: 'sk-very-secret' });
+    expect(oneKey).to.match(/^S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together/);
+    expect(oneKey).not.to.include('sk-very-secret');
+    expect(refusal({ S3_BUCKET: 'files', S3_SECRET_ACCESS_KEY: 'sk-very-secret' })).to.equal('S3_BUCKET, S3_SECRET_ACCESS_KEY are set but FILE_STORE is not s3');
+    expect(refusal({ FILE_STORE: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'minio:9000' })).to.match(/^S3_ENDPOINT must be an http\(s\) URL/);
+    expect(refusal({ FILE_STORE: 's3', S3_BUCKET: 'files', S3_KEY_PREFIX: '../up' })).to.match(/^S3_KEY_PREFIX must be path segments/);
+    expect(refusal({ FILE_STORE: 's3', S3_BUCKET: 'files', S3_PART_BYTES: '1048576' })).to.match(/^S3_PART_BYTES must be an integer from 5242880/);
+    expect(loadConfig({ FILE_STORE: 's3', S3_BUCKET: 'files' }).fileStore).to.deep.equal({
+      kind: 's3',
+      bucket: 'files',
+      endpoint: undefined,
+      region: 'us-east-1',
+      credentials: undefined,
+      forcePathStyle: false,
+      keyPrefix: '',
+      partBytes: 8 * 1_048_576,
+    });
+    const minio = loadConfig({
+      FILE_STORE: 's3',
+      S3_BUCKET: 'gateway-files',
+      S3_ENDPOINT: 'http://object-store:9000',
+      S3_REGION: 'cn-beijing',
+      S3_ACCESS_KEY_ID: 'AKID',
+      S3_SECRET_ACCESS_KEY: 'secret',
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_KEY_PREFIX: 'prod/gateway',
+    }).fileStore;
+    expect(minio).to.deep.include({ endpoint: 'http://object-store:9000', region: 'cn-beijing', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, forcePathStyle: true, keyPrefix: 'prod/gateway/' });
+  });
 });

@@ -1,16 +1,7 @@
-import net from 'node:net';
 import { expect } from 'chai';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/db/unavailable';
 import { EventStoreDbEventStore } from '../../src/eventstore/eventstoredb/store';
-
-/** A port nothing listens on: one a server held a moment ago. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from '../support/closed-port';
 
 describe('the EventStoreDB adapter with its server out of reach', () => {
   it('throws DatabaseUnavailableError, so the gateway answers 503 and journals settlements as for PostgreSQL', async () => {

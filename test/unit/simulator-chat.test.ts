@@ -189,6 +189,60 @@ describe('upstream simulator: chat protocol (through the openai SDK)', () => {
       const after = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'still there?' }] });
       expect(after.choices[0]!.message.content).to.equal('Simulated answer to: still there?');
     });
+
+    it('paces a stream with [sim:pace=MS]: each token after the first MS after the one before, usage and [DONE] as usual', async () => {
+      const paceMs = 40;
+      const started = performance.now();
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: `slowly [sim:tokens=4] [sim:pace=${paceMs}]` }],
+      });
+      const deltas: string[] = [];
+      let usage: OpenAI.CompletionUsage | null | undefined;
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) deltas.push(content);
+        if (chunk.choices.length === 0) usage = chunk.usage;
+      }
+      // A lower bound only: three waits of paceMs lie between the first token and the last.
+      expect(performance.now() - started).to.be.at.least(3 * paceMs - 3);
+      expect(deltas).to.deep.equal(['word1', ' word2', ' word3', ' word4']);
+      expect(usage?.completion_tokens).to.equal(4);
+    });
+
+    it('ends the wait of a paced stream when the client leaves', async () => {
+      const controller = new AbortController();
+      const stream = await client.chat.completions.create(
+        { model: 'm', stream: true, messages: [{ role: 'user', content: '[sim:tokens=5] [sim:pace=600000]' }] },
+        { signal: controller.signal },
+      );
+      const deltas: string[] = [];
+      const outcome = await (async () => {
+        for await (const chunk of stream) {
+          const content = chunk.choices[0]?.delta.content;
+          if (content) deltas.push(content);
+          if (deltas.length === 1) controller.abort();
+        }
+      })().catch((err: unknown) => err);
+      if (outcome !== undefined) expect(outcome).to.be.instanceOf(Error);
+      expect(deltas).to.deep.equal(['word1']);
+    });
+
+    it('closes with a paced stream open: its wait ends with the connection', async () => {
+      const other = createSimulator();
+      const otherUrl = await other.listen();
+      const res = await fetch(`${otherUrl}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: '[sim:tokens=5] [sim:pace=600000]' }] }),
+      });
+      const reader = res.body!.getReader();
+      expect((await reader.read()).done).to.equal(false);
+      // A ten-minute wait that outlived the connection would hold this past the test's timeout.
+      await other.close();
+      await reader.cancel().catch(() => undefined);
+    });
   });
 
   describe('responses', () => {
@@ -285,6 +339,18 @@ describe('upstream simulator: chat protocol (through the openai SDK)', () => {
     it('raises RateLimitError for [sim:status=429]', async () => {
       const err = await client.responses.create({ model: 'm', input: '[sim:status=429]' }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(RateLimitError);
+    });
+
+    it('paces a stream with [sim:pace=MS]: each delta after the first MS after the one before', async () => {
+      const paceMs = 40;
+      const started = performance.now();
+      const stream = client.responses.stream({ model: 'm', input: `slowly [sim:tokens=3] [sim:pace=${paceMs}]` });
+      let deltas = 0;
+      for await (const event of stream) if (event.type === 'response.output_text.delta') deltas++;
+      const response = await stream.finalResponse();
+      expect(performance.now() - started).to.be.at.least(2 * paceMs - 3);
+      expect(deltas).to.equal(3);
+      expect(response.output_text).to.equal('word1 word2 word3');
     });
 
     it('stalls a stream after two deltas; aborting ends it', async () => {

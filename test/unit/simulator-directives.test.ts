@@ -16,6 +16,8 @@ describe('upstream simulator: directives', () => {
     expect(d.fail).to.equal(true);
     expect(d.status).to.equal(503);
     expect(d.delayMs).to.equal(250);
+    expect(parseDirectives('[sim:pace=1000]').paceMs).to.equal(1000);
+    expect(parseDirectives('[sim:pace=-1] [sim:pace]').paceMs).to.equal(undefined);
     expect(d.stall).to.equal(true);
     expect(d.noResponses).to.equal(true);
     expect(d.noUsage).to.equal(true);

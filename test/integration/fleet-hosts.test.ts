@@ -1,0 +1,182 @@
+import { expect } from 'chai';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
+import { createPool } from '../../src/db/database';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
+import { channelsServedBy } from '../../src/upstreams/registry';
+import { verifyWebhook } from '../../src/webhooks/signing';
+import { ConsumerSampler, everyConsumerRunOnce, expectEachTaskFinishedAndBilledOnce, expectNothingFrozenAndAuditClean, FLEET_SETTINGS, fundedAccountAcross } from '../support/fleet-checks';
+import { callJson, type GatewayProcess } from '../support/gateway-process';
+import { Fleet, FLEET_HOSTS, GATEWAY_HOSTS, type FleetHostName } from '../support/netns/fleet';
+import { settingsWithObjectStore } from '../support/netns/legs';
+import { chat, traffic } from '../support/netns/traffic';
+import { recordingServer, type RecordingServer } from '../support/recording-server';
+import { testTempDir } from '../support/temp-dirs';
+import { waitFor } from '../support/wait';
+
+const ADMIN_TOKEN = 'fleet-hosts-admin-token';
+/** Generous for a loaded 2-core machine: a safety net, never a measure. */
+const DEADLINE_MS = 90_000;
+
+/**
+ * Issue 43, part 5: the scale-out proof (test/integration/scale-out.test.ts) across hosts instead of
+ * processes. Each gateway, the database and the simulated providers run in network namespaces of
+ * their own (test/support/netns), so that a gateway host can be cut off the network while it keeps
+ * running: its clients, its database and its providers all lose it at once, and it comes back
+ * later believing what it believed before. Needs root; fails (never skips) without it.
+ *
+ * The gateways share no disk: each has a DATA_DIR of its own and keeps every file on the
+ * object-store host (FILE_STORE=s3 on s3rver). Routing (issue 43, part 1) adds a leg here when it
+ * lands: a provider host cut off while each model's standby channel on the other provider host
+ * serves (providerHostCutLeg in test/support/netns/legs.ts says what it expects).
+ */
+describe('fleet across hosts: gateways, database and providers in network namespaces, one gateway host cut off mid-load @integration', function () {
+  this.timeout(300_000);
+
+  let fleet: Fleet;
+  let receiver: RecordingServer;
+  let databaseUrl: string;
+  const gateways: GatewayProcess[] = [];
+
+  before(async () => {
+    fleet = await Fleet.build();
+    databaseUrl = await fleet.startDatabase();
+    const [provider1] = await Promise.all([fleet.startProvider('provider1'), fleet.startProvider('provider2')]);
+    receiver = await recordingServer((_, res) => res.writeHead(200).end('ok'), fleet.network.runnerAddress);
+    const channels = channelsServedBy(provider1, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 });
+    const env = {
+      ...FLEET_SETTINGS,
+      DATABASE_URL: databaseUrl,
+      ADMIN_TOKEN,
+      CHANNELS: JSON.stringify(channels),
+      // Longer than the cut lasts, so the held requests of the cut-off gateway settle once it is back.
+      REQUEST_RESERVATION_TTL_MS: '120000',
+    };
+    // No disk shared: each gateway its own DATA_DIR, every file on the object-store host.
+    const own = await settingsWithObjectStore(fleet, GATEWAY_HOSTS, () => testTempDir('gateway-fleet-data-'));
+    gateways.push(...(await Promise.all(GATEWAY_HOSTS.map((name) => fleet.startGateway(name, { ...env, ...own.get(name) })))));
+  });
+
+  after(async () => {
+    await receiver?.close();
+    await fleet?.destroy();
+  });
+
+  it('gives no host a route off the machine', async () => {
+    for (const name of Object.keys(FLEET_HOSTS) as FleetHostName[]) {
+      const { routes, outside, forwarding } = await fleet.network.exits(name);
+      expect(routes, `${name}'s routes`).to.deep.equal([`${fleet.network.subnet}.0/24 dev eth0 proto kernel scope link src ${fleet.host(name).address}`]);
+      expect(outside, `${name} reaching 1.1.1.1`).to.match(/Network is unreachable/);
+      expect(forwarding, `${name} forwarding`).to.equal('0');
+    }
+  });
+
+  it('keeps the ledger exact, finishes every task once, delivers every webhook and serves every file from every gateway, and hands the cut-off host\'s leases over', async () => {
+    const [gw1, gw2, gw3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
+    const provider1 = fleet.providerUrl('provider1');
+    const { key, secret } = await fundedAccountAcross(gateways, ADMIN_TOKEN, 'fleet-hosts');
+
+    // Which gateways the runner can reach; a consumer run by two of them at once is recorded.
+    const reachable = new Set(gateways);
+    const sampler = new ConsumerSampler(() => [...reachable], ADMIN_TOKEN);
+    const videos: string[] = [];
+    const files: string[] = [];
+    try {
+      videos.push(...await Promise.all(gateways.flatMap((gateway) => [1, 2].map((i) => createVideo(gateway, key, `fleet ${gateway.name} ${i} [sim:delay=1500]`, receiver.url)))));
+
+      // Requests that gw1 has reserved and sent upstream when its host is cut off: held at a gate of
+      // the simulator, so that they are in flight for certain, with no guessing of delays.
+      const gate = `fleet-hosts-${process.pid}`;
+      const gw1Client = new AbortController();
+      const held = [false, true, false].map((stream, i) => chat(gw1, key, `held ${i} [sim:gate=${gate}] [sim:tokens=10]`, stream, gw1Client.signal).then(() => 'answered', (err: unknown) => String(err)));
+
+      const firstWave = traffic([gw1, gw2, gw3], key, files, { gw1: gw1Client.signal });
+      await waitFor('the held requests at the gate and some load done', async () => (await gateWaiting(provider1, gate)) === 3 && firstWave.completed() >= 6, DEADLINE_MS, 100);
+
+      // gw1's host drops off the network: its clients give up on it, as a load balancer would.
+      sampler.pause();
+      await fleet.network.cut('gw1');
+      reachable.delete(gw1);
+      sampler.resume();
+      gw1Client.abort();
+      const first = await firstWave.done;
+      expect(first.filter((o) => !o.ok && o.gateway !== 'gw1'), 'requests to the other gateways').to.deep.equal([]);
+      expect(await Promise.all(held), 'requests in flight on the cut-off host fail').to.satisfy((outcomes: string[]) => outcomes.every((o) => o !== 'answered'));
+
+      // Traffic moves to the others, and all of it succeeds.
+      const second = await traffic([gw2, gw3], key, files).done;
+      expect(second.filter((o) => !o.ok), 'requests after the cut').to.deep.equal([]);
+
+      // gw1's consumer leases go to the others once the database has given its sessions up.
+      await waitFor('every consumer run by exactly one of gw2 and gw3', () => everyConsumerRunOnce([gw2, gw3], ADMIN_TOKEN), DEADLINE_MS, 200);
+      // Its video jobs too, once their leases run out: every task finishes and is billed.
+      for (const id of videos) {
+        await waitFor(`video ${id} billed`, async () => {
+          const task = (await callJson(`${gw2.url}/v1/videos/generations/${id}`, key)).body;
+          return task.status === 'succeeded' && task.billing.status === 'settled' ? task : null;
+        }, DEADLINE_MS, 200);
+      }
+
+      // gw1 comes back, believing what it believed when it was cut off; the held requests get their answers.
+      sampler.pause();
+      await fleet.network.restore('gw1');
+      reachable.add(gw1);
+      sampler.resume();
+      await openGate(provider1, gate);
+      await waitFor('gw1 ready again', async () => (await fetch(`${gw1.url}/readyz`).catch(() => null))?.status === 200, DEADLINE_MS, 200);
+      await waitFor('every consumer run by exactly one gateway of three', () => everyConsumerRunOnce(gateways, ADMIN_TOKEN), DEADLINE_MS, 200);
+    } finally {
+      await sampler.stop();
+    }
+    expect(sampler.doubleRuns, 'a consumer ran in two processes at once').to.deep.equal([]);
+
+    // A webhook for every task (delivery is at least once), each signed with the account's secret.
+    await waitFor('a webhook for every task', async () => videos.every((id) => receiver.seen.some((d) => JSON.parse(d.body.toString()).task_id === id)), DEADLINE_MS, 100);
+    for (const delivery of receiver.seen) {
+      const body = delivery.body.toString();
+      const payload = JSON.parse(body);
+      expect(videos).to.include(payload.task_id);
+      expect(payload.status).to.equal('succeeded');
+      expect(verifyWebhook(secret, delivery.headers['x-service-timestamp'] as string, body, delivery.headers['x-service-signature'] as string, Math.floor(Date.now() / 1000))).to.equal(true);
+      files.push(payload.video_url);
+    }
+
+    // Every file, whichever gateway made its link, is served by every gateway.
+    expect(files.length).to.be.greaterThan(videos.length);
+    for (const link of files) {
+      const bodies = await Promise.all(gateways.map(async (gateway) => {
+        const res = await fetch(onGateway(link, gateway));
+        expect(res.status, `${link} from ${gateway.name}`).to.equal(200);
+        return Buffer.from(await res.arrayBuffer()).toString('base64');
+      }));
+      expect(new Set(bodies).size, `${link}: the same bytes from every gateway`).to.equal(1);
+    }
+
+    const pool = createPool(databaseUrl, 2);
+    try {
+      await expectNothingFrozenAndAuditClean(pool, gw2, key, ADMIN_TOKEN, DEADLINE_MS);
+      await expectEachTaskFinishedAndBilledOnce(pool, 'video-', videos.length);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+async function createVideo(gateway: GatewayProcess, key: string, text: string, callbackUrl: string): Promise<string> {
+  const res = await callJson(`${gateway.url}/v1/videos/generations`, key, 'POST', { model: 'video-ref-2.0', content: [{ type: 'text', text }], duration: 4, callback_url: callbackUrl, video_url_mode: 'tos' });
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  return res.body.id as string;
+}
+
+async function gateWaiting(simulatorUrl: string, gate: string): Promise<number> {
+  return ((await callJson(`${simulatorUrl}/sim/gates/${gate}`, '')).body?.waiting as number | undefined) ?? 0;
+}
+
+async function openGate(simulatorUrl: string, gate: string): Promise<void> {
+  expect((await callJson(`${simulatorUrl}/sim/gates/${gate}/open`, '', 'POST')).status).to.be.lessThan(300);
+}
+
+/** The same signed link on another gateway: the signature covers the path and the expiry, not the host. */
+function onGateway(link: string, gateway: GatewayProcess): string {
+  const url = new URL(link);
+  return new URL(url.pathname + url.search, gateway.url).toString();
+}
