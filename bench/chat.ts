@@ -2,7 +2,7 @@ import os from 'node:os';
 import { runLoad, runLoadInChild, type LoadOptions, type LoadResult, type LoadTarget } from './chat-load';
 import { startBenchGateway, summedBalance, type BenchAccount } from './gateway-setup';
 import { startBareProxy, stopProcess, type Running } from './peer';
-import { printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { benchRateLimitEnv, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 
 /**
  * Chat through the gateway next to the same requests sent straight to the simulator it forwards
@@ -71,7 +71,7 @@ export async function benchChat(db: BenchDatabase, report: Report = printTable, 
   const o = { ...DEFAULTS, ...options };
   const bench = await startBenchGateway(db, {
     poolSize: o.gatewayPoolSize,
-    env: { RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'silent' },
+    env: { ...benchRateLimitEnv(), LOG_LEVEL: 'silent' },
     dataDirPrefix: 'gateway-bench-data-',
   });
   let floor: Running | null = null;

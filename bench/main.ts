@@ -4,6 +4,7 @@ import { abOptionsFromEnv, benchAb } from './ab';
 import { benchChat, chatOptionsFromEnv } from './chat';
 import { benchEventStore } from './eventstore';
 import { benchHotPath, hotPathOptionsFromEnv } from './hotpath';
+import { benchLimits } from './limits';
 import { benchPeer, peerOptionsFromEnv } from './peer';
 import { benchReplay, replayOptionsFromEnv } from './replay';
 import { benchStreams, streamsOptionsFromEnv } from './streams';
@@ -67,6 +68,13 @@ export const SECTIONS: readonly BenchSection[] = [
     title: 'One non-streamed chat request: gateway and PostgreSQL CPU time, transactions and memory per request',
     run: async (ctx) => {
       await benchHotPath(ctx.db, ctx.report, hotPathOptionsFromEnv());
+    },
+  },
+  {
+    name: 'limits',
+    title: 'One per-key rate check: in memory vs shared through PostgreSQL, every check or leased',
+    run: async (ctx) => {
+      await benchLimits(ctx.db, ctx.report);
     },
   },
   {

@@ -9,7 +9,7 @@ import { channelsServedBy } from '../src/upstreams/registry';
 import type { AbResult } from './ab-job';
 import { alternatingNotes, alternatingRows, runAlternatingInChild } from './chat-load';
 import { fundedAccount } from './gateway-setup';
-import { integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
+import { benchRateLimitEnv, integerFromEnv, percentile, printTable, progress, type BenchDatabase, type Measurement, type Table } from './support';
 import { ALL_MODEL_TYPES } from '../src/model-types';
 
 /**
@@ -200,7 +200,7 @@ export async function startGatewayProcess(
       ADMIN_TOKEN: adminToken,
       CHANNELS: JSON.stringify(channels),
       LOG_LEVEL: 'silent',
-      RATE_LIMIT_PER_MINUTE: '0',
+      ...benchRateLimitEnv(),
     },
     where.root,
     where.fileLimit,

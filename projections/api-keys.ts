@@ -22,6 +22,7 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
       budget jsonb,
       expires_at timestamptz,
       rate_limit_per_minute integer,
+      tokens_per_minute integer,
       created_at timestamptz NOT NULL,
       last_used_at timestamptz,
       revoked_at timestamptz
@@ -37,13 +38,13 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
       if (event.type === 'ApiKeyIssued') {
         const d = event.data;
         await tx.query(
-          `INSERT INTO api_keys (key_id, account_id, key_hash, key_prefix, created_at, name, allowed_models, budget, expires_at, rate_limit_per_minute)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          `INSERT INTO api_keys (key_id, account_id, key_hash, key_prefix, created_at, name, allowed_models, budget, expires_at, rate_limit_per_minute, tokens_per_minute)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
           [d.keyId, accountId, d.keyHash, d.keyPrefix, d.at, ...settingsColumns(d)],
         );
       } else if (event.type === 'ApiKeyChanged') {
         await tx.query(
-          `UPDATE api_keys SET name = $2, allowed_models = $3, budget = $4, expires_at = $5, rate_limit_per_minute = $6 WHERE key_id = $1`,
+          `UPDATE api_keys SET name = $2, allowed_models = $3, budget = $4, expires_at = $5, rate_limit_per_minute = $6, tokens_per_minute = $7 WHERE key_id = $1`,
           [event.data.keyId, ...settingsColumns(event.data)],
         );
       } else if (event.type === 'ApiKeyRevoked') {
@@ -67,5 +68,5 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
 });
 
 function settingsColumns(s: KeySettings): unknown[] {
-  return [s.name, s.allowedModels === null ? null : JSON.stringify(s.allowedModels), s.budget === null ? null : JSON.stringify(s.budget), s.expiresAt, s.rateLimitPerMinute];
+  return [s.name, s.allowedModels === null ? null : JSON.stringify(s.allowedModels), s.budget === null ? null : JSON.stringify(s.budget), s.expiresAt, s.rateLimitPerMinute, s.tokensPerMinute];
 }

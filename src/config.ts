@@ -73,6 +73,14 @@ export interface Config {
   readonly catalogFile: string | undefined;
   /** Requests per minute one API key may make to the metered endpoints; 0 disables the limit. */
   readonly rateLimitPerMinute: number;
+  /** The PostgreSQL database where every gateway process counts the per-key and polling limits together; unset: the gateway's own. */
+  readonly limitsDatabaseUrl: string | undefined;
+  /** How much of a limit's rate a process takes from the shared store at once: what refills in this many milliseconds; 0: every check asks the store. */
+  readonly limitsLeaseMs: number;
+  /** How long a call to the shared limit store may take before the process limits on its own. */
+  readonly limitsStoreTimeoutMs: number;
+  /** How often a process limiting on its own asks the shared store whether it answers again. */
+  readonly limitsProbeMs: number;
   /** How long a web Q&A request over its key's rate waits for a turn before answering 502 `gateway_busy` (that endpoint has no 429). */
   readonly webQaRateWaitMs: number;
   /** How long the gateway keeps a web Q&A conversation it keeps itself (Ark's bots) after its last turn; then it is deleted. */
@@ -192,6 +200,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     catalogFile: readableFile(env, 'CATALOG_FILE'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
+    limitsDatabaseUrl: postgresUrl(env, 'LIMITS_DATABASE_URL'),
+    limitsLeaseMs: integer(env, 'LIMITS_LEASE_MS', 1_000, 0, 60_000),
+    limitsStoreTimeoutMs: integer(env, 'LIMITS_STORE_TIMEOUT_MS', 1_000, 10, 60_000),
+    limitsProbeMs: integer(env, 'LIMITS_PROBE_MS', 1_000, 10, 60_000),
     webQaRateWaitMs: integer(env, 'WEBQA_RATE_WAIT_MS', 2_000, 0, 30_000),
     webQaHistoryTtlMs: integer(env, 'WEBQA_HISTORY_TTL_MS', 7 * 86_400_000, 1000),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 20, 0),

@@ -23,7 +23,7 @@ export function defaultFeatures(): GatewayFeature[] {
     { build: (s) => agentsFeature(pick(s, 'catalog', 'upstreams', 'router', 'rateLimiter', 'accounts', 'settlements', 'signer', 'clock', 'store', 'progress', 'pool', 'config', 'logger')) },
     {
       build: (s) =>
-        mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'rateLimiter', 'accounts', 'settlements', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config', 'logger')),
+        mediaTasksFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'rateLimiter', 'limits', 'accounts', 'settlements', 'files', 'signer', 'store', 'progress', 'pool', 'clock', 'config', 'logger')),
     },
     { consumers: minutesConsumers, build: (s) => minutesFeature(pick(s, 'tasks', 'catalog', 'upstreams', 'router', 'rateLimiter', 'logger', 'files', 'signer', 'config')) },
     { build: (s) => filesFeature(pick(s, 'pool', 'store', 'logger', 'progress', 'files', 'signer', 'clock', 'config')) },

@@ -29,6 +29,8 @@ import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
+import { fleetLimiter } from './limits/gateway-limits';
+import type { FleetLimiter } from './limits/fleet-limiter';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
 import { Router } from './upstreams/routing/router';
 import { ChannelHealthLog } from './upstreams/routing/health-log';
@@ -83,6 +85,8 @@ export interface Services {
   /** Shares the router's channel health with the other processes through the log. */
   readonly channelHealth: ChannelHealthLog;
   readonly rateLimiter: RateLimiter;
+  /** The limits every gateway process counts together (rates, tokens per minute, polls). */
+  readonly limits: FleetLimiter;
   /** Where generated and archived files live, and the signer of their download links. */
   readonly files: FileStore;
   readonly signer: UrlSigner;
@@ -206,9 +210,10 @@ async function buildServices(database: Database, config: Config, options: Gatewa
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
     },
   });
-  const rateLimiter = new RateLimiter(config.rateLimitPerMinute);
+  const limits = fleetLimiter(config, database.url, metrics, logger, () => clock().getTime());
+  const rateLimiter = new RateLimiter(config.rateLimitPerMinute, limits);
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
-  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, router, channelHealth, rateLimiter, files, signer, tasks, metrics, settlements };
+  const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, router, channelHealth, rateLimiter, limits, files, signer, tasks, metrics, settlements };
   return { services, runners, accountCommands, keyCache, listening, channels };
 }
 
@@ -419,6 +424,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       await channelFollower.close();
       await channelHealthFollower.close();
       await upstreams.close();
+      await services.limits.close();
       services.files.close?.();
       await store.close();
       if (!options.database) await database.close();

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { AUDIT_REPLAY_SCHEMA } from './audit/audit';
 import { keptConversationMigrations } from './agents/webqa/kept-conversations';
+import { limitStoreMigrations } from './limits/postgres-store';
 import { migrate } from './db/migrations';
 import { auditRunMigrations } from './audit-runs/schema';
 import type { Config } from './config';
@@ -13,7 +14,7 @@ import { runtimeMigrations } from './projections-runtime/schema';
 import { ensureProjectionTables } from './projections-runtime/tables';
 
 /** Every schema migration of the gateway's own tables; the gateway and the CLI tools apply them. */
-export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations, ...keptConversationMigrations];
+export const ALL_MIGRATIONS = [...eventStoreMigrations, ...runtimeMigrations, ...auditRunMigrations, ...keptConversationMigrations, ...limitStoreMigrations];
 
 /**
  * Brings a database to the schema this code expects: the migrations, then the read models' tables,

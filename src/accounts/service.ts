@@ -45,6 +45,8 @@ export interface AuthenticatedKey {
   readonly expiresAt: string | null;
   /** The key's own rate in this process; null: the gateway's rate. */
   readonly rateLimitPerMinute: number | null;
+  /** The key's tokens-per-minute limit; null: none. */
+  readonly tokensPerMinute: number | null;
 }
 
 /** A key as its holder and the operator see it; the secret is shown only when issued. */
@@ -56,6 +58,7 @@ export interface KeyView {
   readonly budget: { amount: number; period: 'total' | 'day' | 'month'; spent: number; remaining: number } | null;
   readonly expires_at: string | null;
   readonly rate_limit_per_minute: number | null;
+  readonly tokens_per_minute: number | null;
   readonly created_at: string;
   readonly last_used_at: string | null;
   readonly revoked: boolean;
@@ -279,7 +282,7 @@ export class AccountService {
     await this.progress.waitForStream(accountStream(accountId), ['api_keys'], this.options.projectionWaitMs);
     const { state } = await this.commands.load(accountStream(accountId));
     const { rows } = await this.pool.query<KeyRow>(
-      `SELECT key_id, name, key_prefix, allowed_models, budget, expires_at, rate_limit_per_minute, created_at, last_used_at, revoked_at
+      `SELECT key_id, name, key_prefix, allowed_models, budget, expires_at, rate_limit_per_minute, tokens_per_minute, created_at, last_used_at, revoked_at
        FROM rm.api_keys WHERE account_id = $1 AND ($2::text IS NULL OR key_id = $2) ORDER BY created_at, key_id`,
       [accountId, keyId ?? null],
     );
@@ -295,6 +298,7 @@ export class AccountService {
         budget: budget && { ...budget, remaining: Math.max(0, budget.amount - budget.spent) },
         expires_at: row.expires_at?.toISOString() ?? null,
         rate_limit_per_minute: row.rate_limit_per_minute,
+        tokens_per_minute: row.tokens_per_minute,
         created_at: row.created_at.toISOString(),
         last_used_at: row.last_used_at?.toISOString() ?? null,
         revoked: row.revoked_at !== null,
@@ -336,13 +340,13 @@ export class AccountService {
   }
 
   private async findKey(keyHash: string): Promise<AuthenticatedKey | null> {
-    const { rows } = await this.pool.query<{ key_id: string; account_id: string; allowed_models: string[] | null; expires_at: Date | null; rate_limit_per_minute: number | null }>(
-      'SELECT key_id, account_id, allowed_models, expires_at, rate_limit_per_minute FROM rm.api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+    const { rows } = await this.pool.query<{ key_id: string; account_id: string; allowed_models: string[] | null; expires_at: Date | null; rate_limit_per_minute: number | null; tokens_per_minute: number | null }>(
+      'SELECT key_id, account_id, allowed_models, expires_at, rate_limit_per_minute, tokens_per_minute FROM rm.api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
       [keyHash],
     );
     const row = rows[0];
     return row
-      ? { keyId: row.key_id, accountId: row.account_id, allowedModels: row.allowed_models, expiresAt: row.expires_at?.toISOString() ?? null, rateLimitPerMinute: row.rate_limit_per_minute }
+      ? { keyId: row.key_id, accountId: row.account_id, allowedModels: row.allowed_models, expiresAt: row.expires_at?.toISOString() ?? null, rateLimitPerMinute: row.rate_limit_per_minute, tokensPerMinute: row.tokens_per_minute }
       : null;
   }
 
@@ -478,6 +482,7 @@ interface KeyRow {
   budget: { amount: number; period: 'total' | 'day' | 'month' } | null;
   expires_at: Date | null;
   rate_limit_per_minute: number | null;
+  tokens_per_minute: number | null;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;

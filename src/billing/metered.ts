@@ -1,7 +1,7 @@
 import type { ModelEntry } from './catalog';
 import { RequestCharge } from './request-charge';
 import type { SettlementJournal } from './settlement-journal';
-import type { AuthenticatedKey, AccountService } from '../accounts/service';
+import type { AccountService } from '../accounts/service';
 import { authOf, endpointOf, type GatewayContext } from '../http/context';
 import { isAbort, upstreamToApiError, UpstreamError } from '../http/upstream-errors';
 import type { Config } from '../config';
@@ -12,7 +12,7 @@ import type { Router } from '../upstreams/routing/router';
 
 /** What the billing frame of a metered call uses. */
 export interface MeteringDeps {
-  readonly rateLimiter: Pick<RateLimiter, 'take'>;
+  readonly rateLimiter: Pick<RateLimiter, 'admit' | 'settleTokens'>;
   readonly accounts: AccountService;
   /** Where a settlement goes, so that the database going away after delivery loses no charge. */
   readonly settlements: Pick<SettlementJournal, 'settle'>;
@@ -21,9 +21,11 @@ export interface MeteringDeps {
 
 /**
  * The billing frame of every synchronous metered call: count the request against the key's rate
- * limit (`admit`; by default a 429 when over it), freeze the upper-bound estimate (402 when
+ * limit and its `tokens` against the key's tokens-per-minute limit (a 429 when over one, or with
+ * `waitForTurnMs` a wait for the key's turn, then 502 `gateway_busy`), freeze the upper-bound estimate (402 when
  * short), run the call, and make sure the reservation is closed exactly once whatever happens:
  * `work` settles actual usage; an upstream failure releases it and answers in the client's terms.
+ * The tokens counted at admission are then corrected by the usage settled (none when released).
  *
  * With `early`, `work` starts as soon as the account has accepted the reservation, while its event
  * commits (RequestCharge): for work whose only effect before it settles is the upstream call, so
@@ -33,27 +35,36 @@ export interface MeteringDeps {
 export async function metered<T>(
   deps: MeteringDeps,
   ctx: GatewayContext,
-  input: { model: ModelEntry; estimate: number; admit?: (auth: AuthenticatedKey) => Promise<void>; early?: boolean },
+  input: { model: ModelEntry; estimate: number; tokens?: number; waitForTurnMs?: number; early?: boolean },
   work: (charge: RequestCharge) => Promise<T>,
 ): Promise<T> {
   const auth = authOf(ctx);
-  if (input.admit) await input.admit(auth);
-  else deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
-  const charge = await RequestCharge.reserve(
-    deps.accounts,
-    deps.settlements,
-    ctx.state,
-    {
-      accountId: auth.accountId,
-      amount: input.estimate,
-      requestId: ctx.state.requestId,
-      model: input.model.id,
-      actor: auth.keyId,
-      endpoint: endpointOf(ctx),
-      ttlMs: deps.config.requestReservationTtlMs,
-    },
-    { early: input.early ?? false, abort: abortOnDisconnect(ctx) },
-  );
+  const counted = await deps.rateLimiter.admit(auth, input.tokens ?? 0, input.waitForTurnMs === undefined ? null : { waitMs: input.waitForTurnMs });
+  let charge: RequestCharge | null = null;
+  try {
+    charge = await RequestCharge.reserve(
+      deps.accounts,
+      deps.settlements,
+      ctx.state,
+      {
+        accountId: auth.accountId,
+        amount: input.estimate,
+        requestId: ctx.state.requestId,
+        model: input.model.id,
+        actor: auth.keyId,
+        endpoint: endpointOf(ctx),
+        ttlMs: deps.config.requestReservationTtlMs,
+      },
+      { early: input.early ?? false, abort: abortOnDisconnect(ctx) },
+    );
+    return await run(charge, work);
+  } finally {
+    await deps.rateLimiter.settleTokens(counted, charge?.settledUsage ? usedTokens(charge.settledUsage) : 0);
+  }
+}
+
+/** Runs `work` and closes `charge` exactly once, whatever happens. */
+async function run<T>(charge: RequestCharge, work: (charge: RequestCharge) => Promise<T>): Promise<T> {
   try {
     const result = await work(charge);
     await charge.confirmed();
@@ -72,6 +83,12 @@ export async function metered<T>(
   } finally {
     await charge.finish();
   }
+}
+
+/** The tokens a settlement's usage names: chat's prompt and completion tokens, or Responses' input and output tokens. */
+function usedTokens(usage: Readonly<Record<string, unknown>>): number {
+  const count = (name: string): number => (typeof usage[name] === 'number' ? (usage[name] as number) : 0);
+  return count('prompt_tokens') + count('completion_tokens') + count('input_tokens') + count('output_tokens');
 }
 
 /**

@@ -36,6 +36,7 @@ export class RequestCharge {
   /** The channel that served the request, once one did (servedBy). */
   private channel: string | undefined = undefined;
   private failed: { readonly cause: unknown } | null = null;
+  private usage: Readonly<Record<string, unknown>> | null = null;
 
   private constructor(
     private readonly accounts: AccountService,
@@ -112,9 +113,15 @@ export class RequestCharge {
     this.channel = channel;
   }
 
+  /** The usage of the settlement, once `settle` closed the reservation; null while open or when released. */
+  get settledUsage(): Readonly<Record<string, unknown>> | null {
+    return this.usage;
+  }
+
   /** Charges what `pricing` comes to, for `usage`, once the reservation is durable. Later settle or release calls are no-ops. */
   settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
     const { accountId, requestId } = this.input;
+    if (this.closing === null) this.usage = usage;
     const channel = this.channel;
     this.closing ??= this.committed
       .then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId, ...(channel === undefined ? {} : { channel }) }))

@@ -13,7 +13,7 @@ import { Delivery, metered, openClientStream, routedCall, type MeteringDeps, typ
 import { CHAT_REQUEST_FIELDS, parseChatRequest, type ChatRequest } from './schemas';
 import { checkChatFeatures, jsonTokens } from './request-features';
 import { deliveredText, withClientFinishReasons, type ChatChoice, type ChatOutput } from './chat-answers';
-import { planTokens, type TokenAsk, type TokenPlan } from './token-plan';
+import { plannedTokens, planTokens, type TokenAsk, type TokenPlan } from './token-plan';
 import { withChanges } from '../domain/with-changes';
 import type { Config } from '../config';
 import type { Upstreams } from '../upstreams/registry';
@@ -109,7 +109,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
     choices: request.n,
     prompt: { param: 'messages', count: () => chatPromptTokens(request, count, caps.part_allowances ?? NO_PART_TOKENS) },
   });
-  await metered(deps, ctx, { model, estimate: plan.estimate, early: true }, (charge) =>
+  await metered(deps, ctx, { model, estimate: plan.estimate, tokens: plannedTokens(plan, request.n), early: true }, (charge) =>
     request.stream ? streamChat(deps, ctx, model, request, plan, charge) : completeChat(deps, ctx, model, request, plan, charge),
   );
 }

@@ -10,7 +10,7 @@ import { createResponse, createResponseStream } from '../upstreams/openai/relay'
 import { Delivery, metered, openClientStream, routedCall } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
-import { planTokens, type TokenPlan } from './token-plan';
+import { plannedTokens, planTokens, type TokenPlan } from './token-plan';
 import { DeliveredOutput } from './delivered-output';
 import { ApiError } from '../http/errors';
 import type { Clock } from '../feature-types';
@@ -154,7 +154,7 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
     maxOutput: request.max_output_tokens === undefined ? undefined : { value: request.max_output_tokens, param: 'max_output_tokens' },
     prompt: { param: 'input', count: () => ask.promptTokens() + contextTokens },
   });
-  await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, early: true }, async (charge) => {
+  await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, tokens: plannedTokens(p), early: true }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, pinned, model, request, p, charge);
     const body = upstreamBody(model, request, p.maxOutput);
     const { value: response, channel } = await routedCall(deps, model, charge, (relay) => createResponse<ResponseObject>(relay, body, charge.signal), pinned);

@@ -20,6 +20,11 @@ export interface TokenPlan {
   readonly estimate: number;
 }
 
+/** The tokens a planned call may use at most (its prompt and every choice's output limit): what a key's tokens-per-minute limit counts at admission. */
+export function plannedTokens(plan: TokenPlan, choices = 1): number {
+  return plan.promptTokens + plan.maxOutput * choices;
+}
+
 /**
  * What a chat-like call may cost at most, and the output limit the model is asked for: the rules
  * chat completions and Responses share. An output limit above the model's is refused, naming the

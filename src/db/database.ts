@@ -86,9 +86,9 @@ export async function openDatabase(options: {
  */
 export const CONNECT_TIMEOUT_MS = 10_000;
 
-export function createPool(url: string, max = 20, connectTimeoutMs = CONNECT_TIMEOUT_MS): Pool {
+export function createPool(url: string, max = 20, connectTimeoutMs = CONNECT_TIMEOUT_MS, queryTimeoutMs?: number): Pool {
   // keepAlive: the kernel probes an idle connection, so one to a server that vanished is found dead.
-  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectTimeoutMs, query_timeout: queryTimeoutMs, keepAlive: true });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
   // So does a checked-out client whose connection dies between two statements (the server stops

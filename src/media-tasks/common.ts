@@ -25,7 +25,7 @@ export async function readPolledTask(deps: TaskReadDeps, ctx: GatewayContext, ki
   const id = ctx.params.taskId!;
   const row = await deps.tasks.read(kind, id, auth.accountId);
   if (!row) throw new ApiError(404, 'task_not_found', `${label} task ${id} not found`);
-  throttle.take(auth.keyId, id);
+  await throttle.take(auth.keyId, id);
   return row;
 }
 

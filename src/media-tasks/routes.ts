@@ -20,6 +20,7 @@ import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
 import type { UrlSigner } from '../files/signed-urls';
 import type { RateLimiter } from '../http/rate-limit';
+import type { FleetLimiter } from '../limits/fleet-limiter';
 import type { TaskEngine } from '../tasks/engine';
 
 /** What the image, podcast and erase endpoints use. */
@@ -29,6 +30,8 @@ export type MediaTaskDeps = TaskReadDeps &
     readonly tasks: TaskEngine;
     readonly catalog: Catalog;
     readonly rateLimiter: Pick<RateLimiter, 'take'>;
+    /** Where the polling limits are counted, across the fleet. */
+    readonly limits: Pick<FleetLimiter, 'poll'>;
     readonly signer: UrlSigner;
     readonly config: Pick<Config, 'pollMinIntervalMsImage' | 'pollMinIntervalMsPodcast' | 'pollMinIntervalMsErase' | 'fileUrlAllowPrivateTargets'>;
   };
@@ -41,11 +44,10 @@ export type MediaTaskDeps = TaskReadDeps &
  */
 export function mediaTaskRouter(deps: MediaTaskDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true });
-  const now = () => deps.clock().getTime();
   const throttles: Record<string, PollThrottle> = {
-    [IMAGE_TASK_KIND]: new PollThrottle(deps.config.pollMinIntervalMsImage, now),
-    [PODCAST_TASK_KIND]: new PollThrottle(deps.config.pollMinIntervalMsPodcast, now),
-    [ERASE_TASK_KIND]: new PollThrottle(deps.config.pollMinIntervalMsErase, now),
+    [IMAGE_TASK_KIND]: new PollThrottle(IMAGE_TASK_KIND, deps.config.pollMinIntervalMsImage, deps.limits),
+    [PODCAST_TASK_KIND]: new PollThrottle(PODCAST_TASK_KIND, deps.config.pollMinIntervalMsPodcast, deps.limits),
+    [ERASE_TASK_KIND]: new PollThrottle(ERASE_TASK_KIND, deps.config.pollMinIntervalMsErase, deps.limits),
   };
 
   /** Creates a task of a kind whose checks are all local, answered as it was created (also on an idempotent replay). */

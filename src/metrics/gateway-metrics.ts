@@ -86,6 +86,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly limitStoreOutages = new Counter({
+    name: 'gateway_limit_store_outages_total',
+    help: 'Times this process found the shared limit store out of reach and began limiting on its own.',
+    registers: [this.registry],
+  });
+
   /** `logger` hears of a recording that failed (prom-client refuses a value it cannot count). */
   constructor(
     private readonly logger: Pick<Logger, 'error'>,
@@ -195,6 +201,10 @@ export class GatewayMetrics {
 
   countJobRun(kind: string, outcome: JobOutcome): void {
     this.later(() => this.jobRuns.inc({ kind, outcome }));
+  }
+
+  countLimitStoreOutage(): void {
+    this.later(() => this.limitStoreOutages.inc());
   }
 
   countWebhookAttempt(outcome: WebhookOutcome): void {

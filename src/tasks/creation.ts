@@ -86,7 +86,7 @@ export async function nothingOutside<Request>(draft: TaskDraft<Request>): Promis
 
 export interface TaskCreationDeps {
   readonly tasks: Pick<TaskEngine, 'create' | 'submitOnce' | 'run' | 'now'>;
-  readonly rateLimiter: { take(key: string, ownRate: number | null): void };
+  readonly rateLimiter: { take(key: string, ownRate: number | null): Promise<void> };
 }
 
 export async function createTask<Checked, Request>(deps: TaskCreationDeps, ctx: GatewayContext, creation: TaskCreation<Checked, Request>): Promise<void> {
@@ -94,9 +94,9 @@ export async function createTask<Checked, Request>(deps: TaskCreationDeps, ctx: 
   const auth = authOf(ctx);
   const takeRateLimit = () => deps.rateLimiter.take(auth.keyId, auth.rateLimitPerMinute);
   const checked = await creation.check(ctx);
-  if (policy.rateLimit === 'before_outside_checks') takeRateLimit();
+  if (policy.rateLimit === 'before_outside_checks') await takeRateLimit();
   const draft = await creation.complete(checked, ctx);
-  if (policy.rateLimit === 'after_checks') takeRateLimit();
+  if (policy.rateLimit === 'after_checks') await takeRateLimit();
   const { row, replayed } = await deps.tasks.create({
     kind,
     accountId: auth.accountId,

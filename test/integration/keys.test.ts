@@ -30,6 +30,7 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       budget: { amount: 1_000_000, period: 'month' },
       expires_at: expiresAt,
       rate_limit_per_minute: 50,
+      tokens_per_minute: 50_000,
     });
     expect(issued.status).to.equal(201);
     expect(issued.body).to.deep.include({
@@ -38,6 +39,7 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       budget: { amount: 1_000_000, period: 'month', spent: 0, remaining: 1_000_000 },
       expires_at: expiresAt,
       rate_limit_per_minute: 50,
+      tokens_per_minute: 50_000,
       last_used_at: null,
       revoked: false,
     });
@@ -77,6 +79,8 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       [{ expires_at: 'tomorrow' }, 'expires_at'],
       [{ rate_limit_per_minute: 0 }, 'rate_limit_per_minute'],
       [{ rate_limit_per_minute: 1.5 }, 'rate_limit_per_minute'],
+      [{ tokens_per_minute: 0 }, 'tokens_per_minute'],
+      [{ tokens_per_minute: '1000' }, 'tokens_per_minute'],
       [{ secret: 'x' }, 'secret'],
     ] as const) {
       const res = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, body);
@@ -162,6 +166,7 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       allowed_models: ['chat-fast', 'chat-pro'],
       expires_at: '2099-01-01T00:00:00Z',
       rate_limit_per_minute: 100,
+      tokens_per_minute: 100_000,
     });
     const key = parent.body.key as string;
 
@@ -177,6 +182,7 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       allowed_models: ['chat-fast', 'chat-pro'],
       expires_at: '2099-01-01T00:00:00.000Z',
       rate_limit_per_minute: 100,
+      tokens_per_minute: 100_000,
     });
     expect(inherited.body.budget).to.equal(null);
     const childId = inherited.body.id as string;
@@ -186,6 +192,8 @@ describe('API keys with budgets, expiry and their own rate; the owner manages ke
       { allowed_models: null },
       { expires_at: '2099-01-02T00:00:00Z' },
       { rate_limit_per_minute: 101 },
+      { tokens_per_minute: 100_001 },
+      { tokens_per_minute: null },
     ]) {
       const created = await gw.api(key, 'POST', '/v1/account/keys', wider);
       expect(created.status, JSON.stringify(wider)).to.equal(403);

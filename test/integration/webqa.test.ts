@@ -401,4 +401,24 @@ describe('web Q&A over a key\'s request rate @integration', () => {
     expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
     await gw.expectAuditClean();
   });
+
+  it("answers 502 gateway_busy (never 429) over the key's tokens per minute too, reserving nothing", async () => {
+    const { accountId } = await gw.fundedAccount(10_000_000);
+    // 100 tokens a minute: a turn counts its prompt and the bot's output limit (more than 100: the
+    // whole minute), then gives back what it did not use; the next is ~4 s of refill away, beyond the wait.
+    const issued = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, { tokens_per_minute: 100 });
+    expect(issued.status).to.equal(201);
+    expect(issued.body.tokens_per_minute).to.equal(100);
+    const key = issued.body.key as string;
+    const ask = () => gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-basic', messages: [{ role: 'user', content: 'hi [sim:tokens=1]' }] });
+    expect((await ask()).status).to.equal(200);
+    const before = (await gw.api(key, 'GET', '/v1/account')).body.balance;
+    const busy = await ask();
+    expect(busy.status, JSON.stringify(busy.body)).to.equal(502);
+    expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
+    expect(busy.body.error.message).to.contain('tokens-per-minute limit of 100');
+    expect(Number(busy.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect((await gw.api(key, 'GET', '/v1/account')).body.balance).to.deep.equal(before);
+    await gw.expectAuditClean();
+  });
 });

@@ -200,7 +200,7 @@ describe('account decider', () => {
   });
 
   describe('keys', () => {
-    const unlimited = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null };
+    const unlimited = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null, tokensPerMinute: null };
     const issued: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'k1', keyHash: 'h', keyPrefix: 'tr-abc', ...unlimited, at: now } };
 
     it('issues a key', () => {

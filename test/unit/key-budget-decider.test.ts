@@ -7,7 +7,7 @@ import { DeciderSpecification } from '../support/decider-specification';
 /** Key budgets, limits and the widening rule, as given events / when command / then events or error. */
 describe('account decider: keys', () => {
   const t0 = '2026-03-10T03:00:00.000Z'; // 11:00 in Shanghai
-  const unlimited: KeySettings = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null };
+  const unlimited: KeySettings = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null, tokensPerMinute: null };
 
   const given = DeciderSpecification.for(accountDecider);
 
@@ -71,19 +71,24 @@ describe('account decider: keys', () => {
 
   it('reads keys issued before limits existed as unlimited', () => {
     const old = { type: 'ApiKeyIssued', data: { keyId: 'k0', name: null, keyHash: 'h', keyPrefix: 'tr-x', allowedModels: ['chat'], at: t0 } } as AccountEvent;
-    expect(upcastAccountEvent(old).data).to.deep.equal({ keyId: 'k0', name: null, keyHash: 'h', keyPrefix: 'tr-x', allowedModels: ['chat'], budget: null, expiresAt: null, rateLimitPerMinute: null, at: t0 });
+    expect(upcastAccountEvent(old).data).to.deep.equal({ keyId: 'k0', name: null, keyHash: 'h', keyPrefix: 'tr-x', allowedModels: ['chat'], budget: null, expiresAt: null, rateLimitPerMinute: null, tokensPerMinute: null, at: t0 });
     given([...opened, old]).when(reserve('r', 'k0', 900)).then([reservedBy('r', 'k0', 900)]);
   });
 
+  it('reads key changes recorded before token limits as without one', () => {
+    const old = { type: 'ApiKeyChanged', data: { keyId: 'k0', name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: 5, at: t0 } } as unknown as AccountEvent;
+    expect(upcastAccountEvent(old).data).to.deep.equal({ keyId: 'k0', name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: 5, tokensPerMinute: null, at: t0 });
+  });
+
   describe('a key managing keys', () => {
-    const parent = issued('p', { allowedModels: ['chat', 'image'], budget: { amount: 100, period: 'month' }, expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30 });
+    const parent = issued('p', { allowedModels: ['chat', 'image'], budget: { amount: 100, period: 'month' }, expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30, tokensPerMinute: 5_000 });
     const history = [...opened, parent, issued('wide', {})];
     const by = { keyId: 'p', gatewayRatePerMinute: 600 };
-    const narrow: KeySettings = { name: 'n', allowedModels: ['chat'], budget: { amount: 50, period: 'total' }, expiresAt: '2026-05-01T00:00:00.000Z', rateLimitPerMinute: 10 };
+    const narrow: KeySettings = { name: 'n', allowedModels: ['chat'], budget: { amount: 50, period: 'total' }, expiresAt: '2026-05-01T00:00:00.000Z', rateLimitPerMinute: 10, tokensPerMinute: 4_000 };
     const issue = (settings: KeySettings): AccountCommand => ({ type: 'IssueApiKey', keyId: 'c', keyHash: 'hc', keyPrefix: 'tr-c', settings, by, now: t0 });
 
     it('creates a key within itself', () => {
-      const unbudgeted = [...opened, issued('p', { allowedModels: ['chat', 'image'], expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30 })];
+      const unbudgeted = [...opened, issued('p', { allowedModels: ['chat', 'image'], expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30, tokensPerMinute: 5_000 })];
       given(unbudgeted).when(issue(narrow)).then([{ type: 'ApiKeyIssued', data: { keyId: 'c', keyHash: 'hc', keyPrefix: 'tr-c', ...narrow, at: t0 } }]);
     });
 
@@ -92,7 +97,7 @@ describe('account decider: keys', () => {
     });
 
     it('never creates a key beyond itself', () => {
-      const unbudgeted = [...opened, issued('p', { allowedModels: ['chat', 'image'], budget: null, expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30 })];
+      const unbudgeted = [...opened, issued('p', { allowedModels: ['chat', 'image'], budget: null, expiresAt: '2026-06-01T00:00:00.000Z', rateLimitPerMinute: 30, tokensPerMinute: 5_000 })];
       for (const wider of [
         { allowedModels: ['chat', 'video'] },
         { allowedModels: null },
@@ -103,6 +108,8 @@ describe('account decider: keys', () => {
         { expiresAt: null },
         { rateLimitPerMinute: 31 },
         { rateLimitPerMinute: null },
+        { tokensPerMinute: 5_001 },
+        { tokensPerMinute: null },
       ]) {
         given(history).when(issue({ ...narrow, ...wider })).thenThrows('key_scope_exceeded');
         // Refused for the widening itself, not only for the acting key's budget.

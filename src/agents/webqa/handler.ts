@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { AuthenticatedKey } from '../../accounts/service';
 import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
@@ -30,7 +29,7 @@ import type { Upstreams } from '../../upstreams/registry';
 export type WebQaDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
   readonly upstreams: Pick<Upstreams, 'channel'>;
-  readonly rateLimiter: Pick<RateLimiter, 'waitTurn'>;
+  readonly rateLimiter: Pick<RateLimiter, 'admit' | 'settleTokens'>;
   /** Signs the conversation ids handed to clients. */
   readonly signer: UrlSigner;
   readonly clock: Clock;
@@ -59,6 +58,8 @@ interface Plan {
   readonly channel: string | undefined;
   readonly promptTokens: number;
   readonly estimate: number;
+  /** The tokens the turn may use at most: its prompt and the bot's output limit (what a key's tokens-per-minute limit counts at admission). */
+  readonly tokens: number;
 }
 
 const conversationIds = (deps: WebQaDeps): ConversationIds => new ConversationIds(deps.signer);
@@ -92,8 +93,7 @@ async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
 }
 
 async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
-  const admit = (auth: AuthenticatedKey) => deps.rateLimiter.waitTurn(auth.keyId, deps.config.webQaRateWaitMs, auth.rateLimitPerMinute);
-  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, admit }, async (charge) => {
+  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, tokens: plan.tokens, waitForTurnMs: deps.config.webQaRateWaitMs }, async (charge) => {
     if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
     const { value: chat, channel } = await routedCall(deps, plan.bot, charge, (ch) => plan.adapter.chat(ch, plan.ask, { signal: charge.signal, waitMs: ch.config.timeout_ms }), plan.channel);
     const followUps = plan.followUps ? chat.followUps : [];
@@ -233,7 +233,7 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
     maxOutputTokens: caps.max_output_tokens,
     cards,
   };
-  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, channel: held?.channel, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens) };
+  return { bot, adapter, ask, followUps: pro && ext.follow_ups !== false, cards, keptConversation, channel: held?.channel, promptTokens, estimate: tokenCharge(botPricing(bot), promptTokens, caps.max_output_tokens), tokens: promptTokens + caps.max_output_tokens };
 }
 
 /**

@@ -333,7 +333,7 @@ function refuseOverKeyBudget(state: AccountState, actor: string, amount: number,
 }
 
 function limitsOf(settings: KeyLimits): KeyLimits {
-  return { allowedModels: settings.allowedModels, budget: settings.budget, expiresAt: settings.expiresAt, rateLimitPerMinute: settings.rateLimitPerMinute };
+  return { allowedModels: settings.allowedModels, budget: settings.budget, expiresAt: settings.expiresAt, rateLimitPerMinute: settings.rateLimitPerMinute, tokensPerMinute: settings.tokensPerMinute };
 }
 
 /** The open reservation, or null when it closed recently (a repeated close is a no-op). */

@@ -87,6 +87,8 @@ export interface KeySettings {
   readonly budget: KeyBudget | null;
   readonly expiresAt: string | null;
   readonly rateLimitPerMinute: number | null;
+  /** Tokens a minute the key's chat-like requests may use across the fleet (estimated at admission, corrected by usage); null: no such limit. */
+  readonly tokensPerMinute: number | null;
 }
 
 /** How video results are delivered when a request does not say (see the README). */
@@ -148,10 +150,18 @@ export function upcastAccountEvent<E extends { type: string; data: unknown }>(ev
       return data.context === undefined ? withData(event, withChanges(data, { context: null })) : event;
     }
     case 'ApiKeyIssued': {
-      // Keys issued before budgets, expiry and per-key rates had none of them.
+      // Keys issued before budgets, expiry, per-key rates and token limits had none of them.
       const data = event.data as Partial<KeySettings>;
-      if (data.budget !== undefined && data.expiresAt !== undefined && data.rateLimitPerMinute !== undefined) return event;
-      return withData(event, withChanges(data, { budget: data.budget ?? null, expiresAt: data.expiresAt ?? null, rateLimitPerMinute: data.rateLimitPerMinute ?? null }));
+      if (data.budget !== undefined && data.expiresAt !== undefined && data.rateLimitPerMinute !== undefined && data.tokensPerMinute !== undefined) return event;
+      return withData(
+        event,
+        withChanges(data, { budget: data.budget ?? null, expiresAt: data.expiresAt ?? null, rateLimitPerMinute: data.rateLimitPerMinute ?? null, tokensPerMinute: data.tokensPerMinute ?? null }),
+      );
+    }
+    case 'ApiKeyChanged': {
+      // Changes recorded before token limits had none.
+      const data = event.data as Partial<KeySettings>;
+      return data.tokensPerMinute === undefined ? withData(event, withChanges(data, { tokensPerMinute: null })) : event;
     }
     default:
       return event;

@@ -72,5 +72,8 @@ export function wideningOf(child: KeyLimits, parent: KeyLimits, gatewayRatePerMi
   }
   const parentRate = parent.rateLimitPerMinute ?? gatewayRatePerMinute;
   if ((child.rateLimitPerMinute ?? gatewayRatePerMinute) > parentRate) return `rate_limit_per_minute: at most ${parentRate}`;
+  if (parent.tokensPerMinute !== null && (child.tokensPerMinute === null || child.tokensPerMinute > parent.tokensPerMinute)) {
+    return `tokens_per_minute: at most ${parent.tokensPerMinute}`;
+  }
   return null;
 }

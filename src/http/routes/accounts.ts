@@ -56,6 +56,7 @@ interface KeySettingsBody {
   budget?: { amount: number; period: 'total' | 'day' | 'month' } | null;
   expires_at?: string | null;
   rate_limit_per_minute?: number | null;
+  tokens_per_minute?: number | null;
 }
 
 /** Request body of POST …/keys and PATCH …/keys/{id}, for the operator and the account alike. */
@@ -72,6 +73,7 @@ export const keySettingsSchema = {
     },
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     rate_limit_per_minute: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000 },
+    tokens_per_minute: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000_000 },
   },
   required: [],
   additionalProperties: false,
@@ -87,10 +89,11 @@ function keySettings(body: KeySettingsBody, base: KeySettings): KeySettings {
     budget: body.budget !== undefined ? body.budget : base.budget,
     expiresAt: body.expires_at !== undefined ? body.expires_at && new Date(body.expires_at).toISOString() : base.expiresAt,
     rateLimitPerMinute: body.rate_limit_per_minute !== undefined ? body.rate_limit_per_minute : base.rateLimitPerMinute,
+    tokensPerMinute: body.tokens_per_minute !== undefined ? body.tokens_per_minute : base.tokensPerMinute,
   };
 }
 
-const UNLIMITED: KeySettings = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null };
+const UNLIMITED: KeySettings = { name: null, allowedModels: null, budget: null, expiresAt: null, rateLimitPerMinute: null, tokensPerMinute: null };
 
 function settingsOf(key: KeyView): KeySettings {
   return {
@@ -99,6 +102,7 @@ function settingsOf(key: KeyView): KeySettings {
     budget: key.budget && { amount: key.budget.amount, period: key.budget.period },
     expiresAt: key.expires_at,
     rateLimitPerMinute: key.rate_limit_per_minute,
+    tokensPerMinute: key.tokens_per_minute,
   };
 }
 

@@ -1,0 +1,28 @@
+import type { Config } from '../config';
+import type { Logger } from '../log';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import { FleetLimiter } from './fleet-limiter';
+import { PostgresLimitStore } from './postgres-store';
+
+/**
+ * The gateway's limiter: shared through PostgreSQL (LIMITS_DATABASE_URL, else the gateway's own
+ * database), its outages logged by the limiter and counted here, with a gauge saying whether this
+ * process counts with the fleet (1) or alone (0).
+ */
+export function fleetLimiter(config: Config, databaseUrl: string, metrics: GatewayMetrics, logger: Logger, now: () => number): FleetLimiter {
+  const store = PostgresLimitStore.connect(config.limitsDatabaseUrl ?? databaseUrl, config.limitsStoreTimeoutMs);
+  const limiter = new FleetLimiter(store, {
+    now,
+    leaseMs: config.limitsLeaseMs,
+    probeMs: config.limitsProbeMs,
+    sweepMs: 60_000,
+    logger,
+    onStoreState: (up) => {
+      if (!up) metrics.countLimitStoreOutage();
+    },
+  });
+  metrics.gauge('gateway_limit_store_up', 'Whether this process counts its limits in the shared store with every other process (1), or alone while the store is out of reach (0).', [], async () => [
+    { labels: {}, value: limiter.shared ? 1 : 0 },
+  ]);
+  return limiter;
+}
