@@ -26,11 +26,16 @@ const DEADLINE_MS = 90_000;
  * later believing what it believed before. Needs root; fails (never skips) without it.
  *
  * The gateways share no disk: each has a DATA_DIR of its own and keeps every file on the
- * object-store host (FILE_STORE=s3 on s3rver). Routing (issue 43, part 1) adds a leg here when it
- * lands: a provider host cut off while each model's standby channel on the other provider host
- * serves (providerHostCutLeg in test/support/netns/legs.ts says what it expects).
+ * object-store host (FILE_STORE=s3 on s3rver), and all are given one CHANNEL_SECRETS_KEY.
+ *
+ * Every model has two channels (issue 43, part 1, routing): its channel on provider1's host first,
+ * a standby copy on provider2's second. After the gateway host's cut and restore, provider1's host
+ * is cut off under load (providerHostCutLeg in test/support/netns/legs.ts): every request on every
+ * gateway succeeds, settled once by its model's standby channel; video tasks that provider1 accepted
+ * before the cut, whose polls may go to no other channel, fail their polls and wait; after the
+ * restore they finish, and traffic returns to provider1 once the circuits have closed again.
  */
-describe('fleet across hosts: gateways, database and providers in network namespaces, one gateway host cut off mid-load @integration', function () {
+describe('fleet across hosts: gateways, database and providers in network namespaces, one gateway host and then one provider host cut off mid-load @integration', function () {
   this.timeout(300_000);
 
   let fleet: Fleet;

@@ -20,12 +20,17 @@ import { traffic, type Outcome } from './traffic';
 export const standbyOf = (channel: string) => `${channel}-standby`;
 
 /**
- * How long a channel waits for a provider's response headers (and for each next piece of its
- * body). A provider host cut off answers nothing: a request on a connection opened before the cut
- * fails over only at this timeout (a new connection fails sooner, with EHOSTUNREACH, once the
- * kernel's neighbour entry for the host has failed), so it bounds what the cut costs a request.
+ * How long a channel on provider1 waits for the response headers (and for each next piece of a
+ * body). A provider host cut off answers nothing and resets nothing: a request on a connection
+ * opened before the cut fails over only at this timeout (`timeout` in
+ * gateway_channel_failovers_total; a new connection would fail sooner, with EHOSTUNREACH, once the
+ * kernel's neighbour entry for the host has failed, but the gateways' pools hold open connections
+ * and every failover of the leg is a timeout), so it bounds what the cut costs a request.
  */
 export const FAILOVER_TIMEOUT_MS = 5_000;
+
+/** The standby channels are never cut off: a long timeout, so that a slow machine never fails them. */
+const STANDBY_TIMEOUT_MS = 30_000;
 
 /**
  * The model and channel of the requests the gateway-host cut holds at provider1's gate: a copy of
@@ -40,10 +45,10 @@ export const HELD = { model: 'chat-pro', channel: 'default-held', timeoutMs: 300
  * channel is added on both. Give the result as CHANNELS, with catalogWithStandbys as CATALOG_FILE.
  */
 export function channelsOnTwoProviders(onProvider1: readonly ChannelEntry[], onProvider2: readonly ChannelEntry[]): ChannelEntry[] {
-  const timeoutOf = (name: string) => (name === HELD.channel ? HELD.timeoutMs : FAILOVER_TIMEOUT_MS);
+  const timeoutOf = (name: string, onCutHost: boolean) => (name === HELD.channel ? HELD.timeoutMs : onCutHost ? FAILOVER_TIMEOUT_MS : STANDBY_TIMEOUT_MS);
   return [
-    ...withHeldChannel(onProvider1).map((entry) => ({ ...entry, timeout_ms: timeoutOf(entry.name) })),
-    ...withHeldChannel(onProvider2).map((entry) => ({ ...entry, name: standbyOf(entry.name), timeout_ms: timeoutOf(entry.name) })),
+    ...withHeldChannel(onProvider1).map((entry) => ({ ...entry, timeout_ms: timeoutOf(entry.name, true) })),
+    ...withHeldChannel(onProvider2).map((entry) => ({ ...entry, name: standbyOf(entry.name), timeout_ms: timeoutOf(entry.name, false) })),
   ];
 }
 
@@ -140,7 +145,13 @@ export async function providerHostCutLeg(setup: ProviderCutSetup): Promise<strin
     const during = await traffic(gateways, cutKey.key, files).done;
     expect(during.filter((o) => !o.ok), 'requests while provider1 is cut off').to.deep.equal([]);
     expect(await settledBy(pool, cutKey, during.length, deadlineMs), 'who settled the requests made while provider1 was cut off').to.deep.equal(servedBy(during, (model) => standbyOf(channelOf(model))));
-    // Read through a gateway that was never cut off; the tasks wait, neither failed nor moved.
+    // Each held video's poll fails at least once while the cut lasts (its job records the error),
+    // and the task waits: neither failed nor polled elsewhere.
+    const pollErrors = await waitFor('a failed poll of each held video', async () => {
+      const { rows } = await pool.query<{ last_error: string | null }>(`SELECT last_error FROM jobs WHERE kind = 'task.poll' AND key = ANY($1)`, [videos.map((v) => `video-${v.id}`)]);
+      return rows.length === videos.length && rows.every((r) => r.last_error !== null) ? rows.map((r) => r.last_error!) : null;
+    }, deadlineMs, 100);
+    expect(pollErrors.filter((e) => !e.includes(`channel ${channelOf(VIDEO_MODEL)} `)), 'poll errors not of the video channel on provider1').to.deep.equal([]);
     const reader = gateways.find((g) => g.name !== 'gw1')!;
     for (const video of videos) {
       const status = (await callJson(`${reader.url}/v1/videos/generations/${video.id}`, videoKey.key)).body.status;
