@@ -184,6 +184,14 @@ export class Upstreams {
     this.mendListeners.push(listener);
   }
 
+  /**
+   * Forgets what the router learnt of a channel (a refusal of its credentials, a cooldown, an
+   * open circuit), whatever its state: an operator's word that the channel is well again.
+   */
+  mend(name: string): void {
+    this.mended(name);
+  }
+
   private mended(name: string): void {
     for (const listener of this.mendListeners) listener(name);
   }

@@ -81,8 +81,8 @@ describe('routing a model over several channels @integration', function () {
     clock.release();
     clock.setOffset(0);
     for (const upstream of [primary, backup, second, cozeA, cozeB]) upstream.act = 'forward';
-    // Each test starts with every channel healthy (an operator's enable mends a channel).
-    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b']) gw.upstreams.setEnabled(name, true);
+    // Each test starts with every channel healthy (mended, as an operator's enable of a disabled channel does).
+    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b']) gw.upstreams.mend(name);
   });
 
   afterEach(async () => {
@@ -205,7 +205,7 @@ describe('routing a model over several channels @integration', function () {
     // The id names its channel by a digest, never by the operator's name.
     expect(answered.body.conversation_id).not.to.include('coze-b');
     // The conversation lives on coze-b: its next turn goes there, though coze-a (first by priority) is well again.
-    gw.upstreams.setEnabled('coze-a', true);
+    gw.upstreams.mend('coze-a');
     cozeA.act = 'forward';
     const before = { a: cozeA.seen, b: cozeB.seen };
     const continued = await gw.api(key, 'POST', '/v1/agent/chat/completions', {
@@ -244,7 +244,7 @@ describe('routing a model over several channels @integration', function () {
     expect(JSON.stringify(refused?.data)).not.to.match(/sk-/);
     expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_state', { channel: 'primary', state: 'disabled' })).to.equal(1);
     primary.act = 'forward';
-    gw.upstreams.setEnabled('primary', true);
+    gw.upstreams.mend('primary');
     await ask();
     expect(primary.seen).to.equal(seen + 1);
   });
