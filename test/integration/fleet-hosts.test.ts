@@ -64,8 +64,9 @@ describe('fleet across hosts: gateways, database and providers in network namesp
       ADMIN_TOKEN,
       CHANNELS: JSON.stringify(channelsOnTwoProviders(onProvider1, onProvider2)),
       CATALOG_FILE: standbys.file,
-      // No shared DATA_DIR: the key that seals the channels' credentials in the log must be given
-      // to every gateway, or each opens only the channels it seeded itself.
+      // No shared DATA_DIR: the key that seals the channels' credentials in the log is given to
+      // every gateway, so that each opens what another sealed (without it, each would generate its
+      // own and serve the channels another seeded from its own CHANNELS copy only).
       CHANNEL_SECRETS_KEY: 'fleet-hosts-channel-secrets-key-0123456789',
       // Longer than the cut lasts, so the held requests of the cut-off gateway settle once it is back.
       REQUEST_RESERVATION_TTL_MS: '120000',
