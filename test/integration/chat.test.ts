@@ -7,6 +7,7 @@ import { countMessageTokens, countResponsesInputTokens, countTokens } from '../.
 import { accountStream } from '../../src/domain/account/events';
 import { chatRoutes } from '../../simulator/chat';
 import type { SimContext } from '../../simulator/server';
+import { mendChannel } from '../support/mend-channel';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { secondWriter } from '../support/second-writer';
 import { sample, scrapeMetrics } from '../support/metrics';
@@ -367,10 +368,15 @@ describe('chat completions and the Responses interface through the openai SDK @i
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] }), OpenAI.InternalServerError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=400]' }] }), OpenAI.BadRequestError);
       // The provider refusing the gateway's own key is not the client's 400 (nor its invalid_api_key), on both interfaces.
+      // The refusal disables chat-fast's only channel: the next request is sent nowhere (a 502
+      // upstream_unavailable, though it would have been answered) until an operator mends it.
       for (const status of [401, 403]) {
         const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `x [sim:status=${status}]` }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
         expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: channel default: the provider refused the gateway's credentials (HTTP ${status})`]);
+        await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x' }), OpenAI.InternalServerError, 'upstream_unavailable');
+        mendChannel(gw, 'default');
         await expectError(() => client.responses.create({ model: 'chat-fast', input: `x [sim:status=${status}]` }), OpenAI.InternalServerError, 'upstream_auth_failed');
+        mendChannel(gw, 'default');
       }
     });
     expect(charge).to.equal(0);
