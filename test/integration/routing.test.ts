@@ -159,7 +159,7 @@ describe('routing a model over several channels @integration', function () {
     const metrics = await scrapeMetrics(gw.url);
     expect(sample(metrics, 'gateway_channel_state', { channel: 'primary', state: 'cooling_down' })).to.equal(1);
     expect(sample(metrics, 'gateway_channel_failovers_total', { channel: 'primary', reason: 'rate_limited' })).to.be.greaterThan(0);
-    expect(await healthEvents('primary')).to.include('ChannelCooldownStarted');
+    await waitFor('the cooldown appended', async () => (await healthEvents('primary')).includes('ChannelCooldownStarted'));
     clock.advance(16_000);
     await ask();
     expect(primary.seen, 'still cooling down a second before the end').to.equal(seen);
@@ -321,7 +321,11 @@ describe('routing a model over several channels @integration', function () {
     await ask();
     expect(primary.seen).to.equal(seen + 2);
     expect(gw.router.health('primary').state).to.equal('closed');
-    const events = await healthEvents('primary');
+    // Transitions are appended after the answer, one after another: wait for the close.
+    const events = await waitFor('the close appended', async () => {
+      const types = await healthEvents('primary');
+      return types.at(-1) === 'ChannelCircuitClosed' ? types : null;
+    });
     const episode = events.slice(events.lastIndexOf('ChannelCircuitOpened') - 2);
     expect(episode).to.deep.equal(['ChannelCircuitOpened', 'ChannelCircuitHalfOpened', 'ChannelCircuitOpened', 'ChannelCircuitHalfOpened', 'ChannelCircuitClosed']);
     const metrics = await scrapeMetrics(gw.url);
