@@ -185,9 +185,10 @@ export class Upstreams {
   }
 
   /**
-   * Forgets what the router learnt of the channel. Also the directory's, for an enable the log
-   * records: by the time it reads the channel's stream, a disable and enable in quick succession
-   * may both be behind it, so setEnabled sees no change.
+   * Forgets what the router learnt of a channel (a refusal of its credentials, a cooldown, an
+   * open circuit), whatever its state: an operator's word that the channel is well again. The
+   * directory mends on every enable the log records: by the time it reads the channel's stream, a
+   * disable and the enable after it may both be behind it, so setEnabled sees no change.
    */
   mend(name: string): void {
     for (const listener of this.mendListeners) listener(name);

@@ -7,7 +7,6 @@ import { countMessageTokens, countResponsesInputTokens, countTokens } from '../.
 import { accountStream } from '../../src/domain/account/events';
 import { chatRoutes } from '../../simulator/chat';
 import type { SimContext } from '../../simulator/server';
-import { mendChannel } from '../support/mend-channel';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { secondWriter } from '../support/second-writer';
 import { sample, scrapeMetrics } from '../support/metrics';
@@ -374,9 +373,9 @@ describe('chat completions and the Responses interface through the openai SDK @i
         const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `x [sim:status=${status}]` }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
         expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: channel default: the provider refused the gateway's credentials (HTTP ${status})`]);
         await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x' }), OpenAI.InternalServerError, 'upstream_unavailable');
-        mendChannel(gw, 'default');
+        gw.upstreams.mend('default');
         await expectError(() => client.responses.create({ model: 'chat-fast', input: `x [sim:status=${status}]` }), OpenAI.InternalServerError, 'upstream_auth_failed');
-        mendChannel(gw, 'default');
+        gw.upstreams.mend('default');
       }
     });
     expect(charge).to.equal(0);

@@ -4,7 +4,6 @@ import OpenAI from 'openai';
 import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countResponsesInputTokens, countTokens } from '../../src/billing/tokens';
 import { parseSse, type SseEvent } from '../../src/upstreams/sse';
-import { mendChannel } from '../support/mend-channel';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean } from '../support/wait';
 import { assertOpenAiSchema, assertResponseStreamEventAsTheApiSendsIt, openAiSchemaErrors } from '../support/openai-schema';
@@ -217,7 +216,7 @@ describe("what the gateway answers validates against OpenAI's official OpenAPI d
       const res = await gw.api(c.auth, c.method, c.path, c.body);
       expect(res.status, `${c.method} ${c.path} ${JSON.stringify(c.body)}`).to.equal(c.status);
       assertOpenAiSchema('ErrorResponse', res.body, `the ${c.status} of ${c.method} ${c.path}`);
-      if (c.mend) mendChannel(gw, 'default');
+      if (c.mend) gw.upstreams.mend('default');
     }
   });
 
@@ -229,7 +228,7 @@ describe("what the gateway answers validates against OpenAI's official OpenAPI d
       const error = (await res.json()) as { error: { code: string } };
       assertOpenAiSchema('ErrorResponse', error);
       expect(error.error.code, "the provider's own 429").to.equal('upstream_rate_limited');
-      mendChannel(gw, 'default');
+      gw.upstreams.mend('default');
       return res.headers.get('retry-after');
     };
     const chat = (content: string, stream = false) => ({ model: 'chat-fast', messages: [{ role: 'user', content }], stream });
@@ -245,12 +244,12 @@ describe("what the gateway answers validates against OpenAI's official OpenAPI d
       expect(err).to.be.instanceOf(OpenAI.RateLimitError);
       expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).to.equal('17');
     }
-    mendChannel(gw, 'default');
+    gw.upstreams.mend('default');
     // A provider refusing the gateway's own key stays the gateway's 502, whatever else it sent.
     const refused = await gw.api(key, 'POST', '/v1/chat/completions', chat('x [sim:status=401] [sim:retry-after=17]'));
     expect(refused.status).to.equal(502);
     expect(refused.body.error).to.deep.include({ code: 'upstream_auth_failed', message: "upstream: channel default: the provider refused the gateway's credentials (HTTP 401)" });
     expect(refused.headers.get('retry-after')).to.equal(null);
-    mendChannel(gw, 'default');
+    gw.upstreams.mend('default');
   });
 });

@@ -10,7 +10,6 @@ import { channelsServedBy } from '../../src/upstreams/registry';
 import { channelHealthStream } from '../../src/upstreams/routing/health-log';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { TestClock } from '../support/clock';
-import { mendChannel } from '../support/mend-channel';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { sample, scrapeMetrics } from '../support/metrics';
 import { closedPortUrl, scriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream';
@@ -86,9 +85,8 @@ describe('routing a model over several channels @integration', function () {
     clock.release();
     clock.setOffset(0);
     for (const upstream of [primary, backup, second, cozeA, cozeB, sole, cozeSole]) upstream.act = 'forward';
-    // Each test starts with every channel healthy: a cooldown set on the held clock would outlive
-    // the test once the clock is back to the real time (an operator's disable and enable mend it).
-    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b', 'sole', 'coze-sole']) mendChannel(gw, name);
+    // Each test starts with every channel healthy (mended, as an operator's enable of a disabled channel does).
+    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b', 'sole', 'coze-sole']) gw.upstreams.mend(name);
   });
 
   afterEach(async () => {
@@ -211,7 +209,7 @@ describe('routing a model over several channels @integration', function () {
     // The id names its channel by a digest, never by the operator's name.
     expect(answered.body.conversation_id).not.to.include('coze-b');
     // The conversation lives on coze-b: its next turn goes there, though coze-a (first by priority) is well again.
-    mendChannel(gw, 'coze-a');
+    gw.upstreams.mend('coze-a');
     cozeA.act = 'forward';
     const before = { a: cozeA.seen, b: cozeB.seen };
     const continued = await gw.api(key, 'POST', '/v1/agent/chat/completions', {
@@ -250,7 +248,7 @@ describe('routing a model over several channels @integration', function () {
     expect(JSON.stringify(refused?.data)).not.to.match(/sk-/);
     expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_state', { channel: 'primary', state: 'disabled' })).to.equal(1);
     primary.act = 'forward';
-    mendChannel(gw, 'primary');
+    gw.upstreams.mend('primary');
     await ask();
     expect(primary.seen).to.equal(seen + 1);
   });

@@ -6,7 +6,6 @@ import { tokenCharge } from '../../src/billing/money';
 import { countMessageTokens, countTokens } from '../../src/billing/tokens';
 import { EXAMPLE_CHANNELS_FILE, type ChannelEntry } from '../../src/upstreams/registry';
 import { expectChatChunkFrames } from '../support/sse-frames';
-import { mendChannel } from '../support/mend-channel';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 
@@ -355,7 +354,7 @@ describe('web Q&A agent @integration', () => {
         expect(busy.status, `stream ${stream}: ${JSON.stringify(busy.body)}`).to.equal(502);
         expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
         expect(Number(busy.headers.get('retry-after'))).to.be.greaterThan(0);
-        mendChannel(gw, 'coze');
+        gw.upstreams.mend('coze');
       }
       const err = await client.chat.completions.create({ model: 'webqa-pro', messages, bot_id: 'webqa-pro' } as OpenAI.ChatCompletionCreateParamsNonStreaming).then(
         () => null,
@@ -363,7 +362,7 @@ describe('web Q&A agent @integration', () => {
       );
       expect(err).to.be.instanceOf(OpenAI.InternalServerError);
       expect((err as InstanceType<typeof OpenAI.APIError>).status).to.equal(502);
-      mendChannel(gw, 'coze');
+      gw.upstreams.mend('coze');
     });
     expect(charge).to.equal(0);
   });
