@@ -174,6 +174,27 @@ describe('channel routing: the health of a channel', () => {
     expect(book.health('a', null).consecutive_failures).to.equal(0);
   });
 
+  it('appends one cooldown for the 429s a cooling channel keeps answering, and another only when the end moves materially', () => {
+    for (let i = 0; i < 100; i++) {
+      book.failed('a', 'rate_limited', 20_000);
+      now += 10;
+    }
+    expect(types(), '100 429s within one second of a 20 s cooldown').to.deep.equal(['ChannelCooldownStarted']);
+    expect(book.waitMs('a'), 'the quiet extensions still hold here').to.equal(20_000 - 10);
+    now += 4_000;
+    book.failed('a', 'rate_limited', 20_000);
+    expect(types(), 'an end 5 s past the logged one').to.deep.equal(['ChannelCooldownStarted', 'ChannelCooldownStarted']);
+    expect(events[1]).to.deep.include({ data: { channel: 'a', until: new Date(now + 20_000).toISOString(), reason: 'rate_limited' } });
+  });
+
+  it('counts another process\'s logged cooldown as the log\'s end: a 429 a little later appends nothing', () => {
+    book.apply({ type: 'ChannelCooldownStarted', data: { channel: 'a', until: new Date(now + 20_000).toISOString(), reason: 'rate_limited' } });
+    now += 100;
+    book.failed('a', 'rate_limited', 20_000);
+    expect(events).to.deep.equal([]);
+    expect(book.waitMs('a')).to.equal(20_000);
+  });
+
   it('disables a channel whose credentials were refused until it is mended, once', () => {
     book.failed('a', 'credentials_refused', null, 'channel a: the provider refused the gateway\'s credentials (HTTP 401)');
     book.failed('a', 'credentials_refused', null, 'again');

@@ -20,7 +20,8 @@ export interface ChannelHealth {
 /**
  * A state change of a channel: what is appended to its `channel-health-<name>` stream and what the
  * other processes apply (src/upstreams/routing/health-log.ts). Only transitions are events, never
- * single failures, so a failing channel costs the log a few events per pause, not one per request.
+ * single failures, so a failing channel costs the log a few events per pause, not one per request:
+ * a 429 on a channel already cooling down is one only when it moves the end materially later.
  */
 export type ChannelHealthEvent =
   | { readonly type: 'ChannelCooldownStarted'; readonly data: { readonly channel: string; readonly until: string; readonly reason: 'rate_limited' } }
@@ -49,10 +50,21 @@ export interface CircuitOptions {
   readonly maxCooldownMs: number;
 }
 
+/**
+ * How much later a new 429 must move a running cooldown's end before the move is appended again:
+ * a tenth of what was left of it, and at least a second. Other processes then learn an end at most
+ * that much early, and ask the channel once more to learn the rest from its own 429.
+ */
+function materialExtensionMs(remainingMs: number): number {
+  return Math.max(1_000, remainingMs / 10);
+}
+
 /** One channel's mutable record; `probing` is this process's one half-open probe in flight. */
 interface HealthRecord {
   failures: number;
   cooldownUntil: number;
+  /** The latest cooldown end the log holds (this process's or another's): quiet extensions go past it. */
+  loggedCooldownUntil: number;
   circuit: 'closed' | 'open' | 'half_open';
   openUntil: number;
   pauseMs: number;
@@ -80,7 +92,7 @@ export class ChannelHealthBook {
   private record(name: string): HealthRecord {
     let r = this.records.get(name);
     if (!r) {
-      r = { failures: 0, cooldownUntil: 0, circuit: 'closed', openUntil: 0, pauseMs: this.options.openMs, probing: false, openReason: null, disabled: null, latencyMs: null };
+      r = { failures: 0, cooldownUntil: 0, loggedCooldownUntil: 0, circuit: 'closed', openUntil: 0, pauseMs: this.options.openMs, probing: false, openReason: null, disabled: null, latencyMs: null };
       this.records.set(name, r);
     }
     return r;
@@ -159,10 +171,15 @@ export class ChannelHealthBook {
       const until = now + Math.min(retryAfterMs ?? this.options.cooldownMs, this.options.maxCooldownMs);
       // A cooldown only ever ends: a later, shorter Retry-After does not shorten it, and none is
       // longer than maxCooldownMs, so a channel cannot stay cooling down forever.
-      if (until > r.cooldownUntil) {
-        r.cooldownUntil = until;
-        this.onTransition({ type: 'ChannelCooldownStarted', data: { channel: name, until: new Date(until).toISOString(), reason: 'rate_limited' } });
-      }
+      if (until <= r.cooldownUntil) return;
+      const wasCooling = r.cooldownUntil > now;
+      r.cooldownUntil = until;
+      // The calls a cooling channel still gets (a sole or pinned channel, calls already in flight)
+      // each answer 429 with an end a little later: only a start, or an end moved materially past
+      // the one the log holds, is a transition worth the log; the others extend it here alone.
+      if (wasCooling && until - r.loggedCooldownUntil < materialExtensionMs(r.loggedCooldownUntil - now)) return;
+      r.loggedCooldownUntil = until;
+      this.onTransition({ type: 'ChannelCooldownStarted', data: { channel: name, until: new Date(until).toISOString(), reason: 'rate_limited' } });
       return;
     }
     r.failures++;
@@ -196,6 +213,7 @@ export class ChannelHealthBook {
     switch (event.type) {
       case 'ChannelCooldownStarted':
         r.cooldownUntil = Math.max(r.cooldownUntil, Date.parse(event.data.until));
+        r.loggedCooldownUntil = Math.max(r.loggedCooldownUntil, Date.parse(event.data.until));
         return;
       case 'ChannelCircuitOpened': {
         const until = Date.parse(event.data.until);
