@@ -129,6 +129,20 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ EVENT_STORE: 'mysql' })).to.equal('EVENT_STORE must be one of postgres, eventstoredb, got "mysql"');
   });
 
+  it('routing pauses that defeat themselves: a 0 cooldown, a first pause past its cap', () => {
+    expect(refusal({ CHANNEL_COOLDOWN_MS: '0' })).to.match(/^CHANNEL_COOLDOWN_MS must be an integer from 1 /);
+    expect(refusal({ CHANNEL_MAX_COOLDOWN_MS: '0' })).to.match(/^CHANNEL_MAX_COOLDOWN_MS must be an integer from 1 /);
+    expect(refusal({ CHANNEL_COOLDOWN_MS: '60000', CHANNEL_MAX_COOLDOWN_MS: '1000' })).to.equal('CHANNEL_COOLDOWN_MS (60000) must not exceed CHANNEL_MAX_COOLDOWN_MS (1000)');
+    expect(refusal({ CHANNEL_CIRCUIT_OPEN_MS: '700000' })).to.equal('CHANNEL_CIRCUIT_OPEN_MS (700000) must not exceed CHANNEL_CIRCUIT_MAX_OPEN_MS (600000)');
+    expect(loadConfig({ CHANNEL_COOLDOWN_MS: '1000', CHANNEL_MAX_COOLDOWN_MS: '1000', CHANNEL_CIRCUIT_OPEN_MS: '5', CHANNEL_CIRCUIT_MAX_OPEN_MS: '5' }).routing).to.deep.equal({
+      cooldownMs: 1000,
+      maxCooldownMs: 1000,
+      failureThreshold: 5,
+      openMs: 5,
+      maxOpenMs: 5,
+    });
+  });
+
   it('RISK_OFFICIAL_DOMAINS, whose list moved to the catalog, is refused rather than ignored', () => {
     expect(refusal({ RISK_OFFICIAL_DOMAINS: 'court.gov.cn' })).to.match(/^RISK_OFFICIAL_DOMAINS is no longer read: .*risk-agent capabilities\.official_sources/);
     // An empty value sets nothing, as for every setting.
