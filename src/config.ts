@@ -318,6 +318,14 @@ function jsonErrorPlace(text: string, err: unknown): string {
   return ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
+/**
+ * A channel's name, wherever it comes from (CHANNELS, the admin API): it becomes a stream id
+ * (`channel-<name>`) and a URL path segment. Not `health-…`: the routing's health streams are
+ * `channel-health-<name>`, so a channel `health-x` would share channel `x`'s.
+ */
+export const CHANNEL_NAME_PATTERN = '^(?!health-)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const CHANNEL_NAME = new RegExp(CHANNEL_NAME_PATTERN);
+
 /** parseChannels of a document already parsed from JSON. */
 export function channelConfigs(parsed: unknown, source: string): ChannelConfig[] {
   if (!Array.isArray(parsed) || parsed.length === 0) throw new ConfigError(`${source} must be a non-empty JSON array of channels`);
@@ -327,6 +335,7 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
     const c = raw;
     const where = `${source}[${i}]`;
     if (typeof c.name !== 'string' || c.name === '') throw new ConfigError(`${where}.name must be a non-empty string`);
+    if (!CHANNEL_NAME.test(c.name)) throw new ConfigError(`${where}.name must be 1 to 64 letters, digits, dots, underscores and hyphens, starting with a letter or digit, and not start with health-`);
     if (names.has(c.name)) throw new ConfigError(`${where}.name: channel ${c.name} is listed twice`);
     names.add(c.name);
     const protocolName = c.protocol ?? 'openai';

@@ -64,6 +64,11 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ CHANNELS: '[{"name":"default","base_url":"ftp://x"}]' })).to.equal('CHANNELS[0].base_url must be an http(s) URL');
     expect(refusal({ CHANNELS: '[{"name":"default","base_url":"http://"}]' })).to.equal('CHANNELS[0].base_url must be an http(s) URL');
     expect(refusal({ CHANNELS: '[{"name":"a","base_url":"http://a"},{"name":"a","base_url":"http://b"}]' })).to.equal('CHANNELS[1].name: channel a is listed twice');
+    // The admin API's name rule: a `health-x` channel's stream would be channel x's health stream.
+    for (const name of ['health-x', '-a', 'a/b', 'a b', 'x'.repeat(65)]) {
+      expect(refusal({ CHANNELS: JSON.stringify([{ name, base_url: 'http://a' }]) }), name).to.match(/^CHANNELS\[0\]\.name must be 1 to 64 letters, digits, dots, underscores and hyphens, starting with a letter or digit, and not start with health-$/);
+    }
+    expect(loadConfig({ CHANNELS: JSON.stringify([{ name: 'Ark_2.eu-1', base_url: 'http://a' }, { name: 'healthy', base_url: 'http://a' }]) }).channels!.map((c) => c.name)).to.deep.equal(['Ark_2.eu-1', 'healthy']);
   });
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
