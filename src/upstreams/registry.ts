@@ -151,6 +151,11 @@ export class Upstreams {
     return channel;
   }
 
+  /** Whether `channel` is its name's channel now: false once an update replaced or removed it (calls in flight keep it). */
+  isCurrent(channel: Channel): boolean {
+    return this.channels.get(channel.config.name) === channel;
+  }
+
   /** The names of the channels configured now (the fallback's included once asked for). */
   names(): string[] {
     return [...this.channels.keys()];

@@ -66,7 +66,15 @@ describe('channel routing: which failures fail over', () => {
     expect(classifyFailure(new UpstreamError(0, 'x', null, 'timeout'), true)).to.deep.equal({ failover: false });
     expect(classifyFailure(new UpstreamError(0, 'x', null, 'network'), true)).to.deep.equal({ failover: false });
     expect(classifyFailure(new UpstreamError(0, 'x', null, 'connect'), true)).to.deep.equal({ failover: true, reason: 'connect' });
-    expect(classifyFailure(http(503), true)).to.deep.equal({ failover: true, reason: 'server_error' });
+    expect(classifyFailure(new UpstreamError(503, 'busy', 'ServiceUnavailable'), true)).to.deep.equal({ failover: true, reason: 'server_error' });
+  });
+
+  it('never fails over a submit after a 502, a 504 or a 5xx naming no provider error code: the provider may have taken it', () => {
+    for (const err of [new UpstreamError(502, 'bad gateway', 'BadGateway'), new UpstreamError(504, 'gateway timeout', 'GatewayTimeout'), http(500), http(503)]) {
+      expect(classifyFailure(err, true), `${err.status} ${err.code}`).to.deep.equal({ failover: false });
+      expect(classifyFailure(err, false), `${err.status} ${err.code} of a call that may be repeated`).to.deep.equal({ failover: true, reason: 'server_error' });
+    }
+    expect(classifyFailure(new UpstreamError(500, 'internal', 'InternalServiceError'), true)).to.deep.equal({ failover: true, reason: 'server_error' });
   });
 
   it('reads Retry-After as seconds or as an HTTP date, capped; anything else is none', () => {
@@ -333,6 +341,25 @@ describe('channel routing: the router and the channel set', () => {
     expect((err as UpstreamError).status, 'every channel disabled: a 502, no Retry-After to promise').to.equal(502);
     upstreams.setEnabled('a', true);
     expect((await router.attempt(two, async () => 'ok')).channel).to.equal('a');
+  });
+
+  it('ignores the failure of a call that ran on a channel\'s configuration since replaced: a late 401 of a rotated-away key disables nothing', async () => {
+    const recorded: string[] = [];
+    const logged = new Router(upstreams, { ...CIRCUIT, clock: () => new Date(now) }, { failover: () => undefined, transition: () => undefined }, (e) => recorded.push(e.type));
+    const one = model([{ name: 'a', priority: 0, weight: 1 }]);
+    let refuse!: () => void;
+    const inFlight = logged
+      .attempt(one, (channel) => new Promise<string>((_, reject) => (refuse = () => reject(new UpstreamError(401, `channel ${channel.name}: refused`, 'upstream_auth_failed')))))
+      .catch((e: unknown) => e);
+    await upstreams.update(loadConfig({ CHANNELS: JSON.stringify([entry('default'), { ...entry('a'), api_key: 'sk-rotated' }, entry('b')]) }).channels!);
+    refuse();
+    expect(((await inFlight) as UpstreamError).status, 'the caller still gets its answer').to.equal(401);
+    expect(logged.health('a').state).to.equal('closed');
+    expect(recorded).to.deep.equal([]);
+    // The same 401 on the channel as it is now is the current key's refusal.
+    await logged.attempt(one, async () => Promise.reject(new UpstreamError(401, 'refused', 'upstream_auth_failed'))).catch(() => undefined);
+    expect(logged.health('a').state).to.equal('disabled');
+    expect(recorded).to.deep.equal(['ChannelCredentialsRefused']);
   });
 
   it('update keeps an unchanged channel\'s object, replaces and mends a changed one, drops a removed one', async () => {

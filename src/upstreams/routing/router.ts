@@ -142,8 +142,9 @@ export class Router {
     if (how !== 'pinned' && !this.upstreams.isEnabled(name)) return SKIP;
     if (how === 'routed' && (!this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
     const started = performance.now();
+    const channel = this.upstreams.channel(name);
     try {
-      const value = await call(this.upstreams.channel(name));
+      const value = await call(channel);
       this.book.succeeded(name, Math.round(performance.now() - started));
       return { ok: true, served: { value, channel: name } };
     } catch (err) {
@@ -152,9 +153,17 @@ export class Router {
         throw err;
       }
       const verdict = classifyFailure(err, options.outcomeMatters === true);
+      if (verdict.failover && !this.upstreams.isCurrent(channel)) {
+        // The channel's configuration changed while this call ran on the old one (a rotation): its
+        // failure, a 401 of the revoked key above all, says nothing of the channel as it is now.
+        this.book.released(name);
+        this.observer.failover(name, verdict.reason);
+        return { ok: false, error: err };
+      }
       if (!verdict.failover) {
-        // The provider answered (a refusal of the request is an answer): the channel is fine.
-        if (err instanceof UpstreamError && err.kind === 'http') this.book.succeeded(name);
+        // The provider answered (a refusal of the request is an answer): the channel is fine. A 5xx
+        // here is a submit's unknown outcome, no verdict on the channel, as a timeout is.
+        if (err instanceof UpstreamError && err.kind === 'http' && err.status < 500) this.book.succeeded(name);
         else this.book.released(name);
         throw err;
       }
