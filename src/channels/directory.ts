@@ -10,6 +10,8 @@ export interface ChannelSink {
   readonly fallbackConfigs: readonly ChannelConfig[];
   update(configs: readonly ChannelConfig[]): void;
   setEnabled(name: string, enabled: boolean, reason?: string): void;
+  /** An operator's mend: the router forgets the channel's health. */
+  mend(name: string): void;
 }
 
 /**
@@ -57,8 +59,11 @@ export class ChannelDirectory {
       subscription = store.subscribe({
         from: position,
         onBatch: async (events: RecordedEvent[]) => {
-          const names = [...new Set(events.filter(isChannelEvent).map((e) => e.data.name))];
+          const channelEvents = events.filter(isChannelEvent);
+          const names = [...new Set(channelEvents.map((e) => e.data.name))];
           if (names.length > 0) await this.refresh(names, 'log');
+          // After the refresh, so a mend follows the settings it came with.
+          for (const e of channelEvents) if (e.type === 'ChannelEnabled') this.sink.mend(e.data.name);
           position = events[events.length - 1]!.position;
         },
       });

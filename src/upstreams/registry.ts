@@ -189,6 +189,11 @@ export class Upstreams {
     this.mendListeners.push(listener);
   }
 
+  /** An operator's mend of a channel (an enable of an enabled channel): its health is forgotten. */
+  mend(name: string): void {
+    this.mended(name);
+  }
+
   private mended(name: string): void {
     for (const listener of this.mendListeners) listener(name);
   }
