@@ -4,7 +4,9 @@ import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
-import { UpstreamError } from '../../src/upstreams/errors';
+import { credentialRefusal, forbiddenByProvider, UpstreamError } from '../../src/upstreams/errors';
+import { openaiErrorOf } from '../../src/upstreams/openai/errors';
+import type { WireAnswer } from '../../src/upstreams/wire';
 import { Upstreams } from '../../src/upstreams/registry';
 import { classifyFailure, retryAfterMs } from '../../src/upstreams/routing/failover';
 import { ChannelHealthBook, type ChannelHealthEvent } from '../../src/upstreams/routing/health';
@@ -53,7 +55,18 @@ describe('channel routing: which failures fail over', () => {
     expect(classifyFailure(http(503), false)).to.deep.equal({ failover: true, reason: 'server_error' });
     expect(classifyFailure(http(429), false)).to.deep.equal({ failover: true, reason: 'rate_limited' });
     expect(classifyFailure(http(401), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
-    expect(classifyFailure(http(403), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
+    expect(classifyFailure(credentialRefusal(403, 'a'), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
+  });
+
+  it('disables only for a 401 or a 403 the adapter read as the credentials; another 403 of the account is an ordinary failure', () => {
+    expect(classifyFailure(http(401), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
+    for (const err of [http(403), forbiddenByProvider('a'), new UpstreamError(403, 'no balance', 'upstream_account_balance')]) {
+      expect(classifyFailure(err, false), err.code ?? 'no code').to.deep.equal({ failover: true, reason: 'forbidden' });
+      expect(classifyFailure(err, true), `${err.code ?? 'no code'} at a submit: not taken`).to.deep.equal({ failover: true, reason: 'forbidden' });
+    }
+    const openai = (status: number) => openaiErrorOf({ status, headers: { 'content-type': 'application/json' }, text: () => JSON.stringify({ error: { message: 'Country, region, or territory not supported', type: 'request_forbidden', code: 'unsupported_country_region_territory' } }) } as unknown as WireAnswer, 'a');
+    expect(openai(403)).to.include({ status: 403, code: 'upstream_forbidden' });
+    expect(openai(401)).to.include({ status: 401, code: 'upstream_auth_failed' });
   });
 
   it('never fails over a refusal of the request, an unreadable answer or anything not from the transport', () => {
@@ -343,6 +356,19 @@ describe('channel routing: the router and the channel set', () => {
     expect((await router.attempt(two, async () => 'ok')).channel).to.equal('a');
   });
 
+  it('fails a 403 that is not the credentials\' over without disabling the channel: a later success finds it closed', async () => {
+    const asked: string[] = [];
+    const served = await router.attempt(two, async (channel) => {
+      asked.push(channel.name);
+      if (channel.name === 'a') throw forbiddenByProvider('a');
+      return 'ok';
+    });
+    expect(served.channel).to.equal('b');
+    expect(failovers).to.deep.equal(['a:forbidden']);
+    expect(router.health('a')).to.deep.include({ state: 'closed', consecutive_failures: 1 });
+    expect((await router.attempt(two, async (channel) => channel.name)).value, 'still the first choice').to.equal('a');
+  });
+
   it('ignores the failure of a call that ran on a channel\'s configuration since replaced: a late 401 of a rotated-away key disables nothing', async () => {
     const recorded: string[] = [];
     const logged = new Router(upstreams, { ...CIRCUIT, clock: () => new Date(now) }, { failover: () => undefined, transition: () => undefined }, (e) => recorded.push(e.type));
@@ -365,7 +391,7 @@ describe('channel routing: the router and the channel set', () => {
   it('update keeps an unchanged channel\'s object, replaces and mends a changed one, drops a removed one', async () => {
     const a = upstreams.channel('a');
     const b = upstreams.channel('b');
-    await router.attempt(two, async (channel) => (channel.name === 'b' ? 'ok' : Promise.reject(http(403)))).catch(() => undefined);
+    await router.attempt(two, async (channel) => (channel.name === 'b' ? 'ok' : Promise.reject(credentialRefusal(403, 'a')))).catch(() => undefined);
     expect(router.health('a').state).to.equal('disabled');
     const mended: string[] = [];
     upstreams.onMended((name) => mended.push(name));

@@ -1,7 +1,7 @@
-import { isCredentialRefusal, UpstreamError } from '../errors';
+import { isCredentialRefusal, refusesCredentials, UpstreamError } from '../errors';
 
 /** Why an attempt on one channel was given up for the next: the label of the failover metric too. */
-export type FailoverReason = 'connect' | 'timeout' | 'network' | 'server_error' | 'rate_limited' | 'credentials_refused';
+export type FailoverReason = 'connect' | 'timeout' | 'network' | 'server_error' | 'rate_limited' | 'credentials_refused' | 'forbidden';
 
 /** What a failed attempt means for the request: try another channel (and why), or stop and answer with this error. */
 export type AttemptVerdict = { readonly failover: true; readonly reason: FailoverReason } | { readonly failover: false };
@@ -14,6 +14,7 @@ const VERDICTS: Readonly<Record<FailoverReason, AttemptVerdict>> = {
   server_error: { failover: true, reason: 'server_error' },
   rate_limited: { failover: true, reason: 'rate_limited' },
   credentials_refused: { failover: true, reason: 'credentials_refused' },
+  forbidden: { failover: true, reason: 'forbidden' },
 };
 
 /**
@@ -40,7 +41,10 @@ export function classifyFailure(err: unknown, outcomeMatters: boolean): AttemptV
       break;
   }
   if (err.status === 429) return VERDICTS.rate_limited;
-  if (isCredentialRefusal(err)) return VERDICTS.credentials_refused;
+  // Only a refusal of the credentials themselves disables the channel; another 403 of the
+  // operator's account (a model or region it may not use, no balance) is an ordinary failure.
+  if (refusesCredentials(err)) return VERDICTS.credentials_refused;
+  if (isCredentialRefusal(err)) return VERDICTS.forbidden;
   // A stream's in-band error (status 502, set by the protocol) is not an HTTP 5xx of the provider;
   // the caller classifies only failures before the first byte, where it counts as one.
   if (err.status >= 500) return VERDICTS.server_error;
