@@ -388,6 +388,22 @@ describe('channel routing: the router and the channel set', () => {
     expect(recorded).to.deep.equal(['ChannelCredentialsRefused']);
   });
 
+  it('stamps a refusal with when the refused credentials were set, and ignores another process\'s refusal of credentials since replaced here', async () => {
+    const recorded: ChannelHealthEvent[] = [];
+    const logged = new Router(upstreams, { ...CIRCUIT, clock: () => new Date(now) }, { failover: () => undefined, transition: () => undefined }, (e) => recorded.push(e));
+    const configs = loadConfig({ CHANNELS: JSON.stringify([entry('default'), entry('a'), entry('b')]) }).channels!;
+    await upstreams.update(configs, new Map([['a', '2026-12-05T11:00:00.000Z']]));
+    const refusal = (since: string) => ({ type: 'ChannelCredentialsRefused' as const, data: { channel: 'a', reason: 'refused', credentials_since: since } });
+    logged.apply(refusal('2026-12-05T10:00:00.000Z'));
+    expect(logged.health('a').state, 'a refusal of the credentials before the rotation this process applied').to.equal('closed');
+    logged.apply(refusal('2026-12-05T11:00:00.000Z'));
+    expect(logged.health('a').state, 'a refusal of the credentials it holds').to.equal('disabled');
+    upstreams.mend('a');
+    const one = model([{ name: 'a', priority: 0, weight: 1 }]);
+    await logged.attempt(one, async () => Promise.reject(credentialRefusal(401, 'a'))).catch(() => undefined);
+    expect(recorded.map((e) => e.data)).to.deep.equal([{ channel: 'a', reason: "channel a: the provider refused the gateway's credentials (HTTP 401)", credentials_since: '2026-12-05T11:00:00.000Z' }]);
+  });
+
   it('update keeps an unchanged channel\'s object, replaces and mends a changed one, drops a removed one', async () => {
     const a = upstreams.channel('a');
     const b = upstreams.channel('b');

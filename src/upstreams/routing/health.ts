@@ -28,7 +28,11 @@ export type ChannelHealthEvent =
   | { readonly type: 'ChannelCircuitOpened'; readonly data: { readonly channel: string; readonly until: string; readonly reason: FailoverReason; readonly consecutive_failures: number; readonly pause_ms: number } }
   | { readonly type: 'ChannelCircuitHalfOpened'; readonly data: { readonly channel: string } }
   | { readonly type: 'ChannelCircuitClosed'; readonly data: { readonly channel: string } }
-  | { readonly type: 'ChannelCredentialsRefused'; readonly data: { readonly channel: string; readonly reason: string } };
+  /**
+   * `credentials_since`: when the refused credentials were set (the channel's rotation or creation in
+   * the log), so that a process holding newer ones ignores it; absent for a channel the log does not hold.
+   */
+  | { readonly type: 'ChannelCredentialsRefused'; readonly data: { readonly channel: string; readonly reason: string; readonly credentials_since?: string } };
 
 export const CHANNEL_HEALTH_EVENT_TYPES: ReadonlySet<string> = new Set([
   'ChannelCooldownStarted',
@@ -155,14 +159,15 @@ export class ChannelHealthBook {
   }
 
   /** A failover-worthy failure; `retryAfterMs` for a 429 (null: the default cooldown). */
-  failed(name: string, reason: FailoverReason, retryAfterMs: number | null = null, detail?: string): void {
+  failed(name: string, reason: FailoverReason, retryAfterMs: number | null = null, detail?: string, credentialsSince?: string): void {
     const r = this.record(name);
     const now = this.now();
     if (reason === 'credentials_refused') {
       r.probing = false;
       if (r.disabled === null) {
         r.disabled = detail ?? 'the provider refused the gateway\'s credentials';
-        this.onTransition({ type: 'ChannelCredentialsRefused', data: { channel: name, reason: r.disabled } });
+        const since = credentialsSince === undefined ? {} : { credentials_since: credentialsSince };
+        this.onTransition({ type: 'ChannelCredentialsRefused', data: { channel: name, reason: r.disabled, ...since } });
       }
       return;
     }

@@ -143,6 +143,7 @@ export class Router {
     if (how === 'routed' && (!this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
     const started = performance.now();
     const channel = this.upstreams.channel(name);
+    const credentialsSince = this.upstreams.credentialsSince(name);
     try {
       const value = await call(channel);
       this.book.succeeded(name, Math.round(performance.now() - started));
@@ -168,7 +169,8 @@ export class Router {
         throw err;
       }
       const retryAfter = err instanceof UpstreamError ? retryAfterMs(err.retryAfter, this.now(), Number.MAX_SAFE_INTEGER) : null;
-      this.book.failed(name, verdict.reason, retryAfter, verdict.reason === 'credentials_refused' ? credentialRefusal((err as UpstreamError).status as 401 | 403, name).message : undefined);
+      const refused = verdict.reason === 'credentials_refused';
+      this.book.failed(name, verdict.reason, retryAfter, refused ? credentialRefusal((err as UpstreamError).status as 401 | 403, name).message : undefined, refused ? credentialsSince : undefined);
       this.observer.failover(name, verdict.reason);
       return { ok: false, error: err };
     }
@@ -192,7 +194,17 @@ export class Router {
 
   /** A transition another process appended (health-log.ts follows the log). */
   apply(event: ChannelHealthEvent): void {
+    if (event.type === 'ChannelCredentialsRefused' && this.refusedOlderCredentials(event.data.channel, event.data.credentials_since)) return;
     this.book.apply(event);
+  }
+
+  /**
+   * Another process refused credentials this one has already replaced (it applied a rotation first,
+   * or the other had not yet): the refusal says nothing of the channel here.
+   */
+  private refusedOlderCredentials(name: string, refusedSince: string | undefined): boolean {
+    const current = this.upstreams.credentialsSince(name);
+    return refusedSince !== undefined && current !== undefined && Date.parse(refusedSince) < Date.parse(current);
   }
 }
 
