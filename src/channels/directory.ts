@@ -38,9 +38,15 @@ export class ChannelDirectory {
     private readonly logger: Logger,
   ) {}
 
-  /** Loads `names` from their streams and applies them (at start, after seeding). */
-  load(names: readonly string[]): Promise<void> {
-    return this.refresh(names, 'start');
+  /**
+   * At start, after seeding: the channels this process was configured with (CHANNELS), each then
+   * replaced by the log's version. A channel whose credentials this process cannot open (its
+   * CHANNEL_SECRETS_KEY differs from the one that sealed them) keeps its CHANNELS version rather
+   * than vanishing (reload logs the error).
+   */
+  load(configured: readonly ChannelConfig[]): Promise<void> {
+    for (const config of configured) this.configs.set(config.name, config);
+    return this.refresh(configured.map((c) => c.name), 'start');
   }
 
   /**

@@ -49,8 +49,8 @@ const parsePatch = validator<Parameters<ChannelService['update']>[1]>(PATCH_CHAN
  * and its reason. The lead joins the routing's health snapshot here (issue 43 part 1's
  * `router.health(name)`: cooling down, circuit open, credentials refused).
  */
-function rendered(channel: ChannelView, health: (name: string) => ChannelHealth) {
-  return { object: 'channel', id: channel.name, ...channel, health: health(channel.name) };
+function rendered(channel: ChannelView, health: ChannelRoutesDeps['health']) {
+  return { object: 'channel', id: channel.name, ...channel, health: health(channel.name, channel.enabled ? null : (channel.disabled_reason ?? 'disabled by an operator')) };
 }
 
 export interface ChannelRoutesDeps {
@@ -59,8 +59,11 @@ export interface ChannelRoutesDeps {
   readonly modelsOn: (channel: string) => readonly string[];
   /** One small call through the channel as the log records it (src/upstreams/probe.ts). */
   readonly probe: (channel: string) => Promise<ProbeResult>;
-  /** The channel's health as the router of this process sees it (src/upstreams/routing/). */
-  readonly health: (channel: string) => ChannelHealth;
+  /**
+   * The channel's health as the router of this process sees it (src/upstreams/routing/), with the
+   * operator's enabled or disabled state as the read model records it (null: enabled).
+   */
+  readonly health: (channel: string, disabledByOperator: string | null) => ChannelHealth;
 }
 
 /** `/admin/v1/channels`: channels managed at run time (docs/operations.md). Mounted behind the admin token. */

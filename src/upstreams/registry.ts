@@ -196,7 +196,11 @@ export class Upstreams {
     this.mendListeners.push(listener);
   }
 
-  /** An operator's mend of a channel (an enable of an enabled channel): its health is forgotten. */
+  /**
+   * Forgets what the router learnt of a channel (a refusal of its credentials, a cooldown, an
+   * open circuit), whatever its state: an operator's word that the channel is well again (PATCH
+   * {enabled: true}, which the directory applies from the log in every process).
+   */
   mend(name: string): void {
     this.mended(name);
   }

@@ -208,7 +208,6 @@ describe('routing a model over several channels @integration', function () {
     // The id names its channel by a digest, never by the operator's name.
     expect(answered.body.conversation_id).not.to.include('coze-b');
     // The conversation lives on coze-b: its next turn goes there, though coze-a (first by priority) is well again.
-    // coze-a is mended (its cooldown forgotten), as an operator's enable does.
     gw.upstreams.mend('coze-a');
     cozeA.act = 'forward';
     const before = { a: cozeA.seen, b: cozeB.seen };

@@ -187,9 +187,13 @@ export class Router {
     return new ChannelsBusyError(model.id, Math.max(1, Math.ceil(shortest / 1000)));
   }
 
-  /** The channel's health in this process (GET /admin/v1/channels shows it). */
-  health(name: string): ChannelHealth {
-    return this.book.health(name, this.upstreams.disabledReason(name));
+  /**
+   * The channel's health in this process (GET /admin/v1/channels shows it). `disabledByOperator`:
+   * the operator's word as the caller read it (the channels read model, which an admin answer must
+   * agree with before this process has applied it); by default, as this process has applied it.
+   */
+  health(name: string, disabledByOperator: string | null = this.upstreams.disabledReason(name)): ChannelHealth {
+    return this.book.health(name, disabledByOperator);
   }
 
   /** A transition another process appended (health-log.ts follows the log). */
