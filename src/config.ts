@@ -191,13 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     subscriptionBatchMs: integer(env, 'SUBSCRIPTION_BATCH_MS', 50, 0, 1000),
     channels: channels(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 10),
-    routing: {
-      cooldownMs: integer(env, 'CHANNEL_COOLDOWN_MS', 30_000, 0),
-      maxCooldownMs: integer(env, 'CHANNEL_MAX_COOLDOWN_MS', 600_000, 0),
-      failureThreshold: integer(env, 'CHANNEL_CIRCUIT_FAILURES', 5, 1),
-      openMs: integer(env, 'CHANNEL_CIRCUIT_OPEN_MS', 30_000, 1),
-      maxOpenMs: integer(env, 'CHANNEL_CIRCUIT_MAX_OPEN_MS', 600_000, 1),
-    },
+    routing: routing(env),
     catalogFile: readableFile(env, 'CATALOG_FILE'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     limitsDatabaseUrl: postgresUrl(env, 'LIMITS_DATABASE_URL'),
@@ -324,6 +318,14 @@ function jsonErrorPlace(text: string, err: unknown): string {
   return ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
+/**
+ * A channel's name, wherever it comes from (CHANNELS, the admin API): it becomes a stream id
+ * (`channel-<name>`) and a URL path segment. Not `health-…`: the routing's health streams are
+ * `channel-health-<name>`, so a channel `health-x` would share channel `x`'s.
+ */
+export const CHANNEL_NAME_PATTERN = '^(?!health-)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const CHANNEL_NAME = new RegExp(CHANNEL_NAME_PATTERN);
+
 /** parseChannels of a document already parsed from JSON. */
 export function channelConfigs(parsed: unknown, source: string): ChannelConfig[] {
   if (!Array.isArray(parsed) || parsed.length === 0) throw new ConfigError(`${source} must be a non-empty JSON array of channels`);
@@ -333,6 +335,7 @@ export function channelConfigs(parsed: unknown, source: string): ChannelConfig[]
     const c = raw;
     const where = `${source}[${i}]`;
     if (typeof c.name !== 'string' || c.name === '') throw new ConfigError(`${where}.name must be a non-empty string`);
+    if (!CHANNEL_NAME.test(c.name)) throw new ConfigError(`${where}.name must be 1 to 64 letters, digits, dots, underscores and hyphens, starting with a letter or digit, and not start with health-`);
     if (names.has(c.name)) throw new ConfigError(`${where}.name: channel ${c.name} is listed twice`);
     names.add(c.name);
     const protocolName = c.protocol ?? 'openai';
@@ -523,6 +526,21 @@ function readSetting(name: string, file: string): string {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/**
+ * The routing's pauses. Each is at least 1 ms, and a first pause no longer than its cap: a 0
+ * cooldown would let a 429 cool nothing down, and a first pause past its cap would make the
+ * "doubling" after a failed probe shorten it; settings that defeat themselves are refused.
+ */
+function routing(env: Env): Config['routing'] {
+  const cooldownMs = integer(env, 'CHANNEL_COOLDOWN_MS', 30_000, 1);
+  const maxCooldownMs = integer(env, 'CHANNEL_MAX_COOLDOWN_MS', 600_000, 1);
+  const openMs = integer(env, 'CHANNEL_CIRCUIT_OPEN_MS', 30_000, 1);
+  const maxOpenMs = integer(env, 'CHANNEL_CIRCUIT_MAX_OPEN_MS', 600_000, 1);
+  if (cooldownMs > maxCooldownMs) throw new ConfigError(`CHANNEL_COOLDOWN_MS (${cooldownMs}) must not exceed CHANNEL_MAX_COOLDOWN_MS (${maxCooldownMs})`);
+  if (openMs > maxOpenMs) throw new ConfigError(`CHANNEL_CIRCUIT_OPEN_MS (${openMs}) must not exceed CHANNEL_CIRCUIT_MAX_OPEN_MS (${maxOpenMs})`);
+  return { cooldownMs, maxCooldownMs, failureThreshold: integer(env, 'CHANNEL_CIRCUIT_FAILURES', 5, 1), openMs, maxOpenMs };
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {

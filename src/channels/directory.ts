@@ -8,7 +8,8 @@ import type { ChannelService } from './service';
 export interface ChannelSink {
   /** The channels the fallback serves when CHANNELS is unset; a channel of the log of the same name replaces one. */
   readonly fallbackConfigs: readonly ChannelConfig[];
-  update(configs: readonly ChannelConfig[]): void;
+  /** `credentialsSince`: when each channel's current credentials were set in the log (its rotation or creation). */
+  update(configs: readonly ChannelConfig[], credentialsSince: ReadonlyMap<string, string>): void;
   setEnabled(name: string, enabled: boolean, reason?: string): void;
   /** An operator's enable: what the router learnt of the channel (a refusal of its credentials, a cooldown, a circuit) is forgotten. */
   mend(name: string): void;
@@ -26,6 +27,7 @@ export interface ChannelSink {
 export class ChannelDirectory {
   private readonly configs = new Map<string, ChannelConfig>();
   private readonly disabled = new Map<string, string>();
+  private readonly credentialsSince = new Map<string, string>();
   /** Refreshes run one at a time, in the order the log gave their events. */
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
@@ -124,10 +126,14 @@ export class ChannelDirectory {
     if (!state.live) {
       this.configs.delete(name);
       this.disabled.delete(name);
+      this.credentialsSince.delete(name);
       return revision;
     }
     try {
       this.configs.set(name, this.service.configOf(name, state));
+      const since = state.credentialsRotatedAt ?? state.createdAt;
+      if (since === null) this.credentialsSince.delete(name);
+      else this.credentialsSince.set(name, since);
     } catch (err) {
       // Its previous config (if any) keeps serving: a process missing a key must not drop a channel.
       this.logger.error({ channel: name, err: (err as Error).message }, 'channel directory: cannot open the channel\'s credentials; it keeps its previous settings here');
@@ -140,7 +146,7 @@ export class ChannelDirectory {
 
   private apply(): void {
     const fallback = this.sink.fallbackConfigs.filter((c) => !this.configs.has(c.name));
-    this.sink.update([...fallback, ...this.configs.values()]);
+    this.sink.update([...fallback, ...this.configs.values()], new Map(this.credentialsSince));
     for (const name of new Set([...this.configs.keys(), ...fallback.map((c) => c.name)])) {
       const reason = this.disabled.get(name);
       this.sink.setEnabled(name, reason === undefined, reason);

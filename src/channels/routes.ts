@@ -8,15 +8,11 @@ import { readJson } from '../http/body';
 import { ApiError } from '../http/errors';
 import { listBody, pageParams } from '../http/pagination';
 import { validator } from '../http/validation';
+import { CHANNEL_NAME_PATTERN } from '../config';
 
 /** Who acts through the admin API today; a later issue adds named operators. */
 const ADMIN_ACTOR = 'admin-token';
 
-/**
- * The API's channel names: they become a stream id (`channel-<name>`) and a URL path segment. Not
- * `health-…`: the routing's health streams are `channel-health-<name>`.
- */
-const NAME_PATTERN = '^(?!health-)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 /** The fields of a channels entry, as CHANNELS spells them; their rules are channelConfigs' (src/config.ts). */
 const ENTRY_PROPERTIES = {
@@ -33,7 +29,7 @@ const ENTRY_PROPERTIES = {
 
 export const CREATE_CHANNEL_SCHEMA = {
   type: 'object',
-  properties: { name: { type: 'string', pattern: NAME_PATTERN }, ...ENTRY_PROPERTIES },
+  properties: { name: { type: 'string', pattern: CHANNEL_NAME_PATTERN }, ...ENTRY_PROPERTIES },
   required: ['name', 'base_url'],
   additionalProperties: false,
 };

@@ -38,7 +38,7 @@ export class GatewayMetrics {
   });
   private readonly failovers = new Counter({
     name: 'gateway_channel_failovers_total',
-    help: 'Attempts given up on a channel for the next one (or for the answer, when none was left), by channel and reason (connect, timeout, network, server_error, rate_limited, credentials_refused).',
+    help: 'Attempts given up on a channel for the next one (or for the answer, when none was left), by channel and reason (connect, timeout, network, server_error, rate_limited, credentials_refused, forbidden).',
     labelNames: ['channel', 'reason'] as const,
     registers: [this.registry],
   });

@@ -2,6 +2,7 @@ import type { Catalog, ModelEntry } from '../billing/catalog';
 import type { Channel } from '../upstreams/channel';
 import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
+import { isOutcomeUnknown } from '../upstreams/routing/failover';
 import type { Router } from '../upstreams/routing/router';
 import type { TaskState } from './decider';
 import { TaskRejected, type Submitted } from './kind';
@@ -35,8 +36,9 @@ export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, ta
 /**
  * Submits a task on the model's channels as the router orders them, and names the channel that
  * accepted it. A refusal of the request fails the task for good (finalRefusals); no connection,
- * a 5xx, a 429 or refused credentials fail over to the next channel. A submit whose outcome is
- * unknown (a timeout or a broken connection after the request was written) is never sent to
+ * a 5xx naming the provider's error code (not a 502 or 504), a 429 or refused credentials fail
+ * over to the next channel. A submit whose outcome is unknown (isOutcomeUnknown: a timeout, a
+ * broken connection, a 502 or 504, a 5xx without the provider's error code) is never sent to
  * another channel: on a one-channel model it is thrown, and the submit job retries it on that
  * channel (with the same idempotency key where the protocol has one); on a model of several, where
  * a retry could be routed elsewhere, the task fails and its reservation is released.
@@ -56,10 +58,6 @@ export async function submitOnChannels(
     }
     throw err;
   }
-}
-
-function isOutcomeUnknown(err: unknown): boolean {
-  return err instanceof UpstreamError && (err.kind === 'timeout' || err.kind === 'network');
 }
 
 /**

@@ -20,17 +20,40 @@ export class UpstreamError extends Error {
 }
 
 /**
- * The provider refused the gateway's own credentials (401, 403): the operator's to mend, never a
- * refusal of the client's request. Such an error carries the gateway's message, not the
+ * The provider refused the gateway's own credentials or the operator's account (401, 403): the
+ * operator's to mend, never a refusal of the client's request (only refusesCredentials disables
+ * the channel). Such an error carries the gateway's message, not the
  * provider's, which may quote part of the gateway's key (credentialRefusal).
  */
 export function isCredentialRefusal(err: unknown): boolean {
   return err instanceof UpstreamError && (err.status === 401 || err.status === 403);
 }
 
-/** The error every protocol gives for a refusal of the gateway's credentials: the provider's words are not passed on. */
+/**
+ * The error every protocol gives for a refusal of the gateway's credentials: the provider's words are not passed on.
+ * A 403 only where the protocol's adapter recognises the provider's answer as one (its error code
+ * names the key, the signature or a grant of the gateway's); any other 403 is forbiddenByProvider.
+ */
 export function credentialRefusal(status: 401 | 403, channel: string): UpstreamError {
   return new UpstreamError(status, `channel ${channel}: the provider refused the gateway's credentials (HTTP ${status})`, 'upstream_auth_failed');
+}
+
+/**
+ * A 403 the adapter cannot tell to be about the gateway's credentials: a model the account may not
+ * use, a region blocked, a feature the organisation lacks, some of which one client's request
+ * alone can cause. Still the operator's business (isCredentialRefusal), in the gateway's words,
+ * but no reason to take the channel away from every model (refusesCredentials).
+ */
+export function forbiddenByProvider(channel: string): UpstreamError {
+  return new UpstreamError(403, `channel ${channel}: the provider refused access (HTTP 403) without naming the gateway's credentials`, 'upstream_forbidden');
+}
+
+/**
+ * The provider refused the gateway's credentials themselves, so the channel cannot serve anyone
+ * until an operator mends it: a 401, or a 403 its adapter recognised (credentialRefusal).
+ */
+export function refusesCredentials(err: unknown): boolean {
+  return err instanceof UpstreamError && (err.status === 401 || (err.status === 403 && err.code === 'upstream_auth_failed'));
 }
 
 /** A header value that can be passed on as it came: printable ASCII, as HTTP allows. */

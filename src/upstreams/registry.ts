@@ -86,6 +86,8 @@ export class Upstreams {
   /** Channels an operator disabled (setEnabled, from src/channels/directory.ts), with the reason given. */
   private readonly disabled = new Map<string, string>();
   private readonly mendListeners: ((name: string) => void)[] = [];
+  /** When each log channel's current credentials were set (ISO time), as update was told. */
+  private sinces: ReadonlyMap<string, string> = new Map();
 
   private constructor(
     private readonly channels: Map<string, Channel>,
@@ -151,6 +153,16 @@ export class Upstreams {
     return channel;
   }
 
+  /** When the channel's current credentials were set in the log (its rotation or creation); undefined for a channel the log does not hold. */
+  credentialsSince(name: string): string | undefined {
+    return this.sinces.get(name);
+  }
+
+  /** Whether `channel` is its name's channel now: false once an update replaced or removed it (calls in flight keep it). */
+  isCurrent(channel: Channel): boolean {
+    return this.channels.get(channel.config.name) === channel;
+  }
+
   /** The names of the channels configured now (the fallback's included once asked for). */
   names(): string[] {
     return [...this.channels.keys()];
@@ -186,9 +198,10 @@ export class Upstreams {
 
   /**
    * Forgets what the router learnt of a channel (a refusal of its credentials, a cooldown, an
-   * open circuit), whatever its state: an operator's word that the channel is well again. The
-   * directory mends on every enable the log records: by the time it reads the channel's stream, a
-   * disable and the enable after it may both be behind it, so setEnabled sees no change.
+   * open circuit), whatever its state: an operator's word that the channel is well again (PATCH
+   * {enabled: true}, always recorded). The directory mends on every enable the log records: by the
+   * time it reads the channel's stream, a disable and the enable after it may both be behind it, so
+   * setEnabled sees no change.
    */
   mend(name: string): void {
     for (const listener of this.mendListeners) listener(name);
@@ -201,7 +214,8 @@ export class Upstreams {
    * removed or replaced one's pool is closed once the calls in flight on it have ended (undici's
    * close waits for them). Calls that already hold the old object finish on it.
    */
-  update(configs: readonly ChannelConfig[]): Promise<void> {
+  update(configs: readonly ChannelConfig[], credentialsSince: ReadonlyMap<string, string> = new Map()): Promise<void> {
+    this.sinces = credentialsSince;
     const next = new Map<string, Channel>();
     const retired: Channel[] = [];
     for (const config of configs) {

@@ -5,7 +5,7 @@
  * cached web search (src/agents/search) picks the adapter by its channel's protocol
  * (web-search-adapters.ts) and keeps the cache, the billing and the reading of the pages.
  */
-import { credentialRefusal, UpstreamError } from './errors';
+import { credentialRefusal, forbiddenByProvider, UpstreamError } from './errors';
 import type { WireAnswer, WireTransport } from './wire';
 
 /** A search as the gateway asks a provider for it. */
@@ -91,7 +91,7 @@ export function text(value: unknown): string {
 }
 
 /** What a search provider's refusal is to the gateway, whatever the provider's words for it. */
-export type SearchRefusal = 'credentials' | 'account_limit' | 'rate_limited' | 'rejected' | 'provider_failure';
+export type SearchRefusal = 'credentials' | 'forbidden' | 'account_limit' | 'rate_limited' | 'rejected' | 'provider_failure';
 
 /**
  * The gateway's error for a search provider's refusal, one rule for every search protocol (each
@@ -104,6 +104,8 @@ export function searchRefusal(channel: string, refusal: SearchRefusal, status: n
   switch (refusal) {
     case 'credentials':
       return credentialRefusal(status === 403 ? 403 : 401, channel);
+    case 'forbidden':
+      return forbiddenByProvider(channel);
     case 'account_limit':
       return new UpstreamError(403, `channel ${channel}: the operator's account at the search provider is out of credit or over its limit (HTTP ${status})`, 'upstream_account_balance');
     case 'rate_limited':

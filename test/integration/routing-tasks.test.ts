@@ -75,8 +75,9 @@ describe('routing asynchronous tasks over several channels @integration', functi
     return (accepted?.data as { channel?: string } | undefined)?.channel;
   }
 
-  it('fails a submission the first channel answers with a 5xx over to the next, records it, and polls only there', async () => {
-    first.act = { status: 503 };
+  it('fails a submission the first channel answers with a 5xx naming its error code over to the next, records it, and polls only there', async () => {
+    // Ark's own internal error, in Ark's error body: the provider's verdict that it did not take the task.
+    first.act = { status: 500, body: { error: { message: 'internal error', type: 'server_error', param: null, code: 'InternalServiceError' } } };
     const res = await create('a heron fishing');
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(first.seen).to.equal(1);
@@ -90,17 +91,24 @@ describe('routing asynchronous tasks over several channels @integration', functi
     expect(second.seen).to.be.greaterThan(1);
   });
 
-  it('never sends a submission whose outcome is unknown to another channel: the task fails and is released', async () => {
-    const before = { first: first.seen, second: second.seen };
-    first.act = 'hang-up';
-    const res = await create('a heron, lost on the wire');
-    // The task is created and answered at once; its submission fails it.
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const task = await finished(res.body.id);
-    expect(second.seen, 'the second channel was never asked').to.equal(before.second);
-    expect(first.seen - before.first).to.equal(1);
-    expect(task.status).to.equal('failed');
-    expect(task.error.code).to.equal('upstream_outcome_unknown');
-    expect(task.billing.status).to.equal('released');
-  });
+  for (const [what, act] of [
+    ['a connection broken after the request was written', 'hang-up'],
+    ['a 504 of a gateway in front of the provider', { status: 504, body: { error: { message: 'upstream timed out', type: 'server_error', param: null, code: 'GatewayTimeout' } } }],
+    ['a 502', { status: 502 }],
+    ['a 503 without the provider\'s error code', { status: 503, headers: { 'content-type': 'text/html' }, body: '<html>busy</html>' }],
+  ] as const) {
+    it(`never sends a submission whose outcome is unknown (${what}) to another channel: the task fails and is released`, async () => {
+      const before = { first: first.seen, second: second.seen };
+      first.act = act;
+      // The task is created and answered at once; its submission fails it.
+      const res = await create(`a heron behind ${what}`);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const task = await finished(res.body.id);
+      expect(second.seen, 'the second channel was never asked').to.equal(before.second);
+      expect(first.seen - before.first).to.equal(1);
+      expect(task.status).to.equal('failed');
+      expect(task.error.code).to.equal('upstream_outcome_unknown');
+      expect(task.billing.status).to.equal('released');
+    });
+  }
 });

@@ -85,8 +85,11 @@ describe('routing a model over several channels @integration', function () {
     clock.release();
     clock.setOffset(0);
     for (const upstream of [primary, backup, second, cozeA, cozeB, sole, cozeSole]) upstream.act = 'forward';
-    // Each test starts with every channel healthy (mended, as an operator's enable of a disabled channel does).
-    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b', 'sole', 'coze-sole']) gw.upstreams.mend(name);
+    // Each test starts with every channel enabled and healthy (mended, as an operator's enable does).
+    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b', 'sole', 'coze-sole']) {
+      gw.upstreams.setEnabled(name, true);
+      gw.upstreams.mend(name);
+    }
   });
 
   afterEach(async () => {
@@ -233,7 +236,7 @@ describe('routing a model over several channels @integration', function () {
     expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_failovers_total', { channel: 'dead', reason: 'connect' })).to.be.greaterThan(0);
   });
 
-  it('disables a channel whose provider refuses the gateway\'s credentials, says why, and asks it again once mended', async () => {
+  it('disables a channel whose provider refuses the gateway\'s credentials, says why, and asks it again once an operator enables it through the API', async () => {
     primary.act = { status: 401, body: { error: { message: 'Incorrect API key provided: sk-***123', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
     await ask();
     const seen = primary.seen;
@@ -247,8 +250,15 @@ describe('routing a model over several channels @integration', function () {
     expect(refused?.data).to.deep.include({ channel: 'primary' });
     expect(JSON.stringify(refused?.data)).not.to.match(/sk-/);
     expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_state', { channel: 'primary', state: 'disabled' })).to.equal(1);
+    const listed = await gw.admin('GET', '/admin/v1/channels/primary');
+    expect([listed.body.enabled, listed.body.health.state], 'enabled by the operator, disabled by the router').to.deep.equal([true, 'disabled']);
     primary.act = 'forward';
-    gw.upstreams.mend('primary');
+    // The channel is enabled already: the enable is the operator's mend, an event every process applies.
+    const mended = await gw.admin('PATCH', '/admin/v1/channels/primary', { enabled: true });
+    expect(mended.status, JSON.stringify(mended.body)).to.equal(200);
+    const history = (await gw.admin('GET', '/admin/v1/channels/primary/events?limit=100')).body.data as { type: string }[];
+    expect(history[history.length - 1]!.type).to.equal('ChannelEnabled');
+    await waitFor('the router to apply the mend', async () => gw.router.health('primary').state === 'closed');
     await ask();
     expect(primary.seen).to.equal(seen + 1);
   });

@@ -47,7 +47,11 @@ describe('the channel decider', () => {
         { type: 'ChannelCredentialsRotated', data: { ...acted(), auth_kind: 'bearer', credentials: RESEALED } },
         { type: 'ChannelDisabled', data: { ...acted(), reason: 'maintenance' } },
       ]);
-    given([created]).when(update({ settings: SETTINGS, enabled: { value: true, reason: 'x' } })).thenNothingHappened();
+    given([created]).when(update({ settings: SETTINGS })).thenNothingHappened();
+  });
+
+  it('records an enable of an enabled channel too: it is the operator\'s mend of what the routers learnt of it', () => {
+    given([created]).when(update({ settings: SETTINGS, enabled: { value: true, reason: 'x' } })).then([{ type: 'ChannelEnabled', data: acted() }]);
   });
 
   it('enables a disabled channel once', () => {

@@ -4,7 +4,9 @@ import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { ALL_MODEL_TYPES } from '../../src/model-types';
-import { UpstreamError } from '../../src/upstreams/errors';
+import { credentialRefusal, forbiddenByProvider, UpstreamError } from '../../src/upstreams/errors';
+import { openaiErrorOf } from '../../src/upstreams/openai/errors';
+import type { WireAnswer } from '../../src/upstreams/wire';
 import { Upstreams } from '../../src/upstreams/registry';
 import { classifyFailure, retryAfterMs } from '../../src/upstreams/routing/failover';
 import { ChannelHealthBook, type ChannelHealthEvent } from '../../src/upstreams/routing/health';
@@ -53,7 +55,18 @@ describe('channel routing: which failures fail over', () => {
     expect(classifyFailure(http(503), false)).to.deep.equal({ failover: true, reason: 'server_error' });
     expect(classifyFailure(http(429), false)).to.deep.equal({ failover: true, reason: 'rate_limited' });
     expect(classifyFailure(http(401), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
-    expect(classifyFailure(http(403), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
+    expect(classifyFailure(credentialRefusal(403, 'a'), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
+  });
+
+  it('disables only for a 401 or a 403 the adapter read as the credentials; another 403 of the account is an ordinary failure', () => {
+    expect(classifyFailure(http(401), false)).to.deep.equal({ failover: true, reason: 'credentials_refused' });
+    for (const err of [http(403), forbiddenByProvider('a'), new UpstreamError(403, 'no balance', 'upstream_account_balance')]) {
+      expect(classifyFailure(err, false), err.code ?? 'no code').to.deep.equal({ failover: true, reason: 'forbidden' });
+      expect(classifyFailure(err, true), `${err.code ?? 'no code'} at a submit: not taken`).to.deep.equal({ failover: true, reason: 'forbidden' });
+    }
+    const openai = (status: number) => openaiErrorOf({ status, headers: { 'content-type': 'application/json' }, text: () => JSON.stringify({ error: { message: 'Country, region, or territory not supported', type: 'request_forbidden', code: 'unsupported_country_region_territory' } }) } as unknown as WireAnswer, 'a');
+    expect(openai(403)).to.include({ status: 403, code: 'upstream_forbidden' });
+    expect(openai(401)).to.include({ status: 401, code: 'upstream_auth_failed' });
   });
 
   it('never fails over a refusal of the request, an unreadable answer or anything not from the transport', () => {
@@ -66,7 +79,15 @@ describe('channel routing: which failures fail over', () => {
     expect(classifyFailure(new UpstreamError(0, 'x', null, 'timeout'), true)).to.deep.equal({ failover: false });
     expect(classifyFailure(new UpstreamError(0, 'x', null, 'network'), true)).to.deep.equal({ failover: false });
     expect(classifyFailure(new UpstreamError(0, 'x', null, 'connect'), true)).to.deep.equal({ failover: true, reason: 'connect' });
-    expect(classifyFailure(http(503), true)).to.deep.equal({ failover: true, reason: 'server_error' });
+    expect(classifyFailure(new UpstreamError(503, 'busy', 'ServiceUnavailable'), true)).to.deep.equal({ failover: true, reason: 'server_error' });
+  });
+
+  it('never fails over a submit after a 502, a 504 or a 5xx naming no provider error code: the provider may have taken it', () => {
+    for (const err of [new UpstreamError(502, 'bad gateway', 'BadGateway'), new UpstreamError(504, 'gateway timeout', 'GatewayTimeout'), http(500), http(503)]) {
+      expect(classifyFailure(err, true), `${err.status} ${err.code}`).to.deep.equal({ failover: false });
+      expect(classifyFailure(err, false), `${err.status} ${err.code} of a call that may be repeated`).to.deep.equal({ failover: true, reason: 'server_error' });
+    }
+    expect(classifyFailure(new UpstreamError(500, 'internal', 'InternalServiceError'), true)).to.deep.equal({ failover: true, reason: 'server_error' });
   });
 
   it('reads Retry-After as seconds or as an HTTP date, capped; anything else is none', () => {
@@ -172,6 +193,27 @@ describe('channel routing: the health of a channel', () => {
     expect(types()).to.deep.equal(['ChannelCooldownStarted', 'ChannelCooldownStarted', 'ChannelCooldownStarted']);
     // 429s carry their own pause: they do not open the circuit.
     expect(book.health('a', null).consecutive_failures).to.equal(0);
+  });
+
+  it('appends one cooldown for the 429s a cooling channel keeps answering, and another only when the end moves materially', () => {
+    for (let i = 0; i < 100; i++) {
+      book.failed('a', 'rate_limited', 20_000);
+      now += 10;
+    }
+    expect(types(), '100 429s within one second of a 20 s cooldown').to.deep.equal(['ChannelCooldownStarted']);
+    expect(book.waitMs('a'), 'the quiet extensions still hold here').to.equal(20_000 - 10);
+    now += 4_000;
+    book.failed('a', 'rate_limited', 20_000);
+    expect(types(), 'an end 5 s past the logged one').to.deep.equal(['ChannelCooldownStarted', 'ChannelCooldownStarted']);
+    expect(events[1]).to.deep.include({ data: { channel: 'a', until: new Date(now + 20_000).toISOString(), reason: 'rate_limited' } });
+  });
+
+  it('counts another process\'s logged cooldown as the log\'s end: a 429 a little later appends nothing', () => {
+    book.apply({ type: 'ChannelCooldownStarted', data: { channel: 'a', until: new Date(now + 20_000).toISOString(), reason: 'rate_limited' } });
+    now += 100;
+    book.failed('a', 'rate_limited', 20_000);
+    expect(events).to.deep.equal([]);
+    expect(book.waitMs('a')).to.equal(20_000);
   });
 
   it('disables a channel whose credentials were refused until it is mended, once', () => {
@@ -360,10 +402,58 @@ describe('channel routing: the router and the channel set', () => {
     expect((await router.attempt(two, async () => 'ok')).channel).to.equal('a');
   });
 
+  it('fails a 403 that is not the credentials\' over without disabling the channel: a later success finds it closed', async () => {
+    const asked: string[] = [];
+    const served = await router.attempt(two, async (channel) => {
+      asked.push(channel.name);
+      if (channel.name === 'a') throw forbiddenByProvider('a');
+      return 'ok';
+    });
+    expect(served.channel).to.equal('b');
+    expect(failovers).to.deep.equal(['a:forbidden']);
+    expect(router.health('a')).to.deep.include({ state: 'closed', consecutive_failures: 1 });
+    expect((await router.attempt(two, async (channel) => channel.name)).value, 'still the first choice').to.equal('a');
+  });
+
+  it('ignores the failure of a call that ran on a channel\'s configuration since replaced: a late 401 of a rotated-away key disables nothing', async () => {
+    const recorded: string[] = [];
+    const logged = new Router(upstreams, { ...CIRCUIT, clock: () => new Date(now) }, { failover: () => undefined, transition: () => undefined }, (e) => recorded.push(e.type));
+    const one = model([{ name: 'a', priority: 0, weight: 1 }]);
+    let refuse!: () => void;
+    const inFlight = logged
+      .attempt(one, (channel) => new Promise<string>((_, reject) => (refuse = () => reject(new UpstreamError(401, `channel ${channel.name}: refused`, 'upstream_auth_failed')))))
+      .catch((e: unknown) => e);
+    await upstreams.update(loadConfig({ CHANNELS: JSON.stringify([entry('default'), { ...entry('a'), api_key: 'sk-rotated' }, entry('b')]) }).channels!);
+    refuse();
+    expect(((await inFlight) as UpstreamError).status, 'the caller still gets its answer').to.equal(401);
+    expect(logged.health('a').state).to.equal('closed');
+    expect(recorded).to.deep.equal([]);
+    // The same 401 on the channel as it is now is the current key's refusal.
+    await logged.attempt(one, async () => Promise.reject(new UpstreamError(401, 'refused', 'upstream_auth_failed'))).catch(() => undefined);
+    expect(logged.health('a').state).to.equal('disabled');
+    expect(recorded).to.deep.equal(['ChannelCredentialsRefused']);
+  });
+
+  it('stamps a refusal with when the refused credentials were set, and ignores another process\'s refusal of credentials since replaced here', async () => {
+    const recorded: ChannelHealthEvent[] = [];
+    const logged = new Router(upstreams, { ...CIRCUIT, clock: () => new Date(now) }, { failover: () => undefined, transition: () => undefined }, (e) => recorded.push(e));
+    const configs = loadConfig({ CHANNELS: JSON.stringify([entry('default'), entry('a'), entry('b')]) }).channels!;
+    await upstreams.update(configs, new Map([['a', '2026-12-05T11:00:00.000Z']]));
+    const refusal = (since: string) => ({ type: 'ChannelCredentialsRefused' as const, data: { channel: 'a', reason: 'refused', credentials_since: since } });
+    logged.apply(refusal('2026-12-05T10:00:00.000Z'));
+    expect(logged.health('a').state, 'a refusal of the credentials before the rotation this process applied').to.equal('closed');
+    logged.apply(refusal('2026-12-05T11:00:00.000Z'));
+    expect(logged.health('a').state, 'a refusal of the credentials it holds').to.equal('disabled');
+    upstreams.mend('a');
+    const one = model([{ name: 'a', priority: 0, weight: 1 }]);
+    await logged.attempt(one, async () => Promise.reject(credentialRefusal(401, 'a'))).catch(() => undefined);
+    expect(recorded.map((e) => e.data)).to.deep.equal([{ channel: 'a', reason: "channel a: the provider refused the gateway's credentials (HTTP 401)", credentials_since: '2026-12-05T11:00:00.000Z' }]);
+  });
+
   it('update keeps an unchanged channel\'s object, replaces and mends a changed one, drops a removed one', async () => {
     const a = upstreams.channel('a');
     const b = upstreams.channel('b');
-    await router.attempt(two, async (channel) => (channel.name === 'b' ? 'ok' : Promise.reject(http(403)))).catch(() => undefined);
+    await router.attempt(two, async (channel) => (channel.name === 'b' ? 'ok' : Promise.reject(credentialRefusal(403, 'a')))).catch(() => undefined);
     expect(router.health('a').state).to.equal('disabled');
     const mended: string[] = [];
     upstreams.onMended((name) => mended.push(name));

@@ -64,6 +64,11 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ CHANNELS: '[{"name":"default","base_url":"ftp://x"}]' })).to.equal('CHANNELS[0].base_url must be an http(s) URL');
     expect(refusal({ CHANNELS: '[{"name":"default","base_url":"http://"}]' })).to.equal('CHANNELS[0].base_url must be an http(s) URL');
     expect(refusal({ CHANNELS: '[{"name":"a","base_url":"http://a"},{"name":"a","base_url":"http://b"}]' })).to.equal('CHANNELS[1].name: channel a is listed twice');
+    // The admin API's name rule: a `health-x` channel's stream would be channel x's health stream.
+    for (const name of ['health-x', '-a', 'a/b', 'a b', 'x'.repeat(65)]) {
+      expect(refusal({ CHANNELS: JSON.stringify([{ name, base_url: 'http://a' }]) }), name).to.match(/^CHANNELS\[0\]\.name must be 1 to 64 letters, digits, dots, underscores and hyphens, starting with a letter or digit, and not start with health-$/);
+    }
+    expect(loadConfig({ CHANNELS: JSON.stringify([{ name: 'Ark_2.eu-1', base_url: 'http://a' }, { name: 'healthy', base_url: 'http://a' }]) }).channels!.map((c) => c.name)).to.deep.equal(['Ark_2.eu-1', 'healthy']);
   });
 
   it('CHANNELS entries name a known protocol and one authentication it accepts, without echoing a credential', () => {
@@ -127,6 +132,20 @@ describe('config: every bad setting is refused with a message naming it and what
     expect(refusal({ SHUTDOWN_GRACE_MS: '-1' })).to.match(/^SHUTDOWN_GRACE_MS must be an integer from 0 /);
     expect(refusal({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).to.equal('WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false, got "yes"');
     expect(refusal({ EVENT_STORE: 'mysql' })).to.equal('EVENT_STORE must be one of postgres, eventstoredb, got "mysql"');
+  });
+
+  it('routing pauses that defeat themselves: a 0 cooldown, a first pause past its cap', () => {
+    expect(refusal({ CHANNEL_COOLDOWN_MS: '0' })).to.match(/^CHANNEL_COOLDOWN_MS must be an integer from 1 /);
+    expect(refusal({ CHANNEL_MAX_COOLDOWN_MS: '0' })).to.match(/^CHANNEL_MAX_COOLDOWN_MS must be an integer from 1 /);
+    expect(refusal({ CHANNEL_COOLDOWN_MS: '60000', CHANNEL_MAX_COOLDOWN_MS: '1000' })).to.equal('CHANNEL_COOLDOWN_MS (60000) must not exceed CHANNEL_MAX_COOLDOWN_MS (1000)');
+    expect(refusal({ CHANNEL_CIRCUIT_OPEN_MS: '700000' })).to.equal('CHANNEL_CIRCUIT_OPEN_MS (700000) must not exceed CHANNEL_CIRCUIT_MAX_OPEN_MS (600000)');
+    expect(loadConfig({ CHANNEL_COOLDOWN_MS: '1000', CHANNEL_MAX_COOLDOWN_MS: '1000', CHANNEL_CIRCUIT_OPEN_MS: '5', CHANNEL_CIRCUIT_MAX_OPEN_MS: '5' }).routing).to.deep.equal({
+      cooldownMs: 1000,
+      maxCooldownMs: 1000,
+      failureThreshold: 5,
+      openMs: 5,
+      maxOpenMs: 5,
+    });
   });
 
   it('RISK_OFFICIAL_DOMAINS, whose list moved to the catalog, is refused rather than ignored', () => {

@@ -130,7 +130,9 @@ describe('MiniMax video generation v2 adapter', () => {
     });
 
     it('maps an error answer without MiniMax\'s body by its status', () => {
-      expect(minimaxErrorOf(answer(403, ''), CHANNEL)).to.include({ status: 403, code: 'upstream_auth_failed' });
+      // A bare 403 names no MiniMax code of the key's: the account's refusal, not the credentials'.
+      expect(minimaxErrorOf(answer(403, ''), CHANNEL)).to.include({ status: 403, code: 'upstream_forbidden' });
+      expect(minimaxErrorOf(answer(401, ''), CHANNEL)).to.include({ status: 401, code: 'upstream_auth_failed' });
       expect(minimaxErrorOf(answer(429, 'slow down'), CHANNEL)).to.include({ status: 429, code: 'upstream_rate_limited' });
       expect(minimaxErrorOf(answer(503, '<html>'), CHANNEL)).to.include({ status: 502, code: 'upstream_error' });
       expect(minimaxErrorOf(answer(404, ''), CHANNEL)).to.include({ status: 400, code: 'upstream_rejected' });

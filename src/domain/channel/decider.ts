@@ -37,7 +37,7 @@ interface Acting {
 export type ChannelCommand =
   /** `ifAbsent`: seeding, where a channel the log already holds (or held and deleted) is left as the log says. */
   | (Acting & { kind: 'create'; settings: ChannelSettings; auth: CredentialsChange; enabled: boolean; ifAbsent: boolean })
-  /** Any of: settings to change, new credentials, enabled or disabled (with a reason). */
+  /** Any of: settings to change, new credentials, enabled (always recorded: it mends) or disabled (with a reason). */
   | (Acting & { kind: 'update'; settings: Partial<ChannelSettings>; auth: CredentialsChange | null; enabled: { value: boolean; reason: string } | null })
   | (Acting & { kind: 'reEncrypt'; credentials: SealedCredentials })
   | (Acting & { kind: 'delete' });
@@ -70,7 +70,9 @@ function decide(command: ChannelCommand, state: ChannelState): ChannelEvent[] {
       if (Object.keys(changes).length > 0) events.push({ type: 'ChannelChanged', data: Object.assign({}, acted, { changes }) });
       if (command.auth) events.push({ type: 'ChannelCredentialsRotated', data: Object.assign({}, acted, { auth_kind: command.auth.authKind, credentials: command.auth.credentials }) });
       const enabled = command.enabled;
-      if (enabled && enabled.value && !state.enabled) events.push({ type: 'ChannelEnabled', data: acted });
+      // Enabling an enabled channel is an operator's mend, not a no-op: every process forgets what
+      // its router learnt of the channel (refused credentials, an open circuit, a cooldown).
+      if (enabled && enabled.value) events.push({ type: 'ChannelEnabled', data: acted });
       if (enabled && !enabled.value && (state.enabled || state.disabledReason !== enabled.reason)) events.push({ type: 'ChannelDisabled', data: Object.assign({}, acted, { reason: enabled.reason }) });
       return events;
     }

@@ -44,6 +44,7 @@ export type ChannelEvent =
   | { type: 'ChannelCredentialsRotated'; data: Acted & { auth_kind: AuthKind; credentials: SealedCredentials | null } }
   /** The same credentials sealed again under the current CHANNEL_SECRETS_KEY, so an older key can be retired. */
   | { type: 'ChannelCredentialsReEncrypted'; data: Acted & { credentials: SealedCredentials } }
+  /** Enabled, or mended when it was enabled already: each process's router forgets the channel's health. */
   | { type: 'ChannelEnabled'; data: Acted }
   | { type: 'ChannelDisabled'; data: Acted & { reason: string } }
   | { type: 'ChannelDeleted'; data: Acted };

@@ -5,7 +5,7 @@
  * official SDK, `@coze/api`, reads the code from a 200 as from any other status); a stream reports
  * a failure as `{code, msg}` in its `error` event, or as the chat's `last_error` when the chat fails.
  */
-import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { WireAnswer } from '../wire';
 
 /** Coze's codes by what they mean for the gateway (the error code page; 5000 is Coze's internal error). */
@@ -23,7 +23,8 @@ const PROVIDER_SIDE = new Set([4006, 4011, 4012, 4013, 4015, 4019, 4021, 4022, 5
 /** The gateway's error for a Coze failure: its code (null when none was readable) and message, as the HTTP status came. */
 export function cozeFailure(code: number | null, message: string | null, channel: string, httpStatus = 200, retryAfter: string | null = null): UpstreamError {
   const credentials = code === null ? undefined : CREDENTIALS[code];
-  if (credentials || httpStatus === 401 || httpStatus === 403) return credentialRefusal(credentials ?? (httpStatus as 401 | 403), channel);
+  if (credentials || httpStatus === 401) return credentialRefusal(credentials ?? 401, channel);
+  if (httpStatus === 403) return forbiddenByProvider(channel);
   const text = message ?? `channel ${channel}: Coze answered code ${code ?? 'none'} (HTTP ${httpStatus})`;
   const providerCode = code === null ? null : String(code);
   if (code !== null && RATE_LIMITS.has(code)) return new UpstreamError(429, text, providerCode, 'http', retryAfter);

@@ -12,7 +12,7 @@
  *   1008 insufficient balance, 1026 sensitive input, 1027 sensitive output, 2013 invalid parameters,
  *   2049 invalid API key). Some v2 answers carry a `base_resp` as well; both are read.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, UpstreamError } from '../errors';
 import type { WireAnswer } from '../wire';
 
 /** A MiniMax refusal as the gateway knows it: the HTTP status it stands for and the gateway's code. */
@@ -104,7 +104,8 @@ export function minimaxRefusal(answer: WireAnswer, channel: string): UpstreamErr
   const retryAfter = retryAfterOf(answer.headers);
   const status = answer.status;
   if (status >= 400) {
-    const kind = found?.kind ?? (status === 401 || status === 403 ? CREDENTIALS : status === 429 ? RATE_LIMITED : status >= 500 ? PROVIDER_FAILURE : REJECTED);
+    if (!found && status === 403) return forbiddenByProvider(channel);
+    const kind = found?.kind ?? (status === 401 ? CREDENTIALS : status === 429 ? RATE_LIMITED : status >= 500 ? PROVIDER_FAILURE : REJECTED);
     return upstreamError(channel, kind, found?.message ?? `MiniMax answered HTTP ${status}`, retryAfter, status);
   }
   return found ? upstreamError(channel, found.kind, found.message, retryAfter) : null;

@@ -3,13 +3,16 @@
  * (the body `{"error": {"message", "type", "param", "code"}}`). The OpenAI protocol is a relay
  * (docs/providers.md): its errors are read here, in one place.
  */
-import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { WireAnswer } from '../wire';
 
 /** The gateway's error for an OpenAI-shaped error answer (status ≥ 400). */
 export function openaiErrorOf(answer: WireAnswer, channel: string): UpstreamError {
   const status = answer.status;
-  if (status === 401 || status === 403) return credentialRefusal(status, channel);
+  if (status === 401) return credentialRefusal(status, channel);
+  // OpenAI refuses a key with 401; its 403s are the account's (a region it does not serve, a model
+  // the project may not use). Not checked against the OpenAI-compatible providers this protocol relays.
+  if (status === 403) return forbiddenByProvider(channel);
   const retryAfter = retryAfterOf(answer.headers);
   const text = answer.text();
   try {

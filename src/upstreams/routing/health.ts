@@ -20,14 +20,19 @@ export interface ChannelHealth {
 /**
  * A state change of a channel: what is appended to its `channel-health-<name>` stream and what the
  * other processes apply (src/upstreams/routing/health-log.ts). Only transitions are events, never
- * single failures, so a failing channel costs the log a few events per pause, not one per request.
+ * single failures, so a failing channel costs the log a few events per pause, not one per request:
+ * a 429 on a channel already cooling down is one only when it moves the end materially later.
  */
 export type ChannelHealthEvent =
   | { readonly type: 'ChannelCooldownStarted'; readonly data: { readonly channel: string; readonly until: string; readonly reason: 'rate_limited' } }
   | { readonly type: 'ChannelCircuitOpened'; readonly data: { readonly channel: string; readonly until: string; readonly reason: FailoverReason; readonly consecutive_failures: number; readonly pause_ms: number } }
   | { readonly type: 'ChannelCircuitHalfOpened'; readonly data: { readonly channel: string } }
   | { readonly type: 'ChannelCircuitClosed'; readonly data: { readonly channel: string } }
-  | { readonly type: 'ChannelCredentialsRefused'; readonly data: { readonly channel: string; readonly reason: string } };
+  /**
+   * `credentials_since`: when the refused credentials were set (the channel's rotation or creation in
+   * the log), so that a process holding newer ones ignores it; absent for a channel the log does not hold.
+   */
+  | { readonly type: 'ChannelCredentialsRefused'; readonly data: { readonly channel: string; readonly reason: string; readonly credentials_since?: string } };
 
 export const CHANNEL_HEALTH_EVENT_TYPES: ReadonlySet<string> = new Set([
   'ChannelCooldownStarted',
@@ -49,10 +54,21 @@ export interface CircuitOptions {
   readonly maxCooldownMs: number;
 }
 
+/**
+ * How much later a new 429 must move a running cooldown's end before the move is appended again:
+ * a tenth of what was left of it, and at least a second. Other processes then learn an end at most
+ * that much early, and ask the channel once more to learn the rest from its own 429.
+ */
+function materialExtensionMs(remainingMs: number): number {
+  return Math.max(1_000, remainingMs / 10);
+}
+
 /** One channel's mutable record; `probing` is this process's one half-open probe in flight. */
 interface HealthRecord {
   failures: number;
   cooldownUntil: number;
+  /** The latest cooldown end the log holds (this process's or another's): quiet extensions go past it. */
+  loggedCooldownUntil: number;
   circuit: 'closed' | 'open' | 'half_open';
   openUntil: number;
   pauseMs: number;
@@ -80,7 +96,7 @@ export class ChannelHealthBook {
   private record(name: string): HealthRecord {
     let r = this.records.get(name);
     if (!r) {
-      r = { failures: 0, cooldownUntil: 0, circuit: 'closed', openUntil: 0, pauseMs: this.options.openMs, probing: false, openReason: null, disabled: null, latencyMs: null };
+      r = { failures: 0, cooldownUntil: 0, loggedCooldownUntil: 0, circuit: 'closed', openUntil: 0, pauseMs: this.options.openMs, probing: false, openReason: null, disabled: null, latencyMs: null };
       this.records.set(name, r);
     }
     return r;
@@ -143,14 +159,15 @@ export class ChannelHealthBook {
   }
 
   /** A failover-worthy failure; `retryAfterMs` for a 429 (null: the default cooldown). */
-  failed(name: string, reason: FailoverReason, retryAfterMs: number | null = null, detail?: string): void {
+  failed(name: string, reason: FailoverReason, retryAfterMs: number | null = null, detail?: string, credentialsSince?: string): void {
     const r = this.record(name);
     const now = this.now();
     if (reason === 'credentials_refused') {
       r.probing = false;
       if (r.disabled === null) {
         r.disabled = detail ?? 'the provider refused the gateway\'s credentials';
-        this.onTransition({ type: 'ChannelCredentialsRefused', data: { channel: name, reason: r.disabled } });
+        const since = credentialsSince === undefined ? {} : { credentials_since: credentialsSince };
+        this.onTransition({ type: 'ChannelCredentialsRefused', data: { channel: name, reason: r.disabled, ...since } });
       }
       return;
     }
@@ -159,10 +176,15 @@ export class ChannelHealthBook {
       const until = now + Math.min(retryAfterMs ?? this.options.cooldownMs, this.options.maxCooldownMs);
       // A cooldown only ever ends: a later, shorter Retry-After does not shorten it, and none is
       // longer than maxCooldownMs, so a channel cannot stay cooling down forever.
-      if (until > r.cooldownUntil) {
-        r.cooldownUntil = until;
-        this.onTransition({ type: 'ChannelCooldownStarted', data: { channel: name, until: new Date(until).toISOString(), reason: 'rate_limited' } });
-      }
+      if (until <= r.cooldownUntil) return;
+      const wasCooling = r.cooldownUntil > now;
+      r.cooldownUntil = until;
+      // The calls a cooling channel still gets (a sole or pinned channel, calls already in flight)
+      // each answer 429 with an end a little later: only a start, or an end moved materially past
+      // the one the log holds, is a transition worth the log; the others extend it here alone.
+      if (wasCooling && until - r.loggedCooldownUntil < materialExtensionMs(r.loggedCooldownUntil - now)) return;
+      r.loggedCooldownUntil = until;
+      this.onTransition({ type: 'ChannelCooldownStarted', data: { channel: name, until: new Date(until).toISOString(), reason: 'rate_limited' } });
       return;
     }
     r.failures++;
@@ -196,6 +218,7 @@ export class ChannelHealthBook {
     switch (event.type) {
       case 'ChannelCooldownStarted':
         r.cooldownUntil = Math.max(r.cooldownUntil, Date.parse(event.data.until));
+        r.loggedCooldownUntil = Math.max(r.loggedCooldownUntil, Date.parse(event.data.until));
         return;
       case 'ChannelCircuitOpened': {
         const until = Date.parse(event.data.until);

@@ -141,8 +141,10 @@ export class Router {
   ): Promise<{ ok: true; served: Served<T> } | { ok: false; error: unknown }> {
     if (!pinned && (!this.upstreams.isEnabled(name) || !this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
     const started = performance.now();
+    const channel = this.upstreams.channel(name);
+    const credentialsSince = this.upstreams.credentialsSince(name);
     try {
-      const value = await call(this.upstreams.channel(name));
+      const value = await call(channel);
       this.book.succeeded(name, Math.round(performance.now() - started));
       return { ok: true, served: { value, channel: name } };
     } catch (err) {
@@ -151,14 +153,23 @@ export class Router {
         throw err;
       }
       const verdict = classifyFailure(err, options.outcomeMatters === true);
+      if (verdict.failover && !this.upstreams.isCurrent(channel)) {
+        // The channel's configuration changed while this call ran on the old one (a rotation): its
+        // failure, a 401 of the revoked key above all, says nothing of the channel as it is now.
+        this.book.released(name);
+        this.observer.failover(name, verdict.reason);
+        return { ok: false, error: err };
+      }
       if (!verdict.failover) {
-        // The provider answered (a refusal of the request is an answer): the channel is fine.
-        if (err instanceof UpstreamError && err.kind === 'http') this.book.succeeded(name);
+        // The provider answered (a refusal of the request is an answer): the channel is fine. A 5xx
+        // here is a submit's unknown outcome, no verdict on the channel, as a timeout is.
+        if (err instanceof UpstreamError && err.kind === 'http' && err.status < 500) this.book.succeeded(name);
         else this.book.released(name);
         throw err;
       }
       const retryAfter = err instanceof UpstreamError ? retryAfterMs(err.retryAfter, this.now(), Number.MAX_SAFE_INTEGER) : null;
-      this.book.failed(name, verdict.reason, retryAfter, verdict.reason === 'credentials_refused' ? credentialRefusal((err as UpstreamError).status as 401 | 403, name).message : undefined);
+      const refused = verdict.reason === 'credentials_refused';
+      this.book.failed(name, verdict.reason, retryAfter, refused ? credentialRefusal((err as UpstreamError).status as 401 | 403, name).message : undefined, refused ? credentialsSince : undefined);
       this.observer.failover(name, verdict.reason);
       return { ok: false, error: err };
     }
@@ -186,7 +197,17 @@ export class Router {
 
   /** A transition another process appended (health-log.ts follows the log). */
   apply(event: ChannelHealthEvent): void {
+    if (event.type === 'ChannelCredentialsRefused' && this.refusedOlderCredentials(event.data.channel, event.data.credentials_since)) return;
     this.book.apply(event);
+  }
+
+  /**
+   * Another process refused credentials this one has already replaced (it applied a rotation first,
+   * or the other had not yet): the refusal says nothing of the channel here.
+   */
+  private refusedOlderCredentials(name: string, refusedSince: string | undefined): boolean {
+    const current = this.upstreams.credentialsSince(name);
+    return refusedSince !== undefined && current !== undefined && Date.parse(refusedSince) < Date.parse(current);
   }
 }
 

@@ -12,7 +12,9 @@ import { isObject, searchRefusal, type SearchRefusal } from '../web-search';
 import type { WireAnswer } from '../wire';
 
 function refusalOf(status: number): SearchRefusal {
-  if (status === 401 || status === 403) return 'credentials';
+  if (status === 401) return 'credentials';
+  // Tavily documents 401 for a missing or invalid key and no 403: one is not read as the key's.
+  if (status === 403) return 'forbidden';
   if (status === 432 || status === 433) return 'account_limit';
   if (status === 429) return 'rate_limited';
   if (status >= 400 && status < 500) return 'rejected';

@@ -7,7 +7,7 @@
  * `Code` "0" for success; a refusal is an HTTP error status whose body names Alibaba Cloud's or
  * Tingwu's `Code` (e.g. `SignatureDoesNotMatch`, `BRK.InvalidAppKey`) and `Message`.
  */
-import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
 
@@ -73,8 +73,9 @@ function bodyOf(answer: WireAnswer): unknown {
 function tingwuErrorOf(answer: WireAnswer, channel: string): UpstreamError {
   const reported = tingwuErrorIn(bodyOf(answer));
   const status = answer.status;
-  if (status === 401 || status === 403 || (reported && CREDENTIAL_CODES.has(reported.code))) return credentialRefusal(status === 403 ? 403 : 401, channel);
+  if (status === 401 || (reported && CREDENTIAL_CODES.has(reported.code))) return credentialRefusal(status === 403 ? 403 : 401, channel);
   if (reported && ACCOUNT_CODES.has(reported.code)) return new UpstreamError(403, `channel ${channel}: the Tingwu account is overdue or over its quota (${reported.code})`, 'upstream_account_balance');
+  if (status === 403) return forbiddenByProvider(channel);
   const retryAfter = retryAfterOf(answer.headers);
   if (reported && isThrottling(reported.code)) return new UpstreamError(429, reported.message, reported.code, 'http', retryAfter);
   if (reported?.code === REPLAYED_NONCE) return new UpstreamError(502, `channel ${channel}: Tingwu refused a signature nonce it had seen`, reported.code, 'http');

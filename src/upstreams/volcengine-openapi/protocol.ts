@@ -5,7 +5,7 @@
  * VOD's subtitle erase (service `vod`) are served this way. Every answer carries
  * `ResponseMetadata`; a refusal its `Error: {Code, Message}`.
  */
-import { credentialRefusal, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, unreadableErrorMessage, UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
 
@@ -30,9 +30,10 @@ function volcengineErrorOf(answer: WireAnswer, channel: string): UpstreamError {
     body = undefined;
   }
   const reported = openapiErrorIn(body);
-  if (answer.status === 401 || answer.status === 403 || (reported && CREDENTIAL_CODES.has(reported.code))) {
+  if (answer.status === 401 || (reported && CREDENTIAL_CODES.has(reported.code))) {
     return credentialRefusal(answer.status === 403 ? 403 : 401, channel);
   }
+  if (answer.status === 403) return forbiddenByProvider(channel);
   const status = answer.status >= 400 ? answer.status : 502;
   if (reported) return new UpstreamError(status, reported.message, reported.code, 'http', retryAfterOf(answer.headers));
   return new UpstreamError(status, unreadableErrorMessage(answer.status, answer.headers, channel), null, 'http', retryAfterOf(answer.headers));

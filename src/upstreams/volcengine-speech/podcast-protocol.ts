@@ -9,7 +9,7 @@
  * reference's "建连响应"), read by `errorOf`; and in the stream, an error frame's code or a
  * session's `status_code` (the reference's §3 codes), read by `podcastCodeError`.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, UpstreamError } from '../errors';
 import { PodcastProviderError } from '../podcast-synthesis';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
@@ -30,7 +30,9 @@ function excerpt(text: string): string {
 
 /** A refused handshake: the gateway's credentials (401, 403), a rate limit (429), or the provider's other answer. */
 function handshakeError(answer: WireAnswer, channel: string): UpstreamError {
-  if (answer.status === 401 || answer.status === 403) return credentialRefusal(answer.status, channel);
+  if (answer.status === 401) return credentialRefusal(401, channel);
+  // A handshake's 403 names no code the gateway could read as its credentials (not checked against the provider).
+  if (answer.status === 403) return forbiddenByProvider(channel);
   const message = `channel ${channel} refused the WebSocket with HTTP ${answer.status}: ${excerpt(answer.text()) || 'no reason given'}${logIdOf(answer.headers)}`;
   const told = `the podcast provider refused the connection (HTTP ${answer.status})`;
   if (answer.status === 429) return new PodcastProviderError(429, message, 'upstream_rate_limited', told, 'http', retryAfterOf(answer.headers));

@@ -11,7 +11,7 @@
  * 55xxxxxx the service's) and `X-Api-Message`, with `X-Tt-Logid` for the provider's support.
  * errorOf reads the code first and the HTTP status only when the code tells nothing.
  */
-import { credentialRefusal, retryAfterOf, UpstreamError } from '../errors';
+import { credentialRefusal, forbiddenByProvider, retryAfterOf, UpstreamError } from '../errors';
 import type { Protocol } from '../protocol';
 import type { WireAnswer } from '../wire';
 
@@ -68,7 +68,8 @@ export function volcengineSpeechErrorOf(answer: WireAnswer, channel: string): Up
   const status = answer.status;
   const retryAfter = retryAfterOf(answer.headers);
   const told = `${message} (${code ?? `HTTP ${status}`}${logId ? `, logid ${logId}` : ''})`;
-  if ((code !== null && CREDENTIAL_CODES.has(code)) || status === 401 || status === 403) return credentialRefusal(status === 403 || code === '45000030' ? 403 : 401, channel);
+  if ((code !== null && CREDENTIAL_CODES.has(code)) || status === 401) return credentialRefusal(status === 403 || code === '45000030' ? 403 : 401, channel);
+  if (status === 403) return forbiddenByProvider(channel);
   if (status === 429) return new UpstreamError(429, told, 'upstream_rate_limited', 'http', retryAfter);
   if (code?.startsWith('45')) return new UpstreamError(400, told, 'upstream_rejected');
   if (code === SPEECH_STATUS.busy) return new UpstreamError(503, told, null, 'http', retryAfter);
