@@ -13,7 +13,7 @@ describe('the PostgreSQL limit store @integration', function () {
 
   before(async () => {
     database = await createTestDatabase(2, { withSchema: true });
-    store = PostgresLimitStore.connect(database.url, 5_000);
+    store = PostgresLimitStore.connect(database.url, 5_000, 'caller');
   });
   after(async () => {
     await store?.close();
