@@ -82,6 +82,11 @@ export class FleetLimiter {
     void store.probe().catch((err: unknown) => this.outage(err));
   }
 
+  /** How many buckets this process holds a lease of (expired ones included, until the flush). */
+  get leasesHeld(): number {
+    return this.leases.size;
+  }
+
   /** Whether the shared store answered its last call. */
   get shared(): boolean {
     return !this.down;
