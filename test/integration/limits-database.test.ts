@@ -44,7 +44,8 @@ describe('limits in a database of their own @integration', function () {
   it('refuses to start when the limits database cannot be prepared, naming the setting and not the password', async () => {
     const url = `postgres://limits:s3cret-limits@127.0.0.1:${await closedPort()}/limits`;
     let failure: unknown;
-    await startTestGateway({ LIMITS_DATABASE_URL: url }).catch((err: unknown) => (failure = err));
+    const started = await startTestGateway({ LIMITS_DATABASE_URL: url }).catch((err: unknown) => void (failure = err));
+    await started?.close();
     expect(failure).to.be.instanceOf(Error);
     expect((failure as Error).message).to.contain('LIMITS_DATABASE_URL').and.not.contain('s3cret-limits');
   });
