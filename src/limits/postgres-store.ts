@@ -10,6 +10,18 @@ import type { LimitStore } from './store';
  * and one function call per step, so that a step is one round trip and atomic under the row's
  * lock. `limit_take` and `limit_give` are src/limits/bucket.ts's `refilled` then `take` or `given`, in SQL.
  */
+/** `take`'s rule (src/limits/bucket.ts) on a refilled bucket's `free` units, as `limit_take` runs it in every version. */
+const GRANT_FROM_FREE = `        granted := 0;
+        wait_ms := 0;
+        IF free >= p_want THEN
+          granted := p_want;
+        ELSIF free >= p_need THEN
+          granted := GREATEST(p_need, floor(free));
+        ELSE
+          wait_ms := ceil(round((p_need - free) * 60000.0 * 1000 / p_rate) / 1000);
+          IF wait_ms <= p_max_wait_ms THEN granted := p_need; END IF;
+        END IF;`;
+
 export const limitStoreMigrations: readonly Migration[] = [
   {
     version: 470,
@@ -36,16 +48,7 @@ export const limitStoreMigrations: readonly Migration[] = [
         INSERT INTO limit_buckets (bucket, tokens, at, rate) VALUES (p_bucket, p_rate, p_now, p_rate) ON CONFLICT (bucket) DO NOTHING;
         SELECT b.tokens, b.at INTO free, last FROM limit_buckets b WHERE b.bucket = p_bucket FOR UPDATE;
         free := LEAST(p_rate, LEAST(p_rate, free + GREATEST(0, p_now - last) * p_rate / 60000.0) + p_returned);
-        granted := 0;
-        wait_ms := 0;
-        IF free >= p_want THEN
-          granted := p_want;
-        ELSIF free >= p_need THEN
-          granted := GREATEST(p_need, floor(free));
-        ELSE
-          wait_ms := ceil(round((p_need - free) * 60000.0 * 1000 / p_rate) / 1000);
-          IF wait_ms <= p_max_wait_ms THEN granted := p_need; END IF;
-        END IF;
+${GRANT_FROM_FREE}
         UPDATE limit_buckets SET tokens = free - granted, at = GREATEST(last, p_now), rate = p_rate WHERE bucket = p_bucket;
       END $$;
       CREATE FUNCTION limit_give(p_bucket text, p_rate double precision, p_units double precision, p_now bigint) RETURNS void
@@ -91,16 +94,7 @@ export const limitStoreMigrations: readonly Migration[] = [
           ON CONFLICT (bucket) DO UPDATE SET rate = EXCLUDED.rate
           RETURNING b.tokens, b.at INTO free, last;
         free := LEAST(p_rate, LEAST(p_rate, free + GREATEST(0, t - last) * p_rate / 60000.0) + p_returned);
-        granted := 0;
-        wait_ms := 0;
-        IF free >= p_want THEN
-          granted := p_want;
-        ELSIF free >= p_need THEN
-          granted := GREATEST(p_need, floor(free));
-        ELSE
-          wait_ms := ceil(round((p_need - free) * 60000.0 * 1000 / p_rate) / 1000);
-          IF wait_ms <= p_max_wait_ms THEN granted := p_need; END IF;
-        END IF;
+${GRANT_FROM_FREE}
         UPDATE limit_buckets SET tokens = free - granted, at = GREATEST(last, t) WHERE bucket = p_bucket;
       END $$;
       CREATE OR REPLACE FUNCTION limit_give(p_bucket text, p_rate double precision, p_units double precision, p_now bigint) RETURNS void
