@@ -29,7 +29,7 @@ import type { RouteInfo } from './http/routing';
 import { bindPort, InFlightRequests } from './lifecycle/in-flight';
 import { checkReadiness, type Readiness } from './lifecycle/readiness';
 import { RateLimiter } from './http/rate-limit';
-import { fleetLimiter } from './limits/gateway-limits';
+import { fleetLimiter, prepareLimitsDatabase } from './limits/gateway-limits';
 import type { FleetLimiter } from './limits/fleet-limiter';
 import { Upstreams, type FallbackUpstream } from './upstreams/registry';
 import { Router } from './upstreams/routing/router';
@@ -347,6 +347,7 @@ function buildHttp(
 
 async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
   await prepareSchema(database.pool, allProjections);
+  await prepareLimitsDatabase(config);
   const { services, runners, accountCommands, keyCache, listening, channels } = await buildServices(database, config, options, logger);
   const { pool, store, upstreams } = services;
   const features = (options.features ?? []).map((feature) => feature.build(services));

@@ -2,9 +2,11 @@ import type { Grant, TakeAsk } from './bucket';
 
 /**
  * Where the limits of every gateway process meet: buckets and poll times by name. Each call is
- * one atomic step, at the caller's clock (`now`, milliseconds), so a test moves time instead of
- * waiting for it. A call that fails means the store is out of reach: the caller limits per
- * process until `probe` answers again (FleetLimiter).
+ * one atomic step. `now` is the caller's clock (milliseconds): the in-memory store counts on it,
+ * so a test moves time instead of waiting for it; the PostgreSQL store counts on the database's
+ * clock unless made to use the caller's (src/limits/postgres-store.ts). A call that fails for want
+ * of a connection or in time means the store is out of reach; FleetLimiter then limits per process
+ * until `probe` answers again.
  */
 export interface LimitStore {
   take(bucket: string, ask: TakeAsk, now: number): Promise<Grant>;
@@ -15,7 +17,7 @@ export interface LimitStore {
    * records nothing and answers the milliseconds until the next poll is due.
    */
   poll(id: string, minIntervalMs: number, now: number): Promise<number>;
-  /** Resolves when the store answers. */
+  /** Resolves when the store answers a real call (not merely a connection). */
   probe(): Promise<void>;
   /** Deletes what no longer limits anything (full buckets, polls older than their interval). */
   sweep(now: number): Promise<void>;

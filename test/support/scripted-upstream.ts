@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { closedPort } from './closed-port';
 
 /**
  * What a scripted upstream does with one request: answer it with a status of its own (an error
@@ -69,9 +70,5 @@ async function forward(target: string, req: http.IncomingMessage, body: Buffer, 
 
 /** A base URL nothing listens on: a port taken and given back (a connection to it is refused). */
 export async function closedPortUrl(): Promise<string> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }

@@ -1,17 +1,20 @@
 import { expect } from 'chai';
 import type { Grant, TakeAsk } from '../../src/limits/bucket';
-import { FleetLimiter, type Admission, type FleetLimiterOptions } from '../../src/limits/fleet-limiter';
+import { FleetLimiter, storeFailure, type Admission, type FleetLimiterOptions, type StoreFailure } from '../../src/limits/fleet-limiter';
 import { MemoryLimitStore } from '../../src/limits/memory-store';
 import type { LimitStore } from '../../src/limits/store';
 
 /** A shared store that can be taken away (every call fails, as when its server is down) and brought back. */
 class FlakyStore implements LimitStore {
   down = false;
+  /** An error the store answers with instead (a missing function), when set. */
+  fault: Error | null = null;
   calls = 0;
-  constructor(private readonly inner = new MemoryLimitStore()) {}
+  constructor(readonly inner = new MemoryLimitStore()) {}
   private check(): void {
     this.calls++;
-    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+    if (this.fault) throw this.fault;
+    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED', syscall: 'connect' });
   }
   async take(bucket: string, ask: TakeAsk, now: number): Promise<Grant> {
     this.check();
@@ -39,12 +42,14 @@ class FlakyStore implements LimitStore {
 describe('fleet limiter', () => {
   let now = 1_000_000;
   const limiters: FleetLimiter[] = [];
-  const logged: { level: 'warn' | 'info'; msg: string }[] = [];
+  const logged: { level: 'warn' | 'info' | 'error'; msg: string }[] = [];
   const states: boolean[] = [];
+  const causes: (StoreFailure | undefined)[] = [];
   beforeEach(() => {
     now = 1_000_000;
     logged.length = 0;
     states.length = 0;
+    causes.length = 0;
   });
   afterEach(async () => {
     await Promise.all(limiters.map((l) => l.close()));
@@ -63,8 +68,12 @@ describe('fleet limiter', () => {
           logger: {
             warn: (_o: unknown, msg: string) => void logged.push({ level: 'warn', msg }),
             info: (_o: unknown, msg: string) => void logged.push({ level: 'info', msg }),
+            error: (_o: unknown, msg: string) => void logged.push({ level: 'error', msg }),
           } as unknown as FleetLimiterOptions['logger'],
-          onStoreState: (up) => states.push(up),
+          onStoreState: (up, cause) => {
+            states.push(up);
+            causes.push(cause);
+          },
         }),
     );
     limiters.push(...made);
@@ -175,12 +184,114 @@ describe('fleet limiter', () => {
     await a.probe();
     expect(a.shared, 'still away').to.equal(false);
     store.down = false;
-    await a.probe();
-    await b.probe();
+    for (let i = 0; i < 3; i++) await Promise.all([a.probe(), b.probe()]);
     expect(a.shared && b.shared).to.equal(true);
+    expect(causes).to.deep.equal(['outage', 'outage', undefined, undefined]);
     expect(states).to.deep.equal([false, false, true, true]);
     expect(logged.filter((l) => l.level === 'info')).to.have.length(2);
     now += 60_000;
     expect(await drain([a, b], 'rpm:k', 5)).to.deep.equal([3, 2]);
+  });
+
+  it('counts with the fleet again only after probes in a row answer, and keeps what it counted alone across a recovery', async () => {
+    const store = new FlakyStore();
+    const [a] = processes(store, 1, 0) as [FleetLimiter];
+    store.down = true;
+    expect(await drain([a], 'rpm:k', 5)).to.deep.equal([5]);
+    store.down = false;
+    await a.probe();
+    await a.probe();
+    store.down = true;
+    await a.probe();
+    expect(a.shared, 'a failure in between starts the count again').to.equal(false);
+    store.down = false;
+    for (let i = 0; i < 2; i++) await a.probe();
+    expect(a.shared, 'two answers are not enough').to.equal(false);
+    await a.probe();
+    expect(a.shared).to.equal(true);
+    // The store fails again at once: the process's own bucket still holds the 5 it admitted alone.
+    store.down = true;
+    expect(await drain([a], 'rpm:k', 5)).to.deep.equal([0]);
+    expect(states).to.deep.equal([false, true, false]);
+  });
+
+  it('takes an error the store answers for a fault: logged as an error, not counted as an outage, and no recovery while it lasts', async () => {
+    const store = new FlakyStore();
+    const [a] = processes(store, 1, 0) as [FleetLimiter];
+    store.fault = Object.assign(new Error('function limit_take(unknown) does not exist'), { code: '42883', severity: 'ERROR' });
+    expect(await drain([a], 'rpm:k', 2), 'limited by the process meanwhile').to.deep.equal([2]);
+    expect(logged.map((l) => l.level)).to.deep.equal(['error']);
+    expect(causes).to.deep.equal(['fault']);
+    for (let i = 0; i < 5; i++) await a.probe();
+    expect(a.shared, 'a probe calls what a take calls, so it fails too').to.equal(false);
+    expect(states).to.deep.equal([false]);
+  });
+
+  it('tells outages (connection, timeout) from faults (errors the database answered)', () => {
+    expect(storeFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED', syscall: 'connect' }))).to.equal('outage');
+    expect(storeFailure(new Error('Connection terminated unexpectedly'))).to.equal('outage');
+    expect(storeFailure(new Error('Query read timeout'))).to.equal('outage');
+    expect(storeFailure(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014', severity: 'ERROR' }))).to.equal('outage');
+    expect(storeFailure(Object.assign(new Error('the database system is shutting down'), { code: '57P01', severity: 'FATAL' }))).to.equal('outage');
+    expect(storeFailure(Object.assign(new Error('function limit_take does not exist'), { code: '42883', severity: 'ERROR' }))).to.equal('fault');
+    expect(storeFailure(new TypeError('x is undefined'))).to.equal('fault');
+  });
+
+  it('charges usage beyond what a lease holds to the store at once, so every process sees it', async () => {
+    // The reviewer's case: 60,000 tokens a minute, leases of 1 s (1,000 tokens).
+    const [a, b] = processes(new MemoryLimitStore(), 2, 1_000) as [FleetLimiter, FleetLimiter];
+    expect((await a.take('tpm:k', 60_000, 1_000, 0)).admitted).to.equal(true);
+    await a.give('tpm:k', 60_000, 1_000 - 60_000); // the request used the whole minute
+    expect((await b.take('tpm:k', 60_000, 1_000, 0)).admitted, 'b sees the debt before a takes again').to.equal(false);
+  });
+
+  it('pays a charge from the lease first, and hands usage under it back to the lease', async () => {
+    const store = new FlakyStore();
+    const [a] = processes(store, 1, 10_000) as [FleetLimiter];
+    expect((await a.take('rpm:k', 60, 1, 0)).admitted).to.equal(true); // a holds 10 more
+    const calls = store.calls;
+    await a.give('rpm:k', 60, -4);
+    await a.give('rpm:k', 60, 2);
+    expect(store.calls, 'both within the lease').to.equal(calls);
+    // The lease's 8 left, then the store's 49.
+    expect(await drain([a], 'rpm:k', 60)).to.deep.equal([8 + 49]);
+  });
+
+  it('hands expired leases back on the flush and forgets them; and every lease on close', async () => {
+    const shared = new MemoryLimitStore();
+    const [a, b] = processes(shared, 2, 10_000) as [FleetLimiter, FleetLimiter];
+    for (let i = 0; i < 100; i++) expect((await a.take(`rpm:quiet-${i}`, 60, 1, 0)).admitted).to.equal(true);
+    expect((await a.take('rpm:k', 60, 1, 0)).admitted).to.equal(true); // a holds 10 more
+    expect(await drain([b], 'rpm:k', 60)).to.deep.equal([49]);
+    expect(a.leasesHeld).to.equal(101);
+    now += 10_000;
+    await a.flush();
+    expect(a.leasesHeld, 'quiet keys leave nothing behind').to.equal(0);
+    // 10 refilled, and a's 10 unused units back without a taking again.
+    expect(await drain([b], 'rpm:k', 60)).to.deep.equal([20]);
+
+    // A store that outlives the process closing (closing the in-memory one would empty it).
+    const [c, d] = processes(new FlakyStore(), 2, 60_000) as [FleetLimiter, FleetLimiter];
+    expect((await c.take('rpm:closing', 60, 1, 0)).admitted).to.equal(true); // c leases the whole minute
+    expect(await drain([d], 'rpm:closing', 60)).to.deep.equal([0]);
+    await c.close();
+    expect(await drain([d], 'rpm:closing', 60)).to.deep.equal([59]);
+  });
+
+  it('starts no probe after close, when a take under way fails on the closed store', async () => {
+    let fail: (err: Error) => void = () => undefined;
+    const store = new FlakyStore();
+    const hanging: LimitStore = Object.assign(Object.create(store) as FlakyStore, {
+      take: () => new Promise<Grant>((_resolve, reject) => (fail = reject)),
+    });
+    const [a] = processes(hanging, 1, 0) as [FleetLimiter];
+    const taking = a.take('rpm:k', 5, 1, 0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await a.close();
+    fail(new Error('Cannot use a pool after calling end on the pool'));
+    await taking;
+    expect(a.shared, 'no outage after close').to.equal(true);
+    expect(states).to.deep.equal([]);
+    expect(logged).to.deep.equal([]);
   });
 });

@@ -13,7 +13,7 @@ describe('rate limiter', () => {
   function limiter(perMinute: number) {
     let now = 1_000_000;
     const slept: number[] = [];
-    const limits = new FleetLimiter(new MemoryLimitStore(), { now: () => now, leaseMs: 0, probeMs: 60_000, sweepMs: 60_000, logger: { warn() {}, info() {} } });
+    const limits = new FleetLimiter(new MemoryLimitStore(), { now: () => now, leaseMs: 0, probeMs: 60_000, sweepMs: 60_000, logger: { warn() {}, info() {}, error() {} } });
     limiters.push(limits);
     const rl = new RateLimiter(perMinute, limits, async (ms) => {
       slept.push(ms);
