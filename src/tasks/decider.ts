@@ -352,6 +352,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
   decide,
   evolve,
   // 3: the state keeps the upstream's last status and progress; 4: and the pending stage's steps;
-  // 5: and the reservation's estimate and the model as it was at submission.
-  snapshotVersion: 5,
+  // 5: and the reservation's estimate and the model as it was at submission; 6: and the channels
+  // that served the task (servedBy).
+  snapshotVersion: 6,
 };
