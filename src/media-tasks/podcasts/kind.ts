@@ -6,7 +6,6 @@ import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
 import { isRefusal, pricingModel, routeTaskWork, taskChannel, type TaskRouter } from '../../tasks/upstream-task';
-import type { Channel } from '../../upstreams/channel';
 import { podcastAdapterOf } from '../../upstreams/podcast-adapters';
 import { PodcastProviderError, type PodcastAsk } from '../../upstreams/podcast-synthesis';
 import type { Logger } from '../../log';
@@ -146,7 +145,7 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
       const contentType = CONTENT_TYPES[format]!;
       const controller = new AbortController();
       const stopWatching = abortWhenFinished(() => deps.unfinished(task.taskId), deps.pollMs, controller);
-      const synthesize = async (channel: Channel) => {
+      const synthesize = async (channel: Parameters<typeof podcastAdapterOf>[0]) => {
         const adapter = podcastAdapterOf(channel);
         const key = podcastAudioKey(task.kind, task.taskId, extensionFor(contentType));
         let started = false;
