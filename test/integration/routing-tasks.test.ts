@@ -57,7 +57,7 @@ describe('routing asynchronous tasks over several channels @integration', functi
 
   beforeEach(() => {
     for (const front of [first, second, imagesFirst, imagesSecond]) front.act = 'forward';
-    for (const name of ['ark-first', 'ark-second', 'images-first', 'images-second']) gw.upstreams.setEnabled(name, true);
+    for (const name of ['ark-first', 'ark-second', 'images-first', 'images-second']) gw.upstreams.mend(name);
   });
 
   afterEach(async () => {
