@@ -36,7 +36,7 @@ export class RequestCharge {
   private closing: Promise<void> | null = null;
   /** The channel that served the request's main call, once one did (servedBy). */
   private channel: string | null = null;
-  /** Every channel that served one of the request's calls (servedBy, partServedBy), in order of first use. */
+  /** The channels that served the request's other calls (partServedBy), in order of first use. */
   private readonly channels = new Set<string>();
   private failed: { readonly cause: unknown } | null = null;
   private usage: Readonly<Record<string, unknown>> | null = null;

@@ -18,14 +18,9 @@ export interface ReservationPurpose {
 }
 
 /**
- * Why money moved, on every event that closes or refunds a reservation: copied from the
- * reservation, so each settlement, release and refund can be read alone. `null` on events recorded
- * before this was kept (their reservation's purpose says the same).
- */
-/**
  * The upstream channels that served a charge (docs/auditing.md, "The channel that served"): the
  * operator's own names, never shown to the account's owner. Absent on charges that no channel
- * served (a free or cached answer) and on settlements recorded before they were kept.
+ * served (a screening answered from the cache alone) and on settlements recorded before they were kept.
  */
 export interface ChargeChannels {
   /** The channel that served the charge's main call (the request's one call, the task's upstream work, a screening's writer). */
@@ -34,6 +29,11 @@ export interface ChargeChannels {
   readonly channels?: readonly string[];
 }
 
+/**
+ * Why money moved, on every event that closes or refunds a reservation: copied from the
+ * reservation, so each settlement, release and refund can be read alone. `null` on events recorded
+ * before this was kept (their reservation's purpose says the same).
+ */
 export interface ChargeContext {
   readonly actor: string;
   readonly model: string;
