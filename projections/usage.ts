@@ -11,7 +11,9 @@ import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
  * Usage records and statement months: one row per credit, charge (settlement) and refund, filed
  * under the statement month and local day of the account's time zone as it stood when the event
  * was recorded (accounts/calendar), and the months each account has gone through. Releases and
- * reservations move no money for good and are not here. Usage totals and statements are sums of
+ * reservations move no money for good and are not here. A charge keeps the channel that served
+ * its main call (ReservationSettled.channel; the operator's, grouped by on the admin route only),
+ * and a refund the channel of the charge it refunds. Usage totals and statements are sums of
  * these rows, so they reconcile with the ledger by construction; the audit replays it like any
  * read model.
  */
@@ -32,6 +34,7 @@ export const usageProjection: Projection = defineProjection<AccountEvent>()({
       ref_kind text,
       ref text,
       reservation_id text,
+      channel text,
       amount bigint NOT NULL,
       overrun bigint NOT NULL,
       requests integer NOT NULL,
@@ -71,15 +74,19 @@ export const usageProjection: Projection = defineProjection<AccountEvent>()({
       calendar.current = moved.current;
       const filed = { accountId, revision: recorded.revision, at: event.data.at, month: moved.current.month, day: localDate(at, moved.current.timezone) };
       if (event.type === 'CreditAdded') {
-        records.push(usageRecord(filed, { type: 'credit', context: null, reservationId: null, amount: event.data.amount, overrun: 0, requests: 0, units: {}, note: event.data.note }));
+        records.push(usageRecord(filed, { type: 'credit', context: null, reservationId: null, channel: null, amount: event.data.amount, overrun: 0, requests: 0, units: {}, note: event.data.note }));
       } else if (event.type === 'ReservationSettled') {
         const d = event.data;
-        records.push(usageRecord(filed, { type: 'charge', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: d.overrun, requests: 1, units: unitsOf(d.pricing), note: null }));
+        records.push(
+          usageRecord(filed, { type: 'charge', context: d.context, reservationId: d.reservationId, channel: d.channel ?? null, amount: d.amount, overrun: d.overrun, requests: 1, units: unitsOf(d.pricing), note: null }),
+        );
       } else if (event.type === 'ChargeRefunded') {
         const d = event.data;
-        records.push(usageRecord(filed, { type: 'refund', context: d.context, reservationId: d.reservationId, amount: d.amount, overrun: 0, requests: 0, units: {}, note: d.reason }));
+        // Its channel is the refunded charge's, filled in below (fileRefundsUnderTheirChannel).
+        records.push(usageRecord(filed, { type: 'refund', context: d.context, reservationId: d.reservationId, channel: null, amount: d.amount, overrun: 0, requests: 0, units: {}, note: d.reason }));
       }
     }
+    await fileRefundsUnderTheirChannel(tx, records);
     await writeRecords(tx, records);
     await writeMonths(tx, calendars);
   },
@@ -94,6 +101,8 @@ interface UsageRecord {
   day: string;
   context: ChargeContext | null;
   reservationId: string | null;
+  /** The channel that served a charge's main call, and a refund's charge; null on credits and on charges that name none. */
+  channel: string | null;
   amount: number;
   overrun: number;
   requests: number;
@@ -119,12 +128,30 @@ function usageRecord(filed: Filed, r: Omit<UsageRecord, keyof Filed>): UsageReco
     type: r.type,
     context: r.context,
     reservationId: r.reservationId,
+    channel: r.channel,
     amount: r.amount,
     overrun: r.overrun,
     requests: r.requests,
     units: r.units,
     note: r.note,
   };
+}
+
+/**
+ * Gives each refund the channel of the charge it refunds, as a refund is filed under that charge's
+ * model, key and endpoint: from this batch's charges, else from the rows (refunds are rare, and a
+ * batch without one asks nothing).
+ */
+async function fileRefundsUnderTheirChannel(tx: PoolClient, records: UsageRecord[]): Promise<void> {
+  const refunds = records.filter((r) => r.type === 'refund' && r.reservationId !== null);
+  if (refunds.length === 0) return;
+  const charged = new Map(records.filter((r) => r.type === 'charge').map((r) => [`${r.accountId} ${r.reservationId}`, r.channel]));
+  const { rows } = await tx.query<{ account_id: string; reservation_id: string; channel: string | null }>(
+    `SELECT account_id, reservation_id, channel FROM usage_records WHERE entry_type = 'charge' AND (account_id, reservation_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [refunds.map((r) => r.accountId), refunds.map((r) => r.reservationId)],
+  );
+  for (const row of rows) charged.set(`${row.account_id} ${row.reservation_id}`, row.channel);
+  for (const refund of refunds) refund.channel = charged.get(`${refund.accountId} ${refund.reservationId}`) ?? null;
 }
 
 interface Calendar {
@@ -171,7 +198,7 @@ async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<st
 
 const RECORD_COLUMNS: readonly BulkColumn[] = [
   ['account_id', 'text'], ['revision', 'bigint'], ['entry_type', 'text'], ['at', 'timestamptz'], ['month', 'text'], ['day', 'text'],
-  ['actor', 'text'], ['model', 'text'], ['endpoint', 'text'], ['ref_kind', 'text'], ['ref', 'text'], ['reservation_id', 'text'],
+  ['actor', 'text'], ['model', 'text'], ['endpoint', 'text'], ['ref_kind', 'text'], ['ref', 'text'], ['reservation_id', 'text'], ['channel', 'text'],
   ['amount', 'bigint'], ['overrun', 'bigint'], ['requests', 'int'], ['units', 'jsonb'], ['note', 'text'],
 ];
 
@@ -193,6 +220,7 @@ async function writeRecords(tx: PoolClient, records: UsageRecord[]): Promise<voi
       ref_kind: r.context?.kind ?? null,
       ref: r.context?.ref ?? null,
       reservation_id: r.reservationId,
+      channel: r.channel,
       amount: r.amount,
       overrun: r.overrun,
       requests: r.requests,

@@ -9,8 +9,10 @@ import { advanceTo, DEFAULT_TIME_ZONE, monthStart, nextMonth, type MonthPeriod }
  * a usage total is charges less refunds; a statement is the month's credits, charges and refunds
  * between an opening and a closing balance that follow from each other exactly.
  */
-export type UsageGroup = 'day' | 'model' | 'key' | 'endpoint' | 'account_id';
-export const USAGE_GROUPS: readonly UsageGroup[] = ['day', 'model', 'key', 'endpoint', 'account_id'];
+export type UsageGroup = 'day' | 'model' | 'key' | 'endpoint' | 'account_id' | 'channel';
+export const USAGE_GROUPS: readonly UsageGroup[] = ['day', 'model', 'key', 'endpoint', 'account_id', 'channel'];
+/** Groups of the operator's view only: other accounts, and the operator's own channel names. */
+export const OPERATOR_USAGE_GROUPS: ReadonlySet<UsageGroup> = new Set(['account_id', 'channel']);
 
 const GROUP_COLUMNS: Record<UsageGroup, { column: string; field: string }> = {
   day: { column: 'day', field: 'day' },
@@ -18,6 +20,7 @@ const GROUP_COLUMNS: Record<UsageGroup, { column: string; field: string }> = {
   key: { column: 'actor', field: 'key_id' },
   endpoint: { column: 'endpoint', field: 'endpoint' },
   account_id: { column: 'account_id', field: 'account_id' },
+  channel: { column: 'channel', field: 'channel' },
 };
 
 export interface UsageTotals {
@@ -31,7 +34,7 @@ export interface UsageTotals {
   units: Record<string, number>;
 }
 
-/** One group's totals, with its keys (`day`, `model`, `key_id`, `endpoint`, `account_id`, as grouped by). */
+/** One group's totals, with its keys (`day`, `model`, `key_id`, `endpoint`, `account_id`, `channel`, as grouped by). */
 export type UsageGroupTotals = UsageTotals & { readonly group: Readonly<Record<string, string | null>> };
 
 export interface UsageQuery {

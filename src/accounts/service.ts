@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { Pricing } from '../billing/money';
 import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ActingKey, type ClosedOutcome } from '../domain/account/decider';
-import { accountStream, type AccountEvent, type KeySettings, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
+import { accountStream, type AccountEvent, type ChargeChannels, type KeySettings, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
 import { spentInPeriod } from '../domain/account/key-limits';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
 import { entryOf } from '../domain/records';
@@ -408,10 +408,10 @@ export class AccountService {
 
   /**
    * Charges what `pricing` comes to; a repeated settle or release returns the first outcome.
-   * `channel`: the upstream channel that served, recorded on the settlement.
+   * `served`: the upstream channels that served, recorded on the settlement.
    */
-  async settle(accountId: string, reservationId: string, pricing: Pricing, usage: Record<string, unknown>, metadata: EventMetadata = {}, channel?: string): Promise<ClosedOutcome> {
-    const command: AccountCommand = { type: 'Settle', reservationId, pricing, usage, ...(channel === undefined ? {} : { channel }), now: this.now() };
+  async settle(accountId: string, reservationId: string, pricing: Pricing, usage: Record<string, unknown>, metadata: EventMetadata = {}, served: ChargeChannels = {}): Promise<ClosedOutcome> {
+    const command: AccountCommand = { type: 'Settle', reservationId, pricing, usage, served, now: this.now() };
     return this.close(accountId, reservationId, command, metadata);
   }
 

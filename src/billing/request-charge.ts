@@ -2,6 +2,7 @@ import type { AccountService } from '../accounts/service';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import type { Pricing } from './money';
+import { chargeChannels } from './serving-channels';
 import type { SettlementJournal } from './settlement-journal';
 
 export interface ReserveInput {
@@ -33,8 +34,10 @@ export interface ReserveInput {
  */
 export class RequestCharge {
   private closing: Promise<void> | null = null;
-  /** The channel that served the request, once one did (servedBy). */
-  private channel: string | undefined = undefined;
+  /** The channel that served the request's main call, once one did (servedBy). */
+  private channel: string | null = null;
+  /** The channels that served the request's other calls (partServedBy), in order of first use. */
+  private readonly channels = new Set<string>();
   private failed: { readonly cause: unknown } | null = null;
   private usage: Readonly<Record<string, unknown>> | null = null;
 
@@ -113,6 +116,14 @@ export class RequestCharge {
     this.channel = channel;
   }
 
+  /**
+   * Names a channel that served one of several calls the request's one charge covers (a
+   * screening's searches): the settlement lists it beside the main call's (chargeChannels).
+   */
+  partServedBy(channel: string): void {
+    this.channels.add(channel);
+  }
+
   /** The usage of the settlement, once `settle` closed the reservation; null while open or when released. */
   get settledUsage(): Readonly<Record<string, unknown>> | null {
     return this.usage;
@@ -122,9 +133,9 @@ export class RequestCharge {
   settle(pricing: Pricing, usage: Record<string, unknown>): Promise<void> {
     const { accountId, requestId } = this.input;
     if (this.closing === null) this.usage = usage;
-    const channel = this.channel;
+    const served = chargeChannels(this.channel, this.channels);
     this.closing ??= this.committed
-      .then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId, ...(channel === undefined ? {} : { channel }) }))
+      .then(() => this.settlements.settle({ accountId, reservationId: this.reservationId, pricing, usage, requestId, served }))
       .then(() => undefined);
     return this.closing;
   }

@@ -4,6 +4,7 @@ import type { AccountService } from '../accounts/service';
 import { isDatabaseUnavailable } from '../db/unavailable';
 import { DomainError } from '../domain/decider';
 import type { Logger } from '../log';
+import type { ChargeChannels } from '../domain/account/events';
 import type { Pricing } from './money';
 
 /** A settlement the database could not take when it was due, kept on disk until it does. */
@@ -13,7 +14,9 @@ export interface JournaledSettlement {
   readonly pricing: Pricing;
   readonly usage: Record<string, unknown>;
   readonly requestId: string;
-  /** The upstream channel that served (Router), recorded on the settlement. */
+  /** The upstream channels that served (Router), recorded on the settlement; `channel` alone on entries journaled before `channels` was kept. */
+  readonly served?: ChargeChannels;
+  /** The channel that served, on entries journaled before `served` was kept. */
   readonly channel?: string;
   readonly journaledAt: string;
 }
@@ -22,7 +25,8 @@ export type SettleOutcome = 'settled' | 'journaled';
 
 /** One settlement, now or from the journal, as the ledger takes it. */
 function settleEntry(accounts: Pick<AccountService, 'settle'>, entry: Omit<JournaledSettlement, 'journaledAt'>): ReturnType<AccountService['settle']> {
-  return accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId }, entry.channel);
+  const served = entry.served ?? (entry.channel === undefined ? {} : { channel: entry.channel });
+  return accounts.settle(entry.accountId, entry.reservationId, entry.pricing, entry.usage, { requestId: entry.requestId }, served);
 }
 
 /** How often an idle process looks for settlements other processes on its data directory left. */

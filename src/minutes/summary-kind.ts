@@ -71,13 +71,17 @@ export function summaryKind(deps: { catalog: Catalog; router: Pick<Router, 'atte
       const context = reportContext(minutesRequestOf(minutes), transcript);
       const { parts, preIssues } = planSummaryParts(chat, transcript, partLimitsOf(r.summary, chat));
       const calls: SummaryCall[] = [];
+      // The channel of each billed call, for the settlement.
+      const channels: string[] = [];
       const reports: PartReport[] = [];
       // The parts run one after another in this poll: a retried poll writes them all again, and
       // only the calls of the run that records its outcome are billed.
       for (const part of parts) {
         let outcome;
         try {
-          outcome = (await deps.router.attempt(chat, (channel) => writeSummary(channel, part, context))).value;
+          const served = await deps.router.attempt(chat, (channel) => writeSummary(channel, part, context));
+          outcome = served.value;
+          channels.push(served.channel);
         } catch (err) {
           // A refusal is final; anything transient is retried by the poll job, then fails (released).
           if (isRefusal(err)) {
@@ -92,13 +96,14 @@ export function summaryKind(deps: { catalog: Catalog; router: Pick<Router, 'atte
             result: { report: unavailableReport(context, [{ code: ISSUE.summaryUnparseable, path: '' }]), summary_status: 'failed', reason: outcome.reason },
             usage: callsUsage(calls),
             artifacts: [],
+            channels,
           };
         }
         reports.push(partReportOf(outcome.report));
       }
       const report = mergePartReports(reports, authoritativeOf(transcript), preIssues);
       expectReportV2(report);
-      return { state: 'succeeded', result: { report, summary_status: 'succeeded' }, usage: callsUsage(calls), artifacts: [] };
+      return { state: 'succeeded', result: { report, summary_status: 'succeeded' }, usage: callsUsage(calls), artifacts: [], channels };
     },
 
     pollDelayMs: () => deps.pollMs,

@@ -72,7 +72,8 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
   const meta = (job: Job) => ({ causationId: `job:${job.kind}:${job.key}` });
 
   /** Ends the stage as failed: the transcript stays, the report is `unavailable`, every observed call is kept for billing. */
-  function failStage(job: Job, context: ReportContext, issues: QualityIssue[], error: { code: string; message: string }, calls: readonly SummaryCall[]) {
+  /** `channels`: those of billed calls no step recorded (a last, unusable part). */
+  function failStage(job: Job, context: ReportContext, issues: QualityIssue[], error: { code: string; message: string }, calls: readonly SummaryCall[], channels: readonly string[] = []) {
     return engine.run(
       job.payload.stream as string,
       {
@@ -82,6 +83,7 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
         result: { report: unavailableReport(context, issues), transcription_status: 'succeeded', summary_status: 'failed' },
         usage: callsUsage(calls),
         error,
+        channels,
         now: engine.now(),
       },
       meta(job),
@@ -117,9 +119,10 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
       if (next >= 0) {
         const deadline = AbortSignal.timeout(remaining);
         let outcome;
+        let served: string;
         try {
           const part = plan.parts[next]!;
-          outcome = (await deps.router.attempt(chat, (channel) => writeSummary(channel, part, context, deadline), { signal: deadline })).value;
+          ({ value: outcome, channel: served } = await deps.router.attempt(chat, (channel) => writeSummary(channel, part, context, deadline), { signal: deadline }));
         } catch (err) {
           if (deadline.aborted) return done; // the timer records summary_timeout
           if (!(err instanceof UpstreamError)) throw err;
@@ -131,11 +134,15 @@ export function minutesJobHandlers(deps: { engine: TaskEngine; catalog: Catalog;
         const call = { input_tokens: outcome.inputTokens, output_tokens: outcome.outputTokens };
         if (outcome.kind === 'unparseable') {
           const where = plan.parts.length > 1 ? ` (part ${next + 1} of ${plan.parts.length})` : '';
-          await failStage(job, context, [{ code: ISSUE.summaryUnparseable, path: '' }], { code: 'summary_unavailable', message: `the summary could not be used${where}: ${outcome.reason}` }, [...calls, call]);
+          await failStage(job, context, [{ code: ISSUE.summaryUnparseable, path: '' }], { code: 'summary_unavailable', message: `the summary could not be used${where}: ${outcome.reason}` }, [...calls, call], [served]);
           return done;
         }
         const usage = { flash_input_tokens: call.input_tokens, flash_output_tokens: call.output_tokens };
-        await engine.run(stream, { type: 'RecordStageStep', stage: SUMMARY_STAGE, step: next, result: { report: partReportOf(outcome.report) }, usage, now: engine.now() }, meta(job));
+        await engine.run(
+          stream,
+          { type: 'RecordStageStep', stage: SUMMARY_STAGE, step: next, result: { report: partReportOf(outcome.report) }, usage, channels: [served], now: engine.now() },
+          meta(job),
+        );
         // The next part (or the merge) runs as a new claim of this job, its attempts counted afresh.
         return { retryAt: new Date() };
       }

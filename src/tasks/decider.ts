@@ -27,6 +27,12 @@ export interface TaskState {
   /** The channel the upstream accepted the task on (polls and cancels go there only); null before, and for tasks accepted before it was recorded. */
   readonly upstreamChannel: string | null;
   /**
+   * Every channel that served the task's work, in order of first use: the one that accepted it,
+   * and those that made a result or a stage's calls at poll time (async images, podcasts,
+   * summaries). Its settlement names them (chargeChannels); empty on tasks recorded before.
+   */
+  readonly servedBy: readonly string[];
+  /**
    * The upstream's status and progress as last recorded (TaskProgressed, or `succeeded` with
    * TaskUpstreamSucceeded); null until the first report. A poll that reports the same again
    * records nothing.
@@ -64,8 +70,18 @@ export type TaskCommand =
   /**
    * `succeedNow`: the task succeeds with the upstream result, before its files are archived.
    * `stage`: the task instead waits for that stage of its kind (CompleteStage) to finish.
+   * `channels`: the channels that made the result at poll time (UpstreamPoll).
    */
-  | { type: 'UpstreamSucceed'; result: Record<string, unknown>; usage: Record<string, unknown>; artifacts: Artifact[]; succeedNow: boolean; stage?: string | null; now: string }
+  | {
+      type: 'UpstreamSucceed';
+      result: Record<string, unknown>;
+      usage: Record<string, unknown>;
+      artifacts: Artifact[];
+      succeedNow: boolean;
+      stage?: string | null;
+      channels?: readonly string[];
+      now: string;
+    }
   /** Ends the pending stage: its result and usage are merged in and the task succeeds or fails. */
   | {
       type: 'CompleteStage';
@@ -74,10 +90,11 @@ export type TaskCommand =
       result: Record<string, unknown>;
       usage: Record<string, unknown>;
       error: TaskError | null;
+      channels?: readonly string[];
       now: string;
     }
   /** Records one step of the pending stage; a step already recorded is a no-op. */
-  | { type: 'RecordStageStep'; stage: string; step: number; result: Record<string, unknown>; usage: Record<string, unknown>; now: string }
+  | { type: 'RecordStageStep'; stage: string; step: number; result: Record<string, unknown>; usage: Record<string, unknown>; channels?: readonly string[]; now: string }
   | { type: 'RecordArchive'; artifacts: ArchivedArtifact[]; now: string }
   | { type: 'RecordArchiveFailure'; message: string; now: string }
   | { type: 'Fail'; error: TaskError; now: string }
@@ -106,6 +123,7 @@ function initialState(): TaskState {
     callback: null,
     upstreamId: null,
     upstreamChannel: null,
+    servedBy: [],
     upstreamStatus: null,
     progress: null,
     upstreamSucceeded: false,
@@ -121,6 +139,17 @@ function initialState(): TaskState {
     createdAt: '',
     finishedAt: null,
   };
+}
+
+/** A command's channels as an event records them: absent when there are none. */
+function channelsOf(channels: readonly string[] | undefined): { channels?: string[] } {
+  return channels === undefined || channels.length === 0 ? {} : { channels: [...channels] };
+}
+
+/** `served` and the channels of `more` not in it yet, in order of first use. */
+function servedAlso(served: readonly string[], more: readonly string[]): readonly string[] {
+  const added = more.filter((name, i) => !served.includes(name) && more.indexOf(name) === i);
+  return added.length === 0 ? served : [...served, ...added];
 }
 
 /** The delivery id of the callback for a task's terminal state: one per task, stable across replays. */
@@ -165,7 +194,7 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       const stage = command.stage ?? null;
       const succeeded: TaskEvent = {
         type: 'TaskUpstreamSucceeded',
-        data: { result: command.result, usage: command.usage, artifacts: command.artifacts, ...(stage ? { stage } : {}), at: command.now },
+        data: { result: command.result, usage: command.usage, artifacts: command.artifacts, ...(stage ? { stage } : {}), ...channelsOf(command.channels), at: command.now },
       };
       if (!command.succeedNow || stage) return [succeeded];
       return [succeeded, ...finish(state, { type: 'TaskSucceeded', data: { at: command.now } }, command.now)];
@@ -183,7 +212,7 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       if (terminal || state.pendingStage !== command.stage) return [];
       const completed: TaskEvent = {
         type: 'TaskStageCompleted',
-        data: { stage: command.stage, outcome: command.outcome, result: command.result, usage: command.usage, error: command.error, at: command.now },
+        data: { stage: command.stage, outcome: command.outcome, result: command.result, usage: command.usage, error: command.error, ...channelsOf(command.channels), at: command.now },
       };
       const ending: TaskEvent =
         command.outcome === 'succeeded'
@@ -193,7 +222,12 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
     }
     case 'RecordStageStep':
       if (terminal || state.pendingStage !== command.stage || state.stageSteps.some((s) => s.step === command.step)) return [];
-      return [{ type: 'TaskStageStepCompleted', data: { stage: command.stage, step: command.step, result: command.result, usage: command.usage, at: command.now } }];
+      return [
+        {
+          type: 'TaskStageStepCompleted',
+          data: { stage: command.stage, step: command.step, result: command.result, usage: command.usage, ...channelsOf(command.channels), at: command.now },
+        },
+      ];
     case 'RecordArchiveFailure':
       return state.archived ? [] : [{ type: 'TaskArchiveFailed', data: { message: command.message, at: command.now } }];
     case 'Fail':
@@ -259,7 +293,7 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
       });
     }
     case 'TaskUpstreamAccepted':
-      return withChanges(state, { upstreamId: event.data.upstreamId, upstreamChannel: event.data.channel ?? null });
+      return withChanges(state, { upstreamId: event.data.upstreamId, upstreamChannel: event.data.channel ?? null, servedBy: servedAlso(state.servedBy, event.data.channel === undefined ? [] : [event.data.channel]) });
     case 'TaskProgressed':
       return withChanges(state, {
         upstreamStatus: event.data.upstreamStatus,
@@ -275,13 +309,20 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
         result: event.data.result,
         usage: event.data.usage,
         artifacts: event.data.artifacts,
+        servedBy: servedAlso(state.servedBy, event.data.channels ?? []),
         status: 'running',
       });
     case 'TaskStageCompleted':
-      return withChanges(state, { pendingStage: null, stageSteps: [], result: { ...state.result, ...event.data.result }, usage: { ...state.usage, ...event.data.usage } });
+      return withChanges(state, {
+        pendingStage: null,
+        stageSteps: [],
+        result: { ...state.result, ...event.data.result },
+        usage: { ...state.usage, ...event.data.usage },
+        servedBy: servedAlso(state.servedBy, event.data.channels ?? []),
+      });
     case 'TaskStageStepCompleted': {
       const d = event.data;
-      return withChanges(state, { stageSteps: [...state.stageSteps, { step: d.step, result: d.result, usage: d.usage }] });
+      return withChanges(state, { stageSteps: [...state.stageSteps, { step: d.step, result: d.result, usage: d.usage }], servedBy: servedAlso(state.servedBy, d.channels ?? []) });
     }
     case 'TaskArtifactsArchived':
       return withChanges(state, { archived: event.data.artifacts });
@@ -311,6 +352,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
   decide,
   evolve,
   // 3: the state keeps the upstream's last status and progress; 4: and the pending stage's steps;
-  // 5: and the reservation's estimate and the model as it was at submission.
-  snapshotVersion: 5,
+  // 5: and the reservation's estimate and the model as it was at submission; 6: and the channels
+  // that served the task (servedBy).
+  snapshotVersion: 6,
 };

@@ -75,8 +75,12 @@ export type TaskEvent =
   | { type: 'TaskProgressed'; data: { upstreamStatus: string; progress: number | null; at: string } }
   | {
       type: 'TaskUpstreamSucceeded';
-      /** `stage`: the task finishes only once that stage completes (TaskStageCompleted). */
-      data: { result: Record<string, unknown>; usage: Record<string, unknown>; artifacts: Artifact[]; stage?: string | null; at: string };
+      /**
+       * `stage`: the task finishes only once that stage completes (TaskStageCompleted).
+       * `channels`: the channels that made the result, for kinds that make it at poll time through
+       * the router (async images, podcasts, summaries); absent otherwise and on tasks recorded before.
+       */
+      data: { result: Record<string, unknown>; usage: Record<string, unknown>; artifacts: Artifact[]; stage?: string | null; channels?: string[]; at: string };
     }
   | {
       /** A kind's own stage after the upstream (minutes: the summary) ended; merged into result and usage. */
@@ -87,6 +91,8 @@ export type TaskEvent =
         result: Record<string, unknown>;
         usage: Record<string, unknown>;
         error: TaskError | null;
+        /** The channels of the stage's calls recorded here and not in a step (a last, unusable summary part). */
+        channels?: string[];
         at: string;
       };
     }
@@ -96,7 +102,8 @@ export type TaskEvent =
        * recorded so that a restart resumes after it instead of paying for it again.
        */
       type: 'TaskStageStepCompleted';
-      data: { stage: string; step: number; result: Record<string, unknown>; usage: Record<string, unknown>; at: string };
+      /** `channels`: the channels that served the step's calls. */
+      data: { stage: string; step: number; result: Record<string, unknown>; usage: Record<string, unknown>; channels?: string[]; at: string };
     }
   | { type: 'TaskArtifactsArchived'; data: { artifacts: ArchivedArtifact[]; at: string } }
   | { type: 'TaskArchiveFailed'; data: { message: string; at: string } }

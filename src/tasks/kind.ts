@@ -35,6 +35,11 @@ export type UpstreamPoll<Result = TaskData, Usage = TaskData> =
        * task stays running until the kind's own process records `CompleteStage` for it.
        */
       readonly stage?: string;
+      /**
+       * The channels that made the result, for kinds that make it at poll time through the
+       * router (async images, podcasts, summaries): recorded on the task, named by its settlement.
+       */
+      readonly channels?: readonly string[];
     }
   | { readonly state: 'failed'; readonly error: TaskError };
 

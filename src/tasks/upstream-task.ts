@@ -3,7 +3,7 @@ import type { Channel } from '../upstreams/channel';
 import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
 import { isOutcomeUnknown } from '../upstreams/routing/failover';
-import type { Router } from '../upstreams/routing/router';
+import type { Router, Served } from '../upstreams/routing/router';
 import type { TaskState } from './decider';
 import { TaskRejected, type Submitted } from './kind';
 
@@ -58,6 +58,25 @@ export async function submitOnChannels(
     }
     throw err;
   }
+}
+
+/**
+ * A task's work made at poll time rather than by a provider's task (async images, podcasts), on
+ * the model's channels as the router orders them, by the submission's rule: a failure before any
+ * result (no connection, a 5xx, a 429, refused credentials) fails over to the next channel; one
+ * whose outcome is unknown (a timeout or a broken connection once the request was written) is
+ * never sent to another channel, and is the kind's to judge. Answers the result and the channel
+ * that made it, which the task records for its settlement.
+ */
+export function routeTaskWork<T>(
+  deps: { catalog: Catalog; router: TaskRouter },
+  task: Pick<TaskState, 'model'>,
+  work: (model: ModelEntry, channel: Channel) => Promise<T>,
+  /** Aborts the work (a cancelled task): an abort is never a channel's failure. */
+  signal?: AbortSignal,
+): Promise<Served<T>> {
+  const model = taskModel(deps.catalog, task.model);
+  return deps.router.attempt(model, (channel) => work(model, channel), signal === undefined ? { outcomeMatters: true } : { outcomeMatters: true, signal });
 }
 
 /**

@@ -7,6 +7,7 @@ import { mountPath } from '../../simulator/providers/provider';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { storedKeys } from '../support/object-store';
+import { taskSettlement } from '../support/settlements';
 import { pngText } from '../support/png-text';
 import { arkPlaceholderKey } from '../support/simulated-ark';
 import { ajv, ERROR_MESSAGE, expectValid, expectValidForStatus, statusSchemas } from '../support/schemas';
@@ -536,6 +537,9 @@ describe('images: synchronous, asynchronous and the gallery @integration', () =>
     }
     await waitFor('billed', async () => (await balance()).frozen === before.frozen);
     expect(before.available - (await balance()).available).to.equal(2 * PER_IMAGE['image-5.0']);
+    // Made at poll time through the router: the task records the channel, its settlement names it.
+    const settlement = await taskSettlement(gw, `image-${res.body.id}`);
+    expect([settlement.channel, settlement.channels]).to.deep.equal([gw.catalog.get('image-5.0')!.channel, undefined]);
   });
 
   it('reports token usage on a token-billed async task and settles by it', async () => {

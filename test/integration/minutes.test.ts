@@ -300,7 +300,14 @@ describe('meeting minutes @integration', () => {
       return rows.length > 0 ? rows : null;
     });
     expect(rows, 'one settlement of the task reservation').to.have.length(1);
-    return rows[0].details as { amount: number; reservedAmount: number; overrun: number; usage: Record<string, any> };
+    return rows[0].details as { amount: number; reservedAmount: number; overrun: number; usage: Record<string, any>; channel?: string; channels?: string[] };
+  };
+  /** What a minutes task's settlement names: the transcription's channel as its main call, and the summary's beside it. */
+  const minutesChannels = (model: string) => {
+    const asr = gw.catalog.get(model)!.channel;
+    const summary = gw.catalog.get('chat-fast')!.channel;
+    expect(asr).to.not.equal(summary);
+    return { channel: asr, channels: [asr, summary].sort() };
   };
   const stepsOf = async (taskId: string) => (await gw.store.readStream(`minutes-${taskId}`)).filter((e) => e.type === 'TaskStageStepCompleted').map((e) => (e.data as { step: number }).step);
 
@@ -334,6 +341,7 @@ describe('meeting minutes @integration', () => {
     expect(settlement.amount).to.equal(asrAmount(durationMs, SERVICE_RATE) + settlement.usage.flash_amount);
     expect(settlement.reservedAmount, 'the frozen estimate').to.equal(SERVICE_ESTIMATE);
     expect(settlement.overrun, 'the reservation covers every call').to.equal(0);
+    expect({ channel: settlement.channel, channels: settlement.channels }).to.deep.equal(minutesChannels('service-minutes'));
     expect(task.usage).to.deep.include({ amount: settlement.amount, flash_amount: settlement.usage.flash_amount });
     expect(task.usage.flash_input_tokens).to.equal(calls.reduce((sum, c) => sum + c.input_tokens, 0));
     return { task, calls };
@@ -391,6 +399,8 @@ describe('meeting minutes @integration', () => {
     expect(settlement.usage.flash_calls.length).to.be.at.least(2);
     expect(settlement.amount).to.equal(settlement.usage.flash_calls.reduce((sum: number, c: any) => sum + flashAmount(c.input_tokens, c.output_tokens), 0));
     expect(settlement.overrun).to.equal(0);
+    // The summary task's calls all went to the summary model's one channel.
+    expect([settlement.channel, settlement.channels]).to.deep.equal([gw.catalog.get('chat-fast')!.channel, undefined]);
   });
 
   it('resumes a summary in parts after a restart at the first part not recorded, without calling or billing a recorded part again', async () => {
@@ -594,6 +604,9 @@ describe('meeting minutes @integration', () => {
     expect(task.usage.flash_output_tokens).to.be.greaterThan(0);
     expect(task.usage.flash_amount).to.equal(flashAmount(task.usage.flash_input_tokens, task.usage.flash_output_tokens));
     expect(task.usage.amount).to.equal(asrAmount(90_000, SERVICE_RATE) + task.usage.flash_amount);
+    // The unusable call is billed, and so is its channel named.
+    const charged = await settlementOf(res.body.id);
+    expect({ channel: charged.channel, channels: charged.channels }).to.deep.equal(minutesChannels('service-minutes'));
     const afterTask = await balance();
     expect(before.available - afterTask.available).to.equal(task.usage.amount);
 

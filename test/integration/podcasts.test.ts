@@ -5,6 +5,7 @@ import { countTokens } from '../../src/billing/tokens';
 import { loadConfig } from '../../src/config';
 import { TestClock } from '../support/clock';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { taskSettlement } from '../support/settlements';
 import { ERROR_MESSAGE, expectValidForStatus, statusSchemas } from '../support/schemas';
 import { DAYI, expectedTextSession, LIUFEI, MIZAI, podcastSessions, XIAOLEI } from '../support/simulated-podcasts';
 import { expectSettledAndAuditClean, pollUntilFinal as pollTask, waitFor } from '../support/wait';
@@ -114,6 +115,10 @@ describe('podcast tasks @integration', () => {
     expect(ledger[1]!.amount).to.equal(estimate);
     expect(ledger[2]!.amount).to.equal(charge(final.usage.input_text_tokens, final.usage.output_audio_tokens));
     expect((await balance(fresh.key)).available).to.equal(100_000_000 - ledger[2]!.amount);
+    // The settlement names the channel that made the audio; the customer's ledger never shows it.
+    const settlement = await taskSettlement(gw, `podcast-${res.body.id}`);
+    expect([settlement.channel, settlement.channels]).to.deep.equal([gw.catalog.get('podcast-standard')!.channel, undefined]);
+    expect(JSON.stringify(ledger)).to.not.include(settlement.channel!);
   });
 
   it('takes a topic with chosen speakers, language and a shorter cap, which sets the freeze', async () => {

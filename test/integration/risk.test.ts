@@ -25,6 +25,7 @@ import { mounted } from '../../simulator/providers/provider';
 import { tavilyProvider } from '../../simulator/providers/tavily';
 import { expectChatChunkFrames } from '../support/sse-frames';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { latestSettlement } from '../support/settlements';
 
 const DAY = 86_400_000;
 const NINE = ['cpws', 'zxgg', 'shixin', 'ktgg', 'fygg', 'sifacdk', 'satparty_qs', 'satparty_chufa', 'satparty_fzc'];
@@ -33,6 +34,7 @@ const RISK = '/v1/agent/risk/chat/completions';
 describe('risk screening agent @integration', () => {
   let gw: TestGateway;
   let key: string;
+  let accountId: string;
   let now = new Date('2026-03-01T08:00:00Z');
   /** Queries the simulated search provider received, in order. */
   let providerQueries: string[] = [];
@@ -54,7 +56,7 @@ describe('risk screening agent @integration', () => {
     gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', SSE_PING_MS: '200', UPSTREAM_TIMEOUT_MS: '1500' }, { clock: () => now });
     // Count what reaches the provider, and steer it: the real simulated routes behind spies.
     gw.simulator.addRoutes([steeredSearch(tavilySearchRoute()), steeredWriter(chatRoutes().find((r) => r.path === '/v1/chat/completions')!)]);
-    ({ key } = await gw.fundedAccount(1_000_000_000));
+    ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
     perQuery = searchPricing(gw.catalog.get('web-search')!).per_query;
     writerPricing = chatPricing(gw.catalog.get('chat-fast')!);
     expect(perQuery).to.be.greaterThan(0);
@@ -453,6 +455,12 @@ describe('risk screening agent @integration', () => {
       expect(plain.status).to.equal(200);
       expect(plain.body.usage).to.deep.include({ prompt_tokens: 1234, completion_tokens: 56 });
       expect(plain.charge).to.equal(expectedCharge(plain.body.usage));
+      // The writer's call is the charge's main call; the searches went to the search model's channel.
+      const { settled } = await latestSettlement(gw, accountId);
+      const searchChannel = gw.catalog.get('web-search')!.channel;
+      const writerChannel = gw.catalog.get('chat-fast')!.channel;
+      expect(searchChannel).to.not.equal(writerChannel);
+      expect([settled.channel, settled.channels]).to.deep.equal([writerChannel, [searchChannel, writerChannel].sort()]);
 
       const { status, text, charge } = await (async () => {
         const before = await available();
@@ -473,6 +481,9 @@ describe('risk screening agent @integration', () => {
       expect(res.status).to.equal(200);
       expect(res.body.usage).to.deep.include({ query_calls: 10, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
       expect(res.charge).to.equal(10 * perQuery);
+      // No writer served: the searches' channel is the charge's only one.
+      const { settled } = await latestSettlement(gw, accountId);
+      expect([settled.channel, settled.channels]).to.deep.equal([gw.catalog.get('web-search')!.channel, undefined]);
       expect(res.body.report.warnings.join('\n')).to.include('the report writer failed');
       // cpws, zxgg, ktgg, sifacdk, satparty_qs (the shixin rumour is on no court site: filtered out at the provider).
       expect(res.body.report.summary).to.match(/^Screening of 青峦数据科技有限公司: 5 of 9 dimensions show unverified web leads/);
@@ -633,6 +644,7 @@ describe('risk screening agent @integration', () => {
       expect(gw.config.riskSearchConcurrency).to.equal(4);
       const bug = new Error('a bug while preparing the ktgg search');
       const billed: { usage: RiskUsage; pricing: Pricing }[] = [];
+      const searchedOn: string[] = [];
       // The bug strikes where the ktgg search is handed to the channel. The dimension searches
       // before it wait for it to strike, so none finishes (and frees a slot for a fifth) first.
       let strike!: () => void;
@@ -660,6 +672,7 @@ describe('risk screening agent @integration', () => {
         logger: gw.logger,
         stream: false,
         onText: async () => undefined,
+        servedBy: { writer: () => expect.fail('the writer was never called'), search: (channel) => searchedOn.push(channel) },
         settleInterrupted: async (used, cause) => {
           expect(cause).to.equal(bug);
           // Every search the provider was asked has been answered by now.
@@ -675,6 +688,8 @@ describe('risk screening agent @integration', () => {
       expect(billed[0]!.usage).to.deep.include({ query_calls: 4, query_cached: false, prompt_tokens: 0, completion_tokens: 0 });
       expect(billed[0]!.usage.query_request_ids).to.have.length(4);
       expect(billed[0]!.pricing.amount).to.equal(4 * perQuery);
+      const searchChannel = gw.catalog.get('web-search')!.channel;
+      expect(searchedOn, 'each answered search names the channel that answered it').to.deep.equal([searchChannel, searchChannel, searchChannel, searchChannel]);
       expect(billed[0]!.pricing.lines[0]).to.deep.equal({ units: { searches: 4 }, unit_prices: { searches: perQuery }, per: 1, amount: 4 * perQuery });
     });
   });

@@ -7,13 +7,15 @@ import { channelsServedBy } from '../../src/upstreams/registry';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { scriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream';
+import { taskSettlement } from '../support/settlements';
 import { removeTestTempDir, testTempDir } from '../support/temp-dirs';
 import { waitFor } from '../support/wait';
 
 /**
  * Asynchronous tasks on a model of two channels (docs/operations.md, Routing): failed over at
- * submission only, never when the submission's outcome is unknown, and polled on the channel that
- * accepted them.
+ * submission only, never when the submission's outcome is unknown, polled on the channel that
+ * accepted them, and settled naming it. Async images, which generate at poll time, fail over by
+ * the same rule and settle naming the channel that made them.
  */
 describe('routing asynchronous tasks over several channels @integration', function () {
   this.timeout(120_000);
@@ -23,32 +25,39 @@ describe('routing asynchronous tasks over several channels @integration', functi
   let gw: TestGateway;
   let first: ScriptedUpstream;
   let second: ScriptedUpstream;
+  let imagesFirst: ScriptedUpstream;
+  let imagesSecond: ScriptedUpstream;
   let key: string;
 
   before(async () => {
     simulator = await startSimulator();
     dir = testTempDir('routing-tasks-');
-    [first, second] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
+    [first, second, imagesFirst, imagesSecond] = await Promise.all([1, 2, 3, 4].map(() => scriptedUpstream(simulator.url)));
     const original = JSON.parse(fs.readFileSync(DEFAULT_CATALOG_FILE, 'utf8')) as { models: CatalogFileEntry[] };
     const { channel: _channel, ...video } = original.models.find((m) => m.id === 'video-ref-2.0')!;
     const routed = { ...video, id: 'video-routed', channels: [{ name: 'ark-first', priority: 1 }, { name: 'ark-second' }], capabilities: { ...video.capabilities, upstream_model: 'video-ref-2.0' } };
+    const { channel: _imageChannel, ...image } = original.models.find((m) => m.id === 'image-5.0')!;
+    const routedImages = { ...image, id: 'image-routed', channels: [{ name: 'images-first', priority: 1 }, { name: 'images-second' }] };
     const catalogFile = path.join(dir, 'catalog.json');
-    fs.writeFileSync(catalogFile, JSON.stringify({ models: [...original.models, routed] }));
+    fs.writeFileSync(catalogFile, JSON.stringify({ models: [...original.models, routed, routedImages] }));
     const served = channelsServedBy(simulator.url, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 16 });
     const ark = served.find((c) => c.name === 'ark')!;
     const path_ = new URL(ark.base_url).pathname;
+    const arkImages = served.find((c) => c.name === 'ark-images')!;
+    const imagesPath = new URL(arkImages.base_url).pathname;
     const fronts = [
       { ...ark, name: 'ark-first', base_url: `${first.url}${path_}` },
       { ...ark, name: 'ark-second', base_url: `${second.url}${path_}` },
+      { ...arkImages, name: 'images-first', base_url: `${imagesFirst.url}${imagesPath}` },
+      { ...arkImages, name: 'images-second', base_url: `${imagesSecond.url}${imagesPath}` },
     ];
     gw = await startTestGateway({ CHANNELS: JSON.stringify([...served, ...fronts]), CATALOG_FILE: catalogFile });
     ({ key } = await gw.fundedAccount(1_000_000_000));
   });
 
   beforeEach(() => {
-    first.act = 'forward';
-    second.act = 'forward';
-    for (const name of ['ark-first', 'ark-second']) gw.upstreams.mend(name);
+    for (const front of [first, second, imagesFirst, imagesSecond]) front.act = 'forward';
+    for (const name of ['ark-first', 'ark-second', 'images-first', 'images-second']) gw.upstreams.mend(name);
   });
 
   afterEach(async () => {
@@ -57,7 +66,7 @@ describe('routing asynchronous tasks over several channels @integration', functi
 
   after(async () => {
     await gw?.close();
-    await Promise.all([first, second].map((u) => u?.close()));
+    await Promise.all([first, second, imagesFirst, imagesSecond].map((u) => u?.close()));
     await simulator?.close();
     if (dir) removeTestTempDir(dir);
   });
@@ -89,6 +98,8 @@ describe('routing asynchronous tasks over several channels @integration', functi
     expect(task.billing.status).to.equal('settled');
     expect(first.seen, 'no poll reached the channel that does not hold the task').to.equal(1);
     expect(second.seen).to.be.greaterThan(1);
+    const settlement = await taskSettlement(gw, `video-${res.body.id}`);
+    expect([settlement.channel, settlement.channels], 'the settlement names the channel that served').to.deep.equal(['ark-second', undefined]);
   });
 
   for (const [what, act] of [
@@ -111,4 +122,41 @@ describe('routing asynchronous tasks over several channels @integration', functi
       expect(task.billing.status).to.equal('released');
     });
   }
+
+  const createImages = (prompt: string) => gw.api(key, 'POST', '/v1/images/async', { model: 'image-routed', prompt, n: 1 });
+  const imagesFinished = (id: string) =>
+    waitFor(`image task ${id} to finish`, async () => {
+      const t = (await gw.api(key, 'GET', `/v1/images/async/${id}`)).body;
+      return t.status === 'succeeded' || t.status === 'failed' ? t : null;
+    });
+
+  it('fails an async image generation the first channel answers with a 5xx over to the next, and settles naming it', async () => {
+    imagesFirst.act = { status: 503 };
+    const res = await createImages('a heron at dawn');
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await imagesFinished(res.body.id);
+    expect(task.status, JSON.stringify(task)).to.equal('succeeded');
+    expect(task.result.data).to.have.length(1);
+    expect([imagesFirst.seen, imagesSecond.seen], 'one refused call, one generation').to.deep.equal([1, 1]);
+    const settlement = await taskSettlement(gw, `image-${res.body.id}`);
+    expect([settlement.channel, settlement.channels]).to.deep.equal(['images-second', undefined]);
+    expect(settlement.usage).to.deep.include({ images: 1 });
+    const succeeded = (await gw.store.readStream(`image-${res.body.id}`)).find((e) => e.type === 'TaskUpstreamSucceeded')!;
+    expect((succeeded.data as { channels?: string[] }).channels, 'the task records the channel that made its images').to.deep.equal(['images-second']);
+  });
+
+  it('never sends an async image generation whose outcome is unknown to another channel: the task fails and is released', async () => {
+    const before = { first: imagesFirst.seen, second: imagesSecond.seen };
+    imagesFirst.act = 'hang-up';
+    const res = await createImages('a heron, lost on the wire');
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const task = await imagesFinished(res.body.id);
+    expect(task.status).to.equal('failed');
+    expect([imagesFirst.seen - before.first, imagesSecond.seen - before.second], 'asked once, never elsewhere').to.deep.equal([1, 0]);
+    const row = await waitFor('the image task to be billed', async () => {
+      const { rows } = await gw.pool.query(`SELECT billing_status FROM rm.tasks WHERE task_id = $1 AND billing_status <> 'reserved'`, [res.body.id]);
+      return rows[0] ?? null;
+    });
+    expect(row.billing_status).to.equal('released');
+  });
 });

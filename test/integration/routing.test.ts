@@ -149,6 +149,41 @@ describe('routing a model over several channels @integration', function () {
     expect((money.settled[0]!.data as { channel?: string }).channel).to.equal('primary');
   });
 
+  it("groups the operator's usage by the channel that served, a refund under its charge's; the account's own views never name a channel", async () => {
+    const fresh = await gw.fundedAccount(1_000_000_000);
+    const own = new OpenAI({ apiKey: fresh.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const chat = () => own.chat.completions.create({ model: 'chat-routed', messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 });
+    await chat();
+    primary.act = FAIL_503;
+    await chat();
+    const settled = await waitFor('both settlements', async () => {
+      const events = (await gw.store.readStream(accountStream(fresh.accountId))).filter((e) => e.type === 'ReservationSettled');
+      return events.length === 2 ? events.map((e) => e.data as { reservationId: string; amount: number; channel?: string }) : null;
+    });
+    const [onPrimary, onBackup] = settled;
+    expect([onPrimary!.channel, onBackup!.channel]).to.deep.equal(['primary', 'backup']);
+    const refund = await gw.admin('POST', `/admin/v1/accounts/${fresh.accountId}/refunds`, { reservation_id: onBackup!.reservationId, amount: 1, reference: 'channel-usage-1', reason: 'a test refund' });
+    expect(refund.status, JSON.stringify(refund.body)).to.equal(201);
+
+    const usage = await gw.admin('GET', `/admin/v1/usage?group_by=channel&account_id=${fresh.accountId}`);
+    expect(usage.status, JSON.stringify(usage.body)).to.equal(200);
+    expect(usage.body.group_by).to.deep.equal(['channel']);
+    const rows = usage.body.data.map((g: { channel: string; requests: number; charged: number; refunded: number }) => [g.channel, g.requests, g.charged, g.refunded]);
+    expect(rows).to.deep.equal([
+      ['backup', 1, onBackup!.amount, 1],
+      ['primary', 1, onPrimary!.amount, 0],
+    ]);
+
+    const refused = await gw.api(fresh.key, 'GET', '/v1/usage?group_by=model,channel');
+    expect([refused.status, refused.body.error?.param]).to.deep.equal([400, 'group_by']);
+    const views = await Promise.all(['/v1/account/ledger', '/v1/usage?group_by=model', '/v1/account/ledger?format=csv'].map((path) => gw.api(fresh.key, 'GET', path)));
+    for (const view of views) {
+      expect(view.status).to.equal(200);
+      const text = typeof view.body === 'string' ? view.body : JSON.stringify(view.body);
+      expect(text, 'no channel name in the account owner\'s views').to.not.match(/primary|backup/);
+    }
+  });
+
   it('cools a channel down for its Retry-After after a 429, and asks it again once the clock has passed it', async () => {
     clock.hold();
     primary.act = { status: 429, headers: { 'retry-after': '17' } };

@@ -9,6 +9,9 @@ export interface RecordedSettlement {
   readonly overrun: number;
   readonly usage: Record<string, unknown>;
   readonly pricing: { readonly amount: number; readonly lines: readonly { readonly units: Record<string, number>; readonly amount: number }[] };
+  /** The channel that served the charge's main call, and every channel when its calls went to more than one (ChargeChannels). */
+  readonly channel?: string;
+  readonly channels?: readonly string[];
 }
 
 /** What the account's latest reservation reserved and, once it is settled, its settlement (a release fails the wait). */
@@ -21,5 +24,19 @@ export async function latestSettlement(gw: TestGateway, accountId: string): Prom
     if (!reservation || !close || (close.data as { reservationId?: string }).reservationId !== reservationId) return null;
     if (close.type === 'ReservationReleased') throw new Error(`the reservation was released: ${JSON.stringify(close.data)}`);
     return { reserved: (reservation.data as { amount: number }).amount, settled: close.data as RecordedSettlement };
+  });
+}
+
+/** The settlement of a task's reservation, once its billing has closed it (a release fails the wait). */
+export async function taskSettlement(gw: TestGateway, taskStream: string): Promise<RecordedSettlement> {
+  const submitted = (await gw.store.readStream(taskStream)).find((e) => e.type === 'TaskSubmitted');
+  if (!submitted) throw new Error(`no task ${taskStream}`);
+  const { accountId, reservationId } = submitted.data as { accountId: string; reservationId: string };
+  return waitFor(`the settlement of ${taskStream}`, async () => {
+    const close = (await gw.store.readStream(accountStream(accountId))).find(
+      (e) => (e.type === 'ReservationSettled' || e.type === 'ReservationReleased') && (e.data as { reservationId?: string }).reservationId === reservationId,
+    );
+    if (close?.type === 'ReservationReleased') throw new Error(`the reservation was released: ${JSON.stringify(close.data)}`);
+    return close ? (close.data as RecordedSettlement) : null;
   });
 }

@@ -8,11 +8,11 @@ import type { TaskJobEngine } from '../../src/tasks/job-handlers/common';
 
 const now = '2026-01-01T00:00:00.000Z';
 
-/** A video task folded from its events: accepted, then succeeded or failed upstream. */
-function finishedTask(outcome: 'succeeded' | 'failed'): TaskState {
+/** A video task folded from its events: accepted (on `channel`, when it was recorded), then succeeded or failed upstream. */
+function finishedTask(outcome: 'succeeded' | 'failed', channel?: string): TaskState {
   const events: TaskEvent[] = [
     { type: 'TaskSubmitted', data: { taskId: 'vid_1', kind: 'video', accountId: 'acc_1', model: 'video-gone', request: {}, reservationId: 'res_1', estimate: 1_600_000, callback: null, idempotencyKey: null, at: now } },
-    { type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', at: now } },
+    { type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', ...(channel === undefined ? {} : { channel }), at: now } },
     outcome === 'succeeded'
       ? { type: 'TaskSucceeded', data: { at: now } }
       : { type: 'TaskFailed', data: { error: { code: 'task_failed', message: 'the provider failed it' }, at: now } },
@@ -22,7 +22,7 @@ function finishedTask(outcome: 'succeeded' | 'failed'): TaskState {
 
 /** The bill job on one task whose kind cannot price it, with what it asked of the accounts and the engine. */
 async function billUnpriceable(task: TaskState) {
-  const settled: { pricing: Pricing; usage: Record<string, unknown> }[] = [];
+  const settled: { pricing: Pricing; usage: Record<string, unknown>; served: unknown }[] = [];
   const released: string[] = [];
   const recorded: TaskCommand[] = [];
   const cannotPrice = (): never => {
@@ -39,8 +39,8 @@ async function billUnpriceable(task: TaskState) {
     submitOnce: async () => undefined as never,
   };
   const accounts = {
-    settle: async (_account: string, _reservation: string, pricing: Pricing, usage: Record<string, unknown>) => {
-      settled.push({ pricing, usage });
+    settle: async (_account: string, _reservation: string, pricing: Pricing, usage: Record<string, unknown>, _metadata: unknown, served: unknown) => {
+      settled.push({ pricing, usage, served });
       return { kind: 'settled' as const, amount: pricing.amount };
     },
     release: async (_account: string, _reservation: string, reason: string) => {
@@ -61,7 +61,13 @@ describe('the bill job on a finished task its kind cannot price', () => {
     expect(settled).to.have.length(1);
     expect(settled[0]!.pricing).to.deep.equal({ amount: 1_600_000, lines: [{ units: { estimate: 1 }, unit_prices: { estimate: 1_600_000 }, per: 1, amount: 1_600_000 }] });
     expect(settled[0]!.usage).to.deep.equal({ model: 'video-gone', priced_by: 'estimate' });
+    expect(settled[0]!.served, 'a task accepted before channels were recorded settles without one').to.deep.equal({});
     expect(recorded).to.deep.equal([{ type: 'RecordBilling', outcome: 'settled', amount: 1_600_000, now }]);
+  });
+
+  it('names the channel that accepted the task on its settlement', async () => {
+    const { settled } = await billUnpriceable(finishedTask('succeeded', 'ark-second'));
+    expect(settled.map((s) => s.served)).to.deep.equal([{ channel: 'ark-second' }]);
   });
 
   it('releases a failed task whose charge for completed work cannot be priced', async () => {

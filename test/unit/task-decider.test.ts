@@ -150,6 +150,39 @@ describe('task decider', () => {
     });
   });
 
+  describe('the channels that served', () => {
+    const fold = (events: TaskEvent[]) => events.reduce(taskDecider.evolve, taskDecider.initialState());
+    const step = (n: number, channels?: string[]): TaskEvent => ({
+      type: 'TaskStageStepCompleted',
+      data: { stage: 'summary', step: n, result: {}, usage: {}, ...(channels ? { channels } : {}), at: now },
+    });
+
+    it('records the channels that made a result at poll time on the upstream success, and none when there are none', () => {
+      const made = { type: 'UpstreamSucceed' as const, result: {}, usage: {}, artifacts: [], succeedNow: false, now };
+      given([submitted()]).when({ ...made, channels: ['images-second'] }).then([{ type: 'TaskUpstreamSucceeded', data: { result: {}, usage: {}, artifacts: [], channels: ['images-second'], at: now } }]);
+      given([submitted()]).when({ ...made, channels: [] }).then([{ type: 'TaskUpstreamSucceeded', data: { result: {}, usage: {}, artifacts: [], at: now } }]);
+    });
+
+    it('records the channels of a stage step', () => {
+      const stageAwaited: TaskEvent = { type: 'TaskUpstreamSucceeded', data: { result: {}, usage: {}, artifacts: [], stage: 'summary', at: now } };
+      given([...accepted(), stageAwaited])
+        .when({ type: 'RecordStageStep', stage: 'summary', step: 0, result: {}, usage: {}, channels: ['chat-a'], now })
+        .then([step(0, ['chat-a'])]);
+    });
+
+    it('folds every channel that served, in order of first use: the one that accepted the task, then its steps and stage', () => {
+      const acceptedOn: TaskEvent = { type: 'TaskUpstreamAccepted', data: { upstreamId: 'up_1', channel: 'asr-b', at: now } };
+      const stageAwaited: TaskEvent = { type: 'TaskUpstreamSucceeded', data: { result: {}, usage: {}, artifacts: [], stage: 'summary', at: now } };
+      const completed: TaskEvent = {
+        type: 'TaskStageCompleted',
+        data: { stage: 'summary', outcome: 'failed', result: {}, usage: {}, error: null, channels: ['chat-b'], at: now },
+      };
+      const state = fold([submitted(), acceptedOn, stageAwaited, step(0, ['chat-a']), step(1, ['chat-a']), completed]);
+      expect([state.upstreamChannel, state.servedBy]).to.deep.equal(['asr-b', ['asr-b', 'chat-a', 'chat-b']]);
+      expect(fold(accepted()).servedBy, 'a task recorded before channels were').to.deep.equal([]);
+    });
+  });
+
   describe('webhook deliveries', () => {
     it('requests the callback of a task that finishes with one, successfully or not', () => {
       given(accepted(true)).when(succeedUpstream).then([upstreamSucceeded, succeeded, deliveryRequested()]);

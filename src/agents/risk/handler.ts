@@ -76,14 +76,25 @@ export async function handleRiskCompletion(deps: RiskDeps, ctx: GatewayContext):
   );
 }
 
-type BaseInput = Omit<ScreeningInput, 'stream' | 'onText' | 'signal' | 'settleInterrupted'>;
+type BaseInput = Omit<ScreeningInput, 'stream' | 'onText' | 'signal' | 'settleInterrupted' | 'servedBy'>;
 
 async function completeRisk(deps: RiskDeps, ctx: GatewayContext, reportId: string, input: BaseInput, charge: RequestCharge): Promise<void> {
-  const outcome = await screenCompany(deps, { ...input, stream: false, onText: async () => undefined, settleInterrupted: settleInterrupted(reportId, input, charge) });
+  const outcome = await screenCompany(deps, {
+    ...input,
+    stream: false,
+    onText: async () => undefined,
+    settleInterrupted: settleInterrupted(reportId, input, charge),
+    servedBy: servedBy(charge),
+  });
   const { json } = await settleAndStore(deps, ctx, reportId, input, outcome, charge);
   // The stored text itself: GET /v1/agent/risk/reports/{id} answers these very bytes.
   ctx.type = 'application/json';
   ctx.body = json;
+}
+
+/** The screening's calls as its charge names them: the writer the main call, each search a part. */
+function servedBy(charge: RequestCharge): ScreeningInput['servedBy'] {
+  return { writer: (channel) => charge.servedBy(channel), search: (channel) => charge.partServedBy(channel) };
 }
 
 /** Bills what an interrupted screening used (answered searches, a paid writer) before its error propagates. */
@@ -129,6 +140,7 @@ async function streamRisk(deps: RiskDeps, ctx: GatewayContext, reportId: string,
       signal: writerAbort.signal,
       onText: (piece) => sse.data(delta({ content: piece }, null)),
       settleInterrupted: settleInterrupted(reportId, input, charge),
+      servedBy: servedBy(charge),
     });
     const { result } = await settleAndStore(deps, ctx, reportId, input, outcome, charge);
     await sse.data(delta({}, 'stop'));

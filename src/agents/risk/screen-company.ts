@@ -44,6 +44,11 @@ export interface ScreeningInput {
    * propagates unchanged.
    */
   readonly settleInterrupted: (used: { readonly usage: RiskUsage; readonly pricing: Pricing }, cause: unknown) => Promise<void>;
+  /**
+   * Told the channel of each call the charge covers as it is served: the writer's is the
+   * charge's main call, each answered search's one of its parts (RequestCharge).
+   */
+  readonly servedBy: { readonly writer: (channel: string) => void; readonly search: (channel: string) => void };
 }
 
 export interface ScreeningOutcome {
@@ -111,6 +116,7 @@ async function screen(
     try {
       const answer = await web.search(ask, { requestId: input.requestId, logger: input.logger });
       answered[slot] = { cached: answer.cached, requestId: answer.requestId };
+      if (answer.channel !== null) input.servedBy.search(answer.channel);
       return answer;
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
@@ -168,6 +174,7 @@ async function screen(
     onText: input.onText,
     signal: input.signal,
     logger: input.logger,
+    servedBy: input.servedBy.writer,
   });
   writerUsage.current = written.usage;
   let summary = written.text;

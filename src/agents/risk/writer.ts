@@ -124,7 +124,8 @@ export async function runWriter(
   deps: WriterDeps,
   writer: ModelEntry,
   messages: readonly TokenMessage[],
-  options: { stream: boolean; onText: (piece: string) => Promise<void>; signal?: AbortSignal; logger: Logger },
+  /** `servedBy`: told the channel that served the writer, once one did. */
+  options: { stream: boolean; onText: (piece: string) => Promise<void>; signal?: AbortSignal; logger: Logger; servedBy: (channel: string) => void },
 ): Promise<WriterOutcome> {
   const promptTokens = countMessageTokens(messages, writer.tokenizer);
   const body = { model: chatCapabilities(writer).upstream_model ?? writer.id, messages, max_tokens: writerMaxTokens(writer) };
@@ -132,14 +133,16 @@ export async function runWriter(
   let opened = false;
   try {
     if (!options.stream) {
-      const { value: completion } = await deps.router.attempt(writer, (channel) => chatCompletion<Completion>(channel, { ...body, stream: false }, options.signal), routeOptions(options.signal));
+      const { value: completion, channel } = await deps.router.attempt(writer, (ch) => chatCompletion<Completion>(ch, { ...body, stream: false }, options.signal), routeOptions(options.signal));
+      options.servedBy(channel);
       opened = true;
       delivered = completion.choices?.[0]?.message?.content ?? '';
       await options.onText(delivered);
       return { text: delivered, usage: completion.usage ?? counted(writer, promptTokens, delivered), failure: null };
     }
     const streamed = { ...body, stream: true, stream_options: { include_usage: true } };
-    const { value: events } = await deps.router.attempt(writer, (channel) => chatCompletionStream(channel, streamed, options.signal), routeOptions(options.signal));
+    const { value: events, channel } = await deps.router.attempt(writer, (ch) => chatCompletionStream(ch, streamed, options.signal), routeOptions(options.signal));
+    options.servedBy(channel);
     opened = true;
     let usage: WriterUsage | null = null;
     let done = false;

@@ -30,6 +30,8 @@ export interface SearchAnswer {
   readonly fetchedAt: Date;
   /** Answered from the cache: not billed. */
   readonly cached: boolean;
+  /** The channel that answered the search; null for an answer from the cache (no channel was asked). */
+  readonly channel: string | null;
 }
 
 /**
@@ -59,7 +61,7 @@ export class WebSearch {
     if (cached) return cached;
 
     const searched = { query, domains: ask.domains, maxResults: searchCapabilities(this.model).max_results, model: this.model.id };
-    const { value: reading } = await this.deps.router.attempt(this.model, (channel) => webSearchAdapterOf(channel).search(channel, searched));
+    const { value: reading, channel } = await this.deps.router.attempt(this.model, (channel) => webSearchAdapterOf(channel).search(channel, searched));
     const results = reading.hits.map(toResult);
     const requestId = reading.requestId ?? newId('srch');
     const fetchedAt = this.deps.clock();
@@ -73,7 +75,7 @@ export class WebSearch {
       // The answer was paid for and is good; only its reuse is lost.
       options.logger.warn({ err, key }, 'could not cache a search answer');
     }
-    return { results, requestId, fetchedAt, cached: false };
+    return { results, requestId, fetchedAt, cached: false, channel };
   }
 
   /**
@@ -89,7 +91,7 @@ export class WebSearch {
         [key, freshAfter],
       );
       const row = rows[0];
-      return row ? { results: row.results, requestId: row.request_id, fetchedAt: row.fetched_at, cached: true } : null;
+      return row ? { results: row.results, requestId: row.request_id, fetchedAt: row.fetched_at, cached: true, channel: null } : null;
     } catch (err) {
       logger.warn({ err, key }, 'could not read the search cache; searching instead');
       return null;

@@ -4,7 +4,7 @@ import { DomainError, type Decider } from '../decider';
 import { entryOf, hasEntry, withEntry } from '../records';
 import { EMPTY_SHARDED_RECORD, shardedEntry, shardedValues, withoutShardedEntry, withShardedEntry, type ShardedRecord } from '../sharded-record';
 import { withChanges } from '../with-changes';
-import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
+import { chargeContextOf, upcastAccountEvent, type AccountEvent, type ChargeChannels, type ChargeContext, type KeySettings, type ReservationPurpose, type VideoUrlMode } from './events';
 import { NO_SPEND, rezoned, spentInPeriod, wideningOf, withCharge, type KeyLimits, type KeySpend } from './key-limits';
 
 /**
@@ -88,7 +88,7 @@ export type AccountCommand =
   | { type: 'OpenAccount'; accountId: string; name: string; now: string }
   | { type: 'AddCredit'; entryId: string; amount: number; reference: string; note: string | null; now: string }
   | { type: 'Reserve'; reservationId: string; amount: number; purpose: ReservationPurpose; expiresAt: string; now: string }
-  | { type: 'Settle'; reservationId: string; pricing: Pricing; usage: Record<string, unknown>; channel?: string; now: string }
+  | { type: 'Settle'; reservationId: string; pricing: Pricing; usage: Record<string, unknown>; served?: ChargeChannels; now: string }
   | { type: 'Release'; reservationId: string; reason: string; now: string }
   | {
       type: 'Refund';
@@ -215,8 +215,8 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
             usage: command.usage,
             context: chargeContextOf(reservation.purpose),
             pricing: command.pricing,
-            ...(command.channel === undefined ? {} : { channel: command.channel }),
             at: command.now,
+            ...command.served,
           },
         },
       ];

@@ -18,6 +18,18 @@ export interface ReservationPurpose {
 }
 
 /**
+ * The upstream channels that served a charge (docs/auditing.md, "The channel that served"): the
+ * operator's own names, never shown to the account's owner. Absent on charges that no channel
+ * served (a screening answered from the cache alone) and on settlements recorded before they were kept.
+ */
+export interface ChargeChannels {
+  /** The channel that served the charge's main call (the request's one call, the task's upstream work, a screening's writer). */
+  readonly channel?: string;
+  /** Every channel that served a call the charge covers, sorted; only when they are more than one. */
+  readonly channels?: readonly string[];
+}
+
+/**
  * Why money moved, on every event that closes or refunds a reservation: copied from the
  * reservation, so each settlement, release and refund can be read alone. `null` on events recorded
  * before this was kept (their reservation's purpose says the same).
@@ -55,14 +67,8 @@ export type AccountEvent =
         context: ChargeContext | null;
         /** The units and unit prices the amount was computed from (see billing/money); null on settlements recorded before this was kept. */
         pricing: Pricing | null;
-        /**
-         * The upstream channel that served the request, when a router picked one among the
-         * model's channels (src/upstreams/routing); absent on other charges and on settlements
-         * recorded before routing.
-         */
-        channel?: string;
         at: string;
-      };
+      } & ChargeChannels;
     }
   | { type: 'ReservationReleased'; data: { reservationId: string; amount: number; reason: string; context: ChargeContext | null; at: string } }
   | { type: 'ChargeRefunded'; data: { refundId: string; reservationId: string; amount: number; reason: string; context: ChargeContext | null; at: string } }

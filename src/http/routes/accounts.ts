@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { timeRange } from '../time-range';
 import { isMonthLabel, isTimeZone } from '../../accounts/calendar';
 import { toCsv, YuanCell, type CsvCell } from '../../accounts/csv';
-import type { UsageGroup } from '../../accounts/reports';
+import { OPERATOR_USAGE_GROUPS, type UsageGroup } from '../../accounts/reports';
 import type { AccountService, KeyActor, KeyView, LedgerEntryView } from '../../accounts/service';
 import type { KeySettings } from '../../domain/account/events';
 import { readJson } from '../body';
@@ -306,13 +306,13 @@ export const LEDGER_QUERY_SCHEMA = {
 } as const;
 const parseLedgerQuery = validator<{ key_id?: string; model?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
 
-/** GET /v1/usage and GET /admin/v1/usage (where `account_id` may also be grouped by, and filtered on). */
+/** GET /v1/usage and GET /admin/v1/usage (where `account_id` may also be grouped by, and filtered on, and `channel` grouped by). */
 export const USAGE_QUERY_SCHEMA = {
   type: 'object',
   properties: {
     from: INSTANT,
     to: INSTANT,
-    group_by: { type: 'string', pattern: '^(day|model|key|endpoint|account_id)(,(day|model|key|endpoint|account_id))*$' },
+    group_by: { type: 'string', pattern: '^(day|model|key|endpoint|account_id|channel)(,(day|model|key|endpoint|account_id|channel))*$' },
     account_id: { type: 'string', minLength: 1, maxLength: 200 },
   },
   additionalProperties: false,
@@ -387,7 +387,8 @@ async function usageResponse(accounts: AccountService, accountId: string | null,
   const q = parseUsageQuery(ctx.query);
   if (!admin && q.account_id !== undefined) throw new ApiError(400, 'invalid_request', 'account_id is not a recognised field', { param: 'account_id' });
   const groupBy = q.group_by ? [...new Set(q.group_by.split(','))] as UsageGroup[] : [];
-  if (!admin && groupBy.includes('account_id')) throw new ApiError(400, 'invalid_request', 'group_by account_id is for the operator', { param: 'group_by' });
+  const operatorOnly = groupBy.find((g) => OPERATOR_USAGE_GROUPS.has(g));
+  if (!admin && operatorOnly) throw new ApiError(400, 'invalid_request', `group_by ${operatorOnly} is for the operator`, { param: 'group_by' });
   const { from, to } = timeRange(q.from, q.to);
   const { groups, total } = await accounts.reports.usage({ accountId: accountId ?? q.account_id ?? null, from: from ?? null, to: to ?? null, groupBy });
   ctx.body = {

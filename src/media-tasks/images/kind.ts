@@ -1,9 +1,9 @@
-import type { Catalog } from '../../billing/catalog';
+import type { Catalog, ModelEntry } from '../../billing/catalog';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import type { KindRow, KindTask, TaskKind, TaskKindCodec, UpstreamPoll } from '../../tasks/kind';
-import { isRefusal, pricingModel, taskChannel } from '../../tasks/upstream-task';
+import { isRefusal, pricingModel, routeTaskWork, taskChannel, type TaskRouter } from '../../tasks/upstream-task';
 import { UpstreamError } from '../../upstreams/errors';
 import { generateImages } from '../../upstreams/image-protocols';
 import { BASE_LAYER, type GeneratedImage, type ImageGenerationAnswer } from '../../upstreams/images';
@@ -84,13 +84,15 @@ function artifactsOf(images: readonly GeneratedImage[], layered: boolean) {
 /**
  * Async images: the provider's synchronous generation, run by the task engine (no provider task
  * API is assumed). Submission only records the task (its id is its own upstream id); the first poll
- * moves it to `processing`, the next makes the call, asking for links, and the engine archives
+ * moves it to `processing`, the next makes the call on the model's channels as the router orders
+ * them (a failure before any result fails over, one whose outcome is unknown never does:
+ * routeTaskWork), asking for links, recording the channel that made them for the settlement, and the engine archives
  * each image into the file store before the task succeeds, so the result's links are the
  * gateway's own signed URLs and the gallery picks the images up from the task's events.
  * Statuses: `queued` (waiting for a worker), `processing` (a worker is calling the provider, or
  * storing the images), `succeeded`, `failed` (failsTheTask).
  */
-export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; imageUrlTtlMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
+export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; router: TaskRouter; imageUrlTtlMs: number }): TaskKind<ImageTaskRequest, ImageTaskResult, ImageTaskUsage> {
   return {
     ...IMAGE_TASK,
 
@@ -100,12 +102,13 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
     },
 
     async poll(task: ImageTask): Promise<UpstreamPoll<ImageTaskResult, ImageTaskUsage>> {
-      const { model, channel } = taskChannel(deps, task);
       if (task.upstreamStatus !== 'running') return { state: 'pending', upstreamStatus: 'running' };
       const r = task.request;
+      let model: ModelEntry;
       let answer: ImageGenerationAnswer;
+      let channel: string;
       try {
-        answer = await generateImages(channel, imageCall(model, r, 'url'));
+        ({ value: { model, answer }, channel } = await routeTaskWork(deps, task, async (m, ch) => ({ model: m, answer: await generateImages(ch, imageCall(m, r, 'url')) })));
       } catch (err) {
         if (failsTheTask(err)) return { state: 'failed', error: { code: err.code ?? 'upstream_failed', message: generationFailure(err) } };
         throw err;
@@ -119,6 +122,7 @@ export function imageTaskKind(deps: { catalog: Catalog; upstreams: Upstreams; im
         result: { created: answer.created, images },
         usage: { images, ...(tokens ?? {}) },
         artifacts,
+        channels: [channel],
       };
     },
 

@@ -1,11 +1,11 @@
-import type { Catalog } from '../../billing/catalog';
+import type { Catalog, ModelEntry } from '../../billing/catalog';
 import { extensionFor } from '../../files/content-types';
 import type { FileStore } from '../../files/store';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { CreationPolicy } from '../../tasks/creation';
 import { objectCodec } from '../../tasks/codec';
 import { recordedUsage, type KindRow, type KindTask, type TaskKind, type TaskKindCodec, type UpstreamPoll } from '../../tasks/kind';
-import { isRefusal, pricingModel, taskChannel } from '../../tasks/upstream-task';
+import { isRefusal, pricingModel, routeTaskWork, taskChannel, type TaskRouter } from '../../tasks/upstream-task';
 import { podcastAdapterOf } from '../../upstreams/podcast-adapters';
 import { PodcastProviderError, type PodcastAsk } from '../../upstreams/podcast-synthesis';
 import type { Logger } from '../../log';
@@ -83,6 +83,8 @@ function abortWhenFinished(unfinished: () => Promise<boolean>, everyMs: number, 
 export interface PodcastKindDeps {
   readonly catalog: Catalog;
   readonly upstreams: Upstreams;
+  /** Picks the channel of each synthesis, failing over before any audio (routeTaskWork). */
+  readonly router: TaskRouter;
   readonly files: Pick<FileStore, 'put' | 'open' | 'delete'>;
   /** Whether the task is still unfinished (not cancelled meanwhile), asked while its synthesis runs. */
   readonly unfinished: (taskId: string) => Promise<boolean>;
@@ -93,10 +95,24 @@ export interface PodcastKindDeps {
 }
 
 /**
+ * A synthesis that failed once its audio had begun to arrive: the provider made part of it, so it
+ * is not failed over to another channel (it is made again from its start on a later poll, as any
+ * run cut short). Unwrapped once the router has let it through.
+ */
+class AudioCutShort extends Error {
+  override readonly name = 'AudioCutShort';
+  constructor(override readonly cause: unknown) {
+    super('the podcast synthesis failed after its audio began', { cause });
+  }
+}
+
+/**
  * Podcasts on a provider's streamed synthesis (src/upstreams/podcast-synthesis.ts; Volcengine's
  * podcast WebSocket, docs/providers.md). There is no provider task to create: submission records
  * the task (its id is its own upstream id), the first poll marks it running, and the next runs the
- * whole synthesis inside the poll job (whose lease the worker renews while it runs), writing the
+ * whole synthesis (on the model's channels as the router orders them: a failure before any audio
+ * fails over, one after audio began or whose outcome is unknown never does; the channel that made
+ * it is recorded for the settlement) inside the poll job (whose lease the worker renews while it runs), writing the
  * audio into the file store as it arrives; the task succeeds once the file is stored and recorded
  * as its archive. A cancel ends the synthesis within `pollMs` (its connection closed). A
  * synthesis cut short for good (the provider's failure, the worker's crash) is made again from its
@@ -116,11 +132,9 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
     },
 
     async poll(task: PodcastTask): Promise<UpstreamPoll<PodcastResult, PodcastUsage>> {
-      const { model, channel } = taskChannel(deps, task);
       // The first poll shows the task running; the synthesis follows at once (pollDelayMs).
       if (task.upstreamStatus !== 'running') return { state: 'pending', upstreamStatus: 'running' };
       const r = task.request;
-      const adapter = podcastAdapterOf(channel);
       const format = r.format === 'mp3' ? 'mp3' : 'wav';
       const ask: PodcastAsk = {
         model: task.model,
@@ -129,13 +143,35 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
         format,
       };
       const contentType = CONTENT_TYPES[format]!;
-      const key = podcastAudioKey(task.kind, task.taskId, extensionFor(contentType));
       const controller = new AbortController();
       const stopWatching = abortWhenFinished(() => deps.unfinished(task.taskId), deps.pollMs, controller);
-      let made;
+      const synthesize = async (channel: Parameters<typeof podcastAdapterOf>[0]) => {
+        const adapter = podcastAdapterOf(channel);
+        const key = podcastAudioKey(task.kind, task.taskId, extensionFor(contentType));
+        let started = false;
+        try {
+          return await storePodcastAudio(deps.files, key, adapter.encoding(format), (write) =>
+            adapter.synthesize(
+              channel,
+              ask,
+              (audio) => {
+                started = true;
+                return write(audio);
+              },
+              controller.signal,
+            ),
+          );
+        } catch (err) {
+          throw started ? new AudioCutShort(err) : err;
+        }
+      };
+      let made: Awaited<ReturnType<typeof synthesize>>;
+      let model: ModelEntry;
+      let served: string;
       try {
-        made = await storePodcastAudio(deps.files, key, adapter.encoding(format), (write) => adapter.synthesize(channel, ask, write, controller.signal));
-      } catch (err) {
+        ({ value: { model, made }, channel: served } = await routeTaskWork(deps, task, async (m, channel) => ({ model: m, made: await synthesize(channel) }), controller.signal));
+      } catch (caught) {
+        const err = caught instanceof AudioCutShort ? caught.cause : caught;
         // Cancelled meanwhile: the task is finished already, and this outcome records nothing.
         if (controller.signal.aborted) return { state: 'failed', error: { code: 'cancelled', message: 'the task was cancelled while its podcast was being made' } };
         if (isRefusal(err)) {
@@ -151,7 +187,7 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
       }
       const { result: synthesis, stored } = made;
       if (!(synthesis.durationSeconds > 0) || stored.bytes === 0) {
-        await deps.files.delete(key);
+        await deps.files.delete(stored.key);
         return { state: 'failed', error: { code: 'task_failed', message: 'the upstream finished the podcast without audio' } };
       }
       // The one place the audio cap applies: the usage recorded here is what is billed and shown.
@@ -166,6 +202,7 @@ export function podcastKind(deps: PodcastKindDeps): TaskKind<NormalizedPodcastRe
         result: { audio_duration: synthesis.durationSeconds, reported_output_audio_tokens },
         usage,
         artifacts: [{ name: 'audio', stored: { key: stored.key, bytes: stored.bytes, sha256: stored.sha256, contentType } }],
+        channels: [served],
       };
     },
 

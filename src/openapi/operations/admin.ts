@@ -106,7 +106,7 @@ export const ADMIN_DOCS: OperationDocs = {
   },
   'GET /admin/v1/usage': {
     tag: 'admin',
-    summary: 'Usage across accounts, groupable by account_id',
+    summary: 'Usage across accounts, groupable by account_id and by the channel that served',
     query: queryFromSchema(USAGE_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
     responses: [{ status: 200, description: 'The totals per group.', schema: 'List' }],
     errors: [...GUARD_ERRORS],

@@ -32,6 +32,6 @@ export const FINANCE_QUERY_TEXT: Readonly<Record<string, string>> = {
   format: '`csv` for text/csv (UTF-8 with a byte-order mark); `Accept: text/csv` does the same.',
   after: 'Cursor: `next_after` of the previous page.',
   limit: 'Items per page, 1 to 100 (default 20).',
-  group_by: 'Comma-separated groups: `day` (in the account time zone), `model`, `key`, `endpoint` (and `account_id` on the admin route).',
+  group_by: 'Comma-separated groups: `day` (in the account time zone), `model`, `key`, `endpoint` (and `account_id` and `channel`, the channel that served, on the admin route).',
   account_id: 'Only this account (admin route).',
 };

@@ -1,4 +1,5 @@
 import { priceLine, pricingOf, type Pricing } from '../../billing/money';
+import { chargeChannels } from '../../billing/serving-channels';
 import type { Logger } from '../../log';
 import { isTerminal, type TaskState } from '../decider';
 import type { EngineKind } from '../kind';
@@ -6,7 +7,8 @@ import { causedBy, done, streamOf, type TaskJobDeps, type TaskJobEngine, type Ta
 
 /**
  * Closes a finished task's reservation: settles what its kind charges (a succeeded task, or a
- * failed one that owes for work it completed), else releases it; records the billing.
+ * failed one that owes for work it completed), naming the channels that served it, else releases
+ * it; records the billing.
  */
 export function billJob(engine: TaskJobEngine, deps: Pick<TaskJobDeps, 'accounts' | 'logger'>): TaskJobHandler {
   return async (job) => {
@@ -15,7 +17,10 @@ export function billJob(engine: TaskJobEngine, deps: Pick<TaskJobDeps, 'accounts
     if (task.billed || !isTerminal(task.status)) return done;
     const charge = chargeOf(engine.kind(task.kind), task, deps.logger);
     if (charge) {
-      const outcome = await deps.accounts.settle(task.accountId, task.reservationId, charge.pricing, charge.usage, causedBy(job));
+      // The task's main call is the one its provider accepted (else, for work made at poll time, the
+      // first that served); a task recorded before channels were settles without one.
+      const served = chargeChannels(task.upstreamChannel, task.servedBy);
+      const outcome = await deps.accounts.settle(task.accountId, task.reservationId, charge.pricing, charge.usage, causedBy(job), served);
       await engine.run(stream, { type: 'RecordBilling', outcome: outcome.kind, amount: outcome.amount, now: engine.now() }, causedBy(job));
     } else {
       const outcome = await deps.accounts.release(task.accountId, task.reservationId, task.error?.code ?? task.status, causedBy(job));

@@ -62,10 +62,19 @@ export function pollJob(engine: TaskJobEngine, deps: Pick<TaskJobDeps, 'logger' 
       await engine.run(stream, { type: 'Fail', error: outcome.error, now: engine.now() }, causedBy(job));
       return done;
     }
-    const { result, usage, artifacts } = outcome;
+    const { result, usage, artifacts, channels } = outcome;
     await engine.run(
       stream,
-      { type: 'UpstreamSucceed', result, usage, artifacts, succeedNow: kind.succeedsBeforeArchive(task), stage: outcome.stage ?? null, now: engine.now() },
+      {
+        type: 'UpstreamSucceed',
+        result,
+        usage,
+        artifacts,
+        succeedNow: kind.succeedsBeforeArchive(task),
+        stage: outcome.stage ?? null,
+        ...(channels === undefined ? {} : { channels }),
+        now: engine.now(),
+      },
       causedBy(job),
     );
     return done;
