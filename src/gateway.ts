@@ -375,6 +375,11 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
     names: () => channels.service.namesFolded(),
   });
   const channelHealthFollower = services.channelHealth.follow((event) => services.router.apply(event));
+  // Until the log's channels are applied, the channel set is CHANNELS' or the simulator's alone: a
+  // request served now could go to a simulated channel the log replaces, or miss a channel created
+  // through the API. The requests that arrive meanwhile wait at the bound port, as during the rest
+  // of the start, and /readyz answers only once this is done.
+  await channelFollower.started;
   const inFlight = new InFlightRequests();
   const server = port.server;
   server.keepAliveTimeout = 65_000;

@@ -1,4 +1,5 @@
-import type { EventStore, GlobalPosition, LogSubscription, RecordedEvent } from '../eventstore/port';
+import { followLog, type LogFollower } from '../eventstore/follow-log';
+import type { EventStore, GlobalPosition, RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
 
 /** Every event that changes what a key may do (revocation, and any later key change) starts so. */
@@ -154,74 +155,51 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
   }
 
   /**
-   * Follows the log from its head (a non-durable, in-memory subscriber) and applies every key
-   * event to the cache. Whatever the log held before is covered by waiting, before caching
-   * anything, until the read model has folded the head. If the subscription fails, caching stops
-   * and following restarts from the last position seen.
+   * Follows the log from its head (src/eventstore/follow-log.ts) and applies every key event to
+   * the cache. Whatever the log held before is covered by waiting, before caching anything, until
+   * the read model has folded the start position. If following fails, caching stops until it
+   * resumes from the last position seen.
    */
-  follow(store: EventStore, logger: Logger): { readonly started: Promise<void>; close(): Promise<void> } {
-    let subscription: LogSubscription | null = null;
-    let retry: NodeJS.Timeout | null = null;
+  follow(store: EventStore, logger: Logger): LogFollower {
     const settling = new Set<Promise<void>>();
-    // One warning per database outage, not one per retry: while following fails, the retries and
-    // the key changes they leave unsettled are logged at debug level.
-    let outage = false;
+    // While following fails, the key changes it leaves unsettled are logged at debug level: the
+    // outage itself is said once.
     const track = (p: Promise<void>): void => {
       const tracked = p
-        .catch((err: unknown) => logger[outage ? 'debug' : 'warn']({ err }, 'key cache: a key change did not settle'))
+        .catch((err: unknown) => logger[follower.failing ? 'debug' : 'warn']({ err }, 'key cache: a key change did not settle'))
         .finally(() => settling.delete(tracked));
       settling.add(tracked);
     };
-    const start = async (from: GlobalPosition | null): Promise<void> => {
-      this.suspend();
-      let position = from ?? (await store.headPosition());
-      if (this.closed) return;
-      const at = position;
-      // Everything up to the start point: caching begins once the read model has it.
-      this.unsettled++;
-      this.following = true;
-      track(
-        (at ? this.readModelAt(at) : Promise.resolve())
-          .then(() => {
-            if (!outage || this.closed) return;
-            outage = false;
-            logger.info('key cache: following the log again');
-          })
-          .finally(() => {
+    const follower: LogFollower = followLog(store, {
+      name: 'key cache',
+      meanwhile: 'caching is off (keys are looked up on every request)',
+      logger,
+      onStart: (at) => {
+        this.suspend();
+        // Everything up to the start point: caching begins once the read model has it.
+        this.unsettled++;
+        this.following = true;
+        track(
+          (at ? this.readModelAt(at) : Promise.resolve()).finally(() => {
             this.generation++;
             this.unsettled--;
           }),
-      );
-      subscription = store.subscribe({
-        from: position,
-        onBatch: async (events: RecordedEvent[]) => {
-          const keyEvents = events.filter((e) => isKeyEvent(e.type));
-          if (keyEvents.length > 0) {
-            const last = keyEvents[keyEvents.length - 1]!.position;
-            track(this.keysChanged(keyEvents, last));
-          }
-          position = events[events.length - 1]!.position;
-        },
-      });
-      subscription.done.catch((err: unknown) => {
-        if (this.closed) return;
-        if (!outage) logger.warn({ err }, 'key cache: following the log failed; caching is off until it resumes');
-        outage = true;
-        this.suspend();
-        retry = setTimeout(() => void start(position).catch(() => undefined), 1000);
-        retry.unref();
-      });
-    };
-    const starting = start(null).catch((err: unknown) => {
-      logger.warn({ err }, 'key cache: could not follow the log; keys are looked up on every request');
+        );
+      },
+      onBatch: async (events: RecordedEvent[]) => {
+        const keyEvents = events.filter((e) => isKeyEvent(e.type));
+        if (keyEvents.length > 0) track(this.keysChanged(keyEvents, keyEvents[keyEvents.length - 1]!.position));
+      },
+      onFailure: () => this.suspend(),
     });
     return {
-      started: starting,
+      started: follower.started,
+      get failing() {
+        return follower.failing;
+      },
       close: async () => {
         this.closed = true;
-        if (retry) clearTimeout(retry);
-        await starting;
-        await subscription?.close();
+        await follower.close();
         this.suspend();
         await Promise.all(settling);
       },

@@ -1,15 +1,18 @@
 import { isChannelEvent } from '../domain/channel/events';
-import type { EventStore, GlobalPosition, LogSubscription, RecordedEvent } from '../eventstore/port';
+import { followLog, type LogFollower } from '../eventstore/follow-log';
+import type { EventStore, GlobalPosition, RecordedEvent } from '../eventstore/port';
 import type { Logger } from '../log';
 import type { ChannelConfig } from '../upstreams/channel';
 import type { ChannelService } from './service';
 
 /** What the directory drives: the process's channel set (src/upstreams/registry.ts's Upstreams). */
 export interface ChannelSink {
-  /** The channels the fallback serves when CHANNELS is unset; a channel of the log of the same name replaces one. */
+  /** The channels the fallback serves when CHANNELS is unset, while the log holds no channel. */
   readonly fallbackConfigs: readonly ChannelConfig[];
   /** `credentialsSince`: when each channel's current credentials were set in the log (its rotation or creation). */
   update(configs: readonly ChannelConfig[], credentialsSince: ReadonlyMap<string, string>): void;
+  /** The log holds (or held) a channel: the fallback serves no channel from now on, not even one a reloaded catalog adds. */
+  withdrawFallback(): void;
   setEnabled(name: string, enabled: boolean, reason?: string): void;
   /** An operator's enable: what the router learnt of the channel (a refusal of its credentials, a cooldown, a circuit) is forgotten. */
   mend(name: string): void;
@@ -28,6 +31,12 @@ export class ChannelDirectory {
   private readonly configs = new Map<string, ChannelConfig>();
   private readonly disabled = new Map<string, string>();
   private readonly credentialsSince = new Map<string, string>();
+  /**
+   * Whether the log holds or held any channel (a deleted one counts). From then on the log alone
+   * says what serves: a simulated channel standing in for a missing or deleted real one would sell
+   * simulated answers at real prices, so the fallback serves only a log that never held a channel.
+   */
+  private logHoldsChannels = false;
   /** Refreshes run one at a time, in the order the log gave their events. */
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
@@ -51,56 +60,36 @@ export class ChannelDirectory {
 
   /**
    * Follows the log from its head; the read model's channel names, once it has folded that head,
-   * are loaded too, for the channels created before this process started. A failed subscription
-   * resumes from the last position seen.
+   * are loaded too, for the channels created before this process started. `started` resolves once
+   * they are applied (a failure is retried until they are: src/eventstore/follow-log.ts).
    */
   follow(
     store: EventStore,
     readModel: { readonly reached: (position: GlobalPosition, timeoutMs: number) => Promise<boolean>; readonly names: () => Promise<readonly string[]> },
-  ): { readonly started: Promise<void>; close(): Promise<void> } {
-    let subscription: LogSubscription | null = null;
-    let retry: NodeJS.Timeout | null = null;
-    const start = async (from: GlobalPosition | null, initial: boolean): Promise<void> => {
-      let position = from ?? (await store.headPosition());
-      if (this.closed) return;
-      const head = position;
-      subscription = store.subscribe({
-        from: position,
-        onBatch: async (events: RecordedEvent[]) => {
-          const channelEvents = events.filter(isChannelEvent);
-          const names = [...new Set(channelEvents.map((e) => e.data.name))];
-          const enabled = channelEvents.filter((e) => e.type === 'ChannelEnabled').map((e) => e.data.name);
-          if (names.length > 0) await this.refresh(names, 'log', enabled);
-          position = events[events.length - 1]!.position;
-        },
-      });
-      subscription.done.catch((err: unknown) => {
-        if (this.closed) return;
-        this.logger.warn({ err }, 'channel directory: following the log failed; channel changes wait until it resumes');
-        retry = setTimeout(() => void start(position, false).catch(() => undefined), 1000);
-        retry.unref();
-      });
-      if (!initial) return;
-      while (head && !this.closed && !(await readModel.reached(head, 1000)));
-      if (!this.closed) await this.refresh(await readModel.names(), 'start');
-    };
-    const begin = (): Promise<void> =>
-      start(null, true).catch((err: unknown) => {
-        if (this.closed) return;
-        // Not fatal: the channels seeded here are loaded already. Without a subscription yet, begin again.
-        this.logger.error({ err }, 'channel directory: could not load the channels created before this process started');
-        if (subscription) return;
-        retry = setTimeout(() => void begin(), 1000);
-        retry.unref();
-      });
-    const started = begin();
+  ): LogFollower {
+    const follower = followLog(store, {
+      name: 'channel directory',
+      meanwhile: 'channel changes wait',
+      logger: this.logger,
+      onBatch: async (events: RecordedEvent[]) => {
+        const channelEvents = events.filter(isChannelEvent);
+        const names = [...new Set(channelEvents.map((e) => e.data.name))];
+        const enabled = channelEvents.filter((e) => e.type === 'ChannelEnabled').map((e) => e.data.name);
+        if (names.length > 0) await this.refresh(names, 'log', enabled);
+      },
+      catchUp: async (head) => {
+        while (head && !this.closed && !(await readModel.reached(head, 1000)));
+        if (!this.closed) await this.refresh(await readModel.names(), 'start');
+      },
+    });
     return {
-      started,
+      started: follower.started,
+      get failing() {
+        return follower.failing;
+      },
       close: async () => {
         this.closed = true;
-        if (retry) clearTimeout(retry);
-        await started;
-        await subscription?.close();
+        await follower.close();
         await this.queue;
       },
     };
@@ -123,6 +112,7 @@ export class ChannelDirectory {
   /** Loads one channel's stream and keeps what it says; answers the revision loaded. */
   private async reload(name: string): Promise<number> {
     const { state, revision } = await this.service.load(name);
+    if (state.everCreated) this.logHoldsChannels = true;
     if (!state.live) {
       this.configs.delete(name);
       this.disabled.delete(name);
@@ -145,7 +135,11 @@ export class ChannelDirectory {
   }
 
   private apply(): void {
-    const fallback = this.sink.fallbackConfigs.filter((c) => !this.configs.has(c.name));
+    if (this.logHoldsChannels && this.sink.fallbackConfigs.length > 0) {
+      this.logger.warn('channel directory: the log holds channels, so the simulated providers serve none from now on: only the log\'s channels serve');
+      this.sink.withdrawFallback();
+    }
+    const fallback = this.logHoldsChannels ? [] : this.sink.fallbackConfigs;
     this.sink.update([...fallback, ...this.configs.values()], new Map(this.credentialsSince));
     for (const name of new Set([...this.configs.keys(), ...fallback.map((c) => c.name)])) {
       const reason = this.disabled.get(name);

@@ -95,12 +95,14 @@ export class ChannelService {
     const givesCredentials = CREDENTIAL_FIELDS.some((field) => fields[field] !== undefined);
     const credentials = givesCredentials ? {} : entryAuthOf(this.authOf(name, state));
     const config = validated({ ...state.settings!, ...credentials, ...fields, name });
+    const settings = settingsOf(config);
     await this.run(name, {
       kind: 'update',
       name,
       actor,
       at: this.now(),
-      settings: settingsOf(config),
+      // Only the settings the patch names (as validated): the others, as read above, may be stale by the time the command is decided.
+      settings: Object.fromEntries(SETTING_FIELDS.filter((field) => fields[field] !== undefined).map((field) => [field, settings[field]])),
       auth: givesCredentials ? this.sealed(name, config.auth) : null,
       enabled: enabled === undefined ? null : { value: enabled, reason: reason ?? 'disabled by an operator' },
     });
@@ -124,20 +126,32 @@ export class ChannelService {
     const reEncrypted: string[] = [];
     const unreadable: string[] = [];
     for (const name of await this.names()) {
+      const outcome = await this.reEncrypt(name, actor);
+      if (outcome === 're-encrypted') reEncrypted.push(name);
+      if (outcome === 'unreadable') unreadable.push(name);
+    }
+    return { reEncrypted, unreadable };
+  }
+
+  /**
+   * Seals one channel's current credentials again under the current key. The command names the
+   * ciphertext it replaces: when credentials were rotated in between (the decider then appends
+   * nothing), the channel is read again and its new credentials are looked at in turn.
+   */
+  private async reEncrypt(name: string, actor: string): Promise<'re-encrypted' | 'unreadable' | 'current'> {
+    for (;;) {
       const state = (await this.load(name)).state;
-      if (!state.live || !state.credentials || state.credentials.key_id === this.cipher.currentKeyId) continue;
+      if (!state.live || !state.credentials || state.credentials.key_id === this.cipher.currentKeyId) return 'current';
       let plaintext: string;
       try {
         plaintext = this.cipher.open(name, state.credentials);
       } catch (err) {
         if (!(err instanceof CredentialsUnreadableError)) throw err;
-        unreadable.push(name);
-        continue;
+        return 'unreadable';
       }
-      const { appended } = await this.run(name, { kind: 'reEncrypt', name, actor, at: this.now(), credentials: this.cipher.seal(name, plaintext) });
-      if (appended) reEncrypted.push(name);
+      const command = { kind: 'reEncrypt', name, actor, at: this.now(), credentials: this.cipher.seal(name, plaintext), replaces: state.credentials.ciphertext } as const;
+      if ((await this.run(name, command)).appended) return 're-encrypted';
     }
-    return { reEncrypted, unreadable };
   }
 
   /**

@@ -77,7 +77,7 @@ export type FallbackUpstream = () => Promise<string>;
 /**
  * The channels the catalog's models are served by. With CHANNELS unset, the simulator serves the
  * checked-in channels file (channelsServedBy), and any channel a reloaded catalog adds as an
- * OpenAI channel. With CHANNELS set, only those channels serve: a model whose channel CHANNELS
+ * OpenAI channel, as long as the log holds no channel (withdrawFallback). With CHANNELS set, only those channels serve: a model whose channel CHANNELS
  * leaves out is unavailable (Catalog.bindChannels; a warning at start), never sent to the
  * fallback, so a real deployment that forgot a channel does not sell simulated answers. A model
  * whose channel's protocol cannot serve its type is unavailable likewise, said loudly at start.
@@ -91,13 +91,28 @@ export class Upstreams {
 
   private constructor(
     private readonly channels: Map<string, Channel>,
-    /** The fallback provider's base URL, when it serves. */
-    readonly fallbackUrl: string | null,
+    /** The fallback provider's base URL, while it serves. */
+    private fallback: string | null,
     private readonly fallbackTimeoutMs: number,
     private readonly observe: UpstreamObserver,
-    /** The simulator's channels, when the fallback serves (no CHANNELS): they stay out of the log, and a channel of the log of the same name replaces one. */
-    readonly fallbackConfigs: readonly ChannelConfig[],
+    /** The simulator's channels, while the fallback serves (no CHANNELS, and a log that never held a channel): they stay out of the log. */
+    private fallbackChannels: readonly ChannelConfig[],
   ) {}
+
+  /** The fallback provider's base URL, while it serves. */
+  get fallbackUrl(): string | null {
+    return this.fallback;
+  }
+
+  get fallbackConfigs(): readonly ChannelConfig[] {
+    return this.fallbackChannels;
+  }
+
+  /** The log holds channels (src/channels/directory.ts): the fallback serves nothing more; the next update() drops its channels. */
+  withdrawFallback(): void {
+    this.fallback = null;
+    this.fallbackChannels = [];
+  }
 
   static async start(config: Config, catalog: Catalog, logger: Logger, observe: UpstreamObserver = () => undefined, fallback?: FallbackUpstream): Promise<Upstreams> {
     let configs: readonly ChannelConfig[];

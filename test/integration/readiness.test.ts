@@ -156,6 +156,13 @@ describe('readiness, and recovery when the database goes away and comes back @in
       if (typeof consumer === 'string') perConsumer.set(`${l.msg} ${consumer}`, (perConsumer.get(`${l.msg} ${consumer}`) ?? 0) + 1);
     }
     expect([...perConsumer].filter(([, n]) => n > 1), 'a consumer part that warned more than once').to.deep.equal([]);
+    // The processes' followers of the log (src/eventstore/follow-log.ts) warn once each, and say once that they follow again.
+    for (const follower of ['key cache', 'channel directory', 'channel health']) {
+      expect(loud.filter((l) => l.msg.startsWith(`${follower}: `)).map((l) => l.msg), `${follower}'s warnings`).to.have.length(1);
+      const again = (): number => lines.slice(outageStart).filter((l) => l.msg === `${follower}: following the log again`).length;
+      await waitFor(`${follower} to follow the log again`, async () => again() > 0);
+      expect(again(), `${follower} following again`).to.equal(1);
+    }
     expect(loud.length, `warnings and errors in the outage: ${JSON.stringify(loud.map((l) => l.msg))}`).to.be.at.most(2 * gw.runners.size + 10);
 
     const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });

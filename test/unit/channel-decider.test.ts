@@ -61,8 +61,13 @@ describe('the channel decider', () => {
   });
 
   it('seals current credentials again only when they are under another key', () => {
-    given([created]).when({ kind: 'reEncrypt', ...acted(), credentials: RESEALED }).then([{ type: 'ChannelCredentialsReEncrypted', data: { ...acted(), credentials: RESEALED } }]);
-    given([created]).when({ kind: 'reEncrypt', ...acted(), credentials: { key_id: 'k1', ciphertext: 'other' } }).thenNothingHappened();
+    given([created]).when({ kind: 'reEncrypt', ...acted(), credentials: RESEALED, replaces: SEALED.ciphertext }).then([{ type: 'ChannelCredentialsReEncrypted', data: { ...acted(), credentials: RESEALED } }]);
+    given([created]).when({ kind: 'reEncrypt', ...acted(), credentials: { key_id: 'k1', ciphertext: 'other' }, replaces: SEALED.ciphertext }).thenNothingHappened();
+  });
+
+  it('leaves credentials rotated after the re-encrypted ones were read as they are', () => {
+    const rotated: ChannelEvent = { type: 'ChannelCredentialsRotated', data: { ...acted(), auth_kind: 'bearer', credentials: { key_id: 'k1', ciphertext: 'iv3.tag3.rotated' } } };
+    given([created, rotated]).when({ kind: 'reEncrypt', ...acted(), credentials: RESEALED, replaces: SEALED.ciphertext }).thenNothingHappened();
   });
 
   it('refuses changes to a channel that does not exist or was deleted', () => {

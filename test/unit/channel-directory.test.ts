@@ -27,6 +27,7 @@ describe('channel directory: an enable the log records mends the channel', () =>
     sinkCalls = [];
     const sink: ChannelSink = {
       fallbackConfigs: [],
+      withdrawFallback: () => undefined,
       update: () => undefined,
       setEnabled: (name, enabled) => sinkCalls.push(`${enabled ? 'enable' : 'disable'} ${name}`),
       mend: (name) => sinkCalls.push(`mend ${name}`),

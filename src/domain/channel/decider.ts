@@ -37,9 +37,14 @@ interface Acting {
 export type ChannelCommand =
   /** `ifAbsent`: seeding, where a channel the log already holds (or held and deleted) is left as the log says. */
   | (Acting & { kind: 'create'; settings: ChannelSettings; auth: CredentialsChange; enabled: boolean; ifAbsent: boolean })
-  /** Any of: settings to change, new credentials, enabled (always recorded: it mends) or disabled (with a reason). */
+  /**
+   * Any of: settings to change, new credentials, enabled (always recorded: it mends) or disabled
+   * (with a reason). Only what the operator asked for: a command retried after another writer's
+   * append must not write back the other settings as they were when it was made.
+   */
   | (Acting & { kind: 'update'; settings: Partial<ChannelSettings>; auth: CredentialsChange | null; enabled: { value: boolean; reason: string } | null })
-  | (Acting & { kind: 'reEncrypt'; credentials: SealedCredentials })
+  /** `replaces`: the ciphertext that was opened and sealed again; credentials rotated since are left alone. */
+  | (Acting & { kind: 'reEncrypt'; credentials: SealedCredentials; replaces: string })
   | (Acting & { kind: 'delete' });
 
 const initialState = (): ChannelState => ({
@@ -77,7 +82,8 @@ function decide(command: ChannelCommand, state: ChannelState): ChannelEvent[] {
       return events;
     }
     case 'reEncrypt':
-      if (!state.credentials || state.credentials.key_id === command.credentials.key_id) return [];
+      // A rotation that landed after the credentials were read must not be undone by sealing the old ones again.
+      if (!state.credentials || state.credentials.ciphertext !== command.replaces || state.credentials.key_id === command.credentials.key_id) return [];
       return [{ type: 'ChannelCredentialsReEncrypted', data: Object.assign({}, acted, { credentials: command.credentials }) }];
     case 'delete':
       return [{ type: 'ChannelDeleted', data: acted }];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordFact } from '../../domain/facts';
-import type { EventStore, GlobalPosition, LogSubscription, RecordedEvent } from '../../eventstore/port';
+import { followLog, type LogFollower } from '../../eventstore/follow-log';
+import type { EventStore, RecordedEvent } from '../../eventstore/port';
 import type { Logger } from '../../log';
 import { CHANNEL_HEALTH_EVENT_TYPES, type ChannelHealthEvent } from './health';
 
@@ -39,38 +40,16 @@ export class ChannelHealthLog {
     );
   }
 
-  /** Applies every other process's transition from now on; resubscribes from the last position seen if following fails. */
-  follow(apply: (event: ChannelHealthEvent) => void): { readonly started: Promise<void>; close(): Promise<void> } {
-    let subscription: LogSubscription | null = null;
-    let retry: NodeJS.Timeout | null = null;
-    let closed = false;
-    const start = async (from: GlobalPosition | null): Promise<void> => {
-      let position = from ?? (await this.store.headPosition());
-      if (closed) return;
-      subscription = this.store.subscribe({
-        from: position,
-        onBatch: async (events: RecordedEvent[]) => {
-          for (const e of events) if (this.isOthers(e)) apply({ type: e.type, data: e.data } as ChannelHealthEvent);
-          position = events[events.length - 1]!.position;
-        },
-      });
-      subscription.done.catch((err: unknown) => {
-        if (closed) return;
-        this.logger.warn({ err }, 'channel health: following the log failed; other processes\' transitions are missed until it resumes');
-        retry = setTimeout(() => void start(position).catch(() => undefined), 1000);
-        retry.unref();
-      });
-    };
-    const started = start(null).catch((err: unknown) => this.logger.warn({ err }, 'channel health: could not follow the log; this process sees only its own transitions'));
-    return {
-      started,
-      close: async () => {
-        closed = true;
-        if (retry) clearTimeout(retry);
-        await started;
-        await subscription?.close();
+  /** Applies every other process's transition from now on (src/eventstore/follow-log.ts says how failures are retried). */
+  follow(apply: (event: ChannelHealthEvent) => void): LogFollower {
+    return followLog(this.store, {
+      name: 'channel health',
+      meanwhile: "other processes' transitions are missed",
+      logger: this.logger,
+      onBatch: async (events: RecordedEvent[]) => {
+        for (const e of events) if (this.isOthers(e)) apply({ type: e.type, data: e.data } as ChannelHealthEvent);
       },
-    };
+    });
   }
 
   private isOthers(e: RecordedEvent): boolean {
