@@ -176,6 +176,8 @@ export interface NormalizedVideoRequest extends Omit<VideoTaskAsk, 'model'> {
   readonly billed_seconds: number;
   /** The provider's ids of the `asset://` images, by the gateway's asset ids (absent: none). */
   readonly asset_upstream_ids?: Readonly<Record<string, string>>;
+  /** The channel holding the assets or the draft the request references (channelHolding), the only one it is sent to; absent: the router picks. */
+  readonly upstream_channel?: string;
 }
 
 /** What the draft final step needs to know of its draft. */
@@ -185,6 +187,8 @@ export interface DraftInfo {
   readonly createdAt: Date;
   readonly request: NormalizedVideoRequest;
   readonly upstreamId: string | null;
+  /** The channel that accepted the draft, which alone knows it; null for one accepted before tasks recorded it. */
+  readonly channel: string | null;
 }
 
 function bad(code: string, message: string, param?: string): ApiError {
@@ -202,6 +206,8 @@ export interface AssetRef {
   readonly status: 'processing' | 'active' | 'failed';
   /** The provider's id of the asset, which the provider knows it by. */
   readonly upstreamId: string | null;
+  /** The channel (provider account) that made the asset, which alone knows it; null for one made before tasks recorded it. */
+  readonly channel?: string | null;
 }
 
 /** The asset id of an `asset://<id>` image, else null. */
@@ -232,6 +238,27 @@ export function checkAssetRefs(content: readonly ContentItem[], assets: Readonly
     upstreamIds[assetId] = asset.upstreamId;
   }
   return upstreamIds;
+}
+
+/**
+ * The one channel holding the provider state a request references: its `asset://` images' (a draft
+ * final references only its draft: `draft`); a task using them may be sent to that provider account
+ * only. Undefined when nothing referenced records its channel (made before tasks kept it). Assets of
+ * two channels are a 400 naming the first that differs: no provider account knows both (the
+ * message names no channel: those are the operator's).
+ */
+export function channelHolding(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>, draft: { readonly channel?: string | null } | null): string | undefined {
+  let held: { channel: string; param: string } | null = draft?.channel ? { channel: draft.channel, param: 'content[0].draft_task.id' } : null;
+  for (const { index, assetId } of assetIdsOf(content)) {
+    const channel = assets.get(assetId)?.channel;
+    if (!channel) continue;
+    const param = `content[${index}].image_url`;
+    if (held === null) held = { channel, param };
+    else if (held.channel !== channel) {
+      throw bad('assets_of_different_accounts', `${param}: asset ${assetId} was made with another provider account than the one ${held.param} names; one video may only use assets of one provider account`, param);
+    }
+  }
+  return held?.channel;
 }
 
 /** The per-second prices by resolution that bill a request (the reference-video table when one is involved). */
