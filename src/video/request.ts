@@ -176,7 +176,7 @@ export interface NormalizedVideoRequest extends Omit<VideoTaskAsk, 'model'> {
   readonly billed_seconds: number;
   /** The provider's ids of the `asset://` images, by the gateway's asset ids (absent: none). */
   readonly asset_upstream_ids?: Readonly<Record<string, string>>;
-  /** The channel holding the assets or the draft the request references (channelHolding), the only one it is sent to; absent: the router picks. */
+  /** For a draft final: the channel that made the draft, the only one that knows it and is sent the task; absent: the router picks. */
   readonly upstream_channel?: string;
 }
 
@@ -241,24 +241,22 @@ export function checkAssetRefs(content: readonly ContentItem[], assets: Readonly
 }
 
 /**
- * The one channel holding the provider state a request references: its `asset://` images' (a draft
- * final references only its draft: `draft`); a task using them may be sent to that provider account
- * only. Undefined when nothing referenced records its channel (made before tasks kept it). Assets of
- * two channels are a 400 naming the first that differs: no provider account knows both (the
- * message names no channel: those are the operator's).
+ * The `asset://` images of one request must all have been made through one channel (one provider
+ * account's asset library): no provider account knows the assets of another. A 400 naming the first
+ * that differs (the message names no channel: those are the operator's). Assets made before tasks
+ * recorded their channel are not checked.
  */
-export function channelHolding(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>, draft: { readonly channel?: string | null } | null): string | undefined {
-  let held: { channel: string; param: string } | null = draft?.channel ? { channel: draft.channel, param: 'content[0].draft_task.id' } : null;
+export function checkAssetsOfOneChannel(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>): void {
+  let first: { channel: string; param: string } | null = null;
   for (const { index, assetId } of assetIdsOf(content)) {
     const channel = assets.get(assetId)?.channel;
     if (!channel) continue;
     const param = `content[${index}].image_url`;
-    if (held === null) held = { channel, param };
-    else if (held.channel !== channel) {
-      throw bad('assets_of_different_accounts', `${param}: asset ${assetId} was made with another provider account than the one ${held.param} names; one video may only use assets of one provider account`, param);
+    if (first === null) first = { channel, param };
+    else if (first.channel !== channel) {
+      throw bad('assets_of_different_accounts', `${param}: asset ${assetId} was made with another provider account than the asset of ${first.param}; one video may only use assets of one provider account`, param);
     }
   }
-  return held?.channel;
 }
 
 /** The per-second prices by resolution that bill a request (the reference-video table when one is involved). */

@@ -9,7 +9,7 @@ import { checkCallbackTarget } from '../webhooks/target-guard';
 import { findAssets } from '../assets/lookup';
 import { VIDEO_CREATION, VIDEO_TASK } from './kind';
 import { normalizeVideoRequest } from './normalize';
-import { assetIdsOf, channelHolding, checkAssetRefs, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
+import { assetIdsOf, checkAssetRefs, checkAssetsOfOneChannel, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
 import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
@@ -61,9 +61,10 @@ export function videoRouter(deps: VideoRouteDeps): Router<GatewayState> {
         const assetIds = assetIdsOf(body.content).map((a) => a.assetId);
         const assets = assetIds.length > 0 ? await findAssets(tasks, auth.accountId, assetIds) : new Map<string, null>();
         const assetUpstreamIds = assetIds.length > 0 ? checkAssetRefs(body.content, assets) : null;
-        // Assets and drafts are the provider's, in the account that made them: the task goes there only.
-        const held = channelHolding(body.content, assets, draft);
-        const request: NormalizedVideoRequest = { ...normalized, ...(assetUpstreamIds ? { asset_upstream_ids: assetUpstreamIds } : {}), ...(held === undefined ? {} : { upstream_channel: held }) };
+        checkAssetsOfOneChannel(body.content, assets);
+        // A draft is the provider's, in the account that made it: its final goes there only.
+        const held = draft?.channel ?? null;
+        const request: NormalizedVideoRequest = { ...normalized, ...(assetUpstreamIds ? { asset_upstream_ids: assetUpstreamIds } : {}), ...(held === null ? {} : { upstream_channel: held }) };
         return { body, model, request };
       },
       async complete({ body, model, request }, ctx) {
