@@ -240,7 +240,7 @@ async function startChannels(
       if (kept.deleted) logger.warn({ channel: kept.name }, 'CHANNELS lists a channel deleted through the admin API: it stays deleted');
       else logger.warn({ channel: kept.name, differing: kept.differing }, 'CHANNELS differs from the channel the log records: the log\'s version serves (change it through /admin/v1/channels)');
     }
-    await directory.load(config.channels.map((c) => c.name));
+    await directory.load(config.channels);
   }
   return { service, directory };
 }
@@ -326,7 +326,7 @@ function buildHttp(
         modelsOn: (name) => catalog.all().filter((m) => m.channels.some((c) => c.name === name)).map((m) => m.id),
         tasksOn: (name) => unfinishedTasksOn(pool, name, 10),
         probe: async (name) => probeChannelConfig(await channels.currentConfig(name)),
-        health: (name) => router.health(name),
+        health: (name, disabledByOperator) => router.health(name, disabledByOperator),
       }),
     ],
     apiRouters: [

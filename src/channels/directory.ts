@@ -10,6 +10,8 @@ export interface ChannelSink {
   readonly fallbackConfigs: readonly ChannelConfig[];
   update(configs: readonly ChannelConfig[]): void;
   setEnabled(name: string, enabled: boolean, reason?: string): void;
+  /** An operator's enable: what the router learnt of the channel (a refusal of its credentials, a cooldown, a circuit) is forgotten. */
+  mend(name: string): void;
 }
 
 /**
@@ -34,9 +36,15 @@ export class ChannelDirectory {
     private readonly logger: Logger,
   ) {}
 
-  /** Loads `names` from their streams and applies them (at start, after seeding). */
-  load(names: readonly string[]): Promise<void> {
-    return this.refresh(names, 'start');
+  /**
+   * At start, after seeding: the channels this process was configured with (CHANNELS), each then
+   * replaced by the log's version. A channel whose credentials this process cannot open (its
+   * CHANNEL_SECRETS_KEY differs from the one that sealed them) keeps its CHANNELS version rather
+   * than vanishing (reload logs the error).
+   */
+  load(configured: readonly ChannelConfig[]): Promise<void> {
+    for (const config of configured) this.configs.set(config.name, config);
+    return this.refresh(configured.map((c) => c.name), 'start');
   }
 
   /**
@@ -57,8 +65,10 @@ export class ChannelDirectory {
       subscription = store.subscribe({
         from: position,
         onBatch: async (events: RecordedEvent[]) => {
-          const names = [...new Set(events.filter(isChannelEvent).map((e) => e.data.name))];
-          if (names.length > 0) await this.refresh(names, 'log');
+          const channelEvents = events.filter(isChannelEvent);
+          const names = [...new Set(channelEvents.map((e) => e.data.name))];
+          const enabled = channelEvents.filter((e) => e.type === 'ChannelEnabled').map((e) => e.data.name);
+          if (names.length > 0) await this.refresh(names, 'log', enabled);
           position = events[events.length - 1]!.position;
         },
       });
@@ -94,12 +104,14 @@ export class ChannelDirectory {
     };
   }
 
-  private refresh(names: readonly string[], cause: 'start' | 'log'): Promise<void> {
+  /** `enabled`: the channels whose events include an operator's enable, mended whatever the state read now. */
+  private refresh(names: readonly string[], cause: 'start' | 'log', enabled: readonly string[] = []): Promise<void> {
     const run = this.queue.then(async () => {
       // Each channel's stream revision now applied: what a reader of the log (a test, an operator) waits for.
       const revisions: Record<string, number> = {};
       for (const name of names) revisions[name] = await this.reload(name);
       this.apply();
+      for (const name of enabled) this.sink.mend(name);
       if (cause === 'log') this.logger.info({ channels: revisions }, 'channel directory: applied channel changes from the log');
     });
     this.queue = run.catch(() => undefined);

@@ -49,12 +49,12 @@ const parseCreate = validator<Parameters<ChannelService['create']>[0]>(CREATE_CH
 const parsePatch = validator<Parameters<ChannelService['update']>[1]>(PATCH_CHANNEL_SCHEMA);
 
 /**
- * A channel's health as the admin views show it. Today: the operator's enabled or disabled state
- * and its reason. The lead joins the routing's health snapshot here (issue 43 part 1's
- * `router.health(name)`: cooling down, circuit open, credentials refused).
+ * A channel's health as the admin views show it: the router's view in this process (cooling down,
+ * circuit open, credentials refused), with the operator's disable as the read model records it,
+ * so that the answer to a PATCH agrees with the PATCH.
  */
-function rendered(channel: ChannelView, health: (name: string) => ChannelHealth) {
-  return { object: 'channel', id: channel.name, ...channel, health: health(channel.name) };
+function rendered(channel: ChannelView, health: ChannelRoutesDeps['health']) {
+  return { object: 'channel', id: channel.name, ...channel, health: health(channel.name, channel.enabled ? null : (channel.disabled_reason ?? 'disabled by an operator')) };
 }
 
 export interface ChannelRoutesDeps {
@@ -65,8 +65,11 @@ export interface ChannelRoutesDeps {
   readonly tasksOn: (channel: string) => Promise<readonly string[]>;
   /** One small call through the channel as the log records it (src/upstreams/probe.ts). */
   readonly probe: (channel: string) => Promise<ProbeResult>;
-  /** The channel's health as the router of this process sees it (src/upstreams/routing/). */
-  readonly health: (channel: string) => ChannelHealth;
+  /**
+   * The channel's health as the router of this process sees it (src/upstreams/routing/), with the
+   * operator's enabled or disabled state as the read model records it (null: enabled).
+   */
+  readonly health: (channel: string, disabledByOperator: string | null) => ChannelHealth;
 }
 
 /** `/admin/v1/channels`: channels managed at run time (docs/operations.md). Mounted behind the admin token. */

@@ -64,6 +64,8 @@ export class Channel implements WireEventTransport, WireSocketTransport {
   readonly origin: string;
   /** The Host the requests carry (`host[:port]`), which an ACS3 signature covers. */
   private readonly host: string;
+  /** The channel's credential values, struck out of every refusal it relays (credentialValues). */
+  private readonly secrets: readonly string[];
 
   constructor(
     readonly config: ChannelConfig,
@@ -77,6 +79,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
     this.basePath = url.pathname.replace(/\/$/, '');
     this.origin = url.origin;
     this.host = url.host;
+    this.secrets = credentialValues(config.auth);
     this.pool = new Pool(url.origin, {
       connections: config.max_concurrency,
       pipelining: 1,
@@ -146,7 +149,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
    */
   async call(request: WireRequest, signal?: AbortSignal): Promise<WireAnswer> {
     const res = await this.send(request, signal, request.headers?.accept ?? 'application/json');
-    return answerOf(res.status, res.headers, { bytes: await readBytes(res.body, this.config.name) }, this.config.name);
+    return answerOf(res.status, res.headers, { bytes: await readBytes(res.body, this.config.name) }, this.config.name, this.secrets);
   }
 
   /**
@@ -157,7 +160,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
    */
   async json<T>(method: WireMethod, path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
     const res = await this.send({ method, path, ...(body === undefined ? {} : { body }), ...(headers ? { headers } : {}) }, signal, 'application/json');
-    const answer = answerOf(res.status, res.headers, { text: await readText(res.body, this.config.name) }, this.config.name);
+    const answer = answerOf(res.status, res.headers, { text: await readText(res.body, this.config.name) }, this.config.name, this.secrets);
     if (answer.status >= 400) throw openaiErrorOf(answer, this.config.name);
     return answer.json() as T;
   }
@@ -170,6 +173,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
   async openEvents(request: WireRequest, signal?: AbortSignal): Promise<WireEventStream> {
     const res = await this.send(request, signal, 'text/event-stream');
     const name = this.config.name;
+    const secrets = this.secrets;
     let taken = false;
     const take = (): void => {
       if (taken) throw new Error(`the body of channel ${name}'s answer was already read`);
@@ -192,7 +196,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
       },
       whole: async () => {
         take();
-        return answerOf(res.status, res.headers, { text: await readText(res.body, name) }, name);
+        return answerOf(res.status, res.headers, { text: await readText(res.body, name) }, name, secrets);
       },
     };
   }
@@ -230,7 +234,7 @@ export class Channel implements WireEventTransport, WireSocketTransport {
       }
       const { status, headers: raw, body } = opened.refusal;
       observe(status >= 500 ? 'server_error' : 'client_error');
-      return { refusal: answerOf(status, raw, { bytes: body }, this.config.name) };
+      return { refusal: answerOf(status, raw, { bytes: body }, this.config.name, this.secrets) };
     } catch (err) {
       const failure = toUpstreamError(err, this.config.name);
       observe(failure instanceof UpstreamError ? (failure.kind === 'timeout' ? 'timeout' : 'network') : 'aborted');
@@ -287,11 +291,22 @@ const ENCODER = new TextEncoder();
 
 /**
  * A WireAnswer over a body read whole, as bytes or as text (each made from the other when asked);
- * headers lower-cased (undici's already are), repeated ones joined.
+ * headers lower-cased (undici's already are), repeated ones joined. A refusal (4xx, 5xx) has the
+ * channel's credentials struck out before anyone reads it: adapters relay a provider's message to
+ * the client and the log, and providers quote the key they refused (OpenAI quotes part of it; a
+ * misconfigured proxy may echo the whole Authorization header).
  */
-function answerOf(status: number, raw: UpstreamResponse['headers'], body: { bytes?: Uint8Array; text?: string }, channel: string): WireAnswer {
+function answerOf(status: number, raw: UpstreamResponse['headers'], body: { bytes?: Uint8Array; text?: string }, channel: string, secrets: readonly string[]): WireAnswer {
   const headers = headersOf(raw);
   let { bytes, text } = body;
+  if (status >= 400 && secrets.length > 0) {
+    const whole = text ?? UTF8.decode(bytes);
+    const struck = withoutSecrets(whole, secrets);
+    if (struck !== whole) {
+      text = struck;
+      bytes = undefined;
+    }
+  }
   const decoded = () => (text ??= UTF8.decode(bytes));
   return {
     status,
@@ -306,6 +321,40 @@ function answerOf(status: number, raw: UpstreamResponse['headers'], body: { byte
       }
     },
   };
+}
+
+/** What stands in a relayed refusal where the channel's credential stood. */
+export const REDACTED_CREDENTIAL = '[credential redacted]';
+
+/**
+ * The values of a channel's credentials to strike out of a provider's text: secrets and key ids,
+ * whole. Values under 8 characters are not secrets worth the name and would strike ordinary words.
+ */
+function credentialValues(auth: ChannelAuth): string[] {
+  const values = ((): (string | undefined)[] => {
+    switch (auth.kind) {
+      case 'none':
+        return [];
+      case 'bearer':
+        return [auth.apiKey];
+      case 'headers':
+        return Object.values(auth.headers);
+      case 'volcengine':
+        return [auth.credentials.accessKeyId, auth.credentials.secretAccessKey, auth.credentials.sessionToken];
+      case 'acs3':
+        return [auth.credentials.accessKeyId, auth.credentials.accessKeySecret];
+    }
+  })();
+  // Longest first: a value containing another is struck whole.
+  return [...new Set(values.filter((v): v is string => v !== undefined && v.length >= MIN_STRUCK_LENGTH))].sort((a, b) => b.length - a.length);
+}
+
+const MIN_STRUCK_LENGTH = 8;
+
+function withoutSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED_CREDENTIAL);
+  return out;
 }
 
 /** Errors raised before a connection existed: nothing of the request was written. */

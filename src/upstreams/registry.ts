@@ -227,7 +227,7 @@ export class Upstreams {
   setEnabled(name: string, enabled: boolean, reason = 'disabled by an operator'): void {
     if (enabled) {
       // Only a change mends: the directory says every channel's state whenever any channel changes.
-      if (this.disabled.delete(name)) this.mended(name);
+      if (this.disabled.delete(name)) this.mend(name);
     } else {
       this.disabled.set(name, reason);
     }
@@ -238,7 +238,13 @@ export class Upstreams {
     this.mendListeners.push(listener);
   }
 
-  private mended(name: string): void {
+  /**
+   * Forgets what the router learnt of a channel (a refusal of its credentials, a cooldown, an
+   * open circuit), whatever its state: an operator's word that the channel is well again. The
+   * directory mends on every enable the log records: by the time it reads the channel's stream, a
+   * disable and the enable after it may both be behind it, so setEnabled sees no change.
+   */
+  mend(name: string): void {
     for (const listener of this.mendListeners) listener(name);
   }
 
@@ -259,7 +265,7 @@ export class Upstreams {
       } else {
         next.set(config.name, new Channel(config, this.observe));
         if (current) retired.push(current);
-        this.mended(config.name);
+        this.mend(config.name);
       }
     }
     for (const [name, channel] of this.channels) if (!next.has(name)) retired.push(channel);

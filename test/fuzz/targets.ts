@@ -185,6 +185,11 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   { method: 'POST', route: '/admin/v1/accounts/:id/webhook-secret', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, params: account , quiet: true },
   // The audit a success starts only reads (the log and the read models): quiet for the money checks.
   { method: 'POST', route: '/admin/v1/audit', auth: 'admin', statuses: S.audit, shape: 'openai', body: { kind: 'none' }, quiet: true },
+  // Channels at run time: a valid create adds a channel no model names (so no call ever reaches it).
+  { method: 'POST', route: '/admin/v1/channels', auth: 'admin', statuses: S.admin, shape: 'openai', body: json(JSON_LIMIT, (env) => ({ name: 'fuzz-channel', base_url: `${env.simulatorUrl}/v1`, api_key: 'sk-fuzz-placeholder-key', timeout_ms: 1000 })), quiet: true },
+  { method: 'POST', route: '/admin/v1/channels/re-encrypt', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, quiet: true },
+  { method: 'PATCH', route: '/admin/v1/channels/:id', auth: 'admin', statuses: S.admin, shape: 'openai', body: json(JSON_LIMIT, () => ({ enabled: false, timeout_ms: 2000 })), params: () => ({ id: 'fuzz-missing-channel' }), quiet: true },
+  { method: 'POST', route: '/admin/v1/channels/:id/test', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, params: () => ({ id: 'fuzz-missing-channel' }), quiet: true },
   { method: 'POST', route: '/admin/v1/catalog/reload', auth: 'admin', statuses: S.bodiless, shape: 'openai', body: { kind: 'none' } , quiet: true },
   // The secret travels in the body (the Bearer header is ignored); the fuzz gateway's lockout is off, so wrong secrets stay 401.
   { method: 'POST', route: '/dashboard/api/session', auth: 'admin', statuses: S.dashboardSession, shape: 'openai', body: json(JSON_LIMIT, () => ({ secret: TEST_ADMIN_TOKEN })), quiet: true, credentialInBody: true },

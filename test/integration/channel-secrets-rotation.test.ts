@@ -57,6 +57,12 @@ describe('rotating CHANNEL_SECRETS_KEY @integration', function () {
     const refused = await early.admin('PATCH', '/admin/v1/channels/default', { timeout_ms: 30_000 });
     expect(refused.status).to.equal(409);
     expect(refused.body.error.code).to.equal('credentials_unreadable');
+    // It still serves the channel, as CHANNELS gave it: a channel whose credentials a process cannot open does not vanish from it.
+    const { key: earlyKey } = await early.fundedAccount(10_000_000);
+    const beforeEarly = provider.seen.length;
+    const served = await early.api(earlyKey, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+    expect(served.status, JSON.stringify(served.body)).to.equal(200);
+    expect(provider.seen.slice(beforeEarly).map((r) => r.headers.authorization)).to.deep.equal([`Bearer ${PROVIDER_KEY}`]);
     await early.stopProcess();
 
     const rotating = await start({ CHANNEL_SECRETS_KEY: NEW_KEY, CHANNEL_SECRETS_PREVIOUS_KEYS: OLD_KEY });

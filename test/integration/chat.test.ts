@@ -367,10 +367,15 @@ describe('chat completions and the Responses interface through the openai SDK @i
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] }), OpenAI.InternalServerError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=400]' }] }), OpenAI.BadRequestError);
       // The provider refusing the gateway's own key is not the client's 400 (nor its invalid_api_key), on both interfaces.
+      // The refusal disables chat-fast's only channel: the next request is sent nowhere (a 502
+      // upstream_unavailable, though it would have been answered) until an operator mends it.
       for (const status of [401, 403]) {
         const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `x [sim:status=${status}]` }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
         expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: channel default: the provider refused the gateway's credentials (HTTP ${status})`]);
+        await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x' }), OpenAI.InternalServerError, 'upstream_unavailable');
+        gw.upstreams.mend('default');
         await expectError(() => client.responses.create({ model: 'chat-fast', input: `x [sim:status=${status}]` }), OpenAI.InternalServerError, 'upstream_auth_failed');
+        gw.upstreams.mend('default');
       }
     });
     expect(charge).to.equal(0);

@@ -193,14 +193,20 @@ describe("what the gateway answers validates against OpenAI's official OpenAPI d
   it('errors: 400, 401, 402, 404, 429 and 502 on chat, Responses, images and models are ErrorResponse', async () => {
     const poor = await gw.fundedAccount(1);
     const chat = (content: string) => ({ model: 'chat-fast', messages: [{ role: 'user', content }] });
-    const cases: { auth: string | null; method: string; path: string; body?: unknown; status: number }[] = [
+    // `mend`: the case left chat-fast's only channel cooling down or disabled; the operator's mend
+    // lets the next case reach the provider.
+    const cases: { auth: string | null; method: string; path: string; body?: unknown; status: number; mend?: true }[] = [
       { auth: key, method: 'POST', path: '/v1/chat/completions', body: { ...chat('x'), temperature: 3 }, status: 400 },
       { auth: key, method: 'POST', path: '/v1/chat/completions', body: chat('x [sim:status=400]'), status: 400 },
       { auth: null, method: 'POST', path: '/v1/chat/completions', body: chat('x'), status: 401 },
       { auth: poor.key, method: 'POST', path: '/v1/chat/completions', body: chat('x'), status: 402 },
       { auth: key, method: 'POST', path: '/v1/chat/completions', body: chat('x [sim:status=429]'), status: 429 },
+      // The gateway's own 429 while the channel cools down, sent nowhere.
+      { auth: key, method: 'POST', path: '/v1/chat/completions', body: chat('x'), status: 429, mend: true },
       { auth: key, method: 'POST', path: '/v1/chat/completions', body: chat('x [sim:fail]'), status: 502 },
       { auth: key, method: 'POST', path: '/v1/chat/completions', body: chat('x [sim:status=401]'), status: 502 },
+      // The gateway's own 502 while the refused channel stays disabled.
+      { auth: key, method: 'POST', path: '/v1/chat/completions', body: chat('x'), status: 502, mend: true },
       { auth: key, method: 'POST', path: '/v1/responses', body: { model: 'chat-fast', input: [] }, status: 400 },
       { auth: key, method: 'POST', path: '/v1/responses', body: { model: 'chat-fast', input: 'x [sim:fail]' }, status: 502 },
       { auth: key, method: 'POST', path: '/v1/images/generations', body: { model: 'image-4.5', prompt: 'x', output_format: 'png' }, status: 400 },
@@ -210,14 +216,19 @@ describe("what the gateway answers validates against OpenAI's official OpenAPI d
       const res = await gw.api(c.auth, c.method, c.path, c.body);
       expect(res.status, `${c.method} ${c.path} ${JSON.stringify(c.body)}`).to.equal(c.status);
       assertOpenAiSchema('ErrorResponse', res.body, `the ${c.status} of ${c.method} ${c.path}`);
+      if (c.mend) gw.upstreams.mend('default');
     }
   });
 
   it("passes a provider's Retry-After on to the client unchanged (chat plain and streamed, Responses); 1 s when it sent none", async () => {
+    // Each 429 cools chat-fast's only channel down; mended, the next call reaches the provider again.
     const retryAfterOf = async (path: string, body: unknown) => {
       const res = await post(path, body);
       expect(res.status).to.equal(429);
-      assertOpenAiSchema('ErrorResponse', await res.json());
+      const error = (await res.json()) as { error: { code: string } };
+      assertOpenAiSchema('ErrorResponse', error);
+      expect(error.error.code, "the provider's own 429").to.equal('upstream_rate_limited');
+      gw.upstreams.mend('default');
       return res.headers.get('retry-after');
     };
     const chat = (content: string, stream = false) => ({ model: 'chat-fast', messages: [{ role: 'user', content }], stream });
@@ -233,10 +244,12 @@ describe("what the gateway answers validates against OpenAI's official OpenAPI d
       expect(err).to.be.instanceOf(OpenAI.RateLimitError);
       expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).to.equal('17');
     }
+    gw.upstreams.mend('default');
     // A provider refusing the gateway's own key stays the gateway's 502, whatever else it sent.
     const refused = await gw.api(key, 'POST', '/v1/chat/completions', chat('x [sim:status=401] [sim:retry-after=17]'));
     expect(refused.status).to.equal(502);
     expect(refused.body.error).to.deep.include({ code: 'upstream_auth_failed', message: "upstream: channel default: the provider refused the gateway's credentials (HTTP 401)" });
     expect(refused.headers.get('retry-after')).to.equal(null);
+    gw.upstreams.mend('default');
   });
 });

@@ -48,7 +48,7 @@ describe('routing asynchronous tasks over several channels @integration', functi
   beforeEach(() => {
     first.act = 'forward';
     second.act = 'forward';
-    for (const name of ['ark-first', 'ark-second']) gw.upstreams.setEnabled(name, true);
+    for (const name of ['ark-first', 'ark-second']) gw.upstreams.mend(name);
   });
 
   afterEach(async () => {

@@ -34,6 +34,8 @@ describe('routing a model over several channels @integration', function () {
   let second: ScriptedUpstream;
   let cozeA: ScriptedUpstream;
   let cozeB: ScriptedUpstream;
+  let sole: ScriptedUpstream;
+  let cozeSole: ScriptedUpstream;
   let key: string;
   let accountId: string;
   let client: OpenAI;
@@ -58,7 +60,9 @@ describe('routing a model over several channels @integration', function () {
           routed('chat-routed', [{ name: 'primary', priority: 10 }, { name: 'backup' }]),
           routed('chat-dead-first', [{ name: 'dead', priority: 10 }, { name: 'backup' }]),
           routed('chat-pair', [{ name: 'primary', priority: 5 }, { name: 'second', priority: 5 }]),
+          routed('chat-sole', [{ name: 'sole' }]),
           { ...bot, id: 'webqa-routed', channels: [{ name: 'coze-a', priority: 1 }, { name: 'coze-b' }], capabilities: { ...bot.capabilities, upstream_model: 'webqa-pro' } },
+          { ...bot, id: 'webqa-sole', channels: [{ name: 'coze-sole' }], capabilities: { ...bot.capabilities, upstream_model: 'webqa-pro' } },
         ],
       }),
     );
@@ -67,8 +71,8 @@ describe('routing a model over several channels @integration', function () {
     const coze = served.find((c) => c.name === 'coze')!;
     const front = (name: string, url: string) => ({ ...openai, name, base_url: `${url}/v1` });
     const cozeFront = (name: string, url: string) => ({ ...coze, name, base_url: `${url}${new URL(coze.base_url).pathname.replace(/\/$/, '')}` });
-    [cozeA, cozeB] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
-    const channels = [openai, coze, front('primary', primary.url), front('backup', backup.url), front('second', second.url), front('dead', await closedPortUrl()), cozeFront('coze-a', cozeA.url), cozeFront('coze-b', cozeB.url)];
+    [cozeA, cozeB, sole, cozeSole] = await Promise.all([scriptedUpstream(simulator.url), scriptedUpstream(simulator.url), scriptedUpstream(simulator.url), scriptedUpstream(simulator.url)]);
+    const channels = [openai, coze, front('primary', primary.url), front('backup', backup.url), front('second', second.url), front('dead', await closedPortUrl()), cozeFront('coze-a', cozeA.url), cozeFront('coze-b', cozeB.url), front('sole', sole.url), cozeFront('coze-sole', cozeSole.url)];
     gw = await startTestGateway(
       { CHANNELS: JSON.stringify(channels), CATALOG_FILE: catalogFile, CHANNEL_CIRCUIT_FAILURES: '3', CHANNEL_CIRCUIT_OPEN_MS: '10000', CHANNEL_COOLDOWN_MS: '4000' },
       { clock: clock.now },
@@ -80,9 +84,9 @@ describe('routing a model over several channels @integration', function () {
   beforeEach(() => {
     clock.release();
     clock.setOffset(0);
-    for (const upstream of [primary, backup, second, cozeA, cozeB]) upstream.act = 'forward';
-    // Each test starts with every channel healthy (an operator's enable mends a channel).
-    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b']) gw.upstreams.setEnabled(name, true);
+    for (const upstream of [primary, backup, second, cozeA, cozeB, sole, cozeSole]) upstream.act = 'forward';
+    // Each test starts with every channel healthy (mended, as an operator's enable of a disabled channel does).
+    for (const name of ['primary', 'backup', 'second', 'dead', 'coze-a', 'coze-b', 'sole', 'coze-sole']) gw.upstreams.mend(name);
   });
 
   afterEach(async () => {
@@ -91,7 +95,7 @@ describe('routing a model over several channels @integration', function () {
 
   after(async () => {
     await gw?.close();
-    await Promise.all([primary, backup, second, cozeA, cozeB].map((u) => u?.close()));
+    await Promise.all([primary, backup, second, cozeA, cozeB, sole, cozeSole].map((u) => u?.close()));
     await simulator?.close();
     if (dir) removeTestTempDir(dir);
   });
@@ -153,7 +157,7 @@ describe('routing a model over several channels @integration', function () {
     const metrics = await scrapeMetrics(gw.url);
     expect(sample(metrics, 'gateway_channel_state', { channel: 'primary', state: 'cooling_down' })).to.equal(1);
     expect(sample(metrics, 'gateway_channel_failovers_total', { channel: 'primary', reason: 'rate_limited' })).to.be.greaterThan(0);
-    expect(await healthEvents('primary')).to.include('ChannelCooldownStarted');
+    await waitFor('the cooldown appended', async () => (await healthEvents('primary')).includes('ChannelCooldownStarted'));
     clock.advance(16_000);
     await ask();
     expect(primary.seen, 'still cooling down a second before the end').to.equal(seen);
@@ -205,7 +209,7 @@ describe('routing a model over several channels @integration', function () {
     // The id names its channel by a digest, never by the operator's name.
     expect(answered.body.conversation_id).not.to.include('coze-b');
     // The conversation lives on coze-b: its next turn goes there, though coze-a (first by priority) is well again.
-    gw.upstreams.setEnabled('coze-a', true);
+    gw.upstreams.mend('coze-a');
     cozeA.act = 'forward';
     const before = { a: cozeA.seen, b: cozeB.seen };
     const continued = await gw.api(key, 'POST', '/v1/agent/chat/completions', {
@@ -244,7 +248,7 @@ describe('routing a model over several channels @integration', function () {
     expect(JSON.stringify(refused?.data)).not.to.match(/sk-/);
     expect(sample(await scrapeMetrics(gw.url), 'gateway_channel_state', { channel: 'primary', state: 'disabled' })).to.equal(1);
     primary.act = 'forward';
-    gw.upstreams.setEnabled('primary', true);
+    gw.upstreams.mend('primary');
     await ask();
     expect(primary.seen).to.equal(seen + 1);
   });
@@ -315,11 +319,100 @@ describe('routing a model over several channels @integration', function () {
     await ask();
     expect(primary.seen).to.equal(seen + 2);
     expect(gw.router.health('primary').state).to.equal('closed');
-    const events = await healthEvents('primary');
+    // Transitions are appended after the answer, one after another: wait for the close.
+    const events = await waitFor('the close appended', async () => {
+      const types = await healthEvents('primary');
+      return types.at(-1) === 'ChannelCircuitClosed' ? types : null;
+    });
     const episode = events.slice(events.lastIndexOf('ChannelCircuitOpened') - 2);
     expect(episode).to.deep.equal(['ChannelCircuitOpened', 'ChannelCircuitHalfOpened', 'ChannelCircuitOpened', 'ChannelCircuitHalfOpened', 'ChannelCircuitClosed']);
     const metrics = await scrapeMetrics(gw.url);
     expect(sample(metrics, 'gateway_channel_transitions_total', { channel: 'primary', event: 'ChannelCircuitClosed' })).to.be.greaterThan(0);
     expect(sample(metrics, 'gateway_channel_state', { channel: 'primary', state: 'closed' })).to.equal(1);
+  });
+  describe('a model of one channel obeys its channel\'s health as a model of several does', () => {
+    const askSole = (content = 'hello') => gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-sole', messages: [{ role: 'user', content }], max_tokens: 8 });
+
+    it('answers the provider\'s 429, then refuses locally with 429 and the Retry-After left, sending nothing, until the cooldown has passed', async () => {
+      clock.hold();
+      sole.act = { status: 429, headers: { 'retry-after': '30' } };
+      const limited = await askSole();
+      expect(limited.status).to.equal(429);
+      expect(limited.body.error.code, 'the provider\'s own rate limit').to.equal('upstream_rate_limited');
+      expect(limited.headers.get('retry-after')).to.equal('30');
+      const seen = sole.seen;
+      const from = await revision();
+      clock.advance(12_000);
+      const busy = await askSole();
+      expect(busy.status).to.equal(429);
+      expect(busy.body.error.code, 'the gateway\'s own refusal').to.equal('rate_limit_exceeded');
+      expect(busy.headers.get('retry-after'), 'the 18 s left of the cooldown').to.equal('18');
+      expect(sole.seen, 'the provider was not asked').to.equal(seen);
+      const money = await moneySince(from);
+      expect(money.settled, 'a refusal before any call costs nothing').to.have.length(0);
+      sole.act = 'forward';
+      clock.advance(18_000);
+      const answered = await askSole();
+      expect(answered.status).to.equal(200);
+      expect(sole.seen).to.equal(seen + 1);
+    });
+
+    it('answers web Q&A on a one-channel bot with 502 gateway_busy and the wait left while its channel cools down, never 429', async () => {
+      clock.hold();
+      cozeSole.act = { status: 429, headers: { 'retry-after': '20' } };
+      const turn = () => gw.api(key, 'POST', '/v1/agent/chat/completions', { bot_id: 'webqa-sole', messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+      const first = await turn();
+      expect(first.status).to.equal(502);
+      const seen = cozeSole.seen;
+      clock.advance(5_000);
+      const busy = await turn();
+      expect(busy.status).to.equal(502);
+      expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
+      expect(busy.headers.get('retry-after')).to.equal('15');
+      expect(cozeSole.seen, 'nothing sent').to.equal(seen);
+    });
+
+    it('disables its channel when the provider refuses the gateway\'s credentials, shows why in the admin API, and asks it again once an operator disables and enables it', async () => {
+      sole.act = { status: 401, body: { error: { message: 'Incorrect API key provided: sk-***123', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
+      const refused = await askSole();
+      expect(refused.status).to.equal(502);
+      expect(refused.body.error.code).to.equal('upstream_auth_failed');
+      const seen = sole.seen;
+      const health = (await gw.admin('GET', '/admin/v1/channels/sole')).body.health;
+      expect(health).to.deep.include({ state: 'disabled' });
+      expect(health.reason).to.match(/refused the gateway's credentials/).and.not.match(/sk-/);
+      const unavailable = await askSole();
+      expect(unavailable.status).to.equal(502);
+      expect(unavailable.body.error).to.deep.include({ code: 'upstream_unavailable', type: 'upstream_error' });
+      expect(unavailable.headers.get('retry-after'), 'only an operator mends it: no wait to promise').to.equal(null);
+      expect(sole.seen, 'a disabled channel is not asked').to.equal(seen);
+
+      sole.act = 'forward';
+      expect((await gw.admin('PATCH', '/admin/v1/channels/sole', { enabled: false, reason: 'key rotated' })).status).to.equal(200);
+      expect((await gw.admin('PATCH', '/admin/v1/channels/sole', { enabled: true })).status).to.equal(200);
+      await waitFor('the channel mended', async () => (await gw.admin('GET', '/admin/v1/channels/sole')).body.health.state === 'closed');
+      const answered = await askSole();
+      expect(answered.status).to.equal(200);
+      expect(sole.seen).to.equal(seen + 1);
+    });
+
+    it('opens its channel\'s circuit after consecutive failures, refusing with 429 and the pause left, and closes it on a good probe', async () => {
+      clock.hold();
+      sole.act = FAIL_503;
+      for (let i = 0; i < 3; i++) expect((await askSole()).status).to.equal(502);
+      expect(gw.router.health('sole')).to.deep.include({ state: 'open', consecutive_failures: 3 });
+      const seen = sole.seen;
+      clock.advance(4_000);
+      const busy = await askSole();
+      expect(busy.status).to.equal(429);
+      expect(busy.body.error.code).to.equal('rate_limit_exceeded');
+      expect(busy.headers.get('retry-after'), 'the 6 s left of the pause').to.equal('6');
+      expect(sole.seen, 'an open circuit takes no traffic').to.equal(seen);
+      sole.act = 'forward';
+      clock.advance(6_000);
+      expect((await askSole()).status).to.equal(200);
+      expect(sole.seen).to.equal(seen + 1);
+      expect(gw.router.health('sole').state).to.equal('closed');
+    });
   });
 });

@@ -341,13 +341,20 @@ describe('web Q&A agent @integration', () => {
     expect(stallCharge).to.equal(tokenCharge(pro, countMessageTokens(messages), 2));
   });
 
-  it('answers the upstream agent\'s 429 as 502 upstream_rate_limited, plain and streamed, reserving nothing', async () => {
+  it('answers the upstream agent\'s 429 as 502 upstream_rate_limited, plain and streamed, reserving nothing; while its channel cools down, 502 gateway_busy sending nothing', async () => {
     const messages = [{ role: 'user' as const, content: 'busy [sim:status=429]' }];
     const { charge } = await charged(async () => {
       for (const stream of [false, true]) {
         const res = await ask({ bot_id: 'webqa-pro', stream, messages });
         expect(res.status, `stream ${stream}: ${JSON.stringify(res.body)}`).to.equal(502);
         expect(res.body.error).to.deep.include({ code: 'upstream_rate_limited', type: 'upstream_error' });
+        // The bot's only channel cools down: a turn that would be answered is not sent, and gets
+        // the gateway's own 502 (web Q&A has no 429) with the wait left.
+        const busy = await ask({ bot_id: 'webqa-pro', stream, messages: [{ role: 'user', content: 'What is a spring tide?' }] });
+        expect(busy.status, `stream ${stream}: ${JSON.stringify(busy.body)}`).to.equal(502);
+        expect(busy.body.error).to.deep.include({ code: 'gateway_busy', type: 'upstream_error' });
+        expect(Number(busy.headers.get('retry-after'))).to.be.greaterThan(0);
+        gw.upstreams.mend('coze');
       }
       const err = await client.chat.completions.create({ model: 'webqa-pro', messages, bot_id: 'webqa-pro' } as OpenAI.ChatCompletionCreateParamsNonStreaming).then(
         () => null,
@@ -355,6 +362,7 @@ describe('web Q&A agent @integration', () => {
       );
       expect(err).to.be.instanceOf(OpenAI.InternalServerError);
       expect((err as InstanceType<typeof OpenAI.APIError>).status).to.equal(502);
+      gw.upstreams.mend('coze');
     });
     expect(charge).to.equal(0);
   });

@@ -31,13 +31,13 @@ export const FLEET_SETTINGS = {
  * An account with ample credit, an API key and a webhook secret, each step through another of the
  * three gateways: any process serves the admin API, and a key made in one works in the others.
  */
-export async function fundedAccountAcross(gateways: readonly GatewayProcess[], adminToken: string, name: string): Promise<{ key: string; secret: string }> {
+export async function fundedAccountAcross(gateways: readonly GatewayProcess[], adminToken: string, name: string): Promise<{ accountId: string; key: string; secret: string }> {
   const [first, second, third] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
   const accountId = (await callJson(`${second.url}/admin/v1/accounts`, adminToken, 'POST', { name })).body.id as string;
   expect((await callJson(`${third.url}/admin/v1/accounts/${accountId}/credits`, adminToken, 'POST', { amount: 1_000_000_000, reference: `${name}-funding` })).status).to.equal(201);
   const key = (await callJson(`${first.url}/admin/v1/accounts/${accountId}/keys`, adminToken, 'POST', {})).body.key as string;
   const secret = (await callJson(`${second.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
-  return { key, secret };
+  return { accountId, key, secret };
 }
 
 /** True once every consumer any of `live` knows runs in exactly one of them. */

@@ -282,14 +282,60 @@ describe('channel routing: the router and the channel set', () => {
     expect(asked).to.deep.equal(['a']);
   });
 
-  it('asks a one-channel model\'s channel whatever its health (its answer is the freshest), unless an operator disabled it', async () => {
+  describe('a one-channel model obeys its channel\'s health as a model of several does', () => {
     const one = model([{ name: 'a', priority: 0, weight: 1 }]);
-    await router.attempt(one, async () => Promise.reject(http(429, '60'))).catch(() => undefined);
-    expect(router.health('a').state).to.equal('cooling_down');
-    expect(await router.attempt(one, async () => 'still asked')).to.deep.equal({ value: 'still asked', channel: 'a' });
-    upstreams.setEnabled('a', false);
-    const err = await router.attempt(one, async () => 'never').catch((e: unknown) => e);
-    expect((err as UpstreamError).status).to.equal(502);
+    const counting = () => {
+      const asked = { calls: 0 };
+      return { asked, call: async () => (asked.calls++, 'answer') };
+    };
+
+    it('sends nothing while the channel cools down after a 429, naming the wait left, then asks it again', async () => {
+      const first = await router.attempt(one, async () => Promise.reject(http(429, '60'))).catch((e: unknown) => e);
+      expect(first, 'the provider\'s own 429 is the first answer').to.be.instanceOf(UpstreamError).and.not.be.instanceOf(ChannelsBusyError);
+      expect(router.health('a').state).to.equal('cooling_down');
+      now += 20_500;
+      const { asked, call } = counting();
+      const busy = await router.attempt(one, call).catch((e: unknown) => e);
+      expect(asked.calls).to.equal(0);
+      expect(busy).to.be.instanceOf(ChannelsBusyError);
+      expect((busy as ChannelsBusyError).retryAfterSeconds, '39.5 s left, rounded up').to.equal(40);
+      now += 39_500;
+      expect(await router.attempt(one, call)).to.deep.equal({ value: 'answer', channel: 'a' });
+      expect(asked.calls).to.equal(1);
+    });
+
+    it('stops asking a channel whose credentials were refused until an operator enables it again', async () => {
+      await router.attempt(one, async () => Promise.reject(http(401))).catch(() => undefined);
+      expect(router.health('a')).to.deep.include({ state: 'disabled' });
+      const { asked, call } = counting();
+      const refused = await router.attempt(one, call).catch((e: unknown) => e);
+      expect(asked.calls).to.equal(0);
+      expect(refused).to.be.instanceOf(UpstreamError).and.not.be.instanceOf(ChannelsBusyError);
+      expect((refused as UpstreamError).code, 'nothing to wait for: only an operator mends it').to.equal('upstream_unavailable');
+      upstreams.setEnabled('a', false);
+      upstreams.setEnabled('a', true);
+      expect(await router.attempt(one, call)).to.deep.equal({ value: 'answer', channel: 'a' });
+    });
+
+    it('opens the circuit after repeated failures, and lets one probe through after the pause', async () => {
+      for (let i = 0; i < CIRCUIT.failureThreshold; i++) await router.attempt(one, async () => Promise.reject(http(503))).catch(() => undefined);
+      expect(router.health('a').state).to.equal('open');
+      const { asked, call } = counting();
+      const busy = await router.attempt(one, call).catch((e: unknown) => e);
+      expect(asked.calls).to.equal(0);
+      expect((busy as ChannelsBusyError).retryAfterSeconds).to.equal(CIRCUIT.openMs / 1000);
+      now += CIRCUIT.openMs;
+      expect(await router.attempt(one, call)).to.deep.equal({ value: 'answer', channel: 'a' });
+      expect(router.health('a').state, 'the probe answered').to.equal('closed');
+    });
+
+    it('answers 502 upstream_unavailable when an operator disabled its channel, asking nothing', async () => {
+      upstreams.setEnabled('a', false);
+      const { asked, call } = counting();
+      const err = await router.attempt(one, call).catch((e: unknown) => e);
+      expect(asked.calls).to.equal(0);
+      expect((err as UpstreamError).status).to.equal(502);
+    });
   });
 
   it('does not count a client that left against the channel', async () => {

@@ -53,11 +53,12 @@ describe('routing: answers before any channel is asked, and one protocol per mod
     expect(router.refusal(like('chat-fast', [route('a')]))).to.be.instanceOf(UpstreamError);
   });
 
-  it('refuses up front a model of several channels whose credentials were all refused, and leaves a sole channel to be asked', async () => {
+  it('refuses up front a model whose channels all refused the gateway\'s credentials, one channel or several', async () => {
     const two = like('chat-fast', [route('a', 1), route('b')]);
     await router.attempt(two, async () => Promise.reject(new UpstreamError(401, 'refused'))).catch(() => undefined);
     expect(router.refusal(two)).to.be.instanceOf(UpstreamError);
-    expect(router.refusal(like('chat-fast', [route('a')])), 'a sole channel is asked whatever its health').to.equal(null);
+    expect(router.refusal(like('chat-fast', [route('a')]))).to.be.instanceOf(UpstreamError);
+    expect(router.refusal(like('chat-fast', [route('default')])), 'a channel never refused').to.equal(null);
   });
 
   it('names a model\'s one protocol among the channels that can serve it, and none when they speak several', () => {

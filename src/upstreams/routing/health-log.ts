@@ -27,9 +27,15 @@ export class ChannelHealthLog {
     private readonly logger: Logger,
   ) {}
 
+  /** Appends in the order decided, one after another: a probe's half-open and close come within a millisecond, and two appends in flight together may commit in either order. */
+  private appending: Promise<void> = Promise.resolve();
+
   record(event: ChannelHealthEvent): void {
-    recordFact(this.store, channelHealthStream(event.data.channel), event, { expected: 'any', metadata: { origin: this.origin } }).catch((err: unknown) =>
-      this.logger.warn({ err, channel: event.data.channel, type: event.type }, 'a channel health transition could not be appended; it holds in this process only'),
+    this.appending = this.appending.then(() =>
+      recordFact(this.store, channelHealthStream(event.data.channel), event, { expected: 'any', metadata: { origin: this.origin } }).then(
+        () => undefined,
+        (err: unknown) => this.logger.warn({ err, channel: event.data.channel, type: event.type }, 'a channel health transition could not be appended; it holds in this process only'),
+      ),
     );
   }
 

@@ -119,20 +119,20 @@ export class Router {
     let lastError: unknown = null;
     const routes = model.channels;
     if (options.only !== undefined) {
-      const served = await this.tryChannel(options.only, 'pinned', model.type, call, options);
+      const served = await this.tryChannel(options.only, model.type, call, options, true);
       if (served.ok) return served.served;
       throw served.error;
     }
     if (routes.length === 1) {
-      // The one-channel model, as cheap as before routing: no generator, no array. Its channel is
-      // asked whatever its health (its outcome still counts): with nowhere else to go, a refusal
-      // made here would only be staler than the provider's own answer, and its Retry-After.
-      const served = await this.tryChannel(routes[0]!.name, 'sole', model.type, call, options);
+      // The one-channel model, as cheap as before routing: no generator, no array. Its channel
+      // obeys its health as one of several does; with nowhere to fail over to, a skip answers as
+      // every channel unusable does (unavailable).
+      const served = await this.tryChannel(routes[0]!.name, model.type, call, options);
       if (served.ok) return served.served;
       lastError = served.error;
     } else {
       for (const name of attemptOrder(routes, this.random)) {
-        const served = await this.tryChannel(name, 'routed', model.type, call, options);
+        const served = await this.tryChannel(name, model.type, call, options);
         if (served.ok) return served.served;
         if (served.error !== SKIPPED) lastError = served.error;
       }
@@ -144,18 +144,17 @@ export class Router {
   /** One attempt on one channel, unless the channel is not to be asked now (SKIPPED). */
   private async tryChannel<T>(
     name: string,
-    /**
-     * `routed`: one of several channels, skipped unless enabled, able to serve the type and
-     * admitted by its health; `sole`: a model's only channel, skipped only when an operator
-     * disabled it; `pinned`: the channel holding the call's provider state, asked as it is.
-     */
-    how: 'routed' | 'sole' | 'pinned',
     type: string,
     call: (channel: Channel) => Promise<T>,
     options: AttemptOptions,
+    /**
+     * The channel holds the call's provider state (`only`): asked as it is, since no other
+     * channel could answer. Otherwise it is skipped unless enabled, able to serve the type and
+     * admitted by its health, whether it is the model's only channel or one of several.
+     */
+    pinned = false,
   ): Promise<{ ok: true; served: Served<T> } | { ok: false; error: unknown }> {
-    if (how !== 'pinned' && !this.upstreams.isEnabled(name)) return SKIP;
-    if (how === 'routed' && (!this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
+    if (!pinned && (!this.upstreams.isEnabled(name) || !this.upstreams.canServe(name, type) || this.book.admit(name) === 'no')) return SKIP;
     const started = performance.now();
     try {
       const value = await call(this.upstreams.channel(name));
@@ -182,16 +181,13 @@ export class Router {
 
   /**
    * The answer for a model none of whose channels would be asked however long the caller waits
-   * (each disabled by an operator, or, among several, refused its credentials): the 502 attempt
-   * would give, known before anything is reserved. Null when a channel may be asked (cooling down
-   * and open circuits are attempt's to judge). A map lookup or two for the one-channel model.
+   * (each disabled by an operator, or refused its credentials): the 502 attempt would give, known
+   * before anything is reserved. Null when a channel may be asked (cooling down and open circuits
+   * are attempt's to judge). A map lookup or two for the one-channel model.
    */
   refusal(model: ModelEntry): UpstreamError | null {
-    const sole = model.channels.length === 1;
     for (const route of model.channels) {
-      if (!this.upstreams.isEnabled(route.name) || !this.upstreams.canServe(route.name, model.type)) continue;
-      // A model's only channel is asked whatever its health (attempt): only an operator's disable refuses it.
-      if (sole || this.book.waitMs(route.name) !== null) return null;
+      if (this.upstreams.isEnabled(route.name) && this.upstreams.canServe(route.name, model.type) && this.book.waitMs(route.name) !== null) return null;
     }
     return allDisabled(model.id);
   }
@@ -207,9 +203,13 @@ export class Router {
     return new ChannelsBusyError(model.id, Math.max(1, Math.ceil(shortest / 1000)));
   }
 
-  /** The channel's health in this process (GET /admin/v1/channels shows it). */
-  health(name: string): ChannelHealth {
-    return this.book.health(name, this.upstreams.disabledReason(name));
+  /**
+   * The channel's health in this process (GET /admin/v1/channels shows it). `disabledByOperator`:
+   * the operator's word as the caller read it (the channels read model, which an admin answer must
+   * agree with before this process has applied it); by default, as this process has applied it.
+   */
+  health(name: string, disabledByOperator: string | null = this.upstreams.disabledReason(name)): ChannelHealth {
+    return this.book.health(name, disabledByOperator);
   }
 
   /** A transition another process appended (health-log.ts follows the log). */
