@@ -7,7 +7,8 @@ const SESSION_STREAM_PREFIX = 'asset_session-';
 
 /**
  * One row per asset group: whose it is, whether a person verified it (and the provider's id of the
- * group, which its images are added to), and its latest session. A group comes into being with
+ * group, which its images are added to, and the channel, the provider account, that holds it), and
+ * its latest session. A group comes into being with
  * its first verification session and is verified by the first session that succeeds; later
  * sessions that fail leave it verified.
  */
@@ -21,15 +22,17 @@ export const assetGroupsProjection: Projection = defineProjection<TaskEvent>()({
       name text,
       status text NOT NULL,
       upstream_group_id text,
+      upstream_channel text,
       last_session_id text NOT NULL,
       created_at timestamptz NOT NULL,
       verified_at timestamptz
     );
     CREATE TABLE asset_group_sessions (
       session_id text PRIMARY KEY,
-      group_id text NOT NULL
+      group_id text NOT NULL,
+      channel text
     );`,
-  handles: ['TaskSubmitted', 'TaskUpstreamSucceeded'],
+  handles: ['TaskSubmitted', 'TaskUpstreamAccepted', 'TaskUpstreamSucceeded'],
   async apply(tx, event) {
     if (!event.streamId.startsWith(SESSION_STREAM_PREFIX)) return;
     const sessionId = taskIdOfStream(event.streamId);
@@ -45,11 +48,15 @@ export const assetGroupsProjection: Projection = defineProjection<TaskEvent>()({
         );
         return;
       }
+      case 'TaskUpstreamAccepted':
+        // The channel that opened the session names the group it verifies (absent before routing recorded it).
+        await tx.query('UPDATE asset_group_sessions SET channel = $2 WHERE session_id = $1', [sessionId, event.data.channel ?? null]);
+        return;
       case 'TaskUpstreamSucceeded': {
         const upstreamGroupId = (event.data.result as { upstream_group_id?: string }).upstream_group_id ?? null;
         await tx.query(
-          `UPDATE asset_groups SET status = 'verified', upstream_group_id = $2, verified_at = COALESCE(verified_at, $3)
-           WHERE group_id = (SELECT group_id FROM asset_group_sessions WHERE session_id = $1)`,
+          `UPDATE asset_groups g SET status = 'verified', upstream_group_id = $2, upstream_channel = s.channel, verified_at = COALESCE(g.verified_at, $3)
+           FROM asset_group_sessions s WHERE s.session_id = $1 AND g.group_id = s.group_id`,
           [sessionId, upstreamGroupId, event.data.at],
         );
         return;

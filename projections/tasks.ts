@@ -20,6 +20,7 @@ export const tasksProjection: Projection = defineProjection<TaskEvent>()({
       status text NOT NULL,
       request jsonb NOT NULL,
       upstream_id text,
+      upstream_channel text,
       upstream_status text,
       progress double precision,
       result jsonb,
@@ -40,7 +41,8 @@ export const tasksProjection: Projection = defineProjection<TaskEvent>()({
     );
     CREATE INDEX tasks_account_kind ON tasks (account_id, kind, task_id);
     CREATE INDEX tasks_account_created ON tasks (account_id, created_at, task_id);
-    CREATE INDEX tasks_dropped_webhooks ON tasks (account_id) WHERE deliveries @> '[{"status":"dropped"}]';`,
+    CREATE INDEX tasks_dropped_webhooks ON tasks (account_id) WHERE deliveries @> '[{"status":"dropped"}]';
+    CREATE INDEX tasks_unfinished_channel ON tasks (upstream_channel) WHERE finished_at IS NULL;`,
   handles: TASK_EVENT_TYPES,
   async apply(tx, event) {
     const taskId = taskIdOfStream(event.streamId);
@@ -59,9 +61,10 @@ export const tasksProjection: Projection = defineProjection<TaskEvent>()({
       }
       case 'TaskUpstreamAccepted':
         // The acceptance's details (a verification URL) are the first members of the result.
-        await set(`upstream_id = $4, result = CASE WHEN $5::jsonb IS NULL THEN result ELSE COALESCE(result, '{}'::jsonb) || $5::jsonb END`, [
+        await set(`upstream_id = $4, upstream_channel = $6, result = CASE WHEN $5::jsonb IS NULL THEN result ELSE COALESCE(result, '{}'::jsonb) || $5::jsonb END`, [
           event.data.upstreamId,
           event.data.details ? JSON.stringify(event.data.details) : null,
+          event.data.channel ?? null,
         ]);
         return;
       case 'TaskProgressed':

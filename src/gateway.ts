@@ -12,6 +12,7 @@ import { JobWorker } from './jobs/queue';
 import { TaskEngine } from './tasks/engine';
 import { taskJobHandlers } from './tasks/jobs';
 import { taskProcessManager } from './tasks/process-manager';
+import { unfinishedTasksOn } from './tasks/read';
 import { WebhookSender } from './webhooks/deliver';
 import { ApiKeyCache } from './accounts/key-cache';
 import { AccountService, type AccountCommands, type AuthenticatedKey } from './accounts/service';
@@ -323,6 +324,7 @@ function buildHttp(
       channelsRouter({
         channels,
         modelsOn: (name) => catalog.all().filter((m) => m.channels.some((c) => c.name === name)).map((m) => m.id),
+        tasksOn: (name) => unfinishedTasksOn(pool, name, 10),
         probe: async (name) => probeChannelConfig(await channels.currentConfig(name)),
         health: (name, disabledByOperator) => router.health(name, disabledByOperator),
       }),

@@ -45,7 +45,8 @@ export function assetKind(deps: { catalog: Catalog; upstreams: Upstreams; router
 
     async submit(task: AssetTask) {
       const request = createAssetRequest({ groupId: task.request.upstream_group_id, url: task.request.url });
-      return submitOnChannels(deps, task, async (_model, channel) => ({ upstreamId: readCreatedAsset(await channel.call(request), channel.name) }));
+      // The group lives in one provider account: only its channel can add to it.
+      return submitOnChannels(deps, task, async (_model, channel) => ({ upstreamId: readCreatedAsset(await channel.call(request), channel.name) }), task.request.upstream_channel);
     },
 
     async poll(task: AssetTask): Promise<UpstreamPoll<NoData, NoData>> {

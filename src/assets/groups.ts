@@ -9,6 +9,8 @@ export interface AssetGroupRow {
   readonly name: string | null;
   readonly status: 'unverified' | 'verified';
   readonly upstream_group_id: string | null;
+  /** The channel (provider account) holding the verified group: its images and re-verifications go there only; null before, and for groups verified before it was recorded. */
+  readonly upstream_channel: string | null;
   readonly last_session_id: string;
   readonly created_at: Date;
   readonly verified_at: Date | null;

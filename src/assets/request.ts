@@ -42,6 +42,8 @@ export interface SessionRequest {
   readonly name: string | null;
   /** The provider's id of the group when it was verified before (a re-verification); null for a new one. */
   readonly upstream_group_id: string | null;
+  /** The channel holding the group when it was verified before: a re-verification opens its session there only. */
+  readonly upstream_channel?: string;
 }
 
 /** When a session (created at `createdAt`) expires. */
@@ -54,6 +56,8 @@ export interface AssetRequest {
   readonly group_id: string;
   readonly upstream_group_id: string;
   readonly url: string;
+  /** The channel holding the group, the only one that can add an image to it; absent for a group verified before channels were recorded. */
+  readonly upstream_channel?: string;
 }
 
 /**

@@ -36,6 +36,11 @@ export interface AssetGroupsDeps {
 
 const GROUP_VIEWS = ['asset-groups'];
 
+/** The channel holding a verified group, as a task's request records it (the task is sent there only). */
+function heldBy(group: AssetGroupRow | null): { upstream_channel?: string } {
+  return group?.upstream_channel ? { upstream_channel: group.upstream_channel } : {};
+}
+
 /**
  * The asset group API: open a verification session for a new or existing group, read it until
  * it is verified, failed or expired; add images to a verified group and read them until active.
@@ -76,6 +81,7 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
           group_id: existing?.group_id ?? newId('grp'),
           name: body.name ?? existing?.name ?? null,
           upstream_group_id: existing?.upstream_group_id ?? null,
+          ...heldBy(existing),
         };
         return { model, request, estimate: verificationFee(model), callback: null };
       },
@@ -112,7 +118,7 @@ export function assetGroupsRouter(deps: AssetGroupsDeps): Router<GatewayState> {
           throw new ApiError(409, 'asset_group_not_verified', `asset group ${group.group_id} is not verified: open a verification session and have the person complete it first`, { param: 'group_id' });
         }
         const model = verificationModel(authOf(ctx));
-        const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url };
+        const request: AssetRequest = { group_id: group.group_id, upstream_group_id: group.upstream_group_id, url, ...heldBy(group) };
         // Free: the verification fee covers a group's images.
         return { model, request, estimate: 0, callback: null };
       },

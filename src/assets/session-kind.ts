@@ -74,10 +74,16 @@ export function sessionKind(deps: { catalog: Catalog; upstreams: Upstreams; rout
 
     async submit(task: SessionTask) {
       // The provider's session takes no group nor name: each verification names a group of its own.
-      return submitOnChannels(deps, task, async (_model, channel) => {
-        const session = readValidateSession(await channel.call(createValidateSessionRequest()), channel.name);
-        return { upstreamId: session.token, details: { verification_url: session.pageUrl } };
-      });
+      // A re-verification stays in the provider account holding the group (and its images).
+      return submitOnChannels(
+        deps,
+        task,
+        async (_model, channel) => {
+          const session = readValidateSession(await channel.call(createValidateSessionRequest()), channel.name);
+          return { upstreamId: session.token, details: { verification_url: session.pageUrl } };
+        },
+        task.request.upstream_channel,
+      );
     },
 
     async poll(task: SessionTask): Promise<UpstreamPoll<SessionResult, SessionUsage>> {

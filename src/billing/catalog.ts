@@ -162,8 +162,11 @@ export class CatalogError extends Error {
  */
 export const DEFAULT_CATALOG_FILE = path.join(PACKAGE_ROOT, 'src', 'billing', 'catalog.json');
 
-/** Whether a model of `type` on the channel of this name can be served: the channel is configured and its protocol serves the type (Upstreams.canServe). */
-export type ChannelCheck = (channel: string, type: string) => boolean;
+/**
+ * Whether a model can be served now: some of its channels are configured and speak a protocol that
+ * serves its type, and those speak one protocol (Upstreams.protocolOf).
+ */
+export type ServedCheck = (model: ModelEntry) => boolean;
 
 /**
  * The one check a catalog must pass, at start-up and on every reload: the document's schema,
@@ -216,12 +219,13 @@ export function parseCatalog(text: string, source: string, modelTypes: readonly 
 /**
  * The models the gateway sells. A model none of whose channels is configured (CHANNELS names only
  * some of the catalog's channels) is unavailable: `get` and `list` do not see it, so a request for it is
- * a 400 `model_not_found` and nothing is charged. It is never served by anything else: a real
+ * a 400 `model_not_found` and nothing is charged. So is a model whose channels speak different
+ * protocols: a feature chooses its adapter by the model's protocol before the router picks a channel. It is never served by anything else: a real
  * deployment that forgot a channel must not sell simulated answers.
  */
 export class Catalog {
   private models: ReadonlyMap<string, ModelEntry>;
-  private isChannelConfigured: ChannelCheck = () => true;
+  private isServable: ServedCheck = () => true;
 
   /** `modelTypes`: the checks of each model type's `pricing` and `capabilities`, at start and on reload. */
   constructor(
@@ -232,8 +236,8 @@ export class Catalog {
   }
 
   /** Binds the catalog to the upstream channels once they are known (Upstreams.start). */
-  bindChannels(isChannelConfigured: ChannelCheck): void {
-    this.isChannelConfigured = isChannelConfigured;
+  bindChannels(isServable: ServedCheck): void {
+    this.isServable = isServable;
   }
 
   /**
@@ -261,14 +265,14 @@ export class Catalog {
     return [...this.models.values()].filter((m) => (type === undefined || m.type === type) && this.isServed(m));
   }
 
-  /** Models of the file none of whose channels is configured, or speaks a protocol that cannot serve them: not sold. */
+  /** Models of the file none of whose channels is configured and speaks a protocol that serves them, or whose channels speak several protocols: not sold. */
   unavailable(): ModelEntry[] {
     return [...this.models.values()].filter((m) => !this.isServed(m));
   }
 
-  /** A model is sold while at least one of its channels is configured and can serve its type. */
+  /** A model is sold while at least one of its channels is configured and can serve its type, all such in one protocol. */
   private isServed(model: ModelEntry): boolean {
-    return model.channels.some((c) => this.isChannelConfigured(c.name, model.type));
+    return this.isServable(model);
   }
 
   /** Every model of the file, available or not. */

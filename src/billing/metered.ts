@@ -35,9 +35,19 @@ export interface MeteringDeps {
 export async function metered<T>(
   deps: MeteringDeps,
   ctx: GatewayContext,
-  input: { model: ModelEntry; estimate: number; tokens?: number; waitForTurnMs?: number; early?: boolean },
+  input: {
+    model: ModelEntry;
+    estimate: number;
+    tokens?: number;
+    waitForTurnMs?: number;
+    early?: boolean;
+    /** The router that picks the model's channels: a model none of whose channels it would ask is answered (Router.refusal) before anything is counted or reserved. */
+    router?: Pick<Router, 'refusal'>;
+  },
   work: (charge: RequestCharge) => Promise<T>,
 ): Promise<T> {
+  const refused = input.router?.refusal(input.model);
+  if (refused) throw upstreamToApiError(refused);
   const auth = authOf(ctx);
   const counted = await deps.rateLimiter.admit(auth, input.tokens ?? 0, input.waitForTurnMs === undefined ? null : { waitMs: input.waitForTurnMs });
   let charge: RequestCharge | null = null;
@@ -177,7 +187,15 @@ function abortOnDisconnect(ctx: GatewayContext): AbortController {
 /** What a metered call that picks its channel uses. */
 export interface RoutingDeps {
   /** Picks the model's channel for each attempt, failing over before the first byte (src/upstreams/routing). */
-  readonly router: Pick<Router, 'attempt'>;
+  readonly router: Pick<Router, 'attempt' | 'refusal'>;
+}
+
+/**
+ * metered's `router` for a call that may be pinned: a call continuing provider state goes to the
+ * channel holding it whatever the others' state, so only an unpinned one is refused up front.
+ */
+export function unlessPinned(deps: RoutingDeps, only: string | undefined): { router?: RoutingDeps['router'] } {
+  return only === undefined ? { router: deps.router } : {};
 }
 
 /**

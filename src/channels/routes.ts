@@ -57,6 +57,8 @@ export interface ChannelRoutesDeps {
   readonly channels: ChannelService;
   /** The catalog models that name a channel (a deletion is refused while any does). */
   readonly modelsOn: (channel: string) => readonly string[];
+  /** Some of the unfinished tasks a channel accepted (a deletion is refused while there are any). */
+  readonly tasksOn: (channel: string) => Promise<readonly string[]>;
   /** One small call through the channel as the log records it (src/upstreams/probe.ts). */
   readonly probe: (channel: string) => Promise<ProbeResult>;
   /**
@@ -116,7 +118,7 @@ export function channelsRouter(deps: ChannelRoutesDeps): Router<GatewayState> {
 
   router.delete('/channels/:id', async (ctx) => {
     const name = ctx.params.id!;
-    await channels.delete(name, ADMIN_ACTOR, deps.modelsOn(name));
+    await channels.delete(name, ADMIN_ACTOR, { models: deps.modelsOn(name), tasksOn: deps.tasksOn });
     ctx.body = { object: 'channel', id: name, deleted: true };
   });
 

@@ -108,13 +108,29 @@ export class ChannelService {
     });
   }
 
-  /** Deletes a channel no catalog model names (`namedBy` lists the models that do); its history stays. */
-  async delete(name: string, actor: string, namedBy: readonly string[]): Promise<void> {
+  /**
+   * Deletes a channel no catalog model names (`inUse.models` lists the models that do) and no
+   * unfinished task lives on (`inUse.tasksOn`, read once the tasks read model has folded the log's
+   * head: their polls and cancels go to that channel alone); its history stays.
+   */
+  async delete(name: string, actor: string, inUse: { readonly models: readonly string[]; readonly tasksOn: (channel: string) => Promise<readonly string[]> }): Promise<void> {
     await this.live(name);
-    if (namedBy.length > 0) {
-      throw new DomainError('channel_in_use', `channel ${name} serves catalog models ${namedBy.join(', ')}: change the catalog first, or disable the channel`, { models: namedBy });
+    const models = inUse.models;
+    if (models.length > 0) {
+      throw new DomainError('channel_in_use', `channel ${name} serves catalog models ${models.join(', ')}: change the catalog first, or disable the channel`, { models });
+    }
+    await this.folded(['tasks'], 'the tasks on the channel');
+    const tasks = await inUse.tasksOn(name);
+    if (tasks.length > 0) {
+      throw new DomainError('channel_in_use', `channel ${name} holds unfinished tasks ${tasks.join(', ')}: their provider tasks live there alone; delete it once they have finished`, { tasks });
     }
     await this.run(name, { kind: 'delete', name, actor, at: this.now() });
+  }
+
+  /** Waits until the read models `views` have folded the log's head (a 503 ReadModelBehindError naming `what` when they do not in time). */
+  private async folded(views: string[], what: string): Promise<void> {
+    const head = await this.store.headPosition();
+    if (head && !(await this.readYourWrites.progress.waitFor(head, views, this.readYourWrites.waitMs))) throw new ReadModelBehindError(what);
   }
 
   /**
@@ -206,8 +222,7 @@ export class ChannelService {
    * log's head (a channel seeded at start is not waited for, so the read model may lag behind it).
    */
   async names(): Promise<string[]> {
-    const head = await this.store.headPosition();
-    if (head && !(await this.readYourWrites.progress.waitFor(head, ['channels'], this.readYourWrites.waitMs))) throw new ReadModelBehindError('the channel list');
+    await this.folded(['channels'], 'the channel list');
     return this.namesFolded();
   }
 

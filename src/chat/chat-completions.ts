@@ -23,7 +23,7 @@ export type ChatDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
   /** The chat feature's memory of the prompt texts it counted, per account. */
   readonly promptTokens: PromptTokenMemo;
-  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly upstreams: Pick<Upstreams, 'channel' | 'hasChannel'>;
   readonly config: Pick<Config, 'ssePingMs'>;
 };
 
@@ -109,7 +109,7 @@ export async function handleChatCompletion(deps: ChatDeps, ctx: GatewayContext):
     choices: request.n,
     prompt: { param: 'messages', count: () => chatPromptTokens(request, count, caps.part_allowances ?? NO_PART_TOKENS) },
   });
-  await metered(deps, ctx, { model, estimate: plan.estimate, tokens: plannedTokens(plan, request.n), early: true }, (charge) =>
+  await metered(deps, ctx, { model, estimate: plan.estimate, tokens: plannedTokens(plan, request.n), early: true, router: deps.router }, (charge) =>
     request.stream ? streamChat(deps, ctx, model, request, plan, charge) : completeChat(deps, ctx, model, request, plan, charge),
   );
 }

@@ -7,7 +7,7 @@ import { authOf, type GatewayContext } from '../http/context';
 import { resolveModel } from '../http/models-access';
 import { isAbort, streamedError, UpstreamError } from '../http/upstream-errors';
 import { createResponse, createResponseStream } from '../upstreams/openai/relay';
-import { Delivery, metered, openClientStream, routedCall } from '../billing/metered';
+import { Delivery, metered, openClientStream, routedCall, unlessPinned } from '../billing/metered';
 import { parseResponsesRequest, type ResponsesRequest } from './schemas';
 import type { ChatDeps } from './chat-completions';
 import { plannedTokens, planTokens, type TokenPlan } from './token-plan';
@@ -136,6 +136,12 @@ async function continuation(deps: ResponsesDeps, ctx: GatewayContext, request: R
   if (previousId === undefined) return { channel: undefined, contextTokens: 0 };
   const previous = await deps.stored.find(authOf(ctx).accountId, previousId);
   if (!previous) throw new ApiError(400, 'previous_response_not_found', `Previous response with id '${previousId}' not found`, { param: 'previous_response_id' });
+  if (!deps.upstreams.hasChannel(previous.channel)) {
+    // Its channel was deleted or left out of CHANNELS: no other provider account holds the response.
+    throw new ApiError(400, 'previous_response_not_found', `Previous response with id '${previousId}' can no longer be continued: the provider account that holds it is no longer configured`, {
+      param: 'previous_response_id',
+    });
+  }
   return { channel: previous.channel, contextTokens: previous.totalTokens };
 }
 
@@ -154,7 +160,7 @@ export async function handleResponses(deps: ResponsesDeps, ctx: GatewayContext):
     maxOutput: request.max_output_tokens === undefined ? undefined : { value: request.max_output_tokens, param: 'max_output_tokens' },
     prompt: { param: 'input', count: () => ask.promptTokens() + contextTokens },
   });
-  await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, tokens: plannedTokens(p), early: true }, async (charge) => {
+  await metered(deps, ctx, { model, estimate: p.estimate + ask.builtInToolReserve, tokens: plannedTokens(p), early: true, ...unlessPinned(deps, pinned) }, async (charge) => {
     if (request.stream) return streamResponses(deps, ctx, pinned, model, request, p, charge);
     const body = upstreamBody(model, request, p.maxOutput);
     const { value: response, channel } = await routedCall(deps, model, charge, (relay) => createResponse<ResponseObject>(relay, body, charge.signal), pinned);

@@ -3,7 +3,7 @@ import type { Channel } from '../upstreams/channel';
 import { isCredentialRefusal, UpstreamError } from '../upstreams/errors';
 import type { Upstreams } from '../upstreams/registry';
 import { isOutcomeUnknown } from '../upstreams/routing/failover';
-import type { Router, Served } from '../upstreams/routing/router';
+import { PinnedChannelGoneError, type Router, type Served } from '../upstreams/routing/router';
 import type { TaskState } from './decider';
 import { TaskRejected, type Submitted } from './kind';
 
@@ -42,18 +42,24 @@ export function taskChannel(deps: { catalog: Catalog; upstreams: Upstreams }, ta
  * another channel: on a one-channel model it is thrown, and the submit job retries it on that
  * channel (with the same idempotency key where the protocol has one); on a model of several, where
  * a retry could be routed elsewhere, the task fails and its reservation is released.
+ *
+ * `only`: the channel holding provider state the task uses (an asset group, assets, a draft): the
+ * task is submitted there or nowhere, and a submit whose outcome is unknown is retried there. A
+ * channel no longer configured fails the task for good: no other provider account has that state.
  */
 export async function submitOnChannels(
   deps: { catalog: Catalog; router: TaskRouter },
   task: Pick<TaskState, 'model'>,
   create: (model: ModelEntry, channel: Channel) => Promise<Submitted>,
+  only?: string,
 ): Promise<Submitted> {
   const model = taskModel(deps.catalog, task.model);
   try {
-    const { value, channel } = await deps.router.attempt(model, (ch) => finalRefusals(() => create(model, ch)), { outcomeMatters: true });
+    const { value, channel } = await deps.router.attempt(model, (ch) => finalRefusals(() => create(model, ch)), only === undefined ? { outcomeMatters: true } : { outcomeMatters: true, only });
     return { ...value, channel };
   } catch (err) {
-    if (model.channels.length > 1 && isOutcomeUnknown(err)) {
+    if (err instanceof PinnedChannelGoneError) throw new TaskRejected({ code: 'upstream_unavailable', message: err.message });
+    if (only === undefined && model.channels.length > 1 && isOutcomeUnknown(err)) {
       throw new TaskRejected({ code: 'upstream_outcome_unknown', message: `the provider did not answer the submission (${(err as Error).message}); the task was not sent elsewhere` });
     }
     throw err;

@@ -33,6 +33,8 @@ export interface TaskRow {
   readonly status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
   readonly request: Record<string, unknown>;
   readonly upstream_id: string | null;
+  /** The channel that accepted the task, which alone knows it; null before, and for tasks accepted before it was recorded. */
+  readonly upstream_channel: string | null;
   readonly upstream_status: string | null;
   readonly progress: number | null;
   readonly result: Record<string, unknown> | null;
@@ -66,6 +68,7 @@ export function submittedRow(d: Submitted): TaskRow {
     status: 'queued',
     request: d.request,
     upstream_id: null,
+    upstream_channel: null,
     upstream_status: null,
     progress: null,
     result: null,
@@ -87,7 +90,7 @@ export function submittedRow(d: Submitted): TaskRow {
 
 /** `row` once its provider took the task: its id, and the acceptance's details as the first members of the result. */
 export function acceptedRow(row: TaskRow, d: Accepted): TaskRow {
-  return { ...row, upstream_id: d.upstreamId, result: d.details ? { ...row.result, ...d.details } : row.result, updated_at: new Date(d.at) };
+  return { ...row, upstream_id: d.upstreamId, upstream_channel: d.channel ?? null, result: d.details ? { ...row.result, ...d.details } : row.result, updated_at: new Date(d.at) };
 }
 
 /** `row` once its provider refused the task for good. */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Catalog } from '../billing/catalog';
+import type { Catalog, ModelEntry } from '../billing/catalog';
 import { channelConfigs, type Config } from '../config';
 import type { Logger } from '../log';
 import { PACKAGE_ROOT } from '../package-root';
@@ -88,6 +88,8 @@ export class Upstreams {
   private readonly mendListeners: ((name: string) => void)[] = [];
   /** When each log channel's current credentials were set (ISO time), as update was told. */
   private sinces: ReadonlyMap<string, string> = new Map();
+  /** Called after update() replaced the channel set. */
+  private readonly changeListeners: (() => void)[] = [];
 
   private constructor(
     private readonly channels: Map<string, Channel>,
@@ -136,24 +138,76 @@ export class Upstreams {
     const mismatched = catalog.all().flatMap((m) => m.channels.filter((c) => upstreams.hasChannel(c.name) && !upstreams.canServe(c.name, m.type)).map((c) => ({ model: m, channel: c.name })));
     if (mismatched.length > 0) {
       logger.warn(
-        { models: mismatched.map(({ model: m, channel }) => ({ model: m.id, type: m.type, channel, protocol: upstreams.channel(channel).config.protocol })) },
+        { models: mismatched.map(({ model: m, channel }) => ({ model: m.id, type: m.type, channel, protocol: upstreams.protocolName(channel) })) },
         "models whose channel's protocol cannot serve their type are unavailable: name a channel of a protocol that serves it (docs/providers.md)",
       );
     }
-    catalog.bindChannels((channel, type) => upstreams.canServe(channel, type));
+    upstreams.watchMixedProtocols(catalog, logger);
+    catalog.bindChannels((model) => upstreams.protocolOf(model) !== null);
     return upstreams;
   }
 
   /** Whether `channel(name)` answers: a configured channel, or any name when the fallback serves. */
-  private hasChannel(name: string): boolean {
+  hasChannel(name: string): boolean {
     return this.channels.has(name) || this.fallbackUrl !== null;
+  }
+
+  /** The protocol a channel speaks (one the fallback would make speaks OpenAI's). */
+  protocolName(name: string): string {
+    return this.channels.get(name)?.config.protocol ?? 'openai';
   }
 
   /** Whether a model of `type` on channel `name` can be sold: the channel answers and its protocol serves the type. */
   canServe(name: string, type: string): boolean {
     if (!this.hasChannel(name)) return false;
-    const protocol = this.channels.get(name)?.config.protocol ?? 'openai';
-    return PROTOCOLS.get(protocol)?.serves.includes(type) ?? false;
+    return PROTOCOLS.get(this.protocolName(name))?.serves.includes(type) ?? false;
+  }
+
+  /**
+   * The one protocol a model is served by: that of its channels that are configured and can serve
+   * its type. Null when none can, or when they speak several: a feature chooses its adapter (and
+   * with it what a request may ask, and who keeps a conversation) by the model's protocol before
+   * the router picks the channel, so a model of mixed protocols is not sold (Catalog.bindChannels).
+   */
+  protocolOf(model: Pick<ModelEntry, 'channels' | 'type'>): string | null {
+    let protocol: string | null = null;
+    for (const route of model.channels) {
+      if (!this.canServe(route.name, model.type)) continue;
+      const spoken = this.protocolName(route.name);
+      if (protocol !== null && spoken !== protocol) return null;
+      protocol = spoken;
+    }
+    return protocol;
+  }
+
+  /**
+   * Says loudly, at start and whenever the channel set changes (a protocol changed through the
+   * admin API), which models are unavailable because their channels speak several protocols; once
+   * per change of that list.
+   */
+  watchMixedProtocols(catalog: Pick<Catalog, 'all'>, logger: Pick<Logger, 'warn' | 'info'>): void {
+    let said = '';
+    const check = (): void => {
+      const mixed = catalog.all().filter((m) => this.mixesProtocols(m));
+      const now = mixed.map((m) => m.id).join(',');
+      if (now === said) return;
+      said = now;
+      if (mixed.length === 0) {
+        logger.info('no model is served by channels of different protocols any more');
+        return;
+      }
+      logger.warn(
+        { models: mixed.map((m) => ({ model: m.id, channels: m.channels.filter((c) => this.canServe(c.name, m.type)).map((c) => ({ channel: c.name, protocol: this.protocolName(c.name) })) })) },
+        'models whose channels speak different protocols are unavailable: every channel of a model must speak one protocol (docs/operations.md, Routing)',
+      );
+    };
+    check();
+    this.changeListeners.push(check);
+  }
+
+  /** Channels of the model that can serve it, speaking more than one protocol between them. */
+  private mixesProtocols(model: ModelEntry): boolean {
+    return this.protocolOf(model) === null && model.channels.some((c) => this.canServe(c.name, model.type));
   }
 
   channel(name: string): Channel {
@@ -246,6 +300,7 @@ export class Upstreams {
     for (const [name, channel] of this.channels) if (!next.has(name)) retired.push(channel);
     this.channels.clear();
     for (const [name, channel] of next) this.channels.set(name, channel);
+    for (const listener of this.changeListeners) listener();
     // A pool that fails to close is nobody's to handle: its calls have ended and the object is dropped.
     return Promise.all(retired.map((c) => c.close().catch(() => undefined))).then(() => undefined);
   }

@@ -126,7 +126,7 @@ export function videoKind(deps: { catalog: Catalog; upstreams: Upstreams; router
       return submitOnChannels(deps, task, (model, channel) => {
         const ask = { ...r, model: videoCapabilities(model).upstream_model ?? model.id, content: r.content.map((item) => withUpstreamAsset(item, r.asset_upstream_ids)) };
         return videoTaskAdapterOf(channel).create(channel, ask, task.taskId);
-      });
+      }, r.upstream_channel);
     },
 
     async poll(task: VideoTask): Promise<UpstreamPoll<VideoResult, VideoUsage>> {

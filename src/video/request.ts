@@ -176,6 +176,8 @@ export interface NormalizedVideoRequest extends Omit<VideoTaskAsk, 'model'> {
   readonly billed_seconds: number;
   /** The provider's ids of the `asset://` images, by the gateway's asset ids (absent: none). */
   readonly asset_upstream_ids?: Readonly<Record<string, string>>;
+  /** For a draft final: the channel that made the draft, the only one that knows it and is sent the task; absent: the router picks. */
+  readonly upstream_channel?: string;
 }
 
 /** What the draft final step needs to know of its draft. */
@@ -185,6 +187,8 @@ export interface DraftInfo {
   readonly createdAt: Date;
   readonly request: NormalizedVideoRequest;
   readonly upstreamId: string | null;
+  /** The channel that accepted the draft, which alone knows it; null for one accepted before tasks recorded it. */
+  readonly channel: string | null;
 }
 
 function bad(code: string, message: string, param?: string): ApiError {
@@ -202,6 +206,8 @@ export interface AssetRef {
   readonly status: 'processing' | 'active' | 'failed';
   /** The provider's id of the asset, which the provider knows it by. */
   readonly upstreamId: string | null;
+  /** The channel (provider account) that made the asset, which alone knows it; null for one made before tasks recorded it. */
+  readonly channel?: string | null;
 }
 
 /** The asset id of an `asset://<id>` image, else null. */
@@ -232,6 +238,25 @@ export function checkAssetRefs(content: readonly ContentItem[], assets: Readonly
     upstreamIds[assetId] = asset.upstreamId;
   }
   return upstreamIds;
+}
+
+/**
+ * The `asset://` images of one request must all have been made through one channel (one provider
+ * account's asset library): no provider account knows the assets of another. A 400 naming the first
+ * that differs (the message names no channel: those are the operator's). Assets made before tasks
+ * recorded their channel are not checked.
+ */
+export function checkAssetsOfOneChannel(content: readonly ContentItem[], assets: ReadonlyMap<string, AssetRef | null>): void {
+  let first: { channel: string; param: string } | null = null;
+  for (const { index, assetId } of assetIdsOf(content)) {
+    const channel = assets.get(assetId)?.channel;
+    if (!channel) continue;
+    const param = `content[${index}].image_url`;
+    if (first === null) first = { channel, param };
+    else if (first.channel !== channel) {
+      throw bad('assets_of_different_accounts', `${param}: asset ${assetId} was made with another provider account than the asset of ${first.param}; one video may only use assets of one provider account`, param);
+    }
+  }
 }
 
 /** The per-second prices by resolution that bill a request (the reference-video table when one is involved). */

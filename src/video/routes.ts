@@ -9,7 +9,7 @@ import { checkCallbackTarget } from '../webhooks/target-guard';
 import { findAssets } from '../assets/lookup';
 import { VIDEO_CREATION, VIDEO_TASK } from './kind';
 import { normalizeVideoRequest } from './normalize';
-import { assetIdsOf, checkAssetRefs, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
+import { assetIdsOf, checkAssetRefs, checkAssetsOfOneChannel, parseVideoRequest, videoCharge, type DraftInfo, type NormalizedVideoRequest } from './request';
 import type { AccountService } from '../accounts/service';
 import type { Catalog } from '../billing/catalog';
 import type { Config } from '../config';
@@ -38,7 +38,7 @@ export function videoRouter(deps: VideoRouteDeps): Router<GatewayState> {
 
   async function draftInfo(accountId: string, id: string): Promise<DraftInfo | null> {
     const row = await tasks.readDecoded(VIDEO_TASK, id, accountId);
-    return row ? { model: row.model, status: row.status, createdAt: row.created_at, request: row.request, upstreamId: row.upstream_id } : null;
+    return row ? { model: row.model, status: row.status, createdAt: row.created_at, request: row.request, upstreamId: row.upstream_id, channel: row.upstream_channel } : null;
   }
 
   router.post('/', (ctx) =>
@@ -51,15 +51,20 @@ export function videoRouter(deps: VideoRouteDeps): Router<GatewayState> {
         const model = resolveModel(deps.catalog, auth, body.model, ['video']);
         const draftId = body.content.find((c) => c.type === 'draft_task')?.draft_task?.id;
         const account = await deps.accounts.get(auth.accountId);
+        const draft = draftId ? await draftInfo(auth.accountId, draftId) : null;
         const normalized = normalizeVideoRequest(model, body, {
-          draft: draftId ? await draftInfo(auth.accountId, draftId) : null,
+          draft,
           now: deps.clock(),
           accountDefaultMode: account?.settings.default_video_url_mode ?? 'auto',
           allowPrivateTargets: deps.config.fileUrlAllowPrivateTargets,
         });
         const assetIds = assetIdsOf(body.content).map((a) => a.assetId);
-        const assetUpstreamIds = assetIds.length > 0 ? checkAssetRefs(body.content, await findAssets(tasks, auth.accountId, assetIds)) : null;
-        const request: NormalizedVideoRequest = assetUpstreamIds ? { ...normalized, asset_upstream_ids: assetUpstreamIds } : normalized;
+        const assets = assetIds.length > 0 ? await findAssets(tasks, auth.accountId, assetIds) : new Map<string, null>();
+        const assetUpstreamIds = assetIds.length > 0 ? checkAssetRefs(body.content, assets) : null;
+        checkAssetsOfOneChannel(body.content, assets);
+        // A draft is the provider's, in the account that made it: its final goes there only.
+        const held = draft?.channel ?? null;
+        const request: NormalizedVideoRequest = { ...normalized, ...(assetUpstreamIds ? { asset_upstream_ids: assetUpstreamIds } : {}), ...(held === null ? {} : { upstream_channel: held }) };
         return { body, model, request };
       },
       async complete({ body, model, request }, ctx) {

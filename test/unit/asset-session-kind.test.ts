@@ -14,8 +14,8 @@ import { wireAnswer } from '../support/wire-answer';
 const created = '2026-03-01T10:00:00.000Z';
 const minutes = (n: number) => new Date(Date.parse(created) + n * 60_000);
 
-function session() {
-  const request = { group_id: 'grp_1', name: null, upstream_group_id: null };
+function session(reverifies: Record<string, string> = {}) {
+  const request = { group_id: 'grp_1', name: null, upstream_group_id: null, ...reverifies };
   return decodeTask(SESSION_TASK, { ...taskDecider.initialState(), status: 'queued', taskId: 'avs_1', kind: 'asset_session', model: 'asset-verification', request, upstreamId: 'up_1', createdAt: created });
 }
 
@@ -61,6 +61,21 @@ describe('asset verification sessions: the provider read against the 30-minute w
       const err = await kindWith(provider, minutes(1)).poll(session()).then(() => null, (e: unknown) => e);
       expect(err, provider[1]).to.be.instanceOf(UpstreamError);
     }
+  });
+
+  it('opens a re-verification only on the channel holding the group, a new group on any', async () => {
+    const asked: (string | undefined)[] = [];
+    const router = {
+      attempt: async <T>(_model: unknown, _call: unknown, options: { only?: string } = {}) => {
+        asked.push(options.only);
+        // What the routed call would have answered; the call itself is the provider's, tested elsewhere.
+        return { value: { upstreamId: 'token' } as T, channel: options.only ?? 'assets-a' };
+      },
+    };
+    const kind = sessionKind({ catalog: new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), upstreams: {} as Upstreams, router, clock: () => minutes(0), pollMs: 1000 });
+    expect(await kind.submit(session({ upstream_group_id: 'grp-up', upstream_channel: 'assets-b' }))).to.deep.include({ channel: 'assets-b' });
+    await kind.submit(session());
+    expect(asked).to.deep.equal(['assets-b', undefined]);
   });
 
   it('reads task states as session statuses', () => {

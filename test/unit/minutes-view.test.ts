@@ -39,6 +39,7 @@ describe('minutes views: a stored result whose summary is unavailable', () => {
       status,
       request: (kind === 'minutes' ? request : { request_id: 'req_2', task_id: 'mins_1', summary: request.summary }) as unknown as Record<string, unknown>,
       upstream_id: 'up-1',
+      upstream_channel: null,
       upstream_status: null,
       progress: null,
       result,

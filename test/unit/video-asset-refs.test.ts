@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ApiError } from '../../src/http/errors';
-import { assetIdsOf, checkAssetRefs, type AssetRef, type ContentItem } from '../../src/video/request';
+import { assetIdsOf, checkAssetRefs, checkAssetsOfOneChannel, type AssetRef, type ContentItem } from '../../src/video/request';
 
 /** The video request's rule for asset:// images, on its own: which assets it names, and which it accepts. */
 
@@ -41,5 +41,20 @@ describe('video requests: asset:// images', () => {
     expect(refusal({ asset_a: null, asset_b: a })).to.deep.equal({ status: 400, code: 'invalid_asset', param: 'content[1].image_url' });
     expect(refusal({ asset_a: a, asset_b: { status: 'processing', upstreamId: 'up-b' } })).to.deep.equal({ status: 400, code: 'asset_not_active', param: 'content[3].image_url' });
     expect(refusal({ asset_a: { status: 'failed', upstreamId: null }, asset_b: a })).to.deep.equal({ status: 400, code: 'asset_not_active', param: 'content[1].image_url' });
+  });
+
+  it('refuses assets made through two channels, naming the second, and takes those of one channel or of none recorded', () => {
+    const on = (channel: string | null): AssetRef => ({ status: 'active', upstreamId: 'up', channel });
+    const check = (a: AssetRef, b: AssetRef) => () => checkAssetsOfOneChannel(content, new Map([['asset_a', a], ['asset_b', b]]));
+    expect(check(on('assets-a'), on('assets-a'))).not.to.throw();
+    expect(check(on(null), on('assets-b'))).not.to.throw();
+    try {
+      check(on('assets-a'), on('assets-b'))();
+      expect.fail('accepted');
+    } catch (err) {
+      const e = err as ApiError;
+      expect([e.status, e.code, e.options.param]).to.deep.equal([400, 'assets_of_different_accounts', 'content[3].image_url']);
+      expect(e.message).not.to.include('assets-');
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { ModelEntry, Catalog } from '../../billing/catalog';
 import { pricingOf, tokenCharge, tokenLine } from '../../billing/money';
 import type { RequestCharge } from '../../billing/request-charge';
 import { countMessageTokens, countTokens } from '../../billing/tokens';
-import { metered, routedCall, type MeteringDeps, type RoutingDeps } from '../../billing/metered';
+import { metered, routedCall, unlessPinned, type MeteringDeps, type RoutingDeps } from '../../billing/metered';
 import { readJson } from '../../http/body';
 import { authOf, type GatewayContext } from '../../http/context';
 import { ApiError } from '../../http/errors';
@@ -28,7 +28,7 @@ import type { Upstreams } from '../../upstreams/registry';
 /** What the web Q&A agent uses. */
 export type WebQaDeps = MeteringDeps & RoutingDeps & {
   readonly catalog: Catalog;
-  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly upstreams: Pick<Upstreams, 'protocolOf' | 'hasChannel'>;
   readonly rateLimiter: Pick<RateLimiter, 'admit' | 'settleTokens'>;
   /** Signs the conversation ids handed to clients. */
   readonly signer: UrlSigner;
@@ -93,11 +93,11 @@ async function withoutTooManyRequests(run: () => Promise<void>): Promise<void> {
 }
 
 async function turn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequest, plan: Plan): Promise<void> {
-  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, tokens: plan.tokens, waitForTurnMs: deps.config.webQaRateWaitMs }, async (charge) => {
+  await metered(deps, ctx, { model: plan.bot, estimate: plan.estimate, tokens: plan.tokens, waitForTurnMs: deps.config.webQaRateWaitMs, ...unlessPinned(deps, plan.channel) }, async (charge) => {
     if (request.stream) return streamTurn(deps, ctx, request, plan, charge);
     const { value: chat, channel } = await routedCall(deps, plan.bot, charge, (ch) => plan.adapter.chat(ch, plan.ask, { signal: charge.signal, waitMs: ch.config.timeout_ms }), plan.channel);
     const followUps = plan.followUps ? chat.followUps : [];
-    const usage = reportedUsage(ctx, plan, chat.usage) ?? counted(plan.promptTokens, chat.answer, followUps);
+    const usage = reportedUsage(ctx, plan, channel, chat.usage) ?? counted(plan.promptTokens, chat.answer, followUps);
     await settle(charge, plan.bot, usage);
     await keepTurn(deps, ctx, request, plan, chat.answer);
     ctx.body = {
@@ -187,7 +187,11 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
       throw new ApiError(400, 'pro_bot_required', `${asked.join(', ')} need${asked.length === 1 ? 's' : ''} a Pro bot; '${bot.id}' is not one`, { param });
     }
   }
-  const adapter = botChatAdapterOf(deps.upstreams.channel(bot.channel));
+  // The bot's one protocol (a bot of mixed protocols is not sold); null only when its channels
+  // changed since the catalog answered: as if it had never been sold.
+  const protocol = deps.upstreams.protocolOf(bot);
+  if (protocol === null) throw new ApiError(400, 'bot_not_found', `there is no bot '${request.bot_id}'`, { param: 'bot_id' });
+  const adapter = botChatAdapterOf(protocol);
   for (const part of media) {
     const kind = MEDIA_KINDS[part.type];
     if (!adapter.media.includes(kind)) {
@@ -217,6 +221,13 @@ async function planTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRequ
   // A conversation id names the provider's conversation, or the gateway's own where the provider keeps none.
   const continued = ext.conversation_id ? conversationIds(deps).fromClient(auth.accountId, ext.conversation_id) : null;
   const held = adapter.keepsConversations && continued !== null ? providerConversation(bot, continued) : null;
+  if (held !== null && !deps.upstreams.hasChannel(held.channel)) {
+    // The provider account that keeps the conversation is no longer configured (its channel was
+    // deleted or left out of CHANNELS): no other one knows it.
+    throw new ApiError(400, 'conversation_not_found', `conversation ${ext.conversation_id} can no longer be continued: the provider account that keeps it is no longer configured`, {
+      param: 'extension_options.conversation_id',
+    });
+  }
   const keptConversation = adapter.keepsConversations ? null : (continued ?? newId('conv'));
   const kept = keptConversation !== null && continued !== null ? await keptConversations(deps).recentTurns(auth.accountId, keptConversation, deps.clock()) : [];
   const earlier = turnsWithinWindow(kept, requestTokens, caps).flatMap((t): BotChatMessage[] => [...t.messages, { role: 'assistant', content: t.answer }]);
@@ -321,7 +332,7 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
           break;
         case 'completed':
           completed = true;
-          usage = reportedUsage(ctx, plan, event.usage);
+          usage = reportedUsage(ctx, plan, channel, event.usage);
           break;
       }
     }
@@ -347,8 +358,8 @@ async function streamTurn(deps: WebQaDeps, ctx: GatewayContext, request: WebQaRe
 }
 
 /** The usage the provider reported, as the answer's; a fallback its adapter had to read it by is logged. */
-function reportedUsage(ctx: GatewayContext, plan: Plan, usage: BotChatUsage | null): Usage | null {
-  if (usage?.warning) ctx.state.logger.warn({ channel: plan.bot.channel, bot: plan.bot.id, warning: usage.warning }, 'web Q&A usage read from a fallback of the provider\'s report');
+function reportedUsage(ctx: GatewayContext, plan: Plan, channel: string, usage: BotChatUsage | null): Usage | null {
+  if (usage?.warning) ctx.state.logger.warn({ channel, bot: plan.bot.id, warning: usage.warning }, 'web Q&A usage read from a fallback of the provider\'s report');
   if (!usage) return null;
   return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
 }

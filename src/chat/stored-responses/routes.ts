@@ -7,7 +7,7 @@ import type { Upstreams } from '../../upstreams/registry';
 import type { StoredResponse, StoredResponses } from './service';
 
 export interface StoredResponseRouteDeps {
-  readonly upstreams: Pick<Upstreams, 'channel'>;
+  readonly upstreams: Pick<Upstreams, 'channel' | 'hasChannel'>;
   readonly clock: Clock;
 }
 
@@ -19,6 +19,8 @@ export function responseNotFound(id: string, param: string | null = null): ApiEr
 /** A relayed call to the channel that made the Response; a provider's refusal in the client's terms (its 404 stays a 404). */
 async function relay<T>(deps: StoredResponseRouteDeps, ctx: GatewayContext, stored: StoredResponse, method: 'GET' | 'DELETE', suffix: string): Promise<T> {
   const query = ctx.querystring ? `?${ctx.querystring}` : '';
+  // Its channel was deleted or left out of CHANNELS: the provider account holding it is out of reach for good.
+  if (!deps.upstreams.hasChannel(stored.channel)) throw responseNotFound(stored.responseId);
   try {
     return await deps.upstreams.channel(stored.channel).json<T>(method, `/responses/${encodeURIComponent(stored.responseId)}${suffix}${query}`);
   } catch (err) {

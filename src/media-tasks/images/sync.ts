@@ -75,7 +75,7 @@ export async function handleImageGeneration(deps: ImageGenerationDeps, ctx: Gate
   const model = resolveModel(deps.catalog, auth, body.model, ['image']);
   const request = normalizeImageRequest(model, body, 'sync');
   const tokenBilled = imagePricing(model).billing === 'tokens';
-  await metered(deps, ctx, { model, estimate: imageEstimate(model, request) }, async (charge) => {
+  await metered(deps, ctx, { model, estimate: imageEstimate(model, request), router: deps.router }, async (charge) => {
     // The images the provider generated and bills, never more than asked (none is its failure),
     // from the first of the model's channels that answers (failover before any answer).
     const call = imageCall(model, request, 'b64_json');

@@ -28,6 +28,19 @@ function allDisabled(model: string): UpstreamError {
   return new UpstreamError(502, `every channel of model ${model} is disabled; the operator has been told why (channel health)`, 'upstream_unavailable');
 }
 
+/**
+ * The channel holding a call's provider state (`only`) is no longer configured (deleted through the
+ * admin API, or left out of CHANNELS): no other channel knows that state, so nothing is sent. A 502
+ * `upstream_unavailable` where the caller has no answer of its own (Responses and web Q&A refuse
+ * such a continuation with their 400 before reserving; this covers a deletion in between).
+ */
+export class PinnedChannelGoneError extends UpstreamError {
+  constructor(readonly channel: string) {
+    super(502, 'the provider account holding what this request continues is no longer configured', 'upstream_unavailable', 'protocol');
+    this.name = 'PinnedChannelGoneError';
+  }
+}
+
 /** What the router tells the metrics (src/metrics): each failover, and each transition this process decided. */
 export interface RoutingObserver {
   failover(channel: string, reason: FailoverReason): void;
@@ -101,6 +114,8 @@ export class Router {
    * failed, ChannelsBusyError when none could be tried.
    */
   async attempt<T>(model: ModelEntry, call: (channel: Channel) => Promise<T>, options: AttemptOptions = {}): Promise<Served<T>> {
+    if (options.only !== undefined && !this.upstreams.hasChannel(options.only)) throw new PinnedChannelGoneError(options.only);
+
     let lastError: unknown = null;
     const routes = model.channels;
     if (options.only !== undefined) {
@@ -173,6 +188,19 @@ export class Router {
       this.observer.failover(name, verdict.reason);
       return { ok: false, error: err };
     }
+  }
+
+  /**
+   * The answer for a model none of whose channels would be asked however long the caller waits
+   * (each disabled by an operator, or refused its credentials): the 502 attempt would give, known
+   * before anything is reserved. Null when a channel may be asked (cooling down and open circuits
+   * are attempt's to judge). A map lookup or two for the one-channel model.
+   */
+  refusal(model: ModelEntry): UpstreamError | null {
+    for (const route of model.channels) {
+      if (this.upstreams.isEnabled(route.name) && this.upstreams.canServe(route.name, model.type) && this.book.waitMs(route.name) !== null) return null;
+    }
+    return allDisabled(model.id);
   }
 
   private unavailable(model: ModelEntry): UpstreamError {
