@@ -119,8 +119,10 @@ describe('routing tasks tied to provider state @integration', function () {
 
   it('refuses a video that uses assets of two channels with 400, reserving nothing', async () => {
     const onA = await verifiedGroup();
-    // The next group's session fails over to assets-b (a new group is tied to nothing yet).
-    assetsA.act = { status: 503 };
+    // The next group's session fails over to assets-b (a new group is tied to nothing yet): a 503
+    // with Volcengine's error envelope, which says the provider did not take the request (a bare
+    // one would leave the outcome unknown, and a submission is never failed over then).
+    assetsA.act = { status: 503, body: { ResponseMetadata: { RequestId: 'req-busy', Action: 'CreateAssetGroup', Version: '2024-01-01', Error: { Code: 'ServiceUnavailable', Message: 'service busy' } } } };
     const onB = await verifiedGroup();
     assetsA.act = 'forward';
     expect(await acceptedOn(`asset_session-${onB.sessionId}`)).to.equal('assets-b');

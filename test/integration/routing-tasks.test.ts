@@ -131,7 +131,7 @@ describe('routing asynchronous tasks over several channels @integration', functi
     });
 
   it('fails an async image generation the first channel answers with a 5xx over to the next, and settles naming it', async () => {
-    imagesFirst.act = { status: 503 };
+    imagesFirst.act = { status: 503, body: { error: { message: 'overloaded', type: 'server_error', param: null, code: 'server_overloaded' } } };
     const res = await createImages('a heron at dawn');
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const task = await imagesFinished(res.body.id);
