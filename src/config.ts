@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChannelAuth, ChannelConfig } from './upstreams/channel';
+import { CHANNEL_NAME_PATTERN } from './upstreams/channel-name';
 import { PROTOCOLS } from './upstreams/protocols';
 import type { S3StoreSettings } from './files/s3-store';
 
@@ -318,12 +319,6 @@ function jsonErrorPlace(text: string, err: unknown): string {
   return ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
-/**
- * A channel's name, wherever it comes from (CHANNELS, the admin API): it becomes a stream id
- * (`channel-<name>`) and a URL path segment. Not `health-…`: the routing's health streams are
- * `channel-health-<name>`, so a channel `health-x` would share channel `x`'s.
- */
-export const CHANNEL_NAME_PATTERN = '^(?!health-)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 const CHANNEL_NAME = new RegExp(CHANNEL_NAME_PATTERN);
 
 /** parseChannels of a document already parsed from JSON. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import { ajv } from '../http/validation';
 import { PACKAGE_ROOT } from '../package-root';
+import { CHANNEL_NAME_PATTERN } from '../upstreams/channel-name';
 import { TOKENIZER_ENCODINGS, type TokenizerEncoding } from './tokens';
 
 /**
@@ -118,7 +119,7 @@ const validateFile = ajv.compile({
         properties: {
           id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$' },
           type: { type: 'string', minLength: 1 },
-          channel: { type: 'string', minLength: 1 },
+          channel: { type: 'string', pattern: CHANNEL_NAME_PATTERN },
           channels: {
             type: 'array',
             minItems: 1,
@@ -126,7 +127,7 @@ const validateFile = ajv.compile({
             items: {
               type: 'object',
               properties: {
-                name: { type: 'string', minLength: 1 },
+                name: { type: 'string', pattern: CHANNEL_NAME_PATTERN },
                 priority: { type: 'integer', minimum: -1000, maximum: 1000 },
                 weight: { type: 'integer', minimum: 1, maximum: 1000 },
               },

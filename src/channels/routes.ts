@@ -8,7 +8,7 @@ import { readJson } from '../http/body';
 import { ApiError } from '../http/errors';
 import { listBody, pageParams } from '../http/pagination';
 import { validator } from '../http/validation';
-import { CHANNEL_NAME_PATTERN } from '../config';
+import { CHANNEL_NAME_PATTERN } from '../upstreams/channel-name';
 
 /** Who acts through the admin API today; a later issue adds named operators. */
 const ADMIN_ACTOR = 'admin-token';

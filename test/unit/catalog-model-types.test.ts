@@ -23,6 +23,15 @@ describe('catalog: model types are passed in', () => {
     expect(() => validateCatalog(chat({}), 't', [strict])).to.throw(CatalogError, /model c pricing/);
   });
 
+  it('names channels by the rule of CHANNELS and the admin API, in `channel` and in `channels`', () => {
+    const on = (where: Record<string, unknown>) => ({ models: [{ ...chat({}).models[0]!, channel: undefined, ...where }] });
+    for (const name of ['a b', 'health-x', '-a', 'a/b', 'x'.repeat(65)]) {
+      expect(() => validateCatalog(on({ channel: name }), 't', []), name).to.throw(CatalogError, /channel/);
+      expect(() => validateCatalog(on({ channels: [{ name }] }), 't', []), name).to.throw(CatalogError, /channels/);
+    }
+    expect(validateCatalog(on({ channels: [{ name: 'ark-2.primary_b' }] }), 't', [])).to.have.length(1);
+  });
+
   it('lists every type of the built-in catalog exactly once', () => {
     const types = ALL_MODEL_TYPES.map((t) => t.type);
     expect(new Set(types).size).to.equal(types.length);
