@@ -211,7 +211,7 @@ async function buildServices(database: Database, config: Config, options: Gatewa
       inlineSubmitGraceMs: config.taskInlineSubmitGraceMs,
     },
   });
-  const limits = fleetLimiter(config, database.url, metrics, logger, () => clock().getTime());
+  const limits = fleetLimiter(config, database.url, metrics, logger, () => clock().getTime(), options.clock !== undefined);
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute, limits);
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
   const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, router, channelHealth, rateLimiter, limits, files, signer, tasks, metrics, settlements };

@@ -7,10 +7,12 @@ import { PostgresLimitStore } from './postgres-store';
 /**
  * The gateway's limiter: shared through PostgreSQL (LIMITS_DATABASE_URL, else the gateway's own
  * database), on the database's clock, its outages logged by the limiter and counted here, with a
- * gauge saying whether this process counts with the fleet (1) or alone (0).
+ * gauge saying whether this process counts with the fleet (1) or alone (0). `injectedClock`: the
+ * gateway was given a clock (a test holding or moving time), which the limits then count on too,
+ * as everything else of that gateway does.
  */
-export function fleetLimiter(config: Config, databaseUrl: string, metrics: GatewayMetrics, logger: Logger, now: () => number): FleetLimiter {
-  const store = PostgresLimitStore.connect(config.limitsDatabaseUrl ?? databaseUrl, config.limitsStoreTimeoutMs);
+export function fleetLimiter(config: Config, databaseUrl: string, metrics: GatewayMetrics, logger: Logger, now: () => number, injectedClock: boolean): FleetLimiter {
+  const store = PostgresLimitStore.connect(config.limitsDatabaseUrl ?? databaseUrl, config.limitsStoreTimeoutMs, injectedClock ? 'caller' : 'database');
   const limiter = new FleetLimiter(store, {
     now,
     leaseMs: config.limitsLeaseMs,
