@@ -2,6 +2,10 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { localDate } from '../../src/accounts/calendar';
 import { accountStream } from '../../src/domain/account/events';
+import { Catalog, DEFAULT_CATALOG_FILE } from '../../src/billing/catalog';
+import { ALL_MODEL_TYPES } from '../../src/model-types';
+import { channelsServedBy } from '../../src/upstreams/registry';
+import { startSimulator, type RunningSimulator } from '../../simulator';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { readAsSpreadsheet } from '../support/spreadsheet-csv';
 import { requestsFor, type FuzzCredentials, type FuzzRequest } from './bad-requests';
@@ -114,6 +118,7 @@ function reproduction(failure: Failure): string {
 describe('fuzz: bad requests to every POST and PATCH endpoint @integration', function () {
   this.timeout((seconds + 120) * 1000);
   let gw: TestGateway;
+  let simulator: RunningSimulator;
   let env: FuzzEnv;
   let credentials: FuzzCredentials;
 
@@ -127,17 +132,25 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
     const restricted = await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/keys`, { name: 'fuzz: chat-fast only', allowed_models: ['chat-fast'] });
     if (restricted.status !== 201) throw new Error(`a restricted key could not be issued: ${restricted.status}`);
     credentials = { adminToken: TEST_ADMIN_TOKEN, apiKey: account.key, restrictedKey: restricted.body.key as string };
-    env = { accountId: account.accountId, simulatorUrl: gw.simulator.url };
+    env = { accountId: account.accountId, simulatorUrl: simulator.url };
   }
 
   before(async () => {
     // No key rate limit (the bodies are under test, not the limiter); a long projection wait, as
     // a loaded machine may keep the read models a few seconds behind the fuzz's own traffic.
     // No lockout: the dashboard sign-in target's wrong secrets must not lock the fuzz's own address out.
-    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', PROJECTION_WAIT_MS: '30000', AUTH_FAILURE_LIMIT: '0' });
+    // The channels in CHANNELS, served by a simulator of the test's own: a valid create of the
+    // channels target then adds to a log that already holds channels, instead of ending the
+    // simulated fallback every model of a gateway without CHANNELS is served by.
+    simulator = await startSimulator();
+    const channels = channelsServedBy(simulator.url, new Catalog(DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES), { timeoutMs: 30_000, maxConcurrency: 64 });
+    gw = await startTestGateway({ CHANNELS: JSON.stringify(channels), RATE_LIMIT_PER_MINUTE: '0', FILE_URL_ALLOW_PRIVATE_TARGETS: 'true', PROJECTION_WAIT_MS: '30000', AUTH_FAILURE_LIMIT: '0' });
     await useFreshAccount();
   });
-  after(async () => gw?.close());
+  after(async () => {
+    await gw?.close();
+    await simulator?.close();
+  });
 
   /** Sends one request and lists what is wrong with the gateway's answer and its effects. */
   async function judge(target: FuzzTarget, request: FuzzRequest): Promise<{ outcome: Outcome | null; problems: string[] }> {

@@ -367,16 +367,25 @@ describe('chat completions and the Responses interface through the openai SDK @i
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:fail]' }] }), OpenAI.InternalServerError);
       await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=400]' }] }), OpenAI.BadRequestError);
       // The provider refusing the gateway's own key is not the client's 400 (nor its invalid_api_key), on both interfaces.
-      // The refusal disables chat-fast's only channel: the next request is sent nowhere (a 502
+      // A 401 disables chat-fast's only channel: the next request is sent nowhere (a 502
       // upstream_unavailable, though it would have been answered) until an operator mends it.
-      for (const status of [401, 403]) {
-        const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: `x [sim:status=${status}]` }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
-        expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, `502 upstream: channel default: the provider refused the gateway's credentials (HTTP ${status})`]);
-        await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x' }), OpenAI.InternalServerError, 'upstream_unavailable');
-        gw.upstreams.mend('default');
-        await expectError(() => client.responses.create({ model: 'chat-fast', input: `x [sim:status=${status}]` }), OpenAI.InternalServerError, 'upstream_auth_failed');
-        gw.upstreams.mend('default');
+      const chatRefused = await expectError(() => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=401]' }] }), OpenAI.InternalServerError, 'upstream_auth_failed');
+      expect([chatRefused.status, chatRefused.message]).to.deep.equal([502, "502 upstream: channel default: the provider refused the gateway's credentials (HTTP 401)"]);
+      await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x' }), OpenAI.InternalServerError, 'upstream_unavailable');
+      gw.upstreams.mend('default');
+      await expectError(() => client.responses.create({ model: 'chat-fast', input: 'x [sim:status=401]' }), OpenAI.InternalServerError, 'upstream_auth_failed');
+      gw.upstreams.mend('default');
+      // A 403 that names no credential code (a region or model refusal) is the provider's refusal
+      // of access, still the gateway's 502 and never the client's 403, but it disables nothing: one
+      // client's request alone may cause it (docs/operations.md, Routing).
+      for (const ask of [
+        () => client.chat.completions.create({ model: 'chat-fast', messages: [{ role: 'user', content: 'x [sim:status=403]' }] }),
+        () => client.responses.create({ model: 'chat-fast', input: 'x [sim:status=403]' }),
+      ]) {
+        const forbidden = await expectError(ask, OpenAI.InternalServerError, 'upstream_auth_failed');
+        expect([forbidden.status, forbidden.message]).to.deep.equal([502, "502 upstream: channel default: the provider refused access (HTTP 403) without naming the gateway's credentials"]);
       }
+      expect(gw.router.health('default').state, 'a 403 without a credential code disables nothing').to.not.equal('disabled');
     });
     expect(charge).to.equal(0);
     const bad = await gw.api(key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'x' }], temperature: 3 });
