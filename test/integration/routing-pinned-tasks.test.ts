@@ -168,27 +168,24 @@ describe('routing tasks tied to provider state @integration', function () {
   });
 
   it('refuses to delete a channel while an unfinished task lives on it (409 channel_in_use), and deletes it once the task finished', async () => {
-    // ark-a takes the task, then fails its polls for now: the task stays unfinished there.
-    const created = videoA.seen;
-    videoA.act = (n) => (n === created ? 'forward' : { status: 503 });
-    try {
-      const task = await gw.api(key, 'POST', '/v1/videos/generations', { model: 'video-2.5', content: [{ type: 'text', text: 'a long one' }], duration: 4 });
-      expect(task.status, JSON.stringify(task.body)).to.equal(200);
-      expect(await acceptedOn(`video-${task.body.id}`)).to.equal('ark-a');
-      fs.writeFileSync(catalogFile, catalog([{ name: 'ark-b' }]));
-      expect((await gw.admin('POST', '/admin/v1/catalog/reload')).status).to.equal(200);
-      const refused = await gw.admin('DELETE', '/admin/v1/channels/ark-a');
-      expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
-      expect(refused.body.error.code).to.equal('channel_in_use');
-      expect(refused.body.error.message).to.include(task.body.id);
-      expect((await gw.admin('GET', '/admin/v1/channels/ark-a')).status, 'still there').to.equal(200);
+    // ark-a takes the task, which the simulated provider holds queued until it is released: the
+    // task stays unfinished there for as long as the test needs, however slow the machine.
+    const task = await gw.api(key, 'POST', '/v1/videos/generations', { model: 'video-2.5', content: [{ type: 'text', text: 'a long one [sim:hold]' }], duration: 4 });
+    expect(task.status, JSON.stringify(task.body)).to.equal(200);
+    expect(await acceptedOn(`video-${task.body.id}`)).to.equal('ark-a');
+    fs.writeFileSync(catalogFile, catalog([{ name: 'ark-b' }]));
+    expect((await gw.admin('POST', '/admin/v1/catalog/reload')).status).to.equal(200);
+    const refused = await gw.admin('DELETE', '/admin/v1/channels/ark-a');
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
+    expect(refused.body.error.code).to.equal('channel_in_use');
+    expect(refused.body.error.message).to.include(task.body.id);
+    expect((await gw.admin('GET', '/admin/v1/channels/ark-a')).status, 'still there').to.equal(200);
 
-      videoA.act = 'forward';
-      await waitFor('task finished', async () => (await gw.api(key, 'GET', `/v1/videos/generations/${task.body.id}`)).body.billing.status !== 'reserved');
-      const deleted = await gw.admin('DELETE', '/admin/v1/channels/ark-a');
-      expect(deleted.status, JSON.stringify(deleted.body)).to.equal(200);
-    } finally {
-      videoA.act = 'forward';
-    }
+    const accepted = (await gw.store.readStream(`video-${task.body.id}`)).find((e) => e.type === 'TaskUpstreamAccepted')!;
+    const released = await fetch(`${simulator.url}/ark/api/v3/sim/videos/${encodeURIComponent((accepted.data as { upstreamId: string }).upstreamId)}/release`, { method: 'POST' });
+    expect(released.status).to.equal(200);
+    await waitFor('task finished', async () => (await gw.api(key, 'GET', `/v1/videos/generations/${task.body.id}`)).body.billing.status !== 'reserved');
+    const deleted = await gw.admin('DELETE', '/admin/v1/channels/ark-a');
+    expect(deleted.status, JSON.stringify(deleted.body)).to.equal(200);
   });
 });
