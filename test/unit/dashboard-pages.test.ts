@@ -35,15 +35,21 @@ describe('the dashboard pages middleware', () => {
   it('serves a built dashboard\'s files and index.html, and lets every other request go on', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dashboard-pages-'));
     fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>x</title>');
-    fs.writeFileSync(path.join(root, 'app.js'), 'void 0;');
+    fs.mkdirSync(path.join(root, 'assets'));
+    fs.writeFileSync(path.join(root, 'assets', 'app-1a2b3c.js'), 'void 0;');
+    fs.writeFileSync(path.join(root, 'robots.txt'), 'User-agent: *');
     const s = await serve(root);
     try {
       const page = await fetch(`${s.url}/dashboard/accounts`);
       expect(page.status).to.equal(200);
       expect(await page.text()).to.equal('<!doctype html><title>x</title>');
-      const script = await fetch(`${s.url}/dashboard/app.js`);
+      const script = await fetch(`${s.url}/dashboard/assets/app-1a2b3c.js`);
       expect(script.headers.get('content-type')).to.include('text/javascript');
-      expect(script.headers.get('cache-control')).to.include('immutable');
+      expect(script.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+      expect(await script.text()).to.equal('void 0;');
+      // Only Vite's hashed assets keep a name for good; any other file is revalidated.
+      const robots = await fetch(`${s.url}/dashboard/robots.txt`);
+      expect([await robots.text(), robots.headers.get('cache-control')]).to.deep.equal(['User-agent: *', 'no-cache']);
       expect(await (await fetch(`${s.url}/v1/models`)).json()).to.deep.equal({ passed: '/v1/models' });
       expect(await (await fetch(`${s.url}/dashboard`, { method: 'POST' })).json()).to.deep.equal({ passed: '/dashboard' });
     } finally {

@@ -1,66 +1,82 @@
-import { useCallback, useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ComponentType, type FormEvent, type LazyExoticComponent, type ReactNode } from 'react';
 import { api, ApiFailure, rememberSession, whenSessionEnds, type Session } from './api';
 import { AccountContext, type AccountView } from './account-context';
 import { I18nContext, initialLanguage, makeI18n, saveLanguage, useI18n, type Language } from './i18n';
-import { ErrorNote, Field } from './ui';
+import { ErrorNote, Field, Loading, useLoad } from './ui';
 import { navigate, usePath, Link } from './router';
-import { Overview } from './pages/Overview';
-import { Ledger } from './pages/Ledger';
-import { Usage } from './pages/Usage';
-import { Keys } from './pages/Keys';
-import { Settings } from './pages/Settings';
-import { Tasks } from './pages/Tasks';
-import { Gallery } from './pages/Gallery';
-import { Accounts } from './pages/Accounts';
-import { AccountDetail } from './pages/AccountDetail';
-import { Operations } from './pages/Operations';
 
-const ACCOUNT_PAGES = [
-  ['/', 'Overview'],
-  ['/ledger', 'Ledger'],
-  ['/usage', 'Usage'],
-  ['/keys', 'Keys'],
-  ['/settings', 'Webhooks & settings'],
-  ['/tasks', 'Tasks'],
-  ['/gallery', 'Gallery'],
-] as const;
-
-const OPERATOR_PAGES = [
-  ['/accounts', 'Accounts'],
-  ['/operations', 'Operations'],
-] as const;
-
-function accountPage(path: string): ReactNode {
-  switch (path) {
-    case '/ledger':
-      return <Ledger />;
-    case '/usage':
-      return <Usage />;
-    case '/keys':
-      return <Keys />;
-    case '/settings':
-      return <Settings />;
-    case '/tasks':
-      return <Tasks />;
-    case '/gallery':
-      return <Gallery />;
-    default:
-      return <Overview />;
-  }
+/** What a page is given: the `:name` parts of its path. */
+interface PageProps {
+  readonly params: Readonly<Record<string, string>>;
 }
 
-function operatorPage(path: string): ReactNode {
-  const account = /^\/accounts\/([^/]+)$/.exec(path);
-  if (account) return <AccountDetail accountId={decodeURIComponent(account[1]!)} />;
-  if (path === '/operations') return <Operations />;
-  return <Accounts />;
+/** A page module's named export, loaded with its own chunk the first time the page is shown. */
+function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType<PageProps>>>, name: K): LazyExoticComponent<ComponentType<PageProps>> {
+  return lazy(() => load().then((module) => ({ default: module[name] })));
+}
+
+interface PageRoute {
+  /** `/ledger`, or with a parameter `/accounts/:id`. */
+  readonly path: string;
+  /** Shown in the navigation when given. */
+  readonly label?: string;
+  readonly page: LazyExoticComponent<ComponentType<PageProps>>;
+}
+
+// Adding a page is one line here; the first entry is also shown for a path no entry matches.
+const ACCOUNT_PAGES: readonly PageRoute[] = [
+  { path: '/', label: 'Overview', page: lazyPage(() => import('./pages/Overview'), 'Overview') },
+  { path: '/ledger', label: 'Ledger', page: lazyPage(() => import('./pages/Ledger'), 'Ledger') },
+  { path: '/usage', label: 'Usage', page: lazyPage(() => import('./pages/Usage'), 'Usage') },
+  { path: '/keys', label: 'Keys', page: lazyPage(() => import('./pages/Keys'), 'Keys') },
+  { path: '/settings', label: 'Webhooks & settings', page: lazyPage(() => import('./pages/Settings'), 'Settings') },
+  { path: '/tasks', label: 'Tasks', page: lazyPage(() => import('./pages/Tasks'), 'Tasks') },
+  { path: '/gallery', label: 'Gallery', page: lazyPage(() => import('./pages/Gallery'), 'Gallery') },
+];
+
+const OPERATOR_PAGES: readonly PageRoute[] = [
+  { path: '/accounts', label: 'Accounts', page: lazyPage(() => import('./pages/Accounts'), 'Accounts') },
+  { path: '/accounts/:id', page: lazy(() => import('./pages/AccountDetail').then(({ AccountDetail }) => ({ default: ({ params }: PageProps) => <AccountDetail accountId={params.id!} /> }))) },
+  { path: '/operations', label: 'Operations', page: lazyPage(() => import('./pages/Operations'), 'Operations') },
+];
+
+/** The `:name` parts of `path` when it matches `pattern`, else null. */
+function match(pattern: string, path: string): Record<string, string> | null {
+  const want = pattern.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i]!.startsWith(':')) {
+      if (got[i] === '') return null;
+      params[want[i]!.slice(1)] = decodeURIComponent(got[i]!);
+    } else if (want[i] !== got[i]) return null;
+  }
+  return params;
+}
+
+function Pages({ routes }: { routes: readonly PageRoute[] }) {
+  const path = usePath();
+  let found: { route: PageRoute; params: Record<string, string> } = { route: routes[0]!, params: {} };
+  for (const route of routes) {
+    const params = match(route.path, path);
+    if (params) {
+      found = { route, params };
+      break;
+    }
+  }
+  const Page = found.route.page;
+  return (
+    <Suspense fallback={<Loading />}>
+      <Page params={found.params} />
+    </Suspense>
+  );
 }
 
 export function App() {
   const [language, setLanguage] = useState<Language>(initialLanguage);
   const i18n = useMemo(() => makeI18n(language), [language]);
   const [session, setSession] = useState<Session | null | 'unknown'>('unknown');
-  const [account, setAccount] = useState<AccountView | null>(null);
 
   useEffect(() => {
     document.documentElement.lang = i18n.language === 'zh' ? 'zh-CN' : 'en';
@@ -70,7 +86,6 @@ export function App() {
   const signedOut = useCallback(() => {
     rememberSession(null);
     setSession(null);
-    setAccount(null);
   }, []);
 
   useEffect(() => {
@@ -85,10 +100,10 @@ export function App() {
     );
   }, [signedOut]);
 
-  useEffect(() => {
-    if (session === 'unknown' || session?.kind !== 'account') return;
-    api.get<AccountView>('/v1/account').then(setAccount, () => undefined);
-  }, [session]);
+  // The owner's account, kept fresh: a change of its time zone redates every page at once.
+  const owner = session !== 'unknown' && session?.kind === 'account' ? session.account_id : null;
+  const loaded = useLoad(() => (owner ? api.get<AccountView>('/v1/account') : Promise.resolve(null)), [owner]);
+  const account = owner && loaded.data?.id === owner ? loaded.data : null;
 
   const switchLanguage = (next: Language) => {
     saveLanguage(next);
@@ -108,24 +123,14 @@ export function App() {
               }}
             />
           ) : session.kind === 'operator' ? (
-            <OperatorPages />
+            <Pages routes={OPERATOR_PAGES} />
           ) : account ? (
-            <AccountPages />
+            <Pages routes={ACCOUNT_PAGES} />
           ) : null}
         </Shell>
       </AccountContext.Provider>
     </I18nContext.Provider>
   );
-}
-
-function AccountPages() {
-  const path = usePath();
-  return <>{accountPage(path)}</>;
-}
-
-function OperatorPages() {
-  const path = usePath();
-  return <>{operatorPage(path)}</>;
 }
 
 function Shell({
@@ -142,7 +147,6 @@ function Shell({
   children: ReactNode;
 }) {
   const { t } = useI18n();
-  const path = usePath();
   const pages = session?.kind === 'operator' ? OPERATOR_PAGES : session ? ACCOUNT_PAGES : [];
   const signOut = async () => {
     await api.delete('/session').catch(() => undefined);
@@ -168,21 +172,49 @@ function Shell({
           )}
         </div>
       </header>
-      {pages.length > 0 && (
-        <nav aria-label={t('Pages')} className="nav">
-          <ul>
-            {pages.map(([to, label]) => (
-              <li key={to}>
-                <Link to={to} current={to === '/' ? path === '/' : path === to || path.startsWith(`${to}/`)}>
-                  {t(label)}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-      )}
+      {pages.length > 0 && <Navigation pages={pages} />}
       <main>{children}</main>
     </div>
+  );
+}
+
+/**
+ * The pages' links; at 720 px and narrower (styles.css) they fold behind a menu button, which
+ * Escape and choosing a page close again.
+ */
+function Navigation({ pages }: { pages: readonly PageRoute[] }) {
+  const { t } = useI18n();
+  const path = usePath();
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => setOpen(false), [path]);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [open]);
+  return (
+    <nav aria-label={t('Pages')} className={open ? 'nav open' : 'nav'}>
+      <button type="button" className="menu-button" ref={button} aria-expanded={open} aria-controls="nav-pages" onClick={() => setOpen(!open)}>
+        {t('Menu')}
+      </button>
+      <ul id="nav-pages">
+        {pages
+          .filter((page) => page.label !== undefined)
+          .map(({ path: to, label }) => (
+            <li key={to}>
+              <Link to={to} current={to === '/' ? path === '/' : path === to || path.startsWith(`${to}/`)}>
+                {t(label!)}
+              </Link>
+            </li>
+          ))}
+      </ul>
+    </nav>
   );
 }
 

@@ -1,8 +1,10 @@
 /**
  * The dashboard's only way to the gateway: /dashboard/api with the session cookie (the browser
  * sends it; no script can read it) and, on state changes, the session's CSRF token, kept in
- * memory only. Errors keep the API's own body.
+ * memory only. Errors keep the API's own body. A successful state change reloads every screen.
  */
+import { invalidate } from './fresh';
+
 export interface Session {
   readonly kind: 'account' | 'operator';
   readonly account_id?: string;
@@ -33,20 +35,25 @@ export function whenSessionEnds(handler: () => void): void {
   onSignedOut = handler;
 }
 
+/** What changes state: after it succeeds, every screen loads again (web/src/fresh.ts). Signing in or out changes no data shown. */
+function changesData(method: string, path: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && path !== '/session';
+}
+
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   const res = await fetch(`/dashboard/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
+  const text = res.status === 204 ? '' : await res.text();
   const parsed: unknown = text ? JSON.parse(text) : null;
   if (!res.ok) {
     const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
     if (res.status === 401 && path !== '/session') onSignedOut();
     throw new ApiFailure(res.status, error?.code ?? 'error', error?.message ?? `HTTP ${res.status}`);
   }
-  return parsed as T;
+  if (changesData(method, path)) invalidate();
+  return (res.status === 204 ? undefined : parsed) as T;
 }
 
 export const api = {

@@ -45,7 +45,6 @@ export function KeysPanel({ listPath, revokePath, currentKeyId }: { listPath: st
       setIssued(await api.post<KeyView & { key: string }>(listPath, body));
       setCopied(false);
       setForm({ name: '', models: '', budget: '', period: 'month', expires: '', rate: '' });
-      keys.reload();
     });
   };
   const set = (name: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value });
@@ -147,10 +146,7 @@ export function KeysPanel({ listPath, revokePath, currentKeyId }: { listPath: st
                           disabled={revoke.busy}
                           onClick={() => {
                             if (!window.confirm(t('Revoke key {name}? Requests with it fail at once.', { name: k.name ?? k.prefix }))) return;
-                            void revoke.run(async () => {
-                              await api.delete(revokePath(k.id));
-                              keys.reload();
-                            });
+                            void revoke.run(() => api.delete(revokePath(k.id)));
                           }}
                         >
                           {t('Revoke')}

@@ -48,13 +48,13 @@ function query(filters: Filters, timeZoneOffsetHint: string): string {
  * API path (the owner's /v1/account/ledger, or the operator's /admin/v1/accounts/{id}/ledger);
  * `onRefund` lets the operator start a refund from a settlement.
  */
-export function LedgerTable({ base, csvName, onRefund, reloadKey = 0 }: { base: string; csvName: string; onRefund?: (entry: LedgerEntry) => void; reloadKey?: number }) {
+export function LedgerTable({ base, csvName, onRefund }: { base: string; csvName: string; onRefund?: (entry: LedgerEntry) => void }) {
   const { t } = useI18n();
   const [filters, setFilters] = useState<Filters>({ type: '', model: '', key_id: '', from: '', to: '' });
   const [applied, setApplied] = useState(filters);
   const [pages, setPages] = useState<LedgerEntry[][]>([]);
   const q = query(applied, 'Z');
-  const first = useLoad(() => api.get<ListBody<LedgerEntry>>(`${base}?limit=50${q ? `&${q}` : ''}`), [base, q, reloadKey]);
+  const first = useLoad(() => api.get<ListBody<LedgerEntry>>(`${base}?limit=50${q ? `&${q}` : ''}`), [base, q]);
   const [next, setNext] = useState<string | null>(null);
   const more = useAction();
   const download = useAction();

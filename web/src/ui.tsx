@@ -1,27 +1,46 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { ApiFailure } from './api';
+import { onChange, pollLater } from './fresh';
 import { dateTimeText, yuanText } from './format';
 import { useI18n } from './i18n';
 import { useAccount } from './account-context';
 
-/** Loads data for a page; `reload` fetches again (after a change the page made). */
-export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data: T | null; error: string | null; reload: () => void } {
+/**
+ * Loads data for a page, and keeps it fresh (web/src/fresh.ts): it loads again after any change
+ * the dashboard makes, when the tab becomes visible again, and every POLL_MS while
+ * `options.pollWhile(data)` says something shown is still running (an audit, a task). The data
+ * shown stays until the new load answers, so a reload never blanks the page. `reload` loads again
+ * at once (a Refresh button).
+ */
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: readonly unknown[],
+  options: { pollWhile?: (data: T) => boolean } = {},
+): { data: T | null; error: string | null; reload: () => void } {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [round, setRound] = useState(0);
+  const [settled, setSettled] = useState(0);
+  const reload = useCallback(() => setRound((r) => r + 1), []);
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const run = useCallback(load, deps);
+  useEffect(() => onChange(reload), [reload]);
   useEffect(() => {
     let current = true;
-    run().then(
-      (value) => current && (setData(value), setError(null)),
-      (err: unknown) => current && setError(err instanceof Error ? err.message : String(err)),
-    );
+    run()
+      .then(
+        (value) => current && (setData(value), setError(null)),
+        (err: unknown) => current && setError(err instanceof Error ? err.message : String(err)),
+      )
+      .finally(() => current && setSettled((n) => n + 1));
     return () => {
       current = false;
     };
   }, [run, round]);
-  return { data, error, reload: () => setRound((r) => r + 1) };
+  const running = data !== null && options.pollWhile !== undefined && options.pollWhile(data);
+  // Each answer schedules the next look, so polls never overlap and stop with the last running thing.
+  useEffect(() => (running ? pollLater(reload) : undefined), [running, settled, reload]);
+  return { data, error, reload };
 }
 
 /** Runs an action a button started; its failure is shown next to it, never thrown away. */
@@ -89,5 +108,18 @@ export function Field({ label, children }: { label: string; children: ReactNode 
       <span>{label}</span>
       {children}
     </label>
+  );
+}
+
+/**
+ * A table too wide for a narrow screen scrolls sideways inside its card instead of widening the
+ * page; the region is focusable so the keyboard can scroll it, and named for screen readers.
+ */
+export function TableScroll({ label, children }: { label?: string; children: ReactNode }) {
+  const { t } = useI18n();
+  return (
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={label ?? t('Scrollable table')}>
+      {children}
+    </div>
   );
 }

@@ -5,6 +5,7 @@ export const ZH: Readonly<Record<string, string>> = {
   'Sign in': '登录',
   'Sign out': '退出登录',
   Pages: '页面',
+  Menu: '菜单',
   'Account owners sign in with one of the account’s API keys; operators with the admin token. The secret is exchanged for a session and is not kept by the browser.':
     '账户所有者使用账户的任一 API 密钥登录；运维人员使用管理令牌登录。密钥仅用于换取会话，浏览器不会保存它。',
   'API key or admin token': 'API 密钥或管理令牌',
@@ -117,7 +118,7 @@ export const ZH: Readonly<Record<string, string>> = {
   'Default video_url_mode': '默认 video_url_mode',
   'Time zone (IANA)': '时区（IANA）',
   Save: '保存',
-  'Saved. Reload the page to see dates in the new time zone.': '已保存。刷新页面以按新时区显示日期。',
+  'Saved: every page now shows dates in this time zone.': '已保存：所有页面现在按此时区显示日期。',
   'Asynchronous tasks': '异步任务',
   Kind: '类型',
   Refresh: '刷新',

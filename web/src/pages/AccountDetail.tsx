@@ -13,11 +13,6 @@ export function AccountDetail({ accountId }: { accountId: string }) {
   const { t } = useI18n();
   const base = `/admin/v1/accounts/${encodeURIComponent(accountId)}`;
   const account = useLoad(() => api.get<AccountView>(base), [base]);
-  const [changes, setChanges] = useState(0);
-  const refresh = () => {
-    setChanges(changes + 1);
-    account.reload();
-  };
   const [credit, setCredit] = useState({ amount: '', reference: '', note: '' });
   const [refund, setRefund] = useState({ reservation_id: '', amount: '', reference: '', reason: '' });
   const creditAction = useAction();
@@ -67,7 +62,6 @@ export function AccountDetail({ accountId }: { accountId: string }) {
                 await api.post(`${base}/credits`, { amount, reference: credit.reference, ...(credit.note ? { note: credit.note } : {}) });
                 setDone(t('Credited.'));
                 setCredit({ amount: '', reference: '', note: '' });
-                refresh();
               });
             }}
           >
@@ -98,7 +92,6 @@ export function AccountDetail({ accountId }: { accountId: string }) {
                 await api.post(`${base}/refunds`, { reservation_id: refund.reservation_id, amount, reference: refund.reference, reason: refund.reason });
                 setDone(t('Refunded.'));
                 setRefund({ reservation_id: '', amount: '', reference: '', reason: '' });
-                refresh();
               });
             }}
           >
@@ -122,7 +115,7 @@ export function AccountDetail({ accountId }: { accountId: string }) {
         </Section>
       </div>
       {done && <p role="status">{done}</p>}
-      <LedgerTable base={`${base}/ledger`} csvName={`ledger-${a.id}.csv`} onRefund={startRefund} reloadKey={changes} />
+      <LedgerTable base={`${base}/ledger`} csvName={`ledger-${a.id}.csv`} onRefund={startRefund} />
       <Statements base={`${base}/statements`} csvPrefix={`statement-${a.id}`} defaultMonth={monthIn(new Date(), a.settings.timezone)} />
       <KeysPanel listPath={`${base}/keys`} revokePath={(id) => `/admin/v1/keys/${encodeURIComponent(id)}`} />
     </AccountContext.Provider>

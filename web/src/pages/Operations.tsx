@@ -45,7 +45,8 @@ export function Operations() {
   const jobs = useLoad(() => api.get<{ data: Job[] }>('/admin/v1/jobs?failing=true'), []);
   const dropped = useLoad(() => api.get<{ data: DroppedDelivery[] }>('/admin/v1/webhooks/dropped?limit=50'), []);
   const models = useLoad(() => api.get<{ data: CatalogModel[] }>('/admin/v1/catalog'), []);
-  const audit = useLoad(() => api.get<{ running: AuditRun | null; last: AuditRun | null }>('/admin/v1/audit'), []);
+  // A running audit is watched until it finishes: its result replaces "Running since" by itself.
+  const audit = useLoad(() => api.get<{ running: AuditRun | null; last: AuditRun | null }>('/admin/v1/audit'), [], { pollWhile: (a) => a.running !== null });
   const runAudit = useAction();
   const reload = useAction();
   const [catalog, setCatalog] = useState<{ models: number; unavailable: string[] } | null>(null);
@@ -124,12 +125,7 @@ export function Operations() {
           <button
             type="button"
             disabled={runAudit.busy || !!audit.data?.running}
-            onClick={() =>
-              runAudit.run(async () => {
-                await api.post('/admin/v1/audit');
-                audit.reload();
-              })
-            }
+            onClick={() => runAudit.run(() => api.post('/admin/v1/audit'))}
           >
             {t('Run the audit')}
           </button>
@@ -139,10 +135,7 @@ export function Operations() {
         <ErrorNote error={audit.error ?? runAudit.error} />
         {audit.data?.running && (
           <p role="status">
-            {t('Running since')} <When iso={audit.data.running.started_at} timeZone="UTC" />{' '}
-            <button type="button" onClick={audit.reload}>
-              {t('Refresh')}
-            </button>
+            {t('Running since')} <When iso={audit.data.running.started_at} timeZone="UTC" />
           </p>
         )}
         {audit.data && !audit.data.last && !audit.data.running && <p className="muted">{t('No audit has run yet.')}</p>}
@@ -250,7 +243,6 @@ export function Operations() {
           onClick={() =>
             reload.run(async () => {
               setCatalog(await api.post<{ models: number; unavailable: string[] }>('/admin/v1/catalog/reload'));
-              models.reload();
             })
           }
         >

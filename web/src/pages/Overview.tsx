@@ -3,7 +3,7 @@ import { useAccount } from '../account-context';
 import { StackedBars, type StackedRow } from '../charts';
 import { dayIn } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Loading, Money, Section, useLoad } from '../ui';
+import { ErrorNote, Loading, Money, Section, TableScroll, useLoad } from '../ui';
 
 interface UsageRow {
   readonly day: string;
@@ -64,34 +64,36 @@ export function Overview() {
         ) : (
           <>
             <StackedBars rows={rows} series={models} title={t('Spend of the last 30 days, by day and model')} />
-            <table data-testid="spend-table">
-              <caption className="visually-hidden">{t('Spend of the last 30 days, by day and model')}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t('Day')}</th>
-                  <th scope="col">{t('Model')}</th>
-                  <th scope="col">{t('Requests')}</th>
-                  <th scope="col" className="num">{t('Amount')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {usage.data.data.length === 0 && (
+            <TableScroll>
+              <table data-testid="spend-table">
+                <caption className="visually-hidden">{t('Spend of the last 30 days, by day and model')}</caption>
+                <thead>
                   <tr>
-                    <td colSpan={4} className="muted">{t('No spend yet.')}</td>
+                    <th scope="col">{t('Day')}</th>
+                    <th scope="col">{t('Model')}</th>
+                    <th scope="col">{t('Requests')}</th>
+                    <th scope="col" className="num">{t('Amount')}</th>
                   </tr>
-                )}
-                {usage.data.data.map((r) => (
-                  <tr key={`${r.day}/${r.model}`}>
-                    <td>{r.day}</td>
-                    <td>{r.model ?? '—'}</td>
-                    <td>{r.requests}</td>
-                    <td className="num">
-                      <Money minor={r.amount} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {usage.data.data.length === 0 && (
+                    <tr>
+                      <td colSpan={4} className="muted">{t('No spend yet.')}</td>
+                    </tr>
+                  )}
+                  {usage.data.data.map((r) => (
+                    <tr key={`${r.day}/${r.model}`}>
+                      <td>{r.day}</td>
+                      <td>{r.model ?? '—'}</td>
+                      <td>{r.requests}</td>
+                      <td className="num">
+                        <Money minor={r.amount} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
           </>
         )}
       </Section>

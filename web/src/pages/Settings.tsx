@@ -64,7 +64,6 @@ export function Settings() {
                   void rotate.run(async () => {
                     await api.post('/v1/account/webhook-secret');
                     setRevealed(true);
-                    secret.reload();
                   });
                 }}
               >
@@ -106,7 +105,7 @@ export function Settings() {
           </button>
         </form>
         <ErrorNote error={save.error} />
-        {saved && <p role="status">{t('Saved. Reload the page to see dates in the new time zone.')}</p>}
+        {saved && <p role="status">{t('Saved: every page now shows dates in this time zone.')}</p>}
       </Section>
     </>
   );

@@ -45,6 +45,10 @@ function links(detail: Task['detail']): string[] {
   return [...new Set(found)];
 }
 
+function unsettled(task: Task): boolean {
+  return task.status === 'queued' || task.status === 'running' || task.billing.status === 'reserved';
+}
+
 function seconds(from: string, to: string | null): string {
   return to ? `${Math.round((Date.parse(to) - Date.parse(from)) / 100) / 10} s` : '—';
 }
@@ -53,7 +57,8 @@ export function Tasks() {
   const { t } = useI18n();
   const [kind, setKind] = useState('');
   const [open, setOpen] = useState<string | null>(null);
-  const tasks = useLoad(() => api.get<ListBody<Task>>(`/v1/tasks?limit=50${kind ? `&kind=${kind}` : ''}`), [kind]);
+  // Watched while a task shown is unfinished or its charge still open: its status and cost change by themselves.
+  const tasks = useLoad(() => api.get<ListBody<Task>>(`/v1/tasks?limit=50${kind ? `&kind=${kind}` : ''}`), [kind], { pollWhile: (list) => list.data.some(unsettled) });
   const redeliver = useAction();
   return (
     <>
@@ -102,10 +107,7 @@ export function Tasks() {
                 )}
                 {tasks.data.data.map((task) => (
                   <TaskRow key={task.id} task={task} open={open === task.id} onToggle={() => setOpen(open === task.id ? null : task.id)} onRedeliver={() =>
-                    redeliver.run(async () => {
-                      await api.post(`/v1/videos/generations/${encodeURIComponent(task.id)}/webhook/redeliver`);
-                      tasks.reload();
-                    })
+                    redeliver.run(() => api.post(`/v1/videos/generations/${encodeURIComponent(task.id)}/webhook/redeliver`))
                   } />
                 ))}
               </tbody>
@@ -164,7 +166,7 @@ function Deliveries({ taskId, callback, signed, onRedeliver }: { taskId: string;
       <td colSpan={9}>
         <p>
           {t('Callback')}: <code>{callback}</code> · {signed ? t('signed') : t('unsigned')}{' '}
-          <button type="button" onClick={() => void onRedeliver().then(deliveries.reload)}>
+          <button type="button" onClick={() => void onRedeliver()}>
             {t('Redeliver')}
           </button>
         </p>

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../api';
 import { StackedBars } from '../charts';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, useLoad } from '../ui';
 
 type Group = 'day' | 'model' | 'key' | 'endpoint';
 const GROUPS: Group[] = ['day', 'model', 'key', 'endpoint'];
@@ -50,57 +50,59 @@ export function Usage() {
         ) : (
           <>
             <StackedBars rows={usage.data.data.map((r) => ({ label: label(r), amount: r.amount }))} series={['amount']} title={t('Usage')} />
-            <table data-testid="usage-table">
-              <caption className="visually-hidden">{t('Usage')}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t(group)}</th>
-                  <th scope="col" className="num">{t('Requests')}</th>
-                  <th scope="col" className="num">{t('Charged')}</th>
-                  <th scope="col" className="num">{t('Refunded')}</th>
-                  <th scope="col" className="num">{t('Amount')}</th>
-                  <th scope="col">{t('Units')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {usage.data.data.map((r) => (
-                  <tr key={label(r)}>
-                    <td>{label(r)}</td>
-                    <td className="num">{r.requests}</td>
-                    <td className="num">
-                      <Money minor={r.charged} />
-                    </td>
-                    <td className="num">
-                      <Money minor={r.refunded} />
-                    </td>
-                    <td className="num">
-                      <Money minor={r.amount} />
-                    </td>
-                    <td className="mono">
-                      {Object.entries(r.units)
-                        .map(([k, v]) => `${k}=${v}`)
-                        .join(' ')}
-                    </td>
+            <TableScroll>
+              <table data-testid="usage-table">
+                <caption className="visually-hidden">{t('Usage')}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{t(group)}</th>
+                    <th scope="col" className="num">{t('Requests')}</th>
+                    <th scope="col" className="num">{t('Charged')}</th>
+                    <th scope="col" className="num">{t('Refunded')}</th>
+                    <th scope="col" className="num">{t('Amount')}</th>
+                    <th scope="col">{t('Units')}</th>
                   </tr>
-                ))}
-              </tbody>
-              <tfoot>
-                <tr>
-                  <th scope="row">{t('Total')}</th>
-                  <td className="num">{usage.data.total.requests}</td>
-                  <td className="num">
-                    <Money minor={usage.data.total.charged} />
-                  </td>
-                  <td className="num">
-                    <Money minor={usage.data.total.refunded} />
-                  </td>
-                  <td className="num">
-                    <Money minor={usage.data.total.amount} />
-                  </td>
-                  <td />
-                </tr>
-              </tfoot>
-            </table>
+                </thead>
+                <tbody>
+                  {usage.data.data.map((r) => (
+                    <tr key={label(r)}>
+                      <td>{label(r)}</td>
+                      <td className="num">{r.requests}</td>
+                      <td className="num">
+                        <Money minor={r.charged} />
+                      </td>
+                      <td className="num">
+                        <Money minor={r.refunded} />
+                      </td>
+                      <td className="num">
+                        <Money minor={r.amount} />
+                      </td>
+                      <td className="mono">
+                        {Object.entries(r.units)
+                          .map(([k, v]) => `${k}=${v}`)
+                          .join(' ')}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+                <tfoot>
+                  <tr>
+                    <th scope="row">{t('Total')}</th>
+                    <td className="num">{usage.data.total.requests}</td>
+                    <td className="num">
+                      <Money minor={usage.data.total.charged} />
+                    </td>
+                    <td className="num">
+                      <Money minor={usage.data.total.refunded} />
+                    </td>
+                    <td className="num">
+                      <Money minor={usage.data.total.amount} />
+                    </td>
+                    <td />
+                  </tr>
+                </tfoot>
+              </table>
+            </TableScroll>
           </>
         )}
       </Section>
