@@ -26,7 +26,7 @@ export interface AuditReport {
 export const AUDIT_REPLAY_SCHEMA = 'audit_replay';
 
 /** Advisory lock (class, key) of an audit's replay: two audits at once take turns. */
-const AUDIT_REPLAY_LOCK = [7_316_003, 0] as const;
+export const AUDIT_REPLAY_LOCK = [7_316_003, 0] as const;
 
 /**
  * Replays the log into a scratch schema and compares every live read model with its replay, then
