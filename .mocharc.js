@@ -16,6 +16,7 @@ const LONGEST_FIRST = [
   'test/integration/npm-start.test.ts',
   'test/fuzz/bad-requests.test.ts',
   'test/e2e/dashboard.test.ts',
+  'test/e2e/dashboard-shell.test.ts',
   'test/integration/assets.test.ts',
   'test/integration/scale-out.test.ts',
   'test/integration/fleet-hosts.test.ts',

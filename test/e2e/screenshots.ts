@@ -1,5 +1,6 @@
 /**
- * `npm run screenshots`: the dashboard's main pages as PNG files in docs/screenshots/, taken in
+ * `npm run screenshots`: the dashboard's main pages as PNG files in docs/screenshots/, each at a
+ * desktop's 1280 px and a phone's 390×844 (`overview-1280.png`, `overview-390.png`), taken in
  * Chromium from a gateway on a scratch database (DATABASE_URL, or the embedded server) with a
  * little activity: credits, a chat call through the openai SDK, a second key.
  */
@@ -9,9 +10,27 @@ import OpenAI from 'openai';
 import { FIXED_CALL } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN } from '../support/gateway';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../support/global-fixture';
+import type { Page } from 'playwright-core';
 import { launchBrowser, requireWebBuild } from './browser';
 
 const OUT = path.resolve(__dirname, '../../docs/screenshots');
+
+/** The widths every page is taken at, named in the file: a desktop, and a phone (390×844). */
+const VIEWPORTS = [
+  { width: 1280, height: 860 },
+  { width: 390, height: 844 },
+] as const;
+
+/** The page as it is now, at each width: `<name>-1280.png`, `<name>-390.png`. */
+async function shootWidths(page: Page, name: string, fullPage = true): Promise<void> {
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    await page.waitForLoadState('networkidle');
+    const file = `${name}-${viewport.width}.png`;
+    await page.screenshot({ path: path.join(OUT, file), fullPage });
+    console.log(`wrote docs/screenshots/${file}`);
+  }
+}
 
 async function main(): Promise<void> {
   requireWebBuild();
@@ -28,24 +47,29 @@ async function main(): Promise<void> {
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB' });
     const page = await context.newPage();
-    const shoot = async (route: string, heading: string, file: string) => {
+    const shoot = async (route: string, heading: string, name: string) => {
       await page.goto(`${gw.url}/dashboard${route}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-      await page.waitForLoadState('networkidle');
-      await page.screenshot({ path: path.join(OUT, file), fullPage: true });
-      console.log(`wrote docs/screenshots/${file}`);
+      await shootWidths(page, name);
     };
     await page.goto(`${gw.url}/dashboard`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await page.screenshot({ path: path.join(OUT, 'sign-in.png') });
+    await shootWidths(page, 'sign-in', false);
+    await page.setViewportSize(VIEWPORTS[0]);
     await page.getByLabel('API key or admin token').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    await shoot('', 'Overview', 'overview.png');
-    await shoot('/ledger', 'Ledger', 'ledger.png');
-    await shoot('/keys', 'Keys', 'keys.png');
-    await shoot('/settings', 'Webhooks & settings', 'settings.png');
-    await shoot('/tasks', 'Tasks', 'tasks.png');
+    await shoot('', 'Overview', 'overview');
+    await shoot('/ledger', 'Ledger', 'ledger');
+    await shoot('/usage', 'Usage', 'usage');
+    await shoot('/keys', 'Keys', 'keys');
+    await shoot('/settings', 'Webhooks & settings', 'settings');
+    await shoot('/tasks', 'Tasks', 'tasks');
+    // The phone's menu, open.
+    await page.setViewportSize(VIEWPORTS[1]);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.screenshot({ path: path.join(OUT, 'menu-390.png') });
+    console.log('wrote docs/screenshots/menu-390.png');
 
     const operator = await (await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB' })).newPage();
     await operator.goto(`${gw.url}/dashboard`);
@@ -54,14 +78,10 @@ async function main(): Promise<void> {
     await operator.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
     await operator.goto(`${gw.url}/dashboard/accounts/${accountId}`);
     await operator.getByTestId('credit-form').waitFor();
-    await operator.waitForLoadState('networkidle');
-    await operator.screenshot({ path: path.join(OUT, 'operator-account.png'), fullPage: true });
-    console.log('wrote docs/screenshots/operator-account.png');
+    await shootWidths(operator, 'operator-account');
     await operator.goto(`${gw.url}/dashboard/operations`);
     await operator.getByRole('heading', { level: 1, name: 'Operations' }).waitFor();
-    await operator.waitForLoadState('networkidle');
-    await operator.screenshot({ path: path.join(OUT, 'operator-operations.png'), fullPage: true });
-    console.log('wrote docs/screenshots/operator-operations.png');
+    await shootWidths(operator, 'operator-operations');
   } finally {
     await browser.close();
     await gw.close();
