@@ -58,9 +58,9 @@ export function dashboardPages(webRoot: string = DEFAULT_WEB_ROOT) {
     const relative = ctx.path.slice('/dashboard'.length).replace(/^\/+/, '');
     const candidate = path.resolve(root, relative);
     const inside = candidate.startsWith(root + path.sep);
-    const stat = inside && relative !== '' && existsSync(candidate) ? statSync(candidate) : null;
-    const file = stat?.isFile() ? candidate : index;
-    const { mtimeMs, size } = file === index ? statSync(index) : stat!;
+    const named = inside && relative !== '' && existsSync(candidate) ? statSync(candidate) : null;
+    const file = named?.isFile() ? candidate : index;
+    const { mtimeMs, size } = named?.isFile() ? named : statSync(index);
     const kind = TYPES[path.extname(file)] ?? UNKNOWN_TYPE;
     const built = await files.get(file, `${size}:${mtimeMs}`, kind.compressible);
     const encoding = chooseEncoding(ctx.get('accept-encoding'), new Set(built.variants.keys()));
