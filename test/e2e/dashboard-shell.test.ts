@@ -169,6 +169,18 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor();
     expect([...ownerChunks]).to.include('Keys');
     expect([...ownerChunks]).to.not.include.any.members(['Ledger', 'Usage', 'Tasks', ...OPERATOR_PAGE_CHUNKS]);
+
+    // A chunk that does not come (a newer build has other names) leaves the shell standing, with a way out.
+    await page.route('**/dashboard/assets/Gallery-*.js', (route) => route.abort());
+    await page.locator('nav a', { hasText: 'Gallery' }).click();
+    await page.getByRole('alert').getByRole('button', { name: 'Reload the dashboard' }).waitFor();
+    await page.unroute('**/dashboard/assets/Gallery-*.js');
+    const failures = owner.consoleErrors.splice(0);
+    expect(failures.some((e) => e.includes('dynamically imported module')), failures.join('\n')).to.equal(true);
+    // Only the refused chunk: its request, and the import that needed it.
+    expect(failures.filter((e) => !/Failed to load resource: net::ERR_FAILED$|Failed to fetch dynamically imported module: \S+\/Gallery-[\w-]{8}\.js$/.test(e)), 'other console errors').to.deep.equal([]);
+    await page.locator('nav a', { hasText: 'Keys' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor();
   });
 
   it('updates a video task\'s status and cost by itself, and a key made in another tab', async () => {
@@ -192,6 +204,7 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
 
     // A second tab of the same browser follows a key made in the first.
     const other = await owner.context.newPage();
+    other.on('console', (message) => message.type() === 'error' && owner.consoleErrors.push(`second tab: ${message.text()}`));
     await other.goto(`${gw.url}/dashboard/keys`);
     await other.getByTestId('keys-table').waitFor();
     await page.locator('nav a', { hasText: 'Keys' }).click();

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ComponentType, type FormEvent, type LazyExoticComponent, type ReactNode } from 'react';
+import { Component, lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ComponentType, type FormEvent, type LazyExoticComponent, type ReactNode } from 'react';
 import { api, ApiFailure, rememberSession, whenSessionEnds, type Session } from './api';
 import { AccountContext, type AccountView } from './account-context';
 import { I18nContext, initialLanguage, makeI18n, saveLanguage, useI18n, type Language } from './i18n';
@@ -67,9 +67,38 @@ function Pages({ routes }: { routes: readonly PageRoute[] }) {
   }
   const Page = found.route.page;
   return (
-    <Suspense fallback={<Loading />}>
-      <Page params={found.params} />
-    </Suspense>
+    <PageFailure key={path}>
+      <Suspense fallback={<Loading />}>
+        <Page params={found.params} />
+      </Suspense>
+    </PageFailure>
+  );
+}
+
+/**
+ * A page whose chunk did not load (the network failed, or the gateway now serves a newer build
+ * whose files have other names) says so with a way to reload, instead of blanking the app; a
+ * move to another page tries again.
+ */
+class PageFailure extends Component<{ children: ReactNode }, { failed: boolean }> {
+  override state = { failed: false };
+  static getDerivedStateFromError(): { failed: boolean } {
+    return { failed: true };
+  }
+  override render(): ReactNode {
+    return this.state.failed ? <PageFailed /> : this.props.children;
+  }
+}
+
+function PageFailed() {
+  const { t } = useI18n();
+  return (
+    <div role="alert">
+      <p className="error">{t('This page could not be loaded; the dashboard may have been updated.')}</p>
+      <button type="button" onClick={() => window.location.reload()}>
+        {t('Reload the dashboard')}
+      </button>
+    </div>
   );
 }
 
@@ -201,6 +230,7 @@ function Navigation({ pages }: { pages: readonly PageRoute[] }) {
   return (
     <nav aria-label={t('Pages')} className={open ? 'nav open' : 'nav'}>
       <button type="button" className="menu-button" ref={button} aria-expanded={open} aria-controls="nav-pages" onClick={() => setOpen(!open)}>
+        <span aria-hidden="true">☰ </span>
         {t('Menu')}
       </button>
       <ul id="nav-pages">

@@ -1,6 +1,7 @@
 /**
  * Fresh data on every screen, by one rule: whatever a screen shows is loaded again when it may
- * have changed. `useLoad` (web/src/ui.tsx) is the only consumer; pages never call this module.
+ * have changed. web/src/api.ts reports each change and `useLoad` (web/src/ui.tsx) listens; a page
+ * gets all of this by loading its data with `useLoad`, and never calls this module itself.
  *
  * - After every successful state change through web/src/api.ts (POST, PATCH, PUT, DELETE), every
  *   mounted `useLoad` loads again: a credit changes the balance, the statement, the ledger and the

@@ -6,6 +6,8 @@ export const ZH: Readonly<Record<string, string>> = {
   'Sign out': '退出登录',
   Pages: '页面',
   Menu: '菜单',
+  'This page could not be loaded; the dashboard may have been updated.': '无法加载此页面，控制台可能已更新。',
+  'Reload the dashboard': '重新加载控制台',
   'Account owners sign in with one of the account’s API keys; operators with the admin token. The secret is exchanged for a session and is not kept by the browser.':
     '账户所有者使用账户的任一 API 密钥登录；运维人员使用管理令牌登录。密钥仅用于换取会话，浏览器不会保存它。',
   'API key or admin token': 'API 密钥或管理令牌',
