@@ -246,13 +246,18 @@ export class AccountService {
   async issueKey(accountId: string, settings: KeySettings, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView & { key: string }> {
     const key = generateApiKey();
     const keyId = newId('key');
-    await this.run(
+    const { state, events, position } = await this.run(
       accountId,
       { type: 'IssueApiKey', keyId, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), settings, by: this.acting(by), now: this.now() },
       metadata,
-      ['api_keys'],
+      [],
     );
-    return { ...(await this.requireKey(accountId, keyId)), key };
+    // The secret is in this answer alone: a keys view still behind after PROJECTION_WAIT_MS must
+    // not turn it into an error that loses it, so the key is then shown as its event records it.
+    if (position && (await this.progress.waitFor(position, ['api_keys'], this.options.projectionWaitMs))) return { ...(await this.requireKey(accountId, keyId)), key };
+    const issued = events.find((e) => e.type === 'ApiKeyIssued');
+    if (!issued) throw new Error(`issuing ${keyId} recorded no ApiKeyIssued`);
+    return { ...keyViewOf(issuedKeyRow(issued.data), state, this.now()), key };
   }
 
   /** Replaces a key's settings (the caller merges a partial change into the current ones). */
@@ -287,23 +292,7 @@ export class AccountService {
       [accountId, keyId ?? null],
     );
     const now = this.now();
-    return rows.map((row) => {
-      const spend = entryOf(state.keys, row.key_id)?.spend;
-      const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, state.timezone) } : null;
-      return {
-        id: row.key_id,
-        name: row.name,
-        prefix: row.key_prefix,
-        allowed_models: row.allowed_models,
-        budget: budget && { ...budget, remaining: Math.max(0, budget.amount - budget.spent) },
-        expires_at: row.expires_at?.toISOString() ?? null,
-        rate_limit_per_minute: row.rate_limit_per_minute,
-        tokens_per_minute: row.tokens_per_minute,
-        created_at: row.created_at.toISOString(),
-        last_used_at: row.last_used_at?.toISOString() ?? null,
-        revoked: row.revoked_at !== null,
-      };
-    });
+    return rows.map((row) => keyViewOf(row, state, now));
   }
 
   async requireKey(accountId: string, keyId: string): Promise<KeyView> {
@@ -486,6 +475,42 @@ interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+}
+
+/** A key as the api_keys view holds it, with its spend from the account's decided state. */
+function keyViewOf(row: KeyRow, state: AccountState, now: string): KeyView {
+  const spend = entryOf(state.keys, row.key_id)?.spend;
+  const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, state.timezone) } : null;
+  return {
+    id: row.key_id,
+    name: row.name,
+    prefix: row.key_prefix,
+    allowed_models: row.allowed_models,
+    budget: budget && { ...budget, remaining: Math.max(0, budget.amount - budget.spent) },
+    expires_at: row.expires_at?.toISOString() ?? null,
+    rate_limit_per_minute: row.rate_limit_per_minute,
+    tokens_per_minute: row.tokens_per_minute,
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at?.toISOString() ?? null,
+    revoked: row.revoked_at !== null,
+  };
+}
+
+/** The api_keys row a key's issue starts (projections/api-keys.ts writes the same from the event). */
+function issuedKeyRow(issued: Extract<AccountEvent, { type: 'ApiKeyIssued' }>['data']): KeyRow {
+  return {
+    key_id: issued.keyId,
+    name: issued.name,
+    key_prefix: issued.keyPrefix,
+    allowed_models: issued.allowedModels,
+    budget: issued.budget,
+    expires_at: issued.expiresAt === null ? null : new Date(issued.expiresAt),
+    rate_limit_per_minute: issued.rateLimitPerMinute,
+    tokens_per_minute: issued.tokensPerMinute,
+    created_at: new Date(issued.at),
+    last_used_at: null,
+    revoked_at: null,
+  };
 }
 
 interface LedgerRow {
