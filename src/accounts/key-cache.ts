@@ -191,18 +191,12 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
         if (keyEvents.length > 0) track(this.keysChanged(keyEvents, keyEvents[keyEvents.length - 1]!.position));
       },
       onFailure: () => this.suspend(),
-    });
-    return {
-      started: follower.started,
-      get failing() {
-        return follower.failing;
-      },
-      close: async () => {
+      onClose: async () => {
         this.closed = true;
-        await follower.close();
         this.suspend();
         await Promise.all(settling);
       },
-    };
+    });
+    return follower;
   }
 }
