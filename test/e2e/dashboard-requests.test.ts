@@ -16,7 +16,7 @@ function shown(minor: number): string {
 
 /** Whether the page scrolls sideways (its content wider than the viewport). */
 async function pageOverflows(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+  return (await page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth')) === true;
 }
 
 /** The operator's request log and key search in Chromium, at 1280 px and 390×844, in English and Chinese. */

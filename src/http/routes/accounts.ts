@@ -338,10 +338,15 @@ const LEDGER_CSV_HEADER = [
   'key_id', 'actor', 'model', 'endpoint', 'request_id', 'task_id', 'reservation_id', 'reference', 'units', 'unit_prices', 'description',
 ];
 
-/** A pricing's units or unit prices as text: `name=value` pairs, lines joined by ` + ` (the divisor after `/`). */
+/** Quantities or prices by name as a CSV cell's text: `name=value` pairs separated by spaces. */
+export function namedValuesText(values: Readonly<Record<string, number>>): string {
+  return Object.entries(values).map(([k, v]) => `${k}=${v}`).join(' ');
+}
+
+/** A pricing's units or unit prices as text: each line's namedValuesText, lines joined by ` + ` (the divisor after `/`). */
 function pricingText(entry: LedgerEntryView, part: 'units' | 'unit_prices'): string | null {
   if (!entry.pricing) return null;
-  return entry.pricing.lines.map((l) => Object.entries(l[part]).map(([k, v]) => `${k}=${v}`).join(' ') + (part === 'unit_prices' && l.per !== 1 ? ` /${l.per}` : '')).join(' + ');
+  return entry.pricing.lines.map((l) => namedValuesText(l[part]) + (part === 'unit_prices' && l.per !== 1 ? ` /${l.per}` : '')).join(' + ');
 }
 
 async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {

@@ -8,7 +8,7 @@ import { everyPageForCsv, FORMAT, sendCsv, wantsCsv } from '../csv-response';
 import { listBody, pageParams } from '../pagination';
 import { timeRange } from '../time-range';
 import { validator } from '../validation';
-import { INSTANT } from './accounts';
+import { INSTANT, namedValuesText } from './accounts';
 
 const TEXT = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
@@ -92,11 +92,6 @@ function ownerView(line: LineView): Omit<LineView, 'channel'> {
   return shown;
 }
 
-/** Units as text, `name=quantity` pairs separated by spaces (as the ledger CSV writes a line's units). */
-function unitsText(units: Record<string, number> | null): string | null {
-  return units === null ? null : Object.entries(units).map(([name, quantity]) => `${name}=${quantity}`).join(' ');
-}
-
 const CSV_COLUMNS: readonly (readonly [string, (l: LineView) => CsvCell])[] = [
   ['reserved_at', (l) => l.reserved_at],
   ['closed_at', (l) => l.closed_at],
@@ -107,7 +102,7 @@ const CSV_COLUMNS: readonly (readonly [string, (l: LineView) => CsvCell])[] = [
   ['model', (l) => l.model],
   ['endpoint', (l) => l.endpoint],
   ['channel', (l) => l.channel],
-  ['units', (l) => unitsText(l.units)],
+  ['units', (l) => (l.units === null ? null : namedValuesText(l.units))],
   ['reserved_minor', (l) => l.reserved],
   ['amount_minor', (l) => l.amount],
   ['amount_yuan', (l) => (l.amount === null ? null : new YuanCell(l.amount))],
