@@ -44,13 +44,13 @@ function apiQuery(filters: Filters): string {
   return params.toString();
 }
 
-function unitsText(units: Record<string, number> | null): string {
-  return units === null ? '—' : Object.entries(units).map(([name, quantity]) => `${name} ${quantity.toLocaleString('en-GB')}`).join(', ');
+function unitsText(units: Record<string, number> | null, locale: string): string {
+  return units === null ? '—' : Object.entries(units).map(([name, quantity]) => `${name} ${quantity.toLocaleString(locale)}`).join(', ');
 }
 
 /** The operator's request log: one line per call that reserved money, across accounts, with its outcome. */
 export function Requests() {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   const { values, keep } = useUrlQuery(FILTERS);
   const [form, setForm] = useState<Filters>(values);
   const [pages, setPages] = useState<ListBody<RequestLine>[]>([]);
@@ -161,7 +161,7 @@ export function Requests() {
                     <td>{l.model}</td>
                     <td className="mono">{l.endpoint}</td>
                     <td>{l.channel ?? '—'}</td>
-                    <td>{unitsText(l.units)}</td>
+                    <td>{unitsText(l.units, locale)}</td>
                     <td className="num">
                       {l.outcome === 'open' ? (
                         <span className="muted">
