@@ -53,6 +53,9 @@ import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
 import { auditRouter } from './http/routes/audit';
+import { accountRequestLogRouter, adminRequestLogRouter, type RequestLogDeps } from './http/routes/request-log';
+import { allKeysRouter } from './http/routes/all-keys';
+import { requestLogCaughtUp } from './read/request-log';
 import { AuditRuns } from './audit-runs/service';
 import { CredentialCipher } from './channels/credential-cipher';
 import { ChannelDirectory } from './channels/directory';
@@ -307,7 +310,8 @@ function buildHttp(
   audits: AuditRuns,
   channels: ChannelService,
 ) {
-  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, router } = services;
+  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, router, progress } = services;
+  const requestLog: RequestLogDeps = { pool, fresh: async (accountId) => void (await requestLogCaughtUp(progress, store, accountId, config.projectionWaitMs)) };
   return createApp({
     logger,
     accounts,
@@ -321,6 +325,8 @@ function buildHttp(
     adminRouters: [
       droppedWebhooksRouter(pool),
       auditRouter(audits),
+      adminRequestLogRouter(requestLog),
+      allKeysRouter({ pool, clock }),
       channelsRouter({
         channels,
         modelsOn: (name) => catalog.all().filter((m) => m.channels.some((c) => c.name === name)).map((m) => m.id),
@@ -333,6 +339,7 @@ function buildHttp(
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
       webhookDeliveriesRouter({ readVideo: (id, accountId) => tasks.read('video', id, accountId) }),
+      accountRequestLogRouter(requestLog),
     ],
     publicMiddleware: [signedFiles(files, signer)],
     lockout: {

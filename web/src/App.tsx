@@ -14,6 +14,8 @@ import { Gallery } from './pages/Gallery';
 import { Accounts } from './pages/Accounts';
 import { AccountDetail } from './pages/AccountDetail';
 import { Operations } from './pages/Operations';
+import { Requests } from './pages/Requests';
+import { AllKeys } from './pages/AllKeys';
 
 const ACCOUNT_PAGES = [
   ['/', 'Overview'],
@@ -28,6 +30,8 @@ const ACCOUNT_PAGES = [
 const OPERATOR_PAGES = [
   ['/accounts', 'Accounts'],
   ['/operations', 'Operations'],
+  ['/requests', 'Request log'],
+  ['/all-keys', 'All keys'],
 ] as const;
 
 function accountPage(path: string): ReactNode {
@@ -53,6 +57,8 @@ function operatorPage(path: string): ReactNode {
   const account = /^\/accounts\/([^/]+)$/.exec(path);
   if (account) return <AccountDetail accountId={decodeURIComponent(account[1]!)} />;
   if (path === '/operations') return <Operations />;
+  if (path === '/requests') return <Requests />;
+  if (path === '/all-keys') return <AllKeys />;
   return <Accounts />;
 }
 

@@ -1,6 +1,7 @@
 import { keySettingsSchema, LEDGER_QUERY_SCHEMA, SETTINGS_SCHEMA, STATEMENT_QUERY_SCHEMA, USAGE_QUERY_SCHEMA } from '../../http/routes/accounts';
+import { ACCOUNT_REQUESTS_QUERY_SCHEMA } from '../../http/routes/request-log';
 import type { OperationDocs } from '../types';
-import { FINANCE_QUERY_TEXT, GUARD_ERRORS, queryFromSchema } from './common';
+import { FINANCE_QUERY_TEXT, GUARD_ERRORS, queryFromSchema, REQUEST_LOG_QUERY_TEXT } from './common';
 
 /** The caller's own account (src/http/routes/accounts.ts, accountRouter). */
 export const ACCOUNT_DOCS: OperationDocs = {
@@ -15,6 +16,16 @@ export const ACCOUNT_DOCS: OperationDocs = {
     summary: 'The caller’s ledger, oldest first: key, model, endpoint, request or task, units and prices per entry',
     query: queryFromSchema(LEDGER_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
     responses: [{ status: 200, description: 'A page of ledger entries (or CSV).', schema: 'LedgerPage' }],
+    errors: [...GUARD_ERRORS],
+  },
+  'GET /v1/account/requests': {
+    tag: 'account',
+    summary: 'The caller’s request log: one line per reserved call, newest first',
+    description:
+      'As the operator’s `GET /admin/v1/requests` for this account, without the channel (channel names are the operator’s). A request refused before it reserved has no line. ' +
+      'CSV with `format=csv` or `Accept: text/csv`.',
+    query: queryFromSchema(ACCOUNT_REQUESTS_QUERY_SCHEMA, REQUEST_LOG_QUERY_TEXT),
+    responses: [{ status: 200, description: 'A page of lines (or CSV).', schema: 'RequestLogPage' }],
     errors: [...GUARD_ERRORS],
   },
   'GET /v1/usage': {
