@@ -14,6 +14,8 @@ import { Gallery } from './pages/Gallery';
 import { Accounts } from './pages/Accounts';
 import { AccountDetail } from './pages/AccountDetail';
 import { Operations } from './pages/Operations';
+import { Revenue } from './pages/Revenue';
+import { Channels } from './pages/Channels';
 
 const ACCOUNT_PAGES = [
   ['/', 'Overview'],
@@ -27,6 +29,8 @@ const ACCOUNT_PAGES = [
 
 const OPERATOR_PAGES = [
   ['/accounts', 'Accounts'],
+  ['/revenue', 'Revenue & usage'],
+  ['/channels', 'Channels'],
   ['/operations', 'Operations'],
 ] as const;
 
@@ -53,6 +57,8 @@ function operatorPage(path: string): ReactNode {
   const account = /^\/accounts\/([^/]+)$/.exec(path);
   if (account) return <AccountDetail accountId={decodeURIComponent(account[1]!)} />;
   if (path === '/operations') return <Operations />;
+  if (path === '/revenue') return <Revenue />;
+  if (path === '/channels') return <Channels />;
   return <Accounts />;
 }
 
