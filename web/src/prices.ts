@@ -56,6 +56,13 @@ const QUANTITIES: Readonly<Record<string, string>> = {
   estimate: 'estimated charges',
 };
 
+/** Quantities in a steady order: the known units as listed above, then the others by name. */
+export function byQuantityOrder(a: string, b: string): number {
+  const known = Object.keys(QUANTITIES);
+  const rank = (name: string) => (known.includes(name) ? known.indexOf(name) : known.length);
+  return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 export function quantityUnit(name: string): { text: string; values?: Record<string, string> } {
   const known = QUANTITIES[name];
   if (known) return { text: known };

@@ -4,7 +4,7 @@ import type { AccountView } from '../account-context';
 import { StackedBars } from '../charts';
 import { dayIn, nextDay, zoneDayStart } from '../format';
 import { useI18n } from '../i18n';
-import { quantityUnit } from '../prices';
+import { byQuantityOrder, quantityUnit } from '../prices';
 import { ErrorNote, Field, Loading, Money, Section, useLoad } from '../ui';
 
 type Group = 'day' | 'model' | 'account_id' | 'channel';
@@ -78,6 +78,7 @@ export function Revenue() {
   };
   const units = (u: Totals['units']) =>
     Object.entries(u)
+      .sort(([a], [b]) => byQuantityOrder(a, b))
       .map(([name, quantity]) => {
         const unit = quantityUnit(name);
         return `${quantity.toLocaleString(locale)} ${t(unit.text, unit.values)}`;
