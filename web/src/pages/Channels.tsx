@@ -58,6 +58,15 @@ const STATE_LABELS: Record<ChannelHealth['state'], string> = {
   disabled: 'Disabled',
 };
 
+const OUTCOME_LABELS: Record<string, string> = {
+  ok: 'OK',
+  credentials_refused: 'Credentials refused',
+  answered_with_error: 'Reachable, answered with an error',
+  provider_error: 'Provider error',
+  timeout: 'Timed out',
+  unreachable: 'Unreachable',
+};
+
 const EVENT_LABELS: Record<string, string> = {
   ChannelCreated: 'Channel created',
   ChannelChanged: 'Settings changed',
@@ -121,7 +130,7 @@ export function Channels() {
           <p className="muted">{t('No channels are recorded: the gateway serves from CHANNELS or the simulator, which this page does not manage.')}</p>
         ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-            <table data-testid="channels-table">
+            <table className="wide" data-testid="channels-table">
               <caption className="visually-hidden">{t('All channels')}</caption>
               <thead>
                 <tr>
@@ -218,7 +227,7 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
       <ErrorNote error={test.error} />
       {result && (
         <p role="status" data-testid="channel-test" data-outcome={result.outcome}>
-          {t('Outcome')}: <strong>{t(result.outcome)}</strong>
+          {t('Outcome')}: <strong>{t(OUTCOME_LABELS[result.outcome] ?? result.outcome)}</strong>
           {result.status !== null && ` · HTTP ${result.status}`} · {t('{ms} ms', { ms: result.latency_ms })}
           {result.error && ` · ${result.error}`}
         </p>
@@ -285,7 +294,7 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
       <h3>{t('History')}</h3>
       <ErrorNote error={history.error} />
       <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-        <table data-testid="channel-history">
+        <table className="wide" data-testid="channel-history">
           <caption className="visually-hidden">{t('History')}</caption>
           <thead>
             <tr>

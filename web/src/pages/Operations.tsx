@@ -238,7 +238,7 @@ export function Operations() {
         <ErrorNote error={models.error} />
         {models.data && (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-            <table data-testid="catalog-table">
+            <table className="wide" data-testid="catalog-table">
               <caption className="visually-hidden">{t('Catalog')}</caption>
               <thead>
                 <tr>

@@ -137,7 +137,7 @@ export function Revenue() {
             <>
               <StackedBars rows={usage.data.data.map((r) => ({ label: label(r), [amountLabel]: r.amount }))} series={[amountLabel]} title={t('Revenue and usage across accounts')} />
               <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-                <table data-testid="revenue-table" data-query={query ?? ''}>
+                <table className="wide" data-testid="revenue-table" data-query={query ?? ''}>
                   <caption className="visually-hidden">{t('Revenue and usage across accounts')}</caption>
                   <thead>
                     <tr>
