@@ -278,7 +278,7 @@ export const ZH: Readonly<Record<string, string>> = {
   'Last latency': '最近一次延迟',
   'Enabled by the operator': '运维已启用',
   Authentication: '认证方式',
-  'Credentials last rotated': '凭据上次轮换',
+  'Credentials last set': '凭据上次设置',
   Test: '测试',
   'One small call through the channel as recorded now (a disabled channel too); no client money moves.': '按当前记录通过该通道发起一次小调用（已停用的通道也可以）；不产生任何客户费用。',
   'Test the channel': '测试通道',

@@ -213,7 +213,7 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
         <dd>{channel.enabled ? t('yes') : `${t('no')}: ${channel.disabled_reason ?? ''}`}</dd>
         <dt>{t('Authentication')}</dt>
         <dd>{channel.auth_kind}</dd>
-        <dt>{t('Credentials last rotated')}</dt>
+        <dt>{t('Credentials last set')}</dt>
         <dd>{channel.credentials_rotated_at ? <><When iso={channel.credentials_rotated_at} timeZone={ZONE} /> {ZONE}</> : '—'}</dd>
         <dt>{t('Models')}</dt>
         <dd>{models.join(', ') || '—'}</dd>
