@@ -154,7 +154,7 @@ describe('the dashboard in Chromium: the operator’s revenue, catalog and chann
     expect(operator.consoleErrors).to.deep.equal([]);
   });
 
-  it('rotates the channel’s credentials: the history lists the change, and no page holds the credential', async () => {
+  it('rotates the channel’s credentials (the history lists the change, no page holds the credential) and shows why it cannot be deleted', async () => {
     const { page } = operator;
     const panel = page.getByRole('region', { name: 'Channel default' });
     const form = panel.getByTestId('rotate-credentials');
@@ -170,7 +170,16 @@ describe('the dashboard in Chromium: the operator’s revenue, catalog and chann
     await page.getByRole('region', { name: 'All channels' }).getByRole('button', { name: 'Refresh' }).click();
     await page.locator('[data-testid=channels-table] tbody tr[data-channel="default"] [data-testid=channel-health][data-state=closed]').waitFor();
     expect(await page.content()).to.not.include(ROTATED_KEY);
-    expect(operator.consoleErrors).to.deep.equal([]);
+
+    // A channel the catalog names is not deleted: the page shows the API's 409 and its reasons.
+    await panel.getByRole('button', { name: 'Delete the channel' }).click();
+    await panel.getByRole('button', { name: 'Delete channel default for good' }).click();
+    const refusal = panel.getByRole('alert');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).to.match(/serves catalog models chat-fast, chat-pro, image-tokens.*\(channel_in_use\)$/);
+    expect((await gw.admin('GET', '/admin/v1/channels/default')).status).to.equal(200);
+    // Chromium logs the refused DELETE itself (the 409 the page shows): that line, and no other.
+    expect(operator.consoleErrors.splice(0)).to.deep.equal([`${gw.url}/dashboard/channels: Failed to load resource: the server responded with a status of 409 (Conflict)`]);
   });
 
   it('reads in Chinese, and fits 390×844 with only the tables scrolling', async () => {
