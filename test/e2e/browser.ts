@@ -3,6 +3,7 @@ import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { yuan } from '../../src/accounts/csv';
 
 /**
  * Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. No browser
@@ -70,4 +71,17 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
 
 export function readDownload(file: string): string {
   return readFileSync(file, 'utf8');
+}
+
+/** The display of an amount, as the dashboard formats it: yuan, all non-zero decimals, at least two. */
+export function shown(minor: number): string {
+  const [whole, fraction] = yuan(minor).split('.');
+  const kept = fraction!.replace(/0+$/, '').padEnd(2, '0');
+  return `${minor < 0 ? '-' : ''}¥${whole!.replace(/^-/, '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${kept}`;
+}
+
+/** The page is no wider than the viewport: only tables scroll, inside their cards. */
+export async function expectNoHorizontalOverflow(page: Page, what: string): Promise<void> {
+  const { scroll, client } = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+  expect(scroll, `${what} overflows the viewport horizontally`).to.be.at.most(client);
 }

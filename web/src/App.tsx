@@ -16,6 +16,8 @@ import { AccountDetail } from './pages/AccountDetail';
 import { Operations } from './pages/Operations';
 import { Requests } from './pages/Requests';
 import { AllKeys } from './pages/AllKeys';
+import { Revenue } from './pages/Revenue';
+import { Channels } from './pages/Channels';
 
 const ACCOUNT_PAGES = [
   ['/', 'Overview'],
@@ -29,6 +31,8 @@ const ACCOUNT_PAGES = [
 
 const OPERATOR_PAGES = [
   ['/accounts', 'Accounts'],
+  ['/revenue', 'Revenue & usage'],
+  ['/channels', 'Channels'],
   ['/operations', 'Operations'],
   ['/requests', 'Request log'],
   ['/all-keys', 'All keys'],
@@ -59,6 +63,8 @@ function operatorPage(path: string): ReactNode {
   if (path === '/operations') return <Operations />;
   if (path === '/requests') return <Requests />;
   if (path === '/all-keys') return <AllKeys />;
+  if (path === '/revenue') return <Revenue />;
+  if (path === '/channels') return <Channels />;
   return <Accounts />;
 }
 

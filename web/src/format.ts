@@ -46,3 +46,25 @@ export function monthIn(date: Date, timeZone: string): string {
 export function yuanInput(minor: number): string {
   return yuanText(minor).replace(/[¥,]/g, '');
 }
+
+/** How far a time zone is ahead of UTC at an instant, in milliseconds. */
+function zoneOffsetMs(date: Date, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(date);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(date.getTime() / 1000) * 1000;
+}
+
+/** The first instant (ISO) of a calendar day (YYYY-MM-DD) in a time zone: the inverse of dayIn. */
+export function zoneDayStart(day: string, timeZone: string): string {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  const asUtc = Date.UTC(year, month - 1, date);
+  // The zone's offset at the guess, then at the corrected instant (they differ across a DST change).
+  const first = asUtc - zoneOffsetMs(new Date(asUtc), timeZone);
+  return new Date(asUtc - zoneOffsetMs(new Date(first), timeZone)).toISOString();
+}
+
+/** The calendar day after a YYYY-MM-DD day. */
+export function nextDay(day: string): string {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(0, 10);
+}
