@@ -323,7 +323,7 @@ function buildHttp(
   channelCalls: ChannelCallStats,
 ) {
   const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, router, progress } = services;
-  const requestLog: RequestLogDeps = { pool, fresh: async (accountId) => void (await requestLogCaughtUp(progress, store, accountId, config.projectionWaitMs)) };
+  const requestLog: RequestLogDeps = { pool, fresh: async (accountId) => void (await requestLogCaughtUp(progress, accountId, config.projectionWaitMs)) };
   return createApp({
     logger,
     accounts,

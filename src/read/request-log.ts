@@ -1,6 +1,5 @@
 import type { Pool } from 'pg';
 import { accountStream } from '../domain/account/events';
-import type { EventStore } from '../eventstore/port';
 import type { ConsumerProgress } from '../projections-runtime/progress';
 
 /** What a line shows as its fate: `refunded` is a settled call of which some was refunded since. */
@@ -105,8 +104,7 @@ export function outcomeOf(row: Pick<RequestLogRow, 'outcome' | 'refunded'>): Req
  * operator's view of every account) to the whole log; false when it still did not after `timeoutMs`
  * (the list is answered as it stands then).
  */
-export async function requestLogCaughtUp(progress: ConsumerProgress, store: EventStore, accountId: string | null, timeoutMs: number): Promise<boolean> {
+export async function requestLogCaughtUp(progress: ConsumerProgress, accountId: string | null, timeoutMs: number): Promise<boolean> {
   if (accountId !== null) return progress.waitForStream(accountStream(accountId), ['request_log'], timeoutMs);
-  const head = await store.headPosition();
-  return head === null || progress.waitFor(head, ['request_log'], timeoutMs);
+  return progress.waitForCommitted(['request_log'], timeoutMs);
 }
