@@ -261,6 +261,29 @@ export class AccountService {
     return this.requireKey(accountId, keyId);
   }
 
+  /**
+   * A new secret for a live key, in place: the same id, limits and spend. The old secret is
+   * refused at once here and in every process following the log (ApiKeyCache), and so are the
+   * dashboard sessions opened with it (they hold its hash). The secret is shown only here.
+   */
+  async regenerateKey(accountId: string, keyId: string, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView & { key: string }> {
+    const key = generateApiKey();
+    await this.run(
+      accountId,
+      { type: 'RegenerateApiKeySecret', keyId, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), by: this.acting(by), now: this.now() },
+      metadata,
+      ['api_keys'],
+    );
+    return { ...(await this.requireKey(accountId, keyId)), key };
+  }
+
+  /** The hash of a live (unrevoked) key of the account, or null (another account's, revoked, unknown). */
+  async liveKeyHash(accountId: string, keyId: string): Promise<string | null> {
+    await this.progress.waitForStream(accountStream(accountId), ['api_keys'], this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<{ key_hash: string }>('SELECT key_hash FROM rm.api_keys WHERE key_id = $1 AND account_id = $2 AND revoked_at IS NULL', [keyId, accountId]);
+    return rows[0]?.key_hash ?? null;
+  }
+
   /** The account that owns a key (revoked or not), or null. */
   async accountOfKey(keyId: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ account_id: string }>('SELECT account_id FROM rm.api_keys WHERE key_id = $1', [keyId]);

@@ -5,6 +5,7 @@ import type { EventStore } from '../eventstore/port';
 import type { GatewayContext } from '../http/context';
 import type { Dashboard } from '../http/app';
 import { dashboardPages, DEFAULT_WEB_ROOT } from './pages';
+import { playgroundCredential, playgroundPath } from './playground';
 import { sessionCredential } from './session-credential';
 import { sessionRouter } from './session-routes';
 import { DashboardSessions } from './sessions';
@@ -36,12 +37,19 @@ export function createDashboard(deps: DashboardDeps): Dashboard {
      */
     mount: (ctx: GatewayContext, next: Next) => {
       const match = MOUNTED.exec(ctx.path);
-      if (!match) return next();
+      const playground = match ? null : playgroundPath(ctx.path);
+      if (!match && !playground) return next();
       // What the dashboard reads (balances, keys, the webhook secret) must not stay in a shared
       // computer's browser cache after sign-out.
       ctx.set('cache-control', 'no-store');
-      ctx.path = `${match[1] ?? ''}${match[2]}`;
-      ctx.state.mountedCredential = match[1] ? operator : account;
+      if (playground) {
+        // The playground (src/dashboard/playground.ts): a /v1 route on behalf of a key the owner picked.
+        ctx.path = playground.apiPath;
+        ctx.state.mountedCredential = playgroundCredential(playground.keyId, checks);
+      } else {
+        ctx.path = `${match![1] ?? ''}${match![2]}`;
+        ctx.state.mountedCredential = match![1] ? operator : account;
+      }
       return withAmbientMetadata(() => (ctx.state.dashboardSession ? { via: 'dashboard', session_id: ctx.state.dashboardSession.id } : {}), next);
     },
     pages: dashboardPages(deps.webRoot ?? DEFAULT_WEB_ROOT),

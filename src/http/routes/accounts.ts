@@ -121,6 +121,13 @@ async function changeKey(accounts: AccountService, accountId: string | null, ctx
   return accounts.changeKey(owner, keyId, keySettings(body, settingsOf(current)), by, { requestId: ctx.state.requestId, actor: by === 'admin' ? 'admin' : by.keyId });
 }
 
+/** The account's live key `keyId` (404 when it is another account's, revoked, or none) with a new secret. */
+async function regenerateKey(accounts: AccountService, accountId: string, ctx: GatewayContext, by: KeyActor): Promise<KeyView & { key: string }> {
+  const keyId = ctx.params.keyId!;
+  if ((await accounts.accountOfKey(keyId)) !== accountId) throw new ApiError(404, 'key_not_found', `key ${keyId} not found`);
+  return accounts.regenerateKey(accountId, keyId, by, { requestId: ctx.state.requestId, actor: by === 'admin' ? 'admin' : by.keyId });
+}
+
 function searchQuery(query: GatewayContext['query']): string | null {
   const q = query.q;
   if (q === undefined || q === '') return null;
@@ -218,6 +225,11 @@ export function adminRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = await changeKey(accounts, null, ctx, 'admin');
   });
 
+  router.post('/accounts/:id/keys/:keyId/regenerate', async (ctx) => {
+    await requireAccount(accounts, ctx.params.id!);
+    ctx.body = await regenerateKey(accounts, ctx.params.id!, ctx, 'admin');
+  });
+
   router.delete('/keys/:keyId', async (ctx) => {
     if (!(await accounts.revokeKey(ctx.params.keyId!, 'admin', { requestId: ctx.state.requestId, actor: 'admin' }))) {
       throw new ApiError(404, 'key_not_found', `key ${ctx.params.keyId} not found`);
@@ -261,6 +273,11 @@ export function accountRouter(accounts: AccountService): Router<GatewayState> {
   router.patch('/v1/account/keys/:keyId', async (ctx) => {
     const auth = authOf(ctx);
     ctx.body = await changeKey(accounts, auth.accountId, ctx, { keyId: auth.keyId });
+  });
+
+  router.post('/v1/account/keys/:keyId/regenerate', async (ctx) => {
+    const auth = authOf(ctx);
+    ctx.body = await regenerateKey(accounts, auth.accountId, ctx, { keyId: auth.keyId });
   });
 
   router.delete('/v1/account/keys/:keyId', async (ctx) => {
