@@ -274,7 +274,8 @@ export class AccountService {
       metadata,
       ['api_keys'],
     );
-    return { ...(await this.requireKey(accountId, keyId)), key };
+    // The prefix of the new secret even if the keys view is still catching up: the secret is shown only now.
+    return { ...(await this.requireKey(accountId, keyId)), prefix: displayPrefix(key), key };
   }
 
   /** The hash of a live (unrevoked) key of the account, or null (another account's, revoked, unknown). */
