@@ -97,6 +97,8 @@ export interface LedgerFilter {
   readonly keyId?: string;
   readonly model?: string;
   readonly type?: string;
+  /** The entries of one synchronous request (its X-Request-Id). */
+  readonly requestId?: string;
   readonly from?: Date;
   readonly to?: Date;
 }
@@ -230,6 +232,10 @@ export class AccountService {
     };
     if (filter.keyId !== undefined) narrow('actor', '=', filter.keyId);
     if (filter.model !== undefined) narrow('model', '=', filter.model);
+    if (filter.requestId !== undefined) {
+      where.push(`ref_kind = 'request'`);
+      narrow('ref', '=', filter.requestId);
+    }
     if (filter.type !== undefined) narrow('entry_type', '=', filter.type);
     if (filter.from !== undefined) narrow('at', '>=', filter.from.toISOString());
     if (filter.to !== undefined) narrow('at', '<', filter.to.toISOString());

@@ -312,6 +312,7 @@ export const LEDGER_QUERY_SCHEMA = {
   properties: {
     key_id: { type: 'string', minLength: 1, maxLength: 200 },
     model: { type: 'string', minLength: 1, maxLength: 200 },
+    request_id: { type: 'string', minLength: 1, maxLength: 200, description: 'The entries one synchronous request caused (its X-Request-Id).' },
     type: { type: 'string', enum: ['credit', 'reservation', 'settlement', 'release', 'refund'] },
     from: INSTANT,
     to: INSTANT,
@@ -321,7 +322,7 @@ export const LEDGER_QUERY_SCHEMA = {
   },
   additionalProperties: false,
 } as const;
-const parseLedgerQuery = validator<{ key_id?: string; model?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
+const parseLedgerQuery = validator<{ key_id?: string; model?: string; request_id?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
 
 /** GET /v1/usage and GET /admin/v1/usage (where `account_id` may also be grouped by, and filtered on, and `channel` grouped by). */
 export const USAGE_QUERY_SCHEMA = {
@@ -377,7 +378,7 @@ const LEDGER_CSV_MAX_ENTRIES = 100_000;
 
 async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {
   const q = parseLedgerQuery(ctx.query);
-  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
+  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.request_id ? { requestId: q.request_id } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
   if (wantsCsv(ctx, q.format)) {
     const entries: LedgerEntryView[] = [];
     for (let after: number | null = null; ; ) {
