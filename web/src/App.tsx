@@ -14,6 +14,7 @@ import { Gallery } from './pages/Gallery';
 import { Accounts } from './pages/Accounts';
 import { AccountDetail } from './pages/AccountDetail';
 import { Operations } from './pages/Operations';
+import { Playground } from './pages/Playground';
 
 const ACCOUNT_PAGES = [
   ['/', 'Overview'],
@@ -23,6 +24,7 @@ const ACCOUNT_PAGES = [
   ['/settings', 'Webhooks & settings'],
   ['/tasks', 'Tasks'],
   ['/gallery', 'Gallery'],
+  ['/playground', 'Playground'],
 ] as const;
 
 const OPERATOR_PAGES = [
@@ -44,6 +46,8 @@ function accountPage(path: string): ReactNode {
       return <Tasks />;
     case '/gallery':
       return <Gallery />;
+    case '/playground':
+      return <Playground />;
     default:
       return <Overview />;
   }

@@ -46,3 +46,10 @@ export function monthIn(date: Date, timeZone: string): string {
 export function yuanInput(minor: number): string {
   return yuanText(minor).replace(/[¥,]/g, '');
 }
+
+/** An instant as a datetime-local field shows it (the browser's zone, to the minute): the inverse of `new Date(value)`. */
+export function dateTimeInput(iso: string): string {
+  const date = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
