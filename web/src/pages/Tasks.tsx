@@ -51,7 +51,7 @@ function seconds(from: string, to: string | null): string {
 }
 
 /** Tasks a page asks for. */
-const PAGE = 50;
+const PAGE = 20;
 
 export function Tasks() {
   const { t } = useI18n();
