@@ -1,4 +1,4 @@
-import type { GatewayContext } from '../http/context';
+import { authOf, type GatewayContext } from '../http/context';
 import { ApiError } from '../http/errors';
 import { admitKey } from '../http/middleware';
 import type { Credential, MountedCredential } from '../http/routing';
@@ -33,7 +33,7 @@ export function playgroundCredential(keyId: string, deps: SessionCheckDeps): Mou
     presented: () => null,
     async check(ctx: GatewayContext) {
       await admitSession(ctx, deps, 'account');
-      const accountId = ctx.state.auth!.accountId;
+      const accountId = authOf(ctx).accountId;
       const keyHash = await deps.accounts.liveKeyHash(accountId, keyId);
       if (keyHash === null) throw new ApiError(404, 'key_not_found', `key ${keyId} not found`);
       const auth = await deps.accounts.authenticateHash(keyHash);
