@@ -29,7 +29,7 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
       revoked_at timestamptz
     );
     CREATE INDEX api_keys_account ON api_keys (account_id);`,
-  handles: ['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ReservationSettled', 'ChargeRefunded'],
+  handles: ['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ApiKeySecretRegenerated', 'ReservationSettled', 'ChargeRefunded'],
   async applyBatch(tx, events) {
     // Settlements only move last_used_at forward and refunds only add to spent, so a run of them
     // folds into one update per key.
@@ -55,6 +55,8 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
           `UPDATE api_keys SET name = $2, allowed_models = $3, budget = $4, expires_at = $5, rate_limit_per_minute = $6, tokens_per_minute = $7 WHERE key_id = $1`,
           [event.data.keyId, ...settingsColumns(event.data)],
         );
+      } else if (event.type === 'ApiKeySecretRegenerated') {
+        await tx.query('UPDATE api_keys SET key_hash = $2, key_prefix = $3 WHERE key_id = $1', [event.data.keyId, event.data.keyHash, event.data.keyPrefix]);
       } else if (event.type === 'ApiKeyRevoked') {
         await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1', [event.data.keyId, event.data.at]);
       } else if (event.type === 'ReservationSettled' && event.data.context) {

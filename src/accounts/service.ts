@@ -97,6 +97,8 @@ export interface LedgerFilter {
   readonly keyId?: string;
   readonly model?: string;
   readonly type?: string;
+  /** The entries of one synchronous request (its X-Request-Id). */
+  readonly requestId?: string;
   readonly from?: Date;
   readonly to?: Date;
 }
@@ -230,6 +232,10 @@ export class AccountService {
     };
     if (filter.keyId !== undefined) narrow('actor', '=', filter.keyId);
     if (filter.model !== undefined) narrow('model', '=', filter.model);
+    if (filter.requestId !== undefined) {
+      where.push(`ref_kind = 'request'`);
+      narrow('ref', '=', filter.requestId);
+    }
     if (filter.type !== undefined) narrow('entry_type', '=', filter.type);
     if (filter.from !== undefined) narrow('at', '>=', filter.from.toISOString());
     if (filter.to !== undefined) narrow('at', '<', filter.to.toISOString());
@@ -264,6 +270,30 @@ export class AccountService {
   async changeKey(accountId: string, keyId: string, settings: KeySettings, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView> {
     await this.run(accountId, { type: 'ChangeApiKey', keyId, settings, by: this.acting(by), now: this.now() }, metadata, ['api_keys']);
     return this.requireKey(accountId, keyId);
+  }
+
+  /**
+   * A new secret for a live key, in place: the same id, limits and spend. The old secret is
+   * refused at once here and in every process following the log (ApiKeyCache), and so are the
+   * dashboard sessions opened with it (they hold its hash). The secret is shown only here.
+   */
+  async regenerateKey(accountId: string, keyId: string, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView & { key: string }> {
+    const key = generateApiKey();
+    await this.run(
+      accountId,
+      { type: 'RegenerateApiKeySecret', keyId, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), by: this.acting(by), now: this.now() },
+      metadata,
+      ['api_keys'],
+    );
+    // The prefix of the new secret even if the keys view is still catching up: the secret is shown only now.
+    return { ...(await this.requireKey(accountId, keyId)), prefix: displayPrefix(key), key };
+  }
+
+  /** The hash of a live (unrevoked) key of the account, or null (another account's, revoked, unknown). */
+  async liveKeyHash(accountId: string, keyId: string): Promise<string | null> {
+    await this.progress.waitForStream(accountStream(accountId), ['api_keys'], this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<{ key_hash: string }>('SELECT key_hash FROM rm.api_keys WHERE key_id = $1 AND account_id = $2 AND revoked_at IS NULL', [keyId, accountId]);
+    return rows[0]?.key_hash ?? null;
   }
 
   /** The account that owns a key (revoked or not), or null. */

@@ -18,6 +18,7 @@ import { Requests } from './pages/Requests';
 import { AllKeys } from './pages/AllKeys';
 import { Revenue } from './pages/Revenue';
 import { Channels } from './pages/Channels';
+import { Playground } from './pages/Playground';
 
 const ACCOUNT_PAGES = [
   ['/', 'Overview'],
@@ -27,6 +28,7 @@ const ACCOUNT_PAGES = [
   ['/settings', 'Webhooks & settings'],
   ['/tasks', 'Tasks'],
   ['/gallery', 'Gallery'],
+  ['/playground', 'Playground'],
 ] as const;
 
 const OPERATOR_PAGES = [
@@ -52,6 +54,8 @@ function accountPage(path: string): ReactNode {
       return <Tasks />;
     case '/gallery':
       return <Gallery />;
+    case '/playground':
+      return <Playground />;
     default:
       return <Overview />;
   }

@@ -122,6 +122,13 @@ async function changeKey(accounts: AccountService, accountId: string | null, ctx
   return accounts.changeKey(owner, keyId, keySettings(body, settingsOf(current)), by, { requestId: ctx.state.requestId, actor: by === 'admin' ? 'admin' : by.keyId });
 }
 
+/** The account's live key `keyId` (404 when it is another account's, revoked, or none) with a new secret. */
+async function regenerateKey(accounts: AccountService, accountId: string, ctx: GatewayContext, by: KeyActor): Promise<KeyView & { key: string }> {
+  const keyId = ctx.params.keyId!;
+  if ((await accounts.accountOfKey(keyId)) !== accountId) throw new ApiError(404, 'key_not_found', `key ${keyId} not found`);
+  return accounts.regenerateKey(accountId, keyId, by, { requestId: ctx.state.requestId, actor: by === 'admin' ? 'admin' : by.keyId });
+}
+
 function searchQuery(query: GatewayContext['query']): string | null {
   const q = query.q;
   if (q === undefined || q === '') return null;
@@ -219,6 +226,11 @@ export function adminRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = await changeKey(accounts, null, ctx, 'admin');
   });
 
+  router.post('/accounts/:id/keys/:keyId/regenerate', async (ctx) => {
+    await requireAccount(accounts, ctx.params.id!);
+    ctx.body = await regenerateKey(accounts, ctx.params.id!, ctx, 'admin');
+  });
+
   router.delete('/keys/:keyId', async (ctx) => {
     if (!(await accounts.revokeKey(ctx.params.keyId!, 'admin', { requestId: ctx.state.requestId, actor: 'admin' }))) {
       throw new ApiError(404, 'key_not_found', `key ${ctx.params.keyId} not found`);
@@ -264,6 +276,11 @@ export function accountRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = await changeKey(accounts, auth.accountId, ctx, { keyId: auth.keyId });
   });
 
+  router.post('/v1/account/keys/:keyId/regenerate', async (ctx) => {
+    const auth = authOf(ctx);
+    ctx.body = await regenerateKey(accounts, auth.accountId, ctx, { keyId: auth.keyId });
+  });
+
   router.delete('/v1/account/keys/:keyId', async (ctx) => {
     const auth = authOf(ctx);
     const keyId = ctx.params.keyId!;
@@ -295,6 +312,7 @@ export const LEDGER_QUERY_SCHEMA = {
   properties: {
     key_id: { type: 'string', minLength: 1, maxLength: 200 },
     model: { type: 'string', minLength: 1, maxLength: 200 },
+    request_id: { type: 'string', minLength: 1, maxLength: 200, description: 'The entries one synchronous request caused (its X-Request-Id).' },
     type: { type: 'string', enum: ['credit', 'reservation', 'settlement', 'release', 'refund'] },
     from: INSTANT,
     to: INSTANT,
@@ -304,7 +322,7 @@ export const LEDGER_QUERY_SCHEMA = {
   },
   additionalProperties: false,
 } as const;
-const parseLedgerQuery = validator<{ key_id?: string; model?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
+const parseLedgerQuery = validator<{ key_id?: string; model?: string; request_id?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
 
 /** GET /v1/usage and GET /admin/v1/usage (where `account_id` may also be grouped by, and filtered on, and `channel` grouped by). */
 export const USAGE_QUERY_SCHEMA = {
@@ -351,7 +369,7 @@ function pricingText(entry: LedgerEntryView, part: 'units' | 'unit_prices'): str
 
 async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {
   const q = parseLedgerQuery(ctx.query);
-  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
+  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.request_id ? { requestId: q.request_id } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
   if (wantsCsv(ctx, q.format)) {
     const entries = await everyPageForCsv(
       async (after: number | null, limit) => {

@@ -72,6 +72,15 @@ export const ACCOUNT_DOCS: OperationDocs = {
     responses: [{ status: 200, description: 'The key as changed.', schema: 'ApiKey' }],
     errors: [...GUARD_ERRORS, 403, 404],
   },
+  'POST /v1/account/keys/:keyId/regenerate': {
+    tag: 'account',
+    summary: 'Regenerate a key’s secret in place',
+    description:
+      'A new secret for a live key no wider than the calling key: the same key id, limits and spent budget. The old secret is refused at once in every gateway process, and dashboard sessions opened with it end. Another account’s, an unknown or a revoked key: 404 `key_not_found`; a key wider than the calling key: 403 `key_scope_exceeded`.',
+    pathParams: { keyId: 'The key id.' },
+    responses: [{ status: 200, description: 'The key with its new secret in `key`, shown only here.', schema: 'ApiKey' }],
+    errors: [...GUARD_ERRORS, 403, 404],
+  },
   'DELETE /v1/account/keys/:keyId': {
     tag: 'account',
     summary: 'Revoke a key no wider than the calling key',

@@ -1,5 +1,6 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, type ListBody } from '../api';
+import { yuanText } from '../format';
 import { useI18n } from '../i18n';
 import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
 
@@ -28,8 +29,8 @@ interface Task {
   readonly status: string;
   readonly created_at: string;
   readonly finished_at: string | null;
-  readonly billing: { reserved: number; status: string; amount: number | null };
-  readonly error: unknown;
+  readonly billing: { reserved: number; status: string; amount: number | null; refunded: number };
+  readonly error: { code?: string; message?: string } | null;
   readonly detail: (Record<string, unknown> & { webhook?: { url: string; signed: boolean; deliveries: Delivery[] } | null }) | null;
 }
 
@@ -49,12 +50,22 @@ function seconds(from: string, to: string | null): string {
   return to ? `${Math.round((Date.parse(to) - Date.parse(from)) / 100) / 10} s` : '—';
 }
 
+/** Tasks a page asks for. */
+const PAGE = 20;
+
 export function Tasks() {
   const { t } = useI18n();
   const [kind, setKind] = useState('');
   const [open, setOpen] = useState<string | null>(null);
-  const tasks = useLoad(() => api.get<ListBody<Task>>(`/v1/tasks?limit=50${kind ? `&kind=${kind}` : ''}`), [kind]);
+  const query = `/v1/tasks?limit=${PAGE}${kind ? `&kind=${kind}` : ''}`;
+  const tasks = useLoad(() => api.get<ListBody<Task>>(query), [query]);
+  // Later pages, appended by "Load more" (has_more and next_after of the last page loaded).
+  const [more, setMore] = useState<ListBody<Task>[]>([]);
+  useEffect(() => setMore([]), [tasks.data]);
+  const loadMore = useAction();
   const redeliver = useAction();
+  const last = more[more.length - 1] ?? tasks.data;
+  const shown = tasks.data ? [...tasks.data.data, ...more.flatMap((page) => page.data)] : [];
   return (
     <>
       <h1>{t('Tasks')}</h1>
@@ -74,12 +85,12 @@ export function Tasks() {
             {t('Refresh')}
           </button>
         </form>
-        <ErrorNote error={tasks.error ?? redeliver.error} />
+        <ErrorNote error={tasks.error ?? redeliver.error ?? loadMore.error} />
         {!tasks.data ? (
           <Loading />
         ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-            <table data-testid="tasks-table">
+            <table data-testid="tasks-table" className="cards">
               <caption className="visually-hidden">{t('Asynchronous tasks')}</caption>
               <thead>
                 <tr>
@@ -95,12 +106,12 @@ export function Tasks() {
                 </tr>
               </thead>
               <tbody>
-                {tasks.data.data.length === 0 && (
+                {shown.length === 0 && (
                   <tr>
                     <td colSpan={9} className="muted">{t('No tasks yet.')}</td>
                   </tr>
                 )}
-                {tasks.data.data.map((task) => (
+                {shown.map((task) => (
                   <TaskRow key={task.id} task={task} open={open === task.id} onToggle={() => setOpen(open === task.id ? null : task.id)} onRedeliver={() =>
                     redeliver.run(async () => {
                       await api.post(`/v1/videos/generations/${encodeURIComponent(task.id)}/webhook/redeliver`);
@@ -112,7 +123,57 @@ export function Tasks() {
             </table>
           </div>
         )}
+        {last?.has_more && last.next_after && (
+          <p>
+            <button
+              type="button"
+              disabled={loadMore.busy}
+              onClick={() =>
+                void loadMore.run(async () => {
+                  const page = await api.get<ListBody<Task>>(`${query}&after=${encodeURIComponent(last.next_after!)}`);
+                  setMore((pages) => [...pages, page]);
+                })
+              }
+            >
+              {t('Load more')}
+            </button>
+          </p>
+        )}
       </Section>
+    </>
+  );
+}
+
+/** A task's cost: what was charged (or reserved, before billing), and what of it was refunded. */
+function Cost({ billing }: { billing: Task['billing'] }) {
+  const { t } = useI18n();
+  if (billing.amount === null) {
+    return (
+      <>
+        <Money minor={billing.reserved} />
+        <span className="muted"> ({t('reserved')})</span>
+      </>
+    );
+  }
+  if (billing.refunded > 0 && billing.refunded >= billing.amount) {
+    return (
+      <>
+        <s>
+          <Money minor={billing.amount} />
+        </s>{' '}
+        <span className="badge">{t('refunded')}</span>
+      </>
+    );
+  }
+  return (
+    <>
+      <Money minor={billing.amount} />
+      {billing.refunded > 0 && (
+        <span className="muted">
+          {' '}
+          ({t('{amount} refunded', { amount: yuanText(billing.refunded) })})
+        </span>
+      )}
     </>
   );
 }
@@ -123,26 +184,38 @@ function TaskRow({ task, open, onToggle, onRedeliver }: { task: Task; open: bool
   return (
     <>
       <tr data-task-id={task.id}>
-        <td className="mono">{task.id}</td>
-        <td>{t(task.kind)}</td>
-        <td>{task.model ?? '—'}</td>
-        <td>{t(task.status)}</td>
-        <td>
+        <td className="mono" data-label={t('Task')}>{task.id}</td>
+        <td data-label={t('Kind')}>{t(task.kind)}</td>
+        <td data-label={t('Model')}>{task.model ?? '—'}</td>
+        <td data-label={t('Status')}>
+          {t(task.status)}
+          {task.status === 'failed' && task.error && (
+            <p className="failure" data-testid="task-failure">
+              {task.error.code && <code>{task.error.code}</code>} {task.error.message}
+            </p>
+          )}
+        </td>
+        <td data-label={t('Created')}>
           <When iso={task.created_at} />
         </td>
-        <td>{seconds(task.created_at, task.finished_at)}</td>
-        <td className="num">
-          <Money minor={task.billing.amount ?? task.billing.reserved} />
-          {task.billing.amount === null && <span className="muted"> ({t('reserved')})</span>}
+        <td data-label={t('Took')}>{seconds(task.created_at, task.finished_at)}</td>
+        <td className="num" data-label={t('Cost')} data-testid="task-cost">
+          <Cost billing={task.billing} />
         </td>
-        <td>
-          {links(task.detail).map((url, i) => (
-            <a key={url} href={url} target="_blank" rel="noreferrer">
-              {t('Result {n}', { n: i + 1 })}
-            </a>
-          ))}
+        <td data-label={t('Results')}>
+          {links(task.detail).length > 0 && (
+            <ul className="results">
+              {links(task.detail).map((url, i) => (
+                <li key={url}>
+                  <a href={url} target="_blank" rel="noreferrer">
+                    {t('Result {n}', { n: i + 1 })}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          )}
         </td>
-        <td>
+        <td data-label={t('Webhook')}>
           {webhook && (
             <button type="button" onClick={onToggle} aria-expanded={open}>
               {t('Deliveries ({n})', { n: webhook.deliveries.length })}
