@@ -221,6 +221,7 @@ export const ZH: Readonly<Record<string, string>> = {
   'One line per call that reserved money: settled, released or still open. Requests refused before they reserved anything (invalid input, insufficient balance, rate limits) are not listed.':
     '每个冻结过资金的调用一行：已结算、已释放或仍未结。在冻结资金之前就被拒绝的请求（输入无效、余额不足、超出限速）不在此列。',
   Calls: '调用',
+  'Number of calls': '调用数',
   Account: '账户',
   Endpoint: '接口',
   Outcome: '结果',

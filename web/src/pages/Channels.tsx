@@ -137,7 +137,7 @@ export function Channels() {
                   <th scope="col">{t('Channel')}</th>
                   <th scope="col">{t('Protocol')}</th>
                   <th scope="col">{t('Health')}</th>
-                  <th scope="col" className="num">{t('Calls')}</th>
+                  <th scope="col" className="num">{t('Number of calls')}</th>
                   <th scope="col" className="num">{t('Error rate')}</th>
                   <th scope="col" className="num">{t('Latency (mean / max)')}</th>
                   <th scope="col">{t('Models')}</th>
