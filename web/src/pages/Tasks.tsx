@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, type ListBody } from '../api';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from '../ui';
 
 const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
 
@@ -58,6 +58,7 @@ export function Tasks() {
   return (
     <>
       <h1>{t('Tasks')}</h1>
+      <ZoneNote />
       <Section title={t('Asynchronous tasks')}>
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
           <Field label={t('Kind')}>
