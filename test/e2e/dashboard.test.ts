@@ -8,7 +8,7 @@ import { verifyWebhook } from '../../src/webhooks/signing';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
-import { expectAccessible, launchBrowser, readDownload, requireWebBuild, watchedPage, type WatchedPage } from './browser';
+import { expectAccessible, launchBrowser, readDownload, requireWebBuild, shownYuan, watchedPage, type WatchedPage } from './browser';
 
 /** A webhook receiver on loopback. */
 class Receiver {
@@ -57,13 +57,6 @@ function parseCsv(text: string): Record<string, string>[] {
   }
   const [header, ...records] = rows;
   return records.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i] ?? ''])));
-}
-
-/** The display of an amount, as the dashboard formats it: yuan, all non-zero decimals, at least two. */
-function shown(minor: number): string {
-  const [whole, fraction] = yuan(minor).split('.');
-  const kept = fraction!.replace(/0+$/, '').padEnd(2, '0');
-  return `¥${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${kept}`;
 }
 
 describe('the dashboard in Chromium: owners and operators, end to end @e2e', function () {
@@ -139,17 +132,17 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     const settlement = page.locator('[data-testid=ledger-table] tbody tr[data-type=settlement]');
     await settlement.waitFor();
     const text = (await settlement.textContent())!;
-    expect(text).to.include(shown(FIXED_CHARGE)).and.include('chat-fast');
+    expect(text).to.include(shownYuan(FIXED_CHARGE)).and.include('chat-fast');
 
     await nav(page, 'Overview');
     const spend = page.locator('[data-testid=spend-table] tbody tr', { hasText: 'chat-fast' });
     await spend.waitFor();
-    expect(await spend.textContent()).to.include(shown(FIXED_CHARGE));
+    expect(await spend.textContent()).to.include(shownYuan(FIXED_CHARGE));
     expect(await page.locator('.recharts-bar-rectangle').count()).to.be.greaterThan(0);
 
     await nav(page, 'Keys');
     const used = page.locator('[data-testid=keys-table] tbody tr', { hasText: 'sdk key' });
-    await used.getByText(`${shown(FIXED_CHARGE)} / ¥1.50`).waitFor();
+    await used.getByText(`${shownYuan(FIXED_CHARGE)} / ¥1.50`).waitFor();
   });
 
   it('downloads the ledger as CSV, and it reconciles with the balance', async () => {
@@ -258,11 +251,11 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await credit.getByLabel(/^Reference/).fill('dashboard-top-up-1');
     await credit.getByRole('button', { name: 'Credit' }).click();
     await page.getByText('Credited.').waitFor();
-    await page.getByTestId('available').getByText(shown(before.available + 5_000_001)).waitFor();
+    await page.getByTestId('available').getByText(shownYuan(before.available + 5_000_001)).waitFor();
 
     await page.locator('[data-testid=ledger-table] tbody tr[data-type=settlement]', { hasText: 'chat-fast' }).getByRole('button', { name: 'Refund' }).click();
     const refund = page.getByTestId('refund-form');
-    expect(await refund.getByLabel('Amount (yuan)').inputValue()).to.equal(shown(FIXED_CHARGE).slice(1));
+    expect(await refund.getByLabel('Amount (yuan)').inputValue()).to.equal(shownYuan(FIXED_CHARGE).slice(1));
     await refund.getByLabel('Reason').fill('goodwill');
     await refund.getByRole('button', { name: 'Refund' }).click();
     await page.getByText('Refunded.').waitFor();
