@@ -5,7 +5,7 @@ import { addDays, dateTimeText, signedYuanText, startOfDayIn, yuanText } from '.
 import { IdDisclosure } from './id-disclosure';
 import { useI18n } from './i18n';
 import { KeyName, keyLabel, useKeyDirectory } from './key-names';
-import { ledgerLines, pricingText, type LedgerEntry, type LedgerLine, type LineKind } from './ledger-lines';
+import { ledgerLines, pricingText, type LedgerEntry, type LedgerLine, type LineKind, type Translate } from './ledger-lines';
 import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from './ui';
 import { readQuery, writeQuery } from './url-query';
 
@@ -16,6 +16,13 @@ const TYPES = ['credit', 'reservation', 'settlement', 'release', 'refund'];
 /** The filters, as the address's query names them (`key` is a key id; `from`/`to` are days in the account's zone, both included). */
 const FILTERS = ['type', 'model', 'key', 'from', 'to'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
+
+/** Filters from the address, as far as they are filters: a type the ledger has, days written YYYY-MM-DD. */
+function filtersFromAddress(): Filters {
+  const given = readQuery(FILTERS);
+  const day = (value: string) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? value : '');
+  return { ...given, type: TYPES.includes(given.type) ? given.type : '', from: day(given.from), to: day(given.to) };
+}
 
 /** The API's query for the filters: days become the instants their start in the account's zone is (`to` is exclusive, so the day after the last one). */
 function query(filters: Filters, timeZone: string): string {
@@ -39,7 +46,7 @@ function LineAmount({ line }: { line: LedgerLine }) {
 }
 
 /** One entry as the expanded line lists it: a hold and its release are amounts held, not money in or out. */
-function entryAmount(entry: LedgerEntry, t: (text: string, values?: Record<string, string>) => string): string {
+function entryAmount(entry: LedgerEntry, t: Translate): string {
   switch (entry.type) {
     case 'reservation':
       return t('{amount} held', { amount: yuanText(entry.amount) });
@@ -63,7 +70,7 @@ export function LedgerTable({ base, keysPath, csvName, onRefund, reloadKey = 0 }
   const { t, locale } = useI18n();
   const zone = useAccount()?.settings.timezone ?? 'UTC';
   const keys = useKeyDirectory(keysPath);
-  const [filters, setFilters] = useState<Filters>(() => readQuery(FILTERS));
+  const [filters, setFilters] = useState<Filters>(filtersFromAddress);
   const [applied, setApplied] = useState(filters);
   const [pages, setPages] = useState<LedgerEntry[][]>([]);
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
