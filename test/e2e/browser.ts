@@ -80,8 +80,15 @@ export function shown(minor: number): string {
   return `${minor < 0 ? '-' : ''}¥${whole!.replace(/^-/, '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${kept}`;
 }
 
-/** The page is no wider than the viewport: only tables scroll, inside their cards. */
+/** The page does not scroll sideways: its document is no wider than its window (the failure names what sticks out). */
 export async function expectNoHorizontalOverflow(page: Page, what: string): Promise<void> {
-  const { scroll, client } = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
-  expect(scroll, `${what} overflows the viewport horizontally`).to.be.at.most(client);
+  const [scrollWidth, innerWidth, wide] = await page.evaluate<[number, number, string[]]>(`[
+    document.documentElement.scrollWidth,
+    window.innerWidth,
+    [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && e.closest('.table-wrap') === null)
+      .slice(0, 5)
+      .map((e) => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().replace(/\\s+/g, '.') : '') + ' ' + Math.round(e.getBoundingClientRect().right) + 'px'),
+  ]`);
+  expect(scrollWidth, `${what}: the page is wider than its ${innerWidth} px window (outside scrolling tables: ${wide.join(', ')})`).to.be.at.most(innerWidth);
 }

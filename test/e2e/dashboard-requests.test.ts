@@ -2,17 +2,10 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import type { Browser, Page } from 'playwright-core';
-import { yuan } from '../../src/accounts/csv';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean } from '../support/wait';
-import { expectAccessible, launchBrowser, requireWebBuild, watchedPage, type WatchedPage } from './browser';
-
-/** The display of an amount, as the dashboard formats it: yuan, all non-zero decimals, at least two. */
-function shown(minor: number): string {
-  const [whole, fraction] = yuan(minor).split('.');
-  return `¥${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${fraction!.replace(/0+$/, '').padEnd(2, '0')}`;
-}
+import { expectAccessible, launchBrowser, requireWebBuild, shown, watchedPage, type WatchedPage } from './browser';
 
 /** Whether the page scrolls sideways (its content wider than the viewport). */
 async function pageOverflows(page: Page): Promise<boolean> {

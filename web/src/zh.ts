@@ -1,5 +1,8 @@
+import { ZH_LEDGER } from './zh-ledger';
+
 /** Chinese for the dashboard's English texts (the English text is the key; a missing entry shows English). */
 export const ZH: Readonly<Record<string, string>> = {
+  ...ZH_LEDGER,
   'Gateway dashboard': '网关控制台',
   Language: '语言',
   'Sign in': '登录',
@@ -38,9 +41,6 @@ export const ZH: Readonly<Record<string, string>> = {
   settlement: '结算',
   release: '释放',
   refund: '退款',
-  'Key id': '密钥 ID',
-  'From (UTC day)': '起始日期（UTC）',
-  'To (UTC day, exclusive)': '结束日期（UTC，不含）',
   Apply: '应用',
   Time: '时间',
   'Available after': '变动后可用',
@@ -63,7 +63,6 @@ export const ZH: Readonly<Record<string, string>> = {
   Status: '状态',
   closed: '已结清',
   'open (the month is not over)': '未结清（本月尚未结束）',
-  'Usage by {group}': '按{group}统计用量',
   'Group by': '分组',
   Days: '天数',
   day: '日期',

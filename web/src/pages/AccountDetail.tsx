@@ -122,7 +122,7 @@ export function AccountDetail({ accountId }: { accountId: string }) {
         </Section>
       </div>
       {done && <p role="status">{done}</p>}
-      <LedgerTable base={`${base}/ledger`} csvName={`ledger-${a.id}.csv`} onRefund={startRefund} reloadKey={changes} />
+      <LedgerTable base={`${base}/ledger`} keysPath={`${base}/keys`} csvName={`ledger-${a.id}.csv`} onRefund={startRefund} reloadKey={changes} />
       <Statements base={`${base}/statements`} csvPrefix={`statement-${a.id}`} defaultMonth={monthIn(new Date(), a.settings.timezone)} />
       <KeysPanel
         listPath={`${base}/keys`}

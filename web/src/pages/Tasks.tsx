@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, type ListBody } from '../api';
 import { yuanText } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from '../ui';
 
 const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
 
@@ -69,6 +69,7 @@ export function Tasks() {
   return (
     <>
       <h1>{t('Tasks')}</h1>
+      <ZoneNote />
       <Section title={t('Asynchronous tasks')}>
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
           <Field label={t('Kind')}>
