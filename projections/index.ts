@@ -7,6 +7,7 @@ import { channelsProjection } from './channels';
 import { filesProjection } from './files';
 import { galleryProjection } from './gallery';
 import { ledgerProjection } from './ledger';
+import { requestLogProjection } from './request-log';
 import { riskReportsProjection } from './risk-reports';
 import { storedResponsesProjection } from './stored-responses';
 import { searchCacheProjection } from './search-cache';
@@ -31,4 +32,5 @@ export const allProjections: readonly Projection[] = [
   usageProjection,
   storedResponsesProjection,
   channelsProjection,
+  requestLogProjection,
 ];

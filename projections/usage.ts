@@ -4,7 +4,7 @@ import { defineProjection } from '../src/projections-runtime/define';
 import { prepared } from '../src/db/prepared';
 import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type ChargeContext } from '../src/domain/account/events';
 import { advanceTo, changeTimeZone, firstMonth, localDate, type MonthPeriod } from '../src/accounts/calendar';
-import type { Pricing } from '../src/billing/money';
+import { unitsOf } from '../src/billing/money';
 import { insertRows, type BulkColumn } from '../src/projections-runtime/bulk';
 
 /**
@@ -172,13 +172,6 @@ function monthsChanged(c: Calendar): boolean {
     s.startsAt.getTime() !== c.current.startsAt.getTime() ||
     s.endsAt.getTime() !== c.current.endsAt.getTime()
   );
-}
-
-/** The quantities of a charge, summed per unit name over its lines. */
-function unitsOf(pricing: Pricing | null): Record<string, number> {
-  const units: Record<string, number> = {};
-  for (const line of pricing?.lines ?? []) for (const [name, quantity] of Object.entries(line.units)) units[name] = (units[name] ?? 0) + quantity;
-  return units;
 }
 
 async function currentMonths(tx: PoolClient, accounts: string[]): Promise<Map<string, Calendar>> {

@@ -53,6 +53,9 @@ import { renderTask, taskListRouter } from './http/routes/tasks';
 import { webhookDeliveriesRouter } from './http/routes/webhook-deliveries';
 import { droppedWebhooksRouter } from './http/routes/dropped-webhooks';
 import { auditRouter } from './http/routes/audit';
+import { accountRequestLogRouter, adminRequestLogRouter, type RequestLogDeps } from './http/routes/request-log';
+import { allKeysRouter } from './http/routes/all-keys';
+import { requestLogCaughtUp } from './read/request-log';
 import { AuditRuns } from './audit-runs/service';
 import { CredentialCipher } from './channels/credential-cipher';
 import { ChannelDirectory } from './channels/directory';
@@ -60,6 +63,7 @@ import { channelsRouter } from './channels/routes';
 import { ChannelService } from './channels/service';
 import { channelDecider } from './domain/channel/decider';
 import { probeChannelConfig } from './upstreams/probe';
+import { ChannelCallStats, CHANNEL_CALLS_WINDOW_MINUTES } from './upstreams/routing/call-stats';
 
 import type { Feature } from './feature-types';
 import { ALL_MIGRATIONS, createEventStore, prepareSchema } from './storage';
@@ -176,7 +180,17 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   });
   const accounts = new AccountService(accountCommands, pool, progress, { projectionWaitMs: config.projectionWaitMs, clock, rateLimitPerMinute: config.rateLimitPerMinute, keyCache });
   const catalog = new Catalog(config.catalogFile ?? DEFAULT_CATALOG_FILE, ALL_MODEL_TYPES);
-  const upstreams = await Upstreams.start(config, catalog, logger, (channel, model, outcome, seconds) => metrics.observeUpstream(channel, model, outcome, seconds), options.fallbackUpstream);
+  const channelCalls = new ChannelCallStats(CHANNEL_CALLS_WINDOW_MINUTES, () => clock().getTime());
+  const upstreams = await Upstreams.start(
+    config,
+    catalog,
+    logger,
+    (channel, model, outcome, seconds) => {
+      metrics.observeUpstream(channel, model, outcome, seconds);
+      channelCalls.observe(channel, outcome, seconds);
+    },
+    options.fallbackUpstream,
+  );
   const channelHealth = new ChannelHealthLog(store, logger);
   const router = new Router(
     upstreams,
@@ -215,7 +229,7 @@ async function buildServices(database: Database, config: Config, options: Gatewa
   const rateLimiter = new RateLimiter(config.rateLimitPerMinute, limits);
   const settlements = new SettlementJournal(path.join(config.dataDir, 'settlement-journal'), accounts, logger, { retryMs: config.settlementJournalRetryMs, clock });
   const services: Services = { config, logger, pool, store, accounts, progress, clock, catalog, upstreams, router, channelHealth, rateLimiter, limits, files, signer, tasks, metrics, settlements };
-  return { services, runners, accountCommands, keyCache, listening, channels };
+  return { services, runners, accountCommands, keyCache, listening, channels, channelCalls };
 }
 
 /**
@@ -306,8 +320,10 @@ function buildHttp(
   runners: ReadonlyMap<string, ConsumerRunner>,
   audits: AuditRuns,
   channels: ChannelService,
+  channelCalls: ChannelCallStats,
 ) {
-  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, router } = services;
+  const { config, logger, pool, store, accounts, catalog, clock, metrics, tasks, files, signer, router, progress } = services;
+  const requestLog: RequestLogDeps = { pool, fresh: async (accountId) => void (await requestLogCaughtUp(progress, accountId, config.projectionWaitMs)) };
   return createApp({
     logger,
     accounts,
@@ -321,18 +337,22 @@ function buildHttp(
     adminRouters: [
       droppedWebhooksRouter(pool),
       auditRouter(audits),
+      adminRequestLogRouter(requestLog),
+      allKeysRouter({ pool, clock }),
       channelsRouter({
         channels,
         modelsOn: (name) => catalog.all().filter((m) => m.channels.some((c) => c.name === name)).map((m) => m.id),
         tasksOn: (name) => unfinishedTasksOn(pool, name, 10),
         probe: async (name) => probeChannelConfig(await channels.currentConfig(name)),
         health: (name, disabledByOperator) => router.health(name, disabledByOperator),
+        recentCalls: (name) => channelCalls.summary(name),
       }),
     ],
     apiRouters: [
       ...features.flatMap((f) => f.routers ?? []),
       taskListRouter({ pool, render: (row) => renderTask(tasks, signer, row) }),
       webhookDeliveriesRouter({ readVideo: (id, accountId) => tasks.read('video', id, accountId) }),
+      accountRequestLogRouter(requestLog),
     ],
     publicMiddleware: [signedFiles(files, signer)],
     lockout: {
@@ -350,7 +370,7 @@ function buildHttp(
 async function startOn(database: Database, port: BoundPort, config: Config, options: GatewayOptions, logger: Logger): Promise<Gateway> {
   await prepareSchema(database.pool, allProjections);
   await prepareLimitsDatabase(config);
-  const { services, runners, accountCommands, keyCache, listening, channels } = await buildServices(database, config, options, logger);
+  const { services, runners, accountCommands, keyCache, listening, channels, channelCalls } = await buildServices(database, config, options, logger);
   const { pool, store, upstreams } = services;
   const features = (options.features ?? []).map((feature) => feature.build(services));
   const { leases, reconciler, webhooks, jobs } = startWorkers(services, runners, features);
@@ -370,7 +390,7 @@ async function startOn(database: Database, port: BoundPort, config: Config, opti
       },
       jobsProblem: () => jobs.problem,
     });
-  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners, audits, channels.service);
+  const { app, routes } = buildHttp(services, features, adminToken, readiness, runners, audits, channels.service, channelCalls);
   const keyCacheFollower = keyCache.follow(store, logger);
   const channelFollower = channels.directory.follow(store, {
     reached: (position, timeoutMs) => services.progress.waitFor(position, ['channels'], timeoutMs),

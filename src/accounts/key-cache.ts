@@ -13,6 +13,12 @@ function keyIdOf(event: { data: unknown }): string | null {
   return data && typeof data.keyId === 'string' ? data.keyId : null;
 }
 
+/** The key and its new hash, of a regeneration event; null when the event names no key. */
+function regeneratedHashOf(event: { data: unknown }): { keyId: string; hash: string } | null {
+  const data = event.data as { keyId?: unknown; keyHash?: unknown } | null;
+  return data && typeof data.keyId === 'string' && typeof data.keyHash === 'string' ? { keyId: data.keyId, hash: data.keyHash } : null;
+}
+
 export interface KeyCacheStats {
   readonly size: number;
   readonly capacity: number;
@@ -30,7 +36,8 @@ export interface KeyCacheStats {
  * revoked is refused even when the lagging read model still shows it (so a revocation takes
  * effect at once, not when the projection catches up), and a key whose settings changed is
  * read again once the read model has the change (so a narrowed key never passes on its old
- * settings meanwhile). When the read model has it, the key is
+ * settings meanwhile), and a key whose secret was regenerated is refused under any hash but the new
+ * one (its old secret stops at once, as a revocation of that secret). When the read model has it, the key is
  * dropped once more (a lookup that raced the event must not stay cached) and the marks go.
  *
  * Only found keys are cached: a key issued in another process is found by the next lookup.
@@ -44,6 +51,11 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
   private unsettled = 0;
   /** Keys revoked by an unsettled event, with how many such events are pending for each. */
   private readonly revoking = new Map<string, number>();
+  /**
+   * Keys whose secret an unsettled event regenerated: the latest hash, the only one admitted until
+   * the read model has it, and how many such events are pending for the key.
+   */
+  private readonly regenerating = new Map<string, { hash: string; pending: number }>();
   /**
    * Keys changed (narrowed or widened) by an unsettled event, with the moment the read model has
    * it: a lookup of such a key waits for it, so a narrowed key never passes on its old settings.
@@ -88,6 +100,8 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
     const generation = this.generation;
     const found = await load();
     if (!found || this.revoking.has(found.keyId)) return null;
+    const regenerated = this.regenerating.get(found.keyId);
+    if (regenerated && regenerated.hash !== keyHash) return null;
     const change = this.changing.get(found.keyId);
     if (change) {
       await change;
@@ -110,8 +124,11 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
     const keyIds = keyEvents.map(keyIdOf);
     const revoked = keyEvents.filter((e) => e.type === 'ApiKeyRevoked').map(keyIdOf).filter((id): id is string => id !== null);
     const changed = keyEvents.filter((e) => e.type === 'ApiKeyChanged').map(keyIdOf).filter((id): id is string => id !== null);
+    const regenerated = keyEvents.filter((e) => e.type === 'ApiKeySecretRegenerated').map(regeneratedHashOf).filter((r) => r !== null);
     this.unsettled++;
     for (const id of revoked) this.revoking.set(id, (this.revoking.get(id) ?? 0) + 1);
+    // In log order, so the last one of a key names its newest hash.
+    for (const { keyId, hash } of regenerated) this.regenerating.set(keyId, { hash, pending: (this.regenerating.get(keyId)?.pending ?? 0) + 1 });
     this.invalidate(keyIds);
     const settle = (): void => {
       this.invalidate(keyIds);
@@ -119,6 +136,11 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
         const n = this.revoking.get(id)! - 1;
         if (n === 0) this.revoking.delete(id);
         else this.revoking.set(id, n);
+      }
+      for (const { keyId } of regenerated) {
+        const entry = this.regenerating.get(keyId)!;
+        if (entry.pending === 1) this.regenerating.delete(keyId);
+        else this.regenerating.set(keyId, { hash: entry.hash, pending: entry.pending - 1 });
       }
       this.unsettled--;
     };
@@ -191,18 +213,12 @@ export class ApiKeyCache<Key extends { readonly keyId: string }> {
         if (keyEvents.length > 0) track(this.keysChanged(keyEvents, keyEvents[keyEvents.length - 1]!.position));
       },
       onFailure: () => this.suspend(),
-    });
-    return {
-      started: follower.started,
-      get failing() {
-        return follower.failing;
-      },
-      close: async () => {
+      onClose: async () => {
         this.closed = true;
-        await follower.close();
         this.suspend();
         await Promise.all(settling);
       },
-    };
+    });
+    return follower;
   }
 }

@@ -97,6 +97,8 @@ export interface LedgerFilter {
   readonly keyId?: string;
   readonly model?: string;
   readonly type?: string;
+  /** The entries of one synchronous request (its X-Request-Id). */
+  readonly requestId?: string;
   readonly from?: Date;
   readonly to?: Date;
 }
@@ -230,6 +232,10 @@ export class AccountService {
     };
     if (filter.keyId !== undefined) narrow('actor', '=', filter.keyId);
     if (filter.model !== undefined) narrow('model', '=', filter.model);
+    if (filter.requestId !== undefined) {
+      where.push(`ref_kind = 'request'`);
+      narrow('ref', '=', filter.requestId);
+    }
     if (filter.type !== undefined) narrow('entry_type', '=', filter.type);
     if (filter.from !== undefined) narrow('at', '>=', filter.from.toISOString());
     if (filter.to !== undefined) narrow('at', '<', filter.to.toISOString());
@@ -246,19 +252,48 @@ export class AccountService {
   async issueKey(accountId: string, settings: KeySettings, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView & { key: string }> {
     const key = generateApiKey();
     const keyId = newId('key');
-    await this.run(
+    const { state, events, position } = await this.run(
       accountId,
       { type: 'IssueApiKey', keyId, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), settings, by: this.acting(by), now: this.now() },
       metadata,
-      ['api_keys'],
+      [],
     );
-    return { ...(await this.requireKey(accountId, keyId)), key };
+    // The secret is in this answer alone: a keys view still behind after PROJECTION_WAIT_MS must
+    // not turn it into an error that loses it, so the key is then shown as its event records it.
+    if (position && (await this.progress.waitFor(position, ['api_keys'], this.options.projectionWaitMs))) return { ...(await this.requireKey(accountId, keyId)), key };
+    const issued = events.find((e) => e.type === 'ApiKeyIssued');
+    if (!issued) throw new Error(`issuing ${keyId} recorded no ApiKeyIssued`);
+    return { ...keyViewOf(issuedKeyRow(issued.data), state, this.now()), key };
   }
 
   /** Replaces a key's settings (the caller merges a partial change into the current ones). */
   async changeKey(accountId: string, keyId: string, settings: KeySettings, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView> {
     await this.run(accountId, { type: 'ChangeApiKey', keyId, settings, by: this.acting(by), now: this.now() }, metadata, ['api_keys']);
     return this.requireKey(accountId, keyId);
+  }
+
+  /**
+   * A new secret for a live key, in place: the same id, limits and spend. The old secret is
+   * refused at once here and in every process following the log (ApiKeyCache), and so are the
+   * dashboard sessions opened with it (they hold its hash). The secret is shown only here.
+   */
+  async regenerateKey(accountId: string, keyId: string, by: KeyActor, metadata: EventMetadata = {}): Promise<KeyView & { key: string }> {
+    const key = generateApiKey();
+    await this.run(
+      accountId,
+      { type: 'RegenerateApiKeySecret', keyId, keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), by: this.acting(by), now: this.now() },
+      metadata,
+      ['api_keys'],
+    );
+    // The prefix of the new secret even if the keys view is still catching up: the secret is shown only now.
+    return { ...(await this.requireKey(accountId, keyId)), prefix: displayPrefix(key), key };
+  }
+
+  /** The hash of a live (unrevoked) key of the account, or null (another account's, revoked, unknown). */
+  async liveKeyHash(accountId: string, keyId: string): Promise<string | null> {
+    await this.progress.waitForStream(accountStream(accountId), ['api_keys'], this.options.projectionWaitMs);
+    const { rows } = await this.pool.query<{ key_hash: string }>('SELECT key_hash FROM rm.api_keys WHERE key_id = $1 AND account_id = $2 AND revoked_at IS NULL', [keyId, accountId]);
+    return rows[0]?.key_hash ?? null;
   }
 
   /** The account that owns a key (revoked or not), or null. */
@@ -287,23 +322,7 @@ export class AccountService {
       [accountId, keyId ?? null],
     );
     const now = this.now();
-    return rows.map((row) => {
-      const spend = entryOf(state.keys, row.key_id)?.spend;
-      const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, state.timezone) } : null;
-      return {
-        id: row.key_id,
-        name: row.name,
-        prefix: row.key_prefix,
-        allowed_models: row.allowed_models,
-        budget: budget && { ...budget, remaining: Math.max(0, budget.amount - budget.spent) },
-        expires_at: row.expires_at?.toISOString() ?? null,
-        rate_limit_per_minute: row.rate_limit_per_minute,
-        tokens_per_minute: row.tokens_per_minute,
-        created_at: row.created_at.toISOString(),
-        last_used_at: row.last_used_at?.toISOString() ?? null,
-        revoked: row.revoked_at !== null,
-      };
-    });
+    return rows.map((row) => keyViewOf(row, state, now));
   }
 
   async requireKey(accountId: string, keyId: string): Promise<KeyView> {
@@ -486,6 +505,42 @@ interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+}
+
+/** A key as the api_keys view holds it, with its spend from the account's decided state. */
+function keyViewOf(row: KeyRow, state: AccountState, now: string): KeyView {
+  const spend = entryOf(state.keys, row.key_id)?.spend;
+  const budget = row.budget && spend ? { ...row.budget, spent: spentInPeriod(spend, row.budget.period, now, state.timezone) } : null;
+  return {
+    id: row.key_id,
+    name: row.name,
+    prefix: row.key_prefix,
+    allowed_models: row.allowed_models,
+    budget: budget && { ...budget, remaining: Math.max(0, budget.amount - budget.spent) },
+    expires_at: row.expires_at?.toISOString() ?? null,
+    rate_limit_per_minute: row.rate_limit_per_minute,
+    tokens_per_minute: row.tokens_per_minute,
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at?.toISOString() ?? null,
+    revoked: row.revoked_at !== null,
+  };
+}
+
+/** The api_keys row a key's issue starts (projections/api-keys.ts writes the same from the event). */
+function issuedKeyRow(issued: Extract<AccountEvent, { type: 'ApiKeyIssued' }>['data']): KeyRow {
+  return {
+    key_id: issued.keyId,
+    name: issued.name,
+    key_prefix: issued.keyPrefix,
+    allowed_models: issued.allowedModels,
+    budget: issued.budget,
+    expires_at: issued.expiresAt === null ? null : new Date(issued.expiresAt),
+    rate_limit_per_minute: issued.rateLimitPerMinute,
+    tokens_per_minute: issued.tokensPerMinute,
+    created_at: new Date(issued.at),
+    last_used_at: null,
+    revoked_at: null,
+  };
 }
 
 interface LedgerRow {

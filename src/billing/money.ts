@@ -69,6 +69,13 @@ export function pricingOf(...lines: PricedLine[]): Pricing {
   return { amount: lines.reduce((sum, l) => sum + l.amount, 0), lines };
 }
 
+/** The quantities of a charge, summed per unit name over its lines (a usage record's and a request log line's units). */
+export function unitsOf(pricing: Pricing | null): Record<string, number> {
+  const units: Record<string, number> = {};
+  for (const line of pricing?.lines ?? []) for (const [name, quantity] of Object.entries(line.units)) units[name] = (units[name] ?? 0) + quantity;
+  return units;
+}
+
 /** Nothing charged (a task kind that bills nothing, like an asset verification). */
 export const NO_CHARGE: Pricing = { amount: 0, lines: [] };
 

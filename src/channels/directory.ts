@@ -67,7 +67,7 @@ export class ChannelDirectory {
     store: EventStore,
     readModel: { readonly reached: (position: GlobalPosition, timeoutMs: number) => Promise<boolean>; readonly names: () => Promise<readonly string[]> },
   ): LogFollower {
-    const follower = followLog(store, {
+    return followLog(store, {
       name: 'channel directory',
       meanwhile: 'channel changes wait',
       logger: this.logger,
@@ -81,18 +81,11 @@ export class ChannelDirectory {
         while (head && !this.closed && !(await readModel.reached(head, 1000)));
         if (!this.closed) await this.refresh(await readModel.names(), 'start');
       },
-    });
-    return {
-      started: follower.started,
-      get failing() {
-        return follower.failing;
-      },
-      close: async () => {
+      onClose: async () => {
         this.closed = true;
-        await follower.close();
         await this.queue;
       },
-    };
+    });
   }
 
   /** `enabled`: the channels whose events include an operator's enable, mended whatever the state read now. */

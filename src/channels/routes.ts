@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { ChannelService, ChannelView } from './service';
 import type { ProbeResult } from '../upstreams/probe';
 import type { ChannelHealth } from '../upstreams/routing/health';
+import type { RecentCalls } from '../upstreams/routing/call-stats';
 import { ReadModelBehindError } from '../projections-runtime/progress';
 import type { GatewayState } from '../http/context';
 import { readJson } from '../http/body';
@@ -49,8 +50,14 @@ const parsePatch = validator<Parameters<ChannelService['update']>[1]>(PATCH_CHAN
  * circuit open, credentials refused), with the operator's disable as the read model records it,
  * so that the answer to a PATCH agrees with the PATCH.
  */
-function rendered(channel: ChannelView, health: ChannelRoutesDeps['health']) {
-  return { object: 'channel', id: channel.name, ...channel, health: health(channel.name, channel.enabled ? null : (channel.disabled_reason ?? 'disabled by an operator')) };
+function rendered(channel: ChannelView, deps: Pick<ChannelRoutesDeps, 'health' | 'recentCalls'>) {
+  return {
+    object: 'channel',
+    id: channel.name,
+    ...channel,
+    health: deps.health(channel.name, channel.enabled ? null : (channel.disabled_reason ?? 'disabled by an operator')),
+    recent_calls: deps.recentCalls(channel.name),
+  };
 }
 
 export interface ChannelRoutesDeps {
@@ -66,6 +73,8 @@ export interface ChannelRoutesDeps {
    * operator's enabled or disabled state as the read model records it (null: enabled).
    */
   readonly health: (channel: string, disabledByOperator: string | null) => ChannelHealth;
+  /** The channel's calls of the last minutes made by this process (src/upstreams/routing/call-stats.ts). */
+  readonly recentCalls: (channel: string) => RecentCalls;
 }
 
 /** `/admin/v1/channels`: channels managed at run time (docs/operations.md). Mounted behind the admin token. */
@@ -75,12 +84,12 @@ export function channelsRouter(deps: ChannelRoutesDeps): Router<GatewayState> {
   const current = async (name: string) => {
     const channel = await channels.get(name);
     if (!channel) throw new ApiError(404, 'channel_not_found', `no channel ${name}`);
-    return rendered(channel, deps.health);
+    return rendered(channel, deps);
   };
   const written = async (name: string) => {
     const channel = await channels.get(name);
     if (!channel) throw new ReadModelBehindError(`channel ${name}`);
-    return rendered(channel, deps.health);
+    return rendered(channel, deps);
   };
 
   router.post('/channels', async (ctx) => {
@@ -93,7 +102,7 @@ export function channelsRouter(deps: ChannelRoutesDeps): Router<GatewayState> {
   router.get('/channels', async (ctx) => {
     const { after, limit } = pageParams(ctx.query);
     const page = await channels.list(after, limit);
-    ctx.body = listBody(page.channels.map((c) => rendered(c, deps.health)), page.hasMore, (c) => c.id);
+    ctx.body = listBody(page.channels.map((c) => rendered(c, deps)), page.hasMore, (c) => c.id);
   });
 
   /**

@@ -129,8 +129,7 @@ export class ChannelService {
 
   /** Waits until the read models `views` have folded the log's head (a 503 ReadModelBehindError naming `what` when they do not in time). */
   private async folded(views: string[], what: string): Promise<void> {
-    const head = await this.store.headPosition();
-    if (head && !(await this.readYourWrites.progress.waitFor(head, views, this.readYourWrites.waitMs))) throw new ReadModelBehindError(what);
+    if (!(await this.readYourWrites.progress.waitForCommitted(views, this.readYourWrites.waitMs))) throw new ReadModelBehindError(what);
   }
 
   /**

@@ -4,7 +4,9 @@ import { withAmbientMetadata } from '../eventstore/ambient-metadata';
 import type { EventStore } from '../eventstore/port';
 import type { GatewayContext } from '../http/context';
 import type { Dashboard } from '../http/app';
+import type { MountedCredential } from '../http/routing';
 import { dashboardPages, DEFAULT_WEB_ROOT } from './pages';
+import { playgroundCredential, playgroundPath } from './playground';
 import { sessionCredential } from './session-credential';
 import { sessionRouter } from './session-routes';
 import { DashboardSessions } from './sessions';
@@ -27,6 +29,14 @@ export function createDashboard(deps: DashboardDeps): Dashboard {
   const checks = { sessions, accounts: deps.accounts, adminToken: deps.adminToken, now: () => deps.clock().getTime() };
   const account = { access: 'api_key', credential: sessionCredential('account', checks) } as const;
   const operator = { access: 'admin', credential: sessionCredential('operator', checks) } as const;
+  /** The API route a dashboard path maps onto, with the credential that replaces the route's own; null for other paths. */
+  const apiTarget = (path: string): { path: string; credential: MountedCredential } | null => {
+    const match = MOUNTED.exec(path);
+    if (match) return { path: `${match[1] ?? ''}${match[2]}`, credential: match[1] ? operator : account };
+    // The playground (src/dashboard/playground.ts): a /v1 route on behalf of a key the owner picked.
+    const playground = playgroundPath(path);
+    return playground && { path: playground.apiPath, credential: playgroundCredential(playground.keyId, checks) };
+  };
   return {
     /**
      * The same routers and handlers as /v1 and /admin/v1, with the session as the credential
@@ -35,13 +45,13 @@ export function createDashboard(deps: DashboardDeps): Dashboard {
      * came from the dashboard, and from which session.
      */
     mount: (ctx: GatewayContext, next: Next) => {
-      const match = MOUNTED.exec(ctx.path);
-      if (!match) return next();
+      const target = apiTarget(ctx.path);
+      if (!target) return next();
       // What the dashboard reads (balances, keys, the webhook secret) must not stay in a shared
       // computer's browser cache after sign-out.
       ctx.set('cache-control', 'no-store');
-      ctx.path = `${match[1] ?? ''}${match[2]}`;
-      ctx.state.mountedCredential = match[1] ? operator : account;
+      ctx.path = target.path;
+      ctx.state.mountedCredential = target.credential;
       return withAmbientMetadata(() => (ctx.state.dashboardSession ? { via: 'dashboard', session_id: ctx.state.dashboardSession.id } : {}), next);
     },
     pages: dashboardPages(deps.webRoot ?? DEFAULT_WEB_ROOT),

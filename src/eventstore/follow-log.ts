@@ -26,6 +26,8 @@ export interface LogFollowing {
   /** Called whenever following fails (the first start included), before the retry is scheduled. */
   readonly onFailure?: () => void;
   readonly retryMs?: number;
+  /** The follower's own teardown, run by close() once the subscription is closed. */
+  readonly onClose?: () => Promise<void>;
 }
 
 export interface LogFollower {
@@ -127,6 +129,7 @@ export function followLog(store: EventStore, following: LogFollowing): LogFollow
       const current = subscription;
       subscription = null;
       await current?.close();
+      await following.onClose?.();
     },
   };
 }

@@ -96,6 +96,13 @@ export interface EventStore {
   /** Position of the newest event a reader of the global log can see now (null: empty log). */
   headPosition(): Promise<GlobalPosition | null>;
   /**
+   * Position of the newest event committed now (null: empty log): every event that committed
+   * before the call is at or before it, which the readable head (headPosition) does not promise
+   * while an older transaction is open. What a read that must see every write made so far waits
+   * for (ConsumerProgress.waitForCommitted).
+   */
+  committedHead(): Promise<GlobalPosition | null>;
+  /**
    * How many events the global log holds up to and including `until`, for the progress of long
    * commands; a store that cannot count cheaply leaves it out (the progress then has no total).
    */

@@ -59,6 +59,10 @@ export class MeteredEventStore implements EventStore {
     return this.inner.headPosition();
   }
 
+  committedHead(): Promise<GlobalPosition | null> {
+    return this.inner.committedHead();
+  }
+
   subscribe(options: SubscribeOptions): LogSubscription {
     return this.inner.subscribe(options);
   }

@@ -52,6 +52,15 @@ export class ConsumerProgress {
     return head === null || this.waitFor(head.position, names, timeoutMs);
   }
 
+  /**
+   * The reading side of read-your-writes for a read over many streams: waits until the named
+   * consumers have folded every event committed so far (EventStore.committedHead).
+   */
+  async waitForCommitted(names: readonly string[], timeoutMs: number): Promise<boolean> {
+    const head = await this.store.committedHead();
+    return head === null || this.waitFor(head, names, timeoutMs);
+  }
+
   private async waitForOne(position: GlobalPosition, name: string, deadline: number): Promise<boolean> {
     const runner = this.runners.get(name);
     for (;;) {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { yuan } from '../../src/accounts/csv';
 
 /**
  * Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. No browser
@@ -70,4 +71,35 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
 
 export function readDownload(file: string): string {
   return readFileSync(file, 'utf8');
+}
+
+/** The display of an amount, as the dashboard formats it: yuan, all non-zero decimals, at least two. */
+export function shown(minor: number): string {
+  const [whole, fraction] = yuan(minor).split('.');
+  const kept = fraction!.replace(/0+$/, '').padEnd(2, '0');
+  return `${minor < 0 ? '-' : ''}¥${whole!.replace(/^-/, '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${kept}`;
+}
+
+/** The page does not scroll sideways: its document is no wider than its window (the failure names what sticks out). */
+export async function expectNoHorizontalOverflow(page: Page, what: string): Promise<void> {
+  const [scrollWidth, innerWidth, wide] = await page.evaluate<[number, number, string[]]>(`[
+    document.documentElement.scrollWidth,
+    window.innerWidth,
+    [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && e.closest('.table-wrap') === null)
+      .slice(0, 5)
+      .map((e) => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().replace(/\\s+/g, '.') : '') + ' ' + Math.round(e.getBoundingClientRect().right) + 'px'),
+  ]`);
+  expect(scrollWidth, `${what}: the page is wider than its ${innerWidth} px window (outside scrolling tables: ${wide.join(', ')})`).to.be.at.most(innerWidth);
+}
+
+/**
+ * Follows a link of the dashboard's navigation as a user would: on a narrow screen (720 px and
+ * less) the links are folded behind the menu button, which is opened first.
+ */
+export async function followNav(page: Page, link: string): Promise<void> {
+  const navigation = page.getByRole('navigation');
+  const menu = navigation.locator('button[aria-controls="nav-pages"]');
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  await navigation.getByRole('link', { name: link, exact: true }).click();
 }

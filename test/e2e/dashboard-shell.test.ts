@@ -1,20 +1,12 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import type { Browser, Page } from 'playwright-core';
-import { yuan } from '../../src/accounts/csv';
 import { AUDIT_REPLAY_LOCK } from '../../src/audit/audit';
 import { FIXED_CALL } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { arkReleasePath } from '../support/simulated-ark';
 import { waitFor } from '../support/wait';
-import { expectAccessible, launchBrowser, requireWebBuild, watchedPage, type WatchedPage } from './browser';
-
-/** The display of an amount, as the dashboard formats it: yuan, all non-zero decimals, at least two. */
-function shown(minor: number): string {
-  const [whole, fraction] = yuan(minor).split('.');
-  const kept = fraction!.replace(/0+$/, '').padEnd(2, '0');
-  return `${minor < 0 ? '-' : ''}¥${whole!.replace('-', '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${kept}`;
-}
+import { expectAccessible, expectNoHorizontalOverflow, followNav, launchBrowser, requireWebBuild, shown, watchedPage, type WatchedPage } from './browser';
 
 /** The page's own scripts it fetched, by chunk name (`Operations` for /dashboard/assets/Operations-1a2B.js). */
 function chunksOf(page: Page): Set<string> {
@@ -26,8 +18,8 @@ function chunksOf(page: Page): Set<string> {
   return chunks;
 }
 
-const OWNER_PAGE_CHUNKS = ['Overview', 'Ledger', 'Usage', 'Keys', 'Settings', 'Tasks', 'Gallery'];
-const OPERATOR_PAGE_CHUNKS = ['Accounts', 'AccountDetail', 'Operations'];
+const OWNER_PAGE_CHUNKS = ['Overview', 'Ledger', 'Usage', 'Keys', 'Settings', 'Tasks', 'Gallery', 'Playground'];
+const OPERATOR_PAGE_CHUNKS = ['Accounts', 'AccountDetail', 'Revenue', 'Channels', 'Operations', 'Requests', 'AllKeys'];
 
 /** The description next to a term of a `<dl>`. */
 function described(page: Page, testId: string, term: string) {
@@ -40,11 +32,6 @@ async function markDocument(page: Page): Promise<void> {
 }
 async function expectSameDocument(page: Page): Promise<void> {
   expect(await page.evaluate("document.documentElement.getAttribute('data-test-mark')")).to.equal('kept');
-}
-
-async function expectNoHorizontalOverflow(page: Page, what: string): Promise<void> {
-  const [scroll, inner] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
-  expect(scroll, `${what} is ${scroll} px wide in a ${inner} px window`).to.be.at.most(inner);
 }
 
 /**
@@ -197,8 +184,8 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
       return t.billing.status !== 'reserved' ? t : null;
     }, 60_000, 200);
     expect([task.status, task.billing.status]).to.deep.equal(['failed', 'released']);
-    await row.locator('td', { hasText: /^failed$/ }).waitFor();
-    await row.locator('td.num').getByText(shown(task.billing.amount), { exact: true }).waitFor();
+    await row.locator('td[data-label="Status"]', { hasText: /^failed/ }).waitFor();
+    await row.getByTestId('task-cost').getByText(shown(task.billing.amount), { exact: true }).waitFor();
     expect(await row.textContent()).to.not.include('(reserved)');
     await expectSameDocument(page);
 
@@ -240,10 +227,9 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     await page.getByRole('heading', { level: 1, name: 'Ledger' }).waitFor();
     expect([await menu.getAttribute('aria-expanded'), await ledgerLink.isVisible()]).to.deep.equal(['false', false]);
 
-    // Every page, reached through the menu as a phone user would.
+    // Every page, reached through the menu as a phone user would (followNav opens it).
     const visit = async (p: Page, link: string, heading: string, ready: string | null) => {
-      await p.getByRole('button', { name: 'Menu' }).click();
-      await p.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
+      await followNav(p, link);
       await p.getByRole('heading', { level: 1, name: heading }).waitFor();
       if (ready) await p.getByTestId(ready).waitFor();
       await expectNoHorizontalOverflow(p, `the ${heading} page`);

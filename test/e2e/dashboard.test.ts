@@ -8,7 +8,7 @@ import { verifyWebhook } from '../../src/webhooks/signing';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
-import { expectAccessible, launchBrowser, readDownload, requireWebBuild, watchedPage, type WatchedPage } from './browser';
+import { expectAccessible, followNav, launchBrowser, readDownload, requireWebBuild, shown, watchedPage, type WatchedPage } from './browser';
 
 /** A webhook receiver on loopback. */
 class Receiver {
@@ -59,13 +59,6 @@ function parseCsv(text: string): Record<string, string>[] {
   return records.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i] ?? ''])));
 }
 
-/** The display of an amount, as the dashboard formats it: yuan, all non-zero decimals, at least two. */
-function shown(minor: number): string {
-  const [whole, fraction] = yuan(minor).split('.');
-  const kept = fraction!.replace(/0+$/, '').padEnd(2, '0');
-  return `¥${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${kept}`;
-}
-
 describe('the dashboard in Chromium: owners and operators, end to end @e2e', function () {
   this.timeout(180_000);
   let gw: TestGateway;
@@ -95,7 +88,7 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   };
   const nav = async (page: Page, link: string) => {
-    await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
+    await followNav(page, link);
     await page.getByRole('heading', { level: 1, name: link }).waitFor();
   };
 

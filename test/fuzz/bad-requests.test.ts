@@ -191,14 +191,15 @@ describe('fuzz: bad requests to every POST and PATCH endpoint @integration', fun
   }
 
   /**
-   * The cells a spreadsheet would run in the ledger and this month's statement CSV of every
-   * account the cases used: text the cases left there (a credit's reference and note) included.
+   * The cells a spreadsheet would run in the ledger, this month's statement and the request log CSV
+   * of every account the cases used: text the cases left there (a credit's reference and note, a
+   * key's name) included.
    */
   async function formulasInExports(): Promise<string[]> {
     const found: string[] = [];
     for (const id of accountsUsed) {
       const month = localDate(new Date(), (await gw.admin('GET', `/admin/v1/accounts/${id}`)).body.settings.timezone).slice(0, 7);
-      for (const path of [`/admin/v1/accounts/${id}/ledger?format=csv`, `/admin/v1/accounts/${id}/statements/${month}?format=csv`]) {
+      for (const path of [`/admin/v1/accounts/${id}/ledger?format=csv`, `/admin/v1/accounts/${id}/statements/${month}?format=csv`, `/admin/v1/requests?account_id=${id}&format=csv`]) {
         const csv = await gw.admin('GET', path);
         if (csv.status !== 200) throw new Error(`${path}: ${csv.status}`);
         found.push(...readAsSpreadsheet(csv.body as string).flat().flatMap((cell) => (cell.kind === 'formula' ? [`${path}: ${JSON.stringify(cell.text)}`] : [])));

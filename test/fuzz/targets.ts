@@ -155,6 +155,8 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     params: () => ({ keyId: 'key_fuzz0000000000000000' }),
     quiet: true,
   },
+  // A key's new secret (no body); the fuzz's key id names no key, so nothing is regenerated.
+  { method: 'POST', route: '/v1/account/keys/:keyId/regenerate', auth: 'key', statuses: S.ownerKeys, shape: 'openai', body: { kind: 'none' }, params: () => ({ keyId: 'key_fuzz0000000000000000' }), quiet: true },
   { method: 'PATCH', route: '/v1/account/settings', auth: 'key', statuses: S.accountSettings, shape: 'openai', body: json(JSON_LIMIT, () => ({ timezone: 'Asia/Shanghai', default_video_url_mode: 'auto' })), quiet: true },
   { method: 'POST', route: '/v1/account/webhook-secret', auth: 'key', statuses: S.bodiless, shape: 'openai', body: { kind: 'none' } , quiet: true },
   // The admin API.
@@ -180,6 +182,16 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     shape: 'openai',
     body: json(JSON_LIMIT, () => ({ name: 'renamed', expires_at: '2030-01-01T00:00:00Z' })),
     params: () => ({ keyId: 'key_fuzz0000000000000000' }),
+    quiet: true,
+  },
+  {
+    method: 'POST',
+    route: '/admin/v1/accounts/:id/keys/:keyId/regenerate',
+    auth: 'admin',
+    statuses: S.admin,
+    shape: 'openai',
+    body: { kind: 'none' },
+    params: (env) => ({ id: env.accountId, keyId: 'key_fuzz0000000000000000' }),
     quiet: true,
   },
   { method: 'POST', route: '/admin/v1/accounts/:id/webhook-secret', auth: 'admin', statuses: S.admin, shape: 'openai', body: { kind: 'none' }, params: account , quiet: true },

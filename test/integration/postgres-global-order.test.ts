@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
-import type { RecordedEvent } from '../../src/eventstore/port';
+import { comparePositions, type RecordedEvent } from '../../src/eventstore/port';
 import { PostgresEventStore, readPageWith } from '../../src/eventstore/postgres/store';
 import { ALL_MIGRATIONS } from '../../src/gateway';
 import { countingPool, LOG_READ } from '../support/counting-pool';
@@ -84,6 +84,24 @@ describe('PostgreSQL global log: no event is skipped by a reader @integration', 
       holder.release(true);
       await subscription.close();
       await watched.close();
+    }
+  });
+
+  it('names as the committed head an event that a transaction still open holds back from readers, so a read-your-writes wait on it waits for that event', async () => {
+    const fast = `fast-${randomUUID()}`;
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_current_xact_id()');
+      const appended = await store.append(fast, [{ type: 'Fast', data: {} }], { expectedVersion: 'no_stream' });
+      const [event] = await store.readStream(fast);
+      expect(await store.committedHead(), 'the committed head is the event just appended').to.deep.equal(event!.position);
+      const readable = await store.headPosition();
+      expect(readable === null || comparePositions(readable, event!.position) < 0, 'the readable head is held back before it').to.equal(true);
+      expect(appended.position).to.deep.equal(event!.position);
+      await holder.query('COMMIT');
+    } finally {
+      holder.release(true);
     }
   });
 

@@ -8,6 +8,7 @@ import { applyEvents, type Projection } from '../../src/projections-runtime/cons
 import { ensureProjectionTables } from '../../src/projections-runtime/tables';
 import { balancesProjection } from '../../projections/balances';
 import { ledgerProjection } from '../../projections/ledger';
+import { requestLogProjection } from '../../projections/request-log';
 import { usageProjection } from '../../projections/usage';
 import { createTestDatabase } from '../support/database';
 
@@ -15,7 +16,7 @@ import { createTestDatabase } from '../support/database';
  * The money read models write set-wise, a batch at a time. Whatever way the log is cut into
  * batches, the rows must be the ones a one-event-at-a-time fold gives, and those must be right.
  */
-describe('money projections (ledger, balances, usage) fold a batch as they fold its events one by one @integration', () => {
+describe('money projections (ledger, balances, usage, request log) fold a batch as they fold its events one by one @integration', () => {
   let db: Database;
   before(async () => {
     db = await createTestDatabase(4);
@@ -58,7 +59,7 @@ describe('money projections (ledger, balances, usage) fold a batch as they fold 
     recorded('acct_a', { type: 'ChargeRefunded', data: { refundId: 'ref_3', reservationId: 'res_1', amount: 20, reason: 'rounding', at: at(12) } }),
     recorded('acct_a', { type: 'FundsReserved', data: { reservationId: 'res_4', amount: 50, purpose: purpose('req_4'), expiresAt: later, at: at(13) } }),
   ];
-  const projections: Projection[] = [ledgerProjection, balancesProjection, usageProjection];
+  const projections: Projection[] = [ledgerProjection, balancesProjection, usageProjection, requestLogProjection];
 
   /** Folds the log cut into batches of `size` into fresh tables in `schema` (of `on`); returns every row. */
   async function fold(schema: string, size: number, on: Database = db): Promise<Record<string, unknown[]>> {
@@ -82,6 +83,7 @@ describe('money projections (ledger, balances, usage) fold a batch as they fold 
       reservations: await rows(`SELECT * FROM ${schema}.reservations ORDER BY reservation_id`),
       usage: await rows(`SELECT * FROM ${schema}.usage_records ORDER BY account_id, revision`),
       months: await rows(`SELECT * FROM ${schema}.usage_months ORDER BY account_id, month`),
+      requests: await rows(`SELECT * FROM ${schema}.request_log ORDER BY reservation_id`),
     };
   }
 
@@ -125,6 +127,14 @@ describe('money projections (ledger, balances, usage) fold a batch as they fold 
     expect(oneByOne.months.map((m: any) => [m.account_id, m.month, m.current])).to.deep.equal([
       ['acct_a', '2026-01', true],
       ['acct_b', '2026-01', true],
+    ]);
+    // Settlements of this age name no channel and no pricing: their lines have none and no units.
+    const requestLines = oneByOne.requests as { reservation_id: string; account_id: string; outcome: string; reserved: string; amount: string | null; refunded: string; channel: string | null; units: object | null; reason: string | null; closed_at: Date | null }[];
+    expect(requestLines.map((r) => [r.reservation_id, r.account_id, r.outcome, r.reserved, r.amount, r.refunded, r.channel, r.units, r.reason, r.closed_at?.toISOString() ?? null])).to.deep.equal([
+      ['res_1', 'acct_a', 'settled', '300', '350', '120', null, {}, null, at(7)],
+      ['res_2', 'acct_a', 'released', '200', null, '0', null, null, 'upstream failed', at(8)],
+      ['res_3', 'acct_b', 'settled', '100', '80', '80', null, {}, null, at(9)],
+      ['res_4', 'acct_a', 'open', '50', null, '0', null, null, null, null],
     ]);
   });
 

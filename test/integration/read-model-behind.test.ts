@@ -12,8 +12,8 @@ import { waitFor } from '../support/wait';
 
 /**
  * A funded account and its key, once `gw` reads them. With PROJECTION_WAIT_MS this short a busy
- * machine may answer before a view caught up (the key's issue answers 404 then): they come from a
- * gateway on the same database with the usual wait.
+ * machine may answer before a view caught up (the account's opening or credit answers 503 then):
+ * they come from a gateway on the same database with the usual wait.
  */
 async function accountSeenBy(gw: TestGateway, amount: number): Promise<{ accountId: string; key: string }> {
   const setup = await startTestGateway({}, { reuseDatabaseOf: gw });
@@ -186,5 +186,39 @@ describe('a task creation while the tasks view has not caught up within PROJECTI
     const session = answers.get(SESSION_KIND)!;
     expect(session).to.deep.include({ status: 'pending', verification_url: (await accepted(SESSION_KIND)).details!.verification_url });
     expect(session.verification_url).to.be.a('string');
+  });
+});
+
+describe('a key issued while the keys view has not caught up within PROJECTION_WAIT_MS @integration', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ PROJECTION_WAIT_MS: '200' });
+  });
+  after(async () => gw.close());
+
+  it('answers 201 with its secret and its view as the event records it (the secret is shown once: an error would lose it), and the key works once the view folds it', async () => {
+    const { accountId } = await accountSeenBy(gw, 0);
+    // The keys view cannot fold anything while another transaction holds its table.
+    const blocker = await gw.pool.connect();
+    let released = false;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE rm.api_keys IN ACCESS EXCLUSIVE MODE');
+      const issued = await gw.admin('POST', `/admin/v1/accounts/${accountId}/keys`, { name: 'while behind', budget: { amount: 5000, period: 'day' }, allowed_models: ['chat-fast'] });
+      expect(issued.status, JSON.stringify(issued.body)).to.equal(201);
+      expect(issued.body.key).to.be.a('string').and.match(new RegExp(`^${issued.body.prefix.replace(/[….]+$/, '')}`));
+      expect(issued.body).to.deep.include({ name: 'while behind', allowed_models: ['chat-fast'], revoked: false, last_used_at: null, expires_at: null });
+      expect(issued.body.budget).to.deep.equal({ amount: 5000, period: 'day', spent: 0, remaining: 5000 });
+      await blocker.query('COMMIT');
+      released = true;
+
+      await waitFor('the key to work', async () => (await gw.api(issued.body.key, 'GET', '/v1/account')).status === 200);
+      const listed = (await gw.admin('GET', `/admin/v1/accounts/${accountId}/keys`)).body.data.find((k: { id: string }) => k.id === issued.body.id);
+      const { key: _secret, ...answered } = issued.body;
+      expect(listed, 'the view the 201 answered is the one the keys view then holds').to.deep.equal(answered);
+    } finally {
+      if (!released) await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+    }
   });
 });

@@ -8,6 +8,7 @@ const VIDEO = 'https://cdn.example.com/clips/interview.mp4';
 describe('task list: GET /v1/tasks @integration', () => {
   let gw: TestGateway;
   let key: string;
+  let accountId: string;
   let frozenAt: Date | null = null;
   const created: Record<string, string> = {};
 
@@ -16,7 +17,7 @@ describe('task list: GET /v1/tasks @integration', () => {
       { TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000' },
       { clock: () => frozenAt ?? new Date() },
     );
-    ({ key } = await gw.fundedAccount(1_000_000_000));
+    ({ key, accountId } = await gw.fundedAccount(1_000_000_000));
     const make = async (kind: string, path: string, body: Record<string, unknown>) => {
       const res = await gw.api(key, 'POST', path, body);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -89,6 +90,21 @@ describe('task list: GET /v1/tasks @integration', () => {
     expect(done.detail.audio_url).to.match(/\/files\/tasks\/podcast\/pod_[0-9a-f]+\/audio-[0-9a-f-]{36}\.wav\?expires=\d+&sig=[0-9a-f]{64}$/);
     const audio = await fetch(done.detail.audio_url);
     expect(audio.status).to.equal(200);
+  });
+
+  it('shows what was refunded of a task’s charge: nothing at first, then the refund', async () => {
+    const done = await waitFor('the podcast billed', async () => {
+      const t = (await list('?kind=podcast')).body.data[0];
+      return t?.billing.status === 'settled' ? t : null;
+    });
+    expect(done.billing.refunded).to.equal(0);
+    expect((await list('?kind=image')).body.data[0].billing.refunded).to.equal(0);
+    const ledger = (await gw.api(key, 'GET', '/v1/account/ledger?type=settlement&limit=100')).body.data as { task_id: string | null; reservation_id: string }[];
+    const settlement = ledger.find((e) => e.task_id === done.id)!;
+    const refund = await gw.admin('POST', `/admin/v1/accounts/${accountId}/refunds`, { reservation_id: settlement.reservation_id, amount: done.billing.amount, reference: `refund-${done.id}`, reason: 'test' });
+    expect(refund.status, JSON.stringify(refund.body)).to.equal(201);
+    const refunded = (await list('?kind=podcast')).body.data[0];
+    expect(refunded.billing).to.deep.include({ status: 'settled', amount: done.billing.amount, refunded: done.billing.amount });
   });
 
   it('filters by kind and status (comma lists match any) and by creation time', async () => {

@@ -29,15 +29,26 @@ export const FLEET_SETTINGS = {
 
 /**
  * An account with ample credit, an API key and a webhook secret, each step through another of the
- * three gateways: any process serves the admin API, and a key made in one works in the others.
+ * three gateways: any process serves the admin API, and a key made in one works in the others
+ * once the shared keys view holds it.
  */
 export async function fundedAccountAcross(gateways: readonly GatewayProcess[], adminToken: string, name: string): Promise<{ accountId: string; key: string; secret: string }> {
   const [first, second, third] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
-  const accountId = (await callJson(`${second.url}/admin/v1/accounts`, adminToken, 'POST', { name })).body.id as string;
-  expect((await callJson(`${third.url}/admin/v1/accounts/${accountId}/credits`, adminToken, 'POST', { amount: 1_000_000_000, reference: `${name}-funding` })).status).to.equal(201);
-  const key = (await callJson(`${first.url}/admin/v1/accounts/${accountId}/keys`, adminToken, 'POST', {})).body.key as string;
-  const secret = (await callJson(`${second.url}/v1/account/webhook-secret`, key, 'POST')).body.secret as string;
-  return { accountId, key, secret };
+  const opened = await callJson(`${second.url}/admin/v1/accounts`, adminToken, 'POST', { name });
+  expect(opened.status, JSON.stringify(opened.body)).to.equal(201);
+  const accountId = opened.body.id as string;
+  const credited = await callJson(`${third.url}/admin/v1/accounts/${accountId}/credits`, adminToken, 'POST', { amount: 1_000_000_000, reference: `${name}-funding` });
+  expect(credited.status, JSON.stringify(credited.body)).to.equal(201);
+  const issued = await callJson(`${first.url}/admin/v1/accounts/${accountId}/keys`, adminToken, 'POST', {});
+  expect(issued.status, JSON.stringify(issued.body)).to.equal(201);
+  const key = issued.body.key as string;
+  // The issuing gateway answers once the shared keys view holds the key, or after PROJECTION_WAIT_MS
+  // (a loaded machine): the other gateways know the key from that view.
+  // Asked through the admin API: polling with the key itself would count its refusals towards the address's lockout.
+  await waitFor('the keys view to hold the key', async () => (await callJson(`${second.url}/admin/v1/accounts/${accountId}/keys`, adminToken)).body.data.some((k: { id: string }) => k.id === issued.body.id));
+  const rotated = await callJson(`${second.url}/v1/account/webhook-secret`, key, 'POST');
+  expect(rotated.status, JSON.stringify(rotated.body)).to.equal(201);
+  return { accountId, key, secret: rotated.body.secret as string };
 }
 
 /** True once every consumer any of `live` knows runs in exactly one of them. */

@@ -214,6 +214,18 @@ describe('account decider', () => {
       given([...funded, issued, { type: 'ApiKeyRevoked', data: { keyId: 'k1', at: now } }]).when({ type: 'RevokeApiKey', keyId: 'k1', now }).thenNothingHappened();
       given([...funded, issued]).when({ type: 'RevokeApiKey', keyId: 'k2', now }).thenThrows('key_not_found');
     });
+
+    it('regenerates a live key’s secret only, keeping its limits, and refuses unknown, revoked and wider keys', () => {
+      const regenerate = { type: 'RegenerateApiKeySecret', keyId: 'k1', keyHash: 'h2', keyPrefix: 'tr-new', by: null, now } as const;
+      const regenerated: AccountEvent = { type: 'ApiKeySecretRegenerated', data: { keyId: 'k1', keyHash: 'h2', keyPrefix: 'tr-new', at: now } };
+      given([...funded, issued]).when(regenerate).then([regenerated]);
+      // Nothing but the secret changed: the key may be changed, and regenerated again, as before.
+      given([...funded, issued, regenerated]).when({ ...regenerate, keyHash: 'h3' }).then([{ type: 'ApiKeySecretRegenerated', data: { keyId: 'k1', keyHash: 'h3', keyPrefix: 'tr-new', at: now } }]);
+      given([...funded, issued]).when({ ...regenerate, keyId: 'k2' }).thenThrows('key_not_found');
+      given([...funded, issued, { type: 'ApiKeyRevoked', data: { keyId: 'k1', at: now } }]).when(regenerate).thenThrows('key_not_found');
+      const narrow: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'k0', keyHash: 'h0', keyPrefix: 'tr-nar', ...unlimited, allowedModels: ['chat-fast'], at: now } };
+      given([...funded, issued, narrow]).when({ ...regenerate, by: { keyId: 'k0', gatewayRatePerMinute: 60 } }).thenThrows('key_scope_exceeded');
+    });
   });
 
   describe('settings, pricing and time zone', () => {

@@ -82,6 +82,28 @@ describe('ApiKeyCache', () => {
     expect(cache.stats().size).to.equal(1);
   });
 
+  it('refuses a regenerated key under any hash but its newest while the read model lags, and admits the newest once it has folded it', async () => {
+    const model = readModel();
+    const cache = await followingCache(model);
+    // The lagging read model finds the key under its old hash, and not yet under the new ones.
+    let rows: Record<string, Key> = { old: key };
+    const load = (hash: string) => async () => rows[hash] ?? null;
+    expect(await cache.lookup('old', load('old'))).to.deep.equal(key);
+    const first = cache.keysChanged([{ type: 'ApiKeySecretRegenerated', data: { keyId: 'key_1', keyHash: 'new1', keyPrefix: 'tr-new1', at: 'now' } }], pos(5n));
+    const second = cache.keysChanged([{ type: 'ApiKeySecretRegenerated', data: { keyId: 'key_1', keyHash: 'new2', keyPrefix: 'tr-new2', at: 'now' } }], pos(6n));
+    expect(await cache.lookup('old', load('old'))).to.equal(null);
+    // The view has folded the first regeneration only: its hash is no longer the key's either.
+    rows = { new1: key };
+    model.advanceTo(5n);
+    await first;
+    expect(await cache.lookup('new1', load('new1'))).to.equal(null);
+    rows = { new2: key };
+    model.advanceTo(6n);
+    await second;
+    expect(await cache.lookup('old', load('old'))).to.equal(null);
+    expect(await cache.lookup('new2', load('new2'))).to.deep.equal(key);
+  });
+
   it('reads a changed key again once the read model has the change, so a narrowed key never passes on its old settings', async () => {
     const model = readModel();
     const cache = await followingCache(model);

@@ -32,12 +32,17 @@ const ACCOUNT_PAGES: readonly PageRoute[] = [
   { path: '/settings', label: 'Webhooks & settings', page: lazyPage(() => import('./pages/Settings'), 'Settings') },
   { path: '/tasks', label: 'Tasks', page: lazyPage(() => import('./pages/Tasks'), 'Tasks') },
   { path: '/gallery', label: 'Gallery', page: lazyPage(() => import('./pages/Gallery'), 'Gallery') },
+  { path: '/playground', label: 'Playground', page: lazyPage(() => import('./pages/Playground'), 'Playground') },
 ];
 
 const OPERATOR_PAGES: readonly PageRoute[] = [
   { path: '/accounts', label: 'Accounts', page: lazyPage(() => import('./pages/Accounts'), 'Accounts') },
   { path: '/accounts/:id', page: lazy(() => import('./pages/AccountDetail').then(({ AccountDetail }) => ({ default: ({ params }: PageProps) => <AccountDetail accountId={params.id!} /> }))) },
+  { path: '/revenue', label: 'Revenue & usage', page: lazyPage(() => import('./pages/Revenue'), 'Revenue') },
+  { path: '/channels', label: 'Channels', page: lazyPage(() => import('./pages/Channels'), 'Channels') },
   { path: '/operations', label: 'Operations', page: lazyPage(() => import('./pages/Operations'), 'Operations') },
+  { path: '/requests', label: 'Request log', page: lazyPage(() => import('./pages/Requests'), 'Requests') },
+  { path: '/all-keys', label: 'All keys', page: lazyPage(() => import('./pages/AllKeys'), 'AllKeys') },
 ];
 
 /** The `:name` parts of `path` when it matches `pattern`, else null. */

@@ -24,11 +24,24 @@ export class ApiFailure extends Error {
 }
 
 let csrfToken: string | null = null;
+let sessionKey: string | null = null;
 let onSignedOut: () => void = () => undefined;
 
 export function rememberSession(session: Session | null): void {
   csrfToken = session?.csrf_token ?? null;
+  sessionKey = session?.key_id ?? null;
 }
+
+/** The key an account session was opened with (null for the operator, or when signed out). */
+export function sessionKeyId(): string | null {
+  return sessionKey;
+}
+
+/**
+ * Playground calls answer for the key the owner picked, not for the session: their 401 (that key
+ * expired) does not end the session. Whether the session still holds is asked separately.
+ */
+const PLAYGROUND = '/playground/';
 
 /** Called when the gateway answers 401: the session ended (signed out elsewhere, key revoked, expired). */
 export function whenSessionEnds(handler: () => void): void {
@@ -41,19 +54,25 @@ function changesData(method: string, path: string): boolean {
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return (await requestWithId<T>(method, path, body)).body;
+}
+
+/** The same, with the request id the gateway answered (X-Request-Id: the ledger names a request's entries by it). */
+export async function requestWithId<T>(method: string, path: string, body?: unknown): Promise<{ body: T; requestId: string | null }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   const res = await fetch(`/dashboard/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const requestId = res.headers.get('x-request-id');
   const text = res.status === 204 ? '' : await res.text();
   const parsed: unknown = text ? JSON.parse(text) : null;
   if (!res.ok) {
     const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
-    if (res.status === 401 && path !== '/session') onSignedOut();
+    if (res.status === 401 && path !== '/session' && !path.startsWith(PLAYGROUND)) onSignedOut();
     throw new ApiFailure(res.status, error?.code ?? 'error', error?.message ?? `HTTP ${res.status}`);
   }
   if (changesData(method, path)) invalidate();
-  return (res.status === 204 ? undefined : parsed) as T;
+  return { body: (res.status === 204 ? undefined : parsed) as T, requestId };
 }
 
 export const api = {

@@ -12,8 +12,9 @@ export interface StackedRow {
 /**
  * Amounts (integer minor units) per label, stacked by series; axis and tooltip show yuan. The
  * chart is a picture of the table the page shows next to it, so it is hidden from screen readers.
+ * `seriesLabels` names a series in the legend and tooltip when its key is not a name for people.
  */
-export function StackedBars({ rows, series, title }: { rows: readonly StackedRow[]; series: readonly string[]; title: string }) {
+export function StackedBars({ rows, series, title, seriesLabels = {} }: { rows: readonly StackedRow[]; series: readonly string[]; title: string; seriesLabels?: Readonly<Record<string, string>> }) {
   return (
     <figure className="chart" aria-hidden="true" title={title}>
       <ResponsiveContainer width="100%" height={280}>
@@ -24,7 +25,7 @@ export function StackedBars({ rows, series, title }: { rows: readonly StackedRow
           <Tooltip formatter={(v) => yuanText(Math.round(Number(v)))} />
           <Legend />
           {series.map((name, i) => (
-            <Bar key={name} dataKey={name} stackId="amount" fill={COLOURS[i % COLOURS.length]} isAnimationActive={false} />
+            <Bar key={name} dataKey={name} name={seriesLabels[name] ?? name} stackId="amount" fill={COLOURS[i % COLOURS.length]} isAnimationActive={false} />
           ))}
         </BarChart>
       </ResponsiveContainer>

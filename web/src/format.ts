@@ -22,19 +22,86 @@ export function parseYuan(text: string): number | null {
   return Number.isSafeInteger(minor) ? minor : null;
 }
 
+/** An amount with its direction: "+¥10.00" for money in, "−¥0.000169" for money out (a true minus sign). */
+export function signedYuanText(minor: number): string {
+  return `${minor < 0 ? '\u2212' : '+'}${yuanText(Math.abs(minor))}`;
+}
+
+/** A count in the page's language ("1,200"). */
+export function countText(value: number, locale: string): string {
+  return new Intl.NumberFormat(locale, { maximumFractionDigits: 6 }).format(value);
+}
+
+/*
+ * Dates: one format per language, built from the parts of the instant in the account's zone so
+ * that every page (and every ICU version) writes them the same way. English: "5 Dec 2026,
+ * 14:03:05"; Chinese: "2026年12月5日 14:03:05". Days (YYYY-MM-DD, as the API's usage names them)
+ * read "5 Dec 2026" / "2026年12月5日".
+ */
+const EN_MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+interface WallClock {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+const clocks = new Map<string, Intl.DateTimeFormat>();
+
+/** What a wall clock in the zone reads at an instant. */
+function wallClock(date: Date, timeZone: string): WallClock {
+  let format = clocks.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    clocks.set(timeZone, format);
+  }
+  const parts = format.formatToParts(date);
+  const get = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((p) => p.type === type)?.value ?? NaN);
+  return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute'), second: get('second') };
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+function isChinese(locale: string): boolean {
+  return locale.toLowerCase().startsWith('zh');
+}
+
+function dayParts(day: string): [number, number, number] {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!m) throw new RangeError(`${day} is not a day (YYYY-MM-DD)`);
+  return [Number(m[1]), Number(m[2]), Number(m[3])];
+}
+
+/** A day (YYYY-MM-DD) in the page's language: "5 Dec 2026" / "2026年12月5日". */
+export function dayText(day: string, locale: string): string {
+  const [year, month, date] = dayParts(day);
+  return isChinese(locale) ? `${year}年${month}月${date}日` : `${date} ${EN_MONTHS[month - 1]} ${year}`;
+}
+
+/** A day without its year, for a chart's axis: "5 Dec" / "12月5日". */
+export function shortDayText(day: string, locale: string): string {
+  const [, month, date] = dayParts(day);
+  return isChinese(locale) ? `${month}月${date}日` : `${date} ${EN_MONTHS[month - 1]}`;
+}
+
 /** An instant shown in the account's time zone (IANA name), in the page's language. */
 export function dateTimeText(iso: string | null | undefined, timeZone: string, locale: string): string {
   if (!iso) return '—';
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return new Intl.DateTimeFormat(locale, { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false }).format(date);
+  const c = wallClock(date, timeZone);
+  const day = dayText(`${String(c.year).padStart(4, '0')}-${two(c.month)}-${two(c.day)}`, locale);
+  const time = `${two(c.hour)}:${two(c.minute)}:${two(c.second)}`;
+  return isChinese(locale) ? `${day} ${time}` : `${day}, ${time}`;
 }
 
 /** The calendar day (YYYY-MM-DD) an instant falls on in a time zone. */
 export function dayIn(date: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(date);
-  const get = (type: string) => parts.find((p) => p.type === type)!.value;
-  return `${get('year')}-${get('month')}-${get('day')}`;
+  const c = wallClock(date, timeZone);
+  return `${String(c.year).padStart(4, '0')}-${two(c.month)}-${two(c.day)}`;
 }
 
 /** The month label (YYYY-MM) an instant falls in, in a time zone. */
@@ -42,7 +109,71 @@ export function monthIn(date: Date, timeZone: string): string {
   return dayIn(date, timeZone).slice(0, 7);
 }
 
+/** The day `count` days after (or before, when negative) a day, on the calendar. */
+export function addDays(day: string, count: number): string {
+  const [year, month, date] = dayParts(day);
+  return new Date(Date.UTC(year, month - 1, date + count)).toISOString().slice(0, 10);
+}
+
+const HOUR = 3_600_000;
+const PROBE = 15 * 60_000;
+
+/**
+ * The first instant of a day in a time zone: what the API's `from`/`to` take for "from this day"
+ * and "until this day". Midnight is not always the answer: where a clock change skips midnight
+ * (America/Santiago in September) the day starts when the clock jumps, at 01:00 local; were a
+ * clock set back across midnight, the day would start at its last midnight. So: the instant right
+ * after the last one, near the day's start, that a clock in the zone still shows as an earlier
+ * day. UTC offsets lie within −12 h and +14 h, so 15 hours before the day's midnight in UTC every
+ * zone still shows the day before and 13 hours after it every zone shows this day or a later one;
+ * the window is probed every 15 minutes (clock changes are hours apart) and the step found is
+ * narrowed to the millisecond.
+ */
+export function startOfDayIn(day: string, timeZone: string): Date {
+  const [year, month, date] = dayParts(day);
+  const midnightUtc = Date.UTC(year, month - 1, date);
+  const before = (t: number) => dayIn(new Date(t), timeZone) < day;
+  let lo = midnightUtc - 15 * HOUR;
+  for (let t = lo + PROBE; t <= midnightUtc + 13 * HOUR; t += PROBE) if (before(t)) lo = t;
+  let hi = lo + PROBE;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (before(mid)) lo = mid;
+    else hi = mid;
+  }
+  return new Date(hi);
+}
+
 /** Minor units as a plain yuan number for a form field ("0.0015"): the inverse of parseYuan. */
 export function yuanInput(minor: number): string {
   return yuanText(minor).replace(/[¥,]/g, '');
+}
+
+/** How far a time zone is ahead of UTC at an instant, in milliseconds. */
+function zoneOffsetMs(date: Date, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(date);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(date.getTime() / 1000) * 1000;
+}
+
+/** The first instant (ISO) of a calendar day (YYYY-MM-DD) in a time zone: the inverse of dayIn. */
+export function zoneDayStart(day: string, timeZone: string): string {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  const asUtc = Date.UTC(year, month - 1, date);
+  // The zone's offset at the guess, then at the corrected instant (they differ across a DST change).
+  const first = asUtc - zoneOffsetMs(new Date(asUtc), timeZone);
+  return new Date(asUtc - zoneOffsetMs(new Date(first), timeZone)).toISOString();
+}
+
+/** The calendar day after a YYYY-MM-DD day. */
+export function nextDay(day: string): string {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(0, 10);
+}
+
+/** An instant as a datetime-local field shows it (the browser's zone, to the minute): the inverse of `new Date(value)`. */
+export function dateTimeInput(iso: string): string {
+  const date = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }

@@ -1,65 +1,93 @@
-import { useState } from 'react';
-import { api, type ListBody } from './api';
+import { Fragment, useState } from 'react';
+import { api, downloadCsv, type ListBody } from './api';
+import { useAccount } from './account-context';
+import { addDays, dateTimeText, signedYuanText, startOfDayIn, yuanText } from './format';
+import { IdDisclosure } from './id-disclosure';
 import { useI18n } from './i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from './ui';
-import { downloadCsv } from './api';
+import { KeyName, keyLabel, useKeyDirectory } from './key-names';
+import { ledgerLines, pricingText, type LedgerEntry, type LedgerLine, type LineKind, type Translate } from './ledger-lines';
+import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from './ui';
+import { readQuery, writeQuery } from './url-query';
 
-export interface LedgerEntry {
-  readonly id: string;
-  readonly sequence: number;
-  readonly type: string;
-  readonly amount: number;
-  readonly available_after: number;
-  readonly frozen_after: number;
-  readonly reservation_id: string | null;
-  readonly reference: string | null;
-  readonly description: string | null;
-  readonly key_id: string | null;
-  readonly actor: string | null;
-  readonly model: string | null;
-  readonly endpoint: string | null;
-  readonly request_id: string | null;
-  readonly task_id: string | null;
-  readonly created_at: string;
-}
+export type { LedgerEntry } from './ledger-lines';
 
 const TYPES = ['credit', 'reservation', 'settlement', 'release', 'refund'];
 
-interface Filters {
-  type: string;
-  model: string;
-  key_id: string;
-  from: string;
-  to: string;
+/** The filters, as the address's query names them (`key` is a key id; `from`/`to` are days in the account's zone, both included). */
+const FILTERS = ['type', 'model', 'key', 'from', 'to'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+/** Filters from the address, as far as they are filters: a type the ledger has, days written YYYY-MM-DD. */
+function filtersFromAddress(): Filters {
+  const given = readQuery(FILTERS);
+  const day = (value: string) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? value : '');
+  return { ...given, type: TYPES.includes(given.type) ? given.type : '', from: day(given.from), to: day(given.to) };
 }
 
-function query(filters: Filters, timeZoneOffsetHint: string): string {
+/** The API's query for the filters: days become the instants their start in the account's zone is (`to` is exclusive, so the day after the last one). */
+function query(filters: Filters, timeZone: string): string {
   const params = new URLSearchParams();
   if (filters.type) params.set('type', filters.type);
   if (filters.model) params.set('model', filters.model);
-  if (filters.key_id) params.set('key_id', filters.key_id);
-  if (filters.from) params.set('from', new Date(`${filters.from}T00:00:00${timeZoneOffsetHint}`).toISOString());
-  if (filters.to) params.set('to', new Date(`${filters.to}T00:00:00${timeZoneOffsetHint}`).toISOString());
+  if (filters.key) params.set('key_id', filters.key);
+  if (filters.from) params.set('from', startOfDayIn(filters.from, timeZone).toISOString());
+  if (filters.to) params.set('to', startOfDayIn(addDays(filters.to, 1), timeZone).toISOString());
   return params.toString();
+}
+
+const KIND_LABEL: Record<LineKind, string> = { credit: 'Credit', refund: 'Refund', charge: 'Charge', released: 'Released hold', hold: 'Hold' };
+
+/** A line's amount: signed money in or out, or, for a hold and a released hold, the amount held (no money moved). */
+function LineAmount({ line }: { line: LedgerLine }) {
+  const { t } = useI18n();
+  if (line.signed !== null) return <span className={`money ${line.signed < 0 ? 'out' : 'in'}`}>{signedYuanText(line.signed)}</span>;
+  const held = yuanText(line.held ?? 0);
+  return <span className="money hold">{line.kind === 'hold' ? t('{amount} held', { amount: held }) : t('{amount} hold released', { amount: held })}</span>;
+}
+
+/** One entry as the expanded line lists it: a hold and its release are amounts held, not money in or out. */
+function entryAmount(entry: LedgerEntry, t: Translate): string {
+  switch (entry.type) {
+    case 'reservation':
+      return t('{amount} held', { amount: yuanText(entry.amount) });
+    case 'release':
+      return t('{amount} hold released', { amount: yuanText(entry.amount) });
+    case 'settlement':
+      return signedYuanText(-entry.amount);
+    default:
+      return signedYuanText(entry.amount);
+  }
 }
 
 /**
  * The ledger with filters, pages and a CSV download of what the filters select. `base` is the
  * API path (the owner's /v1/account/ledger, or the operator's /admin/v1/accounts/{id}/ledger);
- * `onRefund` lets the operator start a refund from a settlement.
+ * `keysPath` lists the account's keys, which name the keys entries give by id; `onRefund` lets
+ * the operator start a refund from a charge. A call's reservation and its settlement or release
+ * read as one line (ledger-lines.ts), which opens onto both entries.
  */
-export function LedgerTable({ base, csvName, onRefund }: { base: string; csvName: string; onRefund?: (entry: LedgerEntry) => void }) {
-  const { t } = useI18n();
-  const [filters, setFilters] = useState<Filters>({ type: '', model: '', key_id: '', from: '', to: '' });
+export function LedgerTable({ base, keysPath, csvName, onRefund }: { base: string; keysPath: string; csvName: string; onRefund?: (entry: LedgerEntry) => void }) {
+  const { t, locale } = useI18n();
+  const zone = useAccount()?.settings.timezone ?? 'UTC';
+  const keys = useKeyDirectory(keysPath);
+  const [filters, setFilters] = useState<Filters>(filtersFromAddress);
   const [applied, setApplied] = useState(filters);
   const [pages, setPages] = useState<LedgerEntry[][]>([]);
-  const q = query(applied, 'Z');
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const q = query(applied, zone);
   const first = useLoad(() => api.get<ListBody<LedgerEntry>>(`${base}?limit=50${q ? `&${q}` : ''}`), [base, q]);
   const [next, setNext] = useState<string | null>(null);
   const more = useAction();
   const download = useAction();
-  const entries = [...(first.data?.data ?? []), ...pages.flat()];
+  const lines = ledgerLines([...(first.data?.data ?? []), ...pages.flat()]);
   const cursor = pages.length === 0 ? first.data?.next_after ?? null : next;
+  const columns = onRefund ? 9 : 8;
+  const toggle = (id: string) => {
+    const changed = new Set(open);
+    if (!changed.delete(id)) changed.add(id);
+    setOpen(changed);
+  };
+  const keyOptions = [...keys.values()];
 
   const set = (name: keyof Filters) => (e: { target: { value: string } }) => setFilters({ ...filters, [name]: e.target.value });
   return (
@@ -71,16 +99,18 @@ export function LedgerTable({ base, csvName, onRefund }: { base: string; csvName
         </button>
       }
     >
+      <ZoneNote timeZone={zone} />
       <form
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
           setPages([]);
           setApplied(filters);
+          writeQuery(filters);
         }}
       >
         <Field label={t('Type')}>
-          <select value={filters.type} onChange={set('type')}>
+          <select value={filters.type} onChange={set('type')} name="type">
             <option value="">{t('All')}</option>
             {TYPES.map((type) => (
               <option key={type} value={type}>
@@ -90,16 +120,24 @@ export function LedgerTable({ base, csvName, onRefund }: { base: string; csvName
           </select>
         </Field>
         <Field label={t('Model')}>
-          <input value={filters.model} onChange={set('model')} />
+          <input value={filters.model} onChange={set('model')} name="model" />
         </Field>
-        <Field label={t('Key id')}>
-          <input value={filters.key_id} onChange={set('key_id')} />
+        <Field label={t('Key')}>
+          <select value={filters.key} onChange={set('key')} name="key">
+            <option value="">{t('All keys')}</option>
+            {filters.key && !keys.has(filters.key) && <option value={filters.key}>{filters.key}</option>}
+            {keyOptions.map((k) => (
+              <option key={k.id} value={k.id}>
+                {k.revoked ? t('{key} (revoked)', { key: keyLabel(k, t) }) : keyLabel(k, t)}
+              </option>
+            ))}
+          </select>
         </Field>
-        <Field label={t('From (UTC day)')}>
-          <input type="date" value={filters.from} onChange={set('from')} />
+        <Field label={t('From day')}>
+          <input type="date" value={filters.from} onChange={set('from')} name="from" />
         </Field>
-        <Field label={t('To (UTC day, exclusive)')}>
-          <input type="date" value={filters.to} onChange={set('to')} />
+        <Field label={t('To day (included)')}>
+          <input type="date" value={filters.to} onChange={set('to')} name="to" />
         </Field>
         <button type="submit">{t('Apply')}</button>
       </form>
@@ -108,60 +146,122 @@ export function LedgerTable({ base, csvName, onRefund }: { base: string; csvName
         <Loading />
       ) : (
         <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-          <table data-testid="ledger-table">
+          <table data-testid="ledger-table" className="ledger">
             <caption className="visually-hidden">{t('Ledger entries')}</caption>
             <thead>
               <tr>
-                <th scope="col">#</th>
+                <th scope="col">{t('Entry')}</th>
                 <th scope="col">{t('Time')}</th>
-                <th scope="col">{t('Type')}</th>
                 <th scope="col" className="num">{t('Amount')}</th>
                 <th scope="col" className="num">{t('Available after')}</th>
                 <th scope="col">{t('Key')}</th>
                 <th scope="col">{t('Model')}</th>
-                <th scope="col">{t('Task or request')}</th>
+                <th scope="col">{t('Units and prices')}</th>
                 <th scope="col">{t('Reference')}</th>
                 {onRefund && <th scope="col">{t('Action')}</th>}
               </tr>
             </thead>
             <tbody>
-              {entries.length === 0 && (
+              {lines.length === 0 && (
                 <tr>
-                  <td colSpan={onRefund ? 10 : 9} className="muted">{t('No entries.')}</td>
+                  <td colSpan={columns} className="muted">{t('No entries.')}</td>
                 </tr>
               )}
-              {entries.map((e) => (
-                <tr key={e.id} data-type={e.type}>
-                  <td>{e.sequence}</td>
-                  <td>
-                    <When iso={e.created_at} />
-                  </td>
-                  <td>{t(e.type)}</td>
-                  <td className="num">
-                    <Money minor={e.amount} />
-                  </td>
-                  <td className="num">
-                    <Money minor={e.available_after} />
-                  </td>
-                  <td>{e.key_id ?? e.actor ?? '—'}</td>
-                  <td>{e.model ?? '—'}</td>
-                  <td className="mono">{e.task_id ?? e.request_id ?? '—'}</td>
-                  <td>{e.reference ?? e.description ?? '—'}</td>
-                  {onRefund && (
-                    <td>
-                      {e.type === 'settlement' && e.reservation_id && (
-                        <button type="button" onClick={() => onRefund(e)}>
-                          {t('Refund')}
-                        </button>
+              {lines.map((line) => {
+                const e = line.last;
+                const note = e.reference ?? e.description;
+                const trace = e.task_id ?? e.request_id;
+                const expanded = open.has(e.id);
+                const detailsId = `entries-${e.id}`;
+                return (
+                  <Fragment key={e.id}>
+                    <tr data-type={e.type} data-kind={line.kind} data-reservation-id={e.reservation_id ?? undefined}>
+                      <td className="kind">
+                        {line.entries.length > 1 ? (
+                          <button type="button" className="expand" aria-expanded={expanded} aria-controls={expanded ? detailsId : undefined} onClick={() => toggle(e.id)}>
+                            <span aria-hidden="true">{expanded ? '▾' : '▸'}</span> {t(KIND_LABEL[line.kind])}
+                          </button>
+                        ) : (
+                          t(KIND_LABEL[line.kind])
+                        )}
+                      </td>
+                      <td className="time">
+                        <When iso={e.created_at} timeZone={zone} />
+                      </td>
+                      <td className="num">
+                        <LineAmount line={line} />
+                      </td>
+                      <td className="num">
+                        <Money minor={e.available_after} />
+                      </td>
+                      <td className="key">
+                        <KeyName keyId={e.key_id} actor={e.actor} keys={keys} />
+                      </td>
+                      <td>{e.model ?? '—'}</td>
+                      <td className="pricing">{line.pricing ? pricingText(line.pricing, t, locale) : '—'}</td>
+                      <td className="reference">
+                        {note && <span className="reference-text">{note}</span>} {trace && <IdDisclosure value={trace} what={e.task_id ? t('task') : t('request')} />}
+                        {!note && !trace && '—'}
+                      </td>
+                      {onRefund && (
+                        <td>
+                          {e.type === 'settlement' && e.reservation_id && (
+                            <button type="button" onClick={() => onRefund(e)}>
+                              {t('Refund')}
+                            </button>
+                          )}
+                        </td>
                       )}
-                    </td>
-                  )}
-                </tr>
-              ))}
+                    </tr>
+                    {expanded && (
+                      <tr className="entries" id={detailsId}>
+                        <td colSpan={columns}>
+                          <table data-testid="line-entries">
+                            <caption className="visually-hidden">{t('The entries of this line')}</caption>
+                            <thead>
+                              <tr>
+                                <th scope="col">#</th>
+                                <th scope="col">{t('Type')}</th>
+                                <th scope="col">{t('Time')}</th>
+                                <th scope="col" className="num">{t('Amount')}</th>
+                                <th scope="col" className="num">{t('Available after')}</th>
+                                <th scope="col" className="num">{t('Frozen after')}</th>
+                                <th scope="col">{t('Reservation id')}</th>
+                                <th scope="col">{t('Task or request')}</th>
+                              </tr>
+                            </thead>
+                            <tbody>
+                              {line.entries.map((entry) => (
+                                <tr key={entry.id} data-type={entry.type}>
+                                  <td>{entry.sequence}</td>
+                                  <td>{t(entry.type)}</td>
+                                  <td>
+                                    <When iso={entry.created_at} timeZone={zone} />
+                                  </td>
+                                  <td className="num money">{entryAmount(entry, t)}</td>
+                                  <td className="num">
+                                    <Money minor={entry.available_after} />
+                                  </td>
+                                  <td className="num">
+                                    <Money minor={entry.frozen_after} />
+                                  </td>
+                                  <td className="mono full-id">{entry.reservation_id ?? '—'}</td>
+                                  <td className="mono full-id">{entry.task_id ?? entry.request_id ?? '—'}</td>
+                                </tr>
+                              ))}
+                            </tbody>
+                          </table>
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
+                );
+              })}
             </tbody>
           </table>
         </div>
       )}
+      {cursor && lines.some((line) => line.kind === 'hold') && <p className="muted">{t('A hold stays a hold until its settlement or release is loaded: it may be on a page not loaded yet.')}</p>}
       {cursor && (
         <button
           type="button"
@@ -184,6 +284,8 @@ export function LedgerTable({ base, csvName, onRefund }: { base: string; csvName
 interface Statement {
   readonly month: string;
   readonly timezone: string;
+  readonly starts_at: string;
+  readonly ends_at: string;
   readonly closed: boolean;
   readonly opening_balance: number;
   readonly credits: number;
@@ -194,7 +296,7 @@ interface Statement {
 
 /** A month's statement: its totals, and its CSV. */
 export function Statements({ base, csvPrefix, defaultMonth }: { base: string; csvPrefix: string; defaultMonth: string }) {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   const [month, setMonth] = useState(defaultMonth);
   const [shown, setShown] = useState(defaultMonth);
   const statement = useLoad(() => api.get<Statement>(`${base}/${shown}`), [base, shown]);
@@ -219,6 +321,10 @@ export function Statements({ base, csvPrefix, defaultMonth }: { base: string; cs
       <ErrorNote error={statement.error ?? download.error} />
       {statement.data && (
         <dl className="facts" data-testid="statement">
+          <dt>{t('Period')}</dt>
+          <dd>
+            {t('{start} to {end} ({zone})', { start: dateTimeText(statement.data.starts_at, statement.data.timezone, locale), end: dateTimeText(statement.data.ends_at, statement.data.timezone, locale), zone: statement.data.timezone })}
+          </dd>
           <dt>{t('Opening balance')}</dt>
           <dd>
             <Money minor={statement.data.opening_balance} />

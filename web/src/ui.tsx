@@ -77,6 +77,18 @@ export function When({ iso, timeZone }: { iso: string | null | undefined; timeZo
   return <time dateTime={iso ?? undefined}>{dateTimeText(iso, zone, locale)}</time>;
 }
 
+/** Names the zone a page's times and day filters are in ("Times and days in Asia/Shanghai"): the account's, unless given. */
+export function ZoneNote({ timeZone }: { timeZone?: string }) {
+  const { t } = useI18n();
+  const account = useAccount();
+  const zone = timeZone ?? account?.settings.timezone ?? 'UTC';
+  return (
+    <p className="muted zone-note" data-testid="zone-note">
+      {t('Times and days in {zone}', { zone })}
+    </p>
+  );
+}
+
 export function ErrorNote({ error }: { error: string | null }) {
   return error ? (
     <p className="error" role="alert">

@@ -109,6 +109,7 @@ export type AccountCommand =
   | { type: 'IssueApiKey'; keyId: string; keyHash: string; keyPrefix: string; settings: KeySettings; by: ActingKey; now: string }
   | { type: 'ChangeApiKey'; keyId: string; settings: KeySettings; by: ActingKey; now: string }
   | { type: 'RevokeApiKey'; keyId: string; by?: ActingKey; now: string }
+  | { type: 'RegenerateApiKeySecret'; keyId: string; keyHash: string; keyPrefix: string; by: ActingKey; now: string }
   | { type: 'RotateWebhookSecret'; secret: string; now: string }
   | { type: 'ChangeSettings'; defaultVideoUrlMode: VideoUrlMode; now: string }
   | { type: 'ChangeTimeZone'; timezone: string; now: string };
@@ -269,6 +270,12 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       refuseWidening(state, command.by ?? null, key.limits);
       return [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, at: command.now } }];
     }
+    case 'RegenerateApiKeySecret': {
+      // Only a live key, and (from the account's own API) only one within the acting key, as for a change.
+      const key = liveKey(state, command.keyId);
+      refuseWidening(state, command.by, key.limits);
+      return [{ type: 'ApiKeySecretRegenerated', data: { keyId: command.keyId, keyHash: command.keyHash, keyPrefix: command.keyPrefix, at: command.now } }];
+    }
     case 'RotateWebhookSecret':
       return [{ type: 'WebhookSecretRotated', data: { secret: command.secret, at: command.now } }];
     case 'ChangeSettings':
@@ -401,6 +408,9 @@ function evolve(state: AccountState, stored: AccountEvent): AccountState {
       const key = entryOf(state.keys, event.data.keyId);
       return key ? withChanges(state, { keys: withEntry(state.keys, event.data.keyId, withChanges(key, { revoked: true })) }) : state;
     }
+    case 'ApiKeySecretRegenerated':
+      // The key keeps its limits and its spend: only its secret (not part of this state) changed.
+      return state;
     case 'WebhookSecretRotated':
       return withChanges(state, { webhookSecret: event.data.secret });
     case 'AccountSettingsChanged':

@@ -75,6 +75,11 @@ export type AccountEvent =
   | { type: 'ApiKeyIssued'; data: { keyId: string; keyHash: string; keyPrefix: string; at: string } & KeySettings }
   | { type: 'ApiKeyChanged'; data: { keyId: string; at: string } & KeySettings }
   | { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } }
+  /**
+   * A key's secret replaced in place: the same key id, limits and spend; only `keyHash` (never the
+   * secret) and `keyPrefix` change, and the previous secret stops at once (see accounts/key-cache).
+   */
+  | { type: 'ApiKeySecretRegenerated'; data: { keyId: string; keyHash: string; keyPrefix: string; at: string } }
   | { type: 'WebhookSecretRotated'; data: { secret: string; at: string } }
   | { type: 'AccountSettingsChanged'; data: { defaultVideoUrlMode: VideoUrlMode; at: string } }
   /** The zone statement months and usage days are counted in (IANA name); see accounts/calendar. */
@@ -111,6 +116,7 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'ApiKeyIssued',
   'ApiKeyChanged',
   'ApiKeyRevoked',
+  'ApiKeySecretRegenerated',
   'WebhookSecretRotated',
   'AccountSettingsChanged',
   'AccountTimeZoneChanged',

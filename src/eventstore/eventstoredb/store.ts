@@ -188,6 +188,11 @@ export class EventStoreDbEventStore implements EventStore {
     return null;
   }
 
+  /** The server orders the log by commit: the readable head is the newest committed event. */
+  committedHead(): Promise<GlobalPosition | null> {
+    return this.headPosition();
+  }
+
   /** Subscriptions here are pushed by the server as it commits: there is no window to cut short. */
   expedite<T>(work: () => Promise<T>): Promise<T> {
     return work();

@@ -337,6 +337,18 @@ export class PostgresEventStore implements EventStore {
     return rows.length === 0 ? null : { major: BigInt(rows[0]!.tx_text), minor: BigInt(rows[0]!.position) };
   }
 
+  /**
+   * Unlike headPosition, not held back by open transactions: an event committed by a transaction
+   * younger than one still open is past the readable head until that one ends, and a read-your-
+   * writes wait on the readable head would return before the reader's view had it.
+   */
+  async committedHead(): Promise<GlobalPosition | null> {
+    const { rows } = await this.pool.query<{ tx_text: string; position: string }>(
+      'SELECT tx_id::text AS tx_text, position FROM es_events ORDER BY tx_id DESC, position DESC LIMIT 1',
+    );
+    return rows.length === 0 ? null : { major: BigInt(rows[0]!.tx_text), minor: BigInt(rows[0]!.position) };
+  }
+
   async countEvents(until: GlobalPosition): Promise<number> {
     const { rows } = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM es_events WHERE (tx_id, position) <= ($1::text::xid8, $2::bigint)`, [
       until.major.toString(),

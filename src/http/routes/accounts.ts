@@ -6,6 +6,7 @@ import { OPERATOR_USAGE_GROUPS, type UsageGroup } from '../../accounts/reports';
 import type { AccountService, KeyActor, KeyView, LedgerEntryView } from '../../accounts/service';
 import type { KeySettings } from '../../domain/account/events';
 import { readJson } from '../body';
+import { everyPageForCsv, FORMAT, sendCsv, wantsCsv } from '../csv-response';
 import { authOf, type GatewayContext, type GatewayState } from '../context';
 import { ApiError } from '../errors';
 import { listBody, pageParams } from '../pagination';
@@ -121,6 +122,13 @@ async function changeKey(accounts: AccountService, accountId: string | null, ctx
   return accounts.changeKey(owner, keyId, keySettings(body, settingsOf(current)), by, { requestId: ctx.state.requestId, actor: by === 'admin' ? 'admin' : by.keyId });
 }
 
+/** The account's live key `keyId` (404 when it is another account's, revoked, or none) with a new secret. */
+async function regenerateKey(accounts: AccountService, accountId: string, ctx: GatewayContext, by: KeyActor): Promise<KeyView & { key: string }> {
+  const keyId = ctx.params.keyId!;
+  if ((await accounts.accountOfKey(keyId)) !== accountId) throw new ApiError(404, 'key_not_found', `key ${keyId} not found`);
+  return accounts.regenerateKey(accountId, keyId, by, { requestId: ctx.state.requestId, actor: by === 'admin' ? 'admin' : by.keyId });
+}
+
 function searchQuery(query: GatewayContext['query']): string | null {
   const q = query.q;
   if (q === undefined || q === '') return null;
@@ -218,6 +226,11 @@ export function adminRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = await changeKey(accounts, null, ctx, 'admin');
   });
 
+  router.post('/accounts/:id/keys/:keyId/regenerate', async (ctx) => {
+    await requireAccount(accounts, ctx.params.id!);
+    ctx.body = await regenerateKey(accounts, ctx.params.id!, ctx, 'admin');
+  });
+
   router.delete('/keys/:keyId', async (ctx) => {
     if (!(await accounts.revokeKey(ctx.params.keyId!, 'admin', { requestId: ctx.state.requestId, actor: 'admin' }))) {
       throw new ApiError(404, 'key_not_found', `key ${ctx.params.keyId} not found`);
@@ -263,6 +276,11 @@ export function accountRouter(accounts: AccountService): Router<GatewayState> {
     ctx.body = await changeKey(accounts, auth.accountId, ctx, { keyId: auth.keyId });
   });
 
+  router.post('/v1/account/keys/:keyId/regenerate', async (ctx) => {
+    const auth = authOf(ctx);
+    ctx.body = await regenerateKey(accounts, auth.accountId, ctx, { keyId: auth.keyId });
+  });
+
   router.delete('/v1/account/keys/:keyId', async (ctx) => {
     const auth = authOf(ctx);
     const keyId = ctx.params.keyId!;
@@ -286,8 +304,7 @@ export function accountRouter(accounts: AccountService): Router<GatewayState> {
 
 // --- the finance reader's side: the ledger, usage and statements ------------------------------------
 
-const INSTANT = { type: 'string', format: 'date-time', description: 'ISO 8601 instant with its offset, e.g. 2026-11-01T00:00:00+08:00' } as const;
-const FORMAT = { type: 'string', enum: ['json', 'csv'] } as const;
+export const INSTANT = { type: 'string', format: 'date-time', description: 'ISO 8601 instant with its offset, e.g. 2026-11-01T00:00:00+08:00' } as const;
 
 /** GET /v1/account/ledger and GET /admin/v1/accounts/{id}/ledger: filters, `format`, and the page (`after`, `limit`). */
 export const LEDGER_QUERY_SCHEMA = {
@@ -295,6 +312,7 @@ export const LEDGER_QUERY_SCHEMA = {
   properties: {
     key_id: { type: 'string', minLength: 1, maxLength: 200 },
     model: { type: 'string', minLength: 1, maxLength: 200 },
+    request_id: { type: 'string', minLength: 1, maxLength: 200, description: 'The entries one synchronous request caused (its X-Request-Id).' },
     type: { type: 'string', enum: ['credit', 'reservation', 'settlement', 'release', 'refund'] },
     from: INSTANT,
     to: INSTANT,
@@ -304,7 +322,7 @@ export const LEDGER_QUERY_SCHEMA = {
   },
   additionalProperties: false,
 } as const;
-const parseLedgerQuery = validator<{ key_id?: string; model?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
+const parseLedgerQuery = validator<{ key_id?: string; model?: string; request_id?: string; type?: string; from?: string; to?: string; format?: string }>(LEDGER_QUERY_SCHEMA);
 
 /** GET /v1/usage and GET /admin/v1/usage (where `account_id` may also be grouped by, and filtered on, and `channel` grouped by). */
 export const USAGE_QUERY_SCHEMA = {
@@ -333,45 +351,33 @@ function sequenceOfCursor(cursor: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function wantsCsv(ctx: GatewayContext, format: string | undefined): boolean {
-  if (format !== undefined) return format === 'csv';
-  return ctx.accepts('application/json', 'text/csv') === 'text/csv' && !ctx.get('accept').includes('application/json');
-}
-
-function sendCsv(ctx: GatewayContext, filename: string, csv: string): void {
-  ctx.type = 'text/csv; charset=utf-8';
-  ctx.set('content-disposition', `attachment; filename="${filename}"`);
-  ctx.body = csv;
-}
-
 const LEDGER_CSV_HEADER = [
   'sequence', 'created_at', 'type', 'amount_minor', 'amount_yuan', 'available_after_minor', 'available_after_yuan', 'frozen_after_minor',
   'key_id', 'actor', 'model', 'endpoint', 'request_id', 'task_id', 'reservation_id', 'reference', 'units', 'unit_prices', 'description',
 ];
 
-/** A pricing's units or unit prices as text: `name=value` pairs, lines joined by ` + ` (the divisor after `/`). */
-function pricingText(entry: LedgerEntryView, part: 'units' | 'unit_prices'): string | null {
-  if (!entry.pricing) return null;
-  return entry.pricing.lines.map((l) => Object.entries(l[part]).map(([k, v]) => `${k}=${v}`).join(' ') + (part === 'unit_prices' && l.per !== 1 ? ` /${l.per}` : '')).join(' + ');
+/** Quantities or prices by name as a CSV cell's text: `name=value` pairs separated by spaces. */
+export function namedValuesText(values: Readonly<Record<string, number>>): string {
+  return Object.entries(values).map(([k, v]) => `${k}=${v}`).join(' ');
 }
 
-/** Entries one CSV download may hold: it is built in memory, so a larger one asks for a narrower `from`/`to`. */
-const LEDGER_CSV_MAX_ENTRIES = 100_000;
+/** A pricing's units or unit prices as text: each line's namedValuesText, lines joined by ` + ` (the divisor after `/`). */
+function pricingText(entry: LedgerEntryView, part: 'units' | 'unit_prices'): string | null {
+  if (!entry.pricing) return null;
+  return entry.pricing.lines.map((l) => namedValuesText(l[part]) + (part === 'unit_prices' && l.per !== 1 ? ` /${l.per}` : '')).join(' + ');
+}
 
 async function ledgerResponse(accounts: AccountService, accountId: string, ctx: GatewayContext): Promise<void> {
   const q = parseLedgerQuery(ctx.query);
-  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
+  const filter = { ...(q.key_id ? { keyId: q.key_id } : {}), ...(q.model ? { model: q.model } : {}), ...(q.request_id ? { requestId: q.request_id } : {}), ...(q.type ? { type: q.type } : {}), ...timeRange(q.from, q.to) };
   if (wantsCsv(ctx, q.format)) {
-    const entries: LedgerEntryView[] = [];
-    for (let after: number | null = null; ; ) {
-      const page = await accounts.ledger(accountId, { after, limit: 1000 }, filter);
-      entries.push(...page.entries);
-      if (entries.length > LEDGER_CSV_MAX_ENTRIES) {
-        throw new ApiError(400, 'too_many_entries', `more than ${LEDGER_CSV_MAX_ENTRIES} entries match: narrow the range with from and to`, { param: 'from' });
-      }
-      if (!page.hasMore) break;
-      after = page.entries[page.entries.length - 1]!.sequence;
-    }
+    const entries = await everyPageForCsv(
+      async (after: number | null, limit) => {
+        const page = await accounts.ledger(accountId, { after, limit }, filter);
+        return { items: page.entries, hasMore: page.hasMore };
+      },
+      (e) => e.sequence,
+    );
     const rows = entries.map((e) => [
       e.sequence, e.created_at, e.type, e.amount, new YuanCell(e.amount), e.available_after, new YuanCell(e.available_after), e.frozen_after,
       e.key_id, e.actor, e.model, e.endpoint, e.request_id, e.task_id, e.reservation_id, e.reference, pricingText(e, 'units'), pricingText(e, 'unit_prices'), e.description,

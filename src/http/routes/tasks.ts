@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import { timeRange } from '../time-range';
 import type { Pool } from 'pg';
-import { listAccountTasks, type TaskCursor } from '../../read/account-tasks';
+import { listAccountTasks, refundedByTask, type TaskCursor } from '../../read/account-tasks';
+import { taskStream } from '../../tasks/events';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { TaskEngine } from '../../tasks/engine';
 import type { EngineKind } from '../../tasks/kind';
@@ -70,8 +71,10 @@ export function taskListRouter(deps: TaskListDeps): Router<GatewayState> {
     };
     const { rows, hasMore } = await listAccountTasks(deps.pool, authOf(ctx).accountId, filter, { after: after === null ? null : decodeCursor(after), limit });
     const cursors = new Map(rows.map((r) => [r.task_id, encodeCursor(r.created_micros, r.task_id)]));
+    // Only a settled charge can have been refunded.
+    const refunds = await refundedByTask(deps.pool, authOf(ctx).accountId, rows.filter((r) => r.billing_status === 'settled').map((r) => taskStream(r.kind, r.task_id)));
     ctx.body = listBody(
-      rows.map((row) => summary(row, deps.render(row))),
+      rows.map((row) => summary(row, deps.render(row), refunds.get(taskStream(row.kind, row.task_id)) ?? 0)),
       hasMore,
       (t) => cursors.get(t.id)!,
     );
@@ -92,7 +95,7 @@ export function renderTask(tasks: TaskEngine, signer: UrlSigner, row: TaskRow): 
 }
 
 /** The members every task has, whatever its kind. */
-function summary(row: TaskRow, detail: Record<string, unknown> | null) {
+function summary(row: TaskRow, detail: Record<string, unknown> | null, refunded: number) {
   return {
     object: 'task' as const,
     id: row.task_id,
@@ -108,6 +111,8 @@ function summary(row: TaskRow, detail: Record<string, unknown> | null) {
       reserved: Number(row.reserved_amount),
       status: row.billing_status,
       amount: row.billed_amount === null ? null : Number(row.billed_amount),
+      /** What was refunded of `amount` since (0: nothing). */
+      refunded,
     },
     error: row.error,
     detail,

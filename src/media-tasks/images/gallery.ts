@@ -3,14 +3,12 @@ import { listBody, pageParams } from '../../http/pagination';
 import { unixSeconds } from '../common';
 import type { Pool } from 'pg';
 import type { Config } from '../../config';
-import type { EventStore } from '../../eventstore/port';
 import type { UrlSigner } from '../../files/signed-urls';
 import type { ConsumerProgress } from '../../projections-runtime/progress';
 
 /** What the gallery read uses. */
 export interface GalleryDeps {
-  readonly store: Pick<EventStore, 'headPosition'>;
-  readonly progress: Pick<ConsumerProgress, 'waitFor'>;
+  readonly progress: Pick<ConsumerProgress, 'waitForCommitted'>;
   readonly pool: Pick<Pool, 'query'>;
   readonly signer: UrlSigner;
   readonly config: Pick<Config, 'projectionWaitMs' | 'imageUrlTtlMs'>;
@@ -33,8 +31,7 @@ interface GalleryRow {
 export async function handleGallery(deps: GalleryDeps, ctx: GatewayContext): Promise<void> {
   const page = pageParams(ctx.query, (raw) => /^img_[A-Za-z0-9_]{1,80}$/.test(raw));
   const accountId = authOf(ctx).accountId;
-  const head = await deps.store.headPosition();
-  if (head) await deps.progress.waitFor(head, ['gallery'], deps.config.projectionWaitMs);
+  await deps.progress.waitForCommitted(['gallery'], deps.config.projectionWaitMs);
   const { rows } = await deps.pool.query<GalleryRow>(
     `SELECT image_id, task_id, model, prompt, file_key, created_at FROM rm.gallery_images
      WHERE account_id = $1 AND ($2::text IS NULL OR (created_at, image_id) < (SELECT created_at, image_id FROM rm.gallery_images WHERE image_id = $2 AND account_id = $1))

@@ -1,6 +1,7 @@
 import { keySettingsSchema, LEDGER_QUERY_SCHEMA, SETTINGS_SCHEMA, STATEMENT_QUERY_SCHEMA, USAGE_QUERY_SCHEMA } from '../../http/routes/accounts';
+import { ACCOUNT_REQUESTS_QUERY_SCHEMA } from '../../http/routes/request-log';
 import type { OperationDocs } from '../types';
-import { FINANCE_QUERY_TEXT, GUARD_ERRORS, queryFromSchema } from './common';
+import { FINANCE_QUERY_TEXT, GUARD_ERRORS, queryFromSchema, REQUEST_LOG_QUERY_TEXT } from './common';
 
 /** The caller's own account (src/http/routes/accounts.ts, accountRouter). */
 export const ACCOUNT_DOCS: OperationDocs = {
@@ -15,6 +16,16 @@ export const ACCOUNT_DOCS: OperationDocs = {
     summary: 'The caller’s ledger, oldest first: key, model, endpoint, request or task, units and prices per entry',
     query: queryFromSchema(LEDGER_QUERY_SCHEMA, FINANCE_QUERY_TEXT),
     responses: [{ status: 200, description: 'A page of ledger entries (or CSV).', schema: 'LedgerPage' }],
+    errors: [...GUARD_ERRORS],
+  },
+  'GET /v1/account/requests': {
+    tag: 'account',
+    summary: 'The caller’s request log: one line per reserved call, newest first',
+    description:
+      'As the operator’s `GET /admin/v1/requests` for this account, without the channel (channel names are the operator’s). A request refused before it reserved has no line. ' +
+      'CSV with `format=csv` or `Accept: text/csv`.',
+    query: queryFromSchema(ACCOUNT_REQUESTS_QUERY_SCHEMA, REQUEST_LOG_QUERY_TEXT),
+    responses: [{ status: 200, description: 'A page of lines (or CSV).', schema: 'RequestLogPage' }],
     errors: [...GUARD_ERRORS],
   },
   'GET /v1/usage': {
@@ -59,6 +70,15 @@ export const ACCOUNT_DOCS: OperationDocs = {
     pathParams: { keyId: 'The key id.' },
     body: { name: 'OwnerKeySettingsRequest', schema: keySettingsSchema, example: { rate_limit_per_minute: 30 } },
     responses: [{ status: 200, description: 'The key as changed.', schema: 'ApiKey' }],
+    errors: [...GUARD_ERRORS, 403, 404],
+  },
+  'POST /v1/account/keys/:keyId/regenerate': {
+    tag: 'account',
+    summary: 'Regenerate a key’s secret in place',
+    description:
+      'A new secret for a live key no wider than the calling key: the same key id, limits and spent budget. The old secret is refused at once in every gateway process, and dashboard sessions opened with it end. Another account’s, an unknown or a revoked key: 404 `key_not_found`; a key wider than the calling key: 403 `key_scope_exceeded`.',
+    pathParams: { keyId: 'The key id.' },
+    responses: [{ status: 200, description: 'The key with its new secret in `key`, shown only here.', schema: 'ApiKey' }],
     errors: [...GUARD_ERRORS, 403, 404],
   },
   'DELETE /v1/account/keys/:keyId': {

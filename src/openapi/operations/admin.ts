@@ -82,6 +82,15 @@ export const ADMIN_DOCS: OperationDocs = {
     responses: [{ status: 200, description: 'The key as changed.', schema: 'ApiKey' }],
     errors: [...GUARD_ERRORS, 404],
   },
+  'POST /admin/v1/accounts/:id/keys/:keyId/regenerate': {
+    tag: 'admin',
+    summary: 'Regenerate an API key’s secret in place',
+    description:
+      'A new secret for a live key of the account: the same key id, limits and spent budget. The old secret is refused at once in every gateway process, and dashboard sessions opened with it end. An unknown account, a key of another account, an unknown or a revoked key: 404.',
+    pathParams: { id: ACCOUNT_ID, keyId: 'The key id.' },
+    responses: [{ status: 200, description: 'The key with its new secret in `key`, shown only here.', schema: 'ApiKey' }],
+    errors: [...GUARD_ERRORS, 404],
+  },
   'DELETE /admin/v1/keys/:keyId': {
     tag: 'admin',
     summary: 'Revoke an API key',

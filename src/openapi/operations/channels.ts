@@ -3,7 +3,7 @@ import type { OperationDocs } from '../types';
 import { GUARD_ERRORS, PAGE_QUERY } from './common';
 
 const CHANNEL_NAME = 'The channel’s name (its id: the catalog names channels by it).';
-const CHANNEL = { type: 'object', description: 'A channel: settings, `auth_kind`, `credentials_key_id`, `credentials_rotated_at`, `enabled`, `health`; never any part of a credential.' } as const;
+const CHANNEL = { type: 'object', description: 'A channel: settings, `auth_kind`, `credentials_key_id`, `credentials_rotated_at`, `enabled`, `health` (this process’s router: state, until, reason, consecutive failures, last latency), `recent_calls` (this process’s calls to it over the last 15 minutes: `window_seconds`, `calls`, `errors`, `client_errors`, `error_rate`, `latency_ms` `{mean, max}`); never any part of a credential.' } as const;
 
 /** Channels managed at run time, behind ADMIN_TOKEN (src/channels/routes.ts; docs/operations.md). */
 export const CHANNEL_DOCS: OperationDocs = {

@@ -35,3 +35,16 @@ export const FINANCE_QUERY_TEXT: Readonly<Record<string, string>> = {
   group_by: 'Comma-separated groups: `day` (in the account time zone), `model`, `key`, `endpoint` (and `account_id` and `channel`, the channel that served, on the admin route).',
   account_id: 'Only this account (admin route).',
 };
+
+/** The request log's query (GET /admin/v1/requests and GET /v1/account/requests). */
+export const REQUEST_LOG_QUERY_TEXT: Readonly<Record<string, string>> = {
+  ...FINANCE_QUERY_TEXT,
+  key_id: 'Only calls made with this API key id.',
+  model: 'Only calls for this model.',
+  endpoint: 'Only calls of this endpoint, e.g. `POST /v1/chat/completions`.',
+  channel: 'Only calls whose main call this channel served (admin route).',
+  outcome: '`open`, `settled` (and not refunded), `released`, or `refunded` (settled, then refunded in part or whole).',
+  from: 'Reserved from this instant on (ISO 8601 with offset).',
+  to: 'Reserved before this instant (ISO 8601 with offset).',
+  account_id: 'Only this account (admin route).',
+};

@@ -115,9 +115,13 @@ export function AccountDetail({ accountId }: { accountId: string }) {
         </Section>
       </div>
       {done && <p role="status">{done}</p>}
-      <LedgerTable base={`${base}/ledger`} csvName={`ledger-${a.id}.csv`} onRefund={startRefund} />
+      <LedgerTable base={`${base}/ledger`} keysPath={`${base}/keys`} csvName={`ledger-${a.id}.csv`} onRefund={startRefund} />
       <Statements base={`${base}/statements`} csvPrefix={`statement-${a.id}`} defaultMonth={monthIn(new Date(), a.settings.timezone)} />
-      <KeysPanel listPath={`${base}/keys`} revokePath={(id) => `/admin/v1/keys/${encodeURIComponent(id)}`} />
+      <KeysPanel
+        listPath={`${base}/keys`}
+        keyPath={(id) => `/admin/v1/keys/${encodeURIComponent(id)}`}
+        regeneratePath={(id) => `${base}/keys/${encodeURIComponent(id)}/regenerate`}
+      />
     </AccountContext.Provider>
   );
 }

@@ -9,7 +9,7 @@ export function Ledger() {
   return (
     <>
       <h1>{t('Ledger')}</h1>
-      <LedgerTable base="/v1/account/ledger" csvName={`ledger-${account.id}.csv`} />
+      <LedgerTable base="/v1/account/ledger" keysPath="/v1/account/keys" csvName={`ledger-${account.id}.csv`} />
       <Statements base="/v1/account/statements" csvPrefix={`statement-${account.id}`} defaultMonth={monthIn(new Date(), account.settings.timezone)} />
     </>
   );

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { api } from '../api';
 import { useI18n } from '../i18n';
-import { ErrorNote, Loading, Section, When, useAction, useLoad } from '../ui';
+import { priceLines } from '../prices';
+import { ErrorNote, Loading, Money, Section, When, useAction, useLoad } from '../ui';
 
 interface Consumers {
   readonly head: string | null;
@@ -18,7 +19,8 @@ interface DroppedDelivery {
 interface CatalogModel {
   readonly id: string;
   readonly type: string;
-  readonly channel: string;
+  readonly channels: readonly { name: string; priority: number; weight: number }[];
+  readonly pricing: Readonly<Record<string, unknown>>;
   readonly available: boolean;
 }
 interface AuditRun {
@@ -36,6 +38,22 @@ interface Job {
   readonly due_at: string;
   readonly attempts: number;
   readonly last_error: string | null;
+}
+
+/** A model's prices in yuan, each with its unit ("¥1.00 per 1M input tokens"). */
+function CatalogPrices({ pricing }: { pricing: CatalogModel['pricing'] }) {
+  const { t } = useI18n();
+  const lines = priceLines(pricing);
+  if (lines.length === 0) return <span className="muted">{t('no price of its own')}</span>;
+  return (
+    <ul className="plain prices">
+      {lines.map((line) => (
+        <li key={`${line.unit}/${line.values?.variant ?? line.values?.member ?? ''}`}>
+          <Money minor={line.minor} /> {t(line.unit, line.values)}
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 /** The gateway itself: projection and process-manager lag, failing jobs, the catalog. */
@@ -213,22 +231,35 @@ export function Operations() {
         <ErrorNote error={models.error} />
         {models.data && (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-            <table data-testid="catalog-table">
+            <table className="wide" data-testid="catalog-table">
               <caption className="visually-hidden">{t('Catalog')}</caption>
               <thead>
                 <tr>
                   <th scope="col">{t('Model')}</th>
                   <th scope="col">{t('Type')}</th>
-                  <th scope="col">{t('Channel')}</th>
+                  <th scope="col">{t('Prices')}</th>
+                  <th scope="col">{t('Channels')}</th>
                   <th scope="col">{t('Status')}</th>
                 </tr>
               </thead>
               <tbody>
                 {models.data.data.map((m) => (
-                  <tr key={m.id}>
+                  <tr key={m.id} data-model={m.id}>
                     <td>{m.id}</td>
                     <td>{m.type}</td>
-                    <td>{m.channel}</td>
+                    <td>
+                      <CatalogPrices pricing={m.pricing} />
+                    </td>
+                    <td>
+                      <ul className="plain">
+                        {m.channels.map((c) => (
+                          <li key={c.name}>
+                            {c.name}
+                            {m.channels.length > 1 && <span className="muted"> {t('priority {priority}, weight {weight}', { priority: c.priority, weight: c.weight })}</span>}
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
                     <td>{m.available ? t('available') : t('unavailable')}</td>
                   </tr>
                 ))}

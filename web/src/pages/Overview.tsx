@@ -1,9 +1,9 @@
 import { api } from '../api';
 import { useAccount } from '../account-context';
 import { StackedBars, type StackedRow } from '../charts';
-import { dayIn } from '../format';
+import { addDays, dayIn, dayText, shortDayText, startOfDayIn } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Loading, Money, Section, TableScroll, useLoad } from '../ui';
+import { ErrorNote, Loading, Money, Section, TableScroll, ZoneNote, useLoad } from '../ui';
 
 interface UsageRow {
   readonly day: string;
@@ -12,25 +12,24 @@ interface UsageRow {
   readonly requests: number;
 }
 
-/** The last 30 days in the account's zone, oldest first. */
+/** The last 30 days in the account's zone, today included, oldest first. */
 function lastDays(timeZone: string, count = 30): string[] {
-  const days: string[] = [];
-  const now = Date.now();
-  for (let i = count - 1; i >= 0; i--) days.push(dayIn(new Date(now - i * 86_400_000), timeZone));
-  return [...new Set(days)];
+  const today = dayIn(new Date(), timeZone);
+  return Array.from({ length: count }, (_, i) => addDays(today, i + 1 - count));
 }
 
 export function Overview() {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   const account = useAccount()!;
   const zone = account.settings.timezone;
   const balance = useLoad(() => api.get<typeof account>('/v1/account'), []);
-  const from = new Date(Date.now() - 30 * 86_400_000).toISOString();
-  const usage = useLoad(() => api.get<{ data: UsageRow[] }>(`/v1/usage?group_by=day,model&from=${encodeURIComponent(from)}`), []);
+  const days = lastDays(zone);
+  const from = startOfDayIn(days[0]!, zone).toISOString();
+  const usage = useLoad(() => api.get<{ data: UsageRow[] }>(`/v1/usage?group_by=day,model&from=${encodeURIComponent(from)}`), [from]);
 
   const models = [...new Set((usage.data?.data ?? []).map((r) => r.model ?? '—'))].sort();
-  const rows: StackedRow[] = lastDays(zone).map((day) => {
-    const row: Record<string, string | number> = { label: day.slice(5) };
+  const rows: StackedRow[] = days.map((day) => {
+    const row: Record<string, string | number> = { label: shortDayText(day, locale) };
     for (const r of usage.data?.data ?? []) if (r.day === day) row[r.model ?? '—'] = (Number(row[r.model ?? '—'] ?? 0) || 0) + r.amount;
     return row as StackedRow;
   });
@@ -58,6 +57,7 @@ export function Overview() {
         </div>
       </div>
       <Section title={t('Spend of the last 30 days, by day and model')}>
+        <ZoneNote timeZone={zone} />
         <ErrorNote error={usage.error} />
         {!usage.data ? (
           <Loading />
@@ -71,7 +71,7 @@ export function Overview() {
                   <tr>
                     <th scope="col">{t('Day')}</th>
                     <th scope="col">{t('Model')}</th>
-                    <th scope="col">{t('Requests')}</th>
+                    <th scope="col" className="num">{t('Requests')}</th>
                     <th scope="col" className="num">{t('Amount')}</th>
                   </tr>
                 </thead>
@@ -83,9 +83,9 @@ export function Overview() {
                   )}
                   {usage.data.data.map((r) => (
                     <tr key={`${r.day}/${r.model}`}>
-                      <td>{r.day}</td>
+                      <td>{dayText(r.day, locale)}</td>
                       <td>{r.model ?? '—'}</td>
-                      <td>{r.requests}</td>
+                      <td className="num">{r.requests}</td>
                       <td className="num">
                         <Money minor={r.amount} />
                       </td>

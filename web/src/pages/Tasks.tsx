@@ -1,7 +1,8 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, type ListBody } from '../api';
+import { yuanText } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from '../ui';
 
 const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
 
@@ -28,8 +29,8 @@ interface Task {
   readonly status: string;
   readonly created_at: string;
   readonly finished_at: string | null;
-  readonly billing: { reserved: number; status: string; amount: number | null };
-  readonly error: unknown;
+  readonly billing: { reserved: number; status: string; amount: number | null; refunded: number };
+  readonly error: { code?: string; message?: string } | null;
   readonly detail: (Record<string, unknown> & { webhook?: { url: string; signed: boolean; deliveries: Delivery[] } | null }) | null;
 }
 
@@ -45,24 +46,38 @@ function links(detail: Task['detail']): string[] {
   return [...new Set(found)];
 }
 
+function seconds(from: string, to: string | null): string {
+  return to ? `${Math.round((Date.parse(to) - Date.parse(from)) / 100) / 10} s` : '—';
+}
+
 function unsettled(task: Task): boolean {
   return task.status === 'queued' || task.status === 'running' || task.billing.status === 'reserved';
 }
 
-function seconds(from: string, to: string | null): string {
-  return to ? `${Math.round((Date.parse(to) - Date.parse(from)) / 100) / 10} s` : '—';
-}
+/** Tasks a page asks for. */
+const PAGE = 20;
 
 export function Tasks() {
   const { t } = useI18n();
   const [kind, setKind] = useState('');
   const [open, setOpen] = useState<string | null>(null);
+  const query = `/v1/tasks?limit=${PAGE}${kind ? `&kind=${kind}` : ''}`;
   // Watched while a task shown is unfinished or its charge still open: its status and cost change by themselves.
-  const tasks = useLoad(() => api.get<ListBody<Task>>(`/v1/tasks?limit=50${kind ? `&kind=${kind}` : ''}`), [kind], { pollWhile: (list) => list.data.some(unsettled) });
+  const tasks = useLoad(() => api.get<ListBody<Task>>(query), [query], { pollWhile: (list) => list.data.some(unsettled) });
+  // Later pages, appended by "Load more" (has_more and next_after of the last page loaded); kept
+  // while the first page refreshes, and dropped for another filter.
+  const [more, setMore] = useState<ListBody<Task>[]>([]);
+  useEffect(() => setMore([]), [query]);
+  const loadMore = useAction();
   const redeliver = useAction();
+  const last = more[more.length - 1] ?? tasks.data;
+  // A refreshed first page can hold a task a later page holds too (newer tasks push it down): shown once, as the first page has it.
+  const first = new Set(tasks.data?.data.map((task) => task.id));
+  const shown = tasks.data ? [...tasks.data.data, ...more.flatMap((page) => page.data).filter((task) => !first.has(task.id))] : [];
   return (
     <>
       <h1>{t('Tasks')}</h1>
+      <ZoneNote />
       <Section title={t('Asynchronous tasks')}>
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
           <Field label={t('Kind')}>
@@ -79,12 +94,12 @@ export function Tasks() {
             {t('Refresh')}
           </button>
         </form>
-        <ErrorNote error={tasks.error ?? redeliver.error} />
+        <ErrorNote error={tasks.error ?? redeliver.error ?? loadMore.error} />
         {!tasks.data ? (
           <Loading />
         ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-            <table data-testid="tasks-table">
+            <table data-testid="tasks-table" className="cards">
               <caption className="visually-hidden">{t('Asynchronous tasks')}</caption>
               <thead>
                 <tr>
@@ -100,12 +115,12 @@ export function Tasks() {
                 </tr>
               </thead>
               <tbody>
-                {tasks.data.data.length === 0 && (
+                {shown.length === 0 && (
                   <tr>
                     <td colSpan={9} className="muted">{t('No tasks yet.')}</td>
                   </tr>
                 )}
-                {tasks.data.data.map((task) => (
+                {shown.map((task) => (
                   <TaskRow key={task.id} task={task} open={open === task.id} onToggle={() => setOpen(open === task.id ? null : task.id)} onRedeliver={() =>
                     redeliver.run(() => api.post(`/v1/videos/generations/${encodeURIComponent(task.id)}/webhook/redeliver`))
                   } />
@@ -114,7 +129,57 @@ export function Tasks() {
             </table>
           </div>
         )}
+        {last?.has_more && last.next_after && (
+          <p>
+            <button
+              type="button"
+              disabled={loadMore.busy}
+              onClick={() =>
+                void loadMore.run(async () => {
+                  const page = await api.get<ListBody<Task>>(`${query}&after=${encodeURIComponent(last.next_after!)}`);
+                  setMore((pages) => [...pages, page]);
+                })
+              }
+            >
+              {t('Load more')}
+            </button>
+          </p>
+        )}
       </Section>
+    </>
+  );
+}
+
+/** A task's cost: what was charged (or reserved, before billing), and what of it was refunded. */
+function Cost({ billing }: { billing: Task['billing'] }) {
+  const { t } = useI18n();
+  if (billing.amount === null) {
+    return (
+      <>
+        <Money minor={billing.reserved} />
+        <span className="muted"> ({t('reserved')})</span>
+      </>
+    );
+  }
+  if (billing.refunded > 0 && billing.refunded >= billing.amount) {
+    return (
+      <>
+        <s>
+          <Money minor={billing.amount} />
+        </s>{' '}
+        <span className="badge">{t('refunded')}</span>
+      </>
+    );
+  }
+  return (
+    <>
+      <Money minor={billing.amount} />
+      {billing.refunded > 0 && (
+        <span className="muted">
+          {' '}
+          ({t('{amount} refunded', { amount: yuanText(billing.refunded) })})
+        </span>
+      )}
     </>
   );
 }
@@ -125,26 +190,38 @@ function TaskRow({ task, open, onToggle, onRedeliver }: { task: Task; open: bool
   return (
     <>
       <tr data-task-id={task.id}>
-        <td className="mono">{task.id}</td>
-        <td>{t(task.kind)}</td>
-        <td>{task.model ?? '—'}</td>
-        <td>{t(task.status)}</td>
-        <td>
+        <td className="mono" data-label={t('Task')}>{task.id}</td>
+        <td data-label={t('Kind')}>{t(task.kind)}</td>
+        <td data-label={t('Model')}>{task.model ?? '—'}</td>
+        <td data-label={t('Status')}>
+          {t(task.status)}
+          {task.status === 'failed' && task.error && (
+            <p className="failure" data-testid="task-failure">
+              {task.error.code && <code>{task.error.code}</code>} {task.error.message}
+            </p>
+          )}
+        </td>
+        <td data-label={t('Created')}>
           <When iso={task.created_at} />
         </td>
-        <td>{seconds(task.created_at, task.finished_at)}</td>
-        <td className="num">
-          <Money minor={task.billing.amount ?? task.billing.reserved} />
-          {task.billing.amount === null && <span className="muted"> ({t('reserved')})</span>}
+        <td data-label={t('Took')}>{seconds(task.created_at, task.finished_at)}</td>
+        <td className="num" data-label={t('Cost')} data-testid="task-cost">
+          <Cost billing={task.billing} />
         </td>
-        <td>
-          {links(task.detail).map((url, i) => (
-            <a key={url} href={url} target="_blank" rel="noreferrer">
-              {t('Result {n}', { n: i + 1 })}
-            </a>
-          ))}
+        <td data-label={t('Results')}>
+          {links(task.detail).length > 0 && (
+            <ul className="results">
+              {links(task.detail).map((url, i) => (
+                <li key={url}>
+                  <a href={url} target="_blank" rel="noreferrer">
+                    {t('Result {n}', { n: i + 1 })}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          )}
         </td>
-        <td>
+        <td data-label={t('Webhook')}>
           {webhook && (
             <button type="button" onClick={onToggle} aria-expanded={open}>
               {t('Deliveries ({n})', { n: webhook.deliveries.length })}

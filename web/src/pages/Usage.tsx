@@ -1,44 +1,73 @@
 import { useState } from 'react';
 import { api } from '../api';
+import { useAccount } from '../account-context';
 import { StackedBars } from '../charts';
+import { addDays, dayIn, dayText, shortDayText, startOfDayIn } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, TableScroll, useLoad } from '../ui';
+import { KeyName, keyLabel, useKeyDirectory } from '../key-names';
+import { unitsText } from '../ledger-lines';
+import { ErrorNote, Field, Loading, Money, Section, ZoneNote, useLoad } from '../ui';
+import { readQuery, writeQuery } from '../url-query';
 
 type Group = 'day' | 'model' | 'key' | 'endpoint';
 const GROUPS: Group[] = ['day', 'model', 'key', 'endpoint'];
 const FIELD: Record<Group, string> = { day: 'day', model: 'model', key: 'key_id', endpoint: 'endpoint' };
+const GROUP_LABEL: Record<Group, string> = { day: 'Day', model: 'Model', key: 'Key', endpoint: 'Endpoint' };
+const TITLE: Record<Group, string> = { day: 'Usage by day', model: 'Usage by model', key: 'Usage by key', endpoint: 'Usage by endpoint' };
+const PERIODS = [7, 30, 90, 365];
 
 interface UsageBody {
   readonly data: (Record<string, string | number | null | Record<string, number>> & { amount: number; requests: number; charged: number; refunded: number; units: Record<string, number> })[];
   readonly total: { amount: number; requests: number; charged: number; refunded: number };
 }
 
+/** Usage of the last days (today included, days in the account's zone), grouped as the query of the address says. */
 export function Usage() {
-  const { t } = useI18n();
-  const [group, setGroup] = useState<Group>('day');
-  const [days, setDays] = useState(30);
-  const from = new Date(Date.now() - days * 86_400_000).toISOString();
-  const usage = useLoad(() => api.get<UsageBody>(`/v1/usage?group_by=${group}&from=${encodeURIComponent(from)}`), [group, days]);
-  const label = (row: UsageBody['data'][number]) => String(row[FIELD[group]] ?? '—');
+  const { t, locale } = useI18n();
+  const zone = useAccount()?.settings.timezone ?? 'UTC';
+  const keys = useKeyDirectory('/v1/account/keys');
+  const [choice, setChoice] = useState(() => readQuery(['group', 'days'] as const));
+  const group: Group = GROUPS.find((g) => g === choice.group) ?? 'day';
+  const days = PERIODS.find((d) => String(d) === choice.days) ?? 30;
+  const choose = (name: 'group' | 'days', value: string) => {
+    const next = { ...choice, [name]: value };
+    setChoice(next);
+    writeQuery(next);
+  };
+  const from = startOfDayIn(addDays(dayIn(new Date(), zone), 1 - days), zone).toISOString();
+  const usage = useLoad(() => api.get<UsageBody>(`/v1/usage?group_by=${group}&from=${encodeURIComponent(from)}`), [group, from]);
+  const value = (row: UsageBody['data'][number]) => {
+    const v = row[FIELD[group]];
+    return typeof v === 'string' ? v : null;
+  };
+  /** A row's group as text, for the chart's axis: a day in the page's language, a key by its name. */
+  const label = (row: UsageBody['data'][number], short: boolean) => {
+    const v = value(row);
+    if (v === null) return '—';
+    if (group === 'day') return short ? shortDayText(v, locale) : dayText(v, locale);
+    const key = group === 'key' ? keys.get(v) : undefined;
+    return key ? keyLabel(key, t) : v;
+  };
   return (
     <>
       <h1>{t('Usage')}</h1>
-      <Section title={t('Usage by {group}', { group: t(group) })}>
+      <Section title={t(TITLE[group])}>
+        <ZoneNote timeZone={zone} />
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
           <Field label={t('Group by')}>
-            <select value={group} onChange={(e) => setGroup(e.target.value as Group)}>
+            <select value={group} onChange={(e) => choose('group', e.target.value)} name="group">
               {GROUPS.map((g) => (
                 <option key={g} value={g}>
-                  {t(g)}
+                  {t(GROUP_LABEL[g])}
                 </option>
               ))}
             </select>
           </Field>
-          <Field label={t('Days')}>
-            <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
-              {[7, 30, 90, 365].map((d) => (
+          <Field label={t('Period')}>
+            <select value={days} onChange={(e) => choose('days', e.target.value)} name="days">
+              {PERIODS.map((d) => (
                 <option key={d} value={d}>
-                  {d}
+                  {t('Last {count} days', { count: d })}
                 </option>
               ))}
             </select>
@@ -49,13 +78,13 @@ export function Usage() {
           <Loading />
         ) : (
           <>
-            <StackedBars rows={usage.data.data.map((r) => ({ label: label(r), amount: r.amount }))} series={['amount']} title={t('Usage')} />
-            <TableScroll>
+            <StackedBars rows={usage.data.data.map((r) => ({ label: label(r, true), amount: r.amount }))} series={['amount']} seriesLabels={{ amount: t('Amount') }} title={t('Usage')} />
+            <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
               <table data-testid="usage-table">
                 <caption className="visually-hidden">{t('Usage')}</caption>
                 <thead>
                   <tr>
-                    <th scope="col">{t(group)}</th>
+                    <th scope="col">{t(GROUP_LABEL[group])}</th>
                     <th scope="col" className="num">{t('Requests')}</th>
                     <th scope="col" className="num">{t('Charged')}</th>
                     <th scope="col" className="num">{t('Refunded')}</th>
@@ -65,8 +94,8 @@ export function Usage() {
                 </thead>
                 <tbody>
                   {usage.data.data.map((r) => (
-                    <tr key={label(r)}>
-                      <td>{label(r)}</td>
+                    <tr key={value(r) ?? ''}>
+                      <td>{group === 'key' ? <KeyName keyId={value(r)} keys={keys} /> : label(r, false)}</td>
                       <td className="num">{r.requests}</td>
                       <td className="num">
                         <Money minor={r.charged} />
@@ -77,11 +106,7 @@ export function Usage() {
                       <td className="num">
                         <Money minor={r.amount} />
                       </td>
-                      <td className="mono">
-                        {Object.entries(r.units)
-                          .map(([k, v]) => `${k}=${v}`)
-                          .join(' ')}
-                      </td>
+                      <td>{unitsText(r.units, t, locale)}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -102,7 +127,7 @@ export function Usage() {
                   </tr>
                 </tfoot>
               </table>
-            </TableScroll>
+            </div>
           </>
         )}
       </Section>

@@ -1,0 +1,41 @@
+import { api, type ListBody } from './api';
+import { IdDisclosure } from './id-disclosure';
+import { useI18n } from './i18n';
+import type { KeyView } from './keys-panel';
+import type { Translate } from './ledger-lines';
+import { useLoad } from './ui';
+
+/** An account's keys by id, revoked ones included (the keys API lists them all), to name the keys the ledger and usage give by id. */
+export type KeyDirectory = ReadonlyMap<string, KeyView>;
+
+export function useKeyDirectory(listPath: string): KeyDirectory {
+  const keys = useLoad(() => api.get<ListBody<KeyView>>(listPath), [listPath]);
+  return new Map((keys.data?.data ?? []).map((k) => [k.id, k]));
+}
+
+/** A key as people know it: its name, or for an unnamed key its prefix ("Unnamed key · tr-AbC…"). */
+export function keyLabel(key: Pick<KeyView, 'name' | 'prefix'>, t: Translate): string {
+  return key.name ?? t('Unnamed key · {prefix}…', { prefix: key.prefix });
+}
+
+/**
+ * Who made an entry: a key by its name (revoked keys keep theirs), with its id one click away; the
+ * operator; or, for charges recorded before the actor was kept, "unknown".
+ */
+export function KeyName({ keyId, actor, keys }: { keyId: string | null; actor?: string | null; keys: KeyDirectory }) {
+  const { t } = useI18n();
+  if (!keyId) {
+    if (actor === 'admin') return <span>{t('operator')}</span>;
+    if (actor === 'unknown') return <span className="muted">{t('unknown')}</span>;
+    return <span>—</span>;
+  }
+  const key = keys.get(keyId);
+  if (!key) return <IdDisclosure value={keyId} what={t('key')} />;
+  const label = keyLabel(key, t);
+  return (
+    <span className="key-name" data-key-id={keyId}>
+      <span className="key-label">{label}</span>
+      {key.revoked && <span className="badge">{t('revoked')}</span>} <IdDisclosure value={keyId} what={label} short />
+    </span>
+  );
+}

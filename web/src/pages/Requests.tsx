@@ -1,0 +1,209 @@
+import { useEffect, useState } from 'react';
+import { api, downloadCsv, type ListBody } from '../api';
+import { useI18n } from '../i18n';
+import { Link } from '../router';
+import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { useUrlQuery } from '../url-query';
+
+/** One line of GET /admin/v1/requests. */
+interface RequestLine {
+  readonly reservation_id: string;
+  readonly reserved_at: string;
+  readonly account_id: string;
+  readonly account_name: string | null;
+  readonly key_id: string | null;
+  readonly key_name: string | null;
+  readonly actor: string;
+  readonly model: string;
+  readonly endpoint: string;
+  readonly channel: string | null;
+  readonly units: Record<string, number> | null;
+  readonly reserved: number;
+  readonly amount: number | null;
+  readonly refunded: number;
+  readonly outcome: 'open' | 'settled' | 'released' | 'refunded';
+  readonly reason: string | null;
+  readonly request_id: string | null;
+  readonly task_id: string | null;
+}
+
+const FILTERS = ['account_id', 'key_id', 'model', 'endpoint', 'channel', 'outcome', 'from', 'to'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+const OUTCOMES = ['open', 'settled', 'released', 'refunded'] as const;
+/** The operator's pages show instants in UTC, and their day filters are UTC days. */
+const ZONE = 'UTC';
+
+/** The API query of the filters: days become the instants of their UTC midnights. */
+function apiQuery(filters: Filters): string {
+  const params = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = filters[name].trim();
+    if (value === '') continue;
+    params.set(name, name === 'from' || name === 'to' ? `${value}T00:00:00Z` : value);
+  }
+  return params.toString();
+}
+
+function unitsText(units: Record<string, number> | null, locale: string): string {
+  return units === null ? '—' : Object.entries(units).map(([name, quantity]) => `${name} ${quantity.toLocaleString(locale)}`).join(', ');
+}
+
+/** The operator's request log: one line per call that reserved money, across accounts, with its outcome. */
+export function Requests() {
+  const { t, locale } = useI18n();
+  const { values, keep } = useUrlQuery(FILTERS);
+  const [form, setForm] = useState<Filters>(values);
+  const [pages, setPages] = useState<ListBody<RequestLine>[]>([]);
+  const q = apiQuery(values);
+  const first = useLoad(() => api.get<ListBody<RequestLine>>(`/admin/v1/requests?limit=50${q ? `&${q}` : ''}`), [q]);
+  useEffect(() => setPages([]), [q]);
+  const more = useAction();
+  const download = useAction();
+  const lines = [...(first.data?.data ?? []), ...pages.flatMap((p) => p.data)];
+  const last = pages.length > 0 ? pages[pages.length - 1]! : first.data;
+  const cursor = last?.next_after ?? null;
+  const set = (name: keyof Filters) => (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value });
+  const text = (name: keyof Filters, label: string) => (
+    <Field label={label}>
+      <input value={form[name]} onChange={set(name)} name={name} />
+    </Field>
+  );
+
+  return (
+    <>
+      <h1>{t('Request log')}</h1>
+      <p className="muted">{t('One line per call that reserved money: settled, released or still open. Requests refused before they reserved anything (invalid input, insufficient balance, rate limits) are not listed.')}</p>
+      <Section
+        title={t('Calls')}
+        actions={
+          <button type="button" onClick={() => download.run(() => downloadCsv(`/admin/v1/requests?format=csv${q ? `&${q}` : ''}`, 'requests.csv'))} disabled={download.busy}>
+            {t('Download CSV')}
+          </button>
+        }
+      >
+        <form
+          className="filters"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            keep(form);
+          }}
+        >
+          {text('account_id', t('Account id'))}
+          {text('key_id', t('Key id'))}
+          {text('model', t('Model'))}
+          {text('endpoint', t('Endpoint'))}
+          {text('channel', t('Channel'))}
+          <Field label={t('Outcome')}>
+            <select value={form.outcome} onChange={set('outcome')} name="outcome">
+              <option value="">{t('All')}</option>
+              {OUTCOMES.map((o) => (
+                <option key={o} value={o}>
+                  {t(o)}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label={t('From (UTC day)')}>
+            <input type="date" value={form.from} onChange={set('from')} name="from" />
+          </Field>
+          <Field label={t('To (UTC day, exclusive)')}>
+            <input type="date" value={form.to} onChange={set('to')} name="to" />
+          </Field>
+          <button type="submit">{t('Apply')}</button>
+        </form>
+        <ErrorNote error={first.error ?? more.error ?? download.error} />
+        {!first.data ? (
+          <Loading />
+        ) : (
+          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+            <table data-testid="requests-table">
+              <caption className="visually-hidden">{t('Calls')}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t('Time ({zone})', { zone: ZONE })}</th>
+                  <th scope="col">{t('Account')}</th>
+                  <th scope="col">{t('Key')}</th>
+                  <th scope="col">{t('Model')}</th>
+                  <th scope="col">{t('Endpoint')}</th>
+                  <th scope="col">{t('Channel')}</th>
+                  <th scope="col">{t('Units')}</th>
+                  <th scope="col" className="num">{t('Amount')}</th>
+                  <th scope="col">{t('Outcome')}</th>
+                  <th scope="col">{t('Request or task id')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {lines.length === 0 && (
+                  <tr>
+                    <td colSpan={10} className="muted">{t('No calls.')}</td>
+                  </tr>
+                )}
+                {lines.map((l) => (
+                  <tr key={l.reservation_id} data-outcome={l.outcome}>
+                    <td>
+                      <When iso={l.reserved_at} timeZone={ZONE} />
+                    </td>
+                    <td>
+                      <Link to={`/accounts/${encodeURIComponent(l.account_id)}`}>{l.account_name ?? l.account_id}</Link>
+                    </td>
+                    <td>
+                      {l.key_id ? (
+                        <>
+                          {l.key_name ?? t('Unnamed key')}
+                          <br />
+                          <span className="mono muted">{l.key_id}</span>
+                        </>
+                      ) : (
+                        l.actor
+                      )}
+                    </td>
+                    <td>{l.model}</td>
+                    <td className="mono">{l.endpoint}</td>
+                    <td>{l.channel ?? '—'}</td>
+                    <td>{unitsText(l.units, locale)}</td>
+                    <td className="num">
+                      {l.outcome === 'open' ? (
+                        <span className="muted">
+                          {t('held')} <Money minor={l.reserved} />
+                        </span>
+                      ) : (
+                        <Money minor={l.amount} />
+                      )}
+                      {l.refunded > 0 && (
+                        <>
+                          <br />
+                          <span className="muted">
+                            {t('refunded')} <Money minor={l.refunded} />
+                          </span>
+                        </>
+                      )}
+                    </td>
+                    <td title={l.reason ?? undefined}>
+                      {t(l.outcome)}
+                      {l.reason && <span className="muted"> · {l.reason}</span>}
+                    </td>
+                    <td className="mono">{l.task_id ?? l.request_id ?? '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {cursor && (
+          <button
+            type="button"
+            disabled={more.busy}
+            onClick={() =>
+              more.run(async () => {
+                setPages([...pages, await api.get<ListBody<RequestLine>>(`/admin/v1/requests?limit=50&after=${encodeURIComponent(cursor)}${q ? `&${q}` : ''}`)]);
+              })
+            }
+          >
+            {t('Load more')}
+          </button>
+        )}
+      </Section>
+    </>
+  );
+}
