@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     await shoot('/keys', 'Keys', 'keys');
     await shoot('/settings', 'Webhooks & settings', 'settings');
     await shoot('/tasks', 'Tasks', 'tasks');
+    await shoot('/playground', 'Playground', 'playground');
     // The phone's menu, open.
     await page.setViewportSize(VIEWPORTS[1]);
     await page.getByRole('button', { name: 'Menu' }).click();
@@ -79,9 +80,18 @@ async function main(): Promise<void> {
     await operator.goto(`${gw.url}/dashboard/accounts/${accountId}`);
     await operator.getByTestId('credit-form').waitFor();
     await shootWidths(operator, 'operator-account');
-    await operator.goto(`${gw.url}/dashboard/operations`);
-    await operator.getByRole('heading', { level: 1, name: 'Operations' }).waitFor();
-    await shootWidths(operator, 'operator-operations');
+    for (const [route, heading, name] of [
+      ['/operations', 'Operations', 'operator-operations'],
+      ['/revenue', 'Revenue & usage', 'operator-revenue'],
+      ['/channels', 'Channels', 'operator-channels'],
+      ['/requests', 'Request log', 'operator-requests'],
+      ['/all-keys', 'All keys', 'operator-all-keys'],
+    ] as const) {
+      await operator.setViewportSize(VIEWPORTS[0]);
+      await operator.goto(`${gw.url}/dashboard${route}`);
+      await operator.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await shootWidths(operator, name);
+    }
   } finally {
     await browser.close();
     await gw.close();
