@@ -36,7 +36,9 @@ export const requestLogProjection: Projection = defineProjection<AccountEvent>()
       closed_at timestamptz
     );
     CREATE INDEX request_log_at ON request_log (reserved_at, reservation_id);
-    CREATE INDEX request_log_account_at ON request_log (account_id, reserved_at, reservation_id);`,
+    CREATE INDEX request_log_account_at ON request_log (account_id, reserved_at, reservation_id);
+    -- What a task's charges are, and what of them was refunded (the task list's billing).
+    CREATE INDEX request_log_account_ref ON request_log (account_id, ref);`,
   handles: ['FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded'],
   async applyBatch(tx, events) {
     const changes = new LogChanges();

@@ -56,14 +56,15 @@ export async function listAccountTasks(
 
 /**
  * What was refunded of each of these tasks' charges (a refund is an account event: the task's own
- * record never hears of it), by task stream; tasks with no refund are absent. From the ledger view.
+ * record never hears of it), by task stream; tasks with no refund are absent. From the request log
+ * (indexed by account and task), not the ledger view's reservations, which it would scan.
  */
 export async function refundedByTask(pool: Pool, accountId: string, taskStreams: readonly string[]): Promise<Map<string, number>> {
   if (taskStreams.length === 0) return new Map();
   const { rows } = await pool.query<{ purpose_ref: string; refunded: string }>(
-    `SELECT purpose_ref, sum(refunded_amount)::text AS refunded FROM rm.reservations
-     WHERE account_id = $1 AND purpose_kind = 'task' AND purpose_ref = ANY($2) AND refunded_amount > 0
-     GROUP BY purpose_ref`,
+    `SELECT ref AS purpose_ref, sum(refunded)::text AS refunded FROM rm.request_log
+     WHERE account_id = $1 AND ref = ANY($2) AND ref_kind = 'task' AND refunded > 0
+     GROUP BY ref`,
     [accountId, taskStreams],
   );
   return new Map(rows.map((r) => [r.purpose_ref, Number(r.refunded)]));
