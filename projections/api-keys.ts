@@ -4,9 +4,9 @@ import { prepared } from '../src/db/prepared';
 import { accountIdOfStream, upcastAccountEvent, type AccountEvent, type KeySettings } from '../src/domain/account/events';
 
 /**
- * API keys by hash, for authentication, with their limits, when each was last used (the time
- * of its latest settlement: derived from the ledger, never written per request) and what it has
- * spent over its life (its settlements less their refunds). The key itself is never stored.
+ * API keys by hash, for authentication, with their limits and when each was last used (the time
+ * of its latest settlement: derived from the ledger, never written per request). The key itself
+ * is never stored.
  */
 export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
   name: 'api_keys',
@@ -25,21 +25,13 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
       tokens_per_minute integer,
       created_at timestamptz NOT NULL,
       last_used_at timestamptz,
-      spent bigint NOT NULL DEFAULT 0,
       revoked_at timestamptz
     );
     CREATE INDEX api_keys_account ON api_keys (account_id);`,
-  handles: ['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ApiKeySecretRegenerated', 'ReservationSettled', 'ChargeRefunded'],
+  handles: ['ApiKeyIssued', 'ApiKeyChanged', 'ApiKeyRevoked', 'ApiKeySecretRegenerated', 'ReservationSettled'],
   async applyBatch(tx, events) {
-    // Settlements only move last_used_at forward and refunds only add to spent, so a run of them
-    // folds into one update per key.
-    const used = new Map<string, { accountId: string; at: string | null; spent: number }>();
-    const use = (keyId: string, accountId: string, at: string | null, spent: number) => {
-      const seen = used.get(keyId) ?? { accountId, at: null, spent: 0 };
-      if (at !== null && (seen.at === null || Date.parse(at) > Date.parse(seen.at))) seen.at = at;
-      seen.spent += spent;
-      used.set(keyId, seen);
-    };
+    // Settlements only move last_used_at forward, so a run of them folds into one update per key.
+    const lastUsed = new Map<string, { accountId: string; at: string }>();
     for (const recorded of events) {
       const event = upcastAccountEvent(recorded);
       const accountId = accountIdOfStream(recorded.streamId);
@@ -60,19 +52,18 @@ export const apiKeysProjection: Projection = defineProjection<AccountEvent>()({
       } else if (event.type === 'ApiKeyRevoked') {
         await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1', [event.data.keyId, event.data.at]);
       } else if (event.type === 'ReservationSettled' && event.data.context) {
-        use(event.data.context.actor, accountId, event.data.at, event.data.amount);
-      } else if (event.type === 'ChargeRefunded' && event.data.context) {
-        use(event.data.context.actor, accountId, null, -event.data.amount);
+        const seen = lastUsed.get(event.data.context.actor);
+        if (!seen || Date.parse(event.data.at) > Date.parse(seen.at)) lastUsed.set(event.data.context.actor, { accountId, at: event.data.at });
       }
     }
-    if (used.size === 0) return;
-    const entries = [...used.entries()];
+    if (lastUsed.size === 0) return;
+    const entries = [...lastUsed.entries()];
     await tx.query(
       prepared(
-        `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at), spent = k.spent + u.spent
-         FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[]) AS u(key_id, account_id, at, spent)
+        `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(key_id, account_id, at)
          WHERE k.key_id = u.key_id AND k.account_id = u.account_id`,
-        [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at), entries.map(([, u]) => u.spent)],
+        [entries.map(([keyId]) => keyId), entries.map(([, u]) => u.accountId), entries.map(([, u]) => u.at)],
       ),
     );
   },

@@ -12,10 +12,16 @@ import { bulkValue, insertRows, rowsFrom, type BulkColumn } from '../src/project
  * or released (and why), and what was refunded of it since. A refused request reserves nothing and
  * has no line. Key and account names are joined when read (src/read/request-log.ts), so a renamed
  * key shows its new name on old lines; the rows hold only what the account's events say.
+ *
+ * Beside it, `actor_spend`: what each actor (an API key id, or `admin`, `system`, `unknown`) of an
+ * account was charged over its life, less what was refunded of those charges: the operator's list
+ * of every key (src/read/all-keys.ts) shows a key's. It lives here, not in `api_keys`, because a
+ * change to `api_keys`' DDL drops and refolds the table that authenticates every request
+ * (projections-runtime/tables.ts), refusing keys until it has refolded the log.
  */
 export const requestLogProjection: Projection = defineProjection<AccountEvent>()({
   name: 'request_log',
-  tables: ['request_log'],
+  tables: ['request_log', 'actor_spend'],
   ddl: `
     CREATE TABLE request_log (
       reservation_id text PRIMARY KEY,
@@ -38,7 +44,14 @@ export const requestLogProjection: Projection = defineProjection<AccountEvent>()
     CREATE INDEX request_log_at ON request_log (reserved_at, reservation_id);
     CREATE INDEX request_log_account_at ON request_log (account_id, reserved_at, reservation_id);
     -- What a task's charges are, and what of them was refunded (the task list's billing).
-    CREATE INDEX request_log_account_ref ON request_log (account_id, ref);`,
+    CREATE INDEX request_log_account_ref ON request_log (account_id, ref);
+    -- Keyed by the pair: the actors 'admin' and 'system' act on every account.
+    CREATE TABLE actor_spend (
+      account_id text NOT NULL,
+      actor text NOT NULL,
+      spent bigint NOT NULL,
+      PRIMARY KEY (account_id, actor)
+    );`,
   handles: ['FundsReserved', 'ReservationSettled', 'ReservationReleased', 'ChargeRefunded'],
   async applyBatch(tx, events) {
     const changes = new LogChanges();
@@ -94,6 +107,8 @@ class LogChanges {
   private readonly opened = new Map<string, Line>();
   private readonly closings = new Map<string, Closing>();
   private readonly refunds = new Map<string, number>();
+  /** What the batch charged (settled, less refunded) per reservation, to add to its actor's spend. */
+  private readonly charged = new Map<string, number>();
 
   add(event: Recorded<AccountEvent>): void {
     switch (event.type) {
@@ -122,6 +137,7 @@ class LogChanges {
       }
       case 'ReservationSettled': {
         const d = event.data;
+        this.charge(d.reservationId, d.amount);
         return this.close(d.reservationId, { outcome: 'settled', amount: d.amount, channel: d.channel ?? null, units: unitsOf(d.pricing), reason: null, closedAt: d.at });
       }
       case 'ReservationReleased': {
@@ -130,6 +146,7 @@ class LogChanges {
       }
       case 'ChargeRefunded': {
         const d = event.data;
+        this.charge(d.reservationId, -d.amount);
         const opened = this.opened.get(d.reservationId);
         if (opened) opened.refunded += d.amount;
         else this.refunds.set(d.reservationId, (this.refunds.get(d.reservationId) ?? 0) + d.amount);
@@ -138,6 +155,10 @@ class LogChanges {
       default:
         return;
     }
+  }
+
+  private charge(reservationId: string, amount: number): void {
+    this.charged.set(reservationId, (this.charged.get(reservationId) ?? 0) + amount);
   }
 
   private close(reservationId: string, closing: Closing): void {
@@ -204,5 +225,26 @@ class LogChanges {
         ),
       );
     }
+    await this.writeSpend(tx);
+  }
+
+  /**
+   * Adds the batch's charges to their actors' spend, the actor being the one of the charge's line
+   * (written above). A charge netting to zero still writes its actor's row, so the rows do not
+   * depend on where the log was cut into batches.
+   */
+  private async writeSpend(tx: PoolClient): Promise<void> {
+    if (this.charged.size === 0) return;
+    const charged = [...this.charged];
+    await tx.query(
+      prepared(
+        `INSERT INTO actor_spend (account_id, actor, spent)
+         SELECT l.account_id, l.actor, sum(c.amount)
+         FROM unnest($1::text[], $2::bigint[]) AS c(reservation_id, amount) JOIN request_log l ON l.reservation_id = c.reservation_id
+         GROUP BY l.account_id, l.actor
+         ON CONFLICT (account_id, actor) DO UPDATE SET spent = actor_spend.spent + EXCLUDED.spent`,
+        [charged.map(([id]) => id), charged.map(([, amount]) => amount)],
+      ),
+    );
   }
 }

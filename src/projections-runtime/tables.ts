@@ -3,7 +3,8 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../db/migrations';
 import type { Projection } from './consumer';
 
-function ddlHash(projection: Projection): string {
+/** What identifies a projection's table definitions: only its DDL counts, not the events it handles. */
+export function ddlHash(projection: Projection): string {
   return createHash('sha256').update(projection.ddl).digest('hex');
 }
 

@@ -19,7 +19,7 @@ export interface KeyListing {
   readonly status: KeyStatus;
   readonly account_id: string;
   readonly account_name: string | null;
-  /** Charged less refunded over the key's life, in minor units. */
+  /** Charged less refunded over the key's life, in minor units (projections/request-log.ts, `actor_spend`). */
   readonly spent: number;
   readonly budget: { amount: number; period: 'total' | 'day' | 'month' } | null;
   readonly allowed_models: string[] | null;
@@ -42,7 +42,8 @@ function statusOf(row: { revoked_at: Date | null; expires_at: Date | null }, now
 
 /**
  * Every account's keys (projections/api-keys.ts), newest first (key ids sort by creation), with
- * the account's name: the operator's search. `now` decides which keys have expired.
+ * the account's name and the key's lifetime spend (projections/request-log.ts): the operator's
+ * search. `now` decides which keys have expired.
  */
 export async function searchKeys(pool: Pool, search: KeySearch, page: { after: string | null; limit: number }, now: Date): Promise<{ keys: KeyListing[]; hasMore: boolean }> {
   const params: unknown[] = [];
@@ -72,8 +73,9 @@ export async function searchKeys(pool: Pool, search: KeySearch, page: { after: s
     last_used_at: Date | null;
     revoked_at: Date | null;
   }>(
-    `SELECT k.key_id, k.name, k.key_prefix, k.account_id, a.name AS account_name, k.spent, k.budget, k.allowed_models, k.expires_at, k.created_at, k.last_used_at, k.revoked_at
+    `SELECT k.key_id, k.name, k.key_prefix, k.account_id, a.name AS account_name, COALESCE(s.spent, 0) AS spent, k.budget, k.allowed_models, k.expires_at, k.created_at, k.last_used_at, k.revoked_at
      FROM rm.api_keys k LEFT JOIN rm.accounts a ON a.account_id = k.account_id
+       LEFT JOIN rm.actor_spend s ON s.account_id = k.account_id AND s.actor = k.key_id
      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY k.key_id DESC LIMIT ${param(page.limit + 1)}`,
     params,

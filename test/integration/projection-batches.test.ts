@@ -84,6 +84,7 @@ describe('money projections (ledger, balances, usage, request log) fold a batch 
       usage: await rows(`SELECT * FROM ${schema}.usage_records ORDER BY account_id, revision`),
       months: await rows(`SELECT * FROM ${schema}.usage_months ORDER BY account_id, month`),
       requests: await rows(`SELECT * FROM ${schema}.request_log ORDER BY reservation_id`),
+      spend: await rows(`SELECT * FROM ${schema}.actor_spend ORDER BY account_id, actor`),
     };
   }
 
@@ -135,6 +136,13 @@ describe('money projections (ledger, balances, usage, request log) fold a batch 
       ['res_2', 'acct_a', 'released', '200', null, '0', null, null, 'upstream failed', at(8)],
       ['res_3', 'acct_b', 'settled', '100', '80', '80', null, {}, null, at(9)],
       ['res_4', 'acct_a', 'open', '50', null, '0', null, null, null, null],
+    ]);
+    // Each actor's charges less their refunds, the overrun included; b's charge refunded whole
+    // still has its row, whether its settlement and refund fell in one batch or two.
+    const spend = oneByOne.spend as { account_id: string; actor: string; spent: string }[];
+    expect(spend.map((s) => [s.account_id, s.actor, s.spent])).to.deep.equal([
+      ['acct_a', 'unknown', '230'],
+      ['acct_b', 'unknown', '0'],
     ]);
   });
 

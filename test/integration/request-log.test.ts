@@ -9,8 +9,9 @@ import { READ_MODEL_SCHEMA } from '../../src/projections-runtime/consumer';
 import { rebuildProjections } from '../../src/projections-runtime/rebuild';
 import { CHECKED_IN_PATH } from '../../src/openapi/write';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
+import { units } from '../support/pricing';
 import { column, readAsSpreadsheet } from '../support/spreadsheet-csv';
-import { expectSettledAndAuditClean } from '../support/wait';
+import { expectSettledAndAuditClean, WAIT_LIMIT_MS } from '../support/wait';
 
 interface Line {
   reservation_id: string;
@@ -296,8 +297,14 @@ describe('the request log and the search of every key @integration', function ()
   it('is replayed and compared by the audit like every read model', async () => {
     await gw.expectAuditClean();
     await gw.pool.query(`UPDATE ${READ_MODEL_SCHEMA}.request_log SET channel = 'tampered' WHERE account_id = $1 AND channel IS NOT NULL`, [accountId]);
+    // The key's lifetime spend, the one row of this account's actors (all its calls were its key's).
+    const spend = await gw.pool.query(`UPDATE ${READ_MODEL_SCHEMA}.actor_spend SET spent = spent + 1 WHERE account_id = $1 AND actor = $2`, [accountId, keyId]);
+    expect(spend.rowCount).to.equal(1);
     const report = await runAudit(gw.pool, gw.store, allProjections, { staleAfterMs: 3_600_000 });
-    expect(report.mismatches).to.deep.equal(['request_log: 10 row(s) of request_log differ from a replay of the log']);
+    expect(report.mismatches).to.deep.equal([
+      'request_log: 10 row(s) of request_log differ from a replay of the log',
+      'request_log: 2 row(s) of actor_spend differ from a replay of the log',
+    ]);
     await rebuildProjections(gw.pool, gw.store, allProjections, READ_MODEL_SCHEMA, gw.logger);
     await gw.expectAuditClean();
     expect((await linesOf('&channel=tampered')).length).to.equal(0);
@@ -354,6 +361,38 @@ describe('the request log and the search of every key @integration', function ()
         after = page.next_after;
       }
       expect(paged.map((k) => k.id)).to.deep.equal(mine.map((k) => k.id));
+    });
+
+    it('counts what a key was charged, an overrun included, less what was refunded of it, as its request-log lines do', async () => {
+      const spender = await gw.fundedAccount(1_000_000);
+      const spentOf = async (): Promise<number> => {
+        expect(await gw.progress.waitFor((await gw.store.headPosition())!, ['request_log', 'api_keys'], WAIT_LIMIT_MS), 'the read models at the head').to.equal(true);
+        const listed = (await search(`q=${spender.keyId}`)).body.data as KeyListing[];
+        expect(listed.map((k) => k.id)).to.deep.equal([spender.keyId]);
+        return listed[0]!.spent;
+      };
+      expect(await spentOf(), 'a key that has made no call').to.equal(0);
+      const call = await gw.api(spender.key, 'POST', '/v1/chat/completions', { model: 'chat-fast', messages: [{ role: 'user', content: 'hi [sim:tokens=5]' }] });
+      expect(call.status).to.equal(200);
+      await expectSettledAndAuditClean(gw, [spender.key]);
+      const chat = (await admin<Page<Line>>(`/admin/v1/requests?account_id=${spender.accountId}`)).data[0]!;
+      expect(chat).to.deep.include({ key_id: spender.keyId, outcome: 'settled' });
+      // A charge of 250 against a reservation of 100: the overrun is spent too.
+      const purpose = { kind: 'request' as const, ref: 'req_overrun', description: 'chat-fast', actor: spender.keyId, model: 'chat-fast', endpoint: 'POST /v1/chat/completions' };
+      const overrun = await gw.accounts.reserve({ accountId: spender.accountId, amount: 100, purpose, ttlMs: 60_000 });
+      await gw.accounts.settle(spender.accountId, overrun, units(250), { tokens: 250 });
+      expect(await spentOf()).to.equal(chat.amount! + 250);
+
+      const refund = await gw.admin('POST', `/admin/v1/accounts/${spender.accountId}/refunds`, { reservation_id: overrun, amount: 70, reference: 'spend-refund-1', reason: 'goodwill' });
+      expect(refund.status).to.equal(201);
+      const spent = await spentOf();
+      expect(spent, 'the refund taken off the key that made the charge').to.equal(chat.amount! + 250 - 70);
+      const lines = (await admin<Page<Line>>(`/admin/v1/requests?account_id=${spender.accountId}`)).data;
+      expect(spent, 'the sum of its lines').to.equal(lines.reduce((sum, l) => sum + (l.amount ?? 0) - l.refunded, 0));
+      // Replaying the same refund changes nothing.
+      expect((await gw.admin('POST', `/admin/v1/accounts/${spender.accountId}/refunds`, { reservation_id: overrun, amount: 70, reference: 'spend-refund-1', reason: 'goodwill' })).status).to.equal(200);
+      expect(await spentOf()).to.equal(spent);
+      await gw.expectAuditClean();
     });
   });
 });
