@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { yuanText } from '../../web/src/format';
+import { signedYuanText, yuanText } from '../../web/src/format';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
 import { expectAccessible, followNav, launchBrowser, requireWebBuild, watchedPage, type WatchedPage } from './browser';
@@ -127,11 +127,17 @@ describe('the dashboard in Chromium: the owner’s tools @e2e', function () {
 
     const ledger = (await gw.api(account.key, 'GET', `/v1/account/ledger?key_id=${ci.id}`)).body.data as { type: string; amount: number; request_id: string }[];
     const settlement = ledger.find((e) => e.type === 'settlement')!;
-    const rows = page.getByTestId('playground-ledger').locator('tbody tr');
-    expect(await rows.count()).to.equal(2);
-    expect(await rows.nth(0).getAttribute('data-entry-type')).to.equal('reservation');
-    expect(await rows.nth(1).getAttribute('data-entry-type')).to.equal('settlement');
-    expect(await rows.nth(1).locator('td').nth(3).textContent()).to.equal(yuanText(settlement.amount));
+    const reservation = ledger.find((e) => e.type === 'reservation')!;
+    // As the ledger reads them: the call's reservation and settlement are one charge, signed, opening onto both, the hold as a hold.
+    const rows = page.getByTestId('playground-ledger').locator(':scope > tbody > tr[data-kind]');
+    expect(await rows.count()).to.equal(1);
+    expect(await rows.first().getAttribute('data-kind')).to.equal('charge');
+    expect(await rows.first().locator('td').nth(2).textContent()).to.equal(signedYuanText(-settlement.amount));
+    await rows.first().getByRole('button', { name: 'Charge' }).click();
+    const entries = page.getByTestId('line-entries').locator('tbody tr');
+    expect(await entries.count()).to.equal(2);
+    expect([await entries.nth(0).getAttribute('data-type'), await entries.nth(0).locator('td').nth(3).textContent()]).to.deep.equal(['reservation', `${yuanText(reservation.amount)} held`]);
+    expect([await entries.nth(1).getAttribute('data-type'), await entries.nth(1).locator('td').nth(3).textContent()]).to.deep.equal(['settlement', signedYuanText(-settlement.amount)]);
     expect(await page.locator('main').textContent()).to.include(settlement.request_id);
     // The secret never reached the page.
     expect(await page.content()).to.not.include(ci.key);

@@ -44,6 +44,9 @@ async function expectSameDocument(page: Page): Promise<void> {
  * same markup (a phone's width changes only the CSS, whose layout the overflow check covers); a
  * scan costs about a third of a CPU second, and the browser suite's CPU is budgeted (docs/testing.md).
  */
+/** Credits of one minor unit that take the account's ledger past its first page. */
+const FILLER_CREDITS = 48;
+
 describe('the dashboard shell in Chromium: fresh data, small screens, a chunk per page @e2e', function () {
   this.timeout(180_000);
   let gw: TestGateway;
@@ -72,6 +75,8 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     account = await gw.fundedAccount(10_000_000);
     const client = new OpenAI({ apiKey: account.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     await client.chat.completions.create(FIXED_CALL);
+    // More ledger entries than a page (50): the funding credit, the call's reservation and settlement, and these.
+    for (let i = 0; i < FILLER_CREDITS; i++) expect((await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/credits`, { amount: 1, reference: `filler-${i}` })).status).to.equal(201);
     operator = await watchedPage(browser);
     operatorChunks = chunksOf(operator.page);
     owner = await watchedPage(browser);
@@ -82,12 +87,16 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     await gw?.close();
   });
 
-  it('updates the operator\'s account page after a credit and a refund: balances, statement and ledger, without a reload', async () => {
+  it('updates the operator\'s account page after a credit and a refund: balances, statement and the ledger\'s later page, without a reload', async () => {
     const { page } = operator;
     await signIn(page, TEST_ADMIN_TOKEN, 'Accounts');
     await open(page, `/accounts/${account.accountId}`, (await gw.admin('GET', `/admin/v1/accounts/${account.accountId}`)).body.name);
     await page.getByTestId('statement').waitFor();
     await page.locator('[data-testid=ledger-table] tbody tr[data-type=settlement]').waitFor();
+    // The ledger is oldest first: the credit and the refund land on its second page, loaded here to its end.
+    const loadMore = page.getByRole('button', { name: 'Load more' });
+    await loadMore.click();
+    await loadMore.waitFor({ state: 'detached' });
     await markDocument(page);
     const month = new Date().toISOString().slice(0, 7);
     const statementShown = async () => {
@@ -107,7 +116,7 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     await credit.getByLabel(/^Reference/).fill('shell-top-up');
     await credit.getByRole('button', { name: 'Credit' }).click();
     await page.getByText('Credited.').waitFor();
-    expect((await statementShown()).Credits).to.equal(shown(10_000_000 + 2_500_000));
+    expect((await statementShown()).Credits).to.equal(shown(10_000_000 + FILLER_CREDITS + 2_500_000));
     await expectPageShows('[data-testid=ledger-table] tbody tr[data-type=credit]:has-text("shell-top-up")');
 
     await page.locator('[data-testid=ledger-table] tbody tr[data-type=settlement]').getByRole('button', { name: 'Refund' }).click();
@@ -117,6 +126,9 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     await page.getByText('Refunded.').waitFor();
     expect((await statementShown()).Refunds).to.not.equal(shown(0));
     await expectPageShows('[data-testid=ledger-table] tbody tr[data-type=refund]');
+    // Still the whole ledger, each entry once: 51 entries before, as 50 lines (the call's two are one), and the two new ones.
+    expect(await page.locator('[data-testid=ledger-table] > tbody > tr[data-kind]').count()).to.equal(52);
+    expect(await loadMore.count()).to.equal(0);
     await expectSameDocument(page);
   });
 

@@ -5,6 +5,8 @@
  */
 import { invalidate } from './fresh';
 
+export type { ListBody } from './paged-list';
+
 export interface Session {
   readonly kind: 'account' | 'operator';
   readonly account_id?: string;
@@ -96,9 +98,3 @@ export async function downloadCsv(path: string, filename: string): Promise<void>
   URL.revokeObjectURL(url);
 }
 
-export interface ListBody<T> {
-  readonly object: 'list';
-  readonly data: T[];
-  readonly has_more: boolean;
-  readonly next_after: string | null;
-}

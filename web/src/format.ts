@@ -115,6 +115,11 @@ export function addDays(day: string, count: number): string {
   return new Date(Date.UTC(year, month - 1, date + count)).toISOString().slice(0, 10);
 }
 
+/** Whether a text is a calendar day written YYYY-MM-DD (not 2026-02-30), as date inputs hold them. */
+export function isDay(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && addDays(text, 0) === text;
+}
+
 const HOUR = 3_600_000;
 const PROBE = 15 * 60_000;
 

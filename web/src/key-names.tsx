@@ -10,7 +10,12 @@ export type KeyDirectory = ReadonlyMap<string, KeyView>;
 
 export function useKeyDirectory(listPath: string): KeyDirectory {
   const keys = useLoad(() => api.get<ListBody<KeyView>>(listPath), [listPath]);
-  return new Map((keys.data?.data ?? []).map((k) => [k.id, k]));
+  return keyDirectory(keys.data?.data ?? []);
+}
+
+/** The keys a page loaded (all of the account's), by id. */
+export function keyDirectory(keys: readonly KeyView[]): KeyDirectory {
+  return new Map(keys.map((k) => [k.id, k]));
 }
 
 /** A key as people know it: its name, or for an unnamed key its prefix ("Unnamed key · tr-AbC…"). */

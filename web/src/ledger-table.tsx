@@ -1,37 +1,30 @@
 import { Fragment, useState } from 'react';
-import { api, downloadCsv, type ListBody } from './api';
+import { api, downloadCsv } from './api';
 import { useAccount } from './account-context';
-import { addDays, dateTimeText, signedYuanText, startOfDayIn, yuanText } from './format';
+import { dateTimeText, isDay, signedYuanText, yuanText } from './format';
 import { IdDisclosure } from './id-disclosure';
 import { useI18n } from './i18n';
-import { KeyName, keyLabel, useKeyDirectory } from './key-names';
+import { KeyName, keyLabel, useKeyDirectory, type KeyDirectory } from './key-names';
 import { ledgerLines, pricingText, type LedgerEntry, type LedgerLine, type LineKind, type Translate } from './ledger-lines';
-import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from './ui';
-import { readQuery, writeQuery } from './url-query';
+import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, ZoneNote, useAction, useLoad, usePagedList } from './ui';
+import { filterText, oneOf, setDayFilters } from './filters';
+import { filtersFromAddress, writeQuery } from './url-query';
 
 export type { LedgerEntry } from './ledger-lines';
 
 const TYPES = ['credit', 'reservation', 'settlement', 'release', 'refund'];
 
-/** The filters, as the address's query names them (`key` is a key id; `from`/`to` are days in the account's zone, both included). */
-const FILTERS = ['type', 'model', 'key', 'from', 'to'] as const;
-type Filters = Record<(typeof FILTERS)[number], string>;
+/** The filters, as the address's query names them (`key` is a key id; `from`/`to` are days in the account's zone, both included), and what each may hold. */
+const FILTERS = { type: oneOf(TYPES), model: filterText, key: filterText, from: isDay, to: isDay };
+type Filters = Record<keyof typeof FILTERS, string>;
 
-/** Filters from the address, as far as they are filters: a type the ledger has, days written YYYY-MM-DD. */
-function filtersFromAddress(): Filters {
-  const given = readQuery(FILTERS);
-  const day = (value: string) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? value : '');
-  return { ...given, type: TYPES.includes(given.type) ? given.type : '', from: day(given.from), to: day(given.to) };
-}
-
-/** The API's query for the filters: days become the instants their start in the account's zone is (`to` is exclusive, so the day after the last one). */
+/** The API's query for the filters, days in the account's zone. */
 function query(filters: Filters, timeZone: string): string {
   const params = new URLSearchParams();
   if (filters.type) params.set('type', filters.type);
   if (filters.model) params.set('model', filters.model);
   if (filters.key) params.set('key_id', filters.key);
-  if (filters.from) params.set('from', startOfDayIn(filters.from, timeZone).toISOString());
-  if (filters.to) params.set('to', startOfDayIn(addDays(filters.to, 1), timeZone).toISOString());
+  setDayFilters(params, filters, timeZone);
   return params.toString();
 }
 
@@ -63,30 +56,17 @@ function entryAmount(entry: LedgerEntry, t: Translate): string {
  * The ledger with filters, pages and a CSV download of what the filters select. `base` is the
  * API path (the owner's /v1/account/ledger, or the operator's /admin/v1/accounts/{id}/ledger);
  * `keysPath` lists the account's keys, which name the keys entries give by id; `onRefund` lets
- * the operator start a refund from a charge. A call's reservation and its settlement or release
- * read as one line (ledger-lines.ts), which opens onto both entries.
+ * the operator start a refund from a charge.
  */
 export function LedgerTable({ base, keysPath, csvName, onRefund }: { base: string; keysPath: string; csvName: string; onRefund?: (entry: LedgerEntry) => void }) {
-  const { t, locale } = useI18n();
+  const { t } = useI18n();
   const zone = useAccount()?.settings.timezone ?? 'UTC';
   const keys = useKeyDirectory(keysPath);
-  const [filters, setFilters] = useState<Filters>(filtersFromAddress);
+  const [filters, setFilters] = useState<Filters>(() => filtersFromAddress(FILTERS));
   const [applied, setApplied] = useState(filters);
-  const [pages, setPages] = useState<LedgerEntry[][]>([]);
-  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const q = query(applied, zone);
-  const first = useLoad(() => api.get<ListBody<LedgerEntry>>(`${base}?limit=50${q ? `&${q}` : ''}`), [base, q]);
-  const [next, setNext] = useState<string | null>(null);
-  const more = useAction();
+  const entries = usePagedList<LedgerEntry>(`${base}${q ? `?${q}` : ''}`, 50);
   const download = useAction();
-  const lines = ledgerLines([...(first.data?.data ?? []), ...pages.flat()]);
-  const cursor = pages.length === 0 ? first.data?.next_after ?? null : next;
-  const columns = onRefund ? 9 : 8;
-  const toggle = (id: string) => {
-    const changed = new Set(open);
-    if (!changed.delete(id)) changed.add(id);
-    setOpen(changed);
-  };
   const keyOptions = [...keys.values()];
 
   const set = (name: keyof Filters) => (e: { target: { value: string } }) => setFilters({ ...filters, [name]: e.target.value });
@@ -104,7 +84,6 @@ export function LedgerTable({ base, keysPath, csvName, onRefund }: { base: strin
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setPages([]);
           setApplied(filters);
           writeQuery(filters);
         }}
@@ -141,143 +120,149 @@ export function LedgerTable({ base, keysPath, csvName, onRefund }: { base: strin
         </Field>
         <button type="submit">{t('Apply')}</button>
       </form>
-      <ErrorNote error={first.error ?? more.error ?? download.error} />
-      {!first.data ? (
-        <Loading />
-      ) : (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
-          <table data-testid="ledger-table" className="ledger">
-            <caption className="visually-hidden">{t('Ledger entries')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('Entry')}</th>
-                <th scope="col">{t('Time')}</th>
-                <th scope="col" className="num">{t('Amount')}</th>
-                <th scope="col" className="num">{t('Available after')}</th>
-                <th scope="col">{t('Key')}</th>
-                <th scope="col">{t('Model')}</th>
-                <th scope="col">{t('Units and prices')}</th>
-                <th scope="col">{t('Reference')}</th>
-                {onRefund && <th scope="col">{t('Action')}</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {lines.length === 0 && (
-                <tr>
-                  <td colSpan={columns} className="muted">{t('No entries.')}</td>
-                </tr>
-              )}
-              {lines.map((line) => {
-                const e = line.last;
-                const note = e.reference ?? e.description;
-                const trace = e.task_id ?? e.request_id;
-                const expanded = open.has(e.id);
-                const detailsId = `entries-${e.id}`;
-                return (
-                  <Fragment key={e.id}>
-                    <tr data-type={e.type} data-kind={line.kind} data-reservation-id={e.reservation_id ?? undefined}>
-                      <td className="kind">
-                        {line.entries.length > 1 ? (
-                          <button type="button" className="expand" aria-expanded={expanded} aria-controls={expanded ? detailsId : undefined} onClick={() => toggle(e.id)}>
-                            <span aria-hidden="true">{expanded ? '▾' : '▸'}</span> {t(KIND_LABEL[line.kind])}
-                          </button>
-                        ) : (
-                          t(KIND_LABEL[line.kind])
-                        )}
-                      </td>
-                      <td className="time">
-                        <When iso={e.created_at} timeZone={zone} />
-                      </td>
-                      <td className="num">
-                        <LineAmount line={line} />
-                      </td>
-                      <td className="num">
-                        <Money minor={e.available_after} />
-                      </td>
-                      <td className="key">
-                        <KeyName keyId={e.key_id} actor={e.actor} keys={keys} />
-                      </td>
-                      <td>{e.model ?? '—'}</td>
-                      <td className="pricing">{line.pricing ? pricingText(line.pricing, t, locale) : '—'}</td>
-                      <td className="reference">
-                        {note && <span className="reference-text">{note}</span>} {trace && <IdDisclosure value={trace} what={e.task_id ? t('task') : t('request')} />}
-                        {!note && !trace && '—'}
-                      </td>
-                      {onRefund && (
-                        <td>
-                          {e.type === 'settlement' && e.reservation_id && (
-                            <button type="button" onClick={() => onRefund(e)}>
-                              {t('Refund')}
-                            </button>
-                          )}
-                        </td>
-                      )}
-                    </tr>
-                    {expanded && (
-                      <tr className="entries" id={detailsId}>
-                        <td colSpan={columns}>
-                          <table data-testid="line-entries">
-                            <caption className="visually-hidden">{t('The entries of this line')}</caption>
-                            <thead>
-                              <tr>
-                                <th scope="col">#</th>
-                                <th scope="col">{t('Type')}</th>
-                                <th scope="col">{t('Time')}</th>
-                                <th scope="col" className="num">{t('Amount')}</th>
-                                <th scope="col" className="num">{t('Available after')}</th>
-                                <th scope="col" className="num">{t('Frozen after')}</th>
-                                <th scope="col">{t('Reservation id')}</th>
-                                <th scope="col">{t('Task or request')}</th>
-                              </tr>
-                            </thead>
-                            <tbody>
-                              {line.entries.map((entry) => (
-                                <tr key={entry.id} data-type={entry.type}>
-                                  <td>{entry.sequence}</td>
-                                  <td>{t(entry.type)}</td>
-                                  <td>
-                                    <When iso={entry.created_at} timeZone={zone} />
-                                  </td>
-                                  <td className="num money">{entryAmount(entry, t)}</td>
-                                  <td className="num">
-                                    <Money minor={entry.available_after} />
-                                  </td>
-                                  <td className="num">
-                                    <Money minor={entry.frozen_after} />
-                                  </td>
-                                  <td className="mono full-id">{entry.reservation_id ?? '—'}</td>
-                                  <td className="mono full-id">{entry.task_id ?? entry.request_id ?? '—'}</td>
-                                </tr>
-                              ))}
-                            </tbody>
-                          </table>
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+      <ErrorNote error={entries.error ?? download.error} />
+      {!entries.items ? <Loading /> : <LedgerLines entries={entries.items} keys={keys} title={t('Ledger entries')} testId="ledger-table" onRefund={onRefund} />}
+      {entries.more && entries.items && ledgerLines(entries.items).some((line) => line.kind === 'hold') && (
+        <p className="muted">{t('A hold stays a hold until its settlement or release is loaded: it may be on a page not loaded yet.')}</p>
       )}
-      {cursor && lines.some((line) => line.kind === 'hold') && <p className="muted">{t('A hold stays a hold until its settlement or release is loaded: it may be on a page not loaded yet.')}</p>}
-      {cursor && (
-        <button
-          type="button"
-          disabled={more.busy}
-          onClick={() =>
-            more.run(async () => {
-              const page = await api.get<ListBody<LedgerEntry>>(`${base}?limit=50&after=${encodeURIComponent(cursor)}${q ? `&${q}` : ''}`);
-              setPages([...pages, page.data]);
-              setNext(page.next_after);
-            })
-          }
-        >
-          {t('Load more')}
-        </button>
-      )}
+      <LoadMore more={entries.more} />
     </Section>
+  );
+}
+
+/**
+ * Ledger entries as the ledger reads them (ledger-lines.ts): a call's reservation and its
+ * settlement or release as one line with a signed amount (a hold shown as a hold), which opens
+ * onto both entries. The ledger page shows its loaded entries with it, the playground the entries
+ * of its call; `onRefund` adds the operator's Refund button to each charge.
+ */
+export function LedgerLines({ entries, keys, title, testId, onRefund }: { entries: readonly LedgerEntry[]; keys: KeyDirectory; title: string; testId: string; onRefund?: (entry: LedgerEntry) => void }) {
+  const { t, locale } = useI18n();
+  const zone = useAccount()?.settings.timezone ?? 'UTC';
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const lines = ledgerLines(entries);
+  const columns = onRefund ? 9 : 8;
+  const toggle = (id: string) => {
+    const changed = new Set(open);
+    if (!changed.delete(id)) changed.add(id);
+    setOpen(changed);
+  };
+  return (
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+      <table data-testid={testId} className="ledger">
+        <caption className="visually-hidden">{title}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('Entry')}</th>
+            <th scope="col">{t('Time')}</th>
+            <th scope="col" className="num">{t('Amount')}</th>
+            <th scope="col" className="num">{t('Available after')}</th>
+            <th scope="col">{t('Key')}</th>
+            <th scope="col">{t('Model')}</th>
+            <th scope="col">{t('Units and prices')}</th>
+            <th scope="col">{t('Reference')}</th>
+            {onRefund && <th scope="col">{t('Action')}</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {lines.length === 0 && (
+            <tr>
+              <td colSpan={columns} className="muted">{t('No entries.')}</td>
+            </tr>
+          )}
+          {lines.map((line) => {
+            const e = line.last;
+            const note = e.reference ?? e.description;
+            const trace = e.task_id ?? e.request_id;
+            const expanded = open.has(e.id);
+            const detailsId = `entries-${e.id}`;
+            return (
+              <Fragment key={e.id}>
+                <tr data-type={e.type} data-kind={line.kind} data-reservation-id={e.reservation_id ?? undefined}>
+                  <td className="kind">
+                    {line.entries.length > 1 ? (
+                      <button type="button" className="expand" aria-expanded={expanded} aria-controls={expanded ? detailsId : undefined} onClick={() => toggle(e.id)}>
+                        <span aria-hidden="true">{expanded ? '▾' : '▸'}</span> {t(KIND_LABEL[line.kind])}
+                      </button>
+                    ) : (
+                      t(KIND_LABEL[line.kind])
+                    )}
+                  </td>
+                  <td className="time">
+                    <When iso={e.created_at} timeZone={zone} />
+                  </td>
+                  <td className="num">
+                    <LineAmount line={line} />
+                  </td>
+                  <td className="num">
+                    <Money minor={e.available_after} />
+                  </td>
+                  <td className="key">
+                    <KeyName keyId={e.key_id} actor={e.actor} keys={keys} />
+                  </td>
+                  <td>{e.model ?? '—'}</td>
+                  <td className="pricing">{line.pricing ? pricingText(line.pricing, t, locale) : '—'}</td>
+                  <td className="reference">
+                    {note && <span className="reference-text">{note}</span>} {trace && <IdDisclosure value={trace} what={e.task_id ? t('task') : t('request')} />}
+                    {!note && !trace && '—'}
+                  </td>
+                  {onRefund && (
+                    <td>
+                      {e.type === 'settlement' && e.reservation_id && (
+                        <button type="button" onClick={() => onRefund(e)}>
+                          {t('Refund')}
+                        </button>
+                      )}
+                    </td>
+                  )}
+                </tr>
+                {expanded && (
+                  <tr className="entries" id={detailsId}>
+                    <td colSpan={columns}>
+                      <table data-testid="line-entries">
+                        <caption className="visually-hidden">{t('The entries of this line')}</caption>
+                        <thead>
+                          <tr>
+                            <th scope="col">#</th>
+                            <th scope="col">{t('Type')}</th>
+                            <th scope="col">{t('Time')}</th>
+                            <th scope="col" className="num">{t('Amount')}</th>
+                            <th scope="col" className="num">{t('Available after')}</th>
+                            <th scope="col" className="num">{t('Frozen after')}</th>
+                            <th scope="col">{t('Reservation id')}</th>
+                            <th scope="col">{t('Task or request')}</th>
+                          </tr>
+                        </thead>
+                        <tbody>
+                          {line.entries.map((entry) => (
+                            <tr key={entry.id} data-type={entry.type}>
+                              <td>{entry.sequence}</td>
+                              <td>{t(entry.type)}</td>
+                              <td>
+                                <When iso={entry.created_at} timeZone={zone} />
+                              </td>
+                              <td className="num money">{entryAmount(entry, t)}</td>
+                              <td className="num">
+                                <Money minor={entry.available_after} />
+                              </td>
+                              <td className="num">
+                                <Money minor={entry.frozen_after} />
+                              </td>
+                              <td className="mono full-id">{entry.reservation_id ?? '—'}</td>
+                              <td className="mono full-id">{entry.task_id ?? entry.request_id ?? '—'}</td>
+                            </tr>
+                          ))}
+                        </tbody>
+                      </table>
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

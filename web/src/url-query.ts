@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { filtersIn, type FilterRule } from './filters';
 
 /**
  * A page's filters kept in the address's query (?type=settlement&key=key_…), so that a reload, a
@@ -21,11 +22,16 @@ export function writeQuery(values: Readonly<Record<string, string>>): void {
   window.history.replaceState(window.history.state, '', `${window.location.pathname}${search ? `?${search}` : ''}${window.location.hash}`);
 }
 
-/** The named filters as state that follows the address (readQuery), and `keep` to change them (writeQuery). */
-export function useUrlQuery<K extends string>(names: readonly K[]): { values: Record<K, string>; keep: (next: Record<K, string>) => void } {
-  const [values, setValues] = useState(() => readQuery(names));
+/** The page's filters in the address, as far as they are filters (web/src/filters.ts). */
+export function filtersFromAddress<K extends string>(rules: Readonly<Record<K, FilterRule>>): Record<K, string> {
+  return filtersIn(window.location.search, rules);
+}
+
+/** The filters as state that follows the address (filtersFromAddress), and `keep` to change them (writeQuery). */
+export function useUrlQuery<K extends string>(rules: Readonly<Record<K, FilterRule>>): { values: Record<K, string>; keep: (next: Record<K, string>) => void } {
+  const [values, setValues] = useState(() => filtersFromAddress(rules));
   useEffect(() => {
-    const update = () => setValues(readQuery(names));
+    const update = () => setValues(filtersFromAddress(rules));
     window.addEventListener('popstate', update);
     return () => window.removeEventListener('popstate', update);
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -36,3 +42,4 @@ export function useUrlQuery<K extends string>(names: readonly K[]): { values: Re
   };
   return { values, keep };
 }
+

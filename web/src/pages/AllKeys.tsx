@@ -1,8 +1,8 @@
-import { useEffect, useState } from 'react';
-import { api, type ListBody } from '../api';
+import { useState } from 'react';
 import { useI18n } from '../i18n';
 import { Link } from '../router';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, usePagedList } from '../ui';
+import { filterText, oneOf } from '../filters';
 import { useUrlQuery } from '../url-query';
 
 /** One key of GET /admin/v1/keys (never a secret or a hash). */
@@ -18,9 +18,10 @@ interface KeyListing {
   readonly last_used_at: string | null;
 }
 
-const FILTERS = ['q', 'status'] as const;
-type Filters = Record<(typeof FILTERS)[number], string>;
 const STATUSES = ['active', 'expired', 'revoked'] as const;
+/** The search and the status, as the address's query and the API name them, and what each may hold. */
+const FILTERS = { q: filterText, status: oneOf(STATUSES) };
+type Filters = Record<keyof typeof FILTERS, string>;
 /** The operator's pages show instants in UTC. */
 const ZONE = 'UTC';
 
@@ -29,15 +30,8 @@ export function AllKeys() {
   const { t } = useI18n();
   const { values, keep } = useUrlQuery(FILTERS);
   const [form, setForm] = useState<Filters>(values);
-  const [pages, setPages] = useState<ListBody<KeyListing>[]>([]);
-  const params = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== ''));
-  const q = params.toString();
-  const first = useLoad(() => api.get<ListBody<KeyListing>>(`/admin/v1/keys?limit=50${q ? `&${q}` : ''}`), [q]);
-  useEffect(() => setPages([]), [q]);
-  const more = useAction();
-  const keys = [...(first.data?.data ?? []), ...pages.flatMap((p) => p.data)];
-  const last = pages.length > 0 ? pages[pages.length - 1]! : first.data;
-  const cursor = last?.next_after ?? null;
+  const q = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== '')).toString();
+  const keys = usePagedList<KeyListing>(`/admin/v1/keys${q ? `?${q}` : ''}`, 50);
 
   return (
     <>
@@ -66,8 +60,8 @@ export function AllKeys() {
           </Field>
           <button type="submit">{t('Search')}</button>
         </form>
-        <ErrorNote error={first.error ?? more.error} />
-        {!first.data ? (
+        <ErrorNote error={keys.error} />
+        {!keys.items ? (
           <Loading />
         ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
@@ -86,12 +80,12 @@ export function AllKeys() {
                 </tr>
               </thead>
               <tbody>
-                {keys.length === 0 && (
+                {keys.items.length === 0 && (
                   <tr>
                     <td colSpan={8} className="muted">{t('No keys.')}</td>
                   </tr>
                 )}
-                {keys.map((k) => (
+                {keys.items.map((k) => (
                   <tr key={k.id} data-status={k.status}>
                     <td>
                       <Link to={`/accounts/${encodeURIComponent(k.account_id)}`}>{k.account_name ?? k.account_id}</Link>
@@ -113,19 +107,7 @@ export function AllKeys() {
             </table>
           </div>
         )}
-        {cursor && (
-          <button
-            type="button"
-            disabled={more.busy}
-            onClick={() =>
-              more.run(async () => {
-                setPages([...pages, await api.get<ListBody<KeyListing>>(`/admin/v1/keys?limit=50&after=${encodeURIComponent(cursor)}${q ? `&${q}` : ''}`)]);
-              })
-            }
-          >
-            {t('Load more')}
-          </button>
-        )}
+        <LoadMore more={keys.more} />
       </Section>
     </>
   );

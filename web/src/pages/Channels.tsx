@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, type ListBody } from '../api';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, LoadMore, Loading, Section, When, useAction, useLoad, usePagedList } from '../ui';
 
 /** Times on this page are the gateway's instants, shown in UTC and named so. */
 const ZONE = 'UTC';
@@ -177,7 +177,8 @@ export function Channels() {
 function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Channel; models: string[]; onChanged: () => void; onDeleted: () => void }) {
   const { t } = useI18n();
   const name = encodeURIComponent(channel.id);
-  const history = useHistory(channel.id);
+  // The channel's events, oldest first, 100 a page.
+  const history = usePagedList<HistoryEntry>(`/admin/v1/channels/${name}/events`, 100);
   const test = useAction();
   const [result, setResult] = useState<TestResult | null>(null);
   const toggle = useAction();
@@ -305,7 +306,7 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
             </tr>
           </thead>
           <tbody>
-            {history.entries.map((e) => (
+            {(history.items ?? []).map((e) => (
               <tr key={e.revision} data-type={e.type}>
                 <td>
                   <When iso={e.at} timeZone={ZONE} />
@@ -322,35 +323,9 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
           </tbody>
         </table>
       </div>
-      {history.hasMore && (
-        <button type="button" onClick={history.more}>
-          {t('Load more')}
-        </button>
-      )}
+      <LoadMore more={history.more} />
     </Section>
   );
-}
-
-/** The channel's events, oldest first, a page at a time. */
-function useHistory(channel: string) {
-  const [pages, setPages] = useState<string[]>(['']);
-  const path = (after: string) => `/admin/v1/channels/${encodeURIComponent(channel)}/events?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`;
-  const loaded = useLoad(async () => {
-    const bodies = [];
-    for (const after of pages) bodies.push(await api.get<ListBody<HistoryEntry>>(path(after)));
-    return bodies;
-  }, [channel, pages]);
-  const last = loaded.data?.[loaded.data.length - 1];
-  return {
-    entries: (loaded.data ?? []).flatMap((b) => b.data),
-    hasMore: !!last?.has_more,
-    error: loaded.error,
-    reload: loaded.reload,
-    more: () => {
-      const after = last?.next_after;
-      if (after) setPages((p) => [...p, after]);
-    },
-  };
 }
 
 /**

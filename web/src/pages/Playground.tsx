@@ -2,8 +2,9 @@ import { Fragment, useState, type FormEvent } from 'react';
 import { api, ApiFailure, requestWithId, type ListBody } from '../api';
 import { useI18n } from '../i18n';
 import type { KeyView } from '../keys-panel';
-import type { LedgerEntry } from '../ledger-table';
-import { ErrorNote, Field, Loading, Money, Section, When, useLoad } from '../ui';
+import { keyDirectory, type KeyDirectory } from '../key-names';
+import { LedgerLines, type LedgerEntry } from '../ledger-table';
+import { ErrorNote, Field, Loading, Section, useLoad } from '../ui';
 
 type Endpoint = 'chat' | 'image';
 
@@ -135,12 +136,12 @@ export function Playground() {
         )}
         <ErrorNote error={error} />
       </Section>
-      {outcome && <OutcomeView outcome={outcome} />}
+      {outcome && <OutcomeView outcome={outcome} keys={keyDirectory(keys.data?.data ?? [])} />}
     </>
   );
 }
 
-function OutcomeView({ outcome }: { outcome: Outcome }) {
+function OutcomeView({ outcome, keys }: { outcome: Outcome; keys: KeyDirectory }) {
   const { t } = useI18n();
   return (
     <Section title={t('Answer')}>
@@ -169,42 +170,7 @@ function OutcomeView({ outcome }: { outcome: Outcome }) {
       <p className="muted">
         {t('Request')} <code>{outcome.requestId ?? '—'}</code>
       </p>
-      <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Ledger entries of this request')}>
-        <table data-testid="playground-ledger">
-          <caption className="visually-hidden">{t('Ledger entries of this request')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('Time')}</th>
-              <th scope="col">{t('Type')}</th>
-              <th scope="col">{t('Model')}</th>
-              <th scope="col" className="num">{t('Amount')}</th>
-              <th scope="col" className="num">{t('Available after')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {outcome.entries.length === 0 && (
-              <tr>
-                <td colSpan={5} className="muted">{t('No entries.')}</td>
-              </tr>
-            )}
-            {outcome.entries.map((e) => (
-              <tr key={e.id} data-entry-type={e.type}>
-                <td>
-                  <When iso={e.created_at} />
-                </td>
-                <td>{t(e.type)}</td>
-                <td>{e.model ?? '—'}</td>
-                <td className="num">
-                  <Money minor={e.amount} />
-                </td>
-                <td className="num">
-                  <Money minor={e.available_after} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <LedgerLines entries={outcome.entries} keys={keys} title={t('Ledger entries of this request')} testId="playground-ledger" />
     </Section>
   );
 }

@@ -1,8 +1,10 @@
-import { useEffect, useState } from 'react';
-import { api, downloadCsv, type ListBody } from '../api';
+import { useState } from 'react';
+import { downloadCsv } from '../api';
+import { isDay } from '../format';
 import { useI18n } from '../i18n';
 import { Link } from '../router';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, ZoneNote, useAction, usePagedList } from '../ui';
+import { filterText, oneOf, setDayFilters } from '../filters';
 import { useUrlQuery } from '../url-query';
 
 /** One line of GET /admin/v1/requests. */
@@ -27,20 +29,21 @@ interface RequestLine {
   readonly task_id: string | null;
 }
 
-const FILTERS = ['account_id', 'key_id', 'model', 'endpoint', 'channel', 'outcome', 'from', 'to'] as const;
-type Filters = Record<(typeof FILTERS)[number], string>;
 const OUTCOMES = ['open', 'settled', 'released', 'refunded'] as const;
+/** The filters, as the address's query and the API name them (`from`/`to` are UTC days, both included), and what each may hold. */
+const FILTERS = { account_id: filterText, key_id: filterText, model: filterText, endpoint: filterText, channel: filterText, outcome: oneOf(OUTCOMES), from: isDay, to: isDay };
+type Filters = Record<keyof typeof FILTERS, string>;
 /** The operator's pages show instants in UTC, and their day filters are UTC days. */
 const ZONE = 'UTC';
 
-/** The API query of the filters: days become the instants of their UTC midnights. */
+/** The API query of the filters. */
 function apiQuery(filters: Filters): string {
   const params = new URLSearchParams();
-  for (const name of FILTERS) {
+  for (const name of ['account_id', 'key_id', 'model', 'endpoint', 'channel', 'outcome'] as const) {
     const value = filters[name].trim();
-    if (value === '') continue;
-    params.set(name, name === 'from' || name === 'to' ? `${value}T00:00:00Z` : value);
+    if (value !== '') params.set(name, value);
   }
+  setDayFilters(params, filters, ZONE);
   return params.toString();
 }
 
@@ -53,15 +56,9 @@ export function Requests() {
   const { t, locale } = useI18n();
   const { values, keep } = useUrlQuery(FILTERS);
   const [form, setForm] = useState<Filters>(values);
-  const [pages, setPages] = useState<ListBody<RequestLine>[]>([]);
   const q = apiQuery(values);
-  const first = useLoad(() => api.get<ListBody<RequestLine>>(`/admin/v1/requests?limit=50${q ? `&${q}` : ''}`), [q]);
-  useEffect(() => setPages([]), [q]);
-  const more = useAction();
+  const lines = usePagedList<RequestLine>(`/admin/v1/requests${q ? `?${q}` : ''}`, 50);
   const download = useAction();
-  const lines = [...(first.data?.data ?? []), ...pages.flatMap((p) => p.data)];
-  const last = pages.length > 0 ? pages[pages.length - 1]! : first.data;
-  const cursor = last?.next_after ?? null;
   const set = (name: keyof Filters) => (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value });
   const text = (name: keyof Filters, label: string) => (
     <Field label={label}>
@@ -81,6 +78,7 @@ export function Requests() {
           </button>
         }
       >
+        <ZoneNote timeZone={ZONE} />
         <form
           className="filters"
           role="search"
@@ -104,16 +102,16 @@ export function Requests() {
               ))}
             </select>
           </Field>
-          <Field label={t('From (UTC day)')}>
+          <Field label={t('From day')}>
             <input type="date" value={form.from} onChange={set('from')} name="from" />
           </Field>
-          <Field label={t('To (UTC day, exclusive)')}>
+          <Field label={t('To day (included)')}>
             <input type="date" value={form.to} onChange={set('to')} name="to" />
           </Field>
           <button type="submit">{t('Apply')}</button>
         </form>
-        <ErrorNote error={first.error ?? more.error ?? download.error} />
-        {!first.data ? (
+        <ErrorNote error={lines.error ?? download.error} />
+        {!lines.items ? (
           <Loading />
         ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
@@ -134,12 +132,12 @@ export function Requests() {
                 </tr>
               </thead>
               <tbody>
-                {lines.length === 0 && (
+                {lines.items.length === 0 && (
                   <tr>
                     <td colSpan={10} className="muted">{t('No calls.')}</td>
                   </tr>
                 )}
-                {lines.map((l) => (
+                {lines.items.map((l) => (
                   <tr key={l.reservation_id} data-outcome={l.outcome}>
                     <td>
                       <When iso={l.reserved_at} timeZone={ZONE} />
@@ -190,19 +188,7 @@ export function Requests() {
             </table>
           </div>
         )}
-        {cursor && (
-          <button
-            type="button"
-            disabled={more.busy}
-            onClick={() =>
-              more.run(async () => {
-                setPages([...pages, await api.get<ListBody<RequestLine>>(`/admin/v1/requests?limit=50&after=${encodeURIComponent(cursor)}${q ? `&${q}` : ''}`)]);
-              })
-            }
-          >
-            {t('Load more')}
-          </button>
-        )}
+        <LoadMore more={lines.more} />
       </Section>
     </>
   );

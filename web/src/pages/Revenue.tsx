@@ -57,7 +57,8 @@ export function Revenue() {
   const [from, setFrom] = useState(() => daysBefore(dayIn(new Date(), DEFAULT_ZONE), 29));
   const [group, setGroup] = useState<Group>('day');
   const [account, setAccount] = useState('');
-  const names = useLoad(accountNames, []);
+  // Up to NAME_PAGES requests: once per visit, not on every change or return to the tab.
+  const names = useLoad(accountNames, [], { once: true });
   const valid = DAY.test(from) && DAY.test(to) && from <= to;
   const query = valid
     ? `/admin/v1/usage?group_by=${group}&from=${encodeURIComponent(zoneDayStart(from, zone))}&to=${encodeURIComponent(zoneDayStart(nextDay(to), zone))}${account ? `&account_id=${encodeURIComponent(account)}` : ''}`

@@ -1,8 +1,8 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { api, type ListBody } from '../api';
 import { yuanText } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, ZoneNote, useAction, useLoad, usePagedList } from '../ui';
 
 const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
 
@@ -61,19 +61,9 @@ export function Tasks() {
   const { t } = useI18n();
   const [kind, setKind] = useState('');
   const [open, setOpen] = useState<string | null>(null);
-  const query = `/v1/tasks?limit=${PAGE}${kind ? `&kind=${kind}` : ''}`;
-  // Watched while a task shown is unfinished or its charge still open: its status and cost change by themselves.
-  const tasks = useLoad(() => api.get<ListBody<Task>>(query), [query], { pollWhile: (list) => list.data.some(unsettled) });
-  // Later pages, appended by "Load more" (has_more and next_after of the last page loaded); kept
-  // while the first page refreshes, and dropped for another filter.
-  const [more, setMore] = useState<ListBody<Task>[]>([]);
-  useEffect(() => setMore([]), [query]);
-  const loadMore = useAction();
+  // Watched while a task shown, on any page loaded, is unfinished or its charge still open: its status and cost change by themselves.
+  const tasks = usePagedList<Task>(`/v1/tasks${kind ? `?kind=${kind}` : ''}`, PAGE, { pollWhile: (shown) => shown.some(unsettled) });
   const redeliver = useAction();
-  const last = more[more.length - 1] ?? tasks.data;
-  // A refreshed first page can hold a task a later page holds too (newer tasks push it down): shown once, as the first page has it.
-  const first = new Set(tasks.data?.data.map((task) => task.id));
-  const shown = tasks.data ? [...tasks.data.data, ...more.flatMap((page) => page.data).filter((task) => !first.has(task.id))] : [];
   return (
     <>
       <h1>{t('Tasks')}</h1>
@@ -94,8 +84,8 @@ export function Tasks() {
             {t('Refresh')}
           </button>
         </form>
-        <ErrorNote error={tasks.error ?? redeliver.error ?? loadMore.error} />
-        {!tasks.data ? (
+        <ErrorNote error={tasks.error ?? redeliver.error} />
+        {!tasks.items ? (
           <Loading />
         ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
@@ -115,12 +105,12 @@ export function Tasks() {
                 </tr>
               </thead>
               <tbody>
-                {shown.length === 0 && (
+                {tasks.items.length === 0 && (
                   <tr>
                     <td colSpan={9} className="muted">{t('No tasks yet.')}</td>
                   </tr>
                 )}
-                {shown.map((task) => (
+                {tasks.items.map((task) => (
                   <TaskRow key={task.id} task={task} open={open === task.id} onToggle={() => setOpen(open === task.id ? null : task.id)} onRedeliver={() =>
                     redeliver.run(() => api.post(`/v1/videos/generations/${encodeURIComponent(task.id)}/webhook/redeliver`))
                   } />
@@ -129,22 +119,7 @@ export function Tasks() {
             </table>
           </div>
         )}
-        {last?.has_more && last.next_after && (
-          <p>
-            <button
-              type="button"
-              disabled={loadMore.busy}
-              onClick={() =>
-                void loadMore.run(async () => {
-                  const page = await api.get<ListBody<Task>>(`${query}&after=${encodeURIComponent(last.next_after!)}`);
-                  setMore((pages) => [...pages, page]);
-                })
-              }
-            >
-              {t('Load more')}
-            </button>
-          </p>
-        )}
+        <LoadMore more={tasks.more} />
       </Section>
     </>
   );
