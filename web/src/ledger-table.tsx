@@ -6,7 +6,7 @@ import { IdDisclosure } from './id-disclosure';
 import { useI18n } from './i18n';
 import { KeyName, keyLabel, useKeyDirectory } from './key-names';
 import { ledgerLines, pricingText, type LedgerEntry, type LedgerLine, type LineKind, type Translate } from './ledger-lines';
-import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from './ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, When, ZoneNote, useAction, useLoad } from './ui';
 import { readQuery, writeQuery } from './url-query';
 
 export type { LedgerEntry } from './ledger-lines';
@@ -145,7 +145,7 @@ export function LedgerTable({ base, keysPath, csvName, onRefund }: { base: strin
       {!first.data ? (
         <Loading />
       ) : (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+        <TableScroll>
           <table data-testid="ledger-table" className="ledger">
             <caption className="visually-hidden">{t('Ledger entries')}</caption>
             <thead>
@@ -259,7 +259,7 @@ export function LedgerTable({ base, keysPath, csvName, onRefund }: { base: strin
               })}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       {cursor && lines.some((line) => line.kind === 'hold') && <p className="muted">{t('A hold stays a hold until its settlement or release is loaded: it may be on a page not loaded yet.')}</p>}
       {cursor && (

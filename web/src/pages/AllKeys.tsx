@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react';
 import { api, type ListBody } from '../api';
 import { useI18n } from '../i18n';
+import { keyLabel } from '../key-names';
 import { Link } from '../router';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, When, useAction, useLoad } from '../ui';
 import { useUrlQuery } from '../url-query';
 
 /** One key of GET /admin/v1/keys (never a secret or a hash). */
@@ -70,7 +71,7 @@ export function AllKeys() {
         {!first.data ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="all-keys-table">
               <caption className="visually-hidden">{t('Keys of every account')}</caption>
               <thead>
@@ -96,7 +97,7 @@ export function AllKeys() {
                     <td>
                       <Link to={`/accounts/${encodeURIComponent(k.account_id)}`}>{k.account_name ?? k.account_id}</Link>
                     </td>
-                    <td>{k.name ?? <span className="muted">{t('Unnamed key')}</span>}</td>
+                    <td>{k.name ?? <span className="muted">{keyLabel(k, t)}</span>}</td>
                     <td className="mono">{k.id}</td>
                     <td className="mono">{k.prefix}…</td>
                     <td>{t(k.status)}</td>
@@ -111,7 +112,7 @@ export function AllKeys() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         {cursor && (
           <button

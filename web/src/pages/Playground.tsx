@@ -1,9 +1,12 @@
 import { Fragment, useState, type FormEvent } from 'react';
 import { api, ApiFailure, requestWithId, type ListBody } from '../api';
+import { countText } from '../format';
 import { useI18n } from '../i18n';
+import { keyLabel } from '../key-names';
 import type { KeyView } from '../keys-panel';
 import type { LedgerEntry } from '../ledger-table';
-import { ErrorNote, Field, Loading, Money, Section, When, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, When, useLoad } from '../ui';
+import { unitLabel } from '../units';
 
 type Endpoint = 'chat' | 'image';
 
@@ -104,7 +107,7 @@ export function Playground() {
               <select value={key?.id ?? ''} onChange={(e) => setKeyId(e.target.value)} name="key_id">
                 {live.map((k) => (
                   <option key={k.id} value={k.id}>
-                    {k.name ?? t('unnamed key {prefix}…', { prefix: k.prefix })}
+                    {keyLabel(k, t)}
                   </option>
                 ))}
               </select>
@@ -141,7 +144,7 @@ export function Playground() {
 }
 
 function OutcomeView({ outcome }: { outcome: Outcome }) {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   return (
     <Section title={t('Answer')}>
       <div data-testid="playground-answer">
@@ -157,8 +160,8 @@ function OutcomeView({ outcome }: { outcome: Outcome }) {
             .filter(([, value]) => typeof value === 'number')
             .map(([name, value]) => (
               <Fragment key={name}>
-                <dt>{t(name)}</dt>
-                <dd>{value}</dd>
+                <dt>{unitLabel(name, t)}</dt>
+                <dd>{countText(value, locale)}</dd>
               </Fragment>
             ))}
         </dl>
@@ -169,7 +172,7 @@ function OutcomeView({ outcome }: { outcome: Outcome }) {
       <p className="muted">
         {t('Request')} <code>{outcome.requestId ?? '—'}</code>
       </p>
-      <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Ledger entries of this request')}>
+      <TableScroll label={t('Ledger entries of this request')}>
         <table data-testid="playground-ledger">
           <caption className="visually-hidden">{t('Ledger entries of this request')}</caption>
           <thead>
@@ -204,7 +207,7 @@ function OutcomeView({ outcome }: { outcome: Outcome }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
     </Section>
   );
 }

@@ -1,8 +1,10 @@
 import { useEffect, useState } from 'react';
 import { api, downloadCsv, type ListBody } from '../api';
 import { useI18n } from '../i18n';
+import { keyLabel } from '../key-names';
 import { Link } from '../router';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, When, useAction, useLoad } from '../ui';
+import { unitsText } from '../units';
 import { useUrlQuery } from '../url-query';
 
 /** One line of GET /admin/v1/requests. */
@@ -42,10 +44,6 @@ function apiQuery(filters: Filters): string {
     params.set(name, name === 'from' || name === 'to' ? `${value}T00:00:00Z` : value);
   }
   return params.toString();
-}
-
-function unitsText(units: Record<string, number> | null, locale: string): string {
-  return units === null ? '—' : Object.entries(units).map(([name, quantity]) => `${name} ${quantity.toLocaleString(locale)}`).join(', ');
 }
 
 /** The operator's request log: one line per call that reserved money, across accounts, with its outcome. */
@@ -116,7 +114,7 @@ export function Requests() {
         {!first.data ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="requests-table">
               <caption className="visually-hidden">{t('Calls')}</caption>
               <thead>
@@ -150,7 +148,7 @@ export function Requests() {
                     <td>
                       {l.key_id ? (
                         <>
-                          {l.key_name ?? t('Unnamed key')}
+                          {keyLabel({ name: l.key_name, prefix: null }, t)}
                           <br />
                           <span className="mono muted">{l.key_id}</span>
                         </>
@@ -161,7 +159,7 @@ export function Requests() {
                     <td>{l.model}</td>
                     <td className="mono">{l.endpoint}</td>
                     <td>{l.channel ?? '—'}</td>
-                    <td>{unitsText(l.units, locale)}</td>
+                    <td>{unitsText(l.units, t, locale)}</td>
                     <td className="num">
                       {l.outcome === 'open' ? (
                         <span className="muted">
@@ -188,7 +186,7 @@ export function Requests() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         {cursor && (
           <button

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, type ListBody } from '../api';
 import { yuanText } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, ZoneNote, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, When, ZoneNote, useAction, useLoad } from '../ui';
 
 const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
 
@@ -98,7 +98,7 @@ export function Tasks() {
         {!tasks.data ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="tasks-table" className="cards">
               <caption className="visually-hidden">{t('Asynchronous tasks')}</caption>
               <thead>
@@ -127,7 +127,7 @@ export function Tasks() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         {last?.has_more && last.next_after && (
           <p>
