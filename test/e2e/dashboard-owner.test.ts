@@ -26,7 +26,7 @@ describe('the dashboard in Chromium: the owner’s tools @e2e', function () {
     browser = await launchBrowser();
     gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000' });
     account = await gw.fundedAccount(10_000_000);
-    const issued = await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/keys`, { name: 'ci', allowed_models: ['chat-fast', 'image-4.0'], budget: { amount: 5_000_000, period: 'month' } });
+    const issued = await gw.admin('POST', `/admin/v1/accounts/${account.accountId}/keys`, { name: 'ci', allowed_models: ['chat-fast', 'image-4.0'], budget: { amount: 5_000_000, period: 'month' }, expires_at: '2030-06-01T00:00:30+08:00' });
     ci = { id: issued.body.id, key: issued.body.key };
 
     // A task that succeeds and whose charge is refunded, then 21 that fail at once: two pages and a bit.
@@ -77,14 +77,17 @@ describe('the dashboard in Chromium: the owner’s tools @e2e', function () {
     await page.getByRole('button', { name: 'Edit key ci' }).click();
     const form = page.getByTestId('edit-key');
     expect(await form.getByLabel('Budget (yuan)').inputValue()).to.equal('5.00');
+    // The expiry is edited on the account's clock (Asia/Shanghai), the zone named, whatever the browser's.
+    expect(await form.getByLabel('Expires (Asia/Shanghai)').inputValue()).to.equal('2030-06-01T00:00');
     await form.getByLabel('Requests per minute').fill('7');
     await form.getByLabel('Budget (yuan)').fill('4.5');
     await form.getByRole('button', { name: 'Save changes' }).click();
     const row = page.locator(`tr[data-key-id="${ci.id}"]`);
     await waitFor('the changed key shown', async () => (await row.textContent())?.includes('¥4.50'));
     expect(await row.locator('td').nth(5).textContent()).to.equal('7');
-    const [key] = ((await gw.api(account.key, 'GET', '/v1/account/keys')).body.data as { id: string; rate_limit_per_minute: number; budget: { amount: number } }[]).filter((k) => k.id === ci.id);
-    expect([key!.rate_limit_per_minute, key!.budget.amount]).to.deep.equal([7, 4_500_000]);
+    const [key] = ((await gw.api(account.key, 'GET', '/v1/account/keys')).body.data as { id: string; rate_limit_per_minute: number; budget: { amount: number }; expires_at: string }[]).filter((k) => k.id === ci.id);
+    // The expiry, not edited, was not sent back: it keeps its seconds.
+    expect([key!.rate_limit_per_minute, key!.budget.amount, key!.expires_at]).to.deep.equal([7, 4_500_000, '2030-05-31T16:00:30.000Z']);
     await expectAccessible(page, 'the keys page while editing');
   });
 
@@ -123,7 +126,7 @@ describe('the dashboard in Chromium: the owner’s tools @e2e', function () {
     await answer.waitFor();
     expect((await answer.textContent())!.trim()).to.not.equal('');
     const usage = (await page.getByTestId('playground-usage').textContent())!;
-    expect(usage).to.include('total_tokens');
+    expect(usage).to.include('total tokens');
 
     const ledger = (await gw.api(account.key, 'GET', `/v1/account/ledger?key_id=${ci.id}`)).body.data as { type: string; amount: number; request_id: string }[];
     const settlement = ledger.find((e) => e.type === 'settlement')!;

@@ -63,7 +63,7 @@ describe('the dashboard in Chromium: the operator’s request log and keys @e2e'
     expect(cells[1]).to.equal(accountName);
     expect(cells[2]).to.equal(`${keyName}${keyId}`);
     expect(cells.slice(3, 6)).to.deep.equal(['chat-fast', 'POST /v1/chat/completions', 'default']);
-    expect(cells[6]).to.match(/^input_tokens \d+, output_tokens 5$/);
+    expect(cells[6]).to.match(/^\d+ input tokens · 5 output tokens$/);
     expect(cells[7]).to.equal(shown(FIXED_CHARGE));
     expect(cells[8]).to.equal('settled');
     expect(await page.locator('[data-testid=requests-table] thead th').first().textContent()).to.equal('Time (UTC)');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addDays, dateTimeText, dayIn, dayText, shortDayText, signedYuanText, startOfDayIn } from '../../web/src/format';
+import { addDays, dateTimeInputIn, dateTimeText, dayIn, dayText, instantOfWallClock, shortDayText, signedYuanText, startOfDayIn } from '../../web/src/format';
 
 /** The dashboard's one date format per language, and the days its filters mean, in the account's zone (web/src/format.ts). */
 describe('the dashboard\'s dates and days', () => {
@@ -60,6 +60,38 @@ describe('the dashboard\'s dates and days', () => {
     expect(dateTimeText(start.toISOString(), 'America/Santiago', 'en-GB')).to.equal('6 Sep 2026, 01:00:00');
     // Santiago falls back at midnight on 5 April 2026: 00:00 −03:00 becomes 23:00 −04:00 of the 4th.
     expect(startOfDayIn('2026-04-05', 'America/Santiago').toISOString()).to.equal('2026-04-05T04:00:00.000Z');
+  });
+
+  it('is the one rule for a day’s start: Havana, whose midnight a clock change also skips, starts its day at 01:00', () => {
+    // Havana springs forward at midnight on 8 March 2026: 00:00 −05:00 becomes 01:00 −04:00.
+    expect(startOfDayIn('2026-03-08', 'America/Havana').toISOString()).to.equal('2026-03-08T05:00:00.000Z');
+    expect(dayIn(new Date(Date.parse('2026-03-08T05:00:00Z') - 1), 'America/Havana')).to.equal('2026-03-07');
+  });
+
+  it('edits an instant as a wall clock of the account’s zone (a key’s expiry), not of the browser’s', () => {
+    // 00:00:30 on 1 June in Shanghai reads there as 00:00 (to the minute), wherever the browser is.
+    expect(dateTimeInputIn('2026-05-31T16:00:30Z', 'Asia/Shanghai')).to.equal('2026-06-01T00:00');
+    expect(dateTimeInputIn('2026-05-31T16:00:30Z', 'Europe/London')).to.equal('2026-05-31T17:00');
+    expect(instantOfWallClock('2026-06-01T00:00', 'Asia/Shanghai')?.toISOString()).to.equal('2026-05-31T16:00:00.000Z');
+    expect(instantOfWallClock('2026-06-01T00:00:45', 'Asia/Shanghai')?.toISOString()).to.equal('2026-05-31T16:00:45.000Z');
+    expect(instantOfWallClock('2026-12-05T09:30', 'UTC')?.toISOString()).to.equal('2026-12-05T09:30:00.000Z');
+    // Across the day's clock change: after New York springs forward, and after it falls back.
+    expect(instantOfWallClock('2026-03-08T12:00', 'America/New_York')?.toISOString()).to.equal('2026-03-08T16:00:00.000Z');
+    expect(instantOfWallClock('2026-11-01T12:00', 'America/New_York')?.toISOString()).to.equal('2026-11-01T17:00:00.000Z');
+    // A time the change skips reads as the same time after the jump; a time shown twice as its first showing.
+    expect(instantOfWallClock('2026-03-08T02:30', 'America/New_York')?.toISOString()).to.equal('2026-03-08T07:30:00.000Z');
+    expect(instantOfWallClock('2026-11-01T01:30', 'America/New_York')?.toISOString()).to.equal('2026-11-01T05:30:00.000Z');
+    // Santiago's skipped midnight.
+    expect(instantOfWallClock('2026-09-06T00:30', 'America/Santiago')?.toISOString()).to.equal('2026-09-06T04:30:00.000Z');
+    // The inverse of each other, at every quarter hour of the days around London's two clock changes.
+    for (const [first, last] of [['2026-03-28T00:00:00Z', '2026-03-31T00:00:00Z'], ['2026-10-24T00:00:00Z', '2026-10-27T00:00:00Z']] as const) {
+      for (let t = Date.parse(first); t < Date.parse(last); t += 15 * 60_000) {
+        const shown = dateTimeInputIn(new Date(t).toISOString(), 'Europe/London');
+        const back = instantOfWallClock(shown, 'Europe/London')!;
+        expect(dateTimeInputIn(back.toISOString(), 'Europe/London'), shown).to.equal(shown);
+      }
+    }
+    for (const bad of ['', '2026-06-01', '2026-06-01T24:00', '2026-02-30T10:00', '2026-06-01T10:60', 'tomorrow']) expect(instantOfWallClock(bad, 'UTC'), bad).to.equal(null);
   });
 
   it('makes consecutive days meet exactly, so a range of days misses and repeats no instant', () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ledgerLines, pricingText, unitsText, type LedgerEntry, type Translate } from '../../web/src/ledger-lines';
+import { ledgerLines, pricingText, type LedgerEntry, type Translate } from '../../web/src/ledger-lines';
+import { unitsText } from '../../web/src/units';
 
 /** How the dashboard's ledger reads entries as lines (web/src/ledger-lines.ts). */
 describe('the dashboard\'s ledger lines', () => {
@@ -123,7 +124,7 @@ describe('the dashboard\'s ledger lines', () => {
         english,
         'en-GB',
       ),
-    ).to.equal('90,000 ms × ¥0.40/h + 1 web_search calls × ¥0.00005');
+    ).to.equal('90,000 milliseconds of audio × ¥0.40/h + 1 web_search calls × ¥0.00005');
     expect(pricingText({ amount: 0, lines: [] }, english, 'en-GB')).to.equal('—');
   });
 

@@ -154,31 +154,32 @@ export function yuanInput(minor: number): string {
   return yuanText(minor).replace(/[¥,]/g, '');
 }
 
-/** How far a time zone is ahead of UTC at an instant, in milliseconds. */
-function zoneOffsetMs(date: Date, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(date);
-  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(date.getTime() / 1000) * 1000;
+/** An instant as a datetime-local field shows it, read on a wall clock in the zone, to the minute ("2026-06-01T00:00"). */
+export function dateTimeInputIn(iso: string, timeZone: string): string {
+  const c = wallClock(new Date(iso), timeZone);
+  return `${dayIn(new Date(iso), timeZone)}T${two(c.hour)}:${two(c.minute)}`;
 }
 
-/** The first instant (ISO) of a calendar day (YYYY-MM-DD) in a time zone: the inverse of dayIn. */
-export function zoneDayStart(day: string, timeZone: string): string {
-  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
-  const asUtc = Date.UTC(year, month - 1, date);
-  // The zone's offset at the guess, then at the corrected instant (they differ across a DST change).
-  const first = asUtc - zoneOffsetMs(new Date(asUtc), timeZone);
-  return new Date(asUtc - zoneOffsetMs(new Date(first), timeZone)).toISOString();
-}
-
-/** The calendar day after a YYYY-MM-DD day. */
-export function nextDay(day: string): string {
-  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(0, 10);
-}
-
-/** An instant as a datetime-local field shows it (the browser's zone, to the minute): the inverse of `new Date(value)`. */
-export function dateTimeInput(iso: string): string {
-  const date = new Date(iso);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+/**
+ * The instant a wall clock in the zone shows a datetime-local value ("2026-06-01T00:00"): the inverse
+ * of dateTimeInputIn; null when the value is not one. The day's start plus the time of day is off by
+ * any clock change earlier that day, so the instant is moved by what the clock then reads wrong. A
+ * time a clock change skips (02:30 when clocks jump from 02:00 to 03:00) reads as the same length of
+ * time after the jump; a time shown twice (clocks set back) as its first showing.
+ */
+export function instantOfWallClock(value: string, timeZone: string): Date | null {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value);
+  if (!m) return null;
+  const [year, month, date] = dayParts(m[1]!);
+  const wanted = Date.UTC(year, month - 1, date, Number(m[2]), Number(m[3]), Number(m[4] ?? 0));
+  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return null;
+  if (new Date(wanted).toISOString().slice(0, 10) !== m[1]) return null; // 31 April and the like
+  let t = startOfDayIn(m[1]!, timeZone).getTime() + (wanted - Date.UTC(year, month - 1, date));
+  for (let step = 0; step < 2; step++) {
+    const c = wallClock(new Date(t), timeZone);
+    const shown = Date.UTC(c.year, c.month - 1, c.day, c.hour, c.minute, c.second);
+    if (shown === wanted) break;
+    t += wanted - shown;
+  }
+  return new Date(t);
 }

@@ -18,9 +18,13 @@ export function keyDirectory(keys: readonly KeyView[]): KeyDirectory {
   return new Map(keys.map((k) => [k.id, k]));
 }
 
-/** A key as people know it: its name, or for an unnamed key its prefix ("Unnamed key · tr-AbC…"). */
-export function keyLabel(key: Pick<KeyView, 'name' | 'prefix'>, t: Translate): string {
-  return key.name ?? t('Unnamed key · {prefix}…', { prefix: key.prefix });
+/**
+ * A key as people know it, on every page that names one: its name, or for an unnamed key its
+ * prefix ("Unnamed key · tr-AbC…"), or just "Unnamed key" where the prefix is not given (the request log).
+ */
+export function keyLabel(key: { readonly name: string | null; readonly prefix: string | null }, t: Translate): string {
+  if (key.name !== null) return key.name;
+  return key.prefix === null ? t('Unnamed key') : t('Unnamed key · {prefix}…', { prefix: key.prefix });
 }
 
 /**

@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { api, type ListBody } from './api';
-import { dateTimeInput, parseYuan, yuanInput } from './format';
+import { dateTimeInputIn, instantOfWallClock, parseYuan, yuanInput } from './format';
 import { useI18n } from './i18n';
-import { ErrorNote, Field, Loading, Money, Section, When, useAction, useLoad } from './ui';
+import { keyLabel } from './key-names';
+import type { Translate } from './units';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, When, useAction, useLoad, useZone } from './ui';
 
 export interface KeyView {
   readonly id: string;
@@ -19,7 +21,7 @@ export interface KeyView {
 }
 
 /** A key's settings as its form holds them: text, empty for "none". */
-interface SettingsForm {
+export interface SettingsForm {
   readonly name: string;
   readonly models: string;
   readonly budget: string;
@@ -31,13 +33,14 @@ interface SettingsForm {
 
 const EMPTY_FORM: SettingsForm = { name: '', models: '', budget: '', period: 'month', expires: '', rate: '', tokens: '' };
 
-function formOf(key: KeyView): SettingsForm {
+/** A key's settings in its form; the expiry as a wall clock of the account's zone. */
+function formOf(key: KeyView, timeZone: string): SettingsForm {
   return {
     name: key.name ?? '',
     models: key.allowed_models?.join(', ') ?? '',
     budget: key.budget ? yuanInput(key.budget.amount) : '',
     period: key.budget?.period ?? 'month',
-    expires: key.expires_at ? dateTimeInput(key.expires_at) : '',
+    expires: key.expires_at ? dateTimeInputIn(key.expires_at, timeZone) : '',
     rate: key.rate_limit_per_minute === null ? '' : String(key.rate_limit_per_minute),
     tokens: key.tokens_per_minute === null ? '' : String(key.tokens_per_minute),
   };
@@ -45,27 +48,32 @@ function formOf(key: KeyView): SettingsForm {
 
 /**
  * The request body of a form: a new key leaves out what is empty (the API gives it the acting
- * key's limit), a change sends it as null (no limit of its own); the API decides what the signed-in
- * key may grant, and its refusal is shown as it is.
+ * key's limit), a change (`before`: the form as the key filled it) sends it as null (no limit of its
+ * own); the API decides what the signed-in key may grant, and its refusal is shown as it is. The
+ * expiry is read on a wall clock of the account's zone, and a change sends it only when it was
+ * edited: the form holds it to the minute, so sending it back would move it earlier.
  */
-function settingsBody(form: SettingsForm, change: boolean, t: (text: string) => string): Record<string, unknown> {
+export function settingsBody(form: SettingsForm, before: SettingsForm | null, timeZone: string, t: Translate): Record<string, unknown> {
   const budget = form.budget.trim() === '' ? null : parseYuan(form.budget);
   if (budget === null && form.budget.trim() !== '') throw new Error(t('The budget is an amount in yuan, with at most six decimals.'));
+  const expires = form.expires === '' ? null : instantOfWallClock(form.expires, timeZone);
+  if (expires === null && form.expires !== '') throw new Error(t('The expiry is a date and time.'));
   const models = form.models.split(',').map((m) => m.trim()).filter(Boolean);
   const fields: Record<string, unknown> = {
     name: form.name.trim() === '' ? null : form.name.trim(),
     allowed_models: models.length === 0 ? null : models,
     budget: budget === null ? null : { amount: budget, period: form.period },
-    expires_at: form.expires ? new Date(form.expires).toISOString() : null,
     rate_limit_per_minute: form.rate ? Number(form.rate) : null,
     tokens_per_minute: form.tokens ? Number(form.tokens) : null,
   };
-  return change ? fields : Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
+  if (!before) return Object.fromEntries(Object.entries({ ...fields, expires_at: expires?.toISOString() ?? null }).filter(([, value]) => value !== null));
+  return form.expires === before.expires ? fields : { ...fields, expires_at: expires?.toISOString() ?? null };
 }
 
 /** The fields of a key's settings, for a new key and for a change alike. */
 function SettingsFields({ form, onChange }: { form: SettingsForm; onChange: (form: SettingsForm) => void }) {
   const { t } = useI18n();
+  const zone = useZone();
   const set = (name: keyof SettingsForm) => (e: { target: { value: string } }) => onChange({ ...form, [name]: e.target.value });
   return (
     <>
@@ -85,7 +93,7 @@ function SettingsFields({ form, onChange }: { form: SettingsForm; onChange: (for
           <option value="month">{t('month')}</option>
         </select>
       </Field>
-      <Field label={t('Expires')}>
+      <Field label={t('Expires ({zone})', { zone })}>
         <input type="datetime-local" value={form.expires} onChange={set('expires')} name="expires_at" />
       </Field>
       <Field label={t('Requests per minute')}>
@@ -138,11 +146,12 @@ export function KeysPanel({
   currentKeyId?: string | null;
 }) {
   const { t } = useI18n();
+  const zone = useZone();
   const keys = useLoad(() => api.get<ListBody<KeyView>>(listPath), [listPath]);
   const [issued, setIssued] = useState<(KeyView & { key: string }) | null>(null);
   const [regenerated, setRegenerated] = useState<(KeyView & { key: string }) | null>(null);
   const [form, setForm] = useState<SettingsForm>(EMPTY_FORM);
-  const [editing, setEditing] = useState<{ id: string; form: SettingsForm } | null>(null);
+  const [editing, setEditing] = useState<{ id: string; before: SettingsForm; form: SettingsForm } | null>(null);
   const create = useAction();
   const revoke = useAction();
   const change = useAction();
@@ -150,7 +159,7 @@ export function KeysPanel({
   const submit = (event: FormEvent) => {
     event.preventDefault();
     void create.run(async () => {
-      setIssued(await api.post<KeyView & { key: string }>(listPath, settingsBody(form, false, t)));
+      setIssued(await api.post<KeyView & { key: string }>(listPath, settingsBody(form, null, zone, t)));
       setForm(EMPTY_FORM);
     });
   };
@@ -158,7 +167,7 @@ export function KeysPanel({
     event.preventDefault();
     if (!editing) return;
     void change.run(async () => {
-      await api.patch<KeyView>(keyPath(editing.id), settingsBody(editing.form, true, t));
+      await api.patch<KeyView>(keyPath(editing.id), settingsBody(editing.form, editing.before, zone, t));
       setEditing(null);
     });
   };
@@ -179,13 +188,13 @@ export function KeysPanel({
         <ErrorNote error={keys.error ?? revoke.error} />
         {regenerated && (
           <>
-            <p>{t('Key {name} has a new secret; the old one no longer works.', { name: regenerated.name ?? regenerated.prefix })}</p>
+            <p>{t('Key {name} has a new secret; the old one no longer works.', { name: keyLabel(regenerated, t) })}</p>
             <SecretNotice key={regenerated.key} secret={regenerated.key} testId="regenerated-key" />
           </>
         )}
         {editing && (
           <form className="filters" onSubmit={saveChange} data-testid="edit-key" aria-label={t('Change key')}>
-            <SettingsFields form={editing.form} onChange={(next) => setEditing({ id: editing.id, form: next })} />
+            <SettingsFields form={editing.form} onChange={(next) => setEditing({ ...editing, form: next })} />
             <button type="submit" disabled={change.busy}>
               {t('Save changes')}
             </button>
@@ -198,7 +207,7 @@ export function KeysPanel({
         {!keys.data ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="keys-table">
               <caption className="visually-hidden">{t('Keys')}</caption>
               <thead>
@@ -207,7 +216,7 @@ export function KeysPanel({
                   <th scope="col">{t('Prefix')}</th>
                   <th scope="col">{t('Allowed models')}</th>
                   <th scope="col">{t('Spend / budget')}</th>
-                  <th scope="col">{t('Expires')}</th>
+                  <th scope="col">{t('Expires ({zone})', { zone })}</th>
                   <th scope="col">{t('Rate')}</th>
                   <th scope="col">{t('Tokens per minute')}</th>
                   <th scope="col">{t('Last used')}</th>
@@ -219,7 +228,7 @@ export function KeysPanel({
                 {keys.data.data.map((k) => (
                   <tr key={k.id} data-key-id={k.id}>
                     <td>
-                      {k.name ?? '—'}
+                      {keyLabel(k, t)}
                       {k.id === currentKeyId && <span className="badge">{t('this session')}</span>}
                     </td>
                     <td className="mono">{k.prefix}…</td>
@@ -241,16 +250,16 @@ export function KeysPanel({
                     <td>
                       {!k.revoked && (
                         <div className="row">
-                          <button type="button" onClick={() => setEditing({ id: k.id, form: formOf(k) })} aria-label={t('Edit key {name}', { name: k.name ?? k.prefix })}>
+                          <button type="button" onClick={() => setEditing({ id: k.id, before: formOf(k, zone), form: formOf(k, zone) })} aria-label={t('Edit key {name}', { name: keyLabel(k, t) })}>
                             {t('Edit')}
                           </button>
                           {k.id !== currentKeyId && (
                             <button
                               type="button"
                               disabled={change.busy}
-                              aria-label={t('Regenerate key {name}', { name: k.name ?? k.prefix })}
+                              aria-label={t('Regenerate key {name}', { name: keyLabel(k, t) })}
                               onClick={() => {
-                                if (!window.confirm(t('Regenerate the secret of key {name}? The old secret stops working at once.', { name: k.name ?? k.prefix }))) return;
+                                if (!window.confirm(t('Regenerate the secret of key {name}? The old secret stops working at once.', { name: keyLabel(k, t) }))) return;
                                 void change.run(async () => setRegenerated(await api.post<KeyView & { key: string }>(regeneratePath(k.id))));
                               }}
                             >
@@ -262,7 +271,7 @@ export function KeysPanel({
                             className="danger"
                             disabled={revoke.busy}
                             onClick={() => {
-                              if (!window.confirm(t('Revoke key {name}? Requests with it fail at once.', { name: k.name ?? k.prefix }))) return;
+                              if (!window.confirm(t('Revoke key {name}? Requests with it fail at once.', { name: keyLabel(k, t) }))) return;
                               void revoke.run(() => api.delete(keyPath(k.id)));
                             }}
                           >
@@ -275,7 +284,7 @@ export function KeysPanel({
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </Section>
     </>

@@ -1,4 +1,7 @@
 import { countText, yuanText } from './format';
+import { perSuffix, unitLabel, type Translate } from './units';
+
+export type { Translate } from './units';
 
 /** A settlement's `pricing` (docs/auditing.md): each line's amount is ceil(Σ units × unit_prices / per). */
 export interface PricingLine {
@@ -102,44 +105,6 @@ export function ledgerLines(entries: readonly LedgerEntry[]): LedgerLine[] {
   return lines;
 }
 
-/** The dashboard's translation function (i18n.tsx), as a type of its own so this module stays plain TypeScript. */
-export type Translate = (text: string, values?: Record<string, string | number>) => string;
-
-const UNIT_LABELS: Readonly<Record<string, string>> = {
-  input_tokens: 'input tokens',
-  output_tokens: 'output tokens',
-  cached_input_tokens: 'cached input tokens',
-  images: 'images',
-  seconds: 'seconds',
-  duration_ms: 'ms',
-  searches: 'searches',
-  sessions: 'sessions',
-};
-
-/** A unit's name for people: "input tokens", "web_search calls", else the name with spaces. */
-export function unitLabel(unit: string, t: Translate): string {
-  const known = UNIT_LABELS[unit];
-  if (known) return t(known);
-  const tool = /^(.+)_calls$/.exec(unit);
-  if (tool) return t('{tool} calls', { tool: tool[1]! });
-  return unit.replace(/_/g, ' ');
-}
-
-/** The quantity a unit price is for: per token, per thousand (K), per million (M), per hour of milliseconds (h). */
-function perText(unit: string, per: number, locale: string): string {
-  if (per === 1) return '';
-  if (unit === 'duration_ms' && per === 3_600_000) return '/h';
-  if (per === 1_000) return '/K';
-  if (per === 1_000_000) return '/M';
-  return `/${countText(per, locale)}`;
-}
-
-/** Summed quantities ("1,200 input tokens · 300 output tokens"), as usage reports them. */
-export function unitsText(units: Readonly<Record<string, number>>, t: Translate, locale: string): string {
-  const entries = Object.entries(units);
-  return entries.length === 0 ? '—' : entries.map(([unit, count]) => `${countText(count, locale)} ${unitLabel(unit, t)}`).join(' · ');
-}
-
 /**
  * Why a charge cost what it did, from its pricing: "1,200 input tokens × ¥2.00/M + 300 output
  * tokens × ¥8.00/M". Units of a line that were not used (0) are left out unless the line has no
@@ -151,7 +116,7 @@ export function pricingText(pricing: Pricing, t: Translate, locale: string): str
     return (used.length > 0 ? used : Object.entries(line.units)).map(([unit, count]) => {
       const price = line.unit_prices[unit];
       const quantity = `${countText(count, locale)} ${unitLabel(unit, t)}`;
-      return price === undefined ? quantity : `${quantity} × ${yuanText(price)}${perText(unit, line.per, locale)}`;
+      return price === undefined ? quantity : `${quantity} × ${yuanText(price)}${perSuffix(unit, line.per, locale)}`;
     });
   });
   return terms.length === 0 ? '—' : terms.join(' + ');

@@ -6,7 +6,7 @@ import { IdDisclosure } from './id-disclosure';
 import { useI18n } from './i18n';
 import { KeyName, keyLabel, useKeyDirectory, type KeyDirectory } from './key-names';
 import { ledgerLines, pricingText, type LedgerEntry, type LedgerLine, type LineKind, type Translate } from './ledger-lines';
-import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, ZoneNote, useAction, useLoad, usePagedList } from './ui';
+import { ErrorNote, Field, Loading, LoadMore, Money, Section, TableScroll, When, ZoneNote, useAction, useLoad, usePagedList } from './ui';
 import { filterText, oneOf, setDayFilters } from './filters';
 import { filtersFromAddress, writeQuery } from './url-query';
 
@@ -148,7 +148,7 @@ export function LedgerLines({ entries, keys, title, testId, onRefund }: { entrie
     setOpen(changed);
   };
   return (
-    <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+    <TableScroll>
       <table data-testid={testId} className="ledger">
         <caption className="visually-hidden">{title}</caption>
         <thead>
@@ -262,7 +262,7 @@ export function LedgerLines({ entries, keys, title, testId, onRefund }: { entrie
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

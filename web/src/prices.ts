@@ -1,72 +1,66 @@
+import { perUnitText, type Translate } from './units';
+
 /**
  * A catalog model's `pricing` (minor units, as the catalog file states it) as lines a person reads:
- * a price and the unit it is for. The unit is an English text for the i18n, with placeholders.
+ * a price, the usage unit and quantity it is for (as a settlement's pricing names them), and the
+ * variant of a price table (a video's resolution). A member no model type defines yet keeps its
+ * own name (`unit` null).
  */
 export interface PriceLine {
   readonly minor: number;
-  readonly unit: string;
-  readonly values?: Record<string, string>;
+  readonly member: string;
+  readonly unit: string | null;
+  readonly per: number;
+  readonly variant?: string;
+  readonly withReferenceVideo?: boolean;
 }
 
-/** The unit of each price member the catalog's model types define (src/*\/model-type*.ts). */
-const UNITS: Readonly<Record<string, string>> = {
-  input_per_million: 'per 1M input tokens',
-  cached_input_per_million: 'per 1M cached input tokens',
-  output_per_million: 'per 1M output tokens',
-  output_audio_per_million: 'per 1M output audio tokens',
-  per_image: 'per image',
-  per_query: 'per query',
-  per_session: 'per session',
-  per_second: 'per second',
-  rate_per_hour: 'per hour of audio',
+/** The unit and quantity of each price member the catalog's model types define (src/*\/model-type*.ts). */
+const MEMBERS: Readonly<Record<string, { readonly unit: string; readonly per: number }>> = {
+  input_per_million: { unit: 'input_tokens', per: 1_000_000 },
+  cached_input_per_million: { unit: 'cached_input_tokens', per: 1_000_000 },
+  output_per_million: { unit: 'output_tokens', per: 1_000_000 },
+  output_audio_per_million: { unit: 'output_audio_tokens', per: 1_000_000 },
+  per_image: { unit: 'images', per: 1 },
+  per_query: { unit: 'searches', per: 1 },
+  per_session: { unit: 'sessions', per: 1 },
+  per_second: { unit: 'seconds', per: 1 },
+  rate_per_hour: { unit: 'duration_ms', per: 3_600_000 },
 };
 
-/** Price tables keyed by a variant (a video's resolution; a tool's name). */
-const TABLES: Readonly<Record<string, string>> = {
-  per_second: 'per second at {variant}',
-  per_second_with_reference_video: 'per second at {variant} with a reference video',
-  tool_call_prices: 'per {variant} call',
-};
+/** A price table's line for one variant: a video's seconds at a resolution, or a tool's calls. */
+function tableLine(member: string, variant: string, minor: number): PriceLine {
+  switch (member) {
+    case 'per_second':
+      return { minor, member, unit: 'seconds', per: 1, variant };
+    case 'per_second_with_reference_video':
+      return { minor, member, unit: 'seconds', per: 1, variant, withReferenceVideo: true };
+    case 'tool_call_prices':
+      return { minor, member, unit: `${variant}_calls`, per: 1 };
+    default:
+      return { minor, member, unit: null, per: 1, variant };
+  }
+}
 
 export function priceLines(pricing: Readonly<Record<string, unknown>>): PriceLine[] {
   const lines: PriceLine[] = [];
   for (const [member, value] of Object.entries(pricing)) {
     if (typeof value === 'number') {
-      lines.push({ minor: value, unit: UNITS[member] ?? '{member}', values: { member } });
+      const known = MEMBERS[member];
+      lines.push(known ? { minor: value, member, ...known } : { minor: value, member, unit: null, per: 1 });
     } else if (value !== null && typeof value === 'object') {
       for (const [variant, price] of Object.entries(value as Record<string, unknown>)) {
-        if (typeof price === 'number') lines.push({ minor: price, unit: TABLES[member] ?? '{member} {variant}', values: { member, variant } });
+        if (typeof price === 'number') lines.push(tableLine(member, variant, price));
       }
     }
   }
   return lines;
 }
 
-/** A usage quantity's unit name (a pricing line's `units` key) as an English text for the i18n. */
-const QUANTITIES: Readonly<Record<string, string>> = {
-  input_tokens: 'input tokens',
-  cached_input_tokens: 'cached input tokens',
-  output_tokens: 'output tokens',
-  output_audio_tokens: 'output audio tokens',
-  images: 'images',
-  seconds: 'seconds',
-  searches: 'searches',
-  sessions: 'sessions',
-  duration_ms: 'milliseconds of audio',
-  estimate: 'estimated charges',
-};
-
-/** Quantities in a steady order: the known units as listed above, then the others by name. */
-export function byQuantityOrder(a: string, b: string): number {
-  const known = Object.keys(QUANTITIES);
-  const rank = (name: string) => (known.includes(name) ? known.indexOf(name) : known.length);
-  return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-export function quantityUnit(name: string): { text: string; values?: Record<string, string> } {
-  const known = QUANTITIES[name];
-  if (known) return { text: known };
-  const tool = /^(.+)_calls$/.exec(name);
-  if (tool) return { text: '{tool} calls', values: { tool: tool[1]! } };
-  return { text: '{name}', values: { name } };
+/** What a price is for, in words: "per 1M input tokens", "per second at 720p", "per web_search call". */
+export function priceUnitText(line: PriceLine, t: Translate, locale: string): string {
+  if (line.unit === null) return line.variant === undefined ? line.member : `${line.member} ${line.variant}`;
+  const price = perUnitText(line.unit, line.per, t, locale);
+  if (line.variant === undefined) return price;
+  return t(line.withReferenceVideo ? '{price} at {variant} with a reference video' : '{price} at {variant}', { price, variant: line.variant });
 }

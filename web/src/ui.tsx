@@ -130,19 +130,23 @@ export function Money({ minor }: { minor: number | null | undefined }) {
   return <span className="money">{yuanText(minor)}</span>;
 }
 
+/** The zone a page dates in: the one given, else the account's (the operator's account page provides the account shown), else UTC. */
+export function useZone(timeZone?: string): string {
+  const account = useAccount();
+  return timeZone ?? account?.settings.timezone ?? 'UTC';
+}
+
 /** An instant in the account's time zone (the operator's pages pass the zone of the account shown). */
 export function When({ iso, timeZone }: { iso: string | null | undefined; timeZone?: string }) {
   const { locale } = useI18n();
-  const account = useAccount();
-  const zone = timeZone ?? account?.settings.timezone ?? 'UTC';
+  const zone = useZone(timeZone);
   return <time dateTime={iso ?? undefined}>{dateTimeText(iso, zone, locale)}</time>;
 }
 
 /** Names the zone a page's times and day filters are in ("Times and days in Asia/Shanghai"): the account's, unless given. */
 export function ZoneNote({ timeZone }: { timeZone?: string }) {
   const { t } = useI18n();
-  const account = useAccount();
-  const zone = timeZone ?? account?.settings.timezone ?? 'UTC';
+  const zone = useZone(timeZone);
   return (
     <p className="muted zone-note" data-testid="zone-note">
       {t('Times and days in {zone}', { zone })}

@@ -30,13 +30,4 @@ export const ZH_LEDGER: Readonly<Record<string, string>> = {
   'Usage by endpoint': '按接口统计用量',
   Endpoint: '接口',
   'Last {count} days': '最近 {count} 天',
-  'input tokens': '输入 token',
-  'output tokens': '输出 token',
-  'cached input tokens': '缓存输入 token',
-  images: '张图片',
-  seconds: '秒',
-  ms: '毫秒',
-  searches: '次搜索',
-  sessions: '次会话',
-  '{tool} calls': '次 {tool} 调用',
 };

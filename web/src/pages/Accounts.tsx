@@ -3,7 +3,7 @@ import { api, type ListBody } from '../api';
 import type { AccountView } from '../account-context';
 import { useI18n } from '../i18n';
 import { Link, navigate } from '../router';
-import { ErrorNote, Field, Loading, Money, Section, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, useAction, useLoad } from '../ui';
 
 export function Accounts() {
   const { t } = useI18n();
@@ -53,7 +53,7 @@ export function Accounts() {
         {!accounts.data ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="accounts-table">
               <caption className="visually-hidden">{t('All accounts')}</caption>
               <thead>
@@ -83,7 +83,7 @@ export function Accounts() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </Section>
     </>

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useI18n } from '../i18n';
+import { keyLabel } from '../key-names';
 import { Link } from '../router';
-import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, usePagedList } from '../ui';
+import { ErrorNote, Field, Loading, LoadMore, Money, Section, TableScroll, When, usePagedList } from '../ui';
 import { filterText, oneOf } from '../filters';
 import { useUrlQuery } from '../url-query';
 
@@ -64,7 +65,7 @@ export function AllKeys() {
         {!keys.items ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="all-keys-table">
               <caption className="visually-hidden">{t('Keys of every account')}</caption>
               <thead>
@@ -90,7 +91,7 @@ export function AllKeys() {
                     <td>
                       <Link to={`/accounts/${encodeURIComponent(k.account_id)}`}>{k.account_name ?? k.account_id}</Link>
                     </td>
-                    <td>{k.name ?? <span className="muted">{t('Unnamed key')}</span>}</td>
+                    <td>{k.name ?? <span className="muted">{keyLabel(k, t)}</span>}</td>
                     <td className="mono">{k.id}</td>
                     <td className="mono">{k.prefix}…</td>
                     <td>{t(k.status)}</td>
@@ -105,7 +106,7 @@ export function AllKeys() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         <LoadMore more={keys.more} />
       </Section>

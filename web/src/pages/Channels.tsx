@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, type ListBody } from '../api';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, LoadMore, Loading, Section, When, useAction, useLoad, usePagedList } from '../ui';
+import { ErrorNote, Field, Loading, LoadMore, Section, TableScroll, When, useAction, useLoad, usePagedList } from '../ui';
 
 /** Times on this page are the gateway's instants, shown in UTC and named so. */
 const ZONE = 'UTC';
@@ -129,7 +129,7 @@ export function Channels() {
         ) : channels.data.data.length === 0 ? (
           <p className="muted">{t('No channels are recorded: the gateway serves from CHANNELS or the simulator, which this page does not manage.')}</p>
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table className="wide" data-testid="channels-table">
               <caption className="visually-hidden">{t('All channels')}</caption>
               <thead>
@@ -166,7 +166,7 @@ export function Channels() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </Section>
       {current && <ChannelPanel key={current.id} channel={current} models={modelsOf(current.id)} onChanged={channels.reload} onDeleted={() => (setSelected(null), channels.reload())} />}
@@ -294,7 +294,7 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
 
       <h3>{t('History')}</h3>
       <ErrorNote error={history.error} />
-      <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+      <TableScroll>
         <table className="wide" data-testid="channel-history">
           <caption className="visually-hidden">{t('History')}</caption>
           <thead>
@@ -322,7 +322,7 @@ function ChannelPanel({ channel, models, onChanged, onDeleted }: { channel: Chan
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       <LoadMore more={history.more} />
     </Section>
   );

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api } from '../api';
 import { useI18n } from '../i18n';
-import { priceLines } from '../prices';
-import { ErrorNote, Loading, Money, Section, When, useAction, useLoad } from '../ui';
+import { priceLines, priceUnitText } from '../prices';
+import { ErrorNote, Loading, Money, Section, TableScroll, When, useAction, useLoad } from '../ui';
 
 interface Consumers {
   readonly head: string | null;
@@ -42,14 +42,14 @@ interface Job {
 
 /** A model's prices in yuan, each with its unit ("¥1.00 per 1M input tokens"). */
 function CatalogPrices({ pricing }: { pricing: CatalogModel['pricing'] }) {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   const lines = priceLines(pricing);
   if (lines.length === 0) return <span className="muted">{t('no price of its own')}</span>;
   return (
     <ul className="plain prices">
       {lines.map((line) => (
-        <li key={`${line.unit}/${line.values?.variant ?? line.values?.member ?? ''}`}>
-          <Money minor={line.minor} /> {t(line.unit, line.values)}
+        <li key={`${line.member}/${line.variant ?? line.unit ?? ''}`}>
+          <Money minor={line.minor} /> {priceUnitText(line, t, locale)}
         </li>
       ))}
     </ul>
@@ -76,7 +76,7 @@ export function Operations() {
         {!consumers.data ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="consumers-table">
               <caption className="visually-hidden">{t('Projection and process-manager lag')}</caption>
               <thead>
@@ -98,7 +98,7 @@ export function Operations() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </Section>
       <Section title={t('Failing jobs')} actions={<button type="button" onClick={jobs.reload}>{t('Refresh')}</button>}>
@@ -108,7 +108,7 @@ export function Operations() {
         ) : jobs.data.data.length === 0 ? (
           <p className="muted">{t('No failing jobs.')}</p>
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="jobs-table">
               <caption className="visually-hidden">{t('Failing jobs')}</caption>
               <thead>
@@ -134,7 +134,7 @@ export function Operations() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </Section>
       <Section
@@ -193,7 +193,7 @@ export function Operations() {
         ) : dropped.data.data.length === 0 ? (
           <p className="muted">{t('No dropped webhooks.')}</p>
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="dropped-table">
               <caption className="visually-hidden">{t('Dropped webhooks')}</caption>
               <thead>
@@ -224,13 +224,13 @@ export function Operations() {
                 })}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </Section>
       <Section title={t('Catalog')}>
         <ErrorNote error={models.error} />
         {models.data && (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table className="wide" data-testid="catalog-table">
               <caption className="visually-hidden">{t('Catalog')}</caption>
               <thead>
@@ -265,7 +265,7 @@ export function Operations() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         <p>{t('Reloading re-reads the catalog file with the start-up checks; an invalid file is refused and the current catalog stays.')}</p>
         <button

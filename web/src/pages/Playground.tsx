@@ -1,10 +1,13 @@
 import { Fragment, useState, type FormEvent } from 'react';
 import { api, ApiFailure, requestWithId, type ListBody } from '../api';
+import { countText } from '../format';
 import { useI18n } from '../i18n';
+import { keyLabel } from '../key-names';
 import type { KeyView } from '../keys-panel';
 import { keyDirectory, type KeyDirectory } from '../key-names';
 import { LedgerLines, type LedgerEntry } from '../ledger-table';
 import { ErrorNote, Field, Loading, Section, useLoad } from '../ui';
+import { unitLabel } from '../units';
 
 type Endpoint = 'chat' | 'image';
 
@@ -105,7 +108,7 @@ export function Playground() {
               <select value={key?.id ?? ''} onChange={(e) => setKeyId(e.target.value)} name="key_id">
                 {live.map((k) => (
                   <option key={k.id} value={k.id}>
-                    {k.name ?? t('unnamed key {prefix}…', { prefix: k.prefix })}
+                    {keyLabel(k, t)}
                   </option>
                 ))}
               </select>
@@ -142,7 +145,7 @@ export function Playground() {
 }
 
 function OutcomeView({ outcome, keys }: { outcome: Outcome; keys: KeyDirectory }) {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   return (
     <Section title={t('Answer')}>
       <div data-testid="playground-answer">
@@ -158,8 +161,8 @@ function OutcomeView({ outcome, keys }: { outcome: Outcome; keys: KeyDirectory }
             .filter(([, value]) => typeof value === 'number')
             .map(([name, value]) => (
               <Fragment key={name}>
-                <dt>{t(name)}</dt>
-                <dd>{value}</dd>
+                <dt>{unitLabel(name, t)}</dt>
+                <dd>{countText(value, locale)}</dd>
               </Fragment>
             ))}
         </dl>

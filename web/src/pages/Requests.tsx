@@ -2,9 +2,11 @@ import { useState } from 'react';
 import { downloadCsv } from '../api';
 import { isDay } from '../format';
 import { useI18n } from '../i18n';
+import { keyLabel } from '../key-names';
 import { Link } from '../router';
-import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, ZoneNote, useAction, usePagedList } from '../ui';
+import { ErrorNote, Field, Loading, LoadMore, Money, Section, TableScroll, When, ZoneNote, useAction, usePagedList } from '../ui';
 import { filterText, oneOf, setDayFilters } from '../filters';
+import { unitsText } from '../units';
 import { useUrlQuery } from '../url-query';
 
 /** One line of GET /admin/v1/requests. */
@@ -45,10 +47,6 @@ function apiQuery(filters: Filters): string {
   }
   setDayFilters(params, filters, ZONE);
   return params.toString();
-}
-
-function unitsText(units: Record<string, number> | null, locale: string): string {
-  return units === null ? '—' : Object.entries(units).map(([name, quantity]) => `${name} ${quantity.toLocaleString(locale)}`).join(', ');
 }
 
 /** The operator's request log: one line per call that reserved money, across accounts, with its outcome. */
@@ -114,7 +112,7 @@ export function Requests() {
         {!lines.items ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="requests-table">
               <caption className="visually-hidden">{t('Calls')}</caption>
               <thead>
@@ -148,7 +146,7 @@ export function Requests() {
                     <td>
                       {l.key_id ? (
                         <>
-                          {l.key_name ?? t('Unnamed key')}
+                          {keyLabel({ name: l.key_name, prefix: null }, t)}
                           <br />
                           <span className="mono muted">{l.key_id}</span>
                         </>
@@ -159,7 +157,7 @@ export function Requests() {
                     <td>{l.model}</td>
                     <td className="mono">{l.endpoint}</td>
                     <td>{l.channel ?? '—'}</td>
-                    <td>{unitsText(l.units, locale)}</td>
+                    <td>{unitsText(l.units, t, locale)}</td>
                     <td className="num">
                       {l.outcome === 'open' ? (
                         <span className="muted">
@@ -186,7 +184,7 @@ export function Requests() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         <LoadMore more={lines.more} />
       </Section>

@@ -2,10 +2,10 @@ import { useState } from 'react';
 import { api, type ListBody } from '../api';
 import type { AccountView } from '../account-context';
 import { StackedBars } from '../charts';
-import { dayIn, nextDay, zoneDayStart } from '../format';
+import { addDays, dayIn, startOfDayIn } from '../format';
 import { useI18n } from '../i18n';
-import { byQuantityOrder, quantityUnit } from '../prices';
-import { ErrorNote, Field, Loading, Money, Section, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, useLoad } from '../ui';
+import { unitsText } from '../units';
 
 type Group = 'day' | 'model' | 'account_id' | 'channel';
 const GROUPS: readonly Group[] = ['day', 'model', 'account_id', 'channel'];
@@ -44,24 +44,19 @@ async function accountNames(): Promise<Map<string, string>> {
   return names;
 }
 
-function daysBefore(day: string, days: number): string {
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(y, m - 1, d - days)).toISOString().slice(0, 10);
-}
-
 /** Revenue and usage across accounts (GET /admin/v1/usage): by day, model, account or channel, over days of a named zone. */
 export function Revenue() {
   const { t, locale } = useI18n();
   const [zone, setZone] = useState(DEFAULT_ZONE);
   const [to, setTo] = useState(() => dayIn(new Date(), DEFAULT_ZONE));
-  const [from, setFrom] = useState(() => daysBefore(dayIn(new Date(), DEFAULT_ZONE), 29));
+  const [from, setFrom] = useState(() => addDays(dayIn(new Date(), DEFAULT_ZONE), -29));
   const [group, setGroup] = useState<Group>('day');
   const [account, setAccount] = useState('');
   // Up to NAME_PAGES requests: once per visit, not on every change or return to the tab.
   const names = useLoad(accountNames, [], { once: true });
   const valid = DAY.test(from) && DAY.test(to) && from <= to;
   const query = valid
-    ? `/admin/v1/usage?group_by=${group}&from=${encodeURIComponent(zoneDayStart(from, zone))}&to=${encodeURIComponent(zoneDayStart(nextDay(to), zone))}${account ? `&account_id=${encodeURIComponent(account)}` : ''}`
+    ? `/admin/v1/usage?group_by=${group}&from=${encodeURIComponent(startOfDayIn(from, zone).toISOString())}&to=${encodeURIComponent(startOfDayIn(addDays(to, 1), zone).toISOString())}${account ? `&account_id=${encodeURIComponent(account)}` : ''}`
     : null;
   const usage = useLoad(() => (query ? api.get<UsageBody>(query) : Promise.resolve(null)), [query]);
   const accountName = (id: string) => names.data?.get(id) ?? id;
@@ -77,14 +72,6 @@ export function Revenue() {
         return row.channel ?? t('no channel recorded');
     }
   };
-  const units = (u: Totals['units']) =>
-    Object.entries(u)
-      .sort(([a], [b]) => byQuantityOrder(a, b))
-      .map(([name, quantity]) => {
-        const unit = quantityUnit(name);
-        return `${quantity.toLocaleString(locale)} ${t(unit.text, unit.values)}`;
-      })
-      .join(' · ');
   const amountLabel = t('Amount');
   return (
     <>
@@ -137,7 +124,7 @@ export function Revenue() {
           usage.data && (
             <>
               <StackedBars rows={usage.data.data.map((r) => ({ label: label(r), [amountLabel]: r.amount }))} series={[amountLabel]} title={t('Revenue and usage across accounts')} />
-              <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+              <TableScroll>
                 <table className="wide" data-testid="revenue-table" data-query={query ?? ''}>
                   <caption className="visually-hidden">{t('Revenue and usage across accounts')}</caption>
                   <thead>
@@ -169,7 +156,7 @@ export function Revenue() {
                           <td className="num">
                             <Money minor={r.amount} />
                           </td>
-                          <td>{units(r.units)}</td>
+                          <td>{unitsText(r.units, t, locale)}</td>
                         </tr>
                       );
                     })}
@@ -187,11 +174,11 @@ export function Revenue() {
                       <td className="num">
                         <Money minor={usage.data.total.amount} />
                       </td>
-                      <td>{units(usage.data.total.units)}</td>
+                      <td>{unitsText(usage.data.total.units, t, locale)}</td>
                     </tr>
                   </tfoot>
                 </table>
-              </div>
+              </TableScroll>
             </>
           )
         )}

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, type ListBody } from '../api';
 import { yuanText } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, LoadMore, Loading, Money, Section, When, ZoneNote, useAction, useLoad, usePagedList } from '../ui';
+import { ErrorNote, Field, Loading, LoadMore, Money, Section, TableScroll, When, ZoneNote, useAction, useLoad, usePagedList } from '../ui';
 
 const KINDS = ['video', 'minutes', 'summary', 'image', 'podcast', 'erase', 'asset', 'asset_session'];
 
@@ -88,7 +88,7 @@ export function Tasks() {
         {!tasks.items ? (
           <Loading />
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+          <TableScroll>
             <table data-testid="tasks-table" className="cards">
               <caption className="visually-hidden">{t('Asynchronous tasks')}</caption>
               <thead>
@@ -117,7 +117,7 @@ export function Tasks() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
         <LoadMore more={tasks.more} />
       </Section>

@@ -5,8 +5,8 @@ import { StackedBars } from '../charts';
 import { addDays, dayIn, dayText, shortDayText, startOfDayIn } from '../format';
 import { useI18n } from '../i18n';
 import { KeyName, keyLabel, useKeyDirectory } from '../key-names';
-import { unitsText } from '../ledger-lines';
-import { ErrorNote, Field, Loading, Money, Section, ZoneNote, useLoad } from '../ui';
+import { unitsText } from '../units';
+import { ErrorNote, Field, Loading, Money, Section, TableScroll, ZoneNote, useLoad } from '../ui';
 import { readQuery, writeQuery } from '../url-query';
 
 type Group = 'day' | 'model' | 'key' | 'endpoint';
@@ -79,7 +79,7 @@ export function Usage() {
         ) : (
           <>
             <StackedBars rows={usage.data.data.map((r) => ({ label: label(r, true), amount: r.amount }))} series={['amount']} seriesLabels={{ amount: t('Amount') }} title={t('Usage')} />
-            <div className="table-wrap" tabIndex={0} role="region" aria-label={t('Scrollable table')}>
+            <TableScroll>
               <table data-testid="usage-table">
                 <caption className="visually-hidden">{t('Usage')}</caption>
                 <thead>
@@ -127,7 +127,7 @@ export function Usage() {
                   </tr>
                 </tfoot>
               </table>
-            </div>
+            </TableScroll>
           </>
         )}
       </Section>
