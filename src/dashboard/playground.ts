@@ -24,7 +24,8 @@ export function playgroundPath(path: string): { readonly keyId: string; readonly
  * The credential of a playground request: an account session (with its CSRF header, as every
  * state-changing dashboard request), then the chosen key, admitted exactly as a Bearer key would be
  * (expired: 401 `key_expired`). A key that is not a live key of the session's account is 404
- * `key_not_found`, whether another account's, revoked or unknown.
+ * `key_not_found`, whether another account's, revoked or unknown; one the session's key may not
+ * reach (wider than it, or any other when it has a budget) is 403 `key_scope_exceeded`.
  */
 export function playgroundCredential(keyId: string, deps: SessionCheckDeps): MountedCredential {
   const credential: Credential = {
@@ -36,6 +37,8 @@ export function playgroundCredential(keyId: string, deps: SessionCheckDeps): Mou
       const accountId = authOf(ctx).accountId;
       const keyHash = await deps.accounts.liveKeyHash(accountId, keyId);
       if (keyHash === null) throw new ApiError(404, 'key_not_found', `key ${keyId} not found`);
+      // The session's key acts through the chosen one: only a key it may reach, as for issuing (403 key_scope_exceeded).
+      await deps.accounts.requireReachable(accountId, keyId, { keyId: authOf(ctx).keyId });
       const auth = await deps.accounts.authenticateHash(keyHash);
       admitKey(ctx, auth && auth.keyId === keyId && auth.accountId === accountId ? auth : null, deps.now);
     },
