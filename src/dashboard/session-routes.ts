@@ -42,8 +42,9 @@ function setCookie(ctx: GatewayContext, value: string, maxAgeSeconds: number): v
 
 /**
  * POST/GET/DELETE /dashboard/api/session: exchanging an API key or the admin token for a session
- * cookie, reading the session (with its CSRF token), signing out; GET /dashboard/api/playground/keys. A sign-in's secret is checked
- * under the lockout like any credential (a failure counts; a valid secret is always admitted).
+ * cookie, reading the session (with its CSRF token), signing out; and GET /dashboard/api/playground/keys.
+ * A sign-in's secret is checked under the lockout like any credential (a failure counts; a valid
+ * secret is always admitted).
  */
 export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: CredentialLockout }): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/dashboard/api', sensitive: true });

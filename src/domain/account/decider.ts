@@ -330,7 +330,7 @@ export function reachRefusal(state: AccountState, by: ActingKey, keyId: string):
   if (!key || key.revoked) return new DomainError('key_not_found', `key ${keyId} not found`);
   if (by === null || by.keyId === keyId) return null;
   return (
-    budgetedRefusal(state, by, "a key with a budget cannot reach another key: that key's spend would not count against its budget") ??
+    budgetedRefusal(state, by, "a key with a budget cannot use or regenerate another key: that key's spend would not count against its budget") ??
     wideningRefusal(state, by, key.limits)
   );
 }

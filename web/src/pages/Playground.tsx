@@ -36,7 +36,8 @@ interface Outcome {
 }
 
 /**
- * One chat completion or image generation on behalf of a key of the account that the owner picks:
+ * One chat completion or image generation on behalf of a key of the account that the owner picks
+ * among those the session may use (GET /dashboard/api/playground/keys):
  * the gateway serves the /v1 route for that key (its models, budget, rate and expiry apply), and
  * its secret never comes to the browser. Shows the answer, its usage and its ledger entries.
  */
