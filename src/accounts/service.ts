@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { Pricing } from '../billing/money';
-import { accountDecider, closedOutcomeOf, type AccountCommand, type AccountState, type ActingKey, type ClosedOutcome } from '../domain/account/decider';
+import { accountDecider, closedOutcomeOf, reachRefusal, type AccountCommand, type AccountState, type ActingKey, type ClosedOutcome } from '../domain/account/decider';
 import { accountStream, type AccountEvent, type ChargeChannels, type KeySettings, type ReservationPurpose, type VideoUrlMode } from '../domain/account/events';
 import { spentInPeriod } from '../domain/account/key-limits';
 import type { CommandHandler, CommandResult } from '../domain/command-handler';
@@ -314,6 +314,26 @@ export class AccountService {
    * the budget check sees); last use from the keys read model.
    */
   async listKeys(accountId: string, keyId?: string): Promise<KeyView[]> {
+    return (await this.keysWithState(accountId, keyId)).keys;
+  }
+
+  /**
+   * The live keys of the account that `by` may reach (itself, and keys no wider when it has no
+   * budget: the decider's reachRefusal), oldest first: those the dashboard's playground offers.
+   */
+  async reachableKeys(accountId: string, by: KeyActor): Promise<KeyView[]> {
+    const { keys, state } = await this.keysWithState(accountId);
+    return keys.filter((key) => !key.revoked && reachRefusal(state, this.acting(by), key.id) === null);
+  }
+
+  /** Refuses (404 key_not_found, 403 key_scope_exceeded) a key that `by` may not reach, by the decider's rule. */
+  async requireReachable(accountId: string, keyId: string, by: KeyActor): Promise<void> {
+    const { state } = await this.commands.load(accountStream(accountId));
+    const refusal = reachRefusal(state, this.acting(by), keyId);
+    if (refusal) throw refusal;
+  }
+
+  private async keysWithState(accountId: string, keyId?: string): Promise<{ keys: KeyView[]; state: AccountState }> {
     await this.progress.waitForStream(accountStream(accountId), ['api_keys'], this.options.projectionWaitMs);
     const { state } = await this.commands.load(accountStream(accountId));
     const { rows } = await this.pool.query<KeyRow>(
@@ -322,7 +342,7 @@ export class AccountService {
       [accountId, keyId ?? null],
     );
     const now = this.now();
-    return rows.map((row) => keyViewOf(row, state, now));
+    return { keys: rows.map((row) => keyViewOf(row, state, now)), state };
   }
 
   async requireKey(accountId: string, keyId: string): Promise<KeyView> {

@@ -82,14 +82,16 @@ async function run<T>(charge: RequestCharge, work: (charge: RequestCharge) => Pr
   } catch (err) {
     // Waits for the reservation's commit; when that failed, its failure is the answer (the work
     // only failed because its upstream call was aborted for it, or its outcome does not count).
-    const reason = err instanceof UpstreamError ? `upstream failed: ${err.message}` : isAbort(err) ? 'client went away' : 'request failed';
+    const answer = err instanceof UpstreamError ? upstreamToApiError(err) : null;
+    // The release's reason is in the account's ledger and request log: the answer's code, never the
+    // upstream's words, which may name the operator's channel (docs/auditing.md).
+    const reason = answer ? `upstream failed: ${answer.code}` : isAbort(err) ? 'client went away' : 'request failed';
     // A settle that failed for the failed commit left its rejection as the close: that is no news.
     await charge.release(reason).catch((closeFailed: unknown) => {
       if (charge.failure === null) throw closeFailed;
     });
     if (charge.failure !== null) throw charge.failure;
-    if (err instanceof UpstreamError) throw upstreamToApiError(err);
-    throw err;
+    throw answer ?? err;
   } finally {
     await charge.finish();
   }

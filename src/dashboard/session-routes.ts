@@ -1,10 +1,11 @@
 import Router from '@koa/router';
 import { hashApiKey, looksLikeApiKey } from '../accounts/api-keys';
 import { readJson } from '../http/body';
-import type { GatewayContext, GatewayState } from '../http/context';
+import { authOf, type GatewayContext, type GatewayState } from '../http/context';
 import { tooManyFailures, type CredentialLockout } from '../http/credential-lockout';
 import { ApiError } from '../http/errors';
 import { admitKey, adminTokenMatcher } from '../http/middleware';
+import { listBody } from '../http/pagination';
 import { validator } from '../http/validation';
 import { admitSession, SESSION_COOKIE, type SessionCheckDeps } from './session-credential';
 import { csrfTokenOf, formatToken, SESSION_TTL_MS, type LiveSession, type SessionToken } from './sessions';
@@ -41,8 +42,9 @@ function setCookie(ctx: GatewayContext, value: string, maxAgeSeconds: number): v
 
 /**
  * POST/GET/DELETE /dashboard/api/session: exchanging an API key or the admin token for a session
- * cookie, reading the session (with its CSRF token), signing out. A sign-in's secret is checked
- * under the lockout like any credential (a failure counts; a valid secret is always admitted).
+ * cookie, reading the session (with its CSRF token), signing out; and GET /dashboard/api/playground/keys.
+ * A sign-in's secret is checked under the lockout like any credential (a failure counts; a valid
+ * secret is always admitted).
  */
 export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: CredentialLockout }): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/dashboard/api', sensitive: true });
@@ -95,6 +97,14 @@ export function sessionRouter(deps: SessionCheckDeps & { readonly lockout: Crede
     await deps.sessions.close(session.id, { requestId: ctx.state.requestId, via: 'dashboard', session_id: session.id });
     setCookie(ctx, '', 0);
     ctx.status = 204;
+  });
+
+  // The keys the playground may act through for this session (src/dashboard/playground.ts): what its page offers.
+  router.get('/playground/keys', async (ctx) => {
+    ctx.set('cache-control', 'no-store');
+    await admitSession(ctx, deps, 'account');
+    const auth = authOf(ctx);
+    ctx.body = listBody(await deps.accounts.reachableKeys(auth.accountId, { keyId: auth.keyId }), false, (key) => key.id);
   });
 
   return router;

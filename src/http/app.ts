@@ -25,7 +25,7 @@ export interface Dashboard {
   readonly mount: Koa.Middleware<GatewayState>;
   /** The single-page app's files. */
   readonly pages: Koa.Middleware<GatewayState>;
-  /** POST/GET/DELETE /dashboard/api/session; failed sign-ins count in the app's lockout. */
+  /** POST/GET/DELETE /dashboard/api/session (failed sign-ins count in the app's lockout) and GET /dashboard/api/playground/keys. */
   sessionRouter(lockout: CredentialLockout): Router<GatewayState>;
 }
 

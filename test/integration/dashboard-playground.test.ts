@@ -99,6 +99,56 @@ describe('the dashboard playground: one /v1 call on behalf of a key the owner pi
     expect((await expiring.browser.call('GET', '/dashboard/api/v1/account')).status).to.equal(200);
   });
 
+  it('lets a session use its own key and keys no wider than it, a budgeted one only its own; offers only those; refuses any other with 403, nothing reserved', async () => {
+    const owner = await gw.fundedAccount(10_000_000);
+    const issue = async (name: string, settings: Record<string, unknown>) => {
+      const issued = await gw.admin('POST', `/admin/v1/accounts/${owner.accountId}/keys`, { name, ...settings });
+      expect(issued.status).to.equal(201);
+      return { id: issued.body.id as string, key: issued.body.key as string };
+    };
+    const session = await issue('session', { allowed_models: ['chat-fast'], rate_limit_per_minute: 50 });
+    const narrower = await issue('narrower', { allowed_models: ['chat-fast'], rate_limit_per_minute: 10 });
+    const budgeted = await issue('budgeted', { allowed_models: ['chat-fast'], rate_limit_per_minute: 10, budget: { amount: 5_000_000, period: 'total' } });
+    const twin = await issue('twin', { allowed_models: ['chat-fast'], rate_limit_per_minute: 10, budget: { amount: 1_000_000, period: 'total' } });
+    const narrow = new DashboardClient(gw.url);
+    expect((await narrow.signIn(session.key)).status).to.equal(201);
+    const thrifty = new DashboardClient(gw.url);
+    expect((await thrifty.signIn(budgeted.key)).status).to.equal(201);
+    const offered = async (browser: DashboardClient) => {
+      const keys = await browser.call('GET', '/dashboard/api/playground/keys');
+      expect(keys.status, JSON.stringify(keys.body)).to.equal(200);
+      expect(keys.headers.get('cache-control')).to.equal('no-store');
+      return (keys.body.data as { id: string }[]).map((k) => k.id);
+    };
+    expect(await offered(narrow)).to.deep.equal([session.id, narrower.id, budgeted.id, twin.id]);
+    expect(await offered(thrifty)).to.deep.equal([budgeted.id]);
+
+    const before = (await gw.store.readStream(accountStream(owner.accountId))).length;
+    for (const [browser, keyId] of [
+      [narrow, owner.keyId],
+      [thrifty, twin.id],
+      [thrifty, session.id],
+    ] as const) {
+      const refused = await browser.call('POST', playground(keyId), FIXED_CALL);
+      expect([refused.status, refused.body.error.code, refused.body.error.type], JSON.stringify(refused.body)).to.deep.equal([403, 'key_scope_exceeded', 'permission_error']);
+    }
+    expect(await gw.store.readStream(accountStream(owner.accountId))).to.have.length(before);
+
+    for (const [browser, keyId] of [
+      [narrow, narrower.id],
+      [narrow, session.id],
+      [thrifty, budgeted.id],
+    ] as const) {
+      const answer = await browser.call('POST', playground(keyId), FIXED_CALL);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      const ledger = await browser.call('GET', `/dashboard/api/v1/account/ledger?request_id=${answer.headers.get('x-request-id')!}`);
+      expect(ledger.body.data.map((e: { type: string; key_id: string }) => [e.type, e.key_id])).to.deep.equal([
+        ['reservation', keyId],
+        ['settlement', keyId],
+      ]);
+    }
+  });
+
   it('refuses without the CSRF header, another account’s or a revoked key, an operator session, and other routes; nothing is reserved', async () => {
     const { owner, browser, keyId } = await ownerWithKey({});
     const other = await gw.fundedAccount(1_000_000);
@@ -117,6 +167,8 @@ describe('the dashboard playground: one /v1 call on behalf of a key the owner pi
       [await browser.call('POST', playground('key_nope'), FIXED_CALL), 404, 'key_not_found'],
       [await browser.call('POST', playground('%E0%A4%A'), FIXED_CALL), 404, 'key_not_found'],
       [await operator.call('POST', playground(keyId), FIXED_CALL), 401, 'invalid_session'],
+      [await operator.call('GET', '/dashboard/api/playground/keys'), 401, 'invalid_session'],
+      [await new DashboardClient(gw.url).call('GET', '/dashboard/api/playground/keys'), 401, 'invalid_session'],
       [await new DashboardClient(gw.url).call('POST', playground(keyId), FIXED_CALL), 401, 'invalid_session'],
       [await browser.call('POST', playground(keyId, '/v1/responses'), FIXED_CALL), 404, 'not_found'],
       [await browser.call('POST', playground(keyId, '/v1/account/keys'), {}), 404, 'not_found'],

@@ -152,6 +152,30 @@ describe('regenerating a key’s secret in place @integration', () => {
     expect(await a.store.readStream(accountStream(other.accountId))).to.have.length(otherBefore);
     for (const secret of [key, owner.key, other.key]) expect((await a.api(secret, 'GET', '/v1/account')).status).to.equal(200);
   });
+
+  it('lets a key with a budget regenerate itself only: another key, even one no wider, is 403 and keeps its secret', async () => {
+    const { owner, keyId, key } = await accountWithSpentKey();
+    const twin = await a.admin('POST', `/admin/v1/accounts/${owner.accountId}/keys`, {
+      name: 'twin',
+      allowed_models: ['chat-fast'],
+      budget: { amount: 100 * FIXED_CHARGE, period: 'total' },
+      rate_limit_per_minute: 500,
+      tokens_per_minute: 1_000_000,
+    });
+    expect(twin.status).to.equal(201);
+    const eventsBefore = (await a.store.readStream(accountStream(owner.accountId))).length;
+
+    const refused = await a.api(key, 'POST', `/v1/account/keys/${twin.body.id}/regenerate`);
+    expect([refused.status, refused.body.error?.code, refused.body.error?.type], JSON.stringify(refused.body)).to.deep.equal([403, 'key_scope_exceeded', 'permission_error']);
+    expect(refused.body).to.not.have.property('key');
+    expect(await a.store.readStream(accountStream(owner.accountId))).to.have.length(eventsBefore);
+    expect((await a.api(twin.body.key, 'GET', '/v1/account')).status).to.equal(200);
+
+    const own = await a.api(key, 'POST', `/v1/account/keys/${keyId}/regenerate`);
+    expect(own.status, JSON.stringify(own.body)).to.equal(200);
+    expect((await a.api(own.body.key, 'GET', '/v1/account')).status).to.equal(200);
+    expect((await a.api(key, 'GET', '/v1/account')).status).to.equal(401);
+  });
 });
 
 /**

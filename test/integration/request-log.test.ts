@@ -294,6 +294,18 @@ describe('the request log and the search of every key @integration', function ()
     expect((await gw.api(stranger.key, 'GET', '/v1/account/requests')).body.data).to.deep.equal([]);
   });
 
+  it('releases a call the upstream failed with the answer’s code, not the upstream’s words that name the channel, in the owner’s request log and ledger', async () => {
+    const owner = await gw.fundedAccount(10_000_000);
+    const failed = await gw.api(owner.key, 'POST', '/v1/images/generations', { model: 'image-5.0', prompt: 'nothing [sim:count=0]' });
+    expect([failed.status, failed.body.error.code]).to.deep.equal([502, 'no_images']);
+    await expectSettledAndAuditClean(gw, [owner.key]);
+    const own = await gw.api(owner.key, 'GET', '/v1/account/requests');
+    expect((own.body.data as Line[]).map((l) => [l.outcome, l.reason])).to.deep.equal([['released', 'upstream failed: no_images']]);
+    const ledger = await gw.api(owner.key, 'GET', '/v1/account/ledger?type=release');
+    expect((ledger.body.data as { description: string }[]).map((e) => e.description)).to.deep.equal(['upstream failed: no_images']);
+    for (const body of [own.body, ledger.body]) expect(JSON.stringify(body)).to.not.include('channel');
+  });
+
   it('is replayed and compared by the audit like every read model', async () => {
     await gw.expectAuditClean();
     await gw.pool.query(`UPDATE ${READ_MODEL_SCHEMA}.request_log SET channel = 'tampered' WHERE account_id = $1 AND channel IS NOT NULL`, [accountId]);

@@ -1,6 +1,6 @@
 import { units } from '../support/pricing';
 import { expect } from 'chai';
-import { accountDecider, available, RECENT_GENERATION, type AccountCommand } from '../../src/domain/account/decider';
+import { accountDecider, available, reachRefusal, RECENT_GENERATION, type AccountCommand } from '../../src/domain/account/decider';
 import { upcastAccountEvent, type AccountEvent, type ChargeContext, type ReservationPurpose } from '../../src/domain/account/events';
 import { pricingOf, tokenLine, type Pricing } from '../../src/billing/money';
 import { DeciderSpecification } from '../support/decider-specification';
@@ -8,6 +8,7 @@ import { shardedValues } from '../../src/domain/sharded-record';
 
 /** The account decider as given events / when command / then events (or the refusal's code). */
 const given = DeciderSpecification.for(accountDecider);
+const stateOf = (events: readonly AccountEvent[]) => events.reduce(accountDecider.evolve, accountDecider.initialState());
 
 const now = '2026-01-01T00:00:00.000Z';
 const purpose: ReservationPurpose = { kind: 'request', ref: 'req_1', description: 'chat', actor: 'system', model: 'chat', endpoint: 'test' };
@@ -225,6 +226,39 @@ describe('account decider', () => {
       given([...funded, issued, { type: 'ApiKeyRevoked', data: { keyId: 'k1', at: now } }]).when(regenerate).thenThrows('key_not_found');
       const narrow: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'k0', keyHash: 'h0', keyPrefix: 'tr-nar', ...unlimited, allowedModels: ['chat-fast'], at: now } };
       given([...funded, issued, narrow]).when({ ...regenerate, by: { keyId: 'k0', gatewayRatePerMinute: 60 } }).thenThrows('key_scope_exceeded');
+    });
+
+    it('given a key with a budget, when it regenerates another key, even one no wider, then it is refused; itself it may regenerate', () => {
+      const budgeted = { ...unlimited, allowedModels: ['chat-pro'], budget: { amount: 1, period: 'total' as const } };
+      const holder: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'k1', keyHash: 'h1', keyPrefix: 'tr-one', ...budgeted, at: now } };
+      const twin: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'k2', keyHash: 'h2', keyPrefix: 'tr-two', ...budgeted, at: now } };
+      const by = { keyId: 'k1', gatewayRatePerMinute: 60 };
+      const regenerate = (keyId: string) => ({ type: 'RegenerateApiKeySecret', keyId, keyHash: 'h9', keyPrefix: 'tr-new', by, now }) as const;
+      given([...funded, holder, twin]).when(regenerate('k2')).thenThrows('key_scope_exceeded');
+      given([...funded, holder, twin]).when(regenerate('k1')).then([{ type: 'ApiKeySecretRegenerated', data: { keyId: 'k1', keyHash: 'h9', keyPrefix: 'tr-new', at: now } }]);
+    });
+
+    it('given keys, when one reaches another (the playground, a regeneration), then only itself, or a key no wider when it has no budget', () => {
+      const wide: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'wide', keyHash: 'hw', keyPrefix: 'tr-w', ...unlimited, at: now } };
+      const narrow: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'narrow', keyHash: 'hn', keyPrefix: 'tr-n', ...unlimited, allowedModels: ['chat-pro'], at: now } };
+      const narrower: AccountEvent = { type: 'ApiKeyIssued', data: { keyId: 'narrower', keyHash: 'hr', keyPrefix: 'tr-r', ...unlimited, allowedModels: ['chat-pro'], rateLimitPerMinute: 5, at: now } };
+      const budgeted: AccountEvent = {
+        type: 'ApiKeyIssued',
+        data: { keyId: 'budgeted', keyHash: 'hb', keyPrefix: 'tr-b', ...unlimited, allowedModels: ['chat-pro'], budget: { amount: 10, period: 'total' }, at: now },
+      };
+      const revoked: AccountEvent = { type: 'ApiKeyRevoked', data: { keyId: 'narrower', at: now } };
+      const state = stateOf([...funded, wide, narrow, narrower, budgeted]);
+      const as = (keyId: string) => ({ keyId, gatewayRatePerMinute: 60 });
+      const reach = (by: string, keyId: string) => reachRefusal(state, as(by), keyId)?.code ?? null;
+      expect(reach('narrow', 'narrow')).to.equal(null);
+      expect(reach('narrow', 'narrower')).to.equal(null);
+      expect(reach('narrow', 'budgeted')).to.equal(null);
+      expect(reach('narrow', 'wide')).to.equal('key_scope_exceeded');
+      expect(reach('wide', 'narrow')).to.equal(null);
+      expect(reach('budgeted', 'budgeted')).to.equal(null);
+      expect(reach('budgeted', 'narrower')).to.equal('key_scope_exceeded');
+      expect(reachRefusal(state, null, 'wide')).to.equal(null);
+      expect(reachRefusal(stateOf([...funded, wide, narrow, narrower, revoked]), as('narrow'), 'narrower')?.code).to.equal('key_not_found');
     });
   });
 

@@ -338,7 +338,7 @@ export const ZH: Readonly<Record<string, string>> = {
   'Regenerate the secret of key {name}? The old secret stops working at once.': '重新生成密钥 {name} 的密文？旧密文将立即失效。',
   Regenerate: '重新生成',
   Playground: '调试台',
-  'Send one request on behalf of a key of this account, within that key’s models, budget, rate and expiry. Its secret is never shown; the call is charged like any other.': '以本账户的某个密钥发送一次请求，受该密钥的模型、预算、速率和有效期限制。密钥密文不会显示；该调用与其他调用一样计费。',
+  'Send one request on behalf of a key of this account, within that key’s models, budget, rate and expiry: the signed-in key, or (unless it has a budget) a key no wider than it. Its secret is never shown; the call is charged like any other.': '以本账户的某个密钥发送一次请求，受该密钥的模型、预算、速率和有效期限制：可用当前登录的密钥，或（当前密钥没有预算时）范围不超过它的密钥。密钥密文不会显示；该调用与其他调用一样计费。',
   Request: '请求',
   'Chat completion': '对话补全',
   'Image generation': '图像生成',

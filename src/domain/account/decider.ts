@@ -255,7 +255,7 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     }
     case 'IssueApiKey':
       refuseWidening(state, command.by, command.settings);
-      refuseIssueByBudgetedKey(state, command.by);
+      refuse(budgetedRefusal(state, command.by, 'a key with a budget cannot create keys: their spend would not count against its budget'));
       return [{ type: 'ApiKeyIssued', data: { keyId: command.keyId, keyHash: command.keyHash, keyPrefix: command.keyPrefix, ...command.settings, at: command.now } }];
     case 'ChangeApiKey': {
       const key = liveKey(state, command.keyId);
@@ -271,9 +271,8 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
       return [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, at: command.now } }];
     }
     case 'RegenerateApiKeySecret': {
-      // Only a live key, and (from the account's own API) only one within the acting key, as for a change.
-      const key = liveKey(state, command.keyId);
-      refuseWidening(state, command.by, key.limits);
+      // Only a live key, and (from the account's own API) only one the acting key may reach: its new secret hands the key over.
+      refuse(reachRefusal(state, command.by, command.keyId));
       return [{ type: 'ApiKeySecretRegenerated', data: { keyId: command.keyId, keyHash: command.keyHash, keyPrefix: command.keyPrefix, at: command.now } }];
     }
     case 'RotateWebhookSecret':
@@ -302,20 +301,42 @@ function liveKey(state: AccountState, keyId: string): KeyState {
 
 /** A key managing keys acts only on keys no wider than itself, and makes none wider. */
 function refuseWidening(state: AccountState, by: ActingKey, limits: KeyLimits): void {
-  if (by === null) return;
-  const acting = liveKey(state, by.keyId);
-  const widening = wideningOf(limitsOf(limits), acting.limits, by.gatewayRatePerMinute);
-  if (widening) throw new DomainError('key_scope_exceeded', `a key cannot create or widen a key beyond itself: ${widening}`);
+  refuse(wideningRefusal(state, by, limits));
+}
+
+function wideningRefusal(state: AccountState, by: ActingKey, limits: KeyLimits): DomainError | null {
+  if (by === null) return null;
+  const widening = wideningOf(limitsOf(limits), liveKey(state, by.keyId).limits, by.gatewayRatePerMinute);
+  return widening ? new DomainError('key_scope_exceeded', `a key cannot create or widen a key beyond itself: ${widening}`) : null;
 }
 
 /**
- * A key with a budget issues no keys: a new key's spend would not count against the issuing key's
- * budget, so N such keys would spend N budgets. The operator (or an unbudgeted key) issues them.
+ * A key with a budget issues no keys, and reaches no key but itself: another key's spend would not
+ * count against its budget, so N such keys would spend N budgets. The operator (or an unbudgeted
+ * key) issues them.
  */
-function refuseIssueByBudgetedKey(state: AccountState, by: ActingKey): void {
-  if (by !== null && liveKey(state, by.keyId).limits.budget !== null) {
-    throw new DomainError('key_scope_exceeded', 'a key with a budget cannot create keys: their spend would not count against its budget');
-  }
+function budgetedRefusal(state: AccountState, by: ActingKey, message: string): DomainError | null {
+  return by !== null && liveKey(state, by.keyId).limits.budget !== null ? new DomainError('key_scope_exceeded', message) : null;
+}
+
+/**
+ * Why `by` may not reach the key `keyId` (null when it may): take over its secret by regenerating
+ * it, or spend through it in the dashboard's playground. The operator reaches any live key; a key
+ * reaches itself, and another key only when that one is no wider than itself and it has no budget.
+ * The issuing rules (wideningOf, budgetedRefusal), so reaching a key gives no more than issuing one.
+ */
+export function reachRefusal(state: AccountState, by: ActingKey, keyId: string): DomainError | null {
+  const key = entryOf(state.keys, keyId);
+  if (!key || key.revoked) return new DomainError('key_not_found', `key ${keyId} not found`);
+  if (by === null || by.keyId === keyId) return null;
+  return (
+    budgetedRefusal(state, by, "a key with a budget cannot use or regenerate another key: that key's spend would not count against its budget") ??
+    wideningRefusal(state, by, key.limits)
+  );
+}
+
+function refuse(refusal: DomainError | null): void {
+  if (refusal) throw refusal;
 }
 
 /**

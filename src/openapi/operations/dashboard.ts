@@ -42,6 +42,14 @@ export const DASHBOARD_DOCS: OperationDocs = {
     ],
     errors: [400, 401],
   },
+  'GET /dashboard/api/playground/keys': {
+    tag: 'dashboard',
+    summary: 'The keys the playground may use for this session',
+    description:
+      'With an account session’s cookie: the live keys of its account that the playground (`POST /dashboard/api/playground/{key_id}/v1/…`) may act through for it, oldest first: the session’s own key, and, unless it has a budget, every key no wider than it (allowed models, budget, expiry, rate, tokens per minute), as for issuing a key. Any other is refused there with 403 `key_scope_exceeded`. An operator session, or none: 401 `invalid_session`.',
+    responses: [{ status: 200, description: 'The keys (never their secrets), as `GET /v1/account/keys` shows them.', schema: 'List' }],
+    errors: [400, 401],
+  },
   'DELETE /dashboard/api/session': {
     tag: 'dashboard',
     summary: 'Sign out of the dashboard',

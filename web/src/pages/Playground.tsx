@@ -40,13 +40,15 @@ interface Outcome {
 }
 
 /**
- * One chat completion or image generation on behalf of a key of the account that the owner picks:
+ * One chat completion or image generation on behalf of a key of the account that the owner picks
+ * among those the session may use (GET /dashboard/api/playground/keys):
  * the gateway serves the /v1 route for that key (its models, budget, rate and expiry apply), and
  * its secret never comes to the browser. Shows the answer, its usage and its ledger entries.
  */
 export function Playground() {
   const { t } = useI18n();
-  const keys = useLoad(() => api.get<ListBody<KeyView>>('/v1/account/keys'), []);
+  // Only the keys this session may act through (its own, and keys no wider when it has no budget): the gateway decides.
+  const keys = useLoad(() => api.get<ListBody<KeyView>>('/playground/keys'), []);
   const models = useLoad(async () => {
     const [chat, image] = await Promise.all([api.get<ListBody<Model>>('/v1/models?type=chat'), api.get<ListBody<Model>>('/v1/models?type=image')]);
     return { chat: chat.data, image: image.data };
@@ -59,8 +61,8 @@ export function Playground() {
   const [error, setError] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
 
-  const live = keys.data?.data.filter((k) => !k.revoked) ?? [];
-  const key = live.find((k) => k.id === keyId) ?? live[0];
+  const reachable = keys.data?.data ?? [];
+  const key = reachable.find((k) => k.id === keyId) ?? reachable[0];
   const usable = (models.data?.[endpoint] ?? []).filter((m) => !key?.allowed_models || key.allowed_models.includes(m.id));
   const chosenModel = usable.find((m) => m.id === model)?.id ?? usable[0]?.id ?? '';
 
@@ -97,7 +99,7 @@ export function Playground() {
   return (
     <>
       <h1>{t('Playground')}</h1>
-      <p className="muted">{t('Send one request on behalf of a key of this account, within that key’s models, budget, rate and expiry. Its secret is never shown; the call is charged like any other.')}</p>
+      <p className="muted">{t('Send one request on behalf of a key of this account, within that key’s models, budget, rate and expiry: the signed-in key, or (unless it has a budget) a key no wider than it. Its secret is never shown; the call is charged like any other.')}</p>
       <Section title={t('Request')}>
         <ErrorNote error={keys.error ?? models.error} />
         {!keys.data || !models.data ? (
@@ -106,7 +108,7 @@ export function Playground() {
           <form className="stack" onSubmit={send} data-testid="playground-form">
             <Field label={t('Key')}>
               <select value={key?.id ?? ''} onChange={(e) => setKeyId(e.target.value)} name="key_id">
-                {live.map((k) => (
+                {reachable.map((k) => (
                   <option key={k.id} value={k.id}>
                     {keyLabel(k, t)}
                   </option>
