@@ -181,7 +181,7 @@ describe('reconciler, audit and rebuild @integration', () => {
       return out;
     };
     // Every read model at the head first: the ledger alone being there says nothing of the others.
-    const atHead = async () => expect(await gw.progress.waitFor((await gw.store.headPosition())!, allProjections.map((p) => p.name), 60_000), 'every read model at the head').to.equal(true);
+    const atHead = async () => expect(await gw.progress.waitForCommitted(allProjections.map((p) => p.name), 60_000), 'every read model at what was committed').to.equal(true);
     await atHead();
     const before = await snapshot();
     const env = { ...process.env, DATABASE_URL: (gw as unknown as { database: { url: string } }).database.url, LOG_LEVEL: 'silent' };

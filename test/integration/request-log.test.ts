@@ -378,7 +378,7 @@ describe('the request log and the search of every key @integration', function ()
     it('counts what a key was charged, an overrun included, less what was refunded of it, as its request-log lines do', async () => {
       const spender = await gw.fundedAccount(1_000_000);
       const spentOf = async (): Promise<number> => {
-        expect(await gw.progress.waitFor((await gw.store.headPosition())!, ['request_log', 'api_keys'], WAIT_LIMIT_MS), 'the read models at the head').to.equal(true);
+        expect(await gw.progress.waitForCommitted(['request_log', 'api_keys'], WAIT_LIMIT_MS), 'the read models at what was committed').to.equal(true);
         const listed = (await search(`q=${spender.keyId}`)).body.data as KeyListing[];
         expect(listed.map((k) => k.id)).to.deep.equal([spender.keyId]);
         return listed[0]!.spent;
