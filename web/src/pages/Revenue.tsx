@@ -4,8 +4,8 @@ import type { AccountView } from '../account-context';
 import { StackedBars } from '../charts';
 import { addDays, dayIn, startOfDayIn } from '../format';
 import { useI18n } from '../i18n';
-import { ErrorNote, Field, Loading, Money, Section, TableScroll, useLoad } from '../ui';
-import { unitsText } from '../units';
+import { ErrorNote, Field, Loading, Section, useLoad } from '../ui';
+import { UsageTable } from '../usage-table';
 
 type Group = 'day' | 'model' | 'account_id' | 'channel';
 const GROUPS: readonly Group[] = ['day', 'model', 'account_id', 'channel'];
@@ -46,7 +46,7 @@ async function accountNames(): Promise<Map<string, string>> {
 
 /** Revenue and usage across accounts (GET /admin/v1/usage): by day, model, account or channel, over days of a named zone. */
 export function Revenue() {
-  const { t, locale } = useI18n();
+  const { t } = useI18n();
   const [zone, setZone] = useState(DEFAULT_ZONE);
   const [to, setTo] = useState(() => dayIn(new Date(), DEFAULT_ZONE));
   const [from, setFrom] = useState(() => addDays(dayIn(new Date(), DEFAULT_ZONE), -29));
@@ -124,61 +124,23 @@ export function Revenue() {
           usage.data && (
             <>
               <StackedBars rows={usage.data.data.map((r) => ({ label: label(r), [amountLabel]: r.amount }))} series={[amountLabel]} title={t('Revenue and usage across accounts')} />
-              <TableScroll>
-                <table className="wide" data-testid="revenue-table" data-query={query ?? ''}>
-                  <caption className="visually-hidden">{t('Revenue and usage across accounts')}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t(GROUP_LABELS[group])}</th>
-                      <th scope="col" className="num">{t('Requests')}</th>
-                      <th scope="col" className="num">{t('Charged')}</th>
-                      <th scope="col" className="num">{t('Refunded')}</th>
-                      <th scope="col" className="num">{t('Amount')}</th>
-                      <th scope="col">{t('Units')}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {usage.data.data.map((r) => {
-                      const key = String(r[group] ?? '');
-                      return (
-                        <tr key={key} data-group={key}>
-                          <td>
-                            {label(r)}
-                            {group === 'account_id' && r.account_id && accountName(r.account_id) !== r.account_id && <div className="muted mono">{r.account_id}</div>}
-                          </td>
-                          <td className="num">{r.requests.toLocaleString(locale)}</td>
-                          <td className="num">
-                            <Money minor={r.charged} />
-                          </td>
-                          <td className="num">
-                            <Money minor={r.refunded} />
-                          </td>
-                          <td className="num">
-                            <Money minor={r.amount} />
-                          </td>
-                          <td>{unitsText(r.units, t, locale)}</td>
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                  <tfoot>
-                    <tr data-testid="revenue-total">
-                      <th scope="row">{t('Total')}</th>
-                      <td className="num">{usage.data.total.requests.toLocaleString(locale)}</td>
-                      <td className="num">
-                        <Money minor={usage.data.total.charged} />
-                      </td>
-                      <td className="num">
-                        <Money minor={usage.data.total.refunded} />
-                      </td>
-                      <td className="num">
-                        <Money minor={usage.data.total.amount} />
-                      </td>
-                      <td>{unitsText(usage.data.total.units, t, locale)}</td>
-                    </tr>
-                  </tfoot>
-                </table>
-              </TableScroll>
+              <UsageTable
+                rows={usage.data.data}
+                total={usage.data.total}
+                caption={t('Revenue and usage across accounts')}
+                groupLabel={t(GROUP_LABELS[group])}
+                rowKey={(r) => String(r[group] ?? '')}
+                group={(r) => (
+                  <>
+                    {label(r)}
+                    {group === 'account_id' && r.account_id && accountName(r.account_id) !== r.account_id && <div className="muted mono">{r.account_id}</div>}
+                  </>
+                )}
+                testId="revenue-table"
+                totalTestId="revenue-total"
+                className="wide"
+                query={query ?? ''}
+              />
             </>
           )
         )}

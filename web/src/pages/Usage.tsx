@@ -5,8 +5,8 @@ import { StackedBars } from '../charts';
 import { addDays, dayIn, dayText, shortDayText, startOfDayIn } from '../format';
 import { useI18n } from '../i18n';
 import { KeyName, keyLabel, useKeyDirectory } from '../key-names';
-import { unitsText } from '../units';
-import { ErrorNote, Field, Loading, Money, Section, TableScroll, ZoneNote, useLoad } from '../ui';
+import { ErrorNote, Field, Loading, Section, ZoneNote, useLoad } from '../ui';
+import { UsageTable } from '../usage-table';
 import { readQuery, writeQuery } from '../url-query';
 
 type Group = 'day' | 'model' | 'key' | 'endpoint';
@@ -79,55 +79,15 @@ export function Usage() {
         ) : (
           <>
             <StackedBars rows={usage.data.data.map((r) => ({ label: label(r, true), amount: r.amount }))} series={['amount']} seriesLabels={{ amount: t('Amount') }} title={t('Usage')} />
-            <TableScroll>
-              <table data-testid="usage-table">
-                <caption className="visually-hidden">{t('Usage')}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t(GROUP_LABEL[group])}</th>
-                    <th scope="col" className="num">{t('Requests')}</th>
-                    <th scope="col" className="num">{t('Charged')}</th>
-                    <th scope="col" className="num">{t('Refunded')}</th>
-                    <th scope="col" className="num">{t('Amount')}</th>
-                    <th scope="col">{t('Units')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {usage.data.data.map((r) => (
-                    <tr key={value(r) ?? ''}>
-                      <td>{group === 'key' ? <KeyName keyId={value(r)} keys={keys} /> : label(r, false)}</td>
-                      <td className="num">{r.requests}</td>
-                      <td className="num">
-                        <Money minor={r.charged} />
-                      </td>
-                      <td className="num">
-                        <Money minor={r.refunded} />
-                      </td>
-                      <td className="num">
-                        <Money minor={r.amount} />
-                      </td>
-                      <td>{unitsText(r.units, t, locale)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-                <tfoot>
-                  <tr>
-                    <th scope="row">{t('Total')}</th>
-                    <td className="num">{usage.data.total.requests}</td>
-                    <td className="num">
-                      <Money minor={usage.data.total.charged} />
-                    </td>
-                    <td className="num">
-                      <Money minor={usage.data.total.refunded} />
-                    </td>
-                    <td className="num">
-                      <Money minor={usage.data.total.amount} />
-                    </td>
-                    <td />
-                  </tr>
-                </tfoot>
-              </table>
-            </TableScroll>
+            <UsageTable
+              rows={usage.data.data}
+              total={usage.data.total}
+              caption={t('Usage')}
+              groupLabel={t(GROUP_LABEL[group])}
+              rowKey={(r) => value(r) ?? ''}
+              group={(r) => (group === 'key' ? <KeyName keyId={value(r)} keys={keys} /> : label(r, false))}
+              testId="usage-table"
+            />
           </>
         )}
       </Section>
