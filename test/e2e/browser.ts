@@ -108,18 +108,37 @@ const MINOR_OR_MODERATE_RULES: readonly string[] = (() => {
 })();
 
 /**
+ * axe-core in the page's document, injected once: scans after a navigation inside the dashboard
+ * (no new document) reuse it. @axe-core/playwright would inject its 550 KB source twice per scan
+ * (it evaluates it, and again into each frame in legacy mode), which the test process writes to
+ * Chromium and Chromium compiles each time; so the builder gets a no-op in its place. axe then
+ * runs in the top document only, which is all a page under test has (`expectAccessible` checks).
+ */
+async function injectAxeOnce(page: Page): Promise<void> {
+  if (await page.evaluate('typeof window.axe === "object" && typeof window.axe.run === "function"')) return;
+  await page.evaluate(axe.source);
+}
+const AXE_ALREADY_INJECTED = 'void 0';
+
+/**
  * axe-core on the page as it is now: no violation of serious or critical impact (the rules that
- * cannot report one are left out: MINOR_OR_MODERATE_RULES). Legacy mode runs
- * axe in the page itself: the default opens a blank page to merge the frames' partial results,
- * which here doubled a scan's time (Swagger UI: 9.5–10.5 s against 4.7–4.8 s, the same results)
- * and only matters for cross-origin frames, which no page under test has.
+ * cannot report one are left out: MINOR_OR_MODERATE_RULES). Legacy mode runs axe in the page
+ * itself: the default opens a blank page to merge the frames' partial results, which here doubled
+ * a scan's time (Swagger UI: 9.5–10.5 s against 4.7–4.8 s, the same results) and only matters for
+ * cross-origin frames, which no page under test has.
  */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
+  expect(page.frames().map((frame) => frame.url()), `${what}: a page with frames, which the scan would not enter`).to.have.length(1);
+  await injectAxeOnce(page);
   // Only the violations are read: `resultTypes` keeps axe from writing out every node that passed
   // (HTML and selectors of each, which the page serializes and the test process parses); the
   // violations come whole as before. (`options` replaces what the builder holds, so it comes
   // before `disableRules`, which adds to it.)
-  const results = await new AxeBuilder({ page }).setLegacyMode(true).options({ resultTypes: ['violations'] }).disableRules([...MINOR_OR_MODERATE_RULES]).analyze();
+  const results = await new AxeBuilder({ page, axeSource: AXE_ALREADY_INJECTED })
+    .setLegacyMode(true)
+    .options({ resultTypes: ['violations'] })
+    .disableRules([...MINOR_OR_MODERATE_RULES])
+    .analyze();
   const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(
     serious.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`),
