@@ -197,6 +197,7 @@ describe('the dashboard in Chromium: the operator’s revenue, catalog and chann
     expect(await page.locator('[data-testid=catalog-table] tbody tr[data-model="chat-fast"]').textContent()).to.include('¥1.00 / 百万输入 token');
     await expectAccessible(page, 'the operations page in Chinese');
 
+    // axe scanned these pages' markup above; a phone's width changes only the CSS, whose layout the overflow checks cover.
     await page.setViewportSize({ width: 390, height: 844 });
     await expectNoHorizontalOverflow(page, 'the operations page at 390 px');
     await nav(page, '通道');

@@ -159,6 +159,7 @@ describe('the dashboard in Chromium: the owner’s tools @e2e', function () {
 
   it('fits 390 × 844 without a page-wide scroll: tasks as cards, the playground', async () => {
     const { page } = owner;
+    // axe scanned these pages' markup above; a phone's width changes only the CSS, whose layout the overflow checks cover.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Tasks' }).waitFor();
