@@ -17,7 +17,7 @@ import { closeWhenRootSuiteEnds } from '../support/root-suite';
 export function chromiumPath(): string {
   const candidates = [process.env.CHROMIUM_PATH, '/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
   const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`no Chromium found (looked at ${candidates.join(', ')}): install Debian's chromium package or set CHROMIUM_PATH`);
+  if (!found) throw new Error(`no Chromium found (looked at ${candidates.join(', ')}): install Debian's chromium-headless-shell or chromium package, or set CHROMIUM_PATH`);
   return found;
 }
 
@@ -46,8 +46,7 @@ let shared: Promise<Browser> | null = null;
 /**
  * The one Chromium of this mocha process, launched at the first call and closed when mocha's root
  * suite ends (test/support/root-suite.ts): a serial run of the browser files launches it once,
- * not once per file (a launch costs about a CPU second, and the browser suite's CPU is budgeted:
- * docs/testing.md). Each file works in contexts of its own (`watchedPage`) and closes them
+ * not once per file (the browser suite's CPU is budgeted: docs/testing.md). Each file works in contexts of its own (`watchedPage`) and closes them
  * (`closeContexts`), so no cookie, storage or page carries from one file to the next.
  */
 export function sharedBrowser(): Promise<Browser> {
@@ -101,7 +100,7 @@ function isAuditedRule(value: unknown): value is AuditedRule {
  * `impact` when the rule has one (axe-core's _finalizeRuleResult overrides its checks' impacts
  * with it); in axe-core 4.13 every rule has one. A rule without it (a later axe-core) keeps
  * running, as does any rule whose impact is serious or critical. The rules are axe-core's own
- * metadata (`_audit`, not in its typings) from the same package @axe-core/playwright injects.
+ * metadata (`_audit`, not in its typings) of the very axe-core `injectAxeOnce` puts in the page.
  */
 const MINOR_OR_MODERATE_RULES: readonly string[] = (() => {
   const audit: unknown = Reflect.get(axe, '_audit');
