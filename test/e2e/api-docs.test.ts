@@ -1,18 +1,18 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { expectAccessible, launchBrowser, watchedPage } from './browser';
+import { closeContexts, expectAccessible, sharedBrowser, watchedPage } from './browser';
 
 describe('/docs in Chromium: Swagger UI renders the OpenAPI document offline @e2e', function () {
   this.timeout(120_000);
   let gw: TestGateway;
   let browser: Browser;
   before(async () => {
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
     gw = await startTestGateway();
   });
   after(async () => {
-    await browser?.close();
+    await closeContexts(browser);
     await gw?.close();
   });
 

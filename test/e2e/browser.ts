@@ -1,18 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
+import axe from 'axe-core';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { yuan } from '../../src/accounts/csv';
+import { closeWhenRootSuiteEnds } from '../support/root-suite';
 
 /**
- * Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. No browser
- * is downloaded; without one the browser suites fail, never skip.
+ * CHROMIUM_PATH, else Debian's Chromium: its headless shell (`apt-get install
+ * chromium-headless-shell`, the same Chromium build without the desktop browser around it, which
+ * is what Playwright itself runs headless; .ci/run installs it), which used about a quarter less
+ * CPU for the browser suite than the whole browser, else the whole browser (`chromium`). No
+ * browser is downloaded; without one the browser suites fail, never skip.
  */
 export function chromiumPath(): string {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+  const candidates = [process.env.CHROMIUM_PATH, '/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
   const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`no Chromium found (looked at ${candidates.join(', ')}): install Debian's chromium package or set CHROMIUM_PATH`);
+  if (!found) throw new Error(`no Chromium found (looked at ${candidates.join(', ')}): install Debian's chromium-headless-shell or chromium package, or set CHROMIUM_PATH`);
   return found;
 }
 
@@ -36,6 +41,31 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+let shared: Promise<Browser> | null = null;
+
+/**
+ * The one Chromium of this mocha process, launched at the first call and closed when mocha's root
+ * suite ends (test/support/root-suite.ts): a serial run of the browser files launches it once,
+ * not once per file (the browser suite's CPU is budgeted: docs/testing.md). Each file works in contexts of its own (`watchedPage`) and closes them
+ * (`closeContexts`), so no cookie, storage or page carries from one file to the next.
+ */
+export function sharedBrowser(): Promise<Browser> {
+  if (!shared) {
+    const launching = launchBrowser();
+    shared = launching;
+    closeWhenRootSuiteEnds(async () => {
+      shared = null;
+      await (await launching).close();
+    });
+  }
+  return shared;
+}
+
+/** Closes every context (and so every page) of the browser: the end of a test file. */
+export async function closeContexts(browser: Browser | undefined): Promise<void> {
+  await Promise.all((browser?.contexts() ?? []).map((context) => context.close()));
+}
+
 /** A page that records every console error and uncaught exception, for `expectNoConsoleErrors`. */
 export interface WatchedPage {
   readonly page: Page;
@@ -54,14 +84,63 @@ export async function watchedPage(browser: Browser, options: { acceptDownloads?:
   return { page, context, consoleErrors };
 }
 
+/** What `axe._audit.rules` holds of a rule: its id, and the impact every violation of it reports. */
+interface AuditedRule {
+  readonly id: string;
+  readonly impact?: string;
+}
+function isAuditedRule(value: unknown): value is AuditedRule {
+  return typeof value === 'object' && value !== null && typeof Reflect.get(value, 'id') === 'string' && ['undefined', 'string'].includes(typeof Reflect.get(value, 'impact'));
+}
+
 /**
- * axe-core on the page as it is now: no violation of serious or critical impact. Legacy mode runs
- * axe in the page itself: the default opens a blank page to merge the frames' partial results,
- * which here doubled a scan's time (Swagger UI: 9.5–10.5 s against 4.7–4.8 s, the same results)
- * and only matters for cross-origin frames, which no page under test has.
+ * The rules that can only report a minor or moderate violation, which the standard (no serious or
+ * critical violation) does not look at: scans leave them out, which saves their time and nothing
+ * else. A violation's impact is the highest of its failing nodes', and a node's is its rule's
+ * `impact` when the rule has one (axe-core's _finalizeRuleResult overrides its checks' impacts
+ * with it); in axe-core 4.13 every rule has one. A rule without it (a later axe-core) keeps
+ * running, as does any rule whose impact is serious or critical. The rules are axe-core's own
+ * metadata (`_audit`, not in its typings) of the very axe-core `injectAxeOnce` puts in the page.
+ */
+const MINOR_OR_MODERATE_RULES: readonly string[] = (() => {
+  const audit: unknown = Reflect.get(axe, '_audit');
+  const rules: unknown = typeof audit === 'object' && audit !== null ? Reflect.get(audit, 'rules') : undefined;
+  if (!Array.isArray(rules) || !rules.every(isAuditedRule)) throw new Error('axe-core no longer lists its rules in _audit.rules: review MINOR_OR_MODERATE_RULES');
+  return rules.filter((rule) => rule.impact === 'minor' || rule.impact === 'moderate').map((rule) => rule.id);
+})();
+
+/**
+ * axe-core in the page's document, injected once: scans after a navigation inside the dashboard
+ * (no new document) reuse it. @axe-core/playwright would inject its 550 KB source twice per scan
+ * (it evaluates it, and again into each frame in legacy mode), which the test process writes to
+ * Chromium and Chromium compiles each time; so the builder gets a no-op in its place. axe then
+ * runs in the top document only, which is all a page under test has (`expectAccessible` checks).
+ */
+async function injectAxeOnce(page: Page): Promise<void> {
+  if (await page.evaluate('typeof window.axe === "object" && typeof window.axe.run === "function"')) return;
+  await page.evaluate(axe.source);
+}
+const AXE_ALREADY_INJECTED = 'void 0';
+
+/**
+ * axe-core on the page as it is now: no violation of serious or critical impact (the rules that
+ * cannot report one are left out: MINOR_OR_MODERATE_RULES). Legacy mode runs axe in the page
+ * itself: the default opens a blank page to merge the frames' partial results, which here doubled
+ * a scan's time (Swagger UI: 9.5–10.5 s against 4.7–4.8 s, the same results) and only matters for
+ * cross-origin frames, which no page under test has.
  */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).setLegacyMode(true).analyze();
+  expect(page.frames().map((frame) => frame.url()), `${what}: a page with frames, which the scan would not enter`).to.have.length(1);
+  await injectAxeOnce(page);
+  // Only the violations are read: `resultTypes` keeps axe from writing out every node that passed
+  // (HTML and selectors of each, which the page serializes and the test process parses); the
+  // violations come whole as before. (`options` replaces what the builder holds, so it comes
+  // before `disableRules`, which adds to it.)
+  const results = await new AxeBuilder({ page, axeSource: AXE_ALREADY_INJECTED })
+    .setLegacyMode(true)
+    .options({ resultTypes: ['violations'] })
+    .disableRules([...MINOR_OR_MODERATE_RULES])
+    .analyze();
   const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(
     serious.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`),

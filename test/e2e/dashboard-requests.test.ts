@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean } from '../support/wait';
-import { expectAccessible, followNav, launchBrowser, requireWebBuild, shown, watchedPage, type WatchedPage } from './browser';
+import { closeContexts, expectAccessible, followNav, requireWebBuild, sharedBrowser, shown, watchedPage, type WatchedPage } from './browser';
 
 /** Whether the page scrolls sideways (its content wider than the viewport). */
 async function pageOverflows(page: Page): Promise<boolean> {
@@ -25,7 +25,7 @@ describe('the dashboard in Chromium: the operator’s request log and keys @e2e'
 
   before(async () => {
     requireWebBuild();
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
     gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000' });
     accountId = (await gw.admin('POST', '/admin/v1/accounts', { name: accountName })).body.id;
     expect((await gw.admin('POST', `/admin/v1/accounts/${accountId}/credits`, { amount: 10_000_000, reference: 'fund' })).status).to.equal(201);
@@ -41,7 +41,7 @@ describe('the dashboard in Chromium: the operator’s request log and keys @e2e'
     await operator.page.setViewportSize({ width: 1280, height: 900 });
   });
   after(async () => {
-    await browser?.close();
+    await closeContexts(browser);
     await gw?.close();
   });
 
@@ -130,10 +130,11 @@ describe('the dashboard in Chromium: the operator’s request log and keys @e2e'
     await page.setViewportSize({ width: 390, height: 844 });
     // Filters in the address that are none (a day written 05/12/2026, an unknown outcome or status) are dropped, not
     // sent for the API's 400; the "to" day is included: the calls were made on it.
+    // axe: the request log in Chinese was scanned above; the All keys page is scanned here.
     const callDay = ((await gw.admin('GET', '/admin/v1/requests?limit=1')).body.data[0].reserved_at as string).slice(0, 10);
-    for (const [path, heading, table, filters] of [
-      [`/requests?from=05%2F12%2F2026&outcome=x&to=${callDay}`, '请求日志', 'requests-table', { from: '', outcome: '', to: callDay }],
-      ['/all-keys?status=bogus', '全部密钥', 'all-keys-table', { status: '' }],
+    for (const [path, heading, table, filters, scan] of [
+      [`/requests?from=05%2F12%2F2026&outcome=x&to=${callDay}`, '请求日志', 'requests-table', { from: '', outcome: '', to: callDay }, false],
+      ['/all-keys?status=bogus', '全部密钥', 'all-keys-table', { status: '' }, true],
     ] as const) {
       await page.goto(`${gw.url}/dashboard${path}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
@@ -142,8 +143,10 @@ describe('the dashboard in Chromium: the operator’s request log and keys @e2e'
       expect(await pageOverflows(page), `${path} at 390 px`).to.equal(false);
       const wrap = page.locator('.table-wrap', { has: page.getByTestId(table) });
       expect(await wrap.evaluate((el) => el.scrollWidth > el.clientWidth), `${path}: the table scrolls inside its card`).to.equal(true);
-      await page.waitForLoadState('networkidle');
-      await expectAccessible(page, `${path} at 390 px in Chinese`);
+      if (scan) {
+        await page.waitForLoadState('networkidle');
+        await expectAccessible(page, `${path} at 390 px in Chinese`);
+      }
     }
     await page.getByLabel('语言').selectOption('en');
     expect(operator.consoleErrors).to.deep.equal([]);

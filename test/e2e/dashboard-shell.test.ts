@@ -6,7 +6,7 @@ import { FIXED_CALL } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { arkReleasePath } from '../support/simulated-ark';
 import { waitFor } from '../support/wait';
-import { expectAccessible, expectNoHorizontalOverflow, followNav, launchBrowser, requireWebBuild, shown, watchedPage, type WatchedPage } from './browser';
+import { closeContexts, expectAccessible, expectNoHorizontalOverflow, followNav, requireWebBuild, sharedBrowser, shown, type WatchedPage, watchedPage } from './browser';
 
 /** The page's own scripts it fetched, by chunk name (`Operations` for /dashboard/assets/Operations-1a2B.js). */
 function chunksOf(page: Page): Set<string> {
@@ -70,7 +70,7 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
 
   before(async () => {
     requireWebBuild();
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
     gw = await startTestGateway({ TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000' });
     account = await gw.fundedAccount(10_000_000);
     const client = new OpenAI({ apiKey: account.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -83,7 +83,7 @@ describe('the dashboard shell in Chromium: fresh data, small screens, a chunk pe
     ownerChunks = chunksOf(owner.page);
   });
   after(async () => {
-    await browser?.close();
+    await closeContexts(browser);
     await gw?.close();
   });
 

@@ -8,7 +8,7 @@ import { verifyWebhook } from '../../src/webhooks/signing';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
-import { expectAccessible, followNav, launchBrowser, readDownload, requireWebBuild, shown, watchedPage, type WatchedPage } from './browser';
+import { closeContexts, expectAccessible, followNav, readDownload, requireWebBuild, sharedBrowser, shown, type WatchedPage, watchedPage } from './browser';
 
 /** A webhook receiver on loopback. */
 class Receiver {
@@ -70,7 +70,7 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
 
   before(async () => {
     requireWebBuild();
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
     gw = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', TASK_POLL_MS: '20', RATE_LIMIT_PER_MINUTE: '100000' });
     receiver = await new Receiver().start();
     account = await gw.fundedAccount(10_000_000);
@@ -78,7 +78,7 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     watched.push(owner);
   });
   after(async () => {
-    await browser?.close();
+    await closeContexts(browser);
     await receiver?.close();
     await gw?.close();
   });
@@ -163,7 +163,9 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await nav(page, 'Webhooks & settings');
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Rotate' }).click();
-    await waitFor('the first secret', async () => ((await page.getByTestId('webhook-secret').textContent()) ?? '').startsWith('whsec_') && !(await page.getByTestId('webhook-secret').textContent())!.includes('•'));
+    // A secret shown whole: whsec_ and no mask.
+    const whole = /^whsec_[^•]*$/;
+    await page.getByTestId('webhook-secret').filter({ hasText: whole }).waitFor();
     const first = (await page.getByTestId('webhook-secret').textContent())!;
 
     const created = await gw.api(account.key, 'POST', '/v1/videos/generations', { model: 'video-ref-2.0', content: [{ type: 'text', text: 'waves' }], duration: 4, callback_url: receiver.url, video_url_mode: 'auto' });
@@ -172,10 +174,7 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Rotate' }).click();
-    await waitFor('the new secret', async () => {
-      const now = (await page.getByTestId('webhook-secret').textContent()) ?? '';
-      return now.startsWith('whsec_') && now !== first && !now.includes('•');
-    });
+    await page.getByTestId('webhook-secret').filter({ hasText: whole }).filter({ hasNotText: first }).waitFor();
     const second = (await page.getByTestId('webhook-secret').textContent())!;
 
     await nav(page, 'Tasks');
@@ -207,23 +206,29 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
 
   it('shows every owner page without console errors or serious accessibility violations, in English and Chinese', async () => {
     const { page } = owner;
-    for (const [path, heading] of [
-      ['', 'Overview'],
-      ['/ledger', 'Ledger'],
-      ['/usage', 'Usage'],
-      ['/keys', 'Keys'],
-      ['/settings', 'Webhooks & settings'],
-      ['/tasks', 'Tasks'],
-      ['/gallery', 'Gallery'],
-    ] as const) {
-      await open(page, path, heading);
+    // Through the navigation, as a user goes: one page load for the whole tour.
+    const pages = [
+      ['Overview', '概览'],
+      ['Ledger', '账本'],
+      ['Usage', '用量'],
+      ['Keys', '密钥'],
+      ['Webhooks & settings', 'Webhook 与设置'],
+      ['Tasks', '任务'],
+      ['Gallery', '图库'],
+    ] as const;
+    for (const [heading] of pages) {
+      await nav(page, heading);
       await page.waitForLoadState('networkidle');
       await expectAccessible(page, `the owner's ${heading} page`);
     }
     await page.getByLabel('Language').selectOption('zh');
     await page.getByRole('heading', { level: 1, name: '图库' }).waitFor();
     expect(await page.evaluate('document.documentElement.lang')).to.equal('zh-CN');
-    await expectAccessible(page, 'the gallery in Chinese');
+    for (const [english, heading] of pages) {
+      await nav(page, heading);
+      await page.waitForLoadState('networkidle');
+      await expectAccessible(page, `the owner's ${english} page in Chinese`);
+    }
     await page.getByLabel('语言').selectOption('en');
     expect(owner.consoleErrors).to.deep.equal([]);
   });
@@ -270,12 +275,22 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await expectAccessible(page, 'the operations page');
     expect(await page.getByTestId('catalog-table').textContent()).to.include('chat-fast');
     await page.getByRole('button', { name: 'Run the audit' }).click();
-    await waitFor('the audit to pass', async () => {
-      await open(page, '/operations', 'Operations');
-      return (await page.getByTestId('audit-last').textContent({ timeout: 2000 }).catch(() => ''))?.includes('passed');
-    }, 90_000, 500);
+    // The page follows a running audit by itself (dashboard-shell.test.ts): no reloads.
+    await page.getByTestId('audit-last').getByText('passed', { exact: true }).waitFor({ timeout: 90_000 });
     await page.getByRole('button', { name: 'Reload the catalog' }).click();
     await page.getByText(/models in the catalog/).waitFor();
+
+    // The operator's pages in Chinese (the operations page's is in dashboard-operator.test.ts).
+    await page.getByLabel('Language').selectOption('zh');
+    await nav(page, '账户');
+    await page.locator('[data-testid=accounts-table] tbody tr', { hasText: account.accountId }).waitFor();
+    await expectAccessible(page, 'the operator\'s accounts page in Chinese');
+    await page.locator('[data-testid=accounts-table] tbody tr', { hasText: account.accountId }).getByRole('link').click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    await page.getByTestId('credit-form').waitFor();
+    await page.waitForLoadState('networkidle');
+    await expectAccessible(page, 'the operator\'s account page in Chinese');
+    await page.getByLabel('语言').selectOption('en');
     expect(operator.consoleErrors).to.deep.equal([]);
   });
 
@@ -286,6 +301,10 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(await context.cookies()).to.deep.equal([]);
+    await page.getByLabel('Language').selectOption('zh');
+    await page.getByRole('heading', { name: '登录' }).waitFor();
+    await expectAccessible(page, 'the sign-in page in Chinese');
+    await page.getByLabel('语言').selectOption('en');
     const replayed = await fetch(`${gw.url}/dashboard/api/v1/account`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
     expect(replayed.status).to.equal(401);
     expect(owner.consoleErrors).to.deep.equal([]);

@@ -4,6 +4,7 @@ import { allProjections } from '../../projections';
 import { createLogger } from '../../src/log';
 import { prepareSchema } from '../../src/storage';
 import { createSchemaTemplate } from './database';
+import { closeRootSuiteResources } from './root-suite';
 import { removeAllTestTempDirs } from './temp-dirs';
 
 /**
@@ -34,3 +35,10 @@ export async function mochaGlobalTeardown(): Promise<void> {
   await embedded?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 }
+
+/** Mocha's root hooks: what a test file shares beyond itself is closed when the root suite ends (test/support/root-suite.ts). */
+export const mochaHooks = {
+  async afterAll(): Promise<void> {
+    await closeRootSuiteResources();
+  },
+};
