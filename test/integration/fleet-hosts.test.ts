@@ -158,7 +158,7 @@ describe('fleet across hosts: gateways, database and providers in network namesp
         const task = await createVideo(gateway, videoKey, `fleet ${gateway.name} held [sim:hold]`, receiver.url);
         return { id: task.id, upstreamId: task.upstream_id };
       };
-      videos.push(...(await providerHostCutLeg({ fleet, gateways, pool, files, newKey, channelOf, heldVideo, deadlineMs: DEADLINE_MS })));
+      videos.push(...(await providerHostCutLeg({ fleet, gateways, adminToken: ADMIN_TOKEN, pool, files, newKey, channelOf, heldVideo, deadlineMs: DEADLINE_MS })));
     } finally {
       await sampler.stop();
     }

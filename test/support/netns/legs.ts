@@ -105,6 +105,8 @@ export interface LegKey {
 export interface ProviderCutSetup {
   readonly fleet: Fleet;
   readonly gateways: readonly GatewayProcess[];
+  /** For the channels' health each gateway reports, in the failure of a request during the cut. */
+  readonly adminToken: string;
   readonly pool: Pool;
   /** The file links of the traffic, for the final checks (every file served by every gateway). */
   readonly files: string[];
@@ -143,7 +145,11 @@ export async function providerHostCutLeg(setup: ProviderCutSetup): Promise<strin
   await fleet.network.cut('provider1');
   try {
     const during = await traffic(gateways, cutKey.key, files).done;
-    expect(during.filter((o) => !o.ok), 'requests while provider1 is cut off').to.deep.equal([]);
+    const failed = during.filter((o) => !o.ok);
+    // Once seen failing under load (429: every channel of chat-fast cooling down or paused, the
+    // standby on provider2 included), cause unknown: each gateway's view of its channels says more.
+    const health = failed.length === 0 ? '' : JSON.stringify(await channelHealthOf(gateways, setup.adminToken));
+    expect(failed, `requests while provider1 is cut off; the channels' health: ${health}`).to.deep.equal([]);
     expect(await settledBy(pool, cutKey, during.length, deadlineMs), 'who settled the requests made while provider1 was cut off').to.deep.equal(servedBy(during, (model) => standbyOf(channelOf(model))));
     // Each held video's poll fails at least once while the cut lasts (its job records the error),
     // and the task waits: neither failed nor polled elsewhere.
@@ -225,4 +231,15 @@ async function acceptedBy(pool: Pool, taskIds: readonly string[]): Promise<(stri
 export async function settingsWithObjectStore(fleet: Fleet, gatewayNames: readonly string[], makeDataDir: (name: string) => string): Promise<Map<string, Record<string, string>>> {
   const storeSettings = await fleet.startObjectStore('fleet-files');
   return new Map(gatewayNames.map((name) => [name, { ...storeSettings, DATA_DIR: makeDataDir(name) }]));
+}
+
+/** Each gateway's channels as its router sees them (GET /admin/v1/channels): name, health and recent calls. */
+async function channelHealthOf(gateways: readonly GatewayProcess[], adminToken: string): Promise<unknown[]> {
+  return Promise.all(
+    gateways.map(async (g) => {
+      const listed = await callJson(`${g.url}/admin/v1/channels?limit=100`, adminToken).catch((err: unknown) => ({ status: 0, body: String(err) }));
+      const channels = (listed.body as { data?: { id: string; health: unknown; recent_calls?: unknown }[] }).data;
+      return { gateway: g.name, channels: channels?.map((c) => ({ id: c.id, health: c.health, recent_calls: c.recent_calls })) ?? listed.body };
+    }),
+  );
 }
