@@ -182,3 +182,9 @@ export async function followNav(page: Page, link: string): Promise<void> {
   if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
   await navigation.getByRole('link', { name: link, exact: true }).click();
 }
+
+/** Follows a navigation link and waits for the page it opens, whose heading is the link's name. */
+export async function nav(page: Page, link: string): Promise<void> {
+  await followNav(page, link);
+  await page.getByRole('heading', { level: 1, name: link }).waitFor();
+}

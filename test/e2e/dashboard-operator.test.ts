@@ -7,7 +7,7 @@ import { channelsServedBy } from '../../src/upstreams/registry';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
-import { closeContexts, expectAccessible, expectNoHorizontalOverflow, followNav, requireWebBuild, sharedBrowser, shown, watchedPage, type WatchedPage } from './browser';
+import { closeContexts, expectAccessible, expectNoHorizontalOverflow, nav, requireWebBuild, sharedBrowser, shown, watchedPage, type WatchedPage } from './browser';
 
 /** The new credentials the test rotates in: never to be found in a page. */
 const ROTATED_KEY = 'sk-e2e-rotated-0123456789abcdefghijklmnop';
@@ -47,10 +47,6 @@ describe('the dashboard in Chromium: the operator’s revenue, catalog and chann
   });
 
   const client = () => new OpenAI({ apiKey: account.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  const nav = async (page: Page, link: string) => {
-    await followNav(page, link);
-    await page.getByRole('heading', { level: 1, name: link }).waitFor();
-  };
   const cellTexts = (row: ReturnType<Page['locator']>) => row.locator('th, td').allTextContents();
 
   it('shows a charge made through the openai SDK under its account’s name and its channel, with the API’s totals', async () => {

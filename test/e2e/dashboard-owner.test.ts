@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { signedYuanText, yuanText } from '../../web/src/format';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
-import { closeContexts, expectAccessible, followNav, requireWebBuild, sharedBrowser, watchedPage, type WatchedPage } from './browser';
+import { closeContexts, expectAccessible, nav, requireWebBuild, sharedBrowser, watchedPage, type WatchedPage } from './browser';
 
 /** Whether the page is wider than its viewport (a horizontal scroll of the whole page). */
 async function overflowsHorizontally(page: Page): Promise<boolean> {
@@ -55,11 +55,6 @@ describe('the dashboard in Chromium: the owner’s tools @e2e', function () {
     await closeContexts(browser);
     await gw?.close();
   });
-
-  const nav = async (page: Page, link: string) => {
-    await followNav(page, link);
-    await page.getByRole('heading', { level: 1, name: link }).waitFor();
-  };
 
   it('marks the session’s key, edits a key and shows the change', async () => {
     const { page } = owner;

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { expectSettledAndAuditClean } from '../support/wait';
-import { closeContexts, expectAccessible, followNav, requireWebBuild, sharedBrowser, shown, watchedPage, type WatchedPage } from './browser';
+import { closeContexts, expectAccessible, nav, requireWebBuild, sharedBrowser, shown, watchedPage, type WatchedPage } from './browser';
 
 /** Whether the page scrolls sideways (its content wider than the viewport). */
 async function pageOverflows(page: Page): Promise<boolean> {
@@ -44,11 +44,6 @@ describe('the dashboard in Chromium: the operator’s request log and keys @e2e'
     await closeContexts(browser);
     await gw?.close();
   });
-
-  const nav = async (page: Page, link: string) => {
-    await followNav(page, link);
-    await page.getByRole('heading', { level: 1, name: link }).waitFor();
-  };
 
   it('shows the call made through the openai SDK with its key name, channel and amount; refused requests are said to be absent', async () => {
     const { page } = operator;

@@ -8,7 +8,7 @@ import { verifyWebhook } from '../../src/webhooks/signing';
 import { FIXED_CALL, FIXED_CHARGE } from '../support/fixed-chat';
 import { startTestGateway, TEST_ADMIN_TOKEN, type TestGateway } from '../support/gateway';
 import { waitFor } from '../support/wait';
-import { closeContexts, expectAccessible, followNav, readDownload, requireWebBuild, sharedBrowser, shown, type WatchedPage, watchedPage } from './browser';
+import { closeContexts, expectAccessible, nav, readDownload, requireWebBuild, sharedBrowser, shown, watchedPage, type WatchedPage } from './browser';
 
 /** A webhook receiver on loopback. */
 class Receiver {
@@ -87,11 +87,6 @@ describe('the dashboard in Chromium: owners and operators, end to end @e2e', fun
     await page.goto(`${gw.url}/dashboard${path}`);
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   };
-  const nav = async (page: Page, link: string) => {
-    await followNav(page, link);
-    await page.getByRole('heading', { level: 1, name: link }).waitFor();
-  };
-
   it('signs an owner in with an API key and shows the balances', async () => {
     const { page } = owner;
     await page.goto(`${gw.url}/dashboard`);
